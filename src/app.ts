@@ -1,0 +1,70 @@
+import { randomUUID } from 'node:crypto';
+import swagger from '@fastify/swagger';
+import swaggerUi from '@fastify/swagger-ui';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import Fastify, { type FastifyServerOptions } from 'fastify';
+import type { Container } from './container.ts';
+import { registerAuthentication } from './http/auth.plugin.ts';
+import { registerErrorHandling } from './http/error-handler.ts';
+import { healthRoutes } from './http/health.routes.ts';
+import { ErrorBody } from './http/schemas.ts';
+import { createValidatorCompiler } from './http/validation.ts';
+
+export interface AppOptions {
+  logger?: FastifyServerOptions['logger'];
+}
+
+/** Request/response log lines never carry credentials or secrets. */
+export const logRedactPaths = [
+  'req.headers.authorization',
+  'req.headers.cookie',
+  '*.password',
+  '*.new_password',
+  '*.confirm_new_password',
+  '*.secret',
+  '*.otp',
+];
+
+export async function buildApp(container: Container, options: AppOptions = {}) {
+  const app = Fastify({
+    logger: options.logger ?? false,
+    bodyLimit: container.config.bodyLimitBytes,
+    trustProxy: container.config.trustProxy,
+    requestIdHeader: 'x-request-id',
+    genReqId: () => randomUUID(),
+    ajv: { customOptions: { removeAdditional: false } },
+  }).withTypeProvider<TypeBoxTypeProvider>();
+
+  app.addSchema(ErrorBody);
+  app.setValidatorCompiler(createValidatorCompiler([ErrorBody]));
+  registerErrorHandling(app);
+  app.addHook('onSend', async (request, reply) => {
+    reply.header('x-request-id', request.id);
+  });
+
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: 'Dragnet API',
+        version: '1',
+        description: 'Threat-intelligence search and monitoring. Choices the spec leaves open: docs/api.md.',
+      },
+      components: {
+        securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' } },
+      },
+    },
+    refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => String(json.$id ?? `def-${i}`) },
+  });
+  await app.register(swaggerUi, { routePrefix: '/docs' });
+
+  registerAuthentication(app, { auth: container.auth, organizations: container.organizations });
+
+  await app.register(healthRoutes(container.store));
+  for (const routes of container.routes) await app.register(routes);
+
+  app.get('/openapi.json', { schema: { hide: true } }, () => app.swagger());
+  return app;
+}
+
+export type App = Awaited<ReturnType<typeof buildApp>>;

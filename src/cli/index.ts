@@ -1,0 +1,206 @@
+import { randomBytes } from 'node:crypto';
+import { Command, InvalidArgumentError, Option } from 'commander';
+import { loadConfig } from '../config.ts';
+import { createContainer, type Container } from '../container.ts';
+import { migrateToLatest } from '../db/migrate.ts';
+import { openStore } from '../db/store.ts';
+import { AppError } from '../lib/errors.ts';
+import { frequencies } from '../modules/rules/frequency.ts';
+import type { OrganizationSettings } from '../modules/orgs/org.service.ts';
+import { serve } from '../main.ts';
+import { createOutput, keyValues, table, type Output } from './output.ts';
+import { resolvePassword } from './password-input.ts';
+
+const DEMO_ORG = 'Demo Org';
+const DEMO_EMAIL = 'demo@dragnet.local';
+
+const wholeNumber = (value: string): number => {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 0) throw new InvalidArgumentError('must be a whole number');
+  return n;
+};
+
+const program = new Command('dragnet')
+  .description('Dragnet threat-intelligence search and monitoring')
+  .option('--json', 'print machine-readable JSON')
+  .showHelpAfterError();
+
+/** Opens the store (migrating it), runs the action, and always closes the store. */
+async function withContainer(action: (container: Container, out: Output) => Promise<void>): Promise<void> {
+  const container = await createContainer(loadConfig());
+  try {
+    await action(container, createOutput(Boolean(program.opts().json)));
+  } finally {
+    await container.close();
+  }
+}
+
+const orgSettingOptions = (command: Command) =>
+  command
+    .option('--alert-rule-limit <n>', 'maximum active monitoring rules', wholeNumber)
+    .addOption(new Option('--default-frequency <f>', 'frequency of rules that name none').choices(frequencies))
+    .option('--dashboard-url <url>', 'base URL of links in notifications')
+    .option('--managed-by <org>', 'the MSSP organization that manages this one');
+
+const settingsFrom = (options: Record<string, unknown>): OrganizationSettings => ({
+  alertRuleLimit: options.alertRuleLimit as number | undefined,
+  defaultFrequency: options.defaultFrequency as string | undefined,
+  dashboardUrl: options.dashboardUrl as string | undefined,
+  managedBy: options.managedBy === false ? null : (options.managedBy as string | undefined),
+  rename: options.rename as string | undefined,
+});
+
+const orgColumns = ['id', 'name', 'alert_rule_limit', 'used_credits', 'default_frequency', 'managed_by_org_id', 'dashboard_url'];
+const userColumns = ['id', 'email', 'organization', 'role', 'is_active', 'two_factor_enabled', 'last_login_at'];
+
+program
+  .command('serve')
+  .description('run the API server (the same as npm start)')
+  .action(async () => {
+    await serve(loadConfig());
+  });
+
+program
+  .command('migrate')
+  .description('apply pending store migrations')
+  .action(async () => {
+    const config = loadConfig();
+    const store = openStore({ dataDir: config.dataDir, databaseUrl: config.databaseUrl });
+    try {
+      const applied = await migrateToLatest(store);
+      createOutput(Boolean(program.opts().json)).emit({ applied, store: store.engine }, () =>
+        applied.length ? `applied: ${applied.join(', ')}` : 'store is up to date',
+      );
+    } finally {
+      await store.close();
+    }
+  });
+
+const org = program.command('org').description('manage organizations');
+
+orgSettingOptions(org.command('create <name>').description('create an organization')).action(async (name: string, options) => {
+  await withContainer(async ({ organizations }, out) => {
+    const created = await organizations.create(name, settingsFrom(options));
+    out.emit(created, () => `created organization ${created.name} (id ${created.id})`);
+  });
+});
+
+org
+  .command('list')
+  .description('list organizations')
+  .action(async () => {
+    await withContainer(async ({ organizations }, out) => {
+      const rows = await organizations.list();
+      out.emit(rows, () => table(rows as never, orgColumns));
+    });
+  });
+
+org
+  .command('show <name>')
+  .description('show one organization')
+  .action(async (name: string) => {
+    await withContainer(async ({ organizations }, out) => {
+      const shown = await organizations.showByName(name);
+      out.emit(shown, () => keyValues(shown as never));
+    });
+  });
+
+orgSettingOptions(org.command('set <name>').description("change an organization's settings"))
+  .option('--no-managed-by', 'detach from its MSSP')
+  .option('--rename <new-name>', 'rename the organization')
+  .action(async (name: string, options) => {
+    await withContainer(async ({ organizations }, out) => {
+      const updated = await organizations.update(name, settingsFrom(options));
+      out.emit(updated, () => keyValues(updated as never));
+    });
+  });
+
+const user = program.command('user').description('manage users');
+
+user
+  .command('create')
+  .description('create a user (and its organization when it does not exist)')
+  .requiredOption('--org <name>', 'organization name')
+  .requiredOption('--email <email>', 'login email')
+  .option('--password <password>', 'password (prefer --password-stdin or the prompt)')
+  .option('--password-stdin', 'read the password from standard input')
+  .option('--system', 'an operator account that can act for every organization')
+  .action(async (options) => {
+    const password = await resolvePassword(options);
+    await withContainer(async ({ users }, out) => {
+      const created = await users.create({
+        orgName: options.org,
+        email: options.email,
+        password,
+        role: options.system ? 'system' : 'member',
+      });
+      out.emit(created, () => `created user ${created.email} in ${created.organization} (id ${created.id})`);
+    });
+  });
+
+user
+  .command('list')
+  .description('list users')
+  .option('--org <name>', 'only this organization')
+  .action(async (options) => {
+    await withContainer(async ({ users }, out) => {
+      const rows = await users.list(options.org);
+      out.emit(rows, () => table(rows as never, userColumns));
+    });
+  });
+
+user
+  .command('disable <email>')
+  .description('disable a user; their tokens stop working at once')
+  .action(async (email: string) => {
+    await withContainer(async ({ users }, out) => {
+      const disabled = await users.setActive(email, false);
+      out.emit(disabled, () => `disabled ${disabled.email}`);
+    });
+  });
+
+user
+  .command('enable <email>')
+  .description('re-enable a disabled user')
+  .action(async (email: string) => {
+    await withContainer(async ({ users }, out) => {
+      const enabled = await users.setActive(email, true);
+      out.emit(enabled, () => `enabled ${enabled.email}`);
+    });
+  });
+
+program
+  .command('demo')
+  .description('create a demo organization and user, and print the credentials')
+  .action(async () => {
+    await withContainer(async ({ organizations, users, config }, out) => {
+      // A fresh password on every run, so a demo account never has a well-known password.
+      const password = `demo-${randomBytes(9).toString('base64url')}`;
+      await organizations.ensure(DEMO_ORG);
+      const existing = (await users.list(DEMO_ORG)).find((u) => u.email === DEMO_EMAIL);
+      if (existing) await users.resetPassword(DEMO_EMAIL, password);
+      else await users.create({ orgName: DEMO_ORG, email: DEMO_EMAIL, password });
+      const base = `http://${config.host}:${config.port}`;
+      out.emit({ organization: DEMO_ORG, email: DEMO_EMAIL, password, login_url: `${base}/token/` }, () =>
+        [
+          `Demo organization: ${DEMO_ORG}`,
+          `Email:    ${DEMO_EMAIL}`,
+          `Password: ${password}`,
+          `Log in:   curl -s -X POST ${base}/token/ -H 'content-type: application/json' -d '{"email":"${DEMO_EMAIL}","password":"${password}"}'`,
+        ].join('\n'),
+      );
+    });
+  });
+
+try {
+  await program.parseAsync(process.argv);
+} catch (error) {
+  if (error instanceof AppError) {
+    const fields = error.fields?.length ? ` (${error.fields.map((f) => f.field).join(', ')})` : '';
+    process.stderr.write(`error: ${error.message}${fields}\n`);
+    process.exitCode = error.code === 'not_found' ? 3 : error.code === 'conflict' ? 4 : 1;
+  } else {
+    process.stderr.write(`error: ${error instanceof Error ? error.message : String(error)}\n`);
+    process.exitCode = 1;
+  }
+}

@@ -1,0 +1,37 @@
+import type { Config } from './config.ts';
+import { migrateToLatest } from './db/migrate.ts';
+import { openStore, type Store } from './db/store.ts';
+import { systemClock, type Clock } from './lib/clock.ts';
+import { createKeyRing } from './lib/crypto.ts';
+import { createAuthModule } from './modules/auth/auth.module.ts';
+import { createOrgsModule } from './modules/orgs/orgs.module.ts';
+
+/** The composition root: opens the store and calls each module's factory, nothing else. */
+export async function createContainer(config: Config, options: { clock?: Clock; store?: Store } = {}) {
+  const clock = options.clock ?? systemClock;
+  const store = options.store ?? openStore({ dataDir: config.dataDir, databaseUrl: config.databaseUrl });
+  await migrateToLatest(store);
+  const keys = createKeyRing(config.masterKey);
+
+  const orgs = createOrgsModule({
+    db: store.db,
+    clock,
+    defaults: { alertRuleLimit: config.defaultAlertRuleLimit, dashboardUrl: config.dashboardUrl },
+  });
+  const auth = createAuthModule({ db: store.db, users: orgs.userRepository, keys, clock, throttle: config.loginThrottle });
+
+  return {
+    config,
+    clock,
+    store,
+    keys,
+    organizations: orgs.organizations,
+    users: orgs.users,
+    auth: auth.service,
+    tokens: auth.tokens,
+    routes: [auth.routes, orgs.routes],
+    close: () => store.close(),
+  };
+}
+
+export type Container = Awaited<ReturnType<typeof createContainer>>;

@@ -1,0 +1,28 @@
+import { Migrator, type Migration, type MigrationProvider } from 'kysely';
+import type { Store } from './store.ts';
+import type { MigrationModule } from './migration-helpers.ts';
+import * as m0001 from './migrations/0001_trunk.ts';
+
+// Listed explicitly (not read from disk) so the set is the same under tsx, a bundle or tests.
+const migrations: Record<string, MigrationModule> = {
+  '0001_trunk': m0001,
+};
+
+export async function migrateToLatest(store: Store): Promise<string[]> {
+  const provider: MigrationProvider = {
+    getMigrations: async () =>
+      Object.fromEntries(
+        Object.entries(migrations).map(([name, module]): [string, Migration] => [
+          name,
+          { up: (db) => module.up(db, { engine: store.engine }) },
+        ]),
+      ),
+  };
+  const migrator = new Migrator({ db: store.db, provider });
+  const { error, results } = await migrator.migrateToLatest();
+  if (error) {
+    const failed = results?.find((r) => r.status === 'Error');
+    throw new Error(`migration ${failed?.migrationName ?? '?'} failed: ${String(error)}`, { cause: error });
+  }
+  return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
+}

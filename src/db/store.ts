@@ -1,0 +1,74 @@
+import { mkdirSync } from 'node:fs';
+import path from 'node:path';
+import SqliteDatabase from 'better-sqlite3';
+import { Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely';
+import pg from 'pg';
+import type { Database } from './schema.ts';
+
+export type Engine = 'sqlite' | 'postgres';
+
+export interface Store {
+  engine: Engine;
+  db: Kysely<Database>;
+  /** Human-readable location for start-up messages (never includes credentials). */
+  location: string;
+  ping(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export interface StoreOptions {
+  dataDir: string;
+  databaseUrl?: string;
+  /** Upper bound of pooled PostgreSQL connections per process. */
+  poolSize?: number;
+}
+
+// PostgreSQL returns BIGINT (int8) and NUMERIC as strings; our ids, counts and epoch-ms
+// timestamps all fit in a double, so parse them where the pool is made, not globally.
+const pgTypes = {
+  getTypeParser(oid: number, format?: 'text' | 'binary') {
+    if (oid === 20 || oid === 1700) return (value: string) => Number(value);
+    return pg.types.getTypeParser(oid, format);
+  },
+};
+
+export function openStore(options: StoreOptions): Store {
+  if (options.databaseUrl) {
+    const pool = new pg.Pool({
+      connectionString: options.databaseUrl,
+      max: options.poolSize ?? 10,
+      types: pgTypes as pg.CustomTypesConfig,
+    });
+    const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+    const url = new URL(options.databaseUrl);
+    return {
+      engine: 'postgres',
+      db,
+      location: `postgres://${url.host}${url.pathname}`,
+      ping: async () => {
+        await sql`select 1`.execute(db);
+      },
+      close: () => db.destroy(),
+    };
+  }
+
+  mkdirSync(options.dataDir, { recursive: true });
+  const file = path.join(options.dataDir, 'dragnet.sqlite');
+  const connection = new SqliteDatabase(file);
+  // WAL lets the CLI write while the server reads; busy_timeout makes concurrent writers wait
+  // for each other instead of failing with SQLITE_BUSY.
+  connection.pragma('journal_mode = WAL');
+  connection.pragma('busy_timeout = 10000');
+  connection.pragma('synchronous = NORMAL');
+  connection.pragma('foreign_keys = ON');
+  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: connection }) });
+  return {
+    engine: 'sqlite',
+    db,
+    location: file,
+    ping: async () => {
+      await sql`select 1`.execute(db);
+    },
+    close: () => db.destroy(),
+  };
+}

@@ -1,0 +1,56 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { AppError, validationError } from '../lib/errors.ts';
+import type { AuthService } from '../modules/auth/auth.service.ts';
+import type { OrganizationService } from '../modules/orgs/org.service.ts';
+import type { UserRow } from '../modules/orgs/user.repository.ts';
+
+export interface AuthContext {
+  user: UserRow;
+  /** The organization this request acts for: the user's own, or one it manages. */
+  orgId: number;
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    auth: AuthContext | null;
+  }
+}
+
+export const SERVICE_PREFIX = '/service/';
+
+export function requireAuth(request: FastifyRequest): AuthContext {
+  if (!request.auth) throw new AppError('unauthorized', 'authentication required');
+  return request.auth;
+}
+
+function requestedOrgId(request: FastifyRequest): number | undefined {
+  const fromQuery = (request.query as Record<string, unknown> | undefined)?.org_id;
+  const raw = fromQuery ?? request.headers['x-org-id'];
+  if (raw === undefined || raw === '') return undefined;
+  const value = Number(raw);
+  if (!Number.isSafeInteger(value) || value < 1) throw validationError('org_id', 'must be a positive integer');
+  return value;
+}
+
+/**
+ * Every /service/ route needs a bearer access token (spec 5). Authentication runs in onRequest,
+ * before body parsing, validation and rate limiting, so an anonymous caller learns nothing else.
+ */
+export function registerAuthentication(app: FastifyInstance, deps: { auth: AuthService; organizations: OrganizationService }) {
+  app.decorateRequest('auth', null);
+  app.addHook('onRoute', (route) => {
+    if (route.url.startsWith(SERVICE_PREFIX) && route.schema) {
+      route.schema = { ...route.schema, security: [{ bearerAuth: [] }] } as typeof route.schema;
+    }
+  });
+  app.addHook('onRequest', async (request) => {
+    if (!request.routeOptions.url?.startsWith(SERVICE_PREFIX)) return;
+    const header = request.headers.authorization;
+    const match = header ? /^Bearer ([A-Za-z0-9._~+/=-]+)$/.exec(header) : null;
+    if (!match?.[1]) {
+      throw new AppError('unauthorized', header ? 'Authorization header must be "Bearer <access token>"' : 'missing bearer token');
+    }
+    const user = await deps.auth.authenticateAccess(match[1]);
+    request.auth = { user, orgId: await deps.organizations.resolveActingOrg(user, requestedOrgId(request)) };
+  });
+}

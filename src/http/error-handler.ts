@@ -1,0 +1,56 @@
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { AppError, type ErrorCode, statusByCode } from '../lib/errors.ts';
+import { fieldErrorsFrom } from './validation.ts';
+
+/** Framework errors that are the client's fault, mapped onto our codes. */
+const frameworkCodes: Record<string, ErrorCode> = {
+  FST_ERR_CTP_BODY_TOO_LARGE: 'payload_too_large',
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: 'unsupported_media_type',
+  FST_ERR_CTP_INVALID_CONTENT_LENGTH: 'bad_request',
+  FST_ERR_CTP_EMPTY_JSON_BODY: 'bad_request',
+  FST_ERR_CTP_INVALID_JSON_BODY: 'bad_request',
+};
+
+function toAppError(error: FastifyError): AppError {
+  if (error instanceof AppError) return error;
+  if (error.validation) {
+    const fields = fieldErrorsFrom(error.validation as never, error.validationContext);
+    const summary = fields.map((f) => `${f.field} ${f.message}`).join('; ');
+    return new AppError('validation_failed', `invalid request: ${summary}`, { fields });
+  }
+  const mapped = error.code ? frameworkCodes[error.code] : undefined;
+  if (mapped) {
+    const message = error.code === 'FST_ERR_CTP_INVALID_JSON_BODY' || error instanceof SyntaxError ? 'body is not valid JSON' : error.message;
+    return new AppError(mapped, message);
+  }
+  if (error instanceof SyntaxError || (error.statusCode && error.statusCode >= 400 && error.statusCode < 500)) {
+    return new AppError('bad_request', error instanceof SyntaxError ? 'body is not valid JSON' : error.message);
+  }
+  return new AppError('internal_error', 'internal error; the request id identifies it in the server log', { cause: error });
+}
+
+export function sendError(request: FastifyRequest, reply: FastifyReply, appError: AppError) {
+  if (appError.retryAfterSeconds !== undefined) reply.header('retry-after', String(appError.retryAfterSeconds));
+  return reply.code(statusByCode[appError.code]).send({
+    code: appError.code,
+    message: appError.message,
+    ...(appError.fields ? { fields: appError.fields } : {}),
+    ...appError.extra,
+    request_id: request.id,
+  });
+}
+
+export function registerErrorHandling(app: FastifyInstance) {
+  app.setErrorHandler((error: FastifyError, request, reply) => {
+    const appError = toAppError(error);
+    if (appError.code === 'internal_error') request.log.error({ err: error }, 'request failed');
+    return sendError(request, reply, appError);
+  });
+
+  app.setNotFoundHandler((request, reply) => {
+    const path = request.url.split('?')[0] ?? '';
+    const withSlash = path.endsWith('/') ? null : `${path}/`;
+    const hint = withSlash && app.hasRoute({ method: request.method as 'GET', url: withSlash }) ? ` (paths end with a slash: ${withSlash})` : '';
+    return sendError(request, reply, new AppError('not_found', `no route ${request.method} ${path}${hint}`));
+  });
+}

@@ -1,0 +1,38 @@
+import { Type, type TSchema } from '@sinclair/typebox';
+
+/** The error body every 4xx/5xx carries (docs/api.md "Errors"). */
+export const ErrorBody = Type.Object(
+  {
+    code: Type.String({ description: 'Stable machine-readable error code' }),
+    message: Type.String(),
+    fields: Type.Optional(Type.Array(Type.Object({ field: Type.String(), message: Type.String() }))),
+    request_id: Type.String(),
+    retry_after_seconds: Type.Optional(Type.Integer()),
+    limit: Type.Optional(Type.Integer()),
+    remaining: Type.Optional(Type.Integer()),
+    reset_at: Type.Optional(Type.String({ format: 'date-time' })),
+  },
+  { $id: 'ErrorBody', title: 'Error' },
+);
+
+const errorDescriptions: Record<number, string> = {
+  400: 'Validation failed',
+  401: 'Missing, invalid, expired or revoked token',
+  403: 'Not allowed',
+  404: 'Not found (or another organization)',
+  409: 'Conflict',
+  413: 'Body too large',
+  429: 'Too many requests',
+};
+
+/** Response map with the given error statuses, all sharing the error body schema. */
+export function withErrors<R extends Record<number, TSchema>>(responses: R, statuses: number[]) {
+  const errors = Object.fromEntries(
+    statuses.map((status) => [status, Type.Ref(ErrorBody, { description: errorDescriptions[status] ?? 'Error' })]),
+  );
+  return { ...responses, ...errors } as R;
+}
+
+export const OrgIdQuery = Type.Optional(
+  Type.Integer({ minimum: 1, description: 'MSSP/system accounts: act for this managed organization' }),
+);

@@ -1,0 +1,51 @@
+import Ajv, { type ErrorObject } from 'ajv';
+import addFormats from 'ajv-formats';
+import type { FastifySchemaCompiler } from 'fastify';
+import type { FieldError } from '../lib/errors.ts';
+
+/**
+ * Bodies are validated strictly: a wrong type is an error, never silently coerced, and unknown
+ * fields are rejected (additionalProperties: false in the schemas). Query strings and path
+ * parameters arrive as text, so those are coerced to the declared types.
+ */
+function makeAjv(coerceTypes: boolean) {
+  const ajv = new Ajv.default({
+    coerceTypes,
+    useDefaults: true,
+    removeAdditional: false,
+    allErrors: true,
+    strict: false,
+  });
+  addFormats.default(ajv);
+  return ajv;
+}
+
+export function createValidatorCompiler(sharedSchemas: object[]): FastifySchemaCompiler<unknown> {
+  const bodyAjv = makeAjv(false);
+  const textAjv = makeAjv(true);
+  for (const schema of sharedSchemas) {
+    bodyAjv.addSchema(schema);
+    textAjv.addSchema(schema);
+  }
+  return ({ schema, httpPart }) => (httpPart === 'body' ? bodyAjv : textAjv).compile(schema as object);
+}
+
+/** Turns Ajv errors into the `fields` of our error body: one entry per offending field. */
+export function fieldErrorsFrom(errors: ErrorObject[], part: string | undefined): FieldError[] {
+  const prefix = part === 'querystring' ? 'query' : part;
+  const seen = new Map<string, string>();
+  for (const error of errors) {
+    const pathParts = error.instancePath.split('/').filter(Boolean);
+    let message = error.message ?? 'is invalid';
+    if (error.keyword === 'required') {
+      pathParts.push(String(error.params.missingProperty));
+      message = 'is required';
+    } else if (error.keyword === 'additionalProperties') {
+      pathParts.push(String(error.params.additionalProperty));
+      message = 'is not a known field';
+    }
+    const field = pathParts.length ? pathParts.join('.') : (prefix ?? 'body');
+    if (!seen.has(field)) seen.set(field, message);
+  }
+  return [...seen].map(([field, message]) => ({ field, message }));
+}

@@ -1,0 +1,50 @@
+import { createCipheriv, createDecipheriv, createHmac, hkdfSync, randomBytes, timingSafeEqual } from 'node:crypto';
+
+/**
+ * Keys for everything secret in the store, all derived from one master key so an operator has a
+ * single value to back up (DRAGNET_SECRET_KEY or the generated `secret.key` in the data folder).
+ */
+export interface KeyRing {
+  /** HS256 key for access and refresh tokens. */
+  jwtKey: Uint8Array;
+  encryptSecret(plaintext: string): string;
+  decryptSecret(sealed: string): string;
+  /** Keyed digest for values that are only ever compared (backup codes, signed tokens). */
+  digest(value: string): string;
+}
+
+const SEALED_PREFIX = 'v1:';
+
+export function createKeyRing(masterKey: Buffer): KeyRing {
+  const derive = (purpose: string) =>
+    Buffer.from(hkdfSync('sha256', masterKey, Buffer.alloc(0), `dragnet:${purpose}`, 32));
+  const jwtKey = derive('jwt');
+  const encryptionKey = derive('secrets-at-rest');
+  const digestKey = derive('digest');
+
+  return {
+    jwtKey,
+    encryptSecret(plaintext) {
+      const iv = randomBytes(12);
+      const cipher = createCipheriv('aes-256-gcm', encryptionKey, iv);
+      const body = Buffer.concat([cipher.update(plaintext, 'utf8'), cipher.final()]);
+      return SEALED_PREFIX + Buffer.concat([iv, cipher.getAuthTag(), body]).toString('base64');
+    },
+    decryptSecret(sealed) {
+      if (!sealed.startsWith(SEALED_PREFIX)) throw new Error('unknown sealed-secret format');
+      const raw = Buffer.from(sealed.slice(SEALED_PREFIX.length), 'base64');
+      const decipher = createDecipheriv('aes-256-gcm', encryptionKey, raw.subarray(0, 12));
+      decipher.setAuthTag(raw.subarray(12, 28));
+      return Buffer.concat([decipher.update(raw.subarray(28)), decipher.final()]).toString('utf8');
+    },
+    digest(value) {
+      return createHmac('sha256', digestKey).update(value).digest('hex');
+    },
+  };
+}
+
+export function constantTimeEqual(a: string, b: string): boolean {
+  const left = Buffer.from(a);
+  const right = Buffer.from(b);
+  return left.length === right.length && timingSafeEqual(left, right);
+}

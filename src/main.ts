@@ -1,0 +1,38 @@
+import { buildApp, logRedactPaths } from './app.ts';
+import type { Config } from './config.ts';
+import { createContainer } from './container.ts';
+
+/** `npm start` / `dragnet serve`: migrate, listen, and stop cleanly on SIGTERM or Ctrl-C. */
+export async function serve(config: Config): Promise<void> {
+  const container = await createContainer(config);
+  const app = await buildApp(container, {
+    logger: { level: config.logLevel, redact: { paths: logRedactPaths, censor: '[redacted]' } },
+  });
+  await app.listen({ host: config.host, port: config.port });
+
+  const address = app.server.address();
+  const port = typeof address === 'object' && address ? address.port : config.port;
+  const base = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
+  const hasUsers = (await container.users.list()).length > 0;
+  const lines = [
+    `Dragnet is listening on ${base} (store: ${container.store.engine} at ${container.store.location})`,
+    `API docs: ${base}/docs   OpenAPI: ${base}/openapi.json`,
+    hasUsers
+      ? `Log in: curl -s -X POST ${base}/token/ -H 'content-type: application/json' -d '{"email":"…","password":"…"}'`
+      : 'No users yet: run `npx dragnet demo` for a demo account, or `npx dragnet user create --org <name> --email <email>`.',
+  ];
+  process.stdout.write(lines.join('\n') + '\n');
+
+  let stopping = false;
+  const shutdown = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    app.log.info({ signal }, 'shutting down');
+    // Stop accepting connections and let in-flight requests finish before closing the store.
+    await app.close();
+    await container.close();
+    process.exit(0);
+  };
+  process.once('SIGTERM', () => void shutdown('SIGTERM'));
+  process.once('SIGINT', () => void shutdown('SIGINT'));
+}

@@ -1,0 +1,68 @@
+import { createSecretKey, randomUUID } from 'node:crypto';
+import { SignJWT, errors as joseErrors, jwtVerify } from 'jose';
+import type { Clock } from '../../lib/clock.ts';
+import { AppError } from '../../lib/errors.ts';
+
+export const ACCESS_TOKEN_SECONDS = 24 * 3600; // spec 5.3
+export const REFRESH_TOKEN_SECONDS = 7 * 24 * 3600;
+
+export type TokenType = 'access' | 'refresh';
+
+export interface TokenSubject {
+  id: number;
+  token_version: number;
+}
+
+export interface VerifiedToken {
+  userId: number;
+  tokenVersion: number;
+}
+
+const ISSUER = 'dragnet';
+
+export function createTokenService(deps: { jwtKey: Uint8Array; clock: Clock }) {
+  const key = createSecretKey(deps.jwtKey);
+  const nowSeconds = () => Math.floor(deps.clock.now().getTime() / 1000);
+
+  const sign = (subject: TokenSubject, type: TokenType): Promise<string> => {
+    const issuedAt = nowSeconds();
+    return new SignJWT({ token_type: type, tv: subject.token_version })
+      .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
+      .setIssuer(ISSUER)
+      .setSubject(String(subject.id))
+      .setIssuedAt(issuedAt)
+      .setExpirationTime(issuedAt + (type === 'access' ? ACCESS_TOKEN_SECONDS : REFRESH_TOKEN_SECONDS))
+      .setJti(randomUUID())
+      .sign(key);
+  };
+
+  return {
+    issueAccess: (subject: TokenSubject) => sign(subject, 'access'),
+
+    async issuePair(subject: TokenSubject): Promise<{ access: string; refresh: string }> {
+      return { access: await sign(subject, 'access'), refresh: await sign(subject, 'refresh') };
+    },
+
+    /** Verifies signature, expiry and type; the caller checks the user and token version. */
+    async verify(token: string, expected: TokenType): Promise<VerifiedToken> {
+      try {
+        const { payload } = await jwtVerify(token, key, {
+          algorithms: ['HS256'],
+          issuer: ISSUER,
+          currentDate: deps.clock.now(),
+        });
+        const userId = Number(payload.sub);
+        if (payload.token_type !== expected || !Number.isSafeInteger(userId) || typeof payload.tv !== 'number') {
+          throw new AppError('unauthorized', `not an ${expected} token`);
+        }
+        return { userId, tokenVersion: payload.tv };
+      } catch (error) {
+        if (error instanceof AppError) throw error;
+        if (error instanceof joseErrors.JWTExpired) throw new AppError('unauthorized', `${expected} token has expired`);
+        throw new AppError('unauthorized', `invalid ${expected} token`);
+      }
+    },
+  };
+}
+
+export type TokenService = ReturnType<typeof createTokenService>;

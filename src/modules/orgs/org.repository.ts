@@ -1,0 +1,56 @@
+import type { Kysely, Selectable, Transaction } from 'kysely';
+import type { Database, OrganizationTable } from '../../db/schema.ts';
+
+export type OrganizationRow = Selectable<OrganizationTable>;
+type Executor = Kysely<Database> | Transaction<Database>;
+
+export interface OrganizationChanges {
+  name?: string;
+  alert_rule_limit?: number;
+  default_frequency?: string;
+  dashboard_url?: string | null;
+  managed_by_org_id?: number | null;
+}
+
+export function createOrganizationRepository(db: Kysely<Database>) {
+  return {
+    findById: (id: number, tx: Executor = db) =>
+      tx.selectFrom('organizations').selectAll().where('id', '=', id).executeTakeFirst(),
+
+    findByName: (name: string, tx: Executor = db) =>
+      tx.selectFrom('organizations').selectAll().where('name', '=', name).executeTakeFirst(),
+
+    list: (tx: Executor = db) => tx.selectFrom('organizations').selectAll().orderBy('id').execute(),
+
+    listManagedBy: (managerOrgId: number, tx: Executor = db) =>
+      tx.selectFrom('organizations').selectAll().where('managed_by_org_id', '=', managerOrgId).orderBy('id').execute(),
+
+    insert: (
+      values: { name: string; alert_rule_limit: number; default_frequency: string; dashboard_url: string | null; managed_by_org_id: number | null; now: number },
+      tx: Executor = db,
+    ) =>
+      tx
+        .insertInto('organizations')
+        .values({
+          name: values.name,
+          alert_rule_limit: values.alert_rule_limit,
+          default_frequency: values.default_frequency,
+          dashboard_url: values.dashboard_url,
+          managed_by_org_id: values.managed_by_org_id,
+          created_at: values.now,
+          updated_at: values.now,
+        })
+        .returningAll()
+        .executeTakeFirstOrThrow(),
+
+    update: (id: number, changes: OrganizationChanges, now: number, tx: Executor = db) =>
+      tx
+        .updateTable('organizations')
+        .set({ ...changes, updated_at: now })
+        .where('id', '=', id)
+        .returningAll()
+        .executeTakeFirstOrThrow(),
+  };
+}
+
+export type OrganizationRepository = ReturnType<typeof createOrganizationRepository>;

@@ -1,0 +1,23 @@
+import type { Kysely } from 'kysely';
+import type { Database } from '../../db/schema.ts';
+import type { Clock } from '../../lib/clock.ts';
+import { createOrganizationRepository } from './org.repository.ts';
+import { organizationRoutes } from './org.routes.ts';
+import { createOrganizationService } from './org.service.ts';
+import { createUserRepository } from './user.repository.ts';
+import { createUserService } from './user.service.ts';
+
+export function createOrgsModule(deps: {
+  db: Kysely<Database>;
+  clock: Clock;
+  defaults: { alertRuleLimit: number; dashboardUrl: string };
+}) {
+  const userRepository = createUserRepository(deps.db);
+  const organizations = createOrganizationService({
+    organizations: createOrganizationRepository(deps.db),
+    clock: deps.clock,
+    defaults: deps.defaults,
+  });
+  const users = createUserService({ users: userRepository, organizations, clock: deps.clock });
+  return { organizations, users, userRepository, routes: organizationRoutes({ organizations, users }) };
+}
