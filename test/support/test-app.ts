@@ -1,0 +1,60 @@
+import type { LightMyRequestResponse } from 'fastify';
+import { buildApp, type App } from '../../src/app.ts';
+import { loadConfig } from '../../src/config.ts';
+import { createContainer, type Container } from '../../src/container.ts';
+import { createManualClock, type ManualClock } from '../../src/lib/clock.ts';
+import { createTestStoreLocation, type TestStoreLocation } from './test-store.ts';
+
+export const DEFAULT_PASSWORD = 'correct horse battery staple';
+
+export interface TestApp {
+  app: App;
+  container: Container;
+  clock: ManualClock;
+  location: TestStoreLocation;
+  /** Creates a user (and its organization) through the same service the CLI uses. */
+  createUser(input: { org: string; email: string; password?: string; role?: 'member' | 'system' }): Promise<{ id: number; org_id: number }>;
+  /** Logs in over HTTP and returns the token pair. */
+  login(email: string, password?: string, otp?: string): Promise<{ access: string; refresh: string }>;
+  /** Sends a request with `Authorization: Bearer <token>`. */
+  request(options: { method: string; url: string; token?: string; body?: unknown; headers?: Record<string, string> }): Promise<LightMyRequestResponse>;
+  close(): Promise<void>;
+}
+
+/** A real app on a real, fresh store (SQLite or PostgreSQL), driven through app.inject. */
+export async function createTestApp(options: { env?: Record<string, string>; clock?: ManualClock } = {}): Promise<TestApp> {
+  const location = await createTestStoreLocation();
+  const clock = options.clock ?? createManualClock('2026-03-10T09:00:00Z');
+  const config = loadConfig({ ...location.env, ...options.env });
+  const container = await createContainer(config, { clock });
+  const app = await buildApp(container);
+
+  const request: TestApp['request'] = ({ method, url, token, body, headers }) =>
+    app.inject({
+      method: method as 'GET',
+      url,
+      headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), ...headers },
+      ...(body === undefined ? {} : { payload: body as object }),
+    });
+
+  return {
+    app,
+    container,
+    clock,
+    location,
+    async createUser({ org, email, password = DEFAULT_PASSWORD, role }) {
+      return container.users.create({ orgName: org, email, password, role });
+    },
+    async login(email, password = DEFAULT_PASSWORD, otp) {
+      const response = await request({ method: 'POST', url: '/token/', body: { email, password, ...(otp ? { otp } : {}) } });
+      if (response.statusCode !== 200) throw new Error(`login failed: ${response.statusCode} ${response.body}`);
+      return response.json();
+    },
+    request,
+    async close() {
+      await app.close();
+      await container.close();
+      await location.drop();
+    },
+  };
+}

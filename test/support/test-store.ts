@@ -1,0 +1,56 @@
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import pg from 'pg';
+
+/**
+ * Store-backed tests run on the embedded store by default and on PostgreSQL when
+ * DRAGNET_TEST_DATABASE_URL names a server (an admin connection, e.g. .../postgres):
+ * each test store is then a fresh database, dropped afterwards.
+ */
+export const testDatabaseAdminUrl = process.env.DRAGNET_TEST_DATABASE_URL || undefined;
+export const testEngine = testDatabaseAdminUrl ? 'postgres' : 'sqlite';
+
+export interface TestStoreLocation {
+  dataDir: string;
+  databaseUrl?: string;
+  env: Record<string, string>;
+  drop(): Promise<void>;
+}
+
+export async function createTestStoreLocation(): Promise<TestStoreLocation> {
+  const dataDir = mkdtempSync(path.join(tmpdir(), 'dragnet-test-'));
+  let databaseUrl: string | undefined;
+  let databaseName: string | undefined;
+  if (testDatabaseAdminUrl) {
+    databaseName = `dragnet_test_${randomBytes(6).toString('hex')}`;
+    await adminQuery(`create database ${databaseName}`);
+    const url = new URL(testDatabaseAdminUrl);
+    url.pathname = `/${databaseName}`;
+    databaseUrl = url.toString();
+  }
+  return {
+    dataDir,
+    databaseUrl,
+    env: {
+      DRAGNET_DATA_DIR: dataDir,
+      DRAGNET_SECRET_KEY: 'test-master-key-that-is-long-enough-0123456789',
+      ...(databaseUrl ? { DRAGNET_DATABASE_URL: databaseUrl } : {}),
+    },
+    async drop() {
+      rmSync(dataDir, { recursive: true, force: true });
+      if (databaseName) await adminQuery(`drop database if exists ${databaseName} with (force)`);
+    },
+  };
+}
+
+async function adminQuery(statement: string): Promise<void> {
+  const client = new pg.Client({ connectionString: testDatabaseAdminUrl });
+  await client.connect();
+  try {
+    await client.query(statement);
+  } finally {
+    await client.end();
+  }
+}

@@ -1,0 +1,12 @@
+import { defineConfig } from 'vitest/config';
+
+export default defineConfig({
+  test: {
+    include: ['src/**/*.test.ts', 'test/**/*.test.ts'],
+    testTimeout: 30_000,
+    hookTimeout: 60_000,
+    pool: 'forks',
+    // Two cores: more workers only add contention for argon2 and the stores.
+    poolOptions: { forks: { maxForks: 2, minForks: 1 } },
+  },
+});
