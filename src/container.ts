@@ -5,6 +5,7 @@ import { systemClock, type Clock } from './lib/clock.ts';
 import { createKeyRing } from './lib/crypto.ts';
 import { createAuthModule } from './modules/auth/auth.module.ts';
 import { createOrgsModule } from './modules/orgs/orgs.module.ts';
+import { createSearchModule } from './modules/search/search.module.ts';
 
 /** The composition root: opens the store and calls each module's factory, nothing else. */
 export async function createContainer(config: Config, options: { clock?: Clock; store?: Store } = {}) {
@@ -20,6 +21,8 @@ export async function createContainer(config: Config, options: { clock?: Clock; 
   });
   const auth = createAuthModule({ db: store.db, users: orgs.userRepository, keys, clock, throttle: config.loginThrottle });
 
+  const search = createSearchModule({ store, clock, jwtKey: keys.jwtKey });
+
   return {
     config,
     clock,
@@ -29,7 +32,11 @@ export async function createContainer(config: Config, options: { clock?: Clock; 
     users: orgs.users,
     auth: auth.service,
     tokens: auth.tokens,
-    routes: [auth.routes, orgs.routes],
+    search: search.service,
+    followUps: search.followUps,
+    corpus: search.writer,
+    ingest: search.ingest,
+    routes: [auth.routes, orgs.routes, search.routes],
     close: () => store.close(),
   };
 }

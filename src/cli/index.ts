@@ -10,6 +10,8 @@ import type { OrganizationSettings } from '../modules/orgs/org.service.ts';
 import { serve } from '../main.ts';
 import { createOutput, keyValues, table, type Output } from './output.ts';
 import { resolvePassword } from './password-input.ts';
+import { createIngestProgress } from './ingest-progress.ts';
+import { generateCorpus } from '../modules/search/demo-corpus.ts';
 
 const DEMO_ORG = 'Demo Org';
 const DEMO_EMAIL = 'demo@dragnet.local';
@@ -169,23 +171,68 @@ user
     });
   });
 
+const ingest = program.command('ingest').description('load data into the search corpus');
+
+ingest
+  .command('messenger <sources...>')
+  .description('messenger messages from Telegram Desktop exports (result.json) or JSON Lines files, folders or - (stdin)')
+  .addOption(new Option('--format <format>', 'input format').choices(['auto', 'telegram', 'jsonl']).default('auto'))
+  .option('--category <name>', 'category of channels whose records name none')
+  .action(async (sources: string[], options) => {
+    await withContainer(async (container, out) => {
+      const results = await container.ingest.ingest(sources, {
+        format: options.format,
+        category: options.category,
+        progress: createIngestProgress(out.json),
+      });
+      const sum = (key: 'channels' | 'added' | 'duplicates') => results.reduce((n, r) => n + r[key], 0);
+      const summary = {
+        sources: results.length,
+        failed: results.filter((r) => !r.ok).length,
+        channels: sum('channels'),
+        messages_added: sum('added'),
+        duplicates_skipped: sum('duplicates'),
+        rejected: results.reduce((n, r) => n + r.rejected.length, 0),
+        results,
+      };
+      out.emit(summary, () => {
+        const lines = [
+          `${summary.sources} sources (${summary.failed} failed): ${summary.channels} channels, ${summary.messages_added} messages added, ${summary.duplicates_skipped} duplicates skipped, ${summary.rejected} rejected`,
+        ];
+        for (const result of results) {
+          for (const rejection of result.rejected.slice(0, 20)) lines.push(`  rejected ${result.source} ${rejection.location}: ${rejection.reason}`);
+          if (result.rejected.length > 20) lines.push(`  … and ${result.rejected.length - 20} more rejected in ${result.source}`);
+          if (!result.ok) lines.push(`  error: ${result.error}`);
+        }
+        return lines.join('\n');
+      });
+      if (summary.failed) process.exitCode = 1;
+    });
+  });
+
 program
   .command('demo')
   .description('create a demo organization and user, and print the credentials')
   .action(async () => {
-    await withContainer(async ({ organizations, users, config }, out) => {
+    await withContainer(async (container, out) => {
+      const { organizations, users, config } = container;
       // A fresh password on every run, so a demo account never has a well-known password.
-      const password = `demo-${randomBytes(9).toString('base64url')}`;
+      const password = randomBytes(12).toString('base64url');
       await organizations.ensure(DEMO_ORG);
       const existing = (await users.list(DEMO_ORG)).find((u) => u.email === DEMO_EMAIL);
       if (existing) await users.resetPassword(DEMO_EMAIL, password);
       else await users.create({ orgName: DEMO_ORG, email: DEMO_EMAIL, password });
+      // Messages dated over the last 60 days, so the demo looks current whenever it is loaded.
+      const corpus = await container.corpus.write(
+        generateCorpus({ seed: 2026, channels: 24, messages: 3000, start: new Date(Date.now() - 60 * 86_400_000), spanDays: 60 }),
+      );
       const base = `http://${config.host}:${config.port}`;
-      out.emit({ organization: DEMO_ORG, email: DEMO_EMAIL, password, login_url: `${base}/token/` }, () =>
+      out.emit({ organization: DEMO_ORG, email: DEMO_EMAIL, password, login_url: `${base}/token/`, demo_messages_added: corpus.added }, () =>
         [
           `Demo organization: ${DEMO_ORG}`,
           `Email:    ${DEMO_EMAIL}`,
           `Password: ${password}`,
+          `Demo corpus: ${corpus.added} messages added (try searching "fresh logs" AND acme-bank.com)`,
           `Log in:   curl -s -X POST ${base}/token/ -H 'content-type: application/json' -d '{"email":"${DEMO_EMAIL}","password":"${password}"}'`,
         ].join('\n'),
       );

@@ -2,10 +2,12 @@ import { Migrator, type Migration, type MigrationProvider } from 'kysely';
 import type { Store } from './store.ts';
 import type { MigrationModule } from './migration-helpers.ts';
 import * as m0001 from './migrations/0001_trunk.ts';
+import * as m0002 from './migrations/0002_messenger.ts';
 
 // Listed explicitly (not read from disk) so the set is the same under tsx, a bundle or tests.
 const migrations: Record<string, MigrationModule> = {
   '0001_trunk': m0001,
+  '0002_messenger': m0002,
 };
 
 export async function migrateToLatest(store: Store): Promise<string[]> {

@@ -46,9 +46,74 @@ export interface AuthFailureTable {
   failed_at: number;
 }
 
-export interface Database {
+export interface Database extends MessengerTables {
   organizations: OrganizationTable;
   users: UserTable;
   backup_codes: BackupCodeTable;
   auth_failures: AuthFailureTable;
+}
+
+export interface CategoryTable {
+  id: Generated<number>;
+  name: string;
+  created_at: number;
+}
+
+export interface ChannelTable {
+  id: Generated<number>;
+  platform: string;
+  channel_key: string;
+  platform_id: string | null;
+  username: string | null;
+  title: string;
+  search_name: string;
+  category_id: number | null;
+  is_active: Generated<number>;
+  last_scraped_at: number | null;
+  total_messages_scraped: Generated<number>;
+  created_at: number;
+}
+
+export interface MessageTable {
+  id: Generated<number>;
+  channel_id: number;
+  message_id: number;
+  user_id: number | null;
+  text: string;
+  text_folded: string;
+  text_hash: string;
+  date: number;
+  has_media: Generated<number>;
+  media_type: string | null;
+  file_name: string | null;
+  /** JSON array of URLs, or null. */
+  links: string | null;
+}
+
+export interface SearchHistoryTable {
+  id: Generated<number>;
+  org_id: number;
+  user_id: number | null;
+  query: string;
+  parsed_query: string;
+  options: string;
+  total_matches: number;
+  channels_matched: number;
+  snapshot_count: number;
+  watermark_message_id: number;
+  searched_at: number;
+}
+
+export interface SearchHistoryResultTable {
+  history_id: number;
+  rank: number;
+  message_id: number;
+}
+
+export interface MessengerTables {
+  categories: CategoryTable;
+  channels: ChannelTable;
+  messages: MessageTable;
+  search_history: SearchHistoryTable;
+  search_history_results: SearchHistoryResultTable;
 }

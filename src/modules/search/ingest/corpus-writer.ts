@@ -1,0 +1,153 @@
+import { createHash } from 'node:crypto';
+import type { Kysely, Transaction } from 'kysely';
+import type { Database } from '../../../db/schema.ts';
+import type { Clock } from '../../../lib/clock.ts';
+import { foldText } from '../query-language.ts';
+
+export interface ChannelInput {
+  platform: string;
+  platformId?: string | null;
+  username?: string | null;
+  title: string;
+  category?: string | null;
+  isActive?: boolean;
+}
+
+export interface MessageInput {
+  messageId: number;
+  userId: number | null;
+  text: string;
+  /** Epoch milliseconds. */
+  date: number;
+  hasMedia: boolean;
+  mediaType: string | null;
+  fileName: string | null;
+  links: string[] | null;
+}
+
+export interface ChannelBatch {
+  channel: ChannelInput;
+  messages: MessageInput[];
+}
+
+export interface WriteTotals {
+  channels: number;
+  added: number;
+  duplicates: number;
+}
+
+const INSERT_ROWS_PER_STATEMENT = 500;
+
+/** Identical texts (modulo surrounding and repeated white space) share a hash: unique_only. */
+export const textHash = (text: string): string =>
+  createHash('sha1').update(text.trim().replace(/\s+/g, ' ')).digest('base64url').slice(0, 22);
+
+const channelKey = (channel: ChannelInput): string =>
+  channel.platformId ? `id:${channel.platformId}` : channel.username ? `username:${channel.username.toLowerCase()}` : `title:${channel.title}`;
+
+/**
+ * Writes channels and messages. One call of `write` is one transaction: a source that fails
+ * half-way leaves nothing behind. Re-writing the same messages adds nothing (unique on
+ * channel + message id).
+ */
+export function createCorpusWriter(deps: { db: Kysely<Database>; clock: Clock }) {
+  const { db, clock } = deps;
+
+  async function categoryId(tx: Transaction<Database>, name: string): Promise<number> {
+    const found = await tx.selectFrom('categories').select('id').where('name', '=', name).executeTakeFirst();
+    if (found) return Number(found.id);
+    const inserted = await tx
+      .insertInto('categories')
+      .values({ name, created_at: clock.now().getTime() })
+      .returning('id')
+      .executeTakeFirstOrThrow();
+    return Number(inserted.id);
+  }
+
+  async function upsertChannel(tx: Transaction<Database>, channel: ChannelInput): Promise<number> {
+    const key = channelKey(channel);
+    const category = channel.category ? await categoryId(tx, channel.category) : null;
+    const values = {
+      username: channel.username ?? null,
+      title: channel.title,
+      search_name: foldText(`${channel.title} ${channel.username ?? ''}`.trim()),
+      platform_id: channel.platformId ?? null,
+      ...(category !== null ? { category_id: category } : {}),
+      ...(channel.isActive !== undefined ? { is_active: channel.isActive ? 1 : 0 } : {}),
+    };
+    const existing = await tx
+      .selectFrom('channels')
+      .select('id')
+      .where('platform', '=', channel.platform)
+      .where('channel_key', '=', key)
+      .executeTakeFirst();
+    if (existing) {
+      await tx.updateTable('channels').set(values).where('id', '=', existing.id).execute();
+      return Number(existing.id);
+    }
+    const inserted = await tx
+      .insertInto('channels')
+      .values({ ...values, platform: channel.platform, channel_key: key, created_at: clock.now().getTime() })
+      .returning('id')
+      .executeTakeFirstOrThrow();
+    return Number(inserted.id);
+  }
+
+  async function insertMessages(tx: Transaction<Database>, channelId: number, messages: MessageInput[]): Promise<number> {
+    let added = 0;
+    for (let i = 0; i < messages.length; i += INSERT_ROWS_PER_STATEMENT) {
+      const rows = messages.slice(i, i + INSERT_ROWS_PER_STATEMENT).map((m) => ({
+        channel_id: channelId,
+        message_id: m.messageId,
+        user_id: m.userId,
+        text: m.text,
+        text_folded: foldText(m.text),
+        text_hash: textHash(m.text),
+        date: m.date,
+        has_media: m.hasMedia ? 1 : 0,
+        media_type: m.mediaType,
+        file_name: m.fileName,
+        links: m.links?.length ? JSON.stringify(m.links) : null,
+      }));
+      const result = await tx
+        .insertInto('messages')
+        .values(rows)
+        .onConflict((oc) => oc.columns(['channel_id', 'message_id']).doNothing())
+        .executeTakeFirst();
+      added += Number(result.numInsertedOrUpdatedRows ?? 0n);
+    }
+    return added;
+  }
+
+  return {
+    /** Writes every batch of one source in one transaction. */
+    async write(batches: AsyncIterable<ChannelBatch> | Iterable<ChannelBatch>, onBatch?: (messages: number) => void): Promise<WriteTotals> {
+      return db.transaction().execute(async (tx) => {
+        const channelIds = new Set<number>();
+        let added = 0;
+        let seen = 0;
+        for await (const batch of batches) {
+          const channelId = await upsertChannel(tx, batch.channel);
+          channelIds.add(channelId);
+          added += await insertMessages(tx, channelId, batch.messages);
+          seen += batch.messages.length;
+          onBatch?.(batch.messages.length);
+        }
+        const now = clock.now().getTime();
+        for (const id of channelIds) {
+          await tx
+            .updateTable('channels')
+            .set((eb) => ({
+              last_scraped_at: now,
+              total_messages_scraped: eb.selectFrom('messages').select((m) => m.fn.countAll<number>().as('n')).where('channel_id', '=', id),
+            }))
+            .where('id', '=', id)
+            .execute();
+        }
+        return { channels: channelIds.size, added, duplicates: seen - added };
+      });
+    },
+  };
+}
+
+export type CorpusWriter = ReturnType<typeof createCorpusWriter>;

@@ -1,0 +1,34 @@
+/** A source that cannot be read: names the file and where in it the problem is. */
+export class IngestError extends Error {
+  constructor(
+    readonly source: string,
+    readonly location: string,
+    readonly reason: string,
+  ) {
+    super(`${source}: ${location}: ${reason}`);
+  }
+}
+
+export interface Rejection {
+  location: string;
+  reason: string;
+}
+
+/** "line L, column C" for a JSON.parse failure, from the offset V8 reports. */
+export function jsonErrorLocation(text: string, error: unknown): string {
+  const message = error instanceof Error ? error.message : String(error);
+  const match = /position (\d+)/.exec(message);
+  if (!match) return 'end of input';
+  const offset = Number(match[1]);
+  const before = text.slice(0, offset);
+  const line = before.split('\n').length;
+  const column = offset - before.lastIndexOf('\n');
+  return `line ${line}, column ${column}`;
+}
+
+const URL_PATTERN = /\bhttps?:\/\/[^\s<>"'`)\]}]+/giu;
+
+/** URLs written in the text, trailing punctuation trimmed. */
+export function linksInText(text: string): string[] {
+  return [...text.matchAll(URL_PATTERN)].map((m) => m[0].replace(/[.,;:!?]+$/u, ''));
+}

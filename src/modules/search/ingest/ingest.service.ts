@@ -1,0 +1,142 @@
+import { createReadStream, readdirSync, statSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { Readable } from 'node:stream';
+import type { ChannelBatch, CorpusWriter } from './corpus-writer.ts';
+import { IngestError, jsonErrorLocation, type Rejection } from './ingest-errors.ts';
+import { readJsonLines } from './jsonl.ts';
+import { parseTelegramExport } from './telegram-export.ts';
+
+export type IngestFormat = 'auto' | 'telegram' | 'jsonl';
+
+export interface SourceResult {
+  source: string;
+  format: 'telegram' | 'jsonl';
+  ok: boolean;
+  channels: number;
+  added: number;
+  duplicates: number;
+  rejected: Rejection[];
+  error?: string;
+}
+
+export interface IngestProgress {
+  start(source: string, total: number, unit: 'messages' | 'bytes'): void;
+  advance(amount: number): void;
+  finish(result: SourceResult): void;
+}
+
+const SOURCE_EXTENSIONS = new Set(['.json', '.jsonl', '.ndjson']);
+
+/** Files named by the arguments; folders are walked for .json, .jsonl and .ndjson files. */
+export function expandSources(args: string[]): string[] {
+  const files: string[] = [];
+  const walk = (target: string) => {
+    const stat = statSync(target);
+    if (stat.isDirectory()) {
+      for (const entry of readdirSync(target).sort()) walk(path.join(target, entry));
+    } else if (SOURCE_EXTENSIONS.has(path.extname(target).toLowerCase())) {
+      files.push(target);
+    }
+  };
+  for (const arg of args) {
+    if (arg === '-') files.push('-');
+    else if (statSync(arg, { throwIfNoEntry: false })?.isFile()) files.push(arg);
+    else if (statSync(arg, { throwIfNoEntry: false })?.isDirectory()) walk(arg);
+    else throw new IngestError(arg, 'path', 'no such file or folder');
+  }
+  return files;
+}
+
+async function readAll(stream: Readable): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of stream) chunks.push(Buffer.from(chunk as Buffer));
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+function parseTelegramText(text: string, source: string, rejected: Rejection[]): ChannelBatch[] {
+  let document: unknown;
+  try {
+    document = JSON.parse(text);
+  } catch (error) {
+    throw new IngestError(source, jsonErrorLocation(text, error), 'malformed JSON');
+  }
+  return parseTelegramExport(document, source, rejected);
+}
+
+function isTelegramExport(text: string): boolean {
+  try {
+    const document = JSON.parse(text) as unknown;
+    return typeof document === 'object' && document !== null && ('messages' in document || 'chats' in document);
+  } catch {
+    return false;
+  }
+}
+
+export function createIngestService(deps: { writer: CorpusWriter }) {
+  async function ingestOne(
+    source: string,
+    format: IngestFormat,
+    defaults: { category?: string },
+    progress?: IngestProgress,
+  ): Promise<SourceResult> {
+    const rejected: Rejection[] = [];
+    const extension = path.extname(source).toLowerCase();
+    let resolved: 'telegram' | 'jsonl' = format === 'auto' ? (extension === '.json' ? 'telegram' : 'jsonl') : format;
+    const result = (partial: Partial<SourceResult>): SourceResult => ({
+      source,
+      format: resolved,
+      ok: true,
+      channels: 0,
+      added: 0,
+      duplicates: 0,
+      rejected,
+      ...partial,
+    });
+    const withCategory = (batch: ChannelBatch): ChannelBatch =>
+      defaults.category && !batch.channel.category ? { ...batch, channel: { ...batch.channel, category: defaults.category } } : batch;
+
+    try {
+      let batches: AsyncIterable<ChannelBatch> | ChannelBatch[];
+      if (source === '-') {
+        // Standard input: a whole Telegram export (one JSON document with messages or chats),
+        // otherwise JSON Lines.
+        const text = await readAll(process.stdin);
+        resolved = format === 'auto' ? (isTelegramExport(text) ? 'telegram' : 'jsonl') : format;
+        batches = resolved === 'telegram' ? parseTelegramText(text, 'stdin', rejected) : readJsonLines(Readable.from([text]), 'stdin', rejected);
+      } else if (resolved === 'telegram') {
+        batches = parseTelegramText(await readFile(source, 'utf8'), source, rejected);
+      } else {
+        progress?.start(source, statSync(source).size, 'bytes');
+        batches = readJsonLines(createReadStream(source), source, rejected, (bytes) => progress?.advance(bytes));
+      }
+      if (Array.isArray(batches)) {
+        progress?.start(source, batches.reduce((n, b) => n + b.messages.length, 0), 'messages');
+      }
+      const mapped = (async function* () {
+        for await (const batch of batches) yield withCategory(batch);
+      })();
+      const totals = await deps.writer.write(mapped, Array.isArray(batches) ? (n) => progress?.advance(n) : undefined);
+      const done = result(totals);
+      progress?.finish(done);
+      return done;
+    } catch (error) {
+      if (!(error instanceof IngestError)) throw error;
+      const failed = result({ ok: false, error: error.message });
+      progress?.finish(failed);
+      return failed;
+    }
+  }
+
+  return {
+    async ingest(sources: string[], options: { format?: IngestFormat; category?: string; progress?: IngestProgress } = {}) {
+      const results: SourceResult[] = [];
+      for (const source of expandSources(sources)) {
+        results.push(await ingestOne(source, options.format ?? 'auto', { category: options.category }, options.progress));
+      }
+      return results;
+    },
+  };
+}
+
+export type IngestService = ReturnType<typeof createIngestService>;

@@ -1,0 +1,114 @@
+import { createInterface } from 'node:readline';
+import type { Readable } from 'node:stream';
+import type { ChannelBatch, ChannelInput, MessageInput } from './corpus-writer.ts';
+import { IngestError, jsonErrorLocation, linksInText, type Rejection } from './ingest-errors.ts';
+
+/**
+ * The collector format (docs/ingest.md): one JSON object per line, each a message with its
+ * channel. Consecutive lines of one channel are written together in batches.
+ */
+const BATCH_SIZE = 1000;
+
+type Json = Record<string, unknown>;
+const isObject = (value: unknown): value is Json => typeof value === 'object' && value !== null && !Array.isArray(value);
+const optionalString = (value: unknown) => (typeof value === 'string' && value !== '' ? value : null);
+
+function readChannel(value: unknown): ChannelInput | string {
+  if (!isObject(value)) return 'channel must be an object';
+  const username = optionalString(value.username)?.replace(/^@/, '') ?? null;
+  const title = optionalString(value.title) ?? username;
+  if (!title) return 'channel needs a title or a username';
+  const id = value.id;
+  if (id !== undefined && id !== null && typeof id !== 'string' && typeof id !== 'number') return 'channel.id must be a string or number';
+  if (value.is_active !== undefined && typeof value.is_active !== 'boolean') return 'channel.is_active must be a boolean';
+  return {
+    platform: optionalString(value.platform) ?? 'telegram',
+    platformId: id === undefined || id === null ? null : String(id),
+    username,
+    title,
+    category: optionalString(value.category),
+    isActive: value.is_active as boolean | undefined,
+  };
+}
+
+function readDate(value: unknown): number | null {
+  if (typeof value === 'number' && Number.isFinite(value)) return value * 1000; // epoch seconds
+  if (typeof value === 'string') {
+    const ms = Date.parse(value);
+    if (Number.isFinite(ms)) return ms;
+  }
+  return null;
+}
+
+function readMessage(record: Json): MessageInput | string {
+  const { message_id: messageId, user_id: userId, text, links, media_type: mediaType, file_name: fileName } = record;
+  if (typeof messageId !== 'number' || !Number.isSafeInteger(messageId)) return 'message_id must be an integer';
+  if (userId !== undefined && userId !== null && (typeof userId !== 'number' || !Number.isSafeInteger(userId))) {
+    return 'user_id must be an integer or null';
+  }
+  if (typeof text !== 'string') return 'text must be a string';
+  const date = readDate(record.date);
+  if (date === null) return 'date must be ISO 8601 or epoch seconds';
+  if (links !== undefined && links !== null && !(Array.isArray(links) && links.every((l) => typeof l === 'string'))) {
+    return 'links must be an array of strings';
+  }
+  const media = optionalString(mediaType);
+  const allLinks = [...new Set([...((links as string[] | null | undefined) ?? []), ...linksInText(text)])];
+  if (!text.trim() && !media) return 'neither text nor media';
+  return {
+    messageId,
+    userId: (userId as number | null | undefined) ?? null,
+    text,
+    date,
+    hasMedia: media !== null || record.has_media === true,
+    mediaType: media,
+    fileName: optionalString(fileName),
+    links: allLinks.length ? allLinks : null,
+  };
+}
+
+const sameChannel = (a: ChannelInput, b: ChannelInput) =>
+  a.platform === b.platform && a.platformId === b.platformId && a.username === b.username && a.title === b.title;
+
+export async function* readJsonLines(
+  input: Readable,
+  source: string,
+  rejected: Rejection[],
+  onBytes?: (bytes: number) => void,
+): AsyncGenerator<ChannelBatch> {
+  let lineNumber = 0;
+  let pending: ChannelBatch | null = null;
+  for await (const line of createInterface({ input, crlfDelay: Infinity })) {
+    lineNumber++;
+    onBytes?.(Buffer.byteLength(line) + 1);
+    if (!line.trim()) continue;
+    let record: unknown;
+    try {
+      record = JSON.parse(line);
+    } catch (error) {
+      throw new IngestError(source, `line ${lineNumber}, ${jsonErrorLocation(line, error).replace(/^line 1, /, '')}`, 'malformed JSON');
+    }
+    const location = `line ${lineNumber}`;
+    if (!isObject(record)) {
+      rejected.push({ location, reason: 'not a JSON object' });
+      continue;
+    }
+    const channel = readChannel(record.channel);
+    if (typeof channel === 'string') {
+      rejected.push({ location, reason: channel });
+      continue;
+    }
+    const message = readMessage(record);
+    if (typeof message === 'string') {
+      rejected.push({ location, reason: message });
+      continue;
+    }
+    if (pending && (!sameChannel(pending.channel, channel) || pending.messages.length >= BATCH_SIZE)) {
+      yield pending;
+      pending = null;
+    }
+    pending ??= { channel, messages: [] };
+    pending.messages.push(message);
+  }
+  if (pending) yield pending;
+}

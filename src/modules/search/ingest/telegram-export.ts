@@ -1,0 +1,115 @@
+import type { ChannelBatch, MessageInput } from './corpus-writer.ts';
+import { IngestError, linksInText, type Rejection } from './ingest-errors.ts';
+
+/**
+ * Telegram Desktop's JSON export (result.json): a single chat `{name, type, id, messages}` or a
+ * full-account export whose chats are under `chats.list`. Service messages are skipped; `text`
+ * is a string or an array of strings and entity objects; `date_unixtime` (UTC) is preferred
+ * over `date`, which Telegram writes in the exporter's local time without a zone (read as UTC).
+ */
+type Json = Record<string, unknown>;
+
+const isObject = (value: unknown): value is Json => typeof value === 'object' && value !== null && !Array.isArray(value);
+
+function flattenText(text: unknown): { text: string; links: string[] } {
+  if (typeof text === 'string') return { text, links: [] };
+  if (!Array.isArray(text)) return { text: '', links: [] };
+  let out = '';
+  const links: string[] = [];
+  for (const part of text) {
+    if (typeof part === 'string') {
+      out += part;
+    } else if (isObject(part)) {
+      const partText = typeof part.text === 'string' ? part.text : '';
+      out += partText;
+      if (part.type === 'link' && partText) links.push(partText);
+      if (part.type === 'text_link' && typeof part.href === 'string') links.push(part.href);
+    }
+  }
+  return { text: out, links };
+}
+
+function messageDate(message: Json): number | null {
+  if (typeof message.date_unixtime === 'string' || typeof message.date_unixtime === 'number') {
+    const seconds = Number(message.date_unixtime);
+    if (Number.isFinite(seconds)) return seconds * 1000;
+  }
+  if (typeof message.date === 'string') {
+    const zoned = /[zZ]|[+-]\d\d:?\d\d$/.test(message.date) ? message.date : `${message.date}Z`;
+    const ms = Date.parse(zoned);
+    if (Number.isFinite(ms)) return ms;
+  }
+  return null;
+}
+
+const numericId = (value: unknown): number | null => {
+  if (typeof value !== 'string') return null;
+  const match = /^user(\d+)$/.exec(value);
+  return match ? Number(match[1]) : null;
+};
+
+function media(message: Json): Pick<MessageInput, 'hasMedia' | 'mediaType' | 'fileName'> {
+  const file = typeof message.file === 'string' ? message.file : null;
+  const fileName =
+    typeof message.file_name === 'string'
+      ? message.file_name
+      : file && !file.startsWith('(')
+        ? (file.split('/').pop() ?? null)
+        : null;
+  const mediaType =
+    typeof message.media_type === 'string'
+      ? message.media_type
+      : message.photo !== undefined
+        ? 'photo'
+        : file !== null
+          ? 'document'
+          : null;
+  return { hasMedia: mediaType !== null, mediaType, fileName };
+}
+
+function parseChat(chat: Json, path: string, source: string, rejected: Rejection[]): ChannelBatch {
+  if (!Array.isArray(chat.messages)) throw new IngestError(source, `${path}.messages`, 'is not an array of messages');
+  const title = typeof chat.name === 'string' && chat.name ? chat.name : 'Untitled chat';
+  const messages: MessageInput[] = [];
+  chat.messages.forEach((raw, index) => {
+    const location = `${path}.messages[${index}]`;
+    if (!isObject(raw)) return rejected.push({ location, reason: 'not an object' });
+    if (raw.type !== undefined && raw.type !== 'message') return; // service messages: joins, calls, pins
+    if (typeof raw.id !== 'number' || !Number.isSafeInteger(raw.id)) return rejected.push({ location, reason: 'id is not an integer' });
+    const date = messageDate(raw);
+    if (date === null) return rejected.push({ location, reason: 'no readable date or date_unixtime' });
+    const { text, links } = flattenText(raw.text ?? raw.text_entities);
+    const attachment = media(raw);
+    if (!text.trim() && !attachment.hasMedia) return rejected.push({ location, reason: 'neither text nor media' });
+    const allLinks = [...new Set([...links, ...linksInText(text)])];
+    messages.push({
+      messageId: raw.id,
+      userId: numericId(raw.from_id),
+      text,
+      date,
+      ...attachment,
+      links: allLinks.length ? allLinks : null,
+    });
+  });
+  return {
+    channel: {
+      platform: 'telegram',
+      platformId: typeof chat.id === 'number' || typeof chat.id === 'string' ? String(chat.id) : null,
+      title,
+    },
+    messages,
+  };
+}
+
+export function parseTelegramExport(document: unknown, source: string, rejected: Rejection[]): ChannelBatch[] {
+  if (!isObject(document)) throw new IngestError(source, '$', 'a Telegram export is a JSON object');
+  if (Array.isArray(document.messages)) return [parseChat(document, '$', source, rejected)];
+  const chats = isObject(document.chats) ? document.chats.list : undefined;
+  if (!Array.isArray(chats)) {
+    throw new IngestError(source, '$', 'neither a chat export (messages[]) nor a full export (chats.list[])');
+  }
+  return chats.map((chat, index) => {
+    if (!isObject(chat)) throw new IngestError(source, `$.chats.list[${index}]`, 'is not a chat object');
+    return parseChat(chat, `$.chats.list[${index}]`, source, rejected);
+  });
+}

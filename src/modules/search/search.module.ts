@@ -1,0 +1,31 @@
+import type { Store } from '../../db/store.ts';
+import type { Clock } from '../../lib/clock.ts';
+import { createChannelRepository } from './channel.repository.ts';
+import { createFollowUpTokens } from './follow-up-token.ts';
+import { createCorpusWriter } from './ingest/corpus-writer.ts';
+import { createIngestService } from './ingest/ingest.service.ts';
+import { searchRoutes } from './search.routes.ts';
+import { createSearchRepository } from './search.repository.ts';
+import { createSearchService } from './search.service.ts';
+
+export function createSearchModule(deps: { store: Store; clock: Clock; jwtKey: Uint8Array }) {
+  const channels = createChannelRepository(deps.store.db);
+  const followUps = createFollowUpTokens({ jwtKey: deps.jwtKey, clock: deps.clock });
+  const service = createSearchService({
+    db: deps.store.db,
+    engine: deps.store.engine,
+    searches: createSearchRepository(deps.store.db),
+    channels,
+    followUps,
+    clock: deps.clock,
+  });
+  const writer = createCorpusWriter({ db: deps.store.db, clock: deps.clock });
+  return {
+    service,
+    channels,
+    followUps,
+    writer,
+    ingest: createIngestService({ writer }),
+    routes: searchRoutes({ search: service, channels }),
+  };
+}

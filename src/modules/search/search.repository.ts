@@ -1,0 +1,114 @@
+import { sql, type Kysely, type RawBuilder, type Transaction } from 'kysely';
+import type { Database } from '../../db/schema.ts';
+
+export interface MatchFilter {
+  predicate: RawBuilder<boolean>;
+  channelIds?: number[];
+  /** Only messages that existed at search time (history re-reads). */
+  maxMessageId?: number;
+}
+
+export interface SnapshotRow {
+  rank: number;
+  id: number;
+  message_id: number;
+  channel_id: number;
+  user_id: number | null;
+  text: string;
+  text_hash: string;
+  date: number;
+  has_media: number;
+  media_type: string | null;
+  file_name: string | null;
+  links: string | null;
+  username: string | null;
+  title: string;
+}
+
+function whereClause(filter: MatchFilter): RawBuilder<boolean> {
+  const parts: RawBuilder<unknown>[] = [filter.predicate];
+  if (filter.channelIds?.length) parts.push(sql`m.channel_id in (${sql.join(filter.channelIds)})`);
+  if (filter.maxMessageId !== undefined) parts.push(sql`m.id <= ${filter.maxMessageId}`);
+  return sql<boolean>`${sql.join(parts, sql` and `)}`;
+}
+
+/**
+ * The hit set is materialized before it is sorted: on PostgreSQL this stops the planner from
+ * walking the date index and re-checking every row for a rare term (15 s instead of 1 ms,
+ * shared/notes/embedded-store.md); on SQLite it keeps the FTS lookup first.
+ */
+const hits = (filter: MatchFilter, columns: RawBuilder<unknown>) =>
+  sql`h as materialized (select ${columns} from messages m where ${whereClause(filter)})`;
+
+export function createSearchRepository(db: Kysely<Database>) {
+  return {
+    async maxMessageId(): Promise<number> {
+      const row = await db.selectFrom('messages').select((eb) => eb.fn.max('id').as('max')).executeTakeFirst();
+      return Number(row?.max ?? 0);
+    },
+
+    async count(filter: MatchFilter, uniqueOnly: boolean) {
+      const uniqueColumn = uniqueOnly ? sql`count(distinct text_hash)` : sql`count(*)`;
+      const { rows } = await sql<{ total: number; channels: number; groups: number }>`
+        with ${hits(filter, sql`m.channel_id, m.text_hash`)}
+        select count(*) as total, count(distinct channel_id) as channels, ${uniqueColumn} as groups from h`.execute(db);
+      const row = rows[0]!;
+      return { total: Number(row.total), channels: Number(row.channels), groups: Number(row.groups) };
+    },
+
+    /** Stores the ranked ids of the newest `cap` hits (one per distinct text with uniqueOnly). */
+    async storeSnapshot(
+      historyId: number,
+      filter: MatchFilter,
+      options: { uniqueOnly: boolean; cap: number },
+      executor: Kysely<Database> | Transaction<Database> = db,
+    ): Promise<void> {
+      // With uniqueOnly, the newest message of each distinct text represents it.
+      const source = options.uniqueOnly
+        ? sql`(select id, date from (select id, date, row_number() over (partition by text_hash order by date desc, id desc) as n from h) g where n = 1)`
+        : sql`h`;
+      await sql`
+        with ${hits(filter, sql`m.id, m.date, m.text_hash`)}
+        insert into search_history_results (history_id, rank, message_id)
+        select ${historyId}, row_number() over (order by s.date desc, s.id desc) as position, s.id
+        from ${source} s
+        order by position
+        limit ${options.cap}`.execute(executor);
+    },
+
+    async readSnapshot(historyId: number, fromRank: number, toRank: number): Promise<SnapshotRow[]> {
+      const { rows } = await sql<SnapshotRow>`
+        select r.rank, m.id, m.message_id, m.channel_id, m.user_id, m.text, m.text_hash, m.date, m.has_media,
+               m.media_type, m.file_name, m.links, c.username, c.title
+        from search_history_results r
+        join messages m on m.id = r.message_id
+        join channels c on c.id = m.channel_id
+        where r.history_id = ${historyId} and r.rank >= ${fromRank} and r.rank <= ${toRank}
+        order by r.rank`.execute(db);
+      return rows;
+    },
+
+    /** The channels each of these texts appears in, as of the watermark. */
+    async channelsOfTexts(hashes: string[], maxMessageId: number, channelIds?: number[]) {
+      if (hashes.length === 0) return new Map<string, string[]>();
+      let query = db
+        .selectFrom('messages as m')
+        .innerJoin('channels as c', 'c.id', 'm.channel_id')
+        .select(['m.text_hash', 'c.id', 'c.username', 'c.title'])
+        .distinct()
+        .where('m.text_hash', 'in', hashes)
+        .where('m.id', '<=', maxMessageId)
+        .orderBy('c.id');
+      if (channelIds?.length) query = query.where('m.channel_id', 'in', channelIds);
+      const byHash = new Map<string, string[]>();
+      for (const row of await query.execute()) {
+        const list = byHash.get(row.text_hash) ?? [];
+        list.push(row.username ?? row.title);
+        byHash.set(row.text_hash, list);
+      }
+      return byHash;
+    },
+  };
+}
+
+export type SearchRepository = ReturnType<typeof createSearchRepository>;

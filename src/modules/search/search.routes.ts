@@ -1,0 +1,157 @@
+import { Type } from '@sinclair/typebox';
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { requireAuth } from '../../http/auth.plugin.ts';
+import { withErrors } from '../../http/schemas.ts';
+import type { ChannelRepository } from './channel.repository.ts';
+import { contentTypes, exportRowLimit, renderExport } from './search-export.ts';
+import {
+  CategoryList,
+  ChannelList,
+  ChannelQuery,
+  ExportQuery,
+  HistoryList,
+  HistoryParams,
+  Paging,
+  SearchBody,
+  SearchResponse,
+} from './search.schemas.ts';
+import { SEARCH_LIMITS, type SearchService } from './search.service.ts';
+
+const pages = (total: number, pageSize: number) => Math.ceil(total / pageSize);
+const iso = (ms: number | null) => (ms === null ? null : new Date(Number(ms)).toISOString());
+
+export function searchRoutes(deps: { search: SearchService; channels: ChannelRepository }): FastifyPluginAsyncTypebox {
+  const { search, channels } = deps;
+  return async (app) => {
+    app.post(
+      '/service/messenger-search-create/',
+      {
+        schema: {
+          operationId: 'messengerSearchCreate',
+          tags: ['messenger search'],
+          summary: 'Search messenger channels; the search is recorded in history',
+          body: SearchBody,
+          response: withErrors({ 200: SearchResponse }, [400, 401, 429]),
+        },
+      },
+      (request) => {
+        const auth = requireAuth(request);
+        return search.search({ orgId: auth.orgId, userId: auth.user.id }, request.body);
+      },
+    );
+
+    app.get(
+      '/service/messenger-channels/',
+      {
+        schema: {
+          operationId: 'messengerChannels',
+          tags: ['messenger search'],
+          summary: 'Tracked channels',
+          querystring: ChannelQuery,
+          response: withErrors({ 200: ChannelList }, [400, 401, 429]),
+        },
+      },
+      async (request) => {
+        const { page, page_size, search: text, category_id, is_active } = request.query;
+        const { items, total } = await channels.list({
+          search: text,
+          categoryId: category_id,
+          isActive: is_active,
+          offset: (page - 1) * page_size,
+          limit: page_size,
+        });
+        return {
+          items: items.map((c) => ({
+            ...c,
+            id: Number(c.id),
+            category_id: c.category_id === null ? null : Number(c.category_id),
+            is_active: Number(c.is_active) === 1,
+            last_scraped_at: iso(c.last_scraped_at),
+            total_messages_scraped: Number(c.total_messages_scraped),
+          })),
+          total,
+          page,
+          page_size,
+          total_pages: pages(total, page_size),
+        };
+      },
+    );
+
+    app.get(
+      '/service/messenger-channels-categories/',
+      {
+        schema: {
+          operationId: 'messengerChannelCategories',
+          tags: ['messenger search'],
+          summary: 'Channel categories with their channel counts',
+          querystring: Type.Object(Paging(100, 500)),
+          response: withErrors({ 200: CategoryList }, [400, 401, 429]),
+        },
+      },
+      async (request) => {
+        const { page, page_size } = request.query;
+        const { items, total } = await channels.listCategories((page - 1) * page_size, page_size);
+        return {
+          items: items.map((k) => ({ id: Number(k.id), name: k.name, channel_count: Number(k.channel_count) })),
+          total,
+          page,
+          page_size,
+          total_pages: pages(total, page_size),
+        };
+      },
+    );
+
+    app.get(
+      '/service/messenger-search-history/',
+      {
+        schema: {
+          operationId: 'messengerSearchHistory',
+          tags: ['messenger search'],
+          summary: "The organization's past searches, newest first",
+          querystring: Type.Object(Paging(20, SEARCH_LIMITS.maxPageSize)),
+          response: withErrors({ 200: HistoryList }, [400, 401, 429]),
+        },
+      },
+      (request) => search.listHistory(requireAuth(request).orgId, request.query.page, request.query.page_size),
+    );
+
+    app.get(
+      '/service/messenger-search-history-results/:history_id/',
+      {
+        schema: {
+          operationId: 'messengerSearchHistoryResults',
+          tags: ['messenger search'],
+          summary: 'Re-read the results of a past search, as they were when it ran',
+          params: HistoryParams,
+          querystring: Type.Object(Paging(10, SEARCH_LIMITS.maxPageSize)),
+          response: withErrors({ 200: SearchResponse }, [400, 401, 404, 429]),
+        },
+      },
+      (request) =>
+        search.readPage(requireAuth(request).orgId, request.params.history_id, request.query.page, request.query.page_size),
+    );
+
+    app.get(
+      '/service/messenger-search-history-export/:history_id/',
+      {
+        schema: {
+          operationId: 'messengerSearchHistoryExport',
+          tags: ['messenger search'],
+          summary: 'Download a past search as CSV, JSON, XML or PDF',
+          params: HistoryParams,
+          querystring: ExportQuery,
+          response: withErrors({ 200: Type.Unknown({ description: 'The file (csv, json, xml or pdf)' }) }, [400, 401, 404, 429]),
+        },
+      },
+      async (request, reply) => {
+        const { format } = request.query;
+        const input = await search.exportRows(requireAuth(request).orgId, request.params.history_id, exportRowLimit(format));
+        const body = await renderExport(format, input);
+        return reply
+          .header('content-type', contentTypes[format])
+          .header('content-disposition', `attachment; filename="dragnet-search-${input.history.id}.${format}"`)
+          .send(body);
+      },
+    );
+  };
+}
