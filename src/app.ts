@@ -6,6 +6,7 @@ import Fastify, { type FastifyServerOptions } from 'fastify';
 import type { Container } from './container.ts';
 import { registerAuthentication } from './http/auth.plugin.ts';
 import { registerErrorHandling } from './http/error-handler.ts';
+import { registerRateLimiting } from './http/rate-limit.plugin.ts';
 import { healthRoutes } from './http/health.routes.ts';
 import { ErrorBody } from './http/schemas.ts';
 import { createValidatorCompiler } from './http/validation.ts';
@@ -59,6 +60,11 @@ export async function buildApp(container: Container, options: AppOptions = {}) {
   await app.register(swaggerUi, { routePrefix: '/docs' });
 
   registerAuthentication(app, { auth: container.auth, organizations: container.organizations });
+  registerRateLimiting(app, {
+    limiter: container.limiter,
+    catalog: container.usageCatalog,
+    enabled: container.config.rateLimitsEnabled,
+  });
 
   await app.register(healthRoutes(container.store));
   for (const routes of container.routes) await app.register(routes);

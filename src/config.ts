@@ -8,6 +8,10 @@ export interface Config {
   dataDir: string;
   /** postgres://… for scale-out; absent means the embedded SQLite store in dataDir. */
   databaseUrl?: string;
+  /** redis://… : rate-limit counts shared by several API processes. */
+  redisUrl?: string;
+  /** Off only for measuring the limiter's own cost (bench). */
+  rateLimitsEnabled: boolean;
   masterKey: Buffer;
   logLevel: string;
   trustProxy: boolean;
@@ -72,6 +76,8 @@ export function loadConfig(env: Env = process.env): Config {
     port,
     dataDir,
     databaseUrl,
+    redisUrl: env.DRAGNET_REDIS_URL || undefined,
+    rateLimitsEnabled: env.DRAGNET_RATE_LIMITS !== 'off',
     masterKey: loadMasterKey(env, dataDir),
     logLevel: env.DRAGNET_LOG_LEVEL || 'info',
     trustProxy: env.DRAGNET_TRUST_PROXY === 'true',

@@ -6,6 +6,7 @@ import { createKeyRing } from './lib/crypto.ts';
 import { createAuthModule } from './modules/auth/auth.module.ts';
 import { createOrgsModule } from './modules/orgs/orgs.module.ts';
 import { createSearchModule } from './modules/search/search.module.ts';
+import { createUsageModule } from './modules/usage/usage.module.ts';
 
 /** The composition root: opens the store and calls each module's factory, nothing else. */
 export async function createContainer(config: Config, options: { clock?: Clock; store?: Store } = {}) {
@@ -22,6 +23,7 @@ export async function createContainer(config: Config, options: { clock?: Clock; 
   const auth = createAuthModule({ db: store.db, users: orgs.userRepository, keys, clock, throttle: config.loginThrottle });
 
   const search = createSearchModule({ store, clock, jwtKey: keys.jwtKey });
+  const usage = await createUsageModule({ store, clock, redisUrl: config.redisUrl });
 
   return {
     config,
@@ -36,8 +38,14 @@ export async function createContainer(config: Config, options: { clock?: Clock; 
     followUps: search.followUps,
     corpus: search.writer,
     ingest: search.ingest,
-    routes: [auth.routes, orgs.routes, search.routes],
-    close: () => store.close(),
+    limits: usage.limits,
+    limiter: usage.limiter,
+    usageCatalog: usage.catalog,
+    routes: [auth.routes, orgs.routes, search.routes, usage.routes],
+    async close() {
+      await usage.limiter.close();
+      await store.close();
+    },
   };
 }
 

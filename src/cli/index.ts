@@ -6,6 +6,7 @@ import { migrateToLatest } from '../db/migrate.ts';
 import { openStore } from '../db/store.ts';
 import { AppError } from '../lib/errors.ts';
 import { frequencies } from '../modules/rules/frequency.ts';
+import { ACCOUNT_SCOPE, serviceScope } from '../modules/usage/limits.ts';
 import type { OrganizationSettings } from '../modules/orgs/org.service.ts';
 import { serve } from '../main.ts';
 import { createOutput, keyValues, table, type Output } from './output.ts';
@@ -114,6 +115,43 @@ orgSettingOptions(org.command('set <name>').description("change an organization'
     await withContainer(async ({ organizations }, out) => {
       const updated = await organizations.update(name, settingsFrom(options));
       out.emit(updated, () => keyValues(updated as never));
+    });
+  });
+
+const limitValue = (value: string): number | null | 'default' => {
+  if (value === 'none') return null;
+  if (value === 'default') return 'default';
+  return wholeNumber(value);
+};
+
+const collectServiceLimit = (value: string, previous: [string, number | null | 'default'][] = []) => {
+  const match = /^([\w-]+)=(.+)$/.exec(value);
+  if (!match) throw new InvalidArgumentError('expected <service-slug>=<daily limit|none|default>');
+  return [...previous, [match[1]!, limitValue(match[2]!)] as [string, number | null | 'default']];
+};
+
+org
+  .command('set-limits <name>')
+  .description('override rate limits of an organization (a number, "none" for unlimited, or "default")')
+  .option('--per-second <n>', 'account-wide requests per second (default 25)', limitValue)
+  .option('--per-month <n>', 'account-wide requests per calendar month (default 100000)', limitValue)
+  .option('--service <slug=n>', "an endpoint's daily limit, e.g. messenger-search-create=3 (repeatable)", collectServiceLimit)
+  .option('--reset', 'drop every override first')
+  .action(async (name: string, options) => {
+    await withContainer(async ({ organizations, limits }, out) => {
+      const target = await organizations.requireByName(name);
+      if (options.reset) await limits.clearOverrides(target.id);
+      if (options.perSecond !== undefined) await limits.setOverride(target.id, ACCOUNT_SCOPE, 'second', options.perSecond);
+      if (options.perMonth !== undefined) await limits.setOverride(target.id, ACCOUNT_SCOPE, 'month', options.perMonth);
+      for (const [slug, value] of (options.service ?? []) as [string, number | null | 'default'][]) {
+        await limits.setOverride(target.id, serviceScope(slug), 'day', value);
+      }
+      const overrides = await limits.listOverrides(target.id);
+      out.emit({ organization: target.name, overrides }, () =>
+        overrides.length
+          ? table(overrides.map((o) => ({ ...o, limit_value: o.limit_value ?? 'none' })), ['scope', 'period', 'limit_value'])
+          : `${target.name} uses the default limits`,
+      );
     });
   });
 

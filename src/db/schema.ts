@@ -46,7 +46,22 @@ export interface AuthFailureTable {
   failed_at: number;
 }
 
+export interface RateCounterTable {
+  key: string;
+  count: number;
+  expires_at: number;
+}
+
+export interface RateLimitOverrideTable {
+  org_id: number;
+  scope: string;
+  period: string;
+  limit_value: number | null;
+}
+
 export interface Database extends MessengerTables {
+  rate_counters: RateCounterTable;
+  rate_limit_overrides: RateLimitOverrideTable;
   organizations: OrganizationTable;
   users: UserTable;
   backup_codes: BackupCodeTable;

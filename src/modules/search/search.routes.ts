@@ -33,6 +33,7 @@ export function searchRoutes(deps: { search: SearchService; channels: ChannelRep
           body: SearchBody,
           response: withErrors({ 200: SearchResponse }, [400, 401, 429]),
         },
+        config: { rateLimit: { service: 'messenger-search-create', name: 'Messenger search' } },
       },
       (request) => {
         const auth = requireAuth(request);
@@ -50,6 +51,7 @@ export function searchRoutes(deps: { search: SearchService; channels: ChannelRep
           querystring: ChannelQuery,
           response: withErrors({ 200: ChannelList }, [400, 401, 429]),
         },
+        config: { rateLimit: { service: 'messenger-channels', name: 'Messenger channels' } },
       },
       async (request) => {
         const { page, page_size, search: text, category_id, is_active } = request.query;
@@ -87,6 +89,7 @@ export function searchRoutes(deps: { search: SearchService; channels: ChannelRep
           querystring: Type.Object(Paging(100, 500)),
           response: withErrors({ 200: CategoryList }, [400, 401, 429]),
         },
+        config: { rateLimit: { service: 'messenger-channels-categories', name: 'Messenger channel categories' } },
       },
       async (request) => {
         const { page, page_size } = request.query;
@@ -111,6 +114,7 @@ export function searchRoutes(deps: { search: SearchService; channels: ChannelRep
           querystring: Type.Object(Paging(20, SEARCH_LIMITS.maxPageSize)),
           response: withErrors({ 200: HistoryList }, [400, 401, 429]),
         },
+        config: { rateLimit: { service: 'messenger-search-history', name: 'Messenger search history' } },
       },
       (request) => search.listHistory(requireAuth(request).orgId, request.query.page, request.query.page_size),
     );
@@ -126,6 +130,7 @@ export function searchRoutes(deps: { search: SearchService; channels: ChannelRep
           querystring: Type.Object(Paging(10, SEARCH_LIMITS.maxPageSize)),
           response: withErrors({ 200: SearchResponse }, [400, 401, 404, 429]),
         },
+        config: { rateLimit: { service: 'messenger-search-history', name: 'Messenger search history' } },
       },
       (request) =>
         search.readPage(requireAuth(request).orgId, request.params.history_id, request.query.page, request.query.page_size),
@@ -142,6 +147,7 @@ export function searchRoutes(deps: { search: SearchService; channels: ChannelRep
           querystring: ExportQuery,
           response: withErrors({ 200: Type.Unknown({ description: 'The file (csv, json, xml or pdf)' }) }, [400, 401, 404, 429]),
         },
+        config: { rateLimit: { service: 'messenger-search-history', name: 'Messenger search history' } },
       },
       async (request, reply) => {
         const { format } = request.query;

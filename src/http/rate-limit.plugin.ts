@@ -1,0 +1,68 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Admission, RateLimiter } from '../modules/usage/rate-limiter.ts';
+import type { UsageCatalog } from '../modules/usage/usage-catalog.ts';
+import { SERVICE_PREFIX } from './auth.plugin.ts';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    rateLimit: Admission | null;
+  }
+  interface FastifyContextConfig {
+    /** The usage service a route counts against (several routes may share one). */
+    rateLimit?: { service: string; name?: string };
+  }
+}
+
+const isSuccess = (status: number) => status >= 200 && status < 300;
+
+function setHeaders(reply: FastifyReply, admission: Admission, refunded: boolean) {
+  const { endpoint, account } = admission;
+  const back = refunded ? 1 : 0;
+  if (endpoint) {
+    reply.header('x-ratelimit-limit', endpoint.limit);
+    reply.header('x-ratelimit-remaining', Math.min(endpoint.limit, endpoint.remaining + back));
+    reply.header('x-ratelimit-reset', endpoint.resetSeconds);
+  }
+  if (account) {
+    reply.header('x-ratelimit-account-limit', account.limit);
+    reply.header('x-ratelimit-account-remaining', Math.min(account.limit, account.remaining + back));
+    reply.header('x-ratelimit-account-reset', account.resetSeconds);
+  }
+}
+
+/**
+ * Rate limiting of every /service/ route (spec 8.1, docs/api.md "Rate limits"). It runs in
+ * onRequest right after authentication, so a refused request never reaches validation or its
+ * handler; the reservation is given back when the response is not a 2xx.
+ */
+export function registerRateLimiting(app: FastifyInstance, deps: { limiter: RateLimiter; catalog: UsageCatalog; enabled: boolean }) {
+  const { limiter, catalog } = deps;
+  app.decorateRequest('rateLimit', null);
+
+  app.addHook('onRoute', (route) => {
+    if (route.url.startsWith(SERVICE_PREFIX)) catalog.register(route);
+  });
+
+  if (!deps.enabled) return;
+
+  app.addHook('onRequest', async (request: FastifyRequest, reply) => {
+    const url = request.routeOptions.url;
+    if (!url?.startsWith(SERVICE_PREFIX) || !request.auth) return;
+    request.rateLimit = await limiter.admit(request.auth.orgId, catalog.slugOf(url));
+    setHeaders(reply, request.rateLimit, false);
+  });
+
+  app.addHook('onSend', async (request, reply, payload) => {
+    const admission = request.rateLimit;
+    if (admission && !admission.released && !isSuccess(reply.statusCode)) {
+      // spec 7: failed calls are refunded and do not count against limits.
+      await limiter.release(admission);
+      setHeaders(reply, admission, true);
+    }
+    return payload;
+  });
+
+  app.addHook('onRequestAbort', async (request) => {
+    if (request.rateLimit) await limiter.release(request.rateLimit);
+  });
+}

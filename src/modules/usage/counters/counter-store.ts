@@ -1,0 +1,20 @@
+/**
+ * Where rate-limit counts live. A reservation is all-or-nothing: either every bucket is below
+ * its limit and all are incremented, or none is and the first full bucket is named.
+ */
+export interface CounterSlot {
+  key: string;
+  limit: number;
+  /** Epoch ms after which the count is useless (the window's end). */
+  expiresAt: number;
+}
+
+export type ReserveOutcome = { ok: true; counts: number[] } | { ok: false; index: number; count: number };
+
+export interface CounterStore {
+  reserve(slots: CounterSlot[]): Promise<ReserveOutcome>;
+  /** Gives back one unit of each key (never below zero). */
+  release(keys: string[]): Promise<void>;
+  read(keys: string[]): Promise<number[]>;
+  close(): Promise<void>;
+}

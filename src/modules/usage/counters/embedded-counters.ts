@@ -1,0 +1,91 @@
+import type { Kysely } from 'kysely';
+import type { Database } from '../../../db/schema.ts';
+import type { Clock } from '../../../lib/clock.ts';
+import type { CounterSlot, CounterStore, ReserveOutcome } from './counter-store.ts';
+
+const FLUSH_INTERVAL_MS = 250;
+
+/**
+ * The embedded default (one process on SQLite): counts are exact in memory, where a check and
+ * its increment cannot interleave, and written behind to the store so they survive a restart
+ * (flushed every 250 ms and on shutdown; a crash loses at most that much).
+ */
+export async function createEmbeddedCounters(deps: { db: Kysely<Database>; clock: Clock }): Promise<CounterStore> {
+  const { db, clock } = deps;
+  const counts = new Map<string, { count: number; expiresAt: number }>();
+  const dirty = new Set<string>();
+
+  const now = clock.now().getTime();
+  await db.deleteFrom('rate_counters').where('expires_at', '<=', now).execute();
+  for (const row of await db.selectFrom('rate_counters').selectAll().execute()) {
+    counts.set(row.key, { count: Number(row.count), expiresAt: Number(row.expires_at) });
+  }
+
+  let flushing: Promise<void> = Promise.resolve();
+  const flush = () => {
+    flushing = flushing.then(async () => {
+      if (dirty.size === 0) return;
+      const keys = [...dirty];
+      dirty.clear();
+      const rows = keys.flatMap((key) => {
+        const entry = counts.get(key);
+        return entry ? [{ key, count: entry.count, expires_at: entry.expiresAt }] : [];
+      });
+      const current = clock.now().getTime();
+      for (const [key, entry] of counts) if (entry.expiresAt <= current) counts.delete(key);
+      await db.transaction().execute(async (tx) => {
+        for (let i = 0; i < rows.length; i += 300) {
+          await tx
+            .insertInto('rate_counters')
+            .values(rows.slice(i, i + 300))
+            .onConflict((oc) => oc.column('key').doUpdateSet((eb) => ({ count: eb.ref('excluded.count') })))
+            .execute();
+        }
+        await tx.deleteFrom('rate_counters').where('expires_at', '<=', current).execute();
+      });
+    });
+    return flushing;
+  };
+  const timer = setInterval(() => void flush(), FLUSH_INTERVAL_MS);
+  timer.unref();
+
+  const current = (key: string) => {
+    const entry = counts.get(key);
+    return entry && entry.expiresAt > clock.now().getTime() ? entry.count : 0;
+  };
+
+  return {
+    async reserve(slots: CounterSlot[]): Promise<ReserveOutcome> {
+      for (const [index, slot] of slots.entries()) {
+        const count = current(slot.key);
+        if (count >= slot.limit) return { ok: false, index, count };
+      }
+      return {
+        ok: true,
+        counts: slots.map((slot) => {
+          const count = current(slot.key) + 1;
+          counts.set(slot.key, { count, expiresAt: slot.expiresAt });
+          dirty.add(slot.key);
+          return count;
+        }),
+      };
+    },
+
+    async release(keys: string[]): Promise<void> {
+      for (const key of keys) {
+        const entry = counts.get(key);
+        if (entry && entry.count > 0) {
+          entry.count--;
+          dirty.add(key);
+        }
+      }
+    },
+
+    read: async (keys: string[]) => keys.map(current),
+
+    async close(): Promise<void> {
+      clearInterval(timer);
+      await flush();
+    },
+  };
+}

@@ -1,0 +1,106 @@
+import type { Kysely } from 'kysely';
+import type { Database } from '../../db/schema.ts';
+import type { Clock } from '../../lib/clock.ts';
+import { validationError } from '../../lib/errors.ts';
+import { periods, type Period } from './windows.ts';
+
+/** Spec 8.1: the account-wide cap over all endpoints. */
+export const ACCOUNT_DEFAULTS: Partial<Record<Period, number>> = { second: 25, month: 100_000 };
+
+/** Spec 8.1 table; every other endpoint gets DEFAULT_SERVICE_DAILY_LIMIT (docs/api.md). */
+export const SERVICE_DAILY_LIMITS: Record<string, number> = {
+  'messenger-search-create': 100,
+  'messenger-channels': 1000,
+  'messenger-channels-categories': 1000,
+  'messenger-search-history': 1000,
+  domain_quick_search: 100,
+  email_quick_search: 100,
+  accounts_database_search: 10_000,
+};
+
+export const DEFAULT_SERVICE_DAILY_LIMIT = 10_000;
+
+export const ACCOUNT_SCOPE = 'account';
+export const serviceScope = (slug: string) => `service:${slug}`;
+
+export interface LimitEntry {
+  scope: string;
+  period: Period;
+  /** null: unlimited. */
+  limit: number | null;
+}
+
+// Overrides change rarely (an operator's CLI command); a short cache keeps a store read off
+// every request while letting a change take effect within seconds in every process.
+const OVERRIDE_CACHE_MS = 5_000;
+
+export function createLimitResolver(deps: { db: Kysely<Database>; clock: Clock }) {
+  const { db, clock } = deps;
+  const cache = new Map<number, { at: number; overrides: Map<string, number | null> }>();
+
+  async function overridesOf(orgId: number): Promise<Map<string, number | null>> {
+    const now = clock.now().getTime();
+    const cached = cache.get(orgId);
+    if (cached && now - cached.at < OVERRIDE_CACHE_MS) return cached.overrides;
+    const rows = await db.selectFrom('rate_limit_overrides').selectAll().where('org_id', '=', orgId).execute();
+    const overrides = new Map(rows.map((r) => [`${r.scope}|${r.period}`, r.limit_value]));
+    cache.set(orgId, { at: now, overrides });
+    return overrides;
+  }
+
+  const resolve = (overrides: Map<string, number | null>, scope: string, period: Period, fallback: number | null) => {
+    const key = `${scope}|${period}`;
+    return overrides.has(key) ? overrides.get(key)! : fallback;
+  };
+
+  return {
+    /** The account-wide limits in force for an organization (unlimited ones omitted). */
+    async account(orgId: number): Promise<LimitEntry[]> {
+      const overrides = await overridesOf(orgId);
+      return (['second', 'month'] as Period[])
+        .map((period) => ({ scope: ACCOUNT_SCOPE, period, limit: resolve(overrides, ACCOUNT_SCOPE, period, ACCOUNT_DEFAULTS[period] ?? null) }))
+        .filter((entry) => entry.limit !== null);
+    },
+
+    async service(orgId: number, slug: string): Promise<LimitEntry[]> {
+      const overrides = await overridesOf(orgId);
+      const scope = serviceScope(slug);
+      return periods
+        .map((period) => ({
+          scope,
+          period,
+          limit: resolve(overrides, scope, period, period === 'day' ? (SERVICE_DAILY_LIMITS[slug] ?? DEFAULT_SERVICE_DAILY_LIMIT) : null),
+        }))
+        .filter((entry) => entry.limit !== null);
+    },
+
+    /** Sets (number), removes (null: unlimited) or restores the default (undefined) of one limit. */
+    async setOverride(orgId: number, scope: string, period: Period, limit: number | null | 'default'): Promise<void> {
+      if (limit !== null && limit !== 'default' && (!Number.isInteger(limit) || limit < 0)) {
+        throw validationError('limit', 'must be a whole number >= 0, "none" or "default"');
+      }
+      await db.transaction().execute(async (tx) => {
+        await tx
+          .deleteFrom('rate_limit_overrides')
+          .where('org_id', '=', orgId)
+          .where('scope', '=', scope)
+          .where('period', '=', period)
+          .execute();
+        if (limit !== 'default') {
+          await tx.insertInto('rate_limit_overrides').values({ org_id: orgId, scope, period, limit_value: limit }).execute();
+        }
+      });
+      cache.delete(orgId);
+    },
+
+    async clearOverrides(orgId: number): Promise<void> {
+      await db.deleteFrom('rate_limit_overrides').where('org_id', '=', orgId).execute();
+      cache.delete(orgId);
+    },
+
+    listOverrides: (orgId: number) =>
+      db.selectFrom('rate_limit_overrides').select(['scope', 'period', 'limit_value']).where('org_id', '=', orgId).orderBy('scope').execute(),
+  };
+}
+
+export type LimitResolver = ReturnType<typeof createLimitResolver>;

@@ -1,0 +1,33 @@
+/** Calendar-aligned UTC windows (spec 8.1.3): a second, a UTC day, a calendar month. */
+export type Period = 'second' | 'day' | 'month';
+
+export const periods: Period[] = ['second', 'day', 'month'];
+
+export const periodLabels: Record<Period, string> = { second: '1 Second', day: '1 Day', month: '1 Month' };
+
+export interface Window {
+  start: number;
+  end: number;
+}
+
+export function windowOf(period: Period, now: Date): Window {
+  const ms = now.getTime();
+  switch (period) {
+    case 'second': {
+      const start = ms - (ms % 1000);
+      return { start, end: start + 1000 };
+    }
+    case 'day': {
+      const start = Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate());
+      return { start, end: start + 86_400_000 };
+    }
+    case 'month': {
+      const year = now.getUTCFullYear();
+      const month = now.getUTCMonth();
+      return { start: Date.UTC(year, month, 1), end: Date.UTC(year, month + 1, 1) };
+    }
+  }
+}
+
+/** Whole seconds until the window resets, never 0 while it is still open. */
+export const secondsUntil = (end: number, now: Date): number => Math.max(1, Math.ceil((end - now.getTime()) / 1000));
