@@ -1,6 +1,8 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { randomBytes, createHash } from 'node:crypto';
 import path from 'node:path';
+import type { DeliveryConfig } from './modules/delivery/delivery.module.ts';
+import type { SystemSenderConfig } from './modules/delivery/delivery.service.ts';
 
 export interface Config {
   host: string;
@@ -18,6 +20,7 @@ export interface Config {
   dashboardUrl: string;
   defaultAlertRuleLimit: number;
   bodyLimitBytes: number;
+  delivery: DeliveryConfig;
   loginThrottle: {
     windowSeconds: number;
     maxFailuresPerAccount: number;
@@ -62,6 +65,33 @@ function loadMasterKey(env: Env, dataDir: string): Buffer {
   return key;
 }
 
+/**
+ * DRAGNET_SYSTEM_SMTP_URL: smtp://user:password@host:port?from=alerts@example.com&encryption=TLS
+ * (encryption TLS by default; SSL means plaintext, as in spec 2.6).
+ */
+function systemSender(raw: string | undefined): SystemSenderConfig | undefined {
+  if (!raw) return undefined;
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new Error('DRAGNET_SYSTEM_SMTP_URL must be a URL like smtp://user:pass@host:587?from=alerts@example.com');
+  }
+  if (url.protocol !== 'smtp:') throw new Error('DRAGNET_SYSTEM_SMTP_URL must start with smtp://');
+  const encryption = (url.searchParams.get('encryption') ?? 'TLS').toUpperCase();
+  if (encryption !== 'TLS' && encryption !== 'SSL') throw new Error('DRAGNET_SYSTEM_SMTP_URL encryption must be TLS or SSL');
+  const from = url.searchParams.get('from') ?? (url.username ? decodeURIComponent(url.username) : '');
+  if (!from.includes('@')) throw new Error('DRAGNET_SYSTEM_SMTP_URL needs ?from=<address>');
+  return {
+    from,
+    host: url.hostname,
+    port: url.port ? Number(url.port) : 587,
+    encryption,
+    username: url.username ? decodeURIComponent(url.username) : null,
+    password: url.password ? decodeURIComponent(url.password) : null,
+  };
+}
+
 export function loadConfig(env: Env = process.env): Config {
   const host = env.HOST || '127.0.0.1';
   const port = integer(env, 'PORT', 8080);
@@ -84,6 +114,16 @@ export function loadConfig(env: Env = process.env): Config {
     dashboardUrl: (env.DRAGNET_DASHBOARD_URL || `http://${displayHost}:${port}`).replace(/\/+$/, ''),
     defaultAlertRuleLimit: integer(env, 'DRAGNET_DEFAULT_ALERT_RULE_LIMIT', 20, 1),
     bodyLimitBytes: integer(env, 'DRAGNET_BODY_LIMIT_BYTES', 1_048_576, 1024),
+    delivery: {
+      systemSender: systemSender(env.DRAGNET_SYSTEM_SMTP_URL),
+      webhookAllowHosts: (env.DRAGNET_WEBHOOK_ALLOW_HOSTS ?? '').split(',').map((h) => h.trim()).filter(Boolean),
+      webhookTimeoutMs: integer(env, 'DRAGNET_WEBHOOK_TIMEOUT_MS', 30_000, 1),
+      smtp: {
+        timeoutMs: integer(env, 'DRAGNET_SMTP_TIMEOUT_MS', 30_000, 1),
+        allowSelfSigned: env.DRAGNET_SMTP_ALLOW_SELF_SIGNED === 'true',
+        ca: env.DRAGNET_SMTP_CA_FILE ? readFileSync(env.DRAGNET_SMTP_CA_FILE, 'utf8') : undefined,
+      },
+    },
     loginThrottle: {
       windowSeconds: integer(env, 'DRAGNET_LOGIN_WINDOW_SECONDS', 900, 1),
       maxFailuresPerAccount: integer(env, 'DRAGNET_LOGIN_MAX_FAILURES_PER_ACCOUNT', 5, 1),

@@ -4,6 +4,7 @@ import { openStore, type Store } from './db/store.ts';
 import { systemClock, type Clock } from './lib/clock.ts';
 import { createKeyRing } from './lib/crypto.ts';
 import { createAuthModule } from './modules/auth/auth.module.ts';
+import { createDeliveryModule } from './modules/delivery/delivery.module.ts';
 import { createOrgsModule } from './modules/orgs/orgs.module.ts';
 import { createSearchModule } from './modules/search/search.module.ts';
 import { createUsageModule } from './modules/usage/usage.module.ts';
@@ -24,6 +25,13 @@ export async function createContainer(config: Config, options: { clock?: Clock; 
 
   const search = createSearchModule({ store, clock, jwtKey: keys.jwtKey });
   const usage = await createUsageModule({ store, clock, redisUrl: config.redisUrl });
+  const delivery = await createDeliveryModule({
+    store,
+    clock,
+    keys,
+    config: config.delivery,
+    dashboardUrl: async (orgId) => (await orgs.organizations.get(orgId)).dashboard_url,
+  });
 
   return {
     config,
@@ -41,8 +49,10 @@ export async function createContainer(config: Config, options: { clock?: Clock; 
     limits: usage.limits,
     limiter: usage.limiter,
     usageCatalog: usage.catalog,
-    routes: [auth.routes, orgs.routes, search.routes, usage.routes],
+    delivery: delivery.service,
+    routes: [auth.routes, orgs.routes, search.routes, usage.routes, delivery.routes],
     async close() {
+      await delivery.close();
       await usage.limiter.close();
       await store.close();
     },

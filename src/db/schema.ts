@@ -59,7 +59,66 @@ export interface RateLimitOverrideTable {
   limit_value: number | null;
 }
 
+export interface DefaultableRow {
+  id: Generated<number>;
+  org_id: number;
+  is_default: Generated<number>;
+  created_at: number;
+}
+
+export interface RecipientTable extends DefaultableRow {
+  email: string;
+}
+
+export interface SenderTable extends Omit<DefaultableRow, 'org_id'> {
+  org_id: number | null;
+  email: string;
+  server_host: string;
+  port: number;
+  username_sealed: string | null;
+  password_sealed: string | null;
+  encryption_method: string;
+  authentication_required: number;
+  is_system_created: Generated<number>;
+}
+
+export interface EmailTemplateTable extends DefaultableRow {
+  name: string;
+  subject: string;
+  body: string;
+  updated_at: number;
+}
+
+export interface WebhookTable extends DefaultableRow {
+  name: string;
+  url: string;
+  /** JSON object of header name to value. */
+  headers: string;
+  secret_sealed: string;
+  updated_at: number;
+}
+
+export interface DeliveryAttemptTable {
+  id: Generated<number>;
+  org_id: number;
+  channel: string;
+  target: string;
+  purpose: string;
+  status: string;
+  status_code: number | null;
+  error: string | null;
+  duration_ms: number;
+  rule_id: number | null;
+  match_id: number | null;
+  created_at: number;
+}
+
 export interface Database extends MessengerTables {
+  recipients: RecipientTable;
+  senders: SenderTable;
+  email_templates: EmailTemplateTable;
+  webhooks: WebhookTable;
+  delivery_attempts: DeliveryAttemptTable;
   rate_counters: RateCounterTable;
   rate_limit_overrides: RateLimitOverrideTable;
   organizations: OrganizationTable;

@@ -1,0 +1,46 @@
+import type { Store } from '../../db/store.ts';
+import type { Clock } from '../../lib/clock.ts';
+import type { KeyRing } from '../../lib/crypto.ts';
+import { deliveryRoutes } from './delivery.routes.ts';
+import { createDeliveryService, type SystemSenderConfig } from './delivery.service.ts';
+import { createEmailTransport, type EmailTransportOptions } from './email/email-transport.ts';
+import { createSsrfGuard } from './webhook/ssrf-guard.ts';
+import { createWebhookTransport } from './webhook/webhook-transport.ts';
+
+export interface DeliveryConfig {
+  systemSender?: SystemSenderConfig;
+  webhookAllowHosts: string[];
+  webhookTimeoutMs: number;
+  smtp: EmailTransportOptions;
+}
+
+export async function createDeliveryModule(deps: {
+  store: Store;
+  clock: Clock;
+  keys: KeyRing;
+  config: DeliveryConfig;
+  dashboardUrl: (orgId: number) => Promise<string>;
+}) {
+  const webhook = createWebhookTransport({
+    guard: createSsrfGuard(deps.config.webhookAllowHosts),
+    timeoutMs: deps.config.webhookTimeoutMs,
+    clock: deps.clock,
+  });
+  const service = createDeliveryService({
+    db: deps.store.db,
+    engine: deps.store.engine,
+    clock: deps.clock,
+    keys: deps.keys,
+    email: createEmailTransport(deps.config.smtp),
+    webhook,
+  });
+  await service.syncSystemSender(deps.config.systemSender);
+  return {
+    service,
+    routes: deliveryRoutes({ delivery: service, dashboardUrl: deps.dashboardUrl }),
+    async close() {
+      await service.idle();
+      await webhook.close();
+    },
+  };
+}

@@ -1,0 +1,191 @@
+import { Type, type Static, type TObject, type TSchema } from '@sinclair/typebox';
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { FastifyPluginAsync, RouteShorthandOptions } from 'fastify';
+import { requireAuth } from '../../http/auth.plugin.ts';
+import { withErrors } from '../../http/schemas.ts';
+import { linkedPage, pageWindow } from '../../lib/pagination.ts';
+import {
+  DeliveryAttempt,
+  IdParams,
+  LinkedPage,
+  PageQuery,
+  Recipient,
+  RecipientBody,
+  Sender,
+  SenderBody,
+  Template,
+  TemplateBody,
+  TestEmailBody,
+  Webhook,
+  WebhookBody,
+} from './delivery.schemas.ts';
+import type { DeliveryService } from './delivery.service.ts';
+
+const PREFIX = '/service/alert_system_setting_';
+/** Widens route options so the generic resource routes are not inferred from their schemas. */
+const options = (value: RouteShorthandOptions): RouteShorthandOptions => value;
+const TAG = 'delivery settings';
+
+interface ResourceSpec<Item extends TSchema, Body extends TObject> {
+  /** recipient → get_recipient_list, create_recipient, … (spec 4.4) */
+  name: string;
+  item: Item;
+  body: Body;
+  service: {
+    list(orgId: number, page: { offset: number; limit: number }): Promise<{ results: Static<Item>[]; total: number }>;
+    create(orgId: number, input: Static<Body>): Promise<Static<Item>>;
+    update?(orgId: number, id: number, input: Static<Body>): Promise<Static<Item>>;
+    delete(orgId: number, id: number): Promise<void>;
+  };
+}
+
+/** The list/create/update/delete operations of one delivery resource at spec 4.4's paths. */
+function resourceRoutes<Item extends TSchema, Body extends TObject>(spec: ResourceSpec<Item, Body>): FastifyPluginAsync {
+  const title = spec.name[0]!.toUpperCase() + spec.name.slice(1);
+  // One generic route set for four resources: the schemas still validate and serialize every
+  // request; only the compile-time inference is given up, hence the typed casts below.
+  type Page = Static<typeof PageQuery>;
+  type Params = Static<typeof IdParams>;
+  return async (app) => {
+    const listPath = `${PREFIX}get_${spec.name}_list/`;
+    app.get(
+      listPath,
+      options({
+        schema: {
+          operationId: `list${title}s`,
+          tags: [TAG],
+          summary: `The organization's ${spec.name}s`,
+          querystring: PageQuery,
+          response: withErrors({ 200: LinkedPage(spec.item) }, [400, 401, 429]),
+        },
+      }),
+      async (request) => {
+        const query = request.query as Page;
+        const { results, total } = await spec.service.list(requireAuth(request).orgId, pageWindow(query));
+        return linkedPage(listPath, query, total, results);
+      },
+    );
+
+    app.post(
+      `${PREFIX}create_${spec.name}/`,
+      options({
+        schema: {
+          operationId: `create${title}`,
+          tags: [TAG],
+          summary: `Create a ${spec.name}`,
+          body: spec.body,
+          response: withErrors({ 201: spec.item }, [400, 401, 409, 429]),
+        },
+      }),
+      async (request, reply) => reply.code(201).send(await spec.service.create(requireAuth(request).orgId, request.body as Static<Body>)),
+    );
+
+    const update = spec.service.update;
+    if (update) {
+      app.put(
+        `${PREFIX}update_${spec.name}/:id/`,
+        options({
+          schema: {
+            operationId: `update${title}`,
+            tags: [TAG],
+            summary: `Replace a ${spec.name}`,
+            params: IdParams,
+            body: spec.body,
+            response: withErrors({ 200: spec.item }, [400, 401, 404, 409, 429]),
+          },
+        }),
+        (request) => update(requireAuth(request).orgId, (request.params as Params).id, request.body as Static<Body>),
+      );
+    }
+
+    app.delete(
+      `${PREFIX}delete_${spec.name}/:id/`,
+      options({
+        schema: {
+          operationId: `delete${title}`,
+          tags: [TAG],
+          summary: `Delete a ${spec.name} (not while an active rule uses it)`,
+          params: IdParams,
+          response: withErrors({ 204: Type.Null({ description: 'Deleted' }) }, [400, 401, 403, 404, 409, 429]),
+        },
+      }),
+      async (request, reply) => {
+        await spec.service.delete(requireAuth(request).orgId, (request.params as Params).id);
+        return reply.code(204).send();
+      },
+    );
+  };
+}
+
+export function deliveryRoutes(deps: { delivery: DeliveryService; dashboardUrl: (orgId: number) => Promise<string> }): FastifyPluginAsyncTypebox {
+  const { delivery } = deps;
+  return async (app) => {
+    await app.register(resourceRoutes({ name: 'recipient', item: Recipient, body: RecipientBody, service: delivery.recipients }));
+    await app.register(resourceRoutes({ name: 'sender', item: Sender, body: SenderBody, service: delivery.senders }));
+    await app.register(resourceRoutes({ name: 'template', item: Template, body: TemplateBody, service: delivery.templates }));
+    await app.register(resourceRoutes({ name: 'webhook', item: Webhook, body: WebhookBody, service: delivery.webhooks }));
+
+    app.post(
+      `${PREFIX}test_email/`,
+      {
+        schema: {
+          operationId: 'sendTestEmail',
+          tags: [TAG],
+          summary: 'Send a test email through a sender; answers 202 at once and sends in the background',
+          body: TestEmailBody,
+          response: withErrors(
+            { 202: Type.Object({ message: Type.String(), sender_id: Type.Integer(), recipient: Type.String() }) },
+            [400, 401, 404, 429],
+          ),
+        },
+      },
+      async (request, reply) => {
+        const queued = await delivery.queueTestEmail(requireAuth(request).orgId, request.body.sender_id, request.body.recipient);
+        return reply.code(202).send(queued);
+      },
+    );
+
+    app.post(
+      `${PREFIX}test_webhook/:id/`,
+      {
+        schema: {
+          operationId: 'sendTestWebhook',
+          tags: [TAG],
+          summary: 'Send a sample notification to a webhook now; returns the recorded attempt',
+          params: IdParams,
+          response: withErrors({ 200: DeliveryAttempt }, [400, 401, 404, 429]),
+        },
+      },
+      async (request) => {
+        const { orgId } = requireAuth(request);
+        return delivery.testWebhook(orgId, request.params.id, await deps.dashboardUrl(orgId));
+      },
+    );
+
+    const attemptsPath = `${PREFIX}get_delivery_attempt_list/`;
+    app.get(
+      attemptsPath,
+      {
+        schema: {
+          operationId: 'listDeliveryAttempts',
+          tags: [TAG],
+          summary: 'Every email and webhook delivery attempt, newest first',
+          querystring: Type.Composite([
+            PageQuery,
+            Type.Object({
+              channel: Type.Optional(Type.Union([Type.Literal('email'), Type.Literal('webhook')])),
+              status: Type.Optional(Type.Union([Type.Literal('success'), Type.Literal('failed')])),
+              rule_id: Type.Optional(Type.Integer({ minimum: 1 })),
+            }),
+          ]),
+          response: withErrors({ 200: LinkedPage(DeliveryAttempt) }, [400, 401, 429]),
+        },
+      },
+      async (request) => {
+        const { channel, status, rule_id: ruleId } = request.query;
+        const { results, total } = await delivery.attempts.list(requireAuth(request).orgId, { channel, status, ruleId, ...pageWindow(request.query) });
+        return linkedPage(attemptsPath, request.query, total, results, { channel, status, rule_id: ruleId });
+      },
+    );
+  };
+}

@@ -1,0 +1,112 @@
+import { Type, type TSchema } from '@sinclair/typebox';
+
+const Id = Type.Integer();
+const Timestamp = Type.String({ format: 'date-time' });
+
+export const Recipient = Type.Object({ id: Id, email: Type.String(), is_default: Type.Boolean(), created_at: Timestamp });
+export const RecipientBody = Type.Object(
+  { email: Type.String({ minLength: 3, maxLength: 254 }), is_default: Type.Optional(Type.Boolean()) },
+  { additionalProperties: false },
+);
+
+export const Sender = Type.Object({
+  id: Id,
+  email: Type.String({ description: 'The from address' }),
+  server_host: Type.String(),
+  encryption_method: Type.Union([Type.Literal('SSL'), Type.Literal('TLS')]),
+  authentication_required: Type.Boolean(),
+  is_default: Type.Boolean(),
+  is_system_created: Type.Boolean(),
+  created_at: Timestamp,
+});
+export const SenderBody = Type.Object(
+  {
+    email: Type.String({ minLength: 3, maxLength: 254 }),
+    server_host: Type.String({ minLength: 1, maxLength: 253, pattern: '^[A-Za-z0-9.:\\[\\]-]+$' }),
+    port: Type.Integer({ minimum: 1, maximum: 65535, description: 'Write-only' }),
+    username: Type.Optional(Type.Union([Type.String({ maxLength: 512 }), Type.Null()], { description: 'Write-only' })),
+    password: Type.Optional(Type.Union([Type.String({ maxLength: 1024 }), Type.Null()], { description: 'Write-only' })),
+    encryption_method: Type.Union([Type.Literal('SSL'), Type.Literal('TLS')], {
+      description: 'TLS: STARTTLS before authenticating, refused if the server does not offer it; SSL: plaintext',
+    }),
+    authentication_required: Type.Optional(Type.Boolean({ default: true })),
+    is_default: Type.Optional(Type.Boolean()),
+    // Read-only fields a client may echo back are accepted and ignored.
+    is_system_created: Type.Optional(Type.Boolean()),
+  },
+  { additionalProperties: false },
+);
+
+export const Template = Type.Object({
+  id: Id,
+  name: Type.String(),
+  subject: Type.String(),
+  body: Type.String({ description: 'HTML with {current_date}, {alert_rule_name}, {number_of_hits}, {service}, {match_detail_link}' }),
+  is_default: Type.Boolean(),
+  created_at: Timestamp,
+  updated_at: Timestamp,
+});
+export const TemplateBody = Type.Object(
+  {
+    name: Type.String({ minLength: 1, maxLength: 200 }),
+    subject: Type.String({ minLength: 1, maxLength: 998 }),
+    body: Type.String({ minLength: 1, maxLength: 200_000 }),
+    is_default: Type.Optional(Type.Boolean()),
+  },
+  { additionalProperties: false },
+);
+
+export const Webhook = Type.Object({
+  id: Id,
+  name: Type.String(),
+  url: Type.String(),
+  headers: Type.Record(Type.String(), Type.String()),
+  secret: Type.String({ description: 'Server-generated signing secret (whsec_…)' }),
+  is_default: Type.Boolean(),
+  created_at: Timestamp,
+  updated_at: Timestamp,
+});
+export const WebhookBody = Type.Object(
+  {
+    name: Type.String({ minLength: 1, maxLength: 200 }),
+    url: Type.String({ minLength: 1, maxLength: 2048 }),
+    headers: Type.Optional(Type.Record(Type.String({ maxLength: 256 }), Type.String({ maxLength: 4096 }), { maxProperties: 20 })),
+    is_default: Type.Optional(Type.Boolean()),
+    secret: Type.Optional(Type.Unknown({ description: 'Ignored: the server generates the secret' })),
+  },
+  { additionalProperties: false },
+);
+
+export const DeliveryAttempt = Type.Object({
+  id: Id,
+  channel: Type.String({ description: 'email or webhook' }),
+  target: Type.String({ description: 'Recipient addresses or webhook URL' }),
+  purpose: Type.String({ description: 'notification, test_email or test_webhook' }),
+  status: Type.String({ description: 'success or failed' }),
+  status_code: Type.Union([Type.Integer(), Type.Null()]),
+  error: Type.Union([Type.String(), Type.Null()]),
+  duration_ms: Type.Integer(),
+  rule_id: Type.Union([Type.Integer(), Type.Null()]),
+  match_id: Type.Union([Type.Integer(), Type.Null()]),
+  created_at: Timestamp,
+});
+
+export const TestEmailBody = Type.Object(
+  { sender_id: Type.Integer({ minimum: 1 }), recipient: Type.String({ minLength: 3, maxLength: 254 }) },
+  { additionalProperties: false },
+);
+
+export const PageQuery = Type.Object({
+  page: Type.Integer({ minimum: 1, default: 1 }),
+  page_size: Type.Integer({ minimum: 1, maximum: 100, default: 50 }),
+});
+
+export const LinkedPage = <T extends TSchema>(item: T) =>
+  Type.Object({
+    count: Type.Integer(),
+    next: Type.Union([Type.String(), Type.Null()]),
+    previous: Type.Union([Type.String(), Type.Null()]),
+    results: Type.Array(item),
+  });
+
+export const IdParams = Type.Object({ id: Type.Integer({ minimum: 1 }) });
