@@ -9,7 +9,8 @@ import { registerErrorHandling } from './http/error-handler.ts';
 import { registerRateLimiting } from './http/rate-limit.plugin.ts';
 import { healthRoutes } from './http/health.routes.ts';
 import { ErrorBody } from './http/schemas.ts';
-import { createValidatorCompiler } from './http/validation.ts';
+import { createValidatorCompiler, findNulCharacter } from './http/validation.ts';
+import { validationError } from './lib/errors.ts';
 
 export interface AppOptions {
   logger?: FastifyServerOptions['logger'];
@@ -39,6 +40,10 @@ export async function buildApp(container: Container, options: AppOptions = {}) {
   app.addSchema(ErrorBody);
   app.setValidatorCompiler(createValidatorCompiler([ErrorBody]));
   registerErrorHandling(app);
+  app.addHook('preValidation', async (request) => {
+    const field = findNulCharacter(request.body) ?? findNulCharacter(request.query) ?? findNulCharacter(request.params);
+    if (field) throw validationError(field, 'must not contain the NUL character');
+  });
   app.addHook('onSend', async (request, reply) => {
     reply.header('x-request-id', request.id);
   });

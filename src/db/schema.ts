@@ -113,7 +113,116 @@ export interface DeliveryAttemptTable {
   created_at: number;
 }
 
+export interface AlertRuleTable {
+  id: Generated<number>;
+  org_id: number;
+  name: string;
+  service_id: number;
+  args: string;
+  sender_id: number | null;
+  email_template_id: number | null;
+  webhook_id: number | null;
+  frequency: string;
+  total_alerts_count: Generated<number>;
+  total_matches_count: Generated<number>;
+  last_run: number | null;
+  is_deleted: Generated<number>;
+  deleted_at: number | null;
+  deleted_by: number | null;
+  deletion_snapshot: string | null;
+  created_by: number | null;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface AlertRuleRecipientTable {
+  rule_id: number;
+  recipient_id: number;
+}
+
+export interface RuleRunTable {
+  id: Generated<number>;
+  org_id: number;
+  rule_id: number;
+  run_key: string;
+  window_start: number | null;
+  window_end: number;
+  status: string;
+  hits: Generated<number>;
+  error: string | null;
+  created_at: number;
+  completed_at: number | null;
+}
+
+export interface MatchTable {
+  id: Generated<number>;
+  org_id: number;
+  rule_id: number;
+  run_id: number;
+  status: string;
+  total_hits: Generated<number>;
+  stored_hits: Generated<number>;
+  excluded_hits: Generated<number>;
+  window_start: number | null;
+  window_end: number;
+  created_at: number;
+  completed_at: number | null;
+}
+
+export interface MatchHitTable {
+  id: Generated<number>;
+  match_id: number;
+  rule_id: number;
+  hit_key: string;
+  hit_date: number;
+  data: string;
+  is_excluded: Generated<number>;
+}
+
+export interface ExclusionTable {
+  id: Generated<number>;
+  org_id: number;
+  rule_id: number;
+  field: string;
+  value: string;
+  created_at: number;
+}
+
+export interface NotificationTable {
+  id: Generated<number>;
+  org_id: number;
+  rule_id: number;
+  match_id: number;
+  channel: string;
+  status: string;
+  claimed_until: number | null;
+  created_at: number;
+  sent_at: number | null;
+}
+
+export interface JobTable {
+  id: Generated<number>;
+  type: string;
+  job_key: string;
+  payload: string;
+  status: string;
+  attempts: Generated<number>;
+  run_after: number;
+  claimed_until: number | null;
+  error: string | null;
+  created_at: number;
+  finished_at: number | null;
+}
+
 export interface Database extends MessengerTables {
+  alert_rules: AlertRuleTable;
+  alert_rule_recipients: AlertRuleRecipientTable;
+  rule_runs: RuleRunTable;
+  matches: MatchTable;
+  match_hits: MatchHitTable;
+  exclusions: ExclusionTable;
+  notifications: NotificationTable;
+  jobs: JobTable;
   recipients: RecipientTable;
   senders: SenderTable;
   email_templates: EmailTemplateTable;

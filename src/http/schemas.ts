@@ -11,6 +11,9 @@ export const ErrorBody = Type.Object(
     limit: Type.Optional(Type.Integer()),
     remaining: Type.Optional(Type.Integer()),
     reset_at: Type.Optional(Type.String({ format: 'date-time' })),
+    position: Type.Optional(Type.Integer({ minimum: 0, description: 'Query-language errors: offset in the query' })),
+    missing_placeholders: Type.Optional(Type.Array(Type.String())),
+    rules: Type.Optional(Type.Array(Type.Object({ id: Type.Integer(), name: Type.String() }), { description: 'Rules that use the resource' })),
   },
   { $id: 'ErrorBody', title: 'Error' },
 );
@@ -34,5 +37,11 @@ export function withErrors<R extends Record<number, TSchema>>(responses: R, stat
 }
 
 export const OrgIdQuery = Type.Optional(
-  Type.Integer({ minimum: 1, description: 'MSSP/system accounts: act for this managed organization' }),
+  Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER, description: 'MSSP/system accounts: act for this managed organization' }),
 );
+
+/** Ids are positive and within what JSON numbers carry exactly. */
+export const IdInteger = (options: { description?: string } = {}) => Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER, ...options });
+
+/** Pages beyond this are refused rather than turned into giant offsets. */
+export const MAX_PAGE = 1_000_000;

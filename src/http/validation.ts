@@ -49,3 +49,23 @@ export function fieldErrorsFrom(errors: ErrorObject[], part: string | undefined)
   }
   return [...seen].map(([field, message]) => ({ field, message }));
 }
+
+/**
+ * The path of the first string holding a NUL character, if any. PostgreSQL text cannot store
+ * NUL and SQLite's LIKE stops at it, so such input is refused up front for every route.
+ */
+export function findNulCharacter(value: unknown, path = ''): string | null {
+  if (typeof value === 'string') return value.includes('\0') ? path || 'body' : null;
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) {
+      const found = findNulCharacter(value[i], `${path}[${i}]`);
+      if (found) return found;
+    }
+  } else if (value && typeof value === 'object') {
+    for (const [key, child] of Object.entries(value)) {
+      const found = findNulCharacter(child, path ? `${path}.${key}` : key);
+      if (found) return found;
+    }
+  }
+  return null;
+}

@@ -2,7 +2,7 @@ import { Type, type Static, type TObject, type TSchema } from '@sinclair/typebox
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyPluginAsync, RouteShorthandOptions } from 'fastify';
 import { requireAuth } from '../../http/auth.plugin.ts';
-import { withErrors } from '../../http/schemas.ts';
+import { IdInteger, withErrors } from '../../http/schemas.ts';
 import { linkedPage, pageWindow } from '../../lib/pagination.ts';
 import {
   DeliveryAttempt,
@@ -175,7 +175,7 @@ export function deliveryRoutes(deps: { delivery: DeliveryService; dashboardUrl: 
             Type.Object({
               channel: Type.Optional(Type.Union([Type.Literal('email'), Type.Literal('webhook')])),
               status: Type.Optional(Type.Union([Type.Literal('success'), Type.Literal('failed')])),
-              rule_id: Type.Optional(Type.Integer({ minimum: 1 })),
+              rule_id: Type.Optional(IdInteger()),
             }),
           ]),
           response: withErrors({ 200: LinkedPage(DeliveryAttempt) }, [400, 401, 429]),

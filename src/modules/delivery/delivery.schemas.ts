@@ -1,4 +1,5 @@
 import { Type, type TSchema } from '@sinclair/typebox';
+import { IdInteger, MAX_PAGE } from '../../http/schemas.ts';
 
 const Id = Type.Integer();
 const Timestamp = Type.String({ format: 'date-time' });
@@ -92,12 +93,12 @@ export const DeliveryAttempt = Type.Object({
 });
 
 export const TestEmailBody = Type.Object(
-  { sender_id: Type.Integer({ minimum: 1 }), recipient: Type.String({ minLength: 3, maxLength: 254 }) },
+  { sender_id: IdInteger(), recipient: Type.String({ minLength: 3, maxLength: 254 }) },
   { additionalProperties: false },
 );
 
 export const PageQuery = Type.Object({
-  page: Type.Integer({ minimum: 1, default: 1 }),
+  page: Type.Integer({ minimum: 1, maximum: MAX_PAGE, default: 1 }),
   page_size: Type.Integer({ minimum: 1, maximum: 100, default: 50 }),
 });
 
@@ -109,4 +110,4 @@ export const LinkedPage = <T extends TSchema>(item: T) =>
     results: Type.Array(item),
   });
 
-export const IdParams = Type.Object({ id: Type.Integer({ minimum: 1 }) });
+export const IdParams = Type.Object({ id: IdInteger() });

@@ -197,6 +197,8 @@ export interface ParsedQuery {
 export function parseQuery(raw: string): ParsedQuery {
   const query = raw.trim();
   if (!query) throw new QuerySyntaxError('empty query', 0);
+  const nul = raw.indexOf('\0');
+  if (nul !== -1) throw new QuerySyntaxError('the NUL character is not allowed', nul);
   const all = tokenize(raw);
   const { tokens, truncated } = truncate(all);
   const lexicalError = tokens.find((t) => t.kind === 'error');

@@ -127,7 +127,7 @@ function toPdf(input: ExportInput): Promise<Buffer> {
     row(header, true);
     for (const item of input.items) {
       const text = item.text.length > 600 ? `${item.text.slice(0, 600)}…` : item.text;
-      row([item.date.replace('T', ' ').replace(/\.\d+Z$/, ''), item.channel_username ?? String(item.channel_id), text], false);
+      row([item.date.replace('T', ' ').replace(/\.\d+Z$/, ''), item.channel_username ?? item.channels_list?.[0] ?? String(item.channel_id), text], false);
     }
     doc.end();
   });

@@ -1,4 +1,5 @@
 import { Type } from '@sinclair/typebox';
+import { IdInteger, MAX_PAGE } from '../../http/schemas.ts';
 import { exportFormats } from './search-export.ts';
 import { SEARCH_LIMITS } from './search.service.ts';
 
@@ -6,15 +7,15 @@ const Nullable = <T extends import('@sinclair/typebox').TSchema>(schema: T) => T
 
 export const SearchBody = Type.Object(
   {
-    query: Type.String({ minLength: 1, maxLength: 10_000, description: 'Boolean query: terms, "phrases", AND, OR, NOT, -term, ( )' }),
+    query: Type.String({ maxLength: 10_000, description: 'Boolean query: terms, "phrases", AND, OR, NOT, -term, ( )' }),
     channel_ids: Type.Optional(
-      Nullable(Type.Array(Type.Integer({ minimum: 1 }), { maxItems: SEARCH_LIMITS.maxChannelIds, description: 'Restrict to these channels; null or omitted: all' })),
+      Nullable(Type.Array(IdInteger(), { maxItems: SEARCH_LIMITS.maxChannelIds, description: 'Restrict to these channels; null or omitted: all' })),
     ),
     context_chars: Type.Optional(
       Type.Integer({ minimum: SEARCH_LIMITS.minContextChars, maximum: SEARCH_LIMITS.maxContextChars, default: SEARCH_LIMITS.defaultContextChars }),
     ),
     unique_only: Type.Optional(Type.Boolean({ default: false, description: 'Collapse identical texts across channels' })),
-    page: Type.Optional(Type.Integer({ minimum: 1, default: 1 })),
+    page: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_PAGE, default: 1 })),
     page_size: Type.Optional(Type.Integer({ minimum: 1, maximum: SEARCH_LIMITS.maxPageSize, default: 10 })),
   },
   { additionalProperties: false },
@@ -75,14 +76,14 @@ const pagination = {
 };
 
 export const Paging = (defaultSize: number, maxSize: number) => ({
-  page: Type.Integer({ minimum: 1, default: 1 }),
+  page: Type.Integer({ minimum: 1, maximum: MAX_PAGE, default: 1 }),
   page_size: Type.Integer({ minimum: 1, maximum: maxSize, default: defaultSize }),
 });
 
 export const ChannelQuery = Type.Object({
   ...Paging(100, 500),
   search: Type.Optional(Type.String({ maxLength: 200, description: 'Case-insensitive part of the title or username' })),
-  category_id: Type.Optional(Type.Integer({ minimum: 1 })),
+  category_id: Type.Optional(IdInteger()),
   is_active: Type.Optional(Type.Boolean()),
 });
 
@@ -126,7 +127,7 @@ export const HistoryList = Type.Object({
   ...pagination,
 });
 
-export const HistoryParams = Type.Object({ history_id: Type.Integer({ minimum: 1 }) });
+export const HistoryParams = Type.Object({ history_id: IdInteger() });
 
 export const ExportQuery = Type.Object({
   format: Type.Union(exportFormats.map((f) => Type.Literal(f)), { default: 'csv' }),

@@ -178,7 +178,7 @@ export function createSearchService(deps: {
   async function readPage(orgId: number, historyId: number, page: number, pageSize: number) {
     const { row, parse, options } = await requireHistory(orgId, historyId);
     const from = (page - 1) * pageSize + 1;
-    const rows = await searches.readSnapshot(historyId, from, from + pageSize - 1);
+    const rows = from > Number(row.snapshot_count) ? [] : await searches.readSnapshot(historyId, from, from + pageSize - 1);
     const results = (await toItems(rows, parse, options, Number(row.watermark_message_id))).map(({ text: _text, ...item }) => item);
     return {
       results,

@@ -1,0 +1,88 @@
+import { appStoreSource } from './app_store/app_store.source.ts';
+import { binCvvSource } from './bin_cvv/bin_cvv.source.ts';
+import { certificateSource } from './certificate/certificate.source.ts';
+import { chatServerSource } from './chat_server/chat_server.source.ts';
+import { cloudBucketSource } from './cloud_bucket/cloud_bucket.source.ts';
+import { creditCardSource } from './credit_card/credit_card.source.ts';
+import { distinctLeakSource } from './distinct_leak/distinct_leak.source.ts';
+import { filteredLeakSource } from './filtered_leak/filtered_leak.source.ts';
+import { hackerForumSource } from './hacker_forum/hacker_forum.source.ts';
+import { messengerSource } from './messenger/messenger.source.ts';
+import { pasteSiteSource } from './paste_site/paste_site.source.ts';
+import { phishingSource } from './phishing/phishing.source.ts';
+import { ransomwareSource } from './ransomware/ransomware.source.ts';
+import { rawLeakExtendedSource } from './raw_leak_extended/raw_leak_extended.source.ts';
+import type { ArgType, SourceDefinition } from './source.ts';
+import { urlShortenerSource } from './url_shortener/url_shortener.source.ts';
+
+/**
+ * The 15 monitorable services of spec section 1, in id order. Ids are what rules store
+ * (`service`), so they never change; a new source takes the next id. docs/sources.md describes them.
+ */
+export const sourceCatalog: SourceDefinition[] = [
+  messengerSource,
+  chatServerSource,
+  filteredLeakSource,
+  rawLeakExtendedSource,
+  distinctLeakSource,
+  creditCardSource,
+  binCvvSource,
+  phishingSource,
+  certificateSource,
+  ransomwareSource,
+  hackerForumSource,
+  pasteSiteSource,
+  appStoreSource,
+  cloudBucketSource,
+  urlShortenerSource,
+];
+
+const byId = new Map(sourceCatalog.map((source) => [source.id, source]));
+
+export function findSource(id: number): SourceDefinition | undefined {
+  return byId.get(id);
+}
+
+export interface CatalogParam {
+  name: string;
+  type: ArgType;
+  required: boolean;
+  hint?: string;
+  example?: unknown;
+  valid_values?: (string | number)[];
+}
+
+/** A catalog row as the API shows it (spec 2.9). */
+export interface CatalogRow {
+  id: number;
+  name: string;
+  alias: string;
+  args_schema: { params: CatalogParam[] };
+  service_type: 'sync' | 'async';
+  excludable_fields: string[];
+  filterable_fields: string[];
+  sortable_fields: string[];
+  frequency: SourceDefinition['frequency'];
+}
+
+export function catalogRow(source: SourceDefinition): CatalogRow {
+  return {
+    id: source.id,
+    name: source.name,
+    alias: source.alias,
+    args_schema: {
+      params: source.params.map((param) => {
+        const row: CatalogParam = { name: param.name, type: param.type, required: param.required };
+        if (param.hint !== undefined) row.hint = param.hint;
+        if (param.example !== undefined) row.example = param.example;
+        if (param.valid_values !== undefined) row.valid_values = [...param.valid_values];
+        return row;
+      }),
+    },
+    service_type: source.serviceType,
+    excludable_fields: [...source.excludableFields],
+    filterable_fields: [...source.filterableFields],
+    sortable_fields: [...source.sortableFields],
+    frequency: source.frequency,
+  };
+}

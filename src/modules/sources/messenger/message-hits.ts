@@ -1,0 +1,57 @@
+import { sql } from 'kysely';
+import { positiveTerms, type QueryNode } from '../../search/query-language.ts';
+import { textPreview } from '../../search/text-preview.ts';
+import type { Hit } from '../source.ts';
+
+export interface MessageRow {
+  id: number;
+  message_id: number;
+  channel_id: number;
+  username: string | null;
+  title: string;
+  user_id: number | null;
+  text: string;
+  text_hash: string;
+  date: number;
+  has_media: number;
+  media_type: string | null;
+  file_name: string | null;
+  links: string | null;
+}
+
+export interface MessengerArgs {
+  query: string;
+  channel_ids?: number[] | null;
+  unique_only?: boolean | null;
+  context_chars?: number | null;
+}
+
+export const MESSAGE_COLUMNS = sql`m.id, m.message_id, m.channel_id, c.username, c.title, m.user_id, m.text, m.text_hash, m.date,
+  m.has_media, m.media_type, m.file_name, m.links`;
+
+export function messageHit(row: MessageRow, tree: QueryNode, contextChars: number): Hit {
+  return {
+    key: `${row.channel_id}:${row.message_id}`,
+    date: Number(row.date),
+    data: {
+      message_id: Number(row.message_id),
+      channel_id: Number(row.channel_id),
+      channel_username: row.username ?? row.title,
+      user_id: row.user_id === null ? null : Number(row.user_id),
+      date: new Date(Number(row.date)).toISOString(),
+      text_preview: textPreview(row.text, positiveTerms(tree), contextChars),
+      text: row.text,
+      text_hash: row.text_hash,
+      has_media: Number(row.has_media) === 1,
+      media_type: row.media_type,
+      file_name: row.file_name,
+      links: row.links ? (JSON.parse(row.links) as string[]) : null,
+    },
+  };
+}
+
+/** unique_only: identical texts count once (the newest, as hits arrive newest first). */
+export function collapseIdenticalTexts(hits: Hit[]): Hit[] {
+  const seen = new Set<unknown>();
+  return hits.filter((hit) => !seen.has(hit.data.text_hash) && seen.add(hit.data.text_hash));
+}
