@@ -32,8 +32,12 @@ export async function buildApp(container: Container, options: AppOptions = {}) {
     logger: options.logger ?? false,
     bodyLimit: container.config.bodyLimitBytes,
     trustProxy: container.config.trustProxy,
-    requestIdHeader: 'x-request-id',
-    genReqId: () => randomUUID(),
+    // A client's X-Request-Id is kept when it looks like an id; anything else gets a new one.
+    requestIdHeader: false,
+    genReqId: (request) => {
+      const sent = request.headers['x-request-id'];
+      return typeof sent === 'string' && /^[\w.:-]{1,128}$/.test(sent) ? sent : randomUUID();
+    },
     ajv: { customOptions: { removeAdditional: false } },
   }).withTypeProvider<TypeBoxTypeProvider>();
 

@@ -21,6 +21,7 @@ export interface Config {
   defaultAlertRuleLimit: number;
   bodyLimitBytes: number;
   delivery: DeliveryConfig;
+  schedulerPollMs: number;
   loginThrottle: {
     windowSeconds: number;
     maxFailuresPerAccount: number;
@@ -124,6 +125,7 @@ export function loadConfig(env: Env = process.env): Config {
         ca: env.DRAGNET_SMTP_CA_FILE ? readFileSync(env.DRAGNET_SMTP_CA_FILE, 'utf8') : undefined,
       },
     },
+    schedulerPollMs: integer(env, 'DRAGNET_SCHEDULER_POLL_MS', 2000, 10),
     loginThrottle: {
       windowSeconds: integer(env, 'DRAGNET_LOGIN_WINDOW_SECONDS', 900, 1),
       maxFailuresPerAccount: integer(env, 'DRAGNET_LOGIN_MAX_FAILURES_PER_ACCOUNT', 5, 1),

@@ -5,6 +5,8 @@ import { systemClock, type Clock } from './lib/clock.ts';
 import { createKeyRing } from './lib/crypto.ts';
 import { createAuthModule } from './modules/auth/auth.module.ts';
 import { createDeliveryModule } from './modules/delivery/delivery.module.ts';
+import { createRulesModule } from './modules/rules/rules.module.ts';
+import { createJobQueue } from './jobs/job-queue.ts';
 import { createOrgsModule } from './modules/orgs/orgs.module.ts';
 import { createSearchModule } from './modules/search/search.module.ts';
 import { createUsageModule } from './modules/usage/usage.module.ts';
@@ -32,6 +34,15 @@ export async function createContainer(config: Config, options: { clock?: Clock; 
     config: config.delivery,
     dashboardUrl: async (orgId) => (await orgs.organizations.get(orgId)).dashboard_url,
   });
+  const jobs = createJobQueue({ db: store.db, clock });
+  const rules = createRulesModule({
+    store,
+    clock,
+    jobs,
+    organizations: orgs.organizations,
+    delivery: delivery.service,
+    followUps: search.followUps,
+  });
 
   return {
     config,
@@ -50,7 +61,12 @@ export async function createContainer(config: Config, options: { clock?: Clock; 
     limiter: usage.limiter,
     usageCatalog: usage.catalog,
     delivery: delivery.service,
-    routes: [auth.routes, orgs.routes, search.routes, usage.routes, delivery.routes],
+    jobs,
+    rules: rules.rules,
+    runner: rules.runner,
+    matches: rules.matches,
+    notifier: rules.notifier,
+    routes: [auth.routes, orgs.routes, search.routes, usage.routes, delivery.routes, rules.routes],
     async close() {
       await delivery.close();
       await usage.limiter.close();

@@ -1,14 +1,23 @@
 import { buildApp, logRedactPaths } from './app.ts';
 import type { Config } from './config.ts';
 import { createContainer } from './container.ts';
+import { startScheduler } from './modules/rules/scheduler.ts';
 
-/** `npm start` / `dragnet serve`: migrate, listen, and stop cleanly on SIGTERM or Ctrl-C. */
-export async function serve(config: Config): Promise<void> {
+/**
+ * `npm start` / `dragnet serve`: migrate, listen, run the scheduler and workers (unless
+ * `withWorker` is false: API-only processes of a scale-out deployment), and stop cleanly on
+ * SIGTERM or Ctrl-C.
+ */
+export async function serve(config: Config, options: { withWorker?: boolean } = {}): Promise<void> {
   const container = await createContainer(config);
   const app = await buildApp(container, {
     logger: { level: config.logLevel, redact: { paths: logRedactPaths, censor: '[redacted]' } },
   });
   await app.listen({ host: config.host, port: config.port });
+  const scheduler =
+    options.withWorker === false
+      ? null
+      : startScheduler(container, { pollMs: config.schedulerPollMs, log: (message, error) => (error ? app.log.error({ err: error }, message) : app.log.info(message)) });
 
   const address = app.server.address();
   const port = typeof address === 'object' && address ? address.port : config.port;
@@ -28,8 +37,10 @@ export async function serve(config: Config): Promise<void> {
     if (stopping) return;
     stopping = true;
     app.log.info({ signal }, 'shutting down');
-    // Stop accepting connections and let in-flight requests finish before closing the store.
+    // Stop accepting connections and let in-flight requests and the current scheduler cycle
+    // finish before closing the store.
     await app.close();
+    await scheduler?.stop();
     await container.close();
     process.exit(0);
   };

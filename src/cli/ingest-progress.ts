@@ -23,7 +23,7 @@ export function createIngestProgress(quiet: boolean): IngestProgress {
       if (quiet) return;
       const line = result.ok
         ? `${result.source}: ${result.channels} channels, ${result.added} messages added, ${result.duplicates} duplicates skipped, ${result.rejected.length} rejected`
-        : `${result.source}: FAILED, nothing stored: ${result.error}`;
+        : `${result.source}: FAILED, nothing stored: ${(result.error ?? '').replace(`${result.source}: `, '')}`;
       process.stderr.write(line + '\n');
     },
   };

@@ -14,6 +14,10 @@ declare module 'fastify' {
   interface FastifyRequest {
     auth: AuthContext | null;
   }
+  interface FastifyContextConfig {
+    /** A route outside /service/ that still needs a bearer token. */
+    requiresAuth?: boolean;
+  }
 }
 
 export const SERVICE_PREFIX = '/service/';
@@ -44,9 +48,10 @@ export function registerAuthentication(app: FastifyInstance, deps: { auth: AuthS
     }
   });
   app.addHook('onRequest', async (request) => {
-    if (!request.routeOptions.url?.startsWith(SERVICE_PREFIX)) return;
+    if (!request.routeOptions.url?.startsWith(SERVICE_PREFIX) && !request.routeOptions.config.requiresAuth) return;
     const header = request.headers.authorization;
-    const match = header ? /^Bearer ([A-Za-z0-9._~+/=-]+)$/.exec(header) : null;
+    // The scheme name is case-insensitive (RFC 7235 2.1).
+    const match = header ? /^Bearer ([A-Za-z0-9._~+/=-]+)$/i.exec(header) : null;
     if (!match?.[1]) {
       throw new AppError('unauthorized', header ? 'Authorization header must be "Bearer <access token>"' : 'missing bearer token');
     }

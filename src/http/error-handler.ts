@@ -30,7 +30,9 @@ function toAppError(error: FastifyError): AppError {
 }
 
 export function sendError(request: FastifyRequest, reply: FastifyReply, appError: AppError) {
+  for (const [name, value] of Object.entries(appError.headers ?? {})) reply.header(name, value);
   if (appError.retryAfterSeconds !== undefined) reply.header('retry-after', String(appError.retryAfterSeconds));
+  if (appError.code === 'unauthorized') reply.header('www-authenticate', 'Bearer realm="dragnet"'); // RFC 6750 3
   return reply.code(statusByCode[appError.code]).send({
     code: appError.code,
     message: appError.message,

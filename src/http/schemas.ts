@@ -5,7 +5,7 @@ export const ErrorBody = Type.Object(
   {
     code: Type.String({ description: 'Stable machine-readable error code' }),
     message: Type.String(),
-    fields: Type.Optional(Type.Array(Type.Object({ field: Type.String(), message: Type.String() }))),
+    fields: Type.Optional(Type.Array(Type.Object({ field: Type.String(), message: Type.String(), rule: Type.Optional(Type.Integer()) }))),
     request_id: Type.String(),
     retry_after_seconds: Type.Optional(Type.Integer()),
     limit: Type.Optional(Type.Integer()),

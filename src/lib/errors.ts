@@ -26,6 +26,8 @@ export type ErrorCode = keyof typeof statusByCode;
 export interface FieldError {
   field: string;
   message: string;
+  /** The numbered validation rule broken (spec 2.10), where one applies. */
+  rule?: number;
 }
 
 export interface AppErrorOptions {
@@ -33,6 +35,8 @@ export interface AppErrorOptions {
   retryAfterSeconds?: number;
   /** Extra top-level body properties some errors must carry (the 429 body of spec 7). */
   extra?: Record<string, unknown>;
+  /** Response headers the error carries (e.g. X-RateLimit-* on a 429). */
+  headers?: Record<string, string | number>;
   cause?: unknown;
 }
 
@@ -41,6 +45,7 @@ export class AppError extends Error {
   readonly fields?: FieldError[];
   readonly retryAfterSeconds?: number;
   readonly extra?: Record<string, unknown>;
+  readonly headers?: Record<string, string | number>;
 
   constructor(
     readonly code: ErrorCode,
@@ -52,6 +57,7 @@ export class AppError extends Error {
     this.fields = options.fields;
     this.retryAfterSeconds = options.retryAfterSeconds;
     this.extra = options.extra;
+    this.headers = options.headers;
   }
 }
 

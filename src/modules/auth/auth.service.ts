@@ -50,28 +50,27 @@ export function createAuthService(deps: {
 
   return {
     async login(input: { email: string; password: string; otp?: string }, clientAddress: string) {
-      await throttle.assertAllowed(input.email, clientAddress);
+      // Every attempt counts as a failure until it succeeds (see LoginThrottle.begin).
+      const attempt = await throttle.begin(input.email, clientAddress);
       const user = await users.findByEmail(input.email.trim().toLowerCase());
       const passwordOk = user
         ? await verifyPassword(user.password_hash, input.password)
         : (await verifyPassword(await decoyHash, input.password), false);
-      if (!user || !passwordOk || user.is_active !== 1) {
-        await throttle.recordFailure(input.email, clientAddress);
-        throw invalidCredentials();
-      }
+      if (!user || !passwordOk || user.is_active !== 1) throw invalidCredentials();
       if (user.totp_enabled === 1) {
         if (!input.otp) {
+          await throttle.forget(attempt);
           throw new AppError('otp_required', 'this account has two-factor authentication: send otp', {
             fields: [{ field: 'otp', message: 'required for this account' }],
           });
         }
         if (!(await consumeSecondFactor(user, input.otp))) {
-          await throttle.recordFailure(input.email, clientAddress);
           throw new AppError('invalid_otp', 'otp is not a current authenticator code or an unused backup code', {
             fields: [{ field: 'otp', message: 'invalid, expired or already used' }],
           });
         }
       }
+      await throttle.forget(attempt);
       await throttle.clearAccount(input.email);
       await users.update(user.id, { last_login_at: clock.now().getTime() });
       return tokens.issuePair(user);
@@ -115,11 +114,16 @@ export function createAuthService(deps: {
       if (step === null) throw validationError('otp', 'is not a current code for the seed from setup_2fa');
       const codes = newBackupCodes();
       await db.transaction().execute(async (tx) => {
-        await users.update(
-          user.id,
-          { totp_enabled: 1, totp_secret: user.totp_pending_secret, totp_pending_secret: null, totp_last_step: step },
-          tx,
-        );
+        // Conditional on the pending seed still being there: of two confirmations racing,
+        // one enables 2FA and hands out codes; the other gets 409 and its codes never exist.
+        const enabled = await tx
+          .updateTable('users')
+          .set({ totp_enabled: 1, totp_secret: user.totp_pending_secret, totp_pending_secret: null, totp_last_step: step })
+          .where('id', '=', user.id)
+          .where('totp_enabled', '=', 0)
+          .where('totp_pending_secret', '=', user.totp_pending_secret)
+          .executeTakeFirst();
+        if (enabled.numUpdatedRows === 0n) throw new AppError('conflict', 'two-factor authentication is already enabled for this account');
         await tx.deleteFrom('backup_codes').where('user_id', '=', user.id).execute();
         await tx
           .insertInto('backup_codes')

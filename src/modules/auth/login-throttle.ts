@@ -22,35 +22,48 @@ export function createLoginThrottle(deps: { db: Kysely<Database>; clock: Clock; 
     { scope: `address:${address}`, max: settings.maxFailuresPerAddress },
   ];
 
+  async function blockedFor(scope: string, max: number, now: number): Promise<number | null> {
+    const row = await db
+      .selectFrom('auth_failures')
+      .select((eb) => [eb.fn.countAll<number>().as('failures'), eb.fn.min('failed_at').as('oldest')])
+      .where('scope', '=', scope)
+      .where('failed_at', '>', now - windowMs)
+      .executeTakeFirstOrThrow();
+    return Number(row.failures) > max ? Math.max(1, Math.ceil((Number(row.oldest) + windowMs - now) / 1000)) : null;
+  }
+
   return {
-    async assertAllowed(email: string, address: string): Promise<void> {
+    /**
+     * Counts this attempt as a failure before the password is checked, then looks at the count.
+     * Recording first is what makes the limit hold under concurrency: of N guesses sent at
+     * once, the i-th recorded sees at least i failures, so at most `max` get a password check.
+     * The caller forgets the attempt (`forget`) when it turns out not to be a failure.
+     */
+    async begin(email: string, address: string): Promise<{ ids: number[] }> {
       const now = clock.now().getTime();
+      const inserted = await db
+        .insertInto('auth_failures')
+        .values(scopes(email, address).map(({ scope }) => ({ scope, failed_at: now })))
+        .returning('id')
+        .execute();
+      const attempt = { ids: inserted.map((r) => Number(r.id)) };
       for (const { scope, max } of scopes(email, address)) {
-        const row = await db
-          .selectFrom('auth_failures')
-          .select((eb) => [eb.fn.countAll<number>().as('failures'), eb.fn.min('failed_at').as('oldest')])
-          .where('scope', '=', scope)
-          .where('failed_at', '>', now - windowMs)
-          .executeTakeFirstOrThrow();
-        if (Number(row.failures) >= max) {
-          const retryAfterSeconds = Math.max(1, Math.ceil((Number(row.oldest) + windowMs - now) / 1000));
+        const retryAfterSeconds = await blockedFor(scope, max, now);
+        if (retryAfterSeconds !== null) {
+          // A refused attempt is not a guess: it must not extend the block.
+          await this.forget(attempt);
           throw new AppError('too_many_attempts', 'too many failed login attempts; try again later', {
             retryAfterSeconds,
             extra: { retry_after_seconds: retryAfterSeconds },
           });
         }
       }
+      await db.deleteFrom('auth_failures').where('failed_at', '<=', now - windowMs).execute();
+      return attempt;
     },
 
-    async recordFailure(email: string, address: string): Promise<void> {
-      const now = clock.now().getTime();
-      await db.transaction().execute(async (tx) => {
-        await tx.deleteFrom('auth_failures').where('failed_at', '<=', now - windowMs).execute();
-        await tx
-          .insertInto('auth_failures')
-          .values(scopes(email, address).map(({ scope }) => ({ scope, failed_at: now })))
-          .execute();
-      });
+    async forget(attempt: { ids: number[] }): Promise<void> {
+      if (attempt.ids.length) await db.deleteFrom('auth_failures').where('id', 'in', attempt.ids).execute();
     },
 
     async clearAccount(email: string): Promise<void> {

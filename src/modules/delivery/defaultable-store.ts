@@ -97,6 +97,18 @@ export function createDefaultableStore<Row extends BaseRow>(deps: { db: Kysely<D
       });
     },
 
+    /** Creates the organization's first row, as its default, unless it already has one. */
+    async createIfNone(orgId: number, values: Record<string, unknown>): Promise<void> {
+      await inOrgTransaction(orgId, async (tx) => {
+        const existing = await tx.selectFrom(table).select('id').where('org_id', '=', orgId).limit(1).executeTakeFirst();
+        if (existing) return;
+        await tx
+          .insertInto(table)
+          .values({ ...values, org_id: orgId, is_default: 1, created_at: deps.clock.now().getTime() } as never)
+          .execute();
+      });
+    },
+
     /** Full replacement of the editable values; is_default true makes it the default. */
     async update(orgId: number, id: number, values: Record<string, unknown>, wantDefault: boolean | undefined): Promise<Row> {
       return inOrgTransaction(orgId, async (tx) => {
@@ -125,11 +137,12 @@ export function createDefaultableStore<Row extends BaseRow>(deps: { db: Kysely<D
       });
     },
 
-    async delete(orgId: number, id: number, beforeDelete?: (row: Row) => Promise<void>): Promise<void> {
+    async delete(orgId: number, id: number, beforeDelete?: (row: Row, tx: Transaction<Database>) => Promise<void>): Promise<void> {
       await inOrgTransaction(orgId, async (tx) => {
         const existing = await tx.selectFrom(table).selectAll().where('id', '=', id).where(visible(orgId)).executeTakeFirst();
         if (!existing) throw notFound(label);
-        await beforeDelete?.(existing as unknown as Row);
+        // In the same transaction: on SQLite a second connection would wait for this one forever.
+        await beforeDelete?.(existing as unknown as Row, tx as unknown as Transaction<Database>);
         await tx.deleteFrom(table).where('id', '=', id).execute();
         if (existing.is_default === 1) await promoteOldest(tx, orgId);
       });

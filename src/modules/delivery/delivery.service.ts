@@ -1,4 +1,4 @@
-import type { Kysely, Selectable } from 'kysely';
+import type { Kysely, Selectable, Transaction } from 'kysely';
 import type {
   Database,
   EmailTemplateTable,
@@ -28,7 +28,7 @@ type WebhookRow = Selectable<WebhookTable>;
 export type DeliveryKind = 'recipient' | 'sender' | 'template' | 'webhook';
 
 /** Active rules that reference a delivery resource (supplied by the rules module). */
-export type ReferenceCheck = (orgId: number, kind: DeliveryKind, id: number) => Promise<{ id: number; name: string }[]>;
+export type ReferenceCheck = (orgId: number, kind: DeliveryKind, id: number, executor: Transaction<Database>) => Promise<{ id: number; name: string }[]>;
 
 /** spec 8.2 */
 export const DELIVERY_LIMITS = { recipients: 10, senders: 10, webhooks: 10, templates: 50 } as const;
@@ -103,8 +103,8 @@ export function createDeliveryService(deps: {
   let referenceCheck: ReferenceCheck = async () => [];
   const background = new Set<Promise<unknown>>();
 
-  const refuseIfReferenced = async (orgId: number, kind: DeliveryKind, id: number) => {
-    const rules = await referenceCheck(orgId, kind, id);
+  const refuseIfReferenced = async (orgId: number, kind: DeliveryKind, id: number, tx: Transaction<Database>) => {
+    const rules = await referenceCheck(orgId, kind, id, tx);
     if (rules.length) {
       throw new AppError('conflict', `this ${kind} is used by active monitoring rules: ${rules.map((r) => `${r.name} (id ${r.id})`).join(', ')}; detach or delete them first`, {
         extra: { rules },
@@ -197,10 +197,10 @@ export function createDeliveryService(deps: {
     void work.finally(() => background.delete(work));
   };
 
+  /** Every organization starts with the shipped template (created under the org lock: once). */
   async function ensureDefaultTemplate(orgId: number): Promise<void> {
     if (await templates.findDefault(orgId)) return;
-    const { n } = await db.selectFrom('email_templates').select((eb) => eb.fn.countAll<number>().as('n')).where('org_id', '=', orgId).executeTakeFirstOrThrow();
-    if (Number(n) === 0) await templates.create(orgId, { ...DEFAULT_TEMPLATE, updated_at: clock.now().getTime() }, true);
+    await templates.createIfNone(orgId, { ...DEFAULT_TEMPLATE, updated_at: clock.now().getTime() });
   }
 
   return {
@@ -217,7 +217,7 @@ export function createDeliveryService(deps: {
       async create(orgId: number, input: { email: string; is_default?: boolean }) {
         return recipientView(await recipients.create(orgId, { email: normalizeEmail(input.email) }, input.is_default));
       },
-      delete: (orgId: number, id: number) => recipients.delete(orgId, id, () => refuseIfReferenced(orgId, 'recipient', id)),
+      delete: (orgId: number, id: number) => recipients.delete(orgId, id, (_row, tx) => refuseIfReferenced(orgId, 'recipient', id, tx)),
     },
 
     senders: {
@@ -247,9 +247,9 @@ export function createDeliveryService(deps: {
         return senderView(orgId, row);
       },
       delete: (orgId: number, id: number) =>
-        senders.delete(orgId, id, async (row) => {
+        senders.delete(orgId, id, async (row, tx) => {
           if (bool(row.is_system_created)) throw new AppError('forbidden', 'the system sender cannot be deleted');
-          await refuseIfReferenced(orgId, 'sender', id);
+          await refuseIfReferenced(orgId, 'sender', id, tx);
         }),
     },
 
@@ -262,7 +262,7 @@ export function createDeliveryService(deps: {
       get: async (orgId: number, id: number) => templateView(await templates.get(orgId, id)),
       create: async (orgId: number, input: TemplateInput) => templateView(await templates.create(orgId, checkedTemplate(input), input.is_default)),
       update: async (orgId: number, id: number, input: TemplateInput) => templateView(await templates.update(orgId, id, checkedTemplate(input), input.is_default)),
-      delete: (orgId: number, id: number) => templates.delete(orgId, id, () => refuseIfReferenced(orgId, 'template', id)),
+      delete: (orgId: number, id: number) => templates.delete(orgId, id, (_row, tx) => refuseIfReferenced(orgId, 'template', id, tx)),
       ensureDefault: ensureDefaultTemplate,
     },
 
@@ -278,7 +278,7 @@ export function createDeliveryService(deps: {
         return webhookView(await webhooks.create(orgId, values, input.is_default));
       },
       update: async (orgId: number, id: number, input: WebhookInput) => webhookView(await webhooks.update(orgId, id, checkedWebhook(input), input.is_default)),
-      delete: (orgId: number, id: number) => webhooks.delete(orgId, id, () => refuseIfReferenced(orgId, 'webhook', id)),
+      delete: (orgId: number, id: number) => webhooks.delete(orgId, id, (_row, tx) => refuseIfReferenced(orgId, 'webhook', id, tx)),
     },
 
     attempts,

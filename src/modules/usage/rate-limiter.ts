@@ -54,7 +54,19 @@ export function createRateLimiter(deps: { counters: CounterStore; limits: LimitR
         const window = windows[outcome.index]!;
         const retryAfterSeconds = secondsUntil(window.end, now);
         const what = entry.scope === 'account' ? 'account-wide limit' : `limit of ${slug}`;
+        // spec 8.1.5: a refused response of a limited endpoint still describes its window.
+        const dayIndex = entries.findIndex((e) => e.scope !== 'account' && e.period === 'day');
+        const [dayUsed] = dayIndex === -1 ? [0] : await counters.read([slots[dayIndex]!.key]);
+        const headers =
+          dayIndex === -1
+            ? undefined
+            : {
+                'x-ratelimit-limit': entries[dayIndex]!.limit,
+                'x-ratelimit-remaining': Math.max(0, entries[dayIndex]!.limit - (dayUsed ?? 0)),
+                'x-ratelimit-reset': secondsUntil(windows[dayIndex]!.end, now),
+              };
         throw new AppError('rate_limited', `rate limit exceeded: ${what} of ${entry.limit} per ${periodLabels[entry.period]}`, {
+          headers,
           retryAfterSeconds,
           extra: {
             retry_after_seconds: retryAfterSeconds,

@@ -38,15 +38,18 @@ const facts = (n: AlertNotice) => [
   { name: 'Excluded', value: String(n.excludedMatches) },
 ];
 
+/** Slack mrkdwn treats &, < and > as control characters (links, @channel): escape them. */
+const slackEscape = (text: string) => text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+
 function slack(n: AlertNotice) {
   // Block Kit: header text ≤ 150, section text ≤ 3000, button text ≤ 75, url ≤ 3000.
   return {
-    text: cut(`Dragnet: ${headline(n)} ${n.resultsUrl}`, 3000),
+    text: cut(`Dragnet: ${slackEscape(headline(n))} ${n.resultsUrl}`, 3000),
     blocks: [
       { type: 'header', text: { type: 'plain_text', text: cut(`Dragnet: ${headline(n)}`, 150) } },
       {
         type: 'section',
-        fields: facts(n).map((f) => ({ type: 'mrkdwn', text: cut(`*${f.name}*\n${f.value}`, 2000) })),
+        fields: facts(n).map((f) => ({ type: 'mrkdwn', text: cut(`*${f.name}*\n${slackEscape(f.value)}`, 2000) })),
       },
       {
         type: 'actions',

@@ -18,8 +18,8 @@ export interface Rejection {
 export function jsonErrorLocation(text: string, error: unknown): string {
   const message = error instanceof Error ? error.message : String(error);
   const match = /position (\d+)/.exec(message);
-  if (!match) return 'end of input';
-  const offset = Number(match[1]);
+  // "Unexpected end of JSON input" carries no position: the problem is at the end.
+  const offset = match ? Number(match[1]) : text.length;
   const before = text.slice(0, offset);
   const line = before.split('\n').length;
   const column = offset - before.lastIndexOf('\n');

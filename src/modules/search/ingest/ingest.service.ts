@@ -64,12 +64,24 @@ function parseTelegramText(text: string, source: string, rejected: Rejection[]):
   return parseTelegramExport(document, source, rejected);
 }
 
+/**
+ * One JSON document with messages or chats is an export; so is text that starts with "{" but
+ * whose first line is not a JSON object of its own (a pretty-printed export, even a broken
+ * one, whose error should then point into the export rather than at "line 1" of JSON Lines).
+ */
 function isTelegramExport(text: string): boolean {
   try {
     const document = JSON.parse(text) as unknown;
     return typeof document === 'object' && document !== null && ('messages' in document || 'chats' in document);
   } catch {
-    return false;
+    const firstLine = text.split('\n').find((line) => line.trim()) ?? '';
+    if (!firstLine.trim().startsWith('{')) return false;
+    try {
+      JSON.parse(firstLine);
+      return false;
+    } catch {
+      return true;
+    }
   }
 }
 

@@ -34,7 +34,9 @@ function readChannel(value: unknown): ChannelInput | string {
 function readDate(value: unknown): number | null {
   if (typeof value === 'number' && Number.isFinite(value)) return value * 1000; // epoch seconds
   if (typeof value === 'string') {
-    const ms = Date.parse(value);
+    // A date-time without a zone is UTC, as for Telegram exports, whatever the machine's zone.
+    const zoned = /T\d{2}:\d{2}(:\d{2}(\.\d+)?)?$/.test(value) ? `${value}Z` : value;
+    const ms = Date.parse(zoned);
     if (Number.isFinite(ms)) return ms;
   }
   return null;

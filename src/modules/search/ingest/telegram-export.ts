@@ -11,18 +11,25 @@ type Json = Record<string, unknown>;
 
 const isObject = (value: unknown): value is Json => typeof value === 'object' && value !== null && !Array.isArray(value);
 
+/**
+ * The text and its links: URLs written in plain parts, plus link and text_link entities. Only
+ * plain parts are scanned for URLs: scanning the joined text would glue an entity's URL to the
+ * next part's words ("…?utm=telegram" + "hidden").
+ */
 function flattenText(text: unknown): { text: string; links: string[] } {
-  if (typeof text === 'string') return { text, links: [] };
+  if (typeof text === 'string') return { text, links: linksInText(text) };
   if (!Array.isArray(text)) return { text: '', links: [] };
   let out = '';
   const links: string[] = [];
   for (const part of text) {
     if (typeof part === 'string') {
       out += part;
+      links.push(...linksInText(part));
     } else if (isObject(part)) {
       const partText = typeof part.text === 'string' ? part.text : '';
       out += partText;
       if (part.type === 'link' && partText) links.push(partText);
+      else if (part.type === 'plain' && partText) links.push(...linksInText(partText));
       if (part.type === 'text_link' && typeof part.href === 'string') links.push(part.href);
     }
   }
@@ -81,7 +88,7 @@ function parseChat(chat: Json, path: string, source: string, rejected: Rejection
     const { text, links } = flattenText(raw.text ?? raw.text_entities);
     const attachment = media(raw);
     if (!text.trim() && !attachment.hasMedia) return rejected.push({ location, reason: 'neither text nor media' });
-    const allLinks = [...new Set([...links, ...linksInText(text)])];
+    const allLinks = [...new Set(links)];
     messages.push({
       messageId: raw.id,
       userId: numericId(raw.from_id),

@@ -1,0 +1,151 @@
+import type { Kysely } from 'kysely';
+import type { Database } from '../../db/schema.ts';
+import type { Clock } from '../../lib/clock.ts';
+import { conflict, notFound, validationError } from '../../lib/errors.ts';
+import { linkedPage, pageWindow, type PageRequest } from '../../lib/pagination.ts';
+import { findSource } from '../sources/catalog.ts';
+import { isExcluded, type RuleRunner } from './rule-runner.ts';
+
+const iso = (ms: number | null) => (ms === null ? null : new Date(Number(ms)).toISOString());
+
+export interface HitQuery extends PageRequest {
+  /** `field:value` pairs over the source's filterable fields (all must hold). */
+  filter?: string[];
+  /** A sortable field, `-` in front for descending; default newest first. */
+  sort?: string;
+  include_excluded: boolean;
+}
+
+/** Matches of a rule, their hits, and exclusions (docs/api.md "Matches and exclusions"). */
+export function createMatchService(deps: { db: Kysely<Database>; clock: Clock; runner: RuleRunner }) {
+  const { db, clock } = deps;
+
+  async function ruleOf(orgId: number, ruleId: number) {
+    const rule = await db.selectFrom('alert_rules').selectAll().where('org_id', '=', orgId).where('id', '=', ruleId).executeTakeFirst();
+    if (!rule) throw notFound('monitoring rule');
+    return { rule, source: findSource(Number(rule.service_id))! };
+  }
+
+  const matchView = (row: { id: number; rule_id: number; status: string; total_hits: number; stored_hits: number; excluded_hits: number; window_start: number | null; window_end: number; created_at: number; completed_at: number | null }) => ({
+    id: Number(row.id),
+    rule_id: Number(row.rule_id),
+    status: row.status,
+    total_hits: Number(row.total_hits),
+    stored_hits: Number(row.stored_hits),
+    excluded_hits: Number(row.excluded_hits),
+    new_hits: Number(row.stored_hits) - Number(row.excluded_hits),
+    window_start: iso(row.window_start),
+    window_end: iso(row.window_end)!,
+    created_at: iso(row.created_at)!,
+    completed_at: iso(row.completed_at),
+  });
+
+  async function getMatch(orgId: number, matchId: number) {
+    const match = await db.selectFrom('matches').selectAll().where('org_id', '=', orgId).where('id', '=', matchId).executeTakeFirst();
+    if (!match) throw notFound('match');
+    return match;
+  }
+
+  async function applyExclusions(ruleId: number) {
+    await db.transaction().execute(async (tx) => {
+      const exclusions = await tx.selectFrom('exclusions').select(['field', 'value']).where('rule_id', '=', ruleId).execute();
+      const hits = await tx.selectFrom('match_hits').select(['id', 'data', 'is_excluded', 'hit_key', 'hit_date']).where('rule_id', '=', ruleId).execute();
+      const changes = { exclude: [] as number[], include: [] as number[] };
+      for (const hit of hits) {
+        const excluded = isExcluded({ key: hit.hit_key, date: Number(hit.hit_date), data: JSON.parse(hit.data) as Record<string, unknown> }, exclusions);
+        if (excluded !== (Number(hit.is_excluded) === 1)) (excluded ? changes.exclude : changes.include).push(Number(hit.id));
+      }
+      for (const [ids, flag] of [[changes.exclude, 1], [changes.include, 0]] as const) {
+        for (let i = 0; i < ids.length; i += 500) {
+          await tx.updateTable('match_hits').set({ is_excluded: flag }).where('id', 'in', ids.slice(i, i + 500)).execute();
+        }
+      }
+      await deps.runner.recount(ruleId, tx);
+    });
+  }
+
+  return {
+    getMatch: async (orgId: number, matchId: number) => matchView(await getMatch(orgId, matchId)),
+
+    async listMatches(orgId: number, ruleId: number, page: PageRequest) {
+      await ruleOf(orgId, ruleId);
+      const base = db.selectFrom('matches').where('org_id', '=', orgId).where('rule_id', '=', ruleId);
+      const { total } = await base.select((eb) => eb.fn.countAll<number>().as('total')).executeTakeFirstOrThrow();
+      const { offset, limit } = pageWindow(page);
+      const rows = await base.selectAll().orderBy('id', 'desc').offset(offset).limit(limit).execute();
+      return linkedPage(`/service/alert_system_match_get_match_list/${ruleId}/`, page, Number(total), rows.map(matchView));
+    },
+
+    /**
+     * A match's hits, filtered and sorted by the source's declared fields. Hits per match are
+     * bounded (10,000), so this works on the decoded rows rather than per-engine JSON SQL.
+     */
+    async listHits(orgId: number, matchId: number, query: HitQuery) {
+      const match = await getMatch(orgId, matchId);
+      const { source } = await ruleOf(orgId, Number(match.rule_id));
+      const filters = (query.filter ?? []).map((raw) => {
+        const at = raw.indexOf(':');
+        const field = at === -1 ? raw : raw.slice(0, at);
+        if (at === -1 || !source.filterableFields.includes(field)) {
+          throw validationError('filter', `use field:value with one of ${source.filterableFields.join(', ')}`);
+        }
+        return { field, value: raw.slice(at + 1).toLowerCase() };
+      });
+      const descending = query.sort?.startsWith('-') ?? true;
+      const sortField = query.sort?.replace(/^-/, '') ?? 'date';
+      if (query.sort && !source.sortableFields.includes(sortField)) {
+        throw validationError('sort', `must be one of ${source.sortableFields.join(', ')} (prefix - for descending)`);
+      }
+      const rows = await db.selectFrom('match_hits').selectAll().where('match_id', '=', match.id).orderBy('hit_date', 'desc').orderBy('id').execute();
+      const hits = rows
+        .map((row) => ({ id: Number(row.id), is_excluded: Number(row.is_excluded) === 1, date: Number(row.hit_date), data: JSON.parse(row.data) as Record<string, unknown> }))
+        .filter((hit) => query.include_excluded || !hit.is_excluded)
+        .filter((hit) => filters.every((f) => String(hit.data[f.field] ?? '').toLowerCase() === f.value));
+      const key = (hit: (typeof hits)[number]) => (sortField === 'date' ? hit.date : hit.data[sortField]);
+      hits.sort((a, b) => {
+        const left = key(a);
+        const right = key(b);
+        const order = typeof left === 'number' && typeof right === 'number' ? left - right : String(left ?? '').localeCompare(String(right ?? ''));
+        return (descending ? -order : order) || a.id - b.id;
+      });
+      const { offset, limit } = pageWindow(query);
+      const results = hits.slice(offset, offset + limit).map((hit) => ({ id: hit.id, is_excluded: hit.is_excluded, ...hit.data }));
+      return linkedPage(`/service/alert_system_match_get_match_hits/${matchId}/`, query, hits.length, results, {
+        sort: query.sort,
+        include_excluded: query.include_excluded,
+      });
+    },
+
+    async createExclusion(orgId: number, ruleId: number, input: { field: string; value: string }) {
+      const { rule, source } = await ruleOf(orgId, ruleId);
+      if (Number(rule.is_deleted) === 1) throw conflict('a deleted rule has no exclusions; restore it first');
+      if (!source.excludableFields.includes(input.field)) {
+        throw validationError('field', `must be one of ${source.excludableFields.join(', ')}`);
+      }
+      const existing = await db.selectFrom('exclusions').select('id').where('rule_id', '=', ruleId).where('field', '=', input.field).where('value', '=', input.value).executeTakeFirst();
+      if (existing) throw conflict('this exclusion already exists');
+      const row = await db
+        .insertInto('exclusions')
+        .values({ org_id: orgId, rule_id: ruleId, field: input.field, value: input.value, created_at: clock.now().getTime() })
+        .returningAll()
+        .executeTakeFirstOrThrow();
+      await applyExclusions(ruleId);
+      return { id: Number(row.id), rule_id: ruleId, field: row.field, value: row.value, created_at: iso(row.created_at)! };
+    },
+
+    async listExclusions(orgId: number, ruleId: number) {
+      await ruleOf(orgId, ruleId);
+      const rows = await db.selectFrom('exclusions').selectAll().where('rule_id', '=', ruleId).orderBy('id').execute();
+      return rows.map((row) => ({ id: Number(row.id), rule_id: ruleId, field: row.field, value: row.value, created_at: iso(row.created_at)! }));
+    },
+
+    async deleteExclusion(orgId: number, exclusionId: number) {
+      const row = await db.selectFrom('exclusions').selectAll().where('org_id', '=', orgId).where('id', '=', exclusionId).executeTakeFirst();
+      if (!row) throw notFound('exclusion');
+      await db.deleteFrom('exclusions').where('id', '=', exclusionId).execute();
+      await applyExclusions(Number(row.rule_id));
+    },
+  };
+}
+
+export type MatchService = ReturnType<typeof createMatchService>;

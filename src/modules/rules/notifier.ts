@@ -1,0 +1,103 @@
+import type { Kysely } from 'kysely';
+import type { Database } from '../../db/schema.ts';
+import type { Clock } from '../../lib/clock.ts';
+import type { DeliveryService } from '../delivery/delivery.service.ts';
+import type { OrganizationService } from '../orgs/org.service.ts';
+import { findSource } from '../sources/catalog.ts';
+
+const CLAIM_MS = 10 * 60_000;
+
+/** `{dashboard_url}/matches/<id>`: the incident's page (a JSON view until the dashboard lands). */
+export const matchLink = (dashboardUrl: string, matchId: number) => `${dashboardUrl}/matches/${matchId}`;
+
+/**
+ * Delivers the notification outbox. A notification is claimed with a conditional update (one
+ * dispatcher wins), sent once through the delivery transports (spec 6.2: no retry; every
+ * attempt is recorded there) and marked sent or failed. A claim left by a process that died
+ * mid-send expires and is picked up again after a restart.
+ */
+export function createNotifier(deps: { db: Kysely<Database>; clock: Clock; delivery: DeliveryService; organizations: OrganizationService }) {
+  const { db, clock, delivery } = deps;
+
+  async function send(notification: { id: number; org_id: number; rule_id: number; match_id: number; channel: string }): Promise<boolean> {
+    const rule = await db.selectFrom('alert_rules').selectAll().where('id', '=', notification.rule_id).executeTakeFirstOrThrow();
+    const match = await db.selectFrom('matches').selectAll().where('id', '=', notification.match_id).executeTakeFirstOrThrow();
+    const org = await deps.organizations.get(Number(notification.org_id));
+    const source = findSource(Number(rule.service_id));
+    const total = Number(match.total_hits);
+    const excluded = Number(match.excluded_hits);
+    const link = matchLink(org.dashboard_url, Number(match.id));
+    const context = { ruleId: Number(rule.id), matchId: Number(match.id) };
+    if (notification.channel === 'webhook') {
+      if (rule.webhook_id === null) return false;
+      const webhook = await delivery.webhookRow(Number(rule.org_id), Number(rule.webhook_id));
+      const attempt = await delivery.deliverWebhook(Number(rule.org_id), webhook, {
+        alertRuleName: rule.name,
+        service: source?.alias ?? String(rule.service_id),
+        totalMatches: total,
+        excludedMatches: excluded,
+        resultsUrl: link,
+        at: clock.now(),
+      }, { purpose: 'notification', ...context });
+      return attempt.status === 'success';
+    }
+    const recipientIds = (await db.selectFrom('alert_rule_recipients').select('recipient_id').where('rule_id', '=', rule.id).execute()).map((r) => Number(r.recipient_id));
+    const recipients = (await delivery.recipientRows(Number(rule.org_id), recipientIds)).map((r) => r.email);
+    if (recipients.length === 0 || rule.email_template_id === null) return false;
+    const attempt = await delivery.deliverEmail(Number(rule.org_id), {
+      senderId: rule.sender_id === null ? null : Number(rule.sender_id),
+      templateId: Number(rule.email_template_id),
+      recipients,
+      values: {
+        current_date: clock.now().toISOString().slice(0, 10),
+        alert_rule_name: rule.name,
+        number_of_hits: total - excluded,
+        service: source?.alias ?? String(rule.service_id),
+        match_detail_link: link,
+        total_results: total,
+        excluded_count: excluded,
+      },
+      ...context,
+    });
+    return attempt.status === 'success';
+  }
+
+  return {
+    /** Sends every pending notification; returns how many were handled. */
+    async dispatchPending(limit = 100): Promise<number> {
+      const now = clock.now().getTime();
+      const candidates = await db
+        .selectFrom('notifications')
+        .selectAll()
+        .where((eb) => eb.or([eb('status', '=', 'pending'), eb.and([eb('status', '=', 'sending'), eb('claimed_until', '<', now)])]))
+        .orderBy('id')
+        .limit(limit)
+        .execute();
+      let handled = 0;
+      for (const notification of candidates) {
+        const claimed = await db
+          .updateTable('notifications')
+          .set({ status: 'sending', claimed_until: now + CLAIM_MS })
+          .where('id', '=', notification.id)
+          .where('status', '=', notification.status)
+          .where((eb) => (notification.claimed_until === null ? eb('claimed_until', 'is', null) : eb('claimed_until', '=', notification.claimed_until)))
+          .executeTakeFirst();
+        if (claimed.numUpdatedRows === 0n) continue;
+        let ok = false;
+        try {
+          ok = await send({ ...notification, id: Number(notification.id), org_id: Number(notification.org_id), rule_id: Number(notification.rule_id), match_id: Number(notification.match_id) });
+        } finally {
+          await db
+            .updateTable('notifications')
+            .set({ status: ok ? 'sent' : 'failed', sent_at: clock.now().getTime() })
+            .where('id', '=', notification.id)
+            .execute();
+        }
+        handled++;
+      }
+      return handled;
+    },
+  };
+}
+
+export type Notifier = ReturnType<typeof createNotifier>;

@@ -1,0 +1,229 @@
+import { Type } from '@sinclair/typebox';
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { requireAuth } from '../../http/auth.plugin.ts';
+import { IdInteger, MAX_PAGE, withErrors } from '../../http/schemas.ts';
+import { catalogRow, sourceCatalog } from '../sources/catalog.ts';
+import type { MatchService } from './match.service.ts';
+import type { RuleRunner } from './rule-runner.ts';
+import { CatalogRow, Rule, RuleBody, RuleListQuery } from './rule.schemas.ts';
+import type { RuleService } from './rule.service.ts';
+
+const TAG = 'monitoring rules';
+const IdParams = Type.Object({ id: IdInteger() });
+const Page = { page: Type.Integer({ minimum: 1, maximum: MAX_PAGE, default: 1 }), page_size: Type.Integer({ minimum: 1, maximum: 100, default: 20 }) };
+const Linked = (item: ReturnType<typeof Type.Object>) =>
+  Type.Object({ count: Type.Integer(), next: Type.Union([Type.String(), Type.Null()]), previous: Type.Union([Type.String(), Type.Null()]), results: Type.Array(item) });
+
+const Match = Type.Object({
+  id: Type.Integer(),
+  rule_id: Type.Integer(),
+  status: Type.String({ description: 'pending (async source still working), complete' }),
+  total_hits: Type.Integer({ description: 'All hits of the run' }),
+  stored_hits: Type.Integer({ description: 'Hits kept (at most 10,000)' }),
+  excluded_hits: Type.Integer(),
+  new_hits: Type.Integer({ description: 'Stored hits that are not excluded' }),
+  window_start: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
+  window_end: Type.String({ format: 'date-time' }),
+  created_at: Type.String({ format: 'date-time' }),
+  completed_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
+});
+const Exclusion = Type.Object({ id: Type.Integer(), rule_id: Type.Integer(), field: Type.String(), value: Type.String(), created_at: Type.String({ format: 'date-time' }) });
+const Hit = Type.Object({ id: Type.Integer(), is_excluded: Type.Boolean() }, { additionalProperties: true });
+
+export function ruleRoutes(deps: { rules: RuleService; runner: RuleRunner; matches: MatchService }): FastifyPluginAsyncTypebox {
+  const { rules, runner, matches } = deps;
+  return async (app) => {
+    app.get(
+      '/service/alert_system_service_get_service_list/',
+      {
+        schema: {
+          operationId: 'listAlertServices',
+          tags: [TAG],
+          summary: 'The catalog of monitorable sources (no pagination)',
+          response: withErrors({ 200: Type.Array(CatalogRow) }, [401, 429]),
+        },
+      },
+      () => sourceCatalog.map(catalogRow),
+    );
+
+    app.post(
+      '/service/alert_system_alert_create_alert_rule/',
+      {
+        schema: {
+          operationId: 'createAlertRule',
+          tags: [TAG],
+          summary: 'Create a monitoring rule; it runs once at once',
+          body: RuleBody,
+          response: withErrors({ 201: Rule }, [400, 401, 429]),
+        },
+      },
+      async (request, reply) => {
+        const auth = requireAuth(request);
+        const created = await rules.create({ orgId: auth.orgId, userId: auth.user.id }, request.body);
+        // spec 3.3.1: the first run happens now; the response shows its outcome (last_run, counts).
+        await runner.runNow(created);
+        return reply.code(201).send(await rules.viewOf(await rules.load(auth.orgId, Number(created.id))));
+      },
+    );
+
+    app.get(
+      '/service/alert_system_alert_get_alert_rule_list/',
+      {
+        schema: {
+          operationId: 'listAlertRules',
+          tags: [TAG],
+          summary: 'Monitoring rules, paged through next',
+          querystring: RuleListQuery,
+          response: withErrors({ 200: Linked(Rule) }, [400, 401, 429]),
+        },
+      },
+      (request) => rules.list(requireAuth(request).orgId, request.query),
+    );
+
+    app.put(
+      '/service/alert_system_alert_update_alert_rule/:id/',
+      {
+        schema: {
+          operationId: 'updateAlertRule',
+          tags: [TAG],
+          summary: 'Replace a monitoring rule (full body, same validation as create)',
+          params: IdParams,
+          body: RuleBody,
+          response: withErrors({ 200: Rule }, [400, 401, 404, 409, 429]),
+        },
+      },
+      async (request) => {
+        const auth = requireAuth(request);
+        return rules.viewOf(await rules.update({ orgId: auth.orgId, userId: auth.user.id }, request.params.id, request.body));
+      },
+    );
+
+    app.delete(
+      '/service/alert_system_alert_delete_alert_rule/:id/',
+      {
+        schema: {
+          operationId: 'deleteAlertRule',
+          tags: [TAG],
+          summary: 'Soft-delete a rule: snapshot it, then detach its delivery resources and exclusions',
+          params: IdParams,
+          response: withErrors({ 200: Rule }, [400, 401, 404, 429]),
+        },
+      },
+      async (request) => {
+        const auth = requireAuth(request);
+        return rules.viewOf(await rules.softDelete({ orgId: auth.orgId, userId: auth.user.id }, request.params.id));
+      },
+    );
+
+    app.post(
+      '/service/alert_system_alert_restore_alert_rule/:id/',
+      {
+        schema: {
+          operationId: 'restoreAlertRule',
+          tags: [TAG],
+          summary: 'Restore a deleted rule from its deletion snapshot (beyond the spec)',
+          params: IdParams,
+          response: withErrors({ 200: Rule }, [400, 401, 404, 409, 429]),
+        },
+      },
+      async (request) => {
+        const auth = requireAuth(request);
+        return rules.viewOf(await rules.restore({ orgId: auth.orgId, userId: auth.user.id }, request.params.id));
+      },
+    );
+
+    app.get(
+      '/service/alert_system_match_get_match_list/:id/',
+      {
+        schema: {
+          operationId: 'listMatches',
+          tags: [TAG],
+          summary: "A rule's matches (one per run with new hits), newest first",
+          params: IdParams,
+          querystring: Type.Object(Page),
+          response: withErrors({ 200: Linked(Match) }, [400, 401, 404, 429]),
+        },
+      },
+      (request) => matches.listMatches(requireAuth(request).orgId, request.params.id, request.query),
+    );
+
+    app.get(
+      '/service/alert_system_match_get_match/:id/',
+      {
+        schema: { operationId: 'getMatch', tags: [TAG], summary: 'One match', params: IdParams, response: withErrors({ 200: Match }, [400, 401, 404, 429]) },
+      },
+      (request) => matches.getMatch(requireAuth(request).orgId, request.params.id),
+    );
+
+    app.get(
+      '/service/alert_system_match_get_match_hits/:id/',
+      {
+        schema: {
+          operationId: 'listMatchHits',
+          tags: [TAG],
+          summary: "A match's hits, filtered and sorted by the source's filterable and sortable fields",
+          params: IdParams,
+          querystring: Type.Object({
+            ...Page,
+            filter: Type.Optional(Type.Array(Type.String({ maxLength: 500 }), { description: 'field:value (repeatable)' })),
+            sort: Type.Optional(Type.String({ maxLength: 100, description: 'A sortable field; -field for descending (default -date)' })),
+            include_excluded: Type.Boolean({ default: true }),
+          }),
+          response: withErrors({ 200: Linked(Hit) }, [400, 401, 404, 429]),
+        },
+      },
+      (request) => matches.listHits(requireAuth(request).orgId, request.params.id, request.query),
+    );
+
+    app.post(
+      '/service/alert_system_exclusion_create/:id/',
+      {
+        schema: {
+          operationId: 'createExclusion',
+          tags: [TAG],
+          summary: "Exclude hits of a rule whose field equals a value (case-insensitive); counts change at once",
+          params: IdParams,
+          body: Type.Object({ field: Type.String({ minLength: 1, maxLength: 100 }), value: Type.String({ minLength: 1, maxLength: 1000 }) }, { additionalProperties: false }),
+          response: withErrors({ 201: Exclusion }, [400, 401, 404, 409, 429]),
+        },
+      },
+      async (request, reply) => reply.code(201).send(await matches.createExclusion(requireAuth(request).orgId, request.params.id, request.body)),
+    );
+
+    app.get(
+      '/service/alert_system_exclusion_list/:id/',
+      {
+        schema: { operationId: 'listExclusions', tags: [TAG], summary: "A rule's exclusions", params: IdParams, response: withErrors({ 200: Type.Array(Exclusion) }, [400, 401, 404, 429]) },
+      },
+      (request) => matches.listExclusions(requireAuth(request).orgId, request.params.id),
+    );
+
+    app.delete(
+      '/service/alert_system_exclusion_delete/:id/',
+      {
+        schema: {
+          operationId: 'deleteExclusion',
+          tags: [TAG],
+          summary: 'Delete an exclusion; its hits count again',
+          params: IdParams,
+          response: withErrors({ 204: Type.Null() }, [400, 401, 404, 429]),
+        },
+      },
+      async (request, reply) => {
+        await matches.deleteExclusion(requireAuth(request).orgId, request.params.id);
+        return reply.code(204).send(null);
+      },
+    );
+
+    // The link in notifications ({dashboard_url}/matches/<id>): a JSON view of the match until
+    // the dashboard serves this path. It needs the same bearer token as the API.
+    app.get(
+      '/matches/:id',
+      {
+        schema: { operationId: 'viewMatch', tags: [TAG], summary: 'The match a notification links to', params: IdParams, security: [{ bearerAuth: [] }], response: withErrors({ 200: Match }, [400, 401, 404]) },
+        config: { requiresAuth: true },
+      },
+      (request) => matches.getMatch(requireAuth(request).orgId, request.params.id),
+    );
+  };
+}

@@ -1,0 +1,74 @@
+import { Type } from '@sinclair/typebox';
+import { IdInteger, MAX_PAGE } from '../../http/schemas.ts';
+import { frequencies } from './frequency.ts';
+
+const Nullable = <T extends import('@sinclair/typebox').TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
+
+export const RuleBody = Type.Object(
+  {
+    name: Type.String({ minLength: 1, maxLength: 255 }),
+    service: Type.Optional(Type.Integer({ description: 'Catalog service id (optional with follow_up_token: messenger)' })),
+    args: Type.Optional(Type.Unknown({ description: "Must satisfy the service's args_schema" })),
+    sender: Type.Optional(Nullable(IdInteger())),
+    email_template: IdInteger(),
+    recipients: Type.Optional(Type.Array(IdInteger(), { maxItems: 10 })),
+    webhook: Type.Optional(Nullable(IdInteger())),
+    frequency: Type.Optional(Type.Union(frequencies.map((f) => Type.Literal(f)))),
+    follow_up_token: Type.Optional(Type.String({ maxLength: 8192, description: 'Start a messenger rule from a search' })),
+  },
+  { additionalProperties: false },
+);
+
+export const Rule = Type.Object({
+  id: Type.Integer(),
+  name: Type.String(),
+  service: Type.Integer(),
+  args: Type.Record(Type.String(), Type.Unknown()),
+  sender: Nullable(Type.Integer()),
+  email_template: Nullable(Type.Integer()),
+  recipients: Type.Array(Type.Integer()),
+  webhook: Nullable(Type.Integer()),
+  frequency: Type.String(),
+  total_alerts_count: Type.Integer(),
+  total_matches_count: Type.Integer(),
+  created_at: Type.String({ format: 'date-time' }),
+  updated_at: Type.String({ format: 'date-time' }),
+  last_run: Nullable(Type.String({ format: 'date-time' })),
+  is_deleted: Type.Boolean(),
+  deleted_at: Nullable(Type.String({ format: 'date-time' })),
+  deleted_by: Nullable(Type.Integer()),
+  deletion_snapshot: Nullable(Type.Record(Type.String(), Type.Unknown())),
+});
+
+export const RuleListQuery = Type.Object({
+  page: Type.Integer({ minimum: 1, maximum: MAX_PAGE, default: 1 }),
+  page_size: Type.Integer({ minimum: 1, maximum: 100, default: 20 }),
+  recipient_id: Type.Optional(IdInteger()),
+  sender_id: Type.Optional(IdInteger()),
+  email_template_id: Type.Optional(IdInteger()),
+  webhook_id: Type.Optional(IdInteger()),
+  include_deleted: Type.Boolean({ default: false }),
+});
+
+export const CatalogRow = Type.Object({
+  id: Type.Integer(),
+  name: Type.String(),
+  alias: Type.String(),
+  args_schema: Type.Object({
+    params: Type.Array(
+      Type.Object({
+        name: Type.String(),
+        type: Type.String(),
+        required: Type.Boolean(),
+        hint: Type.Optional(Type.String()),
+        example: Type.Optional(Type.Unknown()),
+        valid_values: Type.Optional(Type.Array(Type.Union([Type.String(), Type.Number()]))),
+      }),
+    ),
+  }),
+  service_type: Type.String(),
+  excludable_fields: Type.Array(Type.String()),
+  filterable_fields: Type.Array(Type.String()),
+  sortable_fields: Type.Array(Type.String()),
+  frequency: Type.String(),
+});

@@ -1,0 +1,29 @@
+import type { Store } from '../../db/store.ts';
+import type { JobQueue } from '../../jobs/job-queue.ts';
+import type { Clock } from '../../lib/clock.ts';
+import type { DeliveryService } from '../delivery/delivery.service.ts';
+import type { OrganizationService } from '../orgs/org.service.ts';
+import type { FollowUpTokens } from '../search/follow-up-token.ts';
+import { createMatchService } from './match.service.ts';
+import { createNotifier } from './notifier.ts';
+import { createRuleRunner } from './rule-runner.ts';
+import { ruleRoutes } from './rule.routes.ts';
+import { createRuleService } from './rule.service.ts';
+
+export function createRulesModule(deps: {
+  store: Store;
+  clock: Clock;
+  jobs: JobQueue;
+  organizations: OrganizationService;
+  delivery: DeliveryService;
+  followUps: FollowUpTokens;
+}) {
+  const { store, clock } = deps;
+  const rules = createRuleService({ db: store.db, clock, organizations: deps.organizations, followUps: deps.followUps });
+  const runner = createRuleRunner({ db: store.db, engine: store.engine, clock, jobs: deps.jobs });
+  const matches = createMatchService({ db: store.db, clock, runner });
+  const notifier = createNotifier({ db: store.db, clock, delivery: deps.delivery, organizations: deps.organizations });
+  // A delivery resource used by an active rule cannot be deleted (spec 3.5).
+  deps.delivery.setReferenceCheck((orgId, kind, id, tx) => rules.referencing(orgId, kind, id, tx));
+  return { rules, runner, matches, notifier, routes: ruleRoutes({ rules, runner, matches }) };
+}
