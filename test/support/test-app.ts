@@ -21,9 +21,15 @@ export interface TestApp {
   close(): Promise<void>;
 }
 
-/** A real app on a real, fresh store (SQLite or PostgreSQL), driven through app.inject. */
-export async function createTestApp(options: { env?: Record<string, string>; clock?: ManualClock } = {}): Promise<TestApp> {
-  const location = await createTestStoreLocation();
+/**
+ * A real app on a real, fresh store (SQLite or PostgreSQL), driven through app.inject. Pass
+ * `location` to open an existing store instead (e.g. one the CLI wrote); it is then left in place.
+ */
+export async function createTestApp(
+  options: { env?: Record<string, string>; clock?: ManualClock; location?: TestStoreLocation } = {},
+): Promise<TestApp> {
+  const ownsLocation = !options.location;
+  const location = options.location ?? (await createTestStoreLocation());
   const clock = options.clock ?? createManualClock('2026-03-10T09:00:00Z');
   const config = loadConfig({ ...location.env, ...options.env });
   const container = await createContainer(config, { clock });
@@ -54,7 +60,7 @@ export async function createTestApp(options: { env?: Record<string, string>; clo
     async close() {
       await app.close();
       await container.close();
-      await location.drop();
+      if (ownsLocation) await location.drop();
     },
   };
 }

@@ -19,14 +19,19 @@ export interface TestStoreLocation {
   drop(): Promise<void>;
 }
 
-export async function createTestStoreLocation(): Promise<TestStoreLocation> {
+/**
+ * A fresh store location. `adminUrl` forces a PostgreSQL store on that server even when the
+ * suite runs on the embedded store (for tests that need several processes on one store).
+ */
+export async function createTestStoreLocation(options: { adminUrl?: string } = {}): Promise<TestStoreLocation> {
+  const adminUrl = options.adminUrl ?? testDatabaseAdminUrl;
   const dataDir = mkdtempSync(path.join(tmpdir(), 'dragnet-test-'));
   let databaseUrl: string | undefined;
   let databaseName: string | undefined;
-  if (testDatabaseAdminUrl) {
+  if (adminUrl) {
     databaseName = `dragnet_test_${randomBytes(6).toString('hex')}`;
-    await adminQuery(`create database ${databaseName}`);
-    const url = new URL(testDatabaseAdminUrl);
+    await adminQuery(adminUrl, `create database ${databaseName}`);
+    const url = new URL(adminUrl);
     url.pathname = `/${databaseName}`;
     databaseUrl = url.toString();
   }
@@ -40,13 +45,13 @@ export async function createTestStoreLocation(): Promise<TestStoreLocation> {
     },
     async drop() {
       rmSync(dataDir, { recursive: true, force: true });
-      if (databaseName) await adminQuery(`drop database if exists ${databaseName} with (force)`);
+      if (databaseName) await adminQuery(adminUrl!, `drop database if exists ${databaseName} with (force)`);
     },
   };
 }
 
-async function adminQuery(statement: string): Promise<void> {
-  const client = new pg.Client({ connectionString: testDatabaseAdminUrl });
+async function adminQuery(adminUrl: string, statement: string): Promise<void> {
+  const client = new pg.Client({ connectionString: adminUrl });
   await client.connect();
   try {
     await client.query(statement);

@@ -1,0 +1,38 @@
+import { execFile } from 'node:child_process';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+
+export interface CliResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/**
+ * Runs the real `dragnet` command (`node bin/dragnet.js …`) in a child process with the given
+ * store environment. `input` is written to its standard input, which is then closed.
+ */
+export function runCli(args: string[], options: { env: Record<string, string>; input?: string; timeoutMs?: number }): Promise<CliResult> {
+  return new Promise((resolve, reject) => {
+    const child = execFile(
+      process.execPath,
+      ['bin/dragnet.js', ...args],
+      {
+        cwd: repoRoot,
+        env: { ...process.env, DRAGNET_LOG_LEVEL: 'warn', ...options.env },
+        timeout: options.timeoutMs ?? 60_000,
+        encoding: 'utf8',
+      },
+      (error, stdout, stderr) => {
+        if (error && typeof error.code !== 'number') {
+          reject(new Error(`dragnet ${args.join(' ')} did not finish: ${error.message}\n${stderr}`));
+          return;
+        }
+        resolve({ code: error ? Number(error.code) : 0, stdout, stderr });
+      },
+    );
+    child.stdin?.end(options.input ?? '');
+  });
+}
