@@ -171,6 +171,17 @@ export function createRuleService(deps: {
     return { source, name, args: normalized, sender, template: input.email_template, recipients, webhook, frequency, org };
   }
 
+  /** The editable columns of a validated rule body (create and update store the same). */
+  const storedColumns = (valid: Awaited<ReturnType<typeof validate>>) => ({
+    name: valid.name,
+    service_id: valid.source.id,
+    args: JSON.stringify(valid.args),
+    sender_id: valid.sender,
+    email_template_id: valid.template,
+    webhook_id: valid.webhook,
+    frequency: valid.frequency,
+  });
+
   async function assertWithinLimit(orgId: number, limit: number, executor: Executor) {
     const { n } = await executor
       .selectFrom('alert_rules')
@@ -210,14 +221,8 @@ export function createRuleService(deps: {
         const row = await tx
           .insertInto('alert_rules')
           .values({
+            ...storedColumns(valid),
             org_id: context.orgId,
-            name: valid.name,
-            service_id: valid.source.id,
-            args: JSON.stringify(valid.args),
-            sender_id: valid.sender,
-            email_template_id: valid.template,
-            webhook_id: valid.webhook,
-            frequency: valid.frequency,
             created_by: context.userId,
             created_at: now,
             updated_at: now,
@@ -237,16 +242,7 @@ export function createRuleService(deps: {
       return db.transaction().execute(async (tx) => {
         const row = await tx
           .updateTable('alert_rules')
-          .set({
-            name: valid.name,
-            service_id: valid.source.id,
-            args: JSON.stringify(valid.args),
-            sender_id: valid.sender,
-            email_template_id: valid.template,
-            webhook_id: valid.webhook,
-            frequency: valid.frequency,
-            updated_at: clock.now().getTime(),
-          })
+          .set({ ...storedColumns(valid), updated_at: clock.now().getTime() })
           .where('id', '=', id)
           .returningAll()
           .executeTakeFirstOrThrow();

@@ -8,11 +8,13 @@ export interface MatchFilter {
   maxMessageId?: number;
 }
 
-export interface SnapshotRow {
-  rank: number;
+/** A message with its channel's names, as search and monitoring read it. */
+export interface MessageRow {
   id: number;
   message_id: number;
   channel_id: number;
+  username: string | null;
+  title: string;
   user_id: number | null;
   text: string;
   text_hash: string;
@@ -21,8 +23,10 @@ export interface SnapshotRow {
   media_type: string | null;
   file_name: string | null;
   links: string | null;
-  username: string | null;
-  title: string;
+}
+
+export interface SnapshotRow extends MessageRow {
+  rank: number;
 }
 
 function whereClause(filter: MatchFilter): RawBuilder<boolean> {

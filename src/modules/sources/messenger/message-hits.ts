@@ -1,23 +1,10 @@
 import { sql } from 'kysely';
 import { positiveTerms, type QueryNode } from '../../search/query-language.ts';
 import { textPreview } from '../../search/text-preview.ts';
+import type { MessageRow } from '../../search/search.repository.ts';
 import type { Hit } from '../source.ts';
 
-export interface MessageRow {
-  id: number;
-  message_id: number;
-  channel_id: number;
-  username: string | null;
-  title: string;
-  user_id: number | null;
-  text: string;
-  text_hash: string;
-  date: number;
-  has_media: number;
-  media_type: string | null;
-  file_name: string | null;
-  links: string | null;
-}
+export type { MessageRow };
 
 export interface MessengerArgs {
   query: string;
