@@ -8,7 +8,7 @@ import type { FieldError } from '../lib/errors.ts';
  * fields are rejected (additionalProperties: false in the schemas). Query strings and path
  * parameters arrive as text, so those are coerced to the declared types.
  */
-function makeAjv(coerceTypes: boolean) {
+function makeAjv(coerceTypes: boolean | 'array') {
   const ajv = new Ajv.default({
     coerceTypes,
     useDefaults: true,
@@ -22,7 +22,8 @@ function makeAjv(coerceTypes: boolean) {
 
 export function createValidatorCompiler(sharedSchemas: object[]): FastifySchemaCompiler<unknown> {
   const bodyAjv = makeAjv(false);
-  const textAjv = makeAjv(true);
+  // 'array': a query parameter given once still fills an array-typed parameter (filter=a:b).
+  const textAjv = makeAjv('array');
   for (const schema of sharedSchemas) {
     bodyAjv.addSchema(schema);
     textAjv.addSchema(schema);

@@ -111,6 +111,7 @@ export function createMatchService(deps: { db: Kysely<Database>; clock: Clock; r
       const { offset, limit } = pageWindow(query);
       const results = hits.slice(offset, offset + limit).map((hit) => ({ id: hit.id, is_excluded: hit.is_excluded, ...hit.data }));
       return linkedPage(`/service/alert_system_match_get_match_hits/${matchId}/`, query, hits.length, results, {
+        filter: query.filter,
         sort: query.sort,
         include_excluded: query.include_excluded,
       });

@@ -13,8 +13,9 @@ export const matchLink = (dashboardUrl: string, matchId: number) => `${dashboard
 /**
  * Delivers the notification outbox. A notification is claimed with a conditional update (one
  * dispatcher wins), sent once through the delivery transports (spec 6.2: no retry; every
- * attempt is recorded there) and marked sent or failed. A claim left by a process that died
- * mid-send expires and is picked up again after a restart.
+ * attempt is recorded there) and marked sent or failed. Pending notifications survive a crash
+ * and are sent after a restart; one whose send was in flight when its process died may have
+ * arrived, so when its claim expires it is marked failed, never sent twice.
  */
 export function createNotifier(deps: { db: Kysely<Database>; clock: Clock; delivery: DeliveryService; organizations: OrganizationService }) {
   const { db, clock, delivery } = deps;
@@ -66,10 +67,16 @@ export function createNotifier(deps: { db: Kysely<Database>; clock: Clock; deliv
     /** Sends every pending notification; returns how many were handled. */
     async dispatchPending(limit = 100): Promise<number> {
       const now = clock.now().getTime();
+      await db
+        .updateTable('notifications')
+        .set({ status: 'failed', sent_at: now })
+        .where('status', '=', 'sending')
+        .where('claimed_until', '<', now)
+        .execute();
       const candidates = await db
         .selectFrom('notifications')
         .selectAll()
-        .where((eb) => eb.or([eb('status', '=', 'pending'), eb.and([eb('status', '=', 'sending'), eb('claimed_until', '<', now)])]))
+        .where('status', '=', 'pending')
         .orderBy('id')
         .limit(limit)
         .execute();
@@ -79,8 +86,7 @@ export function createNotifier(deps: { db: Kysely<Database>; clock: Clock; deliv
           .updateTable('notifications')
           .set({ status: 'sending', claimed_until: now + CLAIM_MS })
           .where('id', '=', notification.id)
-          .where('status', '=', notification.status)
-          .where((eb) => (notification.claimed_until === null ? eb('claimed_until', 'is', null) : eb('claimed_until', '=', notification.claimed_until)))
+          .where('status', '=', 'pending')
           .executeTakeFirst();
         if (claimed.numUpdatedRows === 0n) continue;
         let ok = false;

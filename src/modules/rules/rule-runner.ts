@@ -30,6 +30,7 @@ export interface TickReport {
   due: number;
   ran: number;
   skipped: number;
+  failed: number;
   matches: number;
 }
 
@@ -66,6 +67,9 @@ export function createRuleRunner(deps: { db: Kysely<Database>; engine: Engine; c
       throw error;
     }
   }
+
+  const markFailed = (runId: number, error: unknown) =>
+    db.updateTable('rule_runs').set({ status: 'failed', error: (error as Error).message, completed_at: clock.now().getTime() }).where('id', '=', runId).execute();
 
   async function exclusionsOf(ruleId: number, executor: Kysely<Database> | Transaction<Database> = db) {
     return executor.selectFrom('exclusions').select(['field', 'value']).where('rule_id', '=', ruleId).execute();
@@ -198,7 +202,7 @@ export function createRuleRunner(deps: { db: Kysely<Database>; engine: Engine; c
       return { ran: true, matchId: await finishSync(rule, runId, result, until) };
     } catch (error) {
       // The window stays unevaluated (last_run unchanged): the next tick's run covers it.
-      await db.updateTable('rule_runs').set({ status: 'failed', error: (error as Error).message, completed_at: clock.now().getTime() }).where('id', '=', runId).execute();
+      await markFailed(runId, error);
       throw error;
     }
   }
@@ -234,7 +238,7 @@ export function createRuleRunner(deps: { db: Kysely<Database>; engine: Engine; c
         const source = findSource(Number(rule.service_id));
         return source && (rule.last_run === null || until - Number(rule.last_run) >= effectiveHours(rule, source) * HOUR_MS);
       });
-      const report: TickReport = { due: due.length, ran: 0, skipped: 0, matches: 0 };
+      const report: TickReport = { due: due.length, ran: 0, skipped: 0, failed: 0, matches: 0 };
       const bySource = new Map<number, RuleRow[]>();
       for (const rule of due) bySource.set(Number(rule.service_id), [...(bySource.get(Number(rule.service_id)) ?? []), rule]);
 
@@ -242,10 +246,14 @@ export function createRuleRunner(deps: { db: Kysely<Database>; engine: Engine; c
         const source = findSource(serviceId)!;
         const batchable = source.matchMany && source.serviceType === 'sync' ? group.filter((r) => r.last_run !== null) : [];
         for (const rule of group.filter((r) => !batchable.includes(r))) {
-          const outcome = await runOne(rule, source, until);
-          if (outcome.ran) report.ran++;
-          else report.skipped++;
-          if (outcome.matchId !== null) report.matches++;
+          try {
+            const outcome = await runOne(rule, source, until);
+            if (outcome.ran) report.ran++;
+            else report.skipped++;
+            if (outcome.matchId !== null) report.matches++;
+          } catch {
+            report.failed++;
+          }
         }
         if (batchable.length === 0) continue;
         const claimed = new Map<number, { rule: RuleRow; runId: number }>();
@@ -261,9 +269,15 @@ export function createRuleRunner(deps: { db: Kysely<Database>; engine: Engine; c
           MAX_STORED_HITS,
         );
         for (const { rule, runId } of claimed.values()) {
-          const matchId = await finishSync(rule, runId, results.get(Number(rule.id)) ?? { hits: [], total: 0 }, until);
-          report.ran++;
-          if (matchId !== null) report.matches++;
+          try {
+            const matchId = await finishSync(rule, runId, results.get(Number(rule.id)) ?? { hits: [], total: 0 }, until);
+            report.ran++;
+            if (matchId !== null) report.matches++;
+          } catch (error) {
+            // One rule's failure must not strand the others' claimed windows.
+            await markFailed(runId, error);
+            report.failed++;
+          }
         }
       }
       return report;

@@ -140,7 +140,11 @@ export function createRuleService(deps: {
     }
 
     const org = await deps.organizations.get(orgId);
-    const frequency = input.frequency ?? org.default_frequency;
+    // An omitted frequency is the organization's default, raised to the source's floor; one
+    // the client names must respect the floor (rule 7).
+    const frequency =
+      input.frequency ??
+      (isFrequency(org.default_frequency) && frequencyHours[org.default_frequency] < frequencyHours[source.frequency] ? source.frequency : org.default_frequency);
     if (!isFrequency(frequency)) {
       fields.push({ field: 'frequency', message: 'is not a known frequency' });
     } else if (frequencyHours[frequency] < frequencyHours[source.frequency]) {

@@ -1,0 +1,157 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createManualClock } from '../../src/lib/clock.ts';
+import { channel, message } from '../support/corpus.ts';
+import {
+  createDeliveryKit,
+  createRulesApp,
+  deliverPending,
+  HOUR,
+  iso,
+  messengerRule,
+  notificationsOf,
+  requestsTo,
+  rulesApi,
+  rulesUser,
+  runsOf,
+  SMTP_AUTH,
+  writeCorpus,
+  type RulesApi,
+} from '../support/rules-api.ts';
+import { startSmtpTestServer, type SmtpTestServer } from '../support/smtp-test-server.ts';
+import type { TestApp } from '../support/test-app.ts';
+import { createTestStoreLocation, testEngine, type TestStoreLocation } from '../support/test-store.ts';
+import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.ts';
+
+const T0 = Date.parse('2026-03-10T09:00:00Z');
+const DAY = 24 * HOUR;
+
+/**
+ * A process that stops part-way, simulated with containers on one store: the first container
+ * does part of the work and is closed (or the store is left as a killed process leaves it), a
+ * new container on the same store carries on. kill.test.ts does the same with real processes.
+ */
+describe(`rules: restart after a crash loses nothing and sends nothing twice (${testEngine})`, () => {
+  let location: TestStoreLocation;
+  let smtp: SmtpTestServer;
+  let receiver: WebhookReceiver;
+  /** The process that "crashes"; replaced by a fresh one on the same store in each test. */
+  let t: TestApp;
+  let alice: RulesApi;
+
+  beforeAll(async () => {
+    [smtp, receiver] = await Promise.all([startSmtpTestServer({ auth: SMTP_AUTH }), startWebhookReceiver()]);
+    location = await createTestStoreLocation();
+    t = await createRulesApp({ location });
+    alice = await rulesUser(t, 'Acme', 'alice@acme.test');
+  });
+  afterAll(async () => {
+    await t?.close();
+    await location?.drop();
+    await Promise.all([smtp?.close(), receiver?.close()]);
+  });
+
+  /** Closes the current container and opens a new one on the same store (same clock time). */
+  async function restart(): Promise<void> {
+    const clock = createManualClock(t.clock.now());
+    await t.close();
+    t = await createRulesApp({ location, clock });
+    alice = rulesApi(t, alice.token, alice.orgId, alice.userId, 'alice@acme.test');
+  }
+
+  it('a match recorded by a process that stopped before dispatching is delivered exactly once by the next process', async () => {
+    const kit = await createDeliveryKit(alice, { tag: 'outbox', receiver, smtp });
+    const rule = await alice.created(messengerRule(kit, 'Oscar', 'oscar-bank.com'));
+    await writeCorpus(t, [channel('oscar_leaks', [message(1, 'oscar-bank.com access', { date: T0 + HOUR })])]);
+
+    const report = await t.container.runner.tick(new Date(T0 + DAY));
+    expect(report).toMatchObject({ ran: 1, matches: 1 });
+    // The process stops here: the match and its outbox are committed, nothing was sent.
+    await restart();
+    expect(requestsTo(receiver, kit)).toHaveLength(0);
+    expect((await notificationsOf(t, rule.id)).map((n) => n.status)).toEqual(['pending', 'pending']);
+
+    // The new process re-runs the same tick: the window is done, nothing is evaluated twice.
+    expect(await t.container.runner.tick(new Date(T0 + DAY))).toMatchObject({ due: 0, ran: 0, matches: 0 });
+    expect(await deliverPending(t)).toBe(2);
+    expect(await deliverPending(t)).toBe(0);
+    expect(requestsTo(receiver, kit)).toHaveLength(1);
+    expect(smtp.messages.filter((m) => m.to.includes(kit.recipient.email))).toHaveLength(1);
+    expect((await alice.matches(rule.id)).count).toBe(1);
+    expect((await notificationsOf(t, rule.id)).map((n) => n.status)).toEqual(['sent', 'sent']);
+  });
+
+  it('a window claimed by a process that died before committing is covered by the next hourly run', async () => {
+    const kit = await createDeliveryKit(alice, { tag: 'claimed', receiver });
+    const rule = await alice.created(messengerRule(kit, 'Papa', 'papa-bank.com', { recipients: [] }));
+    await writeCorpus(t, [channel('papa_leaks', [message(1, 'papa-bank.com combo', { date: T0 + 2 * DAY + HOUR })])]);
+    // What a process killed between claiming the run and committing its result leaves behind.
+    const until = T0 + 3 * DAY;
+    await t.container.store.db
+      .insertInto('rule_runs')
+      .values({ org_id: alice.orgId, rule_id: rule.id, run_key: `${rule.id}:${until}`, window_start: T0, window_end: until, status: 'running', created_at: until })
+      .execute();
+    await restart();
+
+    // The same tick again finds the window taken: nothing is recorded, nothing is lost either.
+    await t.container.runner.tick(new Date(until));
+    expect((await alice.find(rule.id))!.last_run).toBe(iso(T0));
+    expect((await alice.matches(rule.id)).count).toBe(0);
+
+    // The next hour's run covers the whole gap since last_run.
+    await t.container.runner.tick(new Date(until + HOUR));
+    await deliverPending(t);
+    const matches = (await alice.matches(rule.id)).results;
+    expect(matches).toEqual([expect.objectContaining({ total_hits: 1, window_start: iso(T0), window_end: iso(until + HOUR) })]);
+    expect(requestsTo(receiver, kit)).toHaveLength(1);
+
+    // And only once.
+    await t.container.runner.tick(new Date(until + 2 * HOUR));
+    await t.container.runner.tick(new Date(until + 2 * DAY));
+    await deliverPending(t);
+    expect((await alice.matches(rule.id)).count).toBe(1);
+    expect(requestsTo(receiver, kit)).toHaveLength(1);
+    expect((await runsOf(t, rule.id)).map((run) => run.status)).toEqual(['empty', 'running', 'completed', 'empty']);
+  });
+
+  it('a notification claimed by a dispatcher that died mid-send is marked failed once its claim expires, never sent twice', async () => {
+    const kit = await createDeliveryKit(alice, { tag: 'claim', receiver });
+    const rule = await alice.created(messengerRule(kit, 'Quebec', 'quebec-bank.com', { recipients: [] }));
+    await writeCorpus(t, [channel('quebec_leaks', [message(1, 'quebec-bank.com dump', { date: T0 + 4 * DAY + HOUR })])]);
+    await t.container.runner.tick(new Date(T0 + 5 * DAY));
+    const [notification] = await notificationsOf(t, rule.id);
+    // A dispatcher claimed it (10 minutes) and died before it sent anything.
+    const now = t.clock.now().getTime();
+    await t.container.store.db.updateTable('notifications').set({ status: 'sending', claimed_until: now + 10 * 60_000 }).where('id', '=', notification!.id).execute();
+    await restart();
+
+    expect(await deliverPending(t)).toBe(0);
+    t.clock.set(new Date(now + 11 * 60_000));
+    // The dead dispatcher may have delivered it: spec 6.2 has no retry, so it is not sent again.
+    expect(await deliverPending(t)).toBe(0);
+    expect(requestsTo(receiver, kit)).toHaveLength(0);
+    expect((await notificationsOf(t, rule.id)).map((n) => n.status)).toEqual(['failed']);
+    t.clock.set(new Date(T0));
+  });
+
+  it("an async run's job claimed by a worker that died is run by another worker after its lease", async () => {
+    const kit = await createDeliveryKit(alice, { tag: 'lease', receiver });
+    const rule = await alice.created({ ...messengerRule(kit, 'Romeo scan', 'x', { recipients: [] }), service: 4, args: { query: 'romeo-bank.com' }, frequency: 'weekly' });
+    const db = t.container.store.db;
+    const [match] = (await alice.matches(rule.id)).results;
+    expect(match).toMatchObject({ status: 'pending' });
+    const job = (await db.selectFrom('jobs').selectAll().where('type', '=', 'rules.complete-async-run').execute()).find((row) => JSON.parse(row.payload).matchId === match!.id)!;
+    // A worker claimed the job (5-minute lease) and died.
+    const now = t.clock.now().getTime();
+    await db.updateTable('jobs').set({ status: 'running', attempts: 1, claimed_until: now + 5 * 60_000 }).where('id', '=', job.id).execute();
+    await restart();
+
+    expect(await t.container.jobs.runDue()).toBe(0);
+    expect((await alice.matches(rule.id)).results).toEqual([expect.objectContaining({ status: 'pending' })]);
+    t.clock.set(new Date(now + 6 * 60_000));
+    expect(await t.container.jobs.runDue()).toBe(1);
+    expect(await t.container.jobs.runDue()).toBe(0);
+    expect((await alice.matches(rule.id)).count).toBe(0);
+    expect(await t.container.store.db.selectFrom('jobs').select(['status', 'attempts']).where('id', '=', job.id).executeTakeFirstOrThrow()).toEqual({ status: 'done', attempts: 2 });
+    t.clock.set(new Date(T0));
+  });
+});
