@@ -24,12 +24,16 @@ export function createPostgresCounters(deps: { db: Kysely<Database>; clock: Cloc
     },
 
     async release(keys: string[]): Promise<void> {
-      await db
-        .updateTable('rate_counters')
-        .set((eb) => ({ count: eb('count', '-', 1) }))
-        .where('key', 'in', keys)
-        .where('count', '>', 0)
-        .execute();
+      // One key per statement: a multi-row update would lock the rows in physical order, not
+      // in the order dragnet_rate_reserve locks them, and the two could deadlock.
+      for (const key of keys) {
+        await db
+          .updateTable('rate_counters')
+          .set((eb) => ({ count: eb('count', '-', 1) }))
+          .where('key', '=', key)
+          .where('count', '>', 0)
+          .execute();
+      }
     },
 
     async read(keys: string[]): Promise<number[]> {
