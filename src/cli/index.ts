@@ -141,16 +141,16 @@ orgSettingOptions(org.command('set <name>').description("change an organization'
     });
   });
 
-const limitValue = (value: string): number | null | 'default' => {
-  if (value === 'none') return null;
-  if (value === 'default') return 'default';
-  return wholeNumber(value);
-};
+type LimitValue = number | 'none' | 'default';
 
-const collectServiceLimit = (value: string, previous: [string, number | null | 'default'][] = []) => {
+// 'none' stays a string here: commander turns a parser's null into ''.
+const limitValue = (value: string): LimitValue => (value === 'none' || value === 'default' ? value : wholeNumber(value));
+const toLimit = (value: LimitValue): number | null | 'default' => (value === 'none' ? null : value);
+
+const collectServiceLimit = (value: string, previous: [string, LimitValue][] = []) => {
   const match = /^([\w-]+)=(.+)$/.exec(value);
   if (!match) throw new InvalidArgumentError('expected <service-slug>=<daily limit|none|default>');
-  return [...previous, [match[1]!, limitValue(match[2]!)] as [string, number | null | 'default']];
+  return [...previous, [match[1]!, limitValue(match[2]!)] as [string, LimitValue]];
 };
 
 org
@@ -164,10 +164,10 @@ org
     await withContainer(async ({ organizations, limits }, out) => {
       const target = await organizations.requireByName(name);
       if (options.reset) await limits.clearOverrides(target.id);
-      if (options.perSecond !== undefined) await limits.setOverride(target.id, ACCOUNT_SCOPE, 'second', options.perSecond);
-      if (options.perMonth !== undefined) await limits.setOverride(target.id, ACCOUNT_SCOPE, 'month', options.perMonth);
-      for (const [slug, value] of (options.service ?? []) as [string, number | null | 'default'][]) {
-        await limits.setOverride(target.id, serviceScope(slug), 'day', value);
+      if (options.perSecond !== undefined) await limits.setOverride(target.id, ACCOUNT_SCOPE, 'second', toLimit(options.perSecond));
+      if (options.perMonth !== undefined) await limits.setOverride(target.id, ACCOUNT_SCOPE, 'month', toLimit(options.perMonth));
+      for (const [slug, value] of (options.service ?? []) as [string, LimitValue][]) {
+        await limits.setOverride(target.id, serviceScope(slug), 'day', toLimit(value));
       }
       const overrides = await limits.listOverrides(target.id);
       out.emit({ organization: target.name, overrides }, () =>

@@ -54,17 +54,19 @@ export function createRateLimiter(deps: { counters: CounterStore; limits: LimitR
         const window = windows[outcome.index]!;
         const retryAfterSeconds = secondsUntil(window.end, now);
         const what = entry.scope === 'account' ? 'account-wide limit' : `limit of ${slug}`;
-        // spec 8.1.5: a refused response of a limited endpoint still describes its window.
-        const dayIndex = entries.findIndex((e) => e.scope !== 'account' && e.period === 'day');
-        const [dayUsed] = dayIndex === -1 ? [0] : await counters.read([slots[dayIndex]!.key]);
-        const headers =
-          dayIndex === -1
-            ? undefined
-            : {
-                'x-ratelimit-limit': entries[dayIndex]!.limit,
-                'x-ratelimit-remaining': Math.max(0, entries[dayIndex]!.limit - (dayUsed ?? 0)),
-                'x-ratelimit-reset': secondsUntil(windows[dayIndex]!.end, now),
-              };
+        // spec 8.1.5: a refused response of a limited endpoint still describes its windows.
+        const used = await counters.read(slots.map((slot) => slot.key));
+        const headers: Record<string, number> = {};
+        const describe = (prefix: string, scope: 'account' | 'service', period: string) => {
+          const i = entries.findIndex((e) => (scope === 'account' ? e.scope === 'account' : e.scope !== 'account') && e.period === period);
+          if (i === -1) return;
+          const window = state(entries[i]!.limit, used[i] ?? 0, windows[i]!.end, now);
+          headers[`${prefix}-limit`] = window.limit;
+          headers[`${prefix}-remaining`] = window.remaining;
+          headers[`${prefix}-reset`] = window.resetSeconds;
+        };
+        describe('x-ratelimit', 'service', 'day');
+        describe('x-ratelimit-account', 'account', 'month');
         throw new AppError('rate_limited', `rate limit exceeded: ${what} of ${entry.limit} per ${periodLabels[entry.period]}`, {
           headers,
           retryAfterSeconds,

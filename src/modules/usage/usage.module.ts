@@ -15,7 +15,7 @@ import { usageRoutes } from './usage.routes.ts';
  * write-behind to SQLite.
  */
 async function createCounters(deps: { store: Store; clock: Clock; redisUrl?: string }): Promise<CounterStore> {
-  if (deps.redisUrl) return createRedisCounters({ url: deps.redisUrl });
+  if (deps.redisUrl) return createRedisCounters({ url: deps.redisUrl, clock: deps.clock });
   if (deps.store.engine === 'postgres') return createPostgresCounters({ db: deps.store.db, clock: deps.clock });
   return createEmbeddedCounters({ db: deps.store.db, clock: deps.clock });
 }

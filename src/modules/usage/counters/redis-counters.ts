@@ -1,7 +1,8 @@
 import { Redis } from 'ioredis';
+import type { Clock } from '../../../lib/clock.ts';
 import type { CounterSlot, CounterStore, ReserveOutcome } from './counter-store.ts';
 
-// KEYS: bucket keys; ARGV: limits (n), then expiry timestamps in ms (n).
+// KEYS: bucket keys; ARGV: limits (n), then lifetimes in ms (n).
 // Checks every bucket, then increments all; Redis runs the script atomically, so concurrent
 // requests from any number of API processes can never both take the last unit.
 const RESERVE = `
@@ -13,7 +14,7 @@ end
 local counts = {}
 for i = 1, n do
   counts[i] = redis.call('INCR', KEYS[i])
-  redis.call('PEXPIREAT', KEYS[i], ARGV[n + i])
+  redis.call('PEXPIRE', KEYS[i], ARGV[n + i])
 end
 return counts`;
 
@@ -28,7 +29,10 @@ const PREFIX = 'dragnet:rl:';
 
 type ScriptCall = (numberOfKeys: number, ...args: (string | number)[]) => Promise<number[]>;
 
-export function createRedisCounters(deps: { url: string }): CounterStore {
+// Lifetimes are relative (PEXPIRE), computed from Dragnet's clock: an absolute expiry taken from
+// our clock would be in the past for Redis whenever the two clocks disagree, and Redis would
+// drop the count at once.
+export function createRedisCounters(deps: { url: string; clock: Clock }): CounterStore {
   const redis = new Redis(deps.url, { maxRetriesPerRequest: 2 });
   // defineCommand sends each script once and then calls it by its SHA.
   redis.defineCommand('dragnetReserve', { lua: RESERVE });
@@ -38,12 +42,13 @@ export function createRedisCounters(deps: { url: string }): CounterStore {
 
   return {
     async reserve(slots: CounterSlot[]): Promise<ReserveOutcome> {
-      // Expiry a minute past the window end so a late refund still finds its key.
+      // Alive until a minute past the window end, so a late refund still finds its key.
+      const now = deps.clock.now().getTime();
       const result = await scripts.dragnetReserve(
         slots.length,
         ...keyed(slots.map((s) => s.key)),
         ...slots.map((s) => s.limit),
-        ...slots.map((s) => s.expiresAt + 60_000),
+        ...slots.map((s) => Math.max(1, s.expiresAt - now) + 60_000),
       );
       if (result[0]! < 0) return { ok: false, index: -result[0]! - 1, count: result[1]! };
       return { ok: true, counts: result.map(Number) };

@@ -1,0 +1,430 @@
+/**
+ * `npm run bench -- limits [--backends embedded,redis,postgres] [--endpoint account|categories]
+ *   [--duration s] [--slice s] [--warmup s] [--connections n] [--rounds n]` (--help lists all)
+ *
+ * The rate limiter's own cost: requests/s of one authenticated, limited GET on a real Dragnet
+ * server (a child process on 127.0.0.1, loaded by autocannon from this process) with the limiter
+ * on, against the same server with DRAGNET_RATE_LIMITS=off, in the same run, for each counter
+ * backend:
+ *   embedded  the SQLite store; counts in the process's memory, written behind to SQLite;
+ *   redis     the PostgreSQL store with DRAGNET_REDIS_URL; counts in Redis (Lua scripts);
+ *   postgres  the PostgreSQL store without Redis; counts in rows (dragnet_rate_reserve).
+ * Per backend both servers run side by side, each on its own fresh store, and take turns under
+ * load in short alternating slices, so other work on the machine weighs on both alike.
+ * The organization's limits are raised to 1,000,000,000 (per second, per month, and the
+ * endpoint's day) so the load never meets a 429 while every request still takes the full path:
+ * three buckets checked and incremented. ("none" would drop the buckets and measure an empty
+ * reservation instead.)
+ * Goal: cost = 1 - on/off of requests/s at most 15% per backend; exit code 1 when missed.
+ */
+import { randomInt } from 'node:crypto';
+import { cpus, loadavg } from 'node:os';
+import { fileURLToPath } from 'node:url';
+import autocannon from 'autocannon';
+import { Command, InvalidArgumentError, Option } from 'commander';
+import { Redis } from 'ioredis';
+import pg from 'pg';
+import { loadConfig } from '../src/config.ts';
+import { createContainer } from '../src/container.ts';
+import { ACCOUNT_SCOPE, serviceScope } from '../src/modules/usage/limits.ts';
+import { startChildServer } from './support/child-server.ts';
+import { CleanupScope } from './support/cleanup.ts';
+import type { LoadFigures } from './support/load.ts';
+import { createBenchStore, DEFAULT_POSTGRES_ADMIN_URL, type StoreKind } from './support/store.ts';
+
+const GOAL_PERCENT = 15;
+const RAISED_LIMIT = 1_000_000_000;
+const SERVERS_ENTRY = fileURLToPath(new URL('./support/servers.ts', import.meta.url));
+/** The organization bench/support/servers.ts puts its user in. */
+const BENCH_ORG = 'Bench';
+const DEFAULT_REDIS_URL = 'redis://127.0.0.1:6379';
+const REDIS_PREFIX = 'dragnet:rl:';
+const SETTLE_MS = 2_000;
+
+type Backend = 'embedded' | 'redis' | 'postgres';
+type Limiter = 'on' | 'off';
+
+const BACKENDS: Record<Backend, { store: StoreKind; redis: boolean; label: string }> = {
+  embedded: { store: 'sqlite', redis: false, label: 'embedded: SQLite store, counts in memory + write-behind' },
+  redis: { store: 'postgres', redis: true, label: 'redis: PostgreSQL store, counts in Redis' },
+  postgres: { store: 'postgres', redis: false, label: 'postgres: PostgreSQL store, counts in rows' },
+};
+
+const ENDPOINTS = {
+  account: { path: '/service/account/', slug: 'account' },
+  categories: { path: '/service/messenger-channels-categories/', slug: 'messenger-channels-categories' },
+} as const;
+type EndpointName = keyof typeof ENDPOINTS;
+
+interface LimitsBenchOptions {
+  backends: Backend[];
+  endpoint: EndpointName;
+  adminUrl: string;
+  redisUrl: string;
+  duration: number;
+  slice: number;
+  warmup: number;
+  connections: number;
+  rounds: number;
+}
+
+const positive = (label: string, integer: boolean, max: number) => (raw: string) => {
+  const value = Number(raw);
+  if (!Number.isFinite(value) || value <= 0 || (integer && !Number.isInteger(value)) || value > max) {
+    throw new InvalidArgumentError(`${label} must be a ${integer ? 'whole ' : ''}number above 0 and at most ${max}`);
+  }
+  return value;
+};
+
+const backendList = (raw: string): Backend[] => {
+  const names = raw.split(',').map((name) => name.trim()).filter(Boolean);
+  for (const name of names) {
+    if (!(name in BACKENDS)) throw new InvalidArgumentError(`unknown backend "${name}" (${Object.keys(BACKENDS).join(', ')})`);
+  }
+  if (names.length === 0) throw new InvalidArgumentError('name at least one backend');
+  return [...new Set(names)] as Backend[];
+};
+
+function parseOptions(args: string[]): LimitsBenchOptions {
+  const program = new Command('npm run bench -- limits')
+    .description('requests/s of a limited GET with the rate limiter on versus DRAGNET_RATE_LIMITS=off, per counter backend')
+    .option('--backends <list>', 'comma-separated: embedded, redis, postgres', backendList, ['embedded', 'redis', 'postgres'] as Backend[])
+    .addOption(new Option('--endpoint <name>', 'the limited GET to load').choices(Object.keys(ENDPOINTS)).default('account'))
+    .option(
+      '--admin-url <url>',
+      'PostgreSQL admin connection (redis and postgres backends: a fresh database per server, dropped after)',
+      process.env.DRAGNET_BENCH_DATABASE_URL || DEFAULT_POSTGRES_ADMIN_URL,
+    )
+    .option('--redis-url <url>', 'Redis for the redis backend', process.env.DRAGNET_BENCH_REDIS_URL || DEFAULT_REDIS_URL)
+    .option('--duration <seconds>', 'measured load per side (limiter on, off), in slices', positive('--duration', false, 600), 20)
+    .option('--slice <seconds>', 'length of one slice; the sides take turns slice by slice', positive('--slice', false, 60), 2)
+    .option('--warmup <seconds>', 'unmeasured load per side before measuring', positive('--warmup', false, 600), 3)
+    .option('--connections <n>', 'concurrent autocannon connections', positive('--connections', true, 1000), 10)
+    .option('--rounds <n>', 'repeat each backend on a fresh pair of servers; figures are medians', positive('--rounds', true, 20), 1)
+    .exitOverride((error) => process.exit(error.exitCode === 0 ? 0 : 2))
+    .allowExcessArguments(false);
+  program.parse(args, { from: 'user' });
+  return program.opts<LimitsBenchOptions>();
+}
+
+async function httpJson(url: string, init: RequestInit = {}): Promise<{ status: number; headers: Headers; body: unknown }> {
+  const response = await fetch(url, { ...init, signal: AbortSignal.timeout(30_000) });
+  const text = await response.text();
+  let body: unknown = text;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    // keep the text for the error message
+  }
+  return { status: response.status, headers: response.headers, body };
+}
+
+async function withDeadline<T>(ms: number, work: Promise<T>): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`gave up after ${Math.round(ms / 1000)} s`)), ms);
+  });
+  try {
+    return await Promise.race([work, deadline]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+async function reachable(what: 'postgres' | 'redis', url: string): Promise<string | null> {
+  try {
+    if (what === 'postgres') {
+      const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 5_000 });
+      await client.connect();
+      await client.end();
+    } else {
+      const redis = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null, connectTimeout: 5_000 });
+      redis.on('error', () => undefined);
+      try {
+        await redis.connect();
+        await redis.ping();
+      } finally {
+        redis.disconnect();
+      }
+    }
+    return null;
+  } catch (error) {
+    return error instanceof Error ? error.message : String(error);
+  }
+}
+
+/**
+ * Before the server starts: the Bench organization under a random id (Redis keys are
+ * "<org id>|…", and a fresh store would number it 1 like every other test or bench store using
+ * that Redis), with its limits raised so the load never meets a 429.
+ */
+async function prepareOrganization(env: NodeJS.ProcessEnv, slug: string): Promise<number> {
+  const container = await createContainer(loadConfig(env));
+  try {
+    const id = 1_000_000_000 + randomInt(1_000_000_000);
+    const now = Date.now();
+    await container.store.db
+      .insertInto('organizations')
+      .values({
+        id,
+        name: BENCH_ORG,
+        alert_rule_limit: 20,
+        default_frequency: 'daily',
+        dashboard_url: null,
+        managed_by_org_id: null,
+        created_at: now,
+        updated_at: now,
+      } as never)
+      .execute();
+    await container.limits.setOverride(id, ACCOUNT_SCOPE, 'second', RAISED_LIMIT);
+    await container.limits.setOverride(id, ACCOUNT_SCOPE, 'month', RAISED_LIMIT);
+    await container.limits.setOverride(id, serviceScope(slug), 'day', RAISED_LIMIT);
+    return id;
+  } finally {
+    await container.close();
+  }
+}
+
+async function deleteRedisCounters(url: string, orgId: number): Promise<void> {
+  const redis = new Redis(url, { maxRetriesPerRequest: 2 });
+  try {
+    const keys: string[] = [];
+    for await (const batch of redis.scanStream({ match: `${REDIS_PREFIX}${orgId}|*`, count: 1000 })) keys.push(...(batch as string[]));
+    if (keys.length) await redis.del(...keys);
+  } finally {
+    await redis.quit();
+  }
+}
+
+interface Target {
+  url: string;
+  headers: Record<string, string>;
+}
+
+/**
+ * One side of a pair: a fresh store and Dragnet server with the limiter on or off, logged in and
+ * probed. Everything it creates is undone when `scope` closes.
+ */
+async function startSide(backend: Backend, limiter: Limiter, options: LimitsBenchOptions, scope: CleanupScope): Promise<Target> {
+  const { store: kind, redis } = BACKENDS[backend];
+  const endpoint = ENDPOINTS[options.endpoint];
+  const store = await createBenchStore(kind, scope, options.adminUrl);
+  const env: NodeJS.ProcessEnv = { ...process.env, HOST: '127.0.0.1', PORT: '0', DRAGNET_LOG_LEVEL: 'warn', ...store.env };
+  delete env.DRAGNET_REDIS_URL;
+  delete env.DRAGNET_RATE_LIMITS;
+  if (kind === 'sqlite') delete env.DRAGNET_DATABASE_URL;
+  if (redis) env.DRAGNET_REDIS_URL = options.redisUrl;
+  if (limiter === 'off') env.DRAGNET_RATE_LIMITS = 'off';
+
+  const orgId = await prepareOrganization(env, endpoint.slug);
+  if (redis) scope.defer(`delete the Redis counters of organization ${orgId}`, () => deleteRedisCounters(options.redisUrl, orgId));
+  const server = await startChildServer({ entry: SERVERS_ENTRY, args: ['dragnet'], env, scope, label: `Dragnet server (${backend}, limiter ${limiter})` });
+  const { email, password } = server.info as unknown as { email: string; password: string };
+
+  const login = await httpJson(`${server.url}/token/`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ email, password }),
+  });
+  const access = (login.body as { access?: unknown } | null)?.access;
+  if (login.status !== 200 || typeof access !== 'string') throw new Error(`login failed: ${login.status} ${JSON.stringify(login.body)}`);
+  const headers = { authorization: `Bearer ${access}` };
+  const url = `${server.url}${endpoint.path}`;
+
+  // The probe proves which side this is: the raised limits in the headers, or no limiter at all.
+  const probe = await httpJson(url, { headers });
+  if (probe.status !== 200) throw new Error(`GET ${endpoint.path} answered ${probe.status} ${JSON.stringify(probe.body)}`);
+  const limitHeader = probe.headers.get('x-ratelimit-limit');
+  const accountHeader = probe.headers.get('x-ratelimit-account-limit');
+  if (limiter === 'on' && (limitHeader !== String(RAISED_LIMIT) || accountHeader !== String(RAISED_LIMIT))) {
+    throw new Error(`limiter on, but X-RateLimit-Limit=${limitHeader} X-RateLimit-Account-Limit=${accountHeader} (expected ${RAISED_LIMIT})`);
+  }
+  if (limiter === 'off' && (limitHeader !== null || accountHeader !== null)) {
+    throw new Error(`DRAGNET_RATE_LIMITS=off, but the response carries X-RateLimit-Limit=${limitHeader}`);
+  }
+  return { url, headers };
+}
+
+/**
+ * One slice of load with autocannon. Unlike support/load.ts's measure() it accepts a slice in
+ * which no request completed (a stalled server is a result, not a broken run); any error or
+ * non-2xx response (a 429 would mean the raised limits did not apply) still fails the run.
+ */
+function loadSlice(target: Target, connections: number, duration: number): Promise<LoadFigures> {
+  return new Promise((resolve, reject) => {
+    const times: number[] = [];
+    const instance = autocannon(
+      { url: target.url, connections, duration, headers: target.headers, timeout: 10 },
+      (error: unknown, result: autocannon.Result) => {
+        if (error) return reject(error instanceof Error ? error : new Error(String(error)));
+        if (result.errors > 0 || result.non2xx > 0) {
+          return reject(new Error(`load on ${target.url} was not clean: ${result.errors} errors, ${result.non2xx} non-2xx responses`));
+        }
+        const sorted = Float64Array.from(times).sort();
+        const at = (p: number) => (sorted.length ? sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))]! : Number.NaN);
+        resolve({ rps: times.length / duration, p50: at(50), p99: at(99), max: sorted.length ? sorted[sorted.length - 1]! : Number.NaN, requests: times.length, errors: 0, non2xx: 0 });
+      },
+    );
+    instance.on('response', (_client: unknown, statusCode: number, _bytes: number, responseTime: number) => {
+      if (statusCode >= 200 && statusCode < 300) times.push(responseTime);
+    });
+  });
+}
+
+/** Slices of one side merged: requests/s over all its slices, medians of the slice percentiles. */
+function combine(slices: LoadFigures[], sliceSeconds: number): LoadFigures {
+  const requests = slices.reduce((sum, f) => sum + f.requests, 0);
+  return {
+    rps: requests / (slices.length * sliceSeconds),
+    p50: median(slices.filter((f) => f.requests > 0).map((f) => f.p50)),
+    p99: median(slices.filter((f) => f.requests > 0).map((f) => f.p99)),
+    max: Math.max(...slices.filter((f) => f.requests > 0).map((f) => f.max)),
+    requests,
+    errors: slices.reduce((sum, f) => sum + f.errors, 0),
+    non2xx: slices.reduce((sum, f) => sum + f.non2xx, 0),
+  };
+}
+
+/**
+ * One round for a backend: both servers run side by side and are loaded in turn, in short
+ * slices, off-on-off-on-… so that whatever else the machine does in the meantime weighs on both
+ * sides alike (one long run each would compare two different moments).
+ */
+async function measurePair(backend: Backend, round: number, options: LimitsBenchOptions): Promise<Record<Limiter, LoadFigures>> {
+  const scope = new CleanupScope();
+  try {
+    const targets: Record<Limiter, Target> = {
+      off: await startSide(backend, 'off', options, scope),
+      on: await startSide(backend, 'on', options, scope),
+    };
+    const load = (side: Limiter, duration: number) => loadSlice(targets[side], options.connections, duration);
+    for (const side of ['off', 'on'] as const) await load(side, options.warmup);
+
+    const slices = Math.max(1, Math.round(options.duration / options.slice));
+    const collected: Record<Limiter, LoadFigures[]> = { off: [], on: [] };
+    // Strict alternation (the first side flips each round): a server never gets two slices in a
+    // row, so the requests autocannon abandons at a slice's end are settled before its next one.
+    const order: readonly Limiter[] = round % 2 === 1 ? ['off', 'on'] : ['on', 'off'];
+    for (let i = 0; i < slices; i++) {
+      for (const side of order) {
+        const figures = await load(side, options.slice);
+        if (figures.requests === 0) process.stdout.write(`  note: ${backend}, limiter ${side}: no request completed in slice ${i + 1} (server stalled)\n`);
+        collected[side].push(figures);
+      }
+    }
+    // autocannon drops its sockets when the time is up; let the requests still in the servers
+    // finish before they are stopped, so none of them runs into a closed store.
+    await new Promise((resolve) => setTimeout(resolve, SETTLE_MS));
+    return { off: combine(collected.off, options.slice), on: combine(collected.on, options.slice) };
+  } finally {
+    await scope.close();
+  }
+}
+
+const ms = (value: number) => value.toFixed(2);
+const int = (value: number) => Math.round(value).toLocaleString('en-US');
+const pct = (value: number) => `${value >= 0 ? '' : '-'}${Math.abs(value).toFixed(1)}%`;
+const loadText = () => loadavg().map((value) => value.toFixed(2)).join(' ');
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((x, y) => x - y);
+  const middle = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
+}
+
+function medianFigures(all: LoadFigures[]): LoadFigures {
+  const of = (key: keyof LoadFigures) => median(all.map((figures) => figures[key]));
+  return { rps: of('rps'), p50: of('p50'), p99: of('p99'), max: of('max'), requests: of('requests'), errors: of('errors'), non2xx: of('non2xx') };
+}
+
+function table(rows: string[][]): string {
+  const widths = rows[0]!.map((_, column) => Math.max(...rows.map((row) => row[column]!.length)));
+  return rows
+    .map((row) =>
+      row
+        .map((cell, column) => (column === 0 ? cell.padEnd(widths[column]!) : cell.padStart(widths[column]!)))
+        .join('  ')
+        .trimEnd(),
+    )
+    .join('\n');
+}
+
+interface BackendResult {
+  backend: Backend;
+  off: LoadFigures;
+  on: LoadFigures;
+  /** Median over rounds of 1 - on/off, in percent. */
+  cost: number;
+  costs: number[];
+}
+
+export async function run(args: string[]): Promise<void> {
+  const options = parseOptions(args);
+  const endpoint = ENDPOINTS[options.endpoint];
+
+  const skipped: string[] = [];
+  const backends: Backend[] = [];
+  const postgresProblem = options.backends.some((b) => BACKENDS[b].store === 'postgres') ? await reachable('postgres', options.adminUrl) : null;
+  const redisProblem = options.backends.includes('redis') ? await reachable('redis', options.redisUrl) : null;
+  for (const backend of options.backends) {
+    const problem = BACKENDS[backend].store === 'postgres' && postgresProblem ? `PostgreSQL: ${postgresProblem}` : backend === 'redis' ? redisProblem && `Redis: ${redisProblem}` : null;
+    if (problem) skipped.push(`${backend} (${problem})`);
+    else backends.push(backend);
+  }
+  if (backends.length === 0) throw new Error(`no backend can run: ${skipped.join('; ')}`);
+
+  const cpuList = cpus();
+  process.stdout.write(
+    `limits: ${cpuList.length} CPU(s) ${cpuList[0]?.model.trim() ?? ''}, Node ${process.version}; ` +
+      `GET ${endpoint.path}, ${options.connections} connections; per backend two servers (limiter off, on) in child processes ` +
+      `on 127.0.0.1, ${options.warmup} s warm-up each, then ${options.duration} s each in ${options.slice} s slices taking turns` +
+      `${options.rounds > 1 ? `, ${options.rounds} rounds` : ''}; ` +
+      `limits raised to ${int(RAISED_LIMIT)}; load average before: ${loadText()}\n`,
+  );
+  if (skipped.length) process.stdout.write(`skipped: ${skipped.join('; ')}\n`);
+
+  // Generous: per round two server starts (migrations, one argon2 hash each) and the loads.
+  const budgetMs = options.rounds * backends.length * (2 * (options.warmup + options.duration) + 240) * 1000;
+  const results = await withDeadline(
+    budgetMs,
+    (async () => {
+      const out: BackendResult[] = [];
+      for (const backend of backends) {
+        const pairs: Array<Record<Limiter, LoadFigures>> = [];
+        for (let round = 1; round <= options.rounds; round++) {
+          const tag = options.rounds > 1 ? `round ${round}/${options.rounds}: ` : '';
+          process.stdout.write(`${tag}${backend}: limiter off and on side by side ...\n`);
+          pairs.push(await measurePair(backend, round, options));
+        }
+        const costs = pairs.map(({ on, off }) => (1 - on.rps / off.rps) * 100);
+        out.push({
+          backend,
+          off: medianFigures(pairs.map((p) => p.off)),
+          on: medianFigures(pairs.map((p) => p.on)),
+          cost: median(costs),
+          costs,
+        });
+      }
+      return out;
+    })(),
+  );
+
+  const rows = [['backend', 'limiter', 'req/s', 'p50 ms', 'p99 ms', 'max ms', 'requests', 'cost']];
+  for (const r of results) {
+    rows.push([r.backend, 'off', int(r.off.rps), ms(r.off.p50), ms(r.off.p99), ms(r.off.max), int(r.off.requests), '']);
+    const rounds = r.costs.length > 1 ? ` (rounds: ${r.costs.map(pct).join(', ')})` : '';
+    rows.push([r.backend, 'on', int(r.on.rps), ms(r.on.p50), ms(r.on.p99), ms(r.on.max), int(r.on.requests), pct(r.cost) + rounds]);
+  }
+  process.stdout.write(`\n${table(rows)}\nload average after: ${loadText()}\n\n`);
+
+  let pass = true;
+  for (const r of results) {
+    const ok = r.cost <= GOAL_PERCENT;
+    pass &&= ok;
+    process.stdout.write(
+      `limits: ${BACKENDS[r.backend].label}: off ${int(r.off.rps)} req/s, on ${int(r.on.rps)} req/s ` +
+        `(p99 ${ms(r.off.p99)} -> ${ms(r.on.p99)} ms), cost ${pct(r.cost)} (goal <= ${GOAL_PERCENT}%): ${ok ? 'PASS' : 'FAIL'}\n`,
+    );
+  }
+  if (!pass) process.exitCode = 1;
+}
