@@ -1,4 +1,4 @@
-import { createCipheriv, createDecipheriv, createHmac, hkdfSync, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createHmac, hkdfSync, randomBytes, timingSafeEqual, webcrypto } from 'node:crypto';
 
 /**
  * Keys for everything secret in the store, all derived from one master key so an operator has a
@@ -47,4 +47,12 @@ export function constantTimeEqual(a: string, b: string): boolean {
   const left = Buffer.from(a);
   const right = Buffer.from(b);
   return left.length === right.length && timingSafeEqual(left, right);
+}
+
+/**
+ * The JWT key as a WebCrypto key, imported once: jose turns a KeyObject into a CryptoKey on
+ * every sign and verify, which measured as a sixth of an authenticated request's CPU time.
+ */
+export function importHmacKey(raw: Uint8Array): Promise<webcrypto.CryptoKey> {
+  return webcrypto.subtle.importKey('raw', raw, { name: 'HMAC', hash: 'SHA-256' }, false, ['sign', 'verify']);
 }

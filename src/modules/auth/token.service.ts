@@ -1,6 +1,7 @@
-import { createSecretKey, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { SignJWT, errors as joseErrors, jwtVerify } from 'jose';
 import type { Clock } from '../../lib/clock.ts';
+import { importHmacKey } from '../../lib/crypto.ts';
 import { AppError } from '../../lib/errors.ts';
 
 export const ACCESS_TOKEN_SECONDS = 24 * 3600; // spec 5.3
@@ -21,10 +22,10 @@ export interface VerifiedToken {
 const ISSUER = 'dragnet';
 
 export function createTokenService(deps: { jwtKey: Uint8Array; clock: Clock }) {
-  const key = createSecretKey(deps.jwtKey);
+  const key = importHmacKey(deps.jwtKey);
   const nowSeconds = () => Math.floor(deps.clock.now().getTime() / 1000);
 
-  const sign = (subject: TokenSubject, type: TokenType): Promise<string> => {
+  const sign = async (subject: TokenSubject, type: TokenType): Promise<string> => {
     const issuedAt = nowSeconds();
     return new SignJWT({ token_type: type, tv: subject.token_version })
       .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
@@ -33,7 +34,7 @@ export function createTokenService(deps: { jwtKey: Uint8Array; clock: Clock }) {
       .setIssuedAt(issuedAt)
       .setExpirationTime(issuedAt + (type === 'access' ? ACCESS_TOKEN_SECONDS : REFRESH_TOKEN_SECONDS))
       .setJti(randomUUID())
-      .sign(key);
+      .sign(await key);
   };
 
   return {
@@ -46,7 +47,7 @@ export function createTokenService(deps: { jwtKey: Uint8Array; clock: Clock }) {
     /** Verifies signature, expiry and type; the caller checks the user and token version. */
     async verify(token: string, expected: TokenType): Promise<VerifiedToken> {
       try {
-        const { payload } = await jwtVerify(token, key, {
+        const { payload } = await jwtVerify(token, await key, {
           algorithms: ['HS256'],
           issuer: ISSUER,
           currentDate: deps.clock.now(),

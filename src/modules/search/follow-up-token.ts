@@ -1,6 +1,6 @@
-import { createSecretKey } from 'node:crypto';
 import { SignJWT, jwtVerify } from 'jose';
 import type { Clock } from '../../lib/clock.ts';
+import { importHmacKey } from '../../lib/crypto.ts';
 import { validationError } from '../../lib/errors.ts';
 
 /** What a messenger monitoring rule needs to start from a search (its args). */
@@ -19,7 +19,7 @@ const TOKEN_TYPE = 'messenger_follow_up';
  * messenger rule from it without trusting the client to repeat the arguments faithfully.
  */
 export function createFollowUpTokens(deps: { jwtKey: Uint8Array; clock: Clock }) {
-  const key = createSecretKey(deps.jwtKey);
+  const key = importHmacKey(deps.jwtKey);
   return {
     async issue(orgId: number, historyId: number, args: FollowUpArgs): Promise<string> {
       const now = Math.floor(deps.clock.now().getTime() / 1000);
@@ -27,12 +27,12 @@ export function createFollowUpTokens(deps: { jwtKey: Uint8Array; clock: Clock })
         .setProtectedHeader({ alg: 'HS256' })
         .setIssuedAt(now)
         .setExpirationTime(now + VALIDITY_SECONDS)
-        .sign(key);
+        .sign(await key);
     },
 
     async verify(orgId: number, token: string, field = 'follow_up_token'): Promise<{ historyId: number; args: FollowUpArgs }> {
       try {
-        const { payload } = await jwtVerify(token, key, { algorithms: ['HS256'], currentDate: deps.clock.now() });
+        const { payload } = await jwtVerify(token, await key, { algorithms: ['HS256'], currentDate: deps.clock.now() });
         if (payload.token_type !== TOKEN_TYPE || payload.org !== orgId) throw new Error('foreign token');
         return { historyId: Number(payload.history_id), args: payload.args as FollowUpArgs };
       } catch {

@@ -1,0 +1,755 @@
+/**
+ * `npm run bench -- search [--store sqlite|postgres] [--messages N] [--runs N] …` (--help lists all)
+ *
+ * Messenger search at scale, in one run:
+ *  1. a deterministic corpus (generateCorpus, fixed seed, ~300 characters a message, 500
+ *     channels, English and Russian, planted needles of exact counts) written through
+ *     container.corpus.write into a fresh store: a temp data dir (SQLite) or a fresh
+ *     dragnet_bench_<random> database (PostgreSQL); prints the ingest rate and the size on disk;
+ *  2. a fixed query set, each query timed (a) through the HTTP API of a real `dragnet serve`
+ *     child process (POST /service/messenger-search-create/, page_size 10) and (b) directly
+ *     against the store (container.search.search in this process), in blocks (HTTP, store,
+ *     HTTP), each after one unmeasured warm-up call;
+ *  3. (c) a naive linear scan: every folded text loaded into memory once, each query evaluated
+ *     with matchesFolded, counting and keeping the newest 10.
+ * Totals, channel counts and the newest 10 of (a), (b) and (c) must agree and the planted
+ * needles must be found exactly as often as planted: otherwise a loud MISMATCH and exit code 3.
+ * A missed target (see TARGETS) gives exit code 1. Only loopback traffic; the server, the temp
+ * dir and the database are removed again, also on error or Ctrl-C.
+ */
+import { spawn } from 'node:child_process';
+import { statSync, readdirSync } from 'node:fs';
+import { cpus, loadavg, totalmem } from 'node:os';
+import path from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import { Command, InvalidArgumentError, Option } from 'commander';
+import { sql } from 'kysely';
+import { loadConfig } from '../src/config.ts';
+import { createContainer, type Container } from '../src/container.ts';
+import { corpusChannels, generateCorpus } from '../src/modules/search/demo-corpus.ts';
+import type { ChannelBatch } from '../src/modules/search/ingest/corpus-writer.ts';
+import { matchesFolded, parseQuery, type QueryNode } from '../src/modules/search/query-language.ts';
+import { CleanupScope } from './support/cleanup.ts';
+import { createBenchStore, DEFAULT_POSTGRES_ADMIN_URL, type BenchStore, type StoreKind } from './support/store.ts';
+
+const REPO_ROOT = fileURLToPath(new URL('..', import.meta.url));
+const DRAGNET_BIN = path.join(REPO_ROOT, 'bin', 'dragnet.js');
+
+// ---------------------------------------------------------------------------------------------
+// The corpus and the query set
+
+const SEED = 424_242;
+const CHANNELS = 500;
+const CORPUS_START = new Date('2025-01-01T00:00:00Z');
+const SPAN_DAYS = 365;
+
+/** Planted verbatim (mixed case: the searches must fold it); found nowhere else. */
+const RARE_NEEDLE = { text: 'SSO.Zorbex-Payroll.com', count: 37 };
+const PHRASE_NEEDLE = { text: 'Private ACCESS to the full Acme payroll database', count: 12 };
+const NEEDLES = [RARE_NEEDLE, PHRASE_NEEDLE];
+
+interface BenchQuery {
+  label: string;
+  query: string;
+  /** Restrict to 5 channels (picked from the ingested ones). */
+  channels?: boolean;
+  /** Selective queries carry the latency and speed-up targets. */
+  selective: boolean;
+  /** Exact number of planted occurrences (full corpus). */
+  planted?: number;
+}
+
+/*
+ * The generator's vocabulary is flat: every English word is in ~39% of the messages, every
+ * Russian one in ~23%, each email address (e.g. billing42@globex.com) in ~0.05%. So `fresh AND
+ * logs` (~19%) is measured but is not selective; the selective AND pairs an email with a common
+ * word. No vocabulary word sits at 30%; `with` (~39%) is the broad query.
+ */
+const QUERIES: BenchQuery[] = [
+  { label: 'rare substring', query: 'zorbex-payroll.com', selective: true, planted: RARE_NEEDLE.count },
+  { label: 'common word', query: 'password', selective: false },
+  { label: 'AND (selective)', query: 'billing42@globex.com AND password', selective: true },
+  { label: 'AND (common)', query: 'fresh AND logs', selective: false },
+  { label: 'OR', query: 'combo OR логи', selective: false },
+  { label: 'phrase', query: '"access to the full acme payroll database"', selective: true, planted: PHRASE_NEEDLE.count },
+  { label: 'channel-filtered', query: 'password', channels: true, selective: true },
+  { label: 'broad', query: 'with', selective: false },
+];
+
+const TARGETS = {
+  selectiveP50Ms: 20,
+  selectiveP95Ms: 100,
+  httpOverStore: 1.5,
+  speedUpOverScan: 50,
+  ingestPerSecond: 20_000,
+};
+
+/** Runs on a path always measured, however slow the query. */
+const MIN_RUNS = 3;
+
+// ---------------------------------------------------------------------------------------------
+// Options
+
+interface SearchBenchOptions {
+  store: StoreKind;
+  adminUrl: string;
+  messages: number;
+  runs: number;
+  scanRuns: number;
+  queryBudget: number;
+  ingestBudget: number;
+  chunk: number;
+  timeout: number;
+  logLevel: string;
+}
+
+const count = (label: string, min: number, max: number) => (raw: string) => {
+  const value = Number(raw.replace(/[_,]/g, ''));
+  if (!Number.isInteger(value) || value < min || value > max) {
+    throw new InvalidArgumentError(`${label} must be a whole number from ${min} to ${max}`);
+  }
+  return value;
+};
+
+function parseOptions(args: string[]): SearchBenchOptions {
+  const program = new Command('npm run bench -- search')
+    .description('messenger search: ingest, index size, query latency via HTTP and store, linear-scan baseline')
+    .addOption(new Option('--store <engine>', 'the store behind Dragnet').choices(['sqlite', 'postgres']).default('sqlite'))
+    .option(
+      '--admin-url <url>',
+      'PostgreSQL admin connection for --store postgres (a fresh database is created on that server and dropped)',
+      process.env.DRAGNET_BENCH_DATABASE_URL || DEFAULT_POSTGRES_ADMIN_URL,
+    )
+    .option('--messages <n>', 'corpus size', count('--messages', 10_000, 20_000_000), 1_000_000)
+    .option('--runs <n>', 'timed runs per query on each of HTTP and store (after one warm-up)', count('--runs', 1, 1000), 20)
+    .option('--scan-runs <n>', 'timed runs per query of the linear scan', count('--scan-runs', 1, 100), 5)
+    .option(
+      '--query-budget <s>',
+      `seconds per query (HTTP and store together) after which its runs stop early (at least ${MIN_RUNS} each)`,
+      count('--query-budget', 1, 3600),
+      30,
+    )
+    .option('--ingest-budget <s>', 'seconds after which the ingest stops and the run goes on with what was written', count('--ingest-budget', 10, 86_400), 420)
+    .option('--chunk <n>', 'messages per corpus.write() call (one transaction)', count('--chunk', 1000, 1_000_000), 50_000)
+    .option('--timeout <min>', 'the whole run gives up (and cleans up) after this many minutes', count('--timeout', 1, 24 * 60), 45)
+    .option('--log-level <level>', 'DRAGNET_LOG_LEVEL of the server child', 'warn')
+    .exitOverride((error) => process.exit(error.exitCode === 0 ? 0 : 2))
+    .allowExcessArguments(false);
+  program.parse(args, { from: 'user' });
+  return program.opts<SearchBenchOptions>();
+}
+
+// ---------------------------------------------------------------------------------------------
+// Small helpers
+
+const say = (line = '') => process.stdout.write(line + '\n');
+const int = (value: number) => Math.round(value).toLocaleString('en-US');
+const ms = (value: number) => (Number.isNaN(value) ? '-' : value < 10 ? value.toFixed(2) : value < 100 ? value.toFixed(1) : value.toFixed(0));
+const mb = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(1)} MB`;
+const seconds = (millis: number) => `${(millis / 1000).toFixed(1)} s`;
+const loadText = () => loadavg().map((value) => value.toFixed(2)).join(' ');
+/** CPU time of this process (all threads) in milliseconds: a load-independent proxy on a busy machine. */
+const cpuMs = () => {
+  const usage = process.cpuUsage();
+  return (usage.user + usage.system) / 1000;
+};
+
+/** Nearest-rank percentile. */
+function percentile(values: number[], p: number): number {
+  if (values.length === 0) return Number.NaN;
+  const sorted = [...values].sort((x, y) => x - y);
+  const rank = Math.ceil((p / 100) * sorted.length);
+  return sorted[Math.min(sorted.length - 1, Math.max(0, rank - 1))]!;
+}
+
+class Deadline {
+  private readonly end: number;
+  constructor(minutes: number) {
+    this.end = Date.now() + minutes * 60_000;
+  }
+  check(what: string): void {
+    if (Date.now() > this.end) throw new Error(`--timeout reached during ${what}; giving up (cleanup runs)`);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The server child: `node bin/dragnet.js serve`
+
+interface Server {
+  url: string;
+  pid: number;
+}
+
+async function startServer(env: NodeJS.ProcessEnv, scope: CleanupScope): Promise<Server> {
+  const child = spawn(process.execPath, [DRAGNET_BIN, 'serve'], { cwd: REPO_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stopped: Promise<void> | undefined;
+  const stop = () => {
+    stopped ??= new Promise<void>((resolve) => {
+      if (child.exitCode !== null || child.signalCode !== null) return resolve();
+      const kill = setTimeout(() => child.kill('SIGKILL'), 5_000);
+      child.once('exit', () => {
+        clearTimeout(kill);
+        resolve();
+      });
+      child.kill('SIGTERM');
+    });
+    return stopped;
+  };
+  scope.defer(`stop dragnet serve (pid ${child.pid})`, stop);
+
+  const stderrTail: string[] = [];
+  createInterface({ input: child.stderr }).on('line', (line) => {
+    stderrTail.push(line);
+    if (stderrTail.length > 20) stderrTail.shift();
+    process.stderr.write(`[server] ${line}\n`);
+  });
+  const lines = createInterface({ input: child.stdout });
+
+  const url = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => fail(new Error('dragnet serve did not report "listening on" within 120 s')), 120_000);
+    const onLine = (line: string) => {
+      const match = /listening on (http:\/\/\S+)/.exec(line);
+      if (match) settle(() => resolve(match[1]!));
+    };
+    const onExit = (code: number | null, signal: string | null) =>
+      fail(new Error(`dragnet serve exited before listening (code ${code}, signal ${signal}): ${stderrTail.join(' | ')}`));
+    const onError = (error: Error) => fail(error);
+    const settle = (done: () => void) => {
+      clearTimeout(timer);
+      lines.off('line', onLine);
+      child.off('exit', onExit).off('error', onError);
+      done();
+    };
+    const fail = (error: Error) => settle(() => reject(error));
+    lines.on('line', onLine);
+    child.once('exit', onExit).once('error', onError);
+  });
+  // Keep draining stdout (request logs at info level) so the child never blocks on a full pipe.
+  lines.on('line', () => {});
+  return { url, pid: child.pid! };
+}
+
+async function postJson(url: string, body: unknown, token?: string): Promise<unknown> {
+  const response = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) },
+    body: JSON.stringify(body),
+    signal: AbortSignal.timeout(300_000),
+  });
+  const text = await response.text();
+  if (response.status !== 200) throw new Error(`POST ${new URL(url).pathname} answered ${response.status}: ${text.slice(0, 500)}`);
+  return JSON.parse(text) as unknown;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Ingest
+
+interface IngestFigures {
+  written: number;
+  planned: number;
+  complete: boolean;
+  writeMs: number;
+  /** CPU time of this process during the writes (SQLite works in-process; PostgreSQL does not). */
+  writeCpuMs: number;
+  generateMs: number;
+  wallMs: number;
+  /** Occurrences of each needle text in the written messages, counted while generating. */
+  needlesWritten: Map<string, number>;
+}
+
+async function ingest(container: Container, options: SearchBenchOptions, deadline: Deadline): Promise<IngestFigures> {
+  const batches = generateCorpus({
+    seed: SEED,
+    channels: CHANNELS,
+    messages: options.messages,
+    start: CORPUS_START,
+    spanDays: SPAN_DAYS,
+    needles: NEEDLES,
+    batchSize: 1000,
+  })[Symbol.iterator]();
+  const needlesWritten = new Map(NEEDLES.map((n) => [n.text, 0]));
+  let written = 0;
+  let writeMs = 0;
+  let writeCpuMs = 0;
+  let generateMs = 0;
+  const wallStart = performance.now();
+  let exhausted = false;
+  let warned = false;
+  while (!exhausted) {
+    deadline.check('ingest');
+    const generateStart = performance.now();
+    const chunk: ChannelBatch[] = [];
+    let inChunk = 0;
+    while (inChunk < options.chunk) {
+      const next = batches.next();
+      if (next.done) {
+        exhausted = true;
+        break;
+      }
+      chunk.push(next.value);
+      inChunk += next.value.messages.length;
+      for (const message of next.value.messages) {
+        for (const needle of NEEDLES) if (message.text.includes(needle.text)) needlesWritten.set(needle.text, needlesWritten.get(needle.text)! + 1);
+      }
+    }
+    generateMs += performance.now() - generateStart;
+    if (inChunk === 0) break;
+
+    const writeStart = performance.now();
+    const cpuStart = cpuMs();
+    const totals = await container.corpus.write(chunk);
+    const chunkMs = performance.now() - writeStart;
+    writeCpuMs += cpuMs() - cpuStart;
+    writeMs += chunkMs;
+    if (totals.added !== inChunk) throw new Error(`corpus.write added ${totals.added} of ${inChunk} messages (${totals.duplicates} duplicates)`);
+    written += inChunk;
+
+    const wallMs = performance.now() - wallStart;
+    const rate = written / (writeMs / 1000);
+    const etaMs = ((options.messages - written) / written) * wallMs;
+    say(
+      `  ingest ${int(written)} / ${int(options.messages)} (${((written / options.messages) * 100).toFixed(0)}%): ` +
+        `${int(inChunk / (chunkMs / 1000))} msg/s this chunk, ${int(rate)} msg/s overall, ` +
+        `elapsed ${seconds(wallMs)}${exhausted ? '' : `, ETA ${seconds(etaMs)}`}`,
+    );
+    if (!exhausted && !warned && wallMs + etaMs > options.ingestBudget * 1000) {
+      warned = true;
+      say(`  ! at this rate the ingest needs ~${seconds(wallMs + etaMs)}, more than --ingest-budget ${options.ingestBudget} s: it will stop at the budget`);
+    }
+    if (!exhausted && wallMs > options.ingestBudget * 1000) {
+      say(`  ! --ingest-budget ${options.ingestBudget} s reached: stopping at ${int(written)} messages; the queries run on those`);
+      break;
+    }
+  }
+  return {
+    written,
+    planned: options.messages,
+    complete: exhausted,
+    writeMs,
+    writeCpuMs,
+    generateMs,
+    wallMs: performance.now() - wallStart,
+    needlesWritten,
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Size on disk
+
+async function reportSize(container: Container, store: BenchStore): Promise<string[]> {
+  const db = container.store.db;
+  const lines: string[] = [];
+  if (store.kind === 'sqlite') {
+    await sql`pragma wal_checkpoint(TRUNCATE)`.execute(db);
+    let total = 0;
+    const files: string[] = [];
+    for (const name of readdirSync(store.dataDir)) {
+      if (!name.startsWith('dragnet.sqlite')) continue;
+      const size = statSync(path.join(store.dataDir, name)).size;
+      total += size;
+      files.push(`${name} ${mb(size)}`);
+    }
+    lines.push(`size on disk: ${mb(total)} after wal_checkpoint(TRUNCATE) (${files.join(', ')})`);
+    try {
+      const { rows } = await sql<{ name: string; bytes: number }>`
+        select name, sum(pgsize) as bytes from dbstat where aggregate = 1 group by name`.execute(db);
+      const of = (test: (name: string) => boolean) => rows.filter((r) => test(r.name)).reduce((sum, r) => sum + Number(r.bytes), 0);
+      const fts = of((n) => n.startsWith('messages_fts'));
+      const table = of((n) => n === 'messages');
+      const indexes = of((n) => n.startsWith('messages_') && !n.startsWith('messages_fts') || n.startsWith('sqlite_autoindex_messages'));
+      lines.push(`  of which: messages table ${mb(table)}, FTS5 trigram index ${mb(fts)}, other messages indexes ${mb(indexes)}`);
+    } catch (error) {
+      lines.push(`  (no per-table breakdown: dbstat unavailable: ${error instanceof Error ? error.message : String(error)})`);
+    }
+  } else {
+    const { rows } = await sql<{ total: number; heap: number; trgm: number; database: number }>`
+      select pg_total_relation_size('messages') as total, pg_relation_size('messages') as heap,
+             pg_relation_size('messages_text_trgm_idx') as trgm, pg_database_size(current_database()) as database`.execute(db);
+    const row = rows[0]!;
+    lines.push(
+      `size on disk: messages ${mb(Number(row.total))} (pg_total_relation_size: heap, TOAST and every index), ` +
+        `of which the pg_trgm GIN index ${mb(Number(row.trgm))} (pg_relation_size) and the heap ${mb(Number(row.heap))}; ` +
+        `whole database ${mb(Number(row.database))}`,
+    );
+  }
+  return lines;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Query measurement
+
+/** What each path reports for one query; compared across (a), (b) and (c). */
+interface Answer {
+  total: number;
+  channels: number;
+  /** "channel_id:message_id" of the newest 10, newest first. */
+  newest: string[];
+}
+
+interface SearchResponseLike {
+  total: number;
+  channels_matched: number;
+  results: Array<{ channel_id: number; message_id: number }>;
+}
+
+const answerOf = (response: SearchResponseLike): Answer => ({
+  total: response.total,
+  channels: response.channels_matched,
+  newest: response.results.map((r) => `${r.channel_id}:${r.message_id}`),
+});
+
+const sameAnswer = (x: Answer, y: Answer) => x.total === y.total && x.channels === y.channels && x.newest.join(',') === y.newest.join(',');
+
+interface QueryResult {
+  query: BenchQuery;
+  http: number[];
+  store: number[];
+  /** CPU time of this process per store call. */
+  storeCpu: number[];
+  scan: number[];
+  httpAnswer: Answer;
+  storeAnswer: Answer;
+  scanAnswer?: Answer;
+  problems: string[];
+}
+
+async function clearHistory(container: Container): Promise<void> {
+  await container.store.db.deleteFrom('search_history_results').execute();
+  await container.store.db.deleteFrom('search_history').execute();
+}
+
+async function measureQueries(
+  container: Container,
+  server: Server,
+  token: string,
+  context: { orgId: number; userId: number },
+  channelIds: number[],
+  options: SearchBenchOptions,
+  deadline: Deadline,
+): Promise<QueryResult[]> {
+  const results: QueryResult[] = [];
+  for (const query of QUERIES) {
+    deadline.check(`query ${query.label}`);
+    const body = { query: query.query, page_size: 10, ...(query.channels ? { channel_ids: channelIds } : {}) };
+    const viaHttp = async () => answerOf((await postJson(`${server.url}/service/messenger-search-create/`, body, token)) as SearchResponseLike);
+    const viaStore = async () => answerOf((await container.search.search(context, body)) as SearchResponseLike);
+
+    const problems: string[] = [];
+    const http: number[] = [];
+    const store: number[] = [];
+    const storeCpu: number[] = [];
+    let httpAnswer: Answer | undefined;
+    let storeAnswer: Answer | undefined;
+    const check = (path: string, answer: Answer, first: Answer | undefined) => {
+      if (first && !sameAnswer(answer, first)) problems.push(`a ${path} run answered differently from the first ${path} run`);
+      return first ?? answer;
+    };
+    /*
+     * Blocks, not strict alternation: every search writes (history, snapshot), and a write by
+     * one process resets the other's SQLite page cache, which a single server never suffers.
+     * HTTP runs are split around the store block (A B A) so slow drift in the machine's load
+     * hits both paths alike. Each block starts with one unmeasured warm-up call.
+     */
+    /** Returns false when the budget cut the block short. */
+    const block = async (path: 'HTTP' | 'store', runs: number, budgetMs: number): Promise<boolean> => {
+      const warm = path === 'HTTP' ? await viaHttp() : await viaStore();
+      if (path === 'HTTP') httpAnswer = check(path, warm, httpAnswer);
+      else storeAnswer = check(path, warm, storeAnswer);
+      const started = performance.now();
+      for (let run = 0; run < runs; run++) {
+        const t = performance.now();
+        const cpu = cpuMs();
+        const answer = path === 'HTTP' ? await viaHttp() : await viaStore();
+        const elapsed = performance.now() - t;
+        if (path === 'HTTP') {
+          http.push(elapsed);
+          httpAnswer = check(path, answer, httpAnswer);
+        } else {
+          store.push(elapsed);
+          storeCpu.push(cpuMs() - cpu);
+          storeAnswer = check(path, answer, storeAnswer);
+        }
+        if (run + 1 < runs && run + 1 >= MIN_RUNS && performance.now() - started > budgetMs) return false;
+      }
+      return true;
+    };
+    const budgetMs = options.queryBudget * 1000;
+    const firstHalf = Math.ceil(options.runs / 2);
+    const complete = await block('HTTP', firstHalf, budgetMs / 4);
+    await block('store', options.runs, budgetMs / 2);
+    // A slow query (the first block ran out of budget) gets no second HTTP block.
+    if (complete && options.runs > http.length) await block('HTTP', options.runs - http.length, budgetMs / 4);
+    say(
+      `  ${query.label.padEnd(17)} ${int(httpAnswer!.total).padStart(9)} hits   HTTP p50 ${ms(percentile(http, 50))} ms, ` +
+        `store p50 ${ms(percentile(store, 50))} ms (CPU ${ms(percentile(storeCpu, 50))} ms) (${http.length} HTTP and ${store.length} store runs), load ${loadText()}`,
+    );
+    results.push({ query, http, store, storeCpu, scan: [], httpAnswer: httpAnswer!, storeAnswer: storeAnswer!, problems });
+    // Untimed: keeps history and snapshots (up to 100k rows a search) from piling up across queries.
+    await clearHistory(container);
+  }
+  return results;
+}
+
+/** Every message's folded text and identity, in id order. */
+interface ScanCorpus {
+  texts: string[];
+  ids: Float64Array;
+  channels: Int32Array;
+  messageIds: Float64Array;
+  dates: Float64Array;
+}
+
+async function loadScanCorpus(container: Container, expected: number): Promise<ScanCorpus> {
+  const db = container.store.db;
+  const texts: string[] = [];
+  const ids = new Float64Array(expected);
+  const channels = new Int32Array(expected);
+  const messageIds = new Float64Array(expected);
+  const dates = new Float64Array(expected);
+  let last = 0;
+  for (;;) {
+    const rows = await db
+      .selectFrom('messages')
+      .select(['id', 'channel_id', 'message_id', 'date', 'text_folded'])
+      .where('id', '>', last)
+      .orderBy('id')
+      .limit(50_000)
+      .execute();
+    if (rows.length === 0) break;
+    for (const row of rows) {
+      const i = texts.length;
+      if (i >= expected) throw new Error(`more messages in the store than the ${expected} written`);
+      texts.push(row.text_folded);
+      ids[i] = Number(row.id);
+      channels[i] = Number(row.channel_id);
+      messageIds[i] = Number(row.message_id);
+      dates[i] = Number(row.date);
+    }
+    last = Number(rows[rows.length - 1]!.id);
+  }
+  if (texts.length !== expected) throw new Error(`the store holds ${texts.length} messages, ${expected} were written`);
+  return { texts, ids, channels, messageIds, dates };
+}
+
+/** (c): count, distinct channels and the newest 10 (date desc, id desc), by brute force. */
+function scan(corpus: ScanCorpus, tree: QueryNode, channelFilter: Set<number> | null): Answer {
+  const { texts, ids, channels, dates } = corpus;
+  const seenChannels = new Set<number>();
+  const top: number[] = []; // indexes, newest first
+  const newer = (i: number, j: number) => dates[i]! > dates[j]! || (dates[i] === dates[j] && ids[i]! > ids[j]!);
+  let total = 0;
+  for (let i = 0; i < texts.length; i++) {
+    if (channelFilter && !channelFilter.has(channels[i]!)) continue;
+    if (!matchesFolded(tree, texts[i]!)) continue;
+    total++;
+    seenChannels.add(channels[i]!);
+    if (top.length < 10 || newer(i, top[top.length - 1]!)) {
+      let at = top.length;
+      while (at > 0 && newer(i, top[at - 1]!)) at--;
+      top.splice(at, 0, i);
+      if (top.length > 10) top.pop();
+    }
+  }
+  return { total, channels: seenChannels.size, newest: top.map((i) => `${corpus.channels[i]}:${corpus.messageIds[i]}`) };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Report
+
+function table(header: string[], rows: string[][]): string {
+  const all = [header, ...rows];
+  const widths = header.map((_, column) => Math.max(...all.map((row) => row[column]!.length)));
+  return all
+    .map((row) => row.map((cell, column) => (column === 0 ? cell.padEnd(widths[column]!) : cell.padStart(widths[column]!))).join('  ').trimEnd())
+    .join('\n');
+}
+
+// ---------------------------------------------------------------------------------------------
+
+export async function run(args: string[]): Promise<void> {
+  const options = parseOptions(args);
+  const deadline = new Deadline(options.timeout);
+  const cpuList = cpus();
+  say(
+    `search: ${cpuList.length} CPU(s) ${cpuList[0]?.model.trim() ?? ''}, ${(totalmem() / 2 ** 30).toFixed(0)} GiB, Node ${process.version}; ` +
+      `store ${options.store}; ${int(options.messages)} messages, ${CHANNELS} channels, seed ${SEED}; ` +
+      `${options.runs} runs per query and path (budget ${options.queryBudget} s per query), ${options.scanRuns} scan runs; ` +
+      `load average ${loadText()}`,
+  );
+
+  const scope = new CleanupScope();
+  try {
+    const store = await createBenchStore(options.store, scope, options.adminUrl);
+    const env: NodeJS.ProcessEnv = { ...process.env, HOST: '127.0.0.1', PORT: '0', DRAGNET_LOG_LEVEL: options.logLevel, ...store.env };
+    if (options.store === 'sqlite') delete env.DRAGNET_DATABASE_URL;
+    say(`store: ${store.location}`);
+
+    const container = await createContainer(loadConfig(env));
+    scope.defer('close the bench process container', () => container.close());
+
+    // 1. Ingest and size
+    say(`\n1. ingest through container.corpus.write, one transaction per ${int(options.chunk)} messages`);
+    const figures = await ingest(container, options, deadline);
+    const ingestRate = figures.written / (figures.writeMs / 1000);
+    say(
+      `ingest: ${int(figures.written)} messages in ${seconds(figures.writeMs)} of writes = ${int(ingestRate)} msg/s ` +
+        `(wall ${seconds(figures.wallMs)} including ${seconds(figures.generateMs)} generating the corpus: ` +
+        `${int(figures.written / (figures.wallMs / 1000))} msg/s end to end); ` +
+        `this process used ${seconds(figures.writeCpuMs)} CPU for the writes` +
+        (options.store === 'sqlite' ? ` (${int(figures.written / (figures.writeCpuMs / 1000))} msg per CPU-second)` : ' (the PostgreSQL server work is not included)') +
+        (figures.complete ? '' : ` -- STOPPED EARLY at the ingest budget, ${int(figures.planned)} planned`),
+    );
+    if (options.store === 'postgres') {
+      // What autovacuum would do soon after a bulk load: planner statistics, GIN pending list merged.
+      const t = performance.now();
+      await sql`vacuum analyze messages`.execute(container.store.db);
+      say(`vacuum analyze messages: ${seconds(performance.now() - t)} (not counted in the ingest rate)`);
+    }
+    const sizeLines = await reportSize(container, store);
+    for (const line of sizeLines) say(line);
+
+    // 2. The server, a user, and (a)/(b)
+    const email = 'search-bench@bench.dragnet.test';
+    const password = `Bench-${Math.random().toString(36).slice(2)}-${Date.now()}`;
+    const user = await container.users.create({ orgName: 'Search bench', email, password });
+    // Once rate limiting is in place, its defaults (100 searches a day, 25 requests a second)
+    // would stop the benchmark: raise them far above what it sends, keeping the limiter at work.
+    const limits = (container as unknown as { limits?: { setOverride?(orgId: number, scope: string, period: string, limit: number): Promise<void> } }).limits;
+    if (limits?.setOverride) {
+      await limits.setOverride(user.org_id, 'account', 'second', 1_000_000);
+      await limits.setOverride(user.org_id, 'account', 'month', 1_000_000_000);
+      await limits.setOverride(user.org_id, 'service:messenger-search-create', 'day', 1_000_000_000);
+    }
+    const server = await startServer(env, scope);
+    say(`\n2. server: node bin/dragnet.js serve (pid ${server.pid}) at ${server.url}, DRAGNET_LOG_LEVEL=${options.logLevel}`);
+    const login = (await postJson(`${server.url}/token/`, { email, password })) as { access?: unknown };
+    if (typeof login.access !== 'string') throw new Error(`login answered without an access token: ${JSON.stringify(login)}`);
+
+    const channelRows = await container.store.db.selectFrom('channels').select(['id', 'username']).orderBy('id').execute();
+    const channelIds = [0.05, 0.25, 0.45, 0.65, 0.85].map((at) => Number(channelRows[Math.floor(at * channelRows.length)]!.id));
+    const channelNames = channelIds.map((id) => channelRows.find((c) => Number(c.id) === id)!.username);
+    const expectedNames = corpusChannels(SEED, CHANNELS).map((c) => c.username);
+    if (!channelNames.every((name) => name !== null && expectedNames.includes(name))) throw new Error('unexpected channel names in the store');
+    say(`channel filter: ids ${channelIds.join(', ')} (${channelNames.join(', ')})`);
+
+    say(`\n(a) HTTP and (b) store, in blocks (HTTP, store, HTTP), page_size 10:`);
+    const results = await measureQueries(container, server, login.access, { orgId: user.org_id, userId: user.id }, channelIds, options, deadline);
+
+    // 3. (c) the linear scan; loaded only now so its ~0.5 GB heap cannot disturb (b)'s timings.
+    deadline.check('the scan');
+    say(`\n(c) linear scan: loading every folded text ...`);
+    const loadStart = performance.now();
+    const corpus = await loadScanCorpus(container, figures.written);
+    say(`  loaded ${int(corpus.texts.length)} texts in ${seconds(performance.now() - loadStart)}, heap ${mb(process.memoryUsage().heapUsed)}`);
+    for (const result of results) {
+      const tree = parseQuery(result.query.query).tree;
+      const filter = result.query.channels ? new Set(channelIds) : null;
+      for (let run = 0; run < options.scanRuns; run++) {
+        const t = performance.now();
+        const answer = scan(corpus, tree, filter);
+        result.scan.push(performance.now() - t);
+        if (run === 0) result.scanAnswer = answer;
+        else if (!sameAnswer(answer, result.scanAnswer!)) result.problems.push('scan runs disagree');
+      }
+    }
+
+    // Checks
+    for (const result of results) {
+      const { httpAnswer: a, storeAnswer: b, scanAnswer: c } = result;
+      const show = (x: Answer) => `${x.total} hits in ${x.channels} channels, newest [${x.newest.slice(0, 3).join(' ')} …]`;
+      if (!sameAnswer(a, b)) result.problems.push(`HTTP (${show(a)}) != store (${show(b)})`);
+      if (c && !sameAnswer(b, c)) result.problems.push(`store (${show(b)}) != scan (${show(c)})`);
+      if (result.query.planted !== undefined) {
+        const needle = NEEDLES.find((n) => n.count === result.query.planted)!;
+        const written = figures.needlesWritten.get(needle.text)!;
+        if (figures.complete && written !== needle.count) result.problems.push(`the generator wrote the needle ${written} times, ${needle.count} planted`);
+        if (a.total !== written) result.problems.push(`${a.total} hits, but the needle is in ${written} written messages`);
+      }
+    }
+
+    // Report
+    const p = (values: number[], q: number) => percentile(values, q);
+    const rows = results.map((r) => {
+      const httpP50 = p(r.http, 50);
+      const storeP50 = p(r.store, 50);
+      const scanP50 = p(r.scan, 50);
+      return [
+        r.query.label,
+        r.query.query + (r.query.channels ? ' [5 channels]' : ''),
+        int(r.httpAnswer.total),
+        ms(httpP50),
+        ms(p(r.http, 95)),
+        ms(storeP50),
+        ms(p(r.store, 95)),
+        ms(p(r.storeCpu, 50)),
+        ms(scanP50),
+        (httpP50 / storeP50).toFixed(2),
+        `${(scanP50 / storeP50).toFixed(1)}x`,
+        `${r.http.length}/${r.store.length}`,
+      ];
+    });
+    say(`\nresults (${int(figures.written)} messages, ${options.store}; milliseconds; p95 is nearest-rank over n runs):`);
+    say(
+      table(
+        ['query', 'text', 'total', 'HTTP p50', 'HTTP p95', 'store p50', 'store p95', 'store CPU p50', 'scan p50', 'HTTP/store', 'scan/store', 'n HTTP/store'],
+        rows,
+      ),
+    );
+    say(`load average after: ${loadText()}`);
+
+    const selective = results.filter((r) => r.query.selective);
+    const verdict = (pass: boolean) => (pass ? 'PASS' : 'FAIL');
+    const lines: Array<{ pass: boolean; text: string }> = [];
+    {
+      const misses = selective.filter((r) => p(r.http, 50) > TARGETS.selectiveP50Ms || p(r.http, 95) > TARGETS.selectiveP95Ms);
+      lines.push({
+        pass: misses.length === 0,
+        text:
+          `selective queries through HTTP p50 <= ${TARGETS.selectiveP50Ms} ms and p95 <= ${TARGETS.selectiveP95Ms} ms: ` +
+          selective.map((r) => `${r.query.label} ${ms(p(r.http, 50))}/${ms(p(r.http, 95))}`).join(', '),
+      });
+    }
+    {
+      const ratios = results.map((r) => ({ r, ratio: p(r.http, 50) / p(r.store, 50) }));
+      const misses = ratios.filter((x) => x.ratio > TARGETS.httpOverStore);
+      lines.push({
+        pass: misses.length === 0,
+        text:
+          `HTTP p50 <= ${TARGETS.httpOverStore}x the direct store query (every query): ` +
+          (misses.length ? `over: ${misses.map((x) => `${x.r.query.label} ${x.ratio.toFixed(2)}x`).join(', ')}` : `worst ${Math.max(...ratios.map((x) => x.ratio)).toFixed(2)}x`),
+      });
+    }
+    {
+      const speedUps = selective.map((r) => ({ r, speedUp: p(r.scan, 50) / p(r.store, 50) }));
+      lines.push({
+        pass: speedUps.every((x) => x.speedUp >= TARGETS.speedUpOverScan),
+        text:
+          `selective queries >= ${TARGETS.speedUpOverScan}x faster than the linear scan (scan p50 / store p50): ` +
+          speedUps.map((x) => `${x.r.query.label} ${x.speedUp.toFixed(1)}x`).join(', '),
+      });
+    }
+    lines.push({
+      pass: ingestRate >= TARGETS.ingestPerSecond && figures.complete,
+      text: `ingest >= ${int(TARGETS.ingestPerSecond)} msg/s: ${int(ingestRate)} msg/s${figures.complete ? '' : ' (stopped at the ingest budget)'}`,
+    });
+    const problems = results.flatMap((r) => r.problems.map((problem) => `${r.query.label} (${r.query.query}): ${problem}`));
+    lines.push({
+      pass: problems.length === 0,
+      text: `totals, channel counts and newest 10 agree across HTTP, store and scan; planted needles found exactly (${RARE_NEEDLE.count}, ${PHRASE_NEEDLE.count})`,
+    });
+    say('');
+    for (const line of lines) say(`search [${options.store}, ${int(figures.written)} messages]: ${line.text}: ${verdict(line.pass)}`);
+
+    if (problems.length) {
+      const banner = '!'.repeat(78);
+      process.stderr.write(`\n${banner}\nMISMATCH: the search paths disagree\n${problems.map((x) => `  - ${x}`).join('\n')}\n${banner}\n`);
+      process.exitCode = 3;
+    } else if (lines.some((line) => !line.pass)) {
+      process.exitCode = 1;
+    }
+  } finally {
+    await scope.close();
+  }
+}

@@ -1,0 +1,57 @@
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import pg from 'pg';
+import type { CleanupScope } from './cleanup.ts';
+
+export type StoreKind = 'sqlite' | 'postgres';
+
+export const DEFAULT_POSTGRES_ADMIN_URL = 'postgres://postgres@127.0.0.1:5432/postgres';
+
+export interface BenchStore {
+  kind: StoreKind;
+  dataDir: string;
+  /** Where the store lives, for the report (no credentials). */
+  location: string;
+  /** DRAGNET_* variables that point a Dragnet process at this store. */
+  env: Record<string, string>;
+}
+
+/**
+ * A fresh store for one benchmark run, in the manner of test/support/test-store.ts: a temp data
+ * dir (the embedded store lives there) and, for PostgreSQL, a new database
+ * dragnet_bench_<random> on the admin URL's server. Both are removed when `scope` closes.
+ */
+export async function createBenchStore(kind: StoreKind, scope: CleanupScope, adminUrl = DEFAULT_POSTGRES_ADMIN_URL): Promise<BenchStore> {
+  const dataDir = mkdtempSync(path.join(tmpdir(), 'dragnet-bench-'));
+  scope.defer(`remove ${dataDir}`, () => rmSync(dataDir, { recursive: true, force: true }));
+  const env: Record<string, string> = {
+    DRAGNET_DATA_DIR: dataDir,
+    // Random per run: nothing persists, and no key file is written.
+    DRAGNET_SECRET_KEY: randomBytes(32).toString('hex'),
+  };
+  if (kind === 'sqlite') return { kind, dataDir, location: path.join(dataDir, 'dragnet.sqlite'), env };
+
+  const name = `dragnet_bench_${randomBytes(6).toString('hex')}`;
+  const server = new URL(adminUrl).host;
+  try {
+    await adminQuery(adminUrl, `create database ${name}`);
+  } catch (error) {
+    throw new Error(`cannot create database ${name} on PostgreSQL at ${server}: ${error instanceof Error ? error.message : String(error)}`);
+  }
+  scope.defer(`drop database ${name}`, () => adminQuery(adminUrl, `drop database if exists ${name} with (force)`));
+  const url = new URL(adminUrl);
+  url.pathname = `/${name}`;
+  return { kind, dataDir, location: `postgres://${url.host}/${name}`, env: { ...env, DRAGNET_DATABASE_URL: url.toString() } };
+}
+
+async function adminQuery(adminUrl: string, statement: string): Promise<void> {
+  const client = new pg.Client({ connectionString: adminUrl, connectionTimeoutMillis: 10_000 });
+  await client.connect();
+  try {
+    await client.query(statement);
+  } finally {
+    await client.end();
+  }
+}
