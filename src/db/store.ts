@@ -61,6 +61,10 @@ export function openStore(options: StoreOptions): Store {
       max: options.poolSize ?? 10,
       types: pgTypes as pg.CustomTypesConfig,
     });
+    // An idle pooled connection that the server closes (a restart, a terminated backend) emits
+    // 'error' on the pool; unhandled, that would crash the process. The pool drops the
+    // connection and the next query opens a new one or fails visibly (readyz turns 503).
+    pool.on('error', () => undefined);
     const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
     const url = new URL(options.databaseUrl);
     return {
