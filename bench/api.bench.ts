@@ -6,9 +6,10 @@
  * 127.0.0.1, one after the other, loaded by autocannon from this process. Target: (a) reaches
  * at least 40% of (b)'s requests/s. Exit code 1 when the target is missed.
  */
+import { positive } from './support/options.ts';
 import { cpus, loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
-import { Command, InvalidArgumentError, Option } from 'commander';
+import { Command, Option } from 'commander';
 import { startChildServer } from './support/child-server.ts';
 import { CleanupScope } from './support/cleanup.ts';
 import { measure, type LoadFigures, type LoadOptions } from './support/load.ts';
@@ -26,13 +27,6 @@ interface ApiBenchOptions {
   rounds: number;
 }
 
-const positive = (label: string, integer: boolean, max: number) => (raw: string) => {
-  const value = Number(raw);
-  if (!Number.isFinite(value) || value <= 0 || (integer && !Number.isInteger(value)) || value > max) {
-    throw new InvalidArgumentError(`${label} must be a ${integer ? 'whole ' : ''}number above 0 and at most ${max}`);
-  }
-  return value;
-};
 
 function parseOptions(args: string[]): ApiBenchOptions {
   const program = new Command('npm run bench -- api')

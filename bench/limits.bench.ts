@@ -17,6 +17,7 @@
  * reservation instead.)
  * Goal: cost = 1 - on/off of requests/s at most 15% per backend; exit code 1 when missed.
  */
+import { positive } from './support/options.ts';
 import { randomInt } from 'node:crypto';
 import { cpus, loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
@@ -68,13 +69,6 @@ interface LimitsBenchOptions {
   rounds: number;
 }
 
-const positive = (label: string, integer: boolean, max: number) => (raw: string) => {
-  const value = Number(raw);
-  if (!Number.isFinite(value) || value <= 0 || (integer && !Number.isInteger(value)) || value > max) {
-    throw new InvalidArgumentError(`${label} must be a ${integer ? 'whole ' : ''}number above 0 and at most ${max}`);
-  }
-  return value;
-};
 
 const backendList = (raw: string): Backend[] => {
   const names = raw.split(',').map((name) => name.trim()).filter(Boolean);

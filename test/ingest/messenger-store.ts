@@ -1,3 +1,4 @@
+import type { MessageItem } from '../../src/modules/search/search.service.ts';
 import { expect } from 'vitest';
 import { createTestApp, type TestApp } from '../support/test-app.ts';
 import type { TestStoreLocation } from '../support/test-store.ts';
@@ -35,20 +36,7 @@ export interface ChannelItem {
   total_messages_scraped: number;
 }
 
-export interface MessageItem {
-  message_id: number;
-  channel_id: number;
-  channel_username: string | null;
-  user_id: number | null;
-  text_preview: string;
-  date: string;
-  has_media: boolean;
-  media_type: string | null;
-  file_name: string | null;
-  links: string[] | null;
-  channel_count: number;
-  channels_list: string[] | null;
-}
+export type { MessageItem };
 
 /** A query that only excludes a term nobody writes: it matches every message. */
 const EVERYTHING = '-qzxjvkqw';

@@ -1,22 +1,10 @@
 import type { LightMyRequestResponse } from 'fastify';
 import { expect } from 'vitest';
+import type { MessageItem } from '../../src/modules/search/search.service.ts';
 import type { TestApp } from './test-app.ts';
 
 /** The response shapes of spec 2.3 and 2.4 as the tests read them. */
-export interface MessageItemBody {
-  message_id: number;
-  channel_id: number;
-  channel_username: string | null;
-  user_id: number | null;
-  text_preview: string;
-  date: string;
-  has_media: boolean;
-  media_type: string | null;
-  file_name: string | null;
-  links: string[] | null;
-  channel_count: number;
-  channels_list: string[] | null;
-}
+export type MessageItemBody = MessageItem;
 
 export interface QueryNodeBody {
   type: string;
