@@ -12,7 +12,7 @@ import { fileURLToPath } from 'node:url';
 import { Command, Option } from 'commander';
 import { startChildServer } from './support/child-server.ts';
 import { CleanupScope } from './support/cleanup.ts';
-import { measure, type LoadFigures, type LoadOptions } from './support/load.ts';
+import { int, measure, median, medianFigures, ms, type LoadFigures, type LoadOptions } from './support/load.ts';
 import { createBenchStore, DEFAULT_POSTGRES_ADMIN_URL, type StoreKind } from './support/store.ts';
 
 const TARGET_PERCENT = 40;
@@ -134,22 +134,10 @@ async function measureBare(load: LoadOptions): Promise<LoadFigures> {
   }
 }
 
-const ms = (value: number) => value.toFixed(2);
-const int = (value: number) => Math.round(value).toLocaleString('en-US');
 
 const loadText = () => loadavg().map((value) => value.toFixed(2)).join(' ');
 
-function median(values: number[]): number {
-  const sorted = [...values].sort((x, y) => x - y);
-  const middle = Math.floor(sorted.length / 2);
-  return sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
-}
 
-/** Medians of each figure over the rounds (one round: the figures themselves). */
-function medianFigures(all: LoadFigures[]): LoadFigures {
-  const of = (key: keyof LoadFigures) => median(all.map((figures) => figures[key]));
-  return { rps: of('rps'), p50: of('p50'), p99: of('p99'), max: of('max'), requests: of('requests'), errors: of('errors'), non2xx: of('non2xx') };
-}
 
 function table(rows: Array<{ name: string; figures: LoadFigures; ratio?: number }>): string {
   const header = ['', 'req/s', 'p50 ms', 'p99 ms', 'max ms', 'requests', '(a)/(b)'];

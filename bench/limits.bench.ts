@@ -30,7 +30,7 @@ import { createContainer } from '../src/container.ts';
 import { ACCOUNT_SCOPE, serviceScope } from '../src/modules/usage/limits.ts';
 import { startChildServer } from './support/child-server.ts';
 import { CleanupScope } from './support/cleanup.ts';
-import type { LoadFigures } from './support/load.ts';
+import { int, median, medianFigures, ms, type LoadFigures } from './support/load.ts';
 import { createBenchStore, DEFAULT_POSTGRES_ADMIN_URL, type StoreKind } from './support/store.ts';
 
 const GOAL_PERCENT = 15;
@@ -315,21 +315,10 @@ async function measurePair(backend: Backend, round: number, options: LimitsBench
   }
 }
 
-const ms = (value: number) => value.toFixed(2);
-const int = (value: number) => Math.round(value).toLocaleString('en-US');
 const pct = (value: number) => `${value >= 0 ? '' : '-'}${Math.abs(value).toFixed(1)}%`;
 const loadText = () => loadavg().map((value) => value.toFixed(2)).join(' ');
 
-function median(values: number[]): number {
-  const sorted = [...values].sort((x, y) => x - y);
-  const middle = Math.floor(sorted.length / 2);
-  return sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
-}
 
-function medianFigures(all: LoadFigures[]): LoadFigures {
-  const of = (key: keyof LoadFigures) => median(all.map((figures) => figures[key]));
-  return { rps: of('rps'), p50: of('p50'), p99: of('p99'), max: of('max'), requests: of('requests'), errors: of('errors'), non2xx: of('non2xx') };
-}
 
 function table(rows: string[][]): string {
   const widths = rows[0]!.map((_, column) => Math.max(...rows.map((row) => row[column]!.length)));

@@ -31,6 +31,7 @@ import { createContainer, type Container } from '../src/container.ts';
 import { corpusChannels, generateCorpus } from '../src/modules/search/demo-corpus.ts';
 import type { ChannelBatch } from '../src/modules/search/ingest/corpus-writer.ts';
 import { matchesFolded, parseQuery, type QueryNode } from '../src/modules/search/query-language.ts';
+import { stopperOf } from './support/child-server.ts';
 import { CleanupScope } from './support/cleanup.ts';
 import { createBenchStore, DEFAULT_POSTGRES_ADMIN_URL, type BenchStore, type StoreKind } from './support/store.ts';
 
@@ -184,19 +185,7 @@ interface Server {
 
 async function startServer(env: NodeJS.ProcessEnv, scope: CleanupScope): Promise<Server> {
   const child = spawn(process.execPath, [DRAGNET_BIN, 'serve'], { cwd: REPO_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
-  let stopped: Promise<void> | undefined;
-  const stop = () => {
-    stopped ??= new Promise<void>((resolve) => {
-      if (child.exitCode !== null || child.signalCode !== null) return resolve();
-      const kill = setTimeout(() => child.kill('SIGKILL'), 5_000);
-      child.once('exit', () => {
-        clearTimeout(kill);
-        resolve();
-      });
-      child.kill('SIGTERM');
-    });
-    return stopped;
-  };
+  const stop = stopperOf(child);
   scope.defer(`stop dragnet serve (pid ${child.pid})`, stop);
 
   const stderrTail: string[] = [];

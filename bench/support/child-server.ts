@@ -39,19 +39,7 @@ export async function startChildServer(options: {
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
 
-  let stopped: Promise<void> | undefined;
-  const stop = (): Promise<void> => {
-    stopped ??= new Promise<void>((resolve) => {
-      if (child.exitCode !== null || child.signalCode !== null) return resolve();
-      const kill = setTimeout(() => child.kill('SIGKILL'), 5_000);
-      child.once('exit', () => {
-        clearTimeout(kill);
-        resolve();
-      });
-      child.kill('SIGTERM');
-    });
-    return stopped;
-  };
+  const stop = stopperOf(child);
   options.scope.defer(`stop ${options.label} (pid ${child.pid})`, stop);
 
   const timeoutMs = options.startTimeoutMs ?? 60_000;
@@ -76,4 +64,21 @@ export async function startChildServer(options: {
   });
 
   return { url: info.url, pid: child.pid!, info, stop };
+}
+
+/** Stops a child once (later calls wait for the first): SIGTERM, then SIGKILL after 5 s. */
+export function stopperOf(child: ChildProcess): () => Promise<void> {
+  let stopped: Promise<void> | undefined;
+  return () => {
+    stopped ??= new Promise<void>((resolve) => {
+      if (child.exitCode !== null || child.signalCode !== null) return resolve();
+      const kill = setTimeout(() => child.kill('SIGKILL'), 5_000);
+      child.once('exit', () => {
+        clearTimeout(kill);
+        resolve();
+      });
+      child.kill('SIGTERM');
+    });
+    return stopped;
+  };
 }

@@ -79,3 +79,18 @@ export async function measure(url: string, options: LoadOptions): Promise<LoadFi
   }
   return figures;
 }
+
+export const ms = (value: number) => value.toFixed(2);
+export const int = (value: number) => Math.round(value).toLocaleString('en-US');
+
+export function median(values: number[]): number {
+  const sorted = [...values].sort((x, y) => x - y);
+  const middle = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
+}
+
+/** Medians of each figure over the rounds (one round: the figures themselves). */
+export function medianFigures(all: LoadFigures[]): LoadFigures {
+  const of = (key: keyof LoadFigures) => median(all.map((figures) => figures[key]));
+  return { rps: of('rps'), p50: of('p50'), p99: of('p99'), max: of('max'), requests: of('requests'), errors: of('errors'), non2xx: of('non2xx') };
+}
