@@ -6,6 +6,7 @@ import Fastify, { type FastifyServerOptions } from 'fastify';
 import type { Container } from './container.ts';
 import { registerAuthentication } from './http/auth.plugin.ts';
 import { registerErrorHandling } from './http/error-handler.ts';
+import { AccessLog } from './http/logging.ts';
 import { registerRateLimiting } from './http/rate-limit.plugin.ts';
 import { healthRoutes } from './http/health.routes.ts';
 import { ErrorBody } from './http/schemas.ts';
@@ -16,20 +17,10 @@ export interface AppOptions {
   logger?: FastifyServerOptions['logger'];
 }
 
-/** Request/response log lines never carry credentials or secrets. */
-export const logRedactPaths = [
-  'req.headers.authorization',
-  'req.headers.cookie',
-  '*.password',
-  '*.new_password',
-  '*.confirm_new_password',
-  '*.secret',
-  '*.otp',
-];
-
 export async function buildApp(container: Container, options: AppOptions = {}) {
   const app = Fastify({
     logger: options.logger ?? false,
+    logController: new AccessLog(),
     bodyLimit: container.config.bodyLimitBytes,
     trustProxy: container.config.trustProxy,
     // A client's X-Request-Id is kept when it looks like an id; anything else gets a new one.
@@ -48,8 +39,9 @@ export async function buildApp(container: Container, options: AppOptions = {}) {
     const field = findNulCharacter(request.body) ?? findNulCharacter(request.query) ?? findNulCharacter(request.params);
     if (field) throw validationError(field, 'must not contain the NUL character');
   });
-  app.addHook('onSend', async (request, reply) => {
+  app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id);
+    done();
   });
 
   await app.register(swagger, {

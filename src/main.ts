@@ -1,4 +1,5 @@
-import { buildApp, logRedactPaths } from './app.ts';
+import { buildApp } from './app.ts';
+import { serverLogger } from './http/logging.ts';
 import type { Config } from './config.ts';
 import { createContainer } from './container.ts';
 import { startScheduler } from './modules/rules/scheduler.ts';
@@ -11,7 +12,7 @@ import { startScheduler } from './modules/rules/scheduler.ts';
 export async function serve(config: Config, options: { withWorker?: boolean } = {}): Promise<void> {
   const container = await createContainer(config);
   const app = await buildApp(container, {
-    logger: { level: config.logLevel, redact: { paths: logRedactPaths, censor: '[redacted]' } },
+    logger: serverLogger(config.logLevel),
   });
   await app.listen({ host: config.host, port: config.port });
   const scheduler =

@@ -17,7 +17,8 @@ describe(`the server process (${testEngine})`, () => {
       input: `${PASSWORD}\n`,
     });
     expect(created.code, created.stderr).toBe(0);
-    server = await startServer({ ...location.env, HOST: '127.0.0.1', PORT: '0' });
+    // At the default log level, as `npm start` runs it.
+    server = await startServer({ ...location.env, HOST: '127.0.0.1', PORT: '0', DRAGNET_LOG_LEVEL: 'info' });
   }, SLOW_MS);
 
   afterAll(async () => {
@@ -54,6 +55,36 @@ describe(`the server process (${testEngine})`, () => {
 
     const anonymous = await fetch(`${server!.baseUrl}/service/account/`);
     expect(anonymous.status).toBe(401);
+  });
+
+  it('logs one JSON line per request with its request id, and no credentials', async () => {
+    const requestId = 'log-check-0001';
+    const response = await fetch(`${server!.baseUrl}/token/`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-request-id': requestId },
+      body: JSON.stringify({ email: 'alice@acme.test', password: PASSWORD }),
+    });
+    const { access } = (await response.json()) as { access: string };
+    await fetch(`${server!.baseUrl}/service/account/`, { headers: { authorization: `Bearer ${access}`, 'x-request-id': `${requestId}-b` } });
+
+    type LogEntry = { reqId?: string; msg: string; req?: { method: string; url: string }; res?: { statusCode: number } };
+    const logEntries = () =>
+      server!
+        .output()
+        .stdout.split('\n')
+        .filter((line) => line.startsWith('{'))
+        .map((line) => JSON.parse(line) as LogEntry);
+    // A line is written once its response has gone out: wait for it rather than race it.
+    for (let waited = 0; !logEntries().some((entry) => entry.reqId === `${requestId}-b`) && waited < 5_000; waited += 50) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    const entries = logEntries();
+    const stdout = server!.output().stdout;
+    const login = entries.filter((entry) => entry.reqId === requestId);
+    expect(login).toEqual([expect.objectContaining({ msg: 'request completed', req: expect.objectContaining({ method: 'POST', url: '/token/' }), res: { statusCode: 200 } })]);
+    expect(entries.filter((entry) => entry.reqId === `${requestId}-b`)).toHaveLength(1);
+    expect(stdout).not.toContain(PASSWORD);
+    expect(stdout).not.toContain(access);
   });
 
   it(

@@ -5,7 +5,8 @@
  */
 import { randomBytes } from 'node:crypto';
 import Fastify from 'fastify';
-import { buildApp, logRedactPaths } from '../../src/app.ts';
+import { buildApp } from '../../src/app.ts';
+import { serverLogger } from '../../src/http/logging.ts';
 import { loadConfig } from '../../src/config.ts';
 import { createContainer } from '../../src/container.ts';
 import { ACCOUNT_SCOPE, serviceScope } from '../../src/modules/usage/limits.ts';
@@ -64,7 +65,7 @@ async function startDragnet(): Promise<void> {
   const password = randomBytes(16).toString('hex');
   const user = await container.users.create({ orgName: 'Bench', email, password });
   const app = await buildApp(container, {
-    logger: { level: config.logLevel, redact: { paths: logRedactPaths, censor: '[redacted]' } },
+    logger: serverLogger(config.logLevel),
   });
   await container.limits.setOverride(user.org_id, ACCOUNT_SCOPE, 'second', BENCH_LIMIT);
   await container.limits.setOverride(user.org_id, ACCOUNT_SCOPE, 'month', BENCH_LIMIT);

@@ -1,9 +1,10 @@
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import SqliteDatabase from 'better-sqlite3';
-import { CompiledQuery, Kysely, PostgresDialect, SqliteDialect, SqliteDriver, sql, type DatabaseConnection, type Driver, type SqliteDialectConfig } from 'kysely';
+import { Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
 import type { Database } from './schema.ts';
+import { BetterSqliteDialect } from './sqlite-driver.ts';
 
 export type Engine = 'sqlite' | 'postgres';
 
@@ -31,28 +32,6 @@ const pgTypes = {
     return pg.types.getTypeParser(oid, format);
   },
 };
-
-/**
- * SQLite transactions start with BEGIN IMMEDIATE: a deferred BEGIN that reads and then writes
- * fails with SQLITE_BUSY at once when another process (the CLI, a second worker) wrote in
- * between, and the busy timeout cannot help it; taking the write lock up front makes writers
- * queue on busy_timeout instead.
- */
-class ImmediateSqliteDriver extends SqliteDriver {
-  override async beginTransaction(connection: DatabaseConnection): Promise<void> {
-    await connection.executeQuery(CompiledQuery.raw('begin immediate'));
-  }
-}
-
-class ImmediateSqliteDialect extends SqliteDialect {
-  constructor(private readonly settings: SqliteDialectConfig) {
-    super(settings);
-  }
-
-  override createDriver(): Driver {
-    return new ImmediateSqliteDriver(this.settings);
-  }
-}
 
 export function openStore(options: StoreOptions): Store {
   if (options.databaseUrl) {
@@ -87,7 +66,7 @@ export function openStore(options: StoreOptions): Store {
   connection.pragma('busy_timeout = 10000');
   connection.pragma('synchronous = NORMAL');
   connection.pragma('foreign_keys = ON');
-  const db = new Kysely<Database>({ dialect: new ImmediateSqliteDialect({ database: connection }) });
+  const db = new Kysely<Database>({ dialect: new BetterSqliteDialect(connection) });
   return {
     engine: 'sqlite',
     db,

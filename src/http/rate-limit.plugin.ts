@@ -18,16 +18,18 @@ const isSuccess = (status: number) => status >= 200 && status < 300;
 function setHeaders(reply: FastifyReply, admission: Admission, refunded: boolean) {
   const { endpoint, account } = admission;
   const back = refunded ? 1 : 0;
+  const headers: Record<string, number> = {};
   if (endpoint) {
-    reply.header('x-ratelimit-limit', endpoint.limit);
-    reply.header('x-ratelimit-remaining', Math.min(endpoint.limit, endpoint.remaining + back));
-    reply.header('x-ratelimit-reset', endpoint.resetSeconds);
+    headers['x-ratelimit-limit'] = endpoint.limit;
+    headers['x-ratelimit-remaining'] = Math.min(endpoint.limit, endpoint.remaining + back);
+    headers['x-ratelimit-reset'] = endpoint.resetSeconds;
   }
   if (account) {
-    reply.header('x-ratelimit-account-limit', account.limit);
-    reply.header('x-ratelimit-account-remaining', Math.min(account.limit, account.remaining + back));
-    reply.header('x-ratelimit-account-reset', account.resetSeconds);
+    headers['x-ratelimit-account-limit'] = account.limit;
+    headers['x-ratelimit-account-remaining'] = Math.min(account.limit, account.remaining + back);
+    headers['x-ratelimit-account-reset'] = account.resetSeconds;
   }
+  reply.headers(headers);
 }
 
 /**
@@ -52,14 +54,16 @@ export function registerRateLimiting(app: FastifyInstance, deps: { limiter: Rate
     setHeaders(reply, request.rateLimit, false);
   });
 
-  app.addHook('onSend', async (request, reply, payload) => {
+  // Not async: most responses are 2xx and need nothing here, and an async hook would cost every
+  // request a promise.
+  app.addHook('onSend', (request, reply, payload, done) => {
     const admission = request.rateLimit;
-    if (admission && !admission.released && !isSuccess(reply.statusCode)) {
-      // spec 7: failed calls are refunded and do not count against limits.
-      await limiter.release(admission);
+    if (!admission || admission.released || isSuccess(reply.statusCode)) return done(null, payload);
+    // spec 7: failed calls are refunded and do not count against limits.
+    limiter.release(admission).then(() => {
       setHeaders(reply, admission, true);
-    }
-    return payload;
+      done(null, payload);
+    }, done);
   });
 
   app.addHook('onRequestAbort', async (request) => {

@@ -21,9 +21,18 @@ export interface VerifiedToken {
 
 const ISSUER = 'dragnet';
 
+/** Tokens whose signature has been checked, kept per process; beyond this the oldest go first. */
+const VERIFIED_CACHE_SIZE = 10_000;
+
+interface VerifiedEntry extends VerifiedToken {
+  type: TokenType;
+  expiresAt: number;
+}
+
 export function createTokenService(deps: { jwtKey: Uint8Array; clock: Clock }) {
   const key = importHmacKey(deps.jwtKey);
   const nowSeconds = () => Math.floor(deps.clock.now().getTime() / 1000);
+  const verified = new Map<string, VerifiedEntry>();
 
   const sign = async (subject: TokenSubject, type: TokenType): Promise<string> => {
     const issuedAt = nowSeconds();
@@ -44,18 +53,33 @@ export function createTokenService(deps: { jwtKey: Uint8Array; clock: Clock }) {
       return { access: await sign(subject, 'access'), refresh: await sign(subject, 'refresh') };
     },
 
-    /** Verifies signature, expiry and type; the caller checks the user and token version. */
+    /**
+     * Verifies signature, expiry and type; the caller checks the user and token version.
+     * A client sends the same access token with every request, and checking its HMAC through
+     * WebCrypto costs more than the rest of a small request: a token verified once is
+     * remembered by its exact text (so nothing unsigned can match) and only its expiry is
+     * checked again. Revocation does not depend on this: it is the user's token version.
+     */
     async verify(token: string, expected: TokenType): Promise<VerifiedToken> {
+      const known = verified.get(token);
+      if (known) {
+        if (known.type !== expected) throw new AppError('unauthorized', `not an ${expected} token`);
+        if (known.expiresAt <= nowSeconds()) throw new AppError('unauthorized', `${expected} token has expired`);
+        return { userId: known.userId, tokenVersion: known.tokenVersion };
+      }
       try {
         const { payload } = await jwtVerify(token, await key, {
           algorithms: ['HS256'],
           issuer: ISSUER,
+          requiredClaims: ['exp', 'sub'],
           currentDate: deps.clock.now(),
         });
         const userId = Number(payload.sub);
         if (payload.token_type !== expected || !Number.isSafeInteger(userId) || typeof payload.tv !== 'number') {
           throw new AppError('unauthorized', `not an ${expected} token`);
         }
+        if (verified.size >= VERIFIED_CACHE_SIZE) verified.delete(verified.keys().next().value!);
+        verified.set(token, { userId, tokenVersion: payload.tv, type: expected, expiresAt: payload.exp! });
         return { userId, tokenVersion: payload.tv };
       } catch (error) {
         if (error instanceof AppError) throw error;

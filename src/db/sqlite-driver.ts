@@ -1,0 +1,114 @@
+import type SqliteDatabase from 'better-sqlite3';
+import { CompiledQuery, SqliteDialect, type DatabaseConnection, type Driver, type QueryResult } from 'kysely';
+
+/** Statements kept prepared per connection; dynamic SQL (IN lists) beyond this is evicted. */
+const STATEMENT_CACHE_SIZE = 500;
+
+/**
+ * Kysely's own SQLite driver prepares every statement again on each call, which for the short
+ * reads of a request (the user behind a token, a rule) costs more than running them. Here the
+ * same SQL text gets the same prepared statement back: better-sqlite3 statements are reusable,
+ * SQLite re-prepares them itself after a schema change, and nothing in Dragnet iterates a
+ * statement lazily, so a statement is never busy when it is handed out again.
+ */
+class CachedStatementConnection implements DatabaseConnection {
+  private readonly statements = new Map<string, SqliteDatabase.Statement>();
+
+  constructor(private readonly database: SqliteDatabase.Database) {}
+
+  private statement(text: string): SqliteDatabase.Statement {
+    let statement = this.statements.get(text);
+    if (statement) {
+      // Re-inserted so that the Map's order is least recently used first.
+      this.statements.delete(text);
+    } else {
+      statement = this.database.prepare(text);
+      if (this.statements.size >= STATEMENT_CACHE_SIZE) this.statements.delete(this.statements.keys().next().value!);
+    }
+    this.statements.set(text, statement);
+    return statement;
+  }
+
+  executeQuery<R>(query: CompiledQuery): Promise<QueryResult<R>> {
+    const statement = this.statement(query.sql);
+    const parameters = query.parameters as unknown[];
+    if (statement.reader) return Promise.resolve({ rows: statement.all(parameters) as R[] });
+    const { changes, lastInsertRowid } = statement.run(parameters);
+    return Promise.resolve({ numAffectedRows: BigInt(changes), insertId: BigInt(lastInsertRowid), rows: [] });
+  }
+
+  // eslint-disable-next-line require-yield -- the interface requires it; Dragnet never streams rows.
+  async *streamQuery<R>(): AsyncIterableIterator<QueryResult<R>> {
+    throw new Error('streaming is not supported on the SQLite store');
+  }
+
+  close(): void {
+    this.statements.clear();
+    this.database.close();
+  }
+}
+
+/**
+ * The process's one better-sqlite3 connection behind Kysely.
+ *
+ * One caller at a time holds it: a transaction spans awaits, and another request's statement
+ * must not land inside it. Waiters queue in order and are woken one at a time; Kysely's own
+ * driver wakes every waiter on each release, which under ten concurrent requests cost more
+ * than the queries themselves.
+ *
+ * Transactions start with BEGIN IMMEDIATE: a deferred BEGIN that reads and then writes fails
+ * with SQLITE_BUSY at once when another process (the CLI, a second worker) wrote in between,
+ * and the busy timeout cannot help it; taking the write lock up front makes writers queue on
+ * busy_timeout instead.
+ */
+class BetterSqliteDriver implements Driver {
+  private readonly connection: CachedStatementConnection;
+  private held = false;
+  private readonly waiting: (() => void)[] = [];
+
+  constructor(database: SqliteDatabase.Database) {
+    this.connection = new CachedStatementConnection(database);
+  }
+
+  async init(): Promise<void> {}
+
+  async acquireConnection(): Promise<DatabaseConnection> {
+    if (this.held) await new Promise<void>((resolve) => this.waiting.push(resolve));
+    this.held = true;
+    return this.connection;
+  }
+
+  async releaseConnection(): Promise<void> {
+    // Handed straight to the next waiter, so no newcomer can overtake it.
+    const next = this.waiting.shift();
+    if (next) next();
+    else this.held = false;
+  }
+
+  async beginTransaction(connection: DatabaseConnection): Promise<void> {
+    await connection.executeQuery(CompiledQuery.raw('begin immediate'));
+  }
+
+  async commitTransaction(connection: DatabaseConnection): Promise<void> {
+    await connection.executeQuery(CompiledQuery.raw('commit'));
+  }
+
+  async rollbackTransaction(connection: DatabaseConnection): Promise<void> {
+    await connection.executeQuery(CompiledQuery.raw('rollback'));
+  }
+
+  async destroy(): Promise<void> {
+    this.connection.close();
+  }
+}
+
+/** Kysely's SQLite dialect (query compiler, introspection) on BetterSqliteDriver. */
+export class BetterSqliteDialect extends SqliteDialect {
+  constructor(private readonly database: SqliteDatabase.Database) {
+    super({ database });
+  }
+
+  override createDriver(): Driver {
+    return new BetterSqliteDriver(this.database);
+  }
+}
