@@ -19,7 +19,7 @@ export async function createContainer(config: Config, options: { clock?: Clock; 
   const keys = createKeyRing(config.masterKey);
 
   const orgs = createOrgsModule({
-    db: store.db,
+    store,
     clock,
     defaults: { alertRuleLimit: config.defaultAlertRuleLimit, dashboardUrl: config.dashboardUrl },
   });

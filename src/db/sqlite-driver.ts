@@ -11,10 +11,31 @@ const STATEMENT_CACHE_SIZE = 500;
  * SQLite re-prepares them itself after a schema change, and nothing in Dragnet iterates a
  * statement lazily, so a statement is never busy when it is handed out again.
  */
-class CachedStatementConnection implements DatabaseConnection {
+export class CachedStatementConnection implements DatabaseConnection {
   private readonly statements = new Map<string, SqliteDatabase.Statement>();
+  private readonly dataVersion: SqliteDatabase.Statement;
+  private writes = 0;
+  private externalVersion: number | undefined;
 
-  constructor(private readonly database: SqliteDatabase.Database) {}
+  constructor(private readonly database: SqliteDatabase.Database) {
+    this.dataVersion = database.prepare('pragma data_version').pluck();
+  }
+
+  /**
+   * Changes whenever the database may have changed since the last call: SQLite's data_version
+   * moves when another connection (the CLI, a worker) commits, and our own writes are counted
+   * here. Reading data_version takes file-lock system calls, which under load cost more than
+   * the rest of a small request, so it is read once per turn of the event loop: requests
+   * handled in the same turn arrived together, and none of them can have been sent after a
+   * commit that this read missed.
+   */
+  changeStamp(): string {
+    if (this.externalVersion === undefined) {
+      this.externalVersion = this.dataVersion.get() as number;
+      setImmediate(() => (this.externalVersion = undefined));
+    }
+    return `${this.externalVersion}:${this.writes}`;
+  }
 
   private statement(text: string): SqliteDatabase.Statement {
     let statement = this.statements.get(text);
@@ -32,6 +53,8 @@ class CachedStatementConnection implements DatabaseConnection {
   executeQuery<R>(query: CompiledQuery): Promise<QueryResult<R>> {
     const statement = this.statement(query.sql);
     const parameters = query.parameters as unknown[];
+    // `readonly`, not `reader`: an UPDATE … RETURNING is both a reader and a write.
+    if (!statement.readonly) this.writes++;
     if (statement.reader) return Promise.resolve({ rows: statement.all(parameters) as R[] });
     const { changes, lastInsertRowid } = statement.run(parameters);
     return Promise.resolve({ numAffectedRows: BigInt(changes), insertId: BigInt(lastInsertRowid), rows: [] });
@@ -62,13 +85,10 @@ class CachedStatementConnection implements DatabaseConnection {
  * busy_timeout instead.
  */
 class BetterSqliteDriver implements Driver {
-  private readonly connection: CachedStatementConnection;
   private held = false;
   private readonly waiting: (() => void)[] = [];
 
-  constructor(database: SqliteDatabase.Database) {
-    this.connection = new CachedStatementConnection(database);
-  }
+  constructor(private readonly connection: CachedStatementConnection) {}
 
   async init(): Promise<void> {}
 
@@ -104,11 +124,11 @@ class BetterSqliteDriver implements Driver {
 
 /** Kysely's SQLite dialect (query compiler, introspection) on BetterSqliteDriver. */
 export class BetterSqliteDialect extends SqliteDialect {
-  constructor(private readonly database: SqliteDatabase.Database) {
-    super({ database });
+  constructor(private readonly connection: CachedStatementConnection) {
+    super({ database: () => Promise.reject(new Error('BetterSqliteDriver opens no connection of its own')) });
   }
 
   override createDriver(): Driver {
-    return new BetterSqliteDriver(this.database);
+    return new BetterSqliteDriver(this.connection);
   }
 }

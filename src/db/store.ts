@@ -4,7 +4,7 @@ import SqliteDatabase from 'better-sqlite3';
 import { Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
 import type { Database } from './schema.ts';
-import { BetterSqliteDialect } from './sqlite-driver.ts';
+import { BetterSqliteDialect, CachedStatementConnection } from './sqlite-driver.ts';
 
 export type Engine = 'sqlite' | 'postgres';
 
@@ -14,6 +14,12 @@ export interface Store {
   /** Human-readable location for start-up messages (never includes credentials). */
   location: string;
   ping(): Promise<void>;
+  /**
+   * A value that changes whenever anything in the store may have changed since it was last
+   * read, so a row read earlier can be reused while it stays the same (src/db/read-cache.ts);
+   * null where the engine has no cheap way to tell (PostgreSQL).
+   */
+  changeStamp(): string | null;
   close(): Promise<void>;
 }
 
@@ -50,6 +56,7 @@ export function openStore(options: StoreOptions): Store {
       engine: 'postgres',
       db,
       location: `postgres://${url.host}${url.pathname}`,
+      changeStamp: () => null,
       ping: async () => {
         await sql`select 1`.execute(db);
       },
@@ -66,11 +73,13 @@ export function openStore(options: StoreOptions): Store {
   connection.pragma('busy_timeout = 10000');
   connection.pragma('synchronous = NORMAL');
   connection.pragma('foreign_keys = ON');
-  const db = new Kysely<Database>({ dialect: new BetterSqliteDialect(connection) });
+  const cached = new CachedStatementConnection(connection);
+  const db = new Kysely<Database>({ dialect: new BetterSqliteDialect(cached) });
   return {
     engine: 'sqlite',
     db,
     location: file,
+    changeStamp: () => cached.changeStamp(),
     ping: async () => {
       await sql`select 1`.execute(db);
     },

@@ -1,4 +1,5 @@
 import type { Kysely, Selectable, Transaction } from 'kysely';
+import { createReadCache } from '../../db/read-cache.ts';
 import type { Database, OrganizationTable } from '../../db/schema.ts';
 
 export type OrganizationRow = Selectable<OrganizationTable>;
@@ -12,10 +13,12 @@ export interface OrganizationChanges {
   managed_by_org_id?: number | null;
 }
 
-export function createOrganizationRepository(db: Kysely<Database>) {
+/** `changeStamp`: see Store.changeStamp; reads by id outside a transaction reuse rows while it holds. */
+export function createOrganizationRepository(db: Kysely<Database>, changeStamp: () => string | null) {
+  const byId = createReadCache<number, OrganizationRow | undefined>(changeStamp);
+  const readById = (id: number, tx: Executor) => tx.selectFrom('organizations').selectAll().where('id', '=', id).executeTakeFirst();
   return {
-    findById: (id: number, tx: Executor = db) =>
-      tx.selectFrom('organizations').selectAll().where('id', '=', id).executeTakeFirst(),
+    findById: (id: number, tx?: Executor) => (tx ? readById(id, tx) : byId.get(id, () => readById(id, db))),
 
     findByName: (name: string, tx: Executor = db) =>
       tx.selectFrom('organizations').selectAll().where('name', '=', name).executeTakeFirst(),

@@ -1,5 +1,4 @@
-import type { Kysely } from 'kysely';
-import type { Database } from '../../db/schema.ts';
+import type { Store } from '../../db/store.ts';
 import type { Clock } from '../../lib/clock.ts';
 import { createOrganizationRepository } from './org.repository.ts';
 import { organizationRoutes } from './org.routes.ts';
@@ -8,13 +7,13 @@ import { createUserRepository } from './user.repository.ts';
 import { createUserService } from './user.service.ts';
 
 export function createOrgsModule(deps: {
-  db: Kysely<Database>;
+  store: Store;
   clock: Clock;
   defaults: { alertRuleLimit: number; dashboardUrl: string };
 }) {
-  const userRepository = createUserRepository(deps.db);
+  const userRepository = createUserRepository(deps.store.db, deps.store.changeStamp);
   const organizations = createOrganizationService({
-    organizations: createOrganizationRepository(deps.db),
+    organizations: createOrganizationRepository(deps.store.db, deps.store.changeStamp),
     clock: deps.clock,
     defaults: deps.defaults,
   });

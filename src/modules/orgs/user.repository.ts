@@ -1,13 +1,17 @@
 import type { Kysely, Selectable, Transaction, Updateable } from 'kysely';
+import { createReadCache } from '../../db/read-cache.ts';
 import type { Database, UserTable } from '../../db/schema.ts';
 
 export type UserRow = Selectable<UserTable>;
 type Executor = Kysely<Database> | Transaction<Database>;
 
-export function createUserRepository(db: Kysely<Database>) {
+/** `changeStamp`: see Store.changeStamp; reads by id outside a transaction reuse rows while it holds. */
+export function createUserRepository(db: Kysely<Database>, changeStamp: () => string | null) {
+  const byId = createReadCache<number, UserRow | undefined>(changeStamp);
+  const readById = (id: number, tx: Executor) => tx.selectFrom('users').selectAll().where('id', '=', id).executeTakeFirst();
   return {
-    findById: (id: number, tx: Executor = db) =>
-      tx.selectFrom('users').selectAll().where('id', '=', id).executeTakeFirst(),
+    /** Every authenticated request reads its user: outside a transaction, from the read cache. */
+    findById: (id: number, tx?: Executor) => (tx ? readById(id, tx) : byId.get(id, () => readById(id, db))),
 
     findByEmail: (email: string, tx: Executor = db) =>
       tx.selectFrom('users').selectAll().where('email', '=', email).executeTakeFirst(),
