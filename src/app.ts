@@ -35,9 +35,10 @@ export async function buildApp(container: Container, options: AppOptions = {}) {
   app.addSchema(ErrorBody);
   app.setValidatorCompiler(createValidatorCompiler([ErrorBody]));
   registerErrorHandling(app);
-  app.addHook('preValidation', async (request) => {
+  // Callback hooks, not async ones: they run on every request and need no promise.
+  app.addHook('preValidation', (request, _reply, done) => {
     const field = findNulCharacter(request.body) ?? findNulCharacter(request.query) ?? findNulCharacter(request.params);
-    if (field) throw validationError(field, 'must not contain the NUL character');
+    done(field ? validationError(field, 'must not contain the NUL character') : undefined);
   });
   app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id);
