@@ -2,71 +2,153 @@ import { sql, type RawBuilder } from 'kysely';
 import { likeContains } from '../../db/like.ts';
 import type { Engine } from '../../db/store.ts';
 import { foldText, MIN_INDEXED_TERM_LENGTH, type QueryNode } from './query-language.ts';
+import { trigramsOf, type TrigramRarity } from './trigram-stats.ts';
 
 /**
  * Compiles a query tree into a SQL predicate over `messages m`, one implementation per engine
- * (docs/architecture.md "Search"): SQLite answers terms of 3+ characters from the FTS5 trigram
- * index, PostgreSQL from the pg_trgm GIN index through LIKE. Both match the same thing: a
- * substring of the folded text, the semantics of `matchesFolded`.
+ * (docs/architecture.md "Search"). The predicate has two parts:
+ *
+ * - the exact check: every term is a substring test on the folded text (`instr` / `strpos`),
+ *   the semantics of `matchesFolded`, so both engines find exactly the same messages;
+ * - a narrowing condition the trigram index answers (FTS5 on SQLite, the pg_trgm GIN index on
+ *   PostgreSQL), which may find more than the exact check keeps, never less.
+ *
+ * The narrowing asks the index for only the rarest trigrams of the most selective term, not
+ * for every trigram of every term: a term like `billing42@globex.com` has 18 trigrams, and
+ * `.co`, `com`, `ing` are in most messages, so intersecting all of them reads most of the
+ * index to confirm a handful of rows (docs/performance.md, "Messenger search").
  */
-export type PredicateCompiler = (tree: QueryNode) => RawBuilder<boolean>;
+export interface SearchHints {
+  /** Estimated share of messages containing a trigram; without it, trigrams spread over the term are used. */
+  rarity?: TrigramRarity;
+  /** Check the rows directly instead of asking the index (a channel filter that leaves few rows). */
+  withoutIndex?: boolean;
+}
 
-const ftsPhrase = (folded: string) => `"${folded.replaceAll('"', '""')}"`;
-const joinWith = (parts: RawBuilder<unknown>[], operator: 'and' | 'or') =>
-  sql<boolean>`(${sql.join(parts, operator === 'and' ? sql` and ` : sql` or `)})`;
+export type PredicateCompiler = (tree: QueryNode, hints?: SearchHints) => RawBuilder<boolean>;
+
+/** Trigrams asked of the index per term: more narrows little, each costs a doclist read. */
+const TRIGRAMS_PER_TERM = 3;
+
+/** What the index is asked for a subtree, and the share of messages it is expected to return. */
+interface Narrowing<T> {
+  ask: T;
+  share: number;
+}
+
+/** The `count` rarest trigrams of a term that `usable` allows, rarest first. */
+function rarestTrigrams(folded: string, rarity: TrigramRarity | undefined, usable: (trigram: string) => boolean, count: number) {
+  const trigrams = trigramsOf(folded).filter(usable);
+  if (!rarity) {
+    // Without estimates, trigrams from the start, the middle and the end are the best guess.
+    const spread = new Set([0, trigrams.length - 1, trigrams.length >> 1].slice(0, count));
+    return [...spread].filter((i) => i >= 0).map((i) => ({ trigram: trigrams[i]!, share: 1 }));
+  }
+  return trigrams
+    .map((trigram) => ({ trigram, share: rarity(trigram) }))
+    .sort((a, b) => a.share - b.share)
+    .slice(0, count);
+}
 
 /**
- * FTS5 can evaluate the whole tree in one MATCH when every term is long enough for the trigram
- * index and every NOT is an AND child beside at least one positive sibling (FTS5 NOT is binary).
+ * The narrowing of a subtree, built from per-term narrowings: an AND is narrowed by its most
+ * selective positive child (the others are left to the exact check), an OR only when every
+ * child can be, a NOT never (the index cannot list what lacks a term).
  */
-function ftsExpression(node: QueryNode): string | null {
+function narrowTree<T>(node: QueryNode, term: (folded: string) => Narrowing<T> | null, or: (parts: T[]) => T): Narrowing<T> | null {
   switch (node.type) {
     case 'term': {
       const folded = foldText(node.value);
-      return [...folded].length >= MIN_INDEXED_TERM_LENGTH ? ftsPhrase(folded) : null;
+      return [...folded].length >= MIN_INDEXED_TERM_LENGTH ? term(folded) : null;
     }
     case 'not':
       return null;
     case 'or': {
-      const parts = node.children.map(ftsExpression);
-      return parts.every((p) => p !== null) ? `(${parts.join(' OR ')})` : null;
+      const parts = node.children.map((child) => narrowTree(child, term, or));
+      if (parts.some((part) => part === null)) return null;
+      const present = parts as Narrowing<T>[];
+      return { ask: or(present.map((part) => part.ask)), share: Math.min(1, present.reduce((sum, part) => sum + part.share, 0)) };
     }
     case 'and': {
-      const positives = node.children.filter((c) => c.type !== 'not').map(ftsExpression);
-      const negatives = node.children.flatMap((c) => (c.type === 'not' ? [ftsExpression(c.child)] : []));
-      if (positives.length === 0 || [...positives, ...negatives].some((p) => p === null)) return null;
-      const base = `(${positives.join(' AND ')})`;
-      return negatives.length ? `(${base} NOT (${negatives.join(' OR ')}))` : base;
+      const parts = node.children.filter((child) => child.type !== 'not').map((child) => narrowTree(child, term, or));
+      return parts.reduce<Narrowing<T> | null>((best, part) => (part && (!best || part.share < best.share) ? part : best), null);
     }
   }
 }
 
-function sqlitePredicate(node: QueryNode): RawBuilder<boolean> {
-  const whole = ftsExpression(node);
-  if (whole !== null) return sql<boolean>`m.id in (select rowid from messages_fts where messages_fts match ${whole})`;
+const joinWith = (parts: RawBuilder<unknown>[], operator: 'and' | 'or') =>
+  sql<boolean>`(${sql.join(parts, operator === 'and' ? sql` and ` : sql` or `)})`;
+
+function exactCheck(node: QueryNode, contains: (folded: string) => RawBuilder<boolean>): RawBuilder<boolean> {
   switch (node.type) {
     case 'term':
-      // Too short for trigrams (FTS5 would silently find nothing): scan the folded text.
-      return sql<boolean>`instr(m.text_folded, ${foldText(node.value)}) > 0`;
+      return contains(foldText(node.value));
     case 'not':
-      return sql<boolean>`not ${sqlitePredicate(node.child)}`;
+      return sql<boolean>`not ${exactCheck(node.child, contains)}`;
     default:
-      return joinWith(node.children.map(sqlitePredicate), node.type);
+      return joinWith(
+        node.children.map((child) => exactCheck(child, contains)),
+        node.type,
+      );
   }
 }
 
-function postgresPredicate(node: QueryNode): RawBuilder<boolean> {
-  switch (node.type) {
-    case 'term':
-      return likeContains(sql`m.text_folded`, foldText(node.value));
-    case 'not':
-      return sql<boolean>`not ${postgresPredicate(node.child)}`;
-    default:
-      return joinWith(node.children.map(postgresPredicate), node.type);
-  }
+// --- SQLite: FTS5 with the trigram tokenizer indexes every three characters of text_folded.
+
+const ftsPhrase = (text: string) => `"${text.replaceAll('"', '""')}"`;
+
+function sqliteNarrowing(tree: QueryNode, rarity: TrigramRarity | undefined): Narrowing<string> | null {
+  return narrowTree<string>(
+    tree,
+    (folded) => {
+      const picked = rarestTrigrams(folded, rarity, () => true, TRIGRAMS_PER_TERM);
+      return { ask: `(${picked.map((p) => ftsPhrase(p.trigram)).join(' AND ')})`, share: picked[0]!.share };
+    },
+    (parts) => `(${parts.join(' OR ')})`,
+  );
+}
+
+function sqlitePredicate(tree: QueryNode, hints: SearchHints = {}): RawBuilder<boolean> {
+  const exact = exactCheck(tree, (folded) => sql<boolean>`instr(m.text_folded, ${folded}) > 0`);
+  const narrowing = hints.withoutIndex ? null : sqliteNarrowing(tree, hints.rarity);
+  if (!narrowing) return exact;
+  return sql<boolean>`m.id in (select rowid from messages_fts where messages_fts match ${narrowing.ask}) and ${exact}`;
+}
+
+// --- PostgreSQL: pg_trgm only indexes trigrams inside words (letters and digits), and a LIKE
+// pattern is looked up by the trigrams of its words, so a narrowing asks for word trigrams.
+
+const WORD_TRIGRAM = /^[\p{L}\p{N}]{3}$/u;
+
+function postgresNarrowing(tree: QueryNode, rarity: TrigramRarity | undefined): Narrowing<RawBuilder<boolean>> | null {
+  return narrowTree<RawBuilder<boolean>>(
+    tree,
+    (folded) => {
+      const picked = rarestTrigrams(folded, rarity, (trigram) => WORD_TRIGRAM.test(trigram), TRIGRAMS_PER_TERM - 1);
+      if (picked.length === 0) return null;
+      return { ask: joinWith(picked.map((p) => likeContains(sql`m.text_folded`, p.trigram)), 'and'), share: picked[0]!.share };
+    },
+    (parts) => joinWith(parts, 'or'),
+  );
+}
+
+function postgresPredicate(tree: QueryNode, hints: SearchHints = {}): RawBuilder<boolean> {
+  const exact = exactCheck(tree, (folded) => sql<boolean>`strpos(m.text_folded, ${folded}) > 0`);
+  const narrowing = hints.withoutIndex ? null : postgresNarrowing(tree, hints.rarity);
+  if (!narrowing) return exact;
+  return sql<boolean>`${narrowing.ask} and ${exact}`;
 }
 
 export const predicateCompilers: Record<Engine, PredicateCompiler> = {
   sqlite: sqlitePredicate,
   postgres: postgresPredicate,
 };
+
+/**
+ * The share of messages the index is expected to return for a query (1 when it cannot narrow
+ * it at all), to decide whether a channel filter leaves fewer rows to check directly.
+ */
+export function expectedIndexShare(engine: Engine, tree: QueryNode, rarity: TrigramRarity | undefined): number {
+  const narrowing = engine === 'sqlite' ? sqliteNarrowing(tree, rarity) : postgresNarrowing(tree, rarity);
+  return narrowing?.share ?? 1;
+}

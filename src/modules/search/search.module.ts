@@ -7,6 +7,7 @@ import { createIngestService } from './ingest/ingest.service.ts';
 import { searchRoutes } from './search.routes.ts';
 import { createSearchRepository } from './search.repository.ts';
 import { createSearchService } from './search.service.ts';
+import { createTrigramStats } from './trigram-stats.ts';
 
 export function createSearchModule(deps: { store: Store; clock: Clock; jwtKey: Uint8Array }) {
   const channels = createChannelRepository(deps.store.db);
@@ -17,6 +18,7 @@ export function createSearchModule(deps: { store: Store; clock: Clock; jwtKey: U
     searches: createSearchRepository(deps.store.db),
     channels,
     followUps,
+    trigrams: createTrigramStats(deps.store.db),
     clock: deps.clock,
   });
   const writer = createCorpusWriter({ db: deps.store.db, clock: deps.clock });

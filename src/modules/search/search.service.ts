@@ -5,7 +5,7 @@ import type { Clock } from '../../lib/clock.ts';
 import { AppError, notFound, validationError } from '../../lib/errors.ts';
 import type { ChannelRepository } from './channel.repository.ts';
 import type { FollowUpTokens } from './follow-up-token.ts';
-import { predicateCompilers } from './message-search.sql.ts';
+import { expectedIndexShare, predicateCompilers } from './message-search.sql.ts';
 import {
   formatQuery,
   MIN_INDEXED_TERM_LENGTH,
@@ -16,6 +16,7 @@ import {
 } from './query-language.ts';
 import type { SearchRepository, SnapshotRow } from './search.repository.ts';
 import { textPreview } from './text-preview.ts';
+import type { TrigramStats } from './trigram-stats.ts';
 
 /** docs/api.md "Messenger search": the limits the spec leaves open. */
 export const SEARCH_LIMITS = {
@@ -77,9 +78,10 @@ export function createSearchService(deps: {
   searches: SearchRepository;
   channels: ChannelRepository;
   followUps: FollowUpTokens;
+  trigrams: TrigramStats;
   clock: Clock;
 }) {
-  const { db, searches, channels, followUps, clock } = deps;
+  const { db, searches, channels, followUps, trigrams, clock } = deps;
   const compile = predicateCompilers[deps.engine];
 
   function parseOrReject(query: string) {
@@ -96,16 +98,17 @@ export function createSearchService(deps: {
     }
   }
 
-  async function checkedChannelIds(ids: number[] | null | undefined): Promise<number[] | null> {
+  /** The requested channels, deduplicated, and how many messages they hold together. */
+  async function checkedChannels(ids: number[] | null | undefined): Promise<{ ids: number[]; messages: number } | null> {
     if (!ids || ids.length === 0) return null;
     const unique = [...new Set(ids)];
     if (unique.length > SEARCH_LIMITS.maxChannelIds) {
       throw validationError('channel_ids', `at most ${SEARCH_LIMITS.maxChannelIds} channels`);
     }
-    const known = await channels.existingIds(unique);
+    const known = await channels.messageCounts(unique);
     const unknown = unique.filter((id) => !known.has(id));
     if (unknown.length) throw validationError('channel_ids', `unknown channel ids: ${unknown.join(', ')}`);
-    return unique;
+    return { ids: unique, messages: [...known.values()].reduce((sum, n) => sum + n, 0) };
   }
 
   function warningFor(tree: QueryNode, truncated: boolean, total: number): string | null {
@@ -202,8 +205,9 @@ export function createSearchService(deps: {
   return {
     async search(context: { orgId: number; userId: number }, request: SearchRequest) {
       const parsed = parseOrReject(request.query);
+      const channelFilter = await checkedChannels(request.channel_ids);
       const options: SearchOptions = {
-        channel_ids: await checkedChannelIds(request.channel_ids),
+        channel_ids: channelFilter?.ids ?? null,
         context_chars: request.context_chars ?? SEARCH_LIMITS.defaultContextChars,
         unique_only: request.unique_only ?? false,
       };
@@ -212,7 +216,15 @@ export function createSearchService(deps: {
       const stored = { tree: parsed.tree, terms: parsed.terms, truncated: parsed.truncated, normalized: formatQuery(parsed.tree) };
 
       const watermark = await searches.maxMessageId();
-      const filter = { predicate: compile(parsed.tree), channelIds: options.channel_ids ?? undefined, maxMessageId: watermark };
+      const { rarity, messages } = await trigrams.estimate(watermark);
+      // When the chosen channels hold fewer messages than the index would return, reading
+      // those channels' messages directly (through the channel index) is the cheaper plan.
+      const withoutIndex = channelFilter !== null && channelFilter.messages <= expectedIndexShare(deps.engine, parsed.tree, rarity) * messages;
+      const filter = {
+        predicate: compile(parsed.tree, { rarity, withoutIndex }),
+        channelIds: options.channel_ids ?? undefined,
+        maxMessageId: watermark,
+      };
       const counts = await searches.count(filter, options.unique_only);
       const total = options.unique_only ? counts.groups : counts.total;
 
