@@ -6,6 +6,7 @@ import * as m0002 from './migrations/0002_messenger.ts';
 import * as m0003 from './migrations/0003_rate_limits.ts';
 import * as m0004 from './migrations/0004_delivery.ts';
 import * as m0005 from './migrations/0005_rules.ts';
+import * as m0006 from './migrations/0006_bulk_fts.ts';
 
 // Listed explicitly (not read from disk) so the set is the same under tsx, a bundle or tests.
 const migrations: Record<string, MigrationModule> = {
@@ -14,6 +15,7 @@ const migrations: Record<string, MigrationModule> = {
   '0003_rate_limits': m0003,
   '0004_delivery': m0004,
   '0005_rules': m0005,
+  '0006_bulk_fts': m0006,
 };
 
 export async function migrateToLatest(store: Store): Promise<string[]> {

@@ -21,7 +21,7 @@ export function createSearchModule(deps: { store: Store; clock: Clock; jwtKey: U
     trigrams: createTrigramStats(deps.store.db),
     clock: deps.clock,
   });
-  const writer = createCorpusWriter({ db: deps.store.db, clock: deps.clock });
+  const writer = createCorpusWriter({ db: deps.store.db, engine: deps.store.engine, clock: deps.clock });
   return {
     service,
     channels,

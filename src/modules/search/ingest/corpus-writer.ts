@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
-import type { Kysely, Transaction } from 'kysely';
+import { sql, type Kysely, type Transaction } from 'kysely';
 import type { Database } from '../../../db/schema.ts';
+import type { Engine } from '../../../db/store.ts';
 import type { Clock } from '../../../lib/clock.ts';
 import { foldText } from '../query-language.ts';
 
@@ -50,8 +51,8 @@ const channelKey = (channel: ChannelInput): string =>
  * half-way leaves nothing behind. Re-writing the same messages adds nothing (unique on
  * channel + message id).
  */
-export function createCorpusWriter(deps: { db: Kysely<Database>; clock: Clock }) {
-  const { db, clock } = deps;
+export function createCorpusWriter(deps: { db: Kysely<Database>; engine: Engine; clock: Clock }) {
+  const { db, engine, clock } = deps;
 
   async function categoryId(tx: Transaction<Database>, name: string): Promise<number> {
     const found = await tx.selectFrom('categories').select('id').where('name', '=', name).executeTakeFirst();
@@ -93,6 +94,11 @@ export function createCorpusWriter(deps: { db: Kysely<Database>; clock: Clock })
     return Number(inserted.id);
   }
 
+  async function lastMessageId(tx: Transaction<Database>): Promise<number> {
+    const row = await tx.selectFrom('messages').select((eb) => eb.fn.max('id').as('max')).executeTakeFirst();
+    return Number(row?.max ?? 0);
+  }
+
   async function insertMessages(tx: Transaction<Database>, channelId: number, messages: MessageInput[]): Promise<number> {
     let added = 0;
     for (let i = 0; i < messages.length; i += INSERT_ROWS_PER_STATEMENT) {
@@ -123,6 +129,7 @@ export function createCorpusWriter(deps: { db: Kysely<Database>; clock: Clock })
     /** Writes every batch of one source in one transaction. */
     async write(batches: AsyncIterable<ChannelBatch> | Iterable<ChannelBatch>, onBatch?: (messages: number) => void): Promise<WriteTotals> {
       return db.transaction().execute(async (tx) => {
+        const lastIdBefore = engine === 'sqlite' ? await lastMessageId(tx) : 0;
         const channelIds = new Set<number>();
         let added = 0;
         let seen = 0;
@@ -132,6 +139,10 @@ export function createCorpusWriter(deps: { db: Kysely<Database>; clock: Clock })
           added += await insertMessages(tx, channelId, batch.messages);
           seen += batch.messages.length;
           onBatch?.(batch.messages.length);
+        }
+        // SQLite: the trigram index of the new rows in one statement (migration 0006).
+        if (engine === 'sqlite' && added > 0) {
+          await sql`insert into messages_fts (rowid, text_folded) select id, text_folded from messages where id > ${lastIdBefore}`.execute(tx);
         }
         const now = clock.now().getTime();
         for (const id of channelIds) {
