@@ -73,6 +73,8 @@ export function openStore(options: StoreOptions): Store {
   connection.pragma('busy_timeout = 10000');
   connection.pragma('synchronous = NORMAL');
   connection.pragma('foreign_keys = ON');
+  // Scratch tables (a search's hits) and large sorts stay in memory instead of temp files.
+  connection.pragma('temp_store = MEMORY');
   const cached = new CachedStatementConnection(connection);
   const db = new Kysely<Database>({ dialect: new BetterSqliteDialect(cached) });
   return {

@@ -36,14 +36,6 @@ function whereClause(filter: MatchFilter): RawBuilder<boolean> {
   return sql<boolean>`${sql.join(parts, sql` and `)}`;
 }
 
-/**
- * The hit set is materialized before it is sorted: on PostgreSQL this stops the planner from
- * walking the date index and re-checking every row for a rare term (15 s instead of 1 ms,
- * shared/notes/embedded-store.md); on SQLite it keeps the FTS lookup first.
- */
-const hits = (filter: MatchFilter, columns: RawBuilder<unknown>) =>
-  sql`h as materialized (select ${columns} from messages m where ${whereClause(filter)})`;
-
 export function createSearchRepository(db: Kysely<Database>) {
   return {
     async maxMessageId(): Promise<number> {
@@ -51,33 +43,37 @@ export function createSearchRepository(db: Kysely<Database>) {
       return Number(row?.max ?? 0);
     },
 
-    async count(filter: MatchFilter, uniqueOnly: boolean) {
+    /**
+     * Finds the hits of a search once and keeps them in a per-connection scratch table
+     * (`search_hits`), from which the counts and the snapshot are then taken: the predicate,
+     * the expensive part, is evaluated once per search instead of once for the counts and
+     * once for the snapshot. Runs inside the caller's transaction, which holds the connection.
+     */
+    async collectHits(tx: Transaction<Database>, filter: MatchFilter, uniqueOnly: boolean) {
+      await sql`create temp table if not exists search_hits (id bigint primary key, date bigint not null, channel_id bigint not null, text_hash text not null)`.execute(tx);
+      await sql`delete from search_hits`.execute(tx);
+      await sql`insert into search_hits (id, date, channel_id, text_hash)
+        select m.id, m.date, m.channel_id, m.text_hash from messages m where ${whereClause(filter)}`.execute(tx);
       const uniqueColumn = uniqueOnly ? sql`count(distinct text_hash)` : sql`count(*)`;
       const { rows } = await sql<{ total: number; channels: number; groups: number }>`
-        with ${hits(filter, sql`m.channel_id, m.text_hash`)}
-        select count(*) as total, count(distinct channel_id) as channels, ${uniqueColumn} as groups from h`.execute(db);
+        select count(*) as total, count(distinct channel_id) as channels, ${uniqueColumn} as groups from search_hits`.execute(tx);
       const row = rows[0]!;
       return { total: Number(row.total), channels: Number(row.channels), groups: Number(row.groups) };
     },
 
-    /** Stores the ranked ids of the newest `cap` hits (one per distinct text with uniqueOnly). */
-    async storeSnapshot(
-      historyId: number,
-      filter: MatchFilter,
-      options: { uniqueOnly: boolean; cap: number },
-      executor: Kysely<Database> | Transaction<Database> = db,
-    ): Promise<void> {
+    /** Stores the ranked ids of the newest `cap` collected hits (one per distinct text with uniqueOnly), then lets the scratch table go. */
+    async storeSnapshot(tx: Transaction<Database>, historyId: number, options: { uniqueOnly: boolean; cap: number }): Promise<void> {
       // With uniqueOnly, the newest message of each distinct text represents it.
       const source = options.uniqueOnly
-        ? sql`(select id, date from (select id, date, row_number() over (partition by text_hash order by date desc, id desc) as n from h) g where n = 1)`
-        : sql`h`;
+        ? sql`(select id, date from (select id, date, row_number() over (partition by text_hash order by date desc, id desc) as n from search_hits) g where n = 1)`
+        : sql`search_hits`;
       await sql`
-        with ${hits(filter, sql`m.id, m.date, m.text_hash`)}
         insert into search_history_results (history_id, rank, message_id)
         select ${historyId}, row_number() over (order by s.date desc, s.id desc) as position, s.id
         from ${source} s
         order by position
-        limit ${options.cap}`.execute(executor);
+        limit ${options.cap}`.execute(tx);
+      await sql`delete from search_hits`.execute(tx);
     },
 
     async readSnapshot(historyId: number, fromRank: number, toRank: number): Promise<SnapshotRow[]> {

@@ -225,11 +225,10 @@ export function createSearchService(deps: {
         channelIds: options.channel_ids ?? undefined,
         maxMessageId: watermark,
       };
-      const counts = await searches.count(filter, options.unique_only);
-      const total = options.unique_only ? counts.groups : counts.total;
-
       // The history row and its snapshot are written together: a failed search leaves neither.
       const historyId = await db.transaction().execute(async (tx) => {
+        const counts = await searches.collectHits(tx, filter, options.unique_only);
+        const total = options.unique_only ? counts.groups : counts.total;
         const inserted = await tx
           .insertInto('search_history')
           .values({
@@ -247,7 +246,7 @@ export function createSearchService(deps: {
           .returning('id')
           .executeTakeFirstOrThrow();
         const id = Number(inserted.id);
-        await searches.storeSnapshot(id, filter, { uniqueOnly: options.unique_only, cap: SEARCH_LIMITS.snapshotCap }, tx);
+        await searches.storeSnapshot(tx, id, { uniqueOnly: options.unique_only, cap: SEARCH_LIMITS.snapshotCap });
         return id;
       });
       return readPage(context.orgId, historyId, page, pageSize);
