@@ -75,6 +75,7 @@ export function openStore(options: StoreOptions): Store {
   connection.pragma('foreign_keys = ON');
   // Scratch tables (a search's hits) and large sorts stay in memory instead of temp files.
   connection.pragma('temp_store = MEMORY');
+  connection.pragma('cache_size = -65536');
   const cached = new CachedStatementConnection(connection);
   const db = new Kysely<Database>({ dialect: new BetterSqliteDialect(cached) });
   return {
