@@ -15,7 +15,7 @@ export function createSearchModule(deps: { store: Store; clock: Clock; jwtKey: U
   const service = createSearchService({
     db: deps.store.db,
     engine: deps.store.engine,
-    searches: createSearchRepository(deps.store.db),
+    searches: createSearchRepository(deps.store.db, deps.store.engine),
     channels,
     followUps,
     trigrams: createTrigramStats(deps.store.db),
