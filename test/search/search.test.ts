@@ -69,6 +69,10 @@ const corpus = [
       message(401, 'id 42 leak'),
       message(402, 'x9 token'),
       message(311, 'send e-mail now'),
+      // Every trigram of "qzwxyv" occurs in 901 and 903, but only 902 holds the whole term.
+      message(901, 'qzw wxy xyv'),
+      message(902, 'the qzwxyv key'),
+      message(903, 'aqzwx zwxyvq'),
       order(801),
       order(802),
       order(803),
@@ -270,6 +274,13 @@ describe('messenger search over HTTP', () => {
       ['"apple OR durian"', [107]],
     ])('phrase %s', async (query, expected) => {
       expect(await matchSet(query)).toEqual(expected);
+    });
+
+    it('a match needs the whole term, not only its trigrams, whichever the index is asked for', async () => {
+      expect(await matchSet('qzwxyv')).toEqual([902]);
+      expect(await matchSet('qzwxyv', { channel_ids: [ids.words!] })).toEqual([902]);
+      expect(await matchSet('qzwxyv OR zwxyvq')).toEqual([902, 903]);
+      expect(await matchSet('qzw xyv -qzwxyv')).toEqual([901, 903]);
     });
 
     it('a query that only excludes matches everything else, with a warning', async () => {

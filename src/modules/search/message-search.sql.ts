@@ -36,18 +36,25 @@ interface Narrowing<T> {
   share: number;
 }
 
-/** The `count` rarest trigrams of a term that `usable` allows, rarest first. */
+/**
+ * Up to `count` of a term's trigrams that `usable` allows, rarest first. Trigrams that overlap
+ * tell the index almost the same thing (`g42` and `ng4` of `billing42@…` find the same rows),
+ * so each pick must lie clear of the ones already picked.
+ */
 function rarestTrigrams(folded: string, rarity: TrigramRarity | undefined, usable: (trigram: string) => boolean, count: number) {
-  const trigrams = trigramsOf(folded).filter(usable);
-  if (!rarity) {
-    // Without estimates, trigrams from the start, the middle and the end are the best guess.
-    const spread = new Set([0, trigrams.length - 1, trigrams.length >> 1].slice(0, count));
-    return [...spread].filter((i) => i >= 0).map((i) => ({ trigram: trigrams[i]!, share: 1 }));
+  const chars = [...folded];
+  const candidates = chars
+    .slice(0, Math.max(0, chars.length - 2))
+    .map((_, position) => ({ trigram: chars[position]! + chars[position + 1]! + chars[position + 2]!, position }))
+    .filter((candidate) => usable(candidate.trigram));
+  // Without estimates every trigram counts as common, and the sort keeps the term's order.
+  const ranked = candidates.map((c) => ({ ...c, share: rarity ? rarity(c.trigram) : 1 })).sort((a, b) => a.share - b.share);
+  const picked: typeof ranked = [];
+  for (const candidate of ranked) {
+    if (picked.length === count) break;
+    if (picked.every((p) => Math.abs(p.position - candidate.position) >= 3 && p.trigram !== candidate.trigram)) picked.push(candidate);
   }
-  return trigrams
-    .map((trigram) => ({ trigram, share: rarity(trigram) }))
-    .sort((a, b) => a.share - b.share)
-    .slice(0, count);
+  return picked;
 }
 
 /**
@@ -124,7 +131,7 @@ function postgresNarrowing(tree: QueryNode, rarity: TrigramRarity | undefined): 
   return narrowTree<RawBuilder<boolean>>(
     tree,
     (folded) => {
-      const picked = rarestTrigrams(folded, rarity, (trigram) => WORD_TRIGRAM.test(trigram), TRIGRAMS_PER_TERM - 1);
+      const picked = rarestTrigrams(folded, rarity, (trigram) => WORD_TRIGRAM.test(trigram), TRIGRAMS_PER_TERM);
       if (picked.length === 0) return null;
       return { ask: joinWith(picked.map((p) => likeContains(sql`m.text_folded`, p.trigram)), 'and'), share: picked[0]!.share };
     },
