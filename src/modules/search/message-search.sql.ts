@@ -37,11 +37,10 @@ interface Narrowing<T> {
 }
 
 /**
- * Up to `count` of a term's trigrams that `usable` allows, rarest first. Trigrams that overlap
- * tell the index almost the same thing (`g42` and `ng4` of `billing42@…` find the same rows),
- * so each pick must lie clear of the ones already picked.
+ * Up to `count` distinct trigrams of a term that `usable` allows, rarest first, each at least
+ * `spacing` characters from the ones already picked (see the engines' narrowings for why).
  */
-function rarestTrigrams(folded: string, rarity: TrigramRarity | undefined, usable: (trigram: string) => boolean, count: number) {
+function rarestTrigrams(folded: string, rarity: TrigramRarity | undefined, usable: (trigram: string) => boolean, count: number, spacing: number) {
   const chars = [...folded];
   const candidates = chars
     .slice(0, Math.max(0, chars.length - 2))
@@ -52,7 +51,7 @@ function rarestTrigrams(folded: string, rarity: TrigramRarity | undefined, usabl
   const picked: typeof ranked = [];
   for (const candidate of ranked) {
     if (picked.length === count) break;
-    if (picked.every((p) => Math.abs(p.position - candidate.position) >= 3 && p.trigram !== candidate.trigram)) picked.push(candidate);
+    if (picked.every((p) => Math.abs(p.position - candidate.position) >= spacing && p.trigram !== candidate.trigram)) picked.push(candidate);
   }
   return picked;
 }
@@ -108,7 +107,10 @@ function sqliteNarrowing(tree: QueryNode, rarity: TrigramRarity | undefined): Na
   return narrowTree<string>(
     tree,
     (folded) => {
-      const picked = rarestTrigrams(folded, rarity, () => true, TRIGRAMS_PER_TERM);
+      // Overlapping trigrams are welcome here: across punctuation they pin down the rare part
+      // of a term (`42@`, `2@g` of `billing42@globex.com`: 2.8 ms in the benchmark, 7.3 ms when
+      // the picks had to be spread apart).
+      const picked = rarestTrigrams(folded, rarity, () => true, TRIGRAMS_PER_TERM, 1);
       return { ask: `(${picked.map((p) => ftsPhrase(p.trigram)).join(' AND ')})`, share: picked[0]!.share };
     },
     (parts) => `(${parts.join(' OR ')})`,
@@ -131,7 +133,9 @@ function postgresNarrowing(tree: QueryNode, rarity: TrigramRarity | undefined): 
   return narrowTree<RawBuilder<boolean>>(
     tree,
     (folded) => {
-      const picked = rarestTrigrams(folded, rarity, (trigram) => WORD_TRIGRAM.test(trigram), TRIGRAMS_PER_TERM);
+      // Word trigrams that overlap find nearly the same rows (`g42`, `ng4` of `billing42`: 4,196
+      // candidates for 139 hits), so they are picked clear of each other (1,756 candidates).
+      const picked = rarestTrigrams(folded, rarity, (trigram) => WORD_TRIGRAM.test(trigram), TRIGRAMS_PER_TERM, 3);
       if (picked.length === 0) return null;
       return { ask: joinWith(picked.map((p) => likeContains(sql`m.text_folded`, p.trigram)), 'and'), share: picked[0]!.share };
     },
