@@ -2,7 +2,7 @@ import { sql, type RawBuilder } from 'kysely';
 import { likeContains } from '../../db/like.ts';
 import type { Engine } from '../../db/store.ts';
 import { foldText, MIN_INDEXED_TERM_LENGTH, type QueryNode } from './query-language.ts';
-import { trigramsOf, type TrigramRarity } from './trigram-stats.ts';
+import { trigramsAt, type TrigramRarity } from './trigram-stats.ts';
 
 /**
  * Compiles a query tree into a SQL predicate over `messages m`, one implementation per engine
@@ -41,11 +41,7 @@ interface Narrowing<T> {
  * `spacing` characters from the ones already picked (see the engines' narrowings for why).
  */
 function rarestTrigrams(folded: string, rarity: TrigramRarity | undefined, usable: (trigram: string) => boolean, count: number, spacing: number) {
-  const chars = [...folded];
-  const candidates = chars
-    .slice(0, Math.max(0, chars.length - 2))
-    .map((_, position) => ({ trigram: chars[position]! + chars[position + 1]! + chars[position + 2]!, position }))
-    .filter((candidate) => usable(candidate.trigram));
+  const candidates = trigramsAt(folded).filter((candidate) => usable(candidate.trigram));
   // Without estimates every trigram counts as common, and the sort keeps the term's order.
   const ranked = candidates.map((c) => ({ ...c, share: rarity ? rarity(c.trigram) : 1 })).sort((a, b) => a.share - b.share);
   const picked: typeof ranked = [];

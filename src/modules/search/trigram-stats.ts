@@ -15,13 +15,15 @@ const SAMPLE_SIZE = 3000;
 /** The estimate is made again once the corpus has grown by this factor. */
 const REFRESH_GROWTH = 1.2;
 
-/** The distinct trigrams (three code points, as the FTS5 trigram tokenizer counts) of a text. */
-export function trigramsOf(folded: string): string[] {
+/** Every trigram of a text (three code points, as the FTS5 trigram tokenizer counts) with its position. */
+export function trigramsAt(folded: string): { trigram: string; position: number }[] {
   const chars = [...folded];
-  const found = new Set<string>();
-  for (let i = 0; i + 3 <= chars.length; i++) found.add(chars[i]! + chars[i + 1]! + chars[i + 2]!);
-  return [...found];
+  const found: { trigram: string; position: number }[] = [];
+  for (let i = 0; i + 3 <= chars.length; i++) found.push({ trigram: chars[i]! + chars[i + 1]! + chars[i + 2]!, position: i });
+  return found;
 }
+
+const distinctTrigrams = (folded: string) => new Set(trigramsAt(folded).map((t) => t.trigram));
 
 /**
  * Which trigrams of a term are rare, so that a search asks the trigram index for the few rare
@@ -48,7 +50,7 @@ export function createTrigramStats(db: Kysely<Database>) {
     const texts = await sampleTexts(maxId);
     const counts = new Map<string, number>();
     for (const text of texts) {
-      for (const trigram of trigramsOf(text)) counts.set(trigram, (counts.get(trigram) ?? 0) + 1);
+      for (const trigram of distinctTrigrams(text)) counts.set(trigram, (counts.get(trigram) ?? 0) + 1);
     }
     // A trigram the sample never saw is rarer than one it saw once.
     const size = texts.length + 1;
