@@ -12,6 +12,7 @@ import { fileURLToPath } from 'node:url';
 import { Command, Option } from 'commander';
 import { startChildServer } from './support/child-server.ts';
 import { CleanupScope } from './support/cleanup.ts';
+import { httpJson, withDeadline } from './support/http.ts';
 import { int, measure, median, medianFigures, ms, type LoadFigures, type LoadOptions } from './support/load.ts';
 import { createBenchStore, DEFAULT_POSTGRES_ADMIN_URL, type StoreKind } from './support/store.ts';
 
@@ -55,31 +56,6 @@ function parseOptions(args: string[]): ApiBenchOptions {
 /** The caller's DRAGNET_* settings (a Redis URL, limits off, …) must not change what is measured. */
 function withoutDragnetSettings(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
   return Object.fromEntries(Object.entries(env).filter(([name]) => !name.startsWith('DRAGNET_')));
-}
-
-async function httpJson(url: string, init: RequestInit = {}): Promise<{ status: number; body: unknown }> {
-  const response = await fetch(url, { ...init, signal: AbortSignal.timeout(30_000) });
-  const text = await response.text();
-  let body: unknown = text;
-  try {
-    body = JSON.parse(text);
-  } catch {
-    // keep the text for the error message
-  }
-  return { status: response.status, body };
-}
-
-/** Runs `work` but gives up (and lets cleanup run) after `ms`. */
-async function withDeadline<T>(ms: number, work: Promise<T>): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const deadline = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`gave up after ${Math.round(ms / 1000)} s`)), ms);
-  });
-  try {
-    return await Promise.race([work, deadline]);
-  } finally {
-    clearTimeout(timer);
-  }
 }
 
 /** (a): a fresh store and Dragnet server, removed again before returning. */

@@ -30,6 +30,7 @@ import { createContainer } from '../src/container.ts';
 import { ACCOUNT_SCOPE, serviceScope } from '../src/modules/usage/limits.ts';
 import { startChildServer } from './support/child-server.ts';
 import { CleanupScope } from './support/cleanup.ts';
+import { httpJson, withDeadline } from './support/http.ts';
 import { int, median, medianFigures, ms, type LoadFigures } from './support/load.ts';
 import { createBenchStore, DEFAULT_POSTGRES_ADMIN_URL, type StoreKind } from './support/store.ts';
 
@@ -99,30 +100,6 @@ function parseOptions(args: string[]): LimitsBenchOptions {
     .allowExcessArguments(false);
   program.parse(args, { from: 'user' });
   return program.opts<LimitsBenchOptions>();
-}
-
-async function httpJson(url: string, init: RequestInit = {}): Promise<{ status: number; headers: Headers; body: unknown }> {
-  const response = await fetch(url, { ...init, signal: AbortSignal.timeout(30_000) });
-  const text = await response.text();
-  let body: unknown = text;
-  try {
-    body = JSON.parse(text);
-  } catch {
-    // keep the text for the error message
-  }
-  return { status: response.status, headers: response.headers, body };
-}
-
-async function withDeadline<T>(ms: number, work: Promise<T>): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const deadline = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`gave up after ${Math.round(ms / 1000)} s`)), ms);
-  });
-  try {
-    return await Promise.race([work, deadline]);
-  } finally {
-    clearTimeout(timer);
-  }
 }
 
 async function reachable(what: 'postgres' | 'redis', url: string): Promise<string | null> {
