@@ -1,3 +1,5 @@
+import type { MaybePromise } from '../lib/maybe-promise.ts';
+
 /** Rows kept per cache; beyond this the oldest go first. */
 const DEFAULT_MAX_ENTRIES = 10_000;
 
@@ -6,22 +8,25 @@ const DEFAULT_MAX_ENTRIES = 10_000;
  * until the store may have changed (Store.changeStamp), so a change made by this process or
  * by another one (`dragnet user disable` while the server runs) is seen by the very next
  * request. Where the store cannot tell cheaply (changeStamp null), every call reads.
- * Values are frozen: they are shared between callers.
+ * Values are frozen: they are shared between callers. A hit is returned as the value itself,
+ * not a promise (see lib/maybe-promise.ts).
  */
 export function createReadCache<K, V>(changeStamp: () => string | null, maxEntries = DEFAULT_MAX_ENTRIES) {
   const entries = new Map<K, { stamp: string; value: V }>();
   return {
-    async get(key: K, load: () => Promise<V>): Promise<V> {
+    get(key: K, load: () => Promise<V>): MaybePromise<V> {
       // Taken before reading, so a change that lands while the row is read makes it stale.
       const stamp = changeStamp();
       if (stamp === null) return load();
       const known = entries.get(key);
       if (known && known.stamp === stamp) return known.value;
-      const value = Object.freeze(await load());
-      entries.delete(key);
-      if (entries.size >= maxEntries) entries.delete(entries.keys().next().value!);
-      entries.set(key, { stamp, value });
-      return value;
+      return load().then((loaded) => {
+        const value = Object.freeze(loaded);
+        entries.delete(key);
+        if (entries.size >= maxEntries) entries.delete(entries.keys().next().value!);
+        entries.set(key, { stamp, value });
+        return value;
+      });
     },
   };
 }

@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { AppError, validationError } from '../lib/errors.ts';
+import { chain, settle } from '../lib/maybe-promise.ts';
 import type { AuthService } from '../modules/auth/auth.service.ts';
 import type { OrganizationService } from '../modules/orgs/org.service.ts';
 import type { UserRow } from '../modules/orgs/user.repository.ts';
@@ -47,15 +48,21 @@ export function registerAuthentication(app: FastifyInstance, deps: { auth: AuthS
       route.schema = { ...route.schema, security: [{ bearerAuth: [] }] } as typeof route.schema;
     }
   });
-  app.addHook('onRequest', async (request) => {
-    if (!request.routeOptions.url?.startsWith(SERVICE_PREFIX) && !request.routeOptions.config.requiresAuth) return;
-    const header = request.headers.authorization;
-    // The scheme name is case-insensitive (RFC 7235 2.1).
-    const match = header ? /^Bearer ([A-Za-z0-9._~+/=-]+)$/i.exec(header) : null;
-    if (!match?.[1]) {
-      throw new AppError('unauthorized', header ? 'Authorization header must be "Bearer <access token>"' : 'missing bearer token');
-    }
-    const user = await deps.auth.authenticateAccess(match[1]);
-    request.auth = { user, orgId: await deps.organizations.resolveActingOrg(user, requestedOrgId(request)) };
+  // A callback hook: with the token and user cached, authentication finishes in the same tick.
+  app.addHook('onRequest', (request, _reply, done) => {
+    if (!request.routeOptions.url?.startsWith(SERVICE_PREFIX) && !request.routeOptions.config.requiresAuth) return done();
+    settle(() => {
+      const header = request.headers.authorization;
+      // The scheme name is case-insensitive (RFC 7235 2.1).
+      const match = header ? /^Bearer ([A-Za-z0-9._~+/=-]+)$/i.exec(header) : null;
+      if (!match?.[1]) {
+        throw new AppError('unauthorized', header ? 'Authorization header must be "Bearer <access token>"' : 'missing bearer token');
+      }
+      return chain(deps.auth.authenticateAccess(match[1]), (user) =>
+        chain(deps.organizations.resolveActingOrg(user, requestedOrgId(request)), (orgId) => {
+          request.auth = { user, orgId };
+        }),
+      );
+    }, done);
   });
 }

@@ -1,4 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { chain, settle } from '../lib/maybe-promise.ts';
 import type { Admission, RateLimiter } from '../modules/usage/rate-limiter.ts';
 import type { UsageCatalog } from '../modules/usage/usage-catalog.ts';
 import { SERVICE_PREFIX } from './auth.plugin.ts';
@@ -47,11 +48,19 @@ export function registerRateLimiting(app: FastifyInstance, deps: { limiter: Rate
 
   if (!deps.enabled) return;
 
-  app.addHook('onRequest', async (request: FastifyRequest, reply) => {
+  // A callback hook: on the embedded store admission is synchronous (see RateLimiter.admit).
+  app.addHook('onRequest', (request: FastifyRequest, reply, done) => {
     const url = request.routeOptions.url;
-    if (!url?.startsWith(SERVICE_PREFIX) || !request.auth) return;
-    request.rateLimit = await limiter.admit(request.auth.orgId, catalog.slugOf(url));
-    setHeaders(reply, request.rateLimit, false);
+    if (!url?.startsWith(SERVICE_PREFIX) || !request.auth) return done();
+    const orgId = request.auth.orgId;
+    settle(
+      () =>
+        chain(limiter.admit(orgId, catalog.slugOf(url)), (admission) => {
+          request.rateLimit = admission;
+          setHeaders(reply, admission, false);
+        }),
+      done,
+    );
   });
 
   // Not async: most responses are 2xx and need nothing here, and an async hook would cost every

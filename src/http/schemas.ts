@@ -1,4 +1,4 @@
-import { Type, type TSchema } from '@sinclair/typebox';
+import { Type, type SchemaOptions, type Static, type TSchema, type TUnsafe } from '@sinclair/typebox';
 
 /** The error body every 4xx/5xx carries (docs/api.md "Errors"). */
 export const ErrorBody = Type.Object(
@@ -45,3 +45,13 @@ export const IdInteger = (options: { description?: string } = {}) => Type.Intege
 
 /** Pages beyond this are refused rather than turned into giant offsets. */
 export const MAX_PAGE = 1_000_000;
+
+/**
+ * The schema or null. A single-type schema gets a type list (`["string", "null"]`) instead of
+ * an anyOf: fast-json-stringify serializes an anyOf by running the validator on each branch,
+ * format checks included, for every value of every response, and a type list by a typeof test.
+ */
+export function Nullable<T extends TSchema>(schema: T, options: SchemaOptions = {}): TUnsafe<Static<T> | null> {
+  if (typeof schema.type === 'string') return Type.Unsafe<Static<T> | null>({ ...schema, ...options, type: [schema.type, 'null'] });
+  return Type.Unsafe<Static<T> | null>(Type.Union([schema, Type.Null()], options));
+}

@@ -3,10 +3,11 @@ import type { Database } from '../../db/schema.ts';
 import type { Clock } from '../../lib/clock.ts';
 import type { KeyRing } from '../../lib/crypto.ts';
 import { AppError, validationError } from '../../lib/errors.ts';
+import { chain, type MaybePromise } from '../../lib/maybe-promise.ts';
 import type { UserRepository, UserRow } from '../orgs/user.repository.ts';
 import type { LoginThrottle } from './login-throttle.ts';
 import { assertPasswordStrength, hashPassword, verifyPassword } from './password.ts';
-import type { TokenService } from './token.service.ts';
+import type { TokenService, VerifiedToken } from './token.service.ts';
 import { canonicalBackupCode, enrollmentDetails, matchingTotpStep, newBackupCodes, newTotpSeed } from './two-factor.ts';
 
 const invalidCredentials = () => new AppError('invalid_credentials', 'email or password is incorrect');
@@ -23,6 +24,14 @@ export function createAuthService(deps: {
   // Unknown emails still pay for one argon2 verification, so response time does not tell
   // an attacker which addresses have accounts.
   const decoyHash = hashPassword('dragnet-decoy-password');
+
+  /** The user behind a verified token, if it is still active and the token not revoked. */
+  const currentUser = (verified: VerifiedToken): MaybePromise<UserRow> =>
+    chain(users.findById(verified.userId), (user) => {
+      if (!user || user.is_active !== 1) throw new AppError('unauthorized', 'account is disabled or no longer exists');
+      if (user.token_version !== verified.tokenVersion) throw new AppError('unauthorized', 'token has been revoked');
+      return user;
+    });
 
   /** Accepts a current TOTP code (once) or an unused backup code (once). */
   async function consumeSecondFactor(user: UserRow, otp: string): Promise<boolean> {
@@ -78,20 +87,13 @@ export function createAuthService(deps: {
 
     async refresh(refreshToken: string) {
       const verified = await tokens.verify(refreshToken, 'refresh');
-      const user = await this.currentUser(verified);
+      const user = await currentUser(verified);
       return { access: await tokens.issueAccess(user) };
     },
 
-    /** The user behind a verified token, if it is still active and the token not revoked. */
-    async currentUser(verified: { userId: number; tokenVersion: number }): Promise<UserRow> {
-      const user = await users.findById(verified.userId);
-      if (!user || user.is_active !== 1) throw new AppError('unauthorized', 'account is disabled or no longer exists');
-      if (user.token_version !== verified.tokenVersion) throw new AppError('unauthorized', 'token has been revoked');
-      return user;
-    },
-
-    async authenticateAccess(accessToken: string): Promise<UserRow> {
-      return this.currentUser(await tokens.verify(accessToken, 'access'));
+    /** Runs on every authenticated request: synchronous while token and user are cached. */
+    authenticateAccess(accessToken: string): MaybePromise<UserRow> {
+      return chain(tokens.verify(accessToken, 'access'), currentUser);
     },
 
     async setupTwoFactor(user: UserRow) {

@@ -3,6 +3,7 @@ import { SignJWT, errors as joseErrors, jwtVerify } from 'jose';
 import type { Clock } from '../../lib/clock.ts';
 import { importHmacKey } from '../../lib/crypto.ts';
 import { AppError } from '../../lib/errors.ts';
+import type { MaybePromise } from '../../lib/maybe-promise.ts';
 
 export const ACCESS_TOKEN_SECONDS = 24 * 3600; // spec 5.3
 export const REFRESH_TOKEN_SECONDS = 7 * 24 * 3600;
@@ -46,6 +47,28 @@ export function createTokenService(deps: { jwtKey: Uint8Array; clock: Clock }) {
       .sign(await key);
   };
 
+  async function verifySignature(token: string, expected: TokenType): Promise<VerifiedToken> {
+    try {
+      const { payload } = await jwtVerify(token, await key, {
+        algorithms: ['HS256'],
+        issuer: ISSUER,
+        requiredClaims: ['exp', 'sub'],
+        currentDate: deps.clock.now(),
+      });
+      const userId = Number(payload.sub);
+      if (payload.token_type !== expected || !Number.isSafeInteger(userId) || typeof payload.tv !== 'number') {
+        throw new AppError('unauthorized', `not an ${expected} token`);
+      }
+      if (verified.size >= VERIFIED_CACHE_SIZE) verified.delete(verified.keys().next().value!);
+      verified.set(token, { userId, tokenVersion: payload.tv, type: expected, expiresAt: payload.exp! });
+      return { userId, tokenVersion: payload.tv };
+    } catch (error) {
+      if (error instanceof AppError) throw error;
+      if (error instanceof joseErrors.JWTExpired) throw new AppError('unauthorized', `${expected} token has expired`);
+      throw new AppError('unauthorized', `invalid ${expected} token`);
+    }
+  }
+
   return {
     issueAccess: (subject: TokenSubject) => sign(subject, 'access'),
 
@@ -58,34 +81,15 @@ export function createTokenService(deps: { jwtKey: Uint8Array; clock: Clock }) {
      * A client sends the same access token with every request, and checking its HMAC through
      * WebCrypto costs more than the rest of a small request: a token verified once is
      * remembered by its exact text (so nothing unsigned can match) and only its expiry is
-     * checked again. Revocation does not depend on this: it is the user's token version.
+     * checked again, synchronously. Revocation does not depend on this: it is the user's
+     * token version.
      */
-    async verify(token: string, expected: TokenType): Promise<VerifiedToken> {
+    verify(token: string, expected: TokenType): MaybePromise<VerifiedToken> {
       const known = verified.get(token);
-      if (known) {
-        if (known.type !== expected) throw new AppError('unauthorized', `not an ${expected} token`);
-        if (known.expiresAt <= nowSeconds()) throw new AppError('unauthorized', `${expected} token has expired`);
-        return { userId: known.userId, tokenVersion: known.tokenVersion };
-      }
-      try {
-        const { payload } = await jwtVerify(token, await key, {
-          algorithms: ['HS256'],
-          issuer: ISSUER,
-          requiredClaims: ['exp', 'sub'],
-          currentDate: deps.clock.now(),
-        });
-        const userId = Number(payload.sub);
-        if (payload.token_type !== expected || !Number.isSafeInteger(userId) || typeof payload.tv !== 'number') {
-          throw new AppError('unauthorized', `not an ${expected} token`);
-        }
-        if (verified.size >= VERIFIED_CACHE_SIZE) verified.delete(verified.keys().next().value!);
-        verified.set(token, { userId, tokenVersion: payload.tv, type: expected, expiresAt: payload.exp! });
-        return { userId, tokenVersion: payload.tv };
-      } catch (error) {
-        if (error instanceof AppError) throw error;
-        if (error instanceof joseErrors.JWTExpired) throw new AppError('unauthorized', `${expected} token has expired`);
-        throw new AppError('unauthorized', `invalid ${expected} token`);
-      }
+      if (!known) return verifySignature(token, expected);
+      if (known.type !== expected) throw new AppError('unauthorized', `not an ${expected} token`);
+      if (known.expiresAt <= nowSeconds()) throw new AppError('unauthorized', `${expected} token has expired`);
+      return { userId: known.userId, tokenVersion: known.tokenVersion };
     },
   };
 }

@@ -1,5 +1,5 @@
 import { Type, type TSchema } from '@sinclair/typebox';
-import { IdInteger, MAX_PAGE } from '../../http/schemas.ts';
+import { IdInteger, MAX_PAGE, Nullable } from '../../http/schemas.ts';
 
 const Id = Type.Integer();
 const Timestamp = Type.String({ format: 'date-time' });
@@ -25,8 +25,8 @@ export const SenderBody = Type.Object(
     email: Type.String({ minLength: 3, maxLength: 254 }),
     server_host: Type.String({ minLength: 1, maxLength: 253, pattern: '^[A-Za-z0-9.:\\[\\]-]+$' }),
     port: Type.Integer({ minimum: 1, maximum: 65535, description: 'Write-only' }),
-    username: Type.Optional(Type.Union([Type.String({ maxLength: 512 }), Type.Null()], { description: 'Write-only' })),
-    password: Type.Optional(Type.Union([Type.String({ maxLength: 1024 }), Type.Null()], { description: 'Write-only' })),
+    username: Type.Optional(Nullable(Type.String({ maxLength: 512 }), { description: 'Write-only' })),
+    password: Type.Optional(Nullable(Type.String({ maxLength: 1024 }), { description: 'Write-only' })),
     encryption_method: Type.Union([Type.Literal('SSL'), Type.Literal('TLS')], {
       description: 'TLS: STARTTLS before authenticating, refused if the server does not offer it; SSL: plaintext',
     }),
@@ -84,11 +84,11 @@ export const DeliveryAttempt = Type.Object({
   target: Type.String({ description: 'Recipient addresses or webhook URL' }),
   purpose: Type.String({ description: 'notification, test_email or test_webhook' }),
   status: Type.String({ description: 'success or failed' }),
-  status_code: Type.Union([Type.Integer(), Type.Null()]),
-  error: Type.Union([Type.String(), Type.Null()]),
+  status_code: Nullable(Type.Integer()),
+  error: Nullable(Type.String()),
   duration_ms: Type.Integer(),
-  rule_id: Type.Union([Type.Integer(), Type.Null()]),
-  match_id: Type.Union([Type.Integer(), Type.Null()]),
+  rule_id: Nullable(Type.Integer()),
+  match_id: Nullable(Type.Integer()),
   created_at: Timestamp,
 });
 
@@ -105,8 +105,8 @@ export const PageQuery = Type.Object({
 export const LinkedPage = <T extends TSchema>(item: T) =>
   Type.Object({
     count: Type.Integer(),
-    next: Type.Union([Type.String(), Type.Null()]),
-    previous: Type.Union([Type.String(), Type.Null()]),
+    next: Nullable(Type.String()),
+    previous: Nullable(Type.String()),
     results: Type.Array(item),
   });
 

@@ -1,7 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { requireAuth } from '../../http/auth.plugin.ts';
-import { OrgIdQuery, withErrors } from '../../http/schemas.ts';
+import { Nullable, OrgIdQuery, withErrors } from '../../http/schemas.ts';
 import type { OrganizationService } from './org.service.ts';
 import type { UserService } from './user.service.ts';
 
@@ -12,7 +12,7 @@ const Organization = Type.Object({
   used_credits: Type.Integer({ description: 'Dashboard usage credits (not rate limiting)' }),
   default_frequency: Type.String({ description: 'Frequency of new rules that do not name one' }),
   dashboard_url: Type.String({ description: 'Base of links in notifications' }),
-  managed_by_org_id: Type.Union([Type.Integer(), Type.Null()], { description: 'The managing MSSP organization' }),
+  managed_by_org_id: Nullable(Type.Integer(), { description: 'The managing MSSP organization' }),
   created_at: Type.String({ format: 'date-time' }),
 });
 
@@ -25,7 +25,7 @@ const Account = Type.Object({
   is_active: Type.Boolean(),
   two_factor_enabled: Type.Boolean(),
   created_at: Type.String({ format: 'date-time' }),
-  last_login_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
+  last_login_at: Nullable(Type.String({ format: 'date-time' })),
 });
 
 export function organizationRoutes(deps: { organizations: OrganizationService; users: UserService }): FastifyPluginAsyncTypebox {

@@ -1,7 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { requireAuth } from '../../http/auth.plugin.ts';
-import { IdInteger, MAX_PAGE, withErrors } from '../../http/schemas.ts';
+import { IdInteger, MAX_PAGE, Nullable, withErrors } from '../../http/schemas.ts';
 import { catalogRow, sourceCatalog } from '../sources/catalog.ts';
 import type { MatchService } from './match.service.ts';
 import type { RuleRunner } from './rule-runner.ts';
@@ -12,7 +12,7 @@ const TAG = 'monitoring rules';
 const IdParams = Type.Object({ id: IdInteger() });
 const Page = { page: Type.Integer({ minimum: 1, maximum: MAX_PAGE, default: 1 }), page_size: Type.Integer({ minimum: 1, maximum: 100, default: 20 }) };
 const Linked = (item: ReturnType<typeof Type.Object>) =>
-  Type.Object({ count: Type.Integer(), next: Type.Union([Type.String(), Type.Null()]), previous: Type.Union([Type.String(), Type.Null()]), results: Type.Array(item) });
+  Type.Object({ count: Type.Integer(), next: Nullable(Type.String()), previous: Nullable(Type.String()), results: Type.Array(item) });
 
 const Match = Type.Object({
   id: Type.Integer(),
@@ -22,10 +22,10 @@ const Match = Type.Object({
   stored_hits: Type.Integer({ description: 'Hits kept (at most 10,000)' }),
   excluded_hits: Type.Integer(),
   new_hits: Type.Integer({ description: 'Stored hits that are not excluded' }),
-  window_start: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
+  window_start: Nullable(Type.String({ format: 'date-time' })),
   window_end: Type.String({ format: 'date-time' }),
   created_at: Type.String({ format: 'date-time' }),
-  completed_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
+  completed_at: Nullable(Type.String({ format: 'date-time' })),
 });
 const Exclusion = Type.Object({ id: Type.Integer(), rule_id: Type.Integer(), field: Type.String(), value: Type.String(), created_at: Type.String({ format: 'date-time' }) });
 const Hit = Type.Object({ id: Type.Integer(), is_excluded: Type.Boolean() }, { additionalProperties: true });

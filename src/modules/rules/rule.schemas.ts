@@ -1,8 +1,6 @@
 import { Type } from '@sinclair/typebox';
-import { IdInteger, MAX_PAGE } from '../../http/schemas.ts';
+import { IdInteger, MAX_PAGE, Nullable } from '../../http/schemas.ts';
 import { frequencies } from './frequency.ts';
-
-const Nullable = <T extends import('@sinclair/typebox').TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
 
 export const RuleBody = Type.Object(
   {

@@ -1,9 +1,7 @@
 import { Type } from '@sinclair/typebox';
-import { IdInteger, MAX_PAGE } from '../../http/schemas.ts';
+import { IdInteger, MAX_PAGE, Nullable } from '../../http/schemas.ts';
 import { exportFormats } from './search-export.ts';
 import { SEARCH_LIMITS } from './search.service.ts';
-
-const Nullable = <T extends import('@sinclair/typebox').TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
 
 export const SearchBody = Type.Object(
   {

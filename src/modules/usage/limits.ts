@@ -2,6 +2,7 @@ import type { Kysely } from 'kysely';
 import type { Database } from '../../db/schema.ts';
 import type { Clock } from '../../lib/clock.ts';
 import { validationError } from '../../lib/errors.ts';
+import { chain, type MaybePromise } from '../../lib/maybe-promise.ts';
 import { periods, type Period } from './windows.ts';
 
 /** Spec 8.1: the account-wide cap over all endpoints. */
@@ -34,18 +35,35 @@ export interface LimitEntry {
 // every request while letting a change take effect within seconds in every process.
 const OVERRIDE_CACHE_MS = 5_000;
 
+/** A limit that is in force (not unlimited). */
+export type ActiveLimit = LimitEntry & { limit: number };
+
+interface CachedOverrides {
+  at: number;
+  overrides: Map<string, number | null>;
+  /** Per endpoint slug: the limits a request to it counts against. */
+  perRequest: Map<string, ActiveLimit[]>;
+}
+
 export function createLimitResolver(deps: { db: Kysely<Database>; clock: Clock }) {
   const { db, clock } = deps;
-  const cache = new Map<number, { at: number; overrides: Map<string, number | null> }>();
+  const cache = new Map<number, CachedOverrides>();
 
-  async function overridesOf(orgId: number): Promise<Map<string, number | null>> {
+  /** Synchronous while the organization's overrides are cached (lib/maybe-promise.ts). */
+  function cachedOverrides(orgId: number): MaybePromise<CachedOverrides> {
     const now = clock.now().getTime();
     const cached = cache.get(orgId);
-    if (cached && now - cached.at < OVERRIDE_CACHE_MS) return cached.overrides;
-    const rows = await db.selectFrom('rate_limit_overrides').selectAll().where('org_id', '=', orgId).execute();
-    const overrides = new Map(rows.map((r) => [`${r.scope}|${r.period}`, r.limit_value]));
-    cache.set(orgId, { at: now, overrides });
-    return overrides;
+    if (cached && now - cached.at < OVERRIDE_CACHE_MS) return cached;
+    return db
+      .selectFrom('rate_limit_overrides')
+      .selectAll()
+      .where('org_id', '=', orgId)
+      .execute()
+      .then((rows) => {
+        const fresh = { at: now, overrides: new Map(rows.map((r) => [`${r.scope}|${r.period}`, r.limit_value])), perRequest: new Map() };
+        cache.set(orgId, fresh);
+        return fresh;
+      });
   }
 
   const resolve = (overrides: Map<string, number | null>, scope: string, period: Period, fallback: number | null) => {
@@ -53,26 +71,41 @@ export function createLimitResolver(deps: { db: Kysely<Database>; clock: Clock }
     return overrides.has(key) ? overrides.get(key)! : fallback;
   };
 
+  const accountLimits = (overrides: Map<string, number | null>): LimitEntry[] =>
+    (['second', 'month'] as Period[])
+      .map((period) => ({ scope: ACCOUNT_SCOPE, period, limit: resolve(overrides, ACCOUNT_SCOPE, period, ACCOUNT_DEFAULTS[period] ?? null) }))
+      .filter((entry) => entry.limit !== null);
+
+  const serviceLimits = (overrides: Map<string, number | null>, slug: string): LimitEntry[] => {
+    const scope = serviceScope(slug);
+    return periods
+      .map((period) => ({
+        scope,
+        period,
+        limit: resolve(overrides, scope, period, period === 'day' ? (SERVICE_DAILY_LIMITS[slug] ?? DEFAULT_SERVICE_DAILY_LIMIT) : null),
+      }))
+      .filter((entry) => entry.limit !== null);
+  };
+
   return {
     /** The account-wide limits in force for an organization (unlimited ones omitted). */
-    async account(orgId: number): Promise<LimitEntry[]> {
-      const overrides = await overridesOf(orgId);
-      return (['second', 'month'] as Period[])
-        .map((period) => ({ scope: ACCOUNT_SCOPE, period, limit: resolve(overrides, ACCOUNT_SCOPE, period, ACCOUNT_DEFAULTS[period] ?? null) }))
-        .filter((entry) => entry.limit !== null);
-    },
+    account: async (orgId: number): Promise<LimitEntry[]> => accountLimits((await cachedOverrides(orgId)).overrides),
 
-    async service(orgId: number, slug: string): Promise<LimitEntry[]> {
-      const overrides = await overridesOf(orgId);
-      const scope = serviceScope(slug);
-      return periods
-        .map((period) => ({
-          scope,
-          period,
-          limit: resolve(overrides, scope, period, period === 'day' ? (SERVICE_DAILY_LIMITS[slug] ?? DEFAULT_SERVICE_DAILY_LIMIT) : null),
-        }))
-        .filter((entry) => entry.limit !== null);
-    },
+    service: async (orgId: number, slug: string): Promise<LimitEntry[]> => serviceLimits((await cachedOverrides(orgId)).overrides, slug),
+
+    /**
+     * Every limit a request to `slug` counts against: the account's first, so an exhausted
+     * account cap is the reason reported on every endpoint. Kept with the cached overrides.
+     */
+    forRequest: (orgId: number, slug: string): MaybePromise<readonly ActiveLimit[]> =>
+      chain(cachedOverrides(orgId), (cached) => {
+        let entries = cached.perRequest.get(slug);
+        if (!entries) {
+          entries = [...accountLimits(cached.overrides), ...serviceLimits(cached.overrides, slug)] as ActiveLimit[];
+          cached.perRequest.set(slug, entries);
+        }
+        return entries;
+      }),
 
     /** Sets (number), removes (null: unlimited) or restores the default (undefined) of one limit. */
     async setOverride(orgId: number, scope: string, period: Period, limit: number | null | 'default'): Promise<void> {

@@ -1,8 +1,9 @@
 import type { Clock } from '../../lib/clock.ts';
 import { AppError } from '../../lib/errors.ts';
 import type { CounterStore } from './counters/counter-store.ts';
-import type { LimitEntry, LimitResolver } from './limits.ts';
-import { periodLabels, secondsUntil, windowOf } from './windows.ts';
+import { chain, type MaybePromise } from '../../lib/maybe-promise.ts';
+import type { ActiveLimit, LimitEntry, LimitResolver } from './limits.ts';
+import { periodLabels, secondsUntil, windowAt, type Window } from './windows.ts';
 
 export interface WindowState {
   limit: number;
@@ -30,11 +31,6 @@ const keyOf = (orgId: number, entry: LimitEntry, start: number) => `${orgId}|${e
 export function createRateLimiter(deps: { counters: CounterStore; limits: LimitResolver; clock: Clock }) {
   const { counters, limits, clock } = deps;
 
-  async function entriesFor(orgId: number, slug: string) {
-    // Account first, so an exhausted account cap is the reason reported on every endpoint.
-    return [...(await limits.account(orgId)), ...(await limits.service(orgId, slug))] as (LimitEntry & { limit: number })[];
-  }
-
   const state = (limit: number, used: number, end: number, now: Date): WindowState => ({
     limit,
     used,
@@ -42,47 +38,61 @@ export function createRateLimiter(deps: { counters: CounterStore; limits: LimitR
     resetSeconds: secondsUntil(end, now),
   });
 
+  const indexOf = (entries: readonly ActiveLimit[], scope: 'account' | 'service', period: string) =>
+    entries.findIndex((e) => (scope === 'account' ? e.scope === 'account' : e.scope !== 'account') && e.period === period);
+
+  /** spec 8.1.5: a refused response of a limited endpoint still describes its windows. */
+  async function refuse(slug: string, entries: readonly ActiveLimit[], windows: readonly Window[], keys: string[], full: number, now: Date): Promise<never> {
+    const entry = entries[full]!;
+    const window = windows[full]!;
+    const retryAfterSeconds = secondsUntil(window.end, now);
+    const what = entry.scope === 'account' ? 'account-wide limit' : `limit of ${slug}`;
+    const used = await counters.read(keys);
+    const headers: Record<string, number> = {};
+    const describe = (prefix: string, scope: 'account' | 'service', period: string) => {
+      const i = indexOf(entries, scope, period);
+      if (i === -1) return;
+      const described = state(entries[i]!.limit, used[i] ?? 0, windows[i]!.end, now);
+      headers[`${prefix}-limit`] = described.limit;
+      headers[`${prefix}-remaining`] = described.remaining;
+      headers[`${prefix}-reset`] = described.resetSeconds;
+    };
+    describe('x-ratelimit', 'service', 'day');
+    describe('x-ratelimit-account', 'account', 'month');
+    throw new AppError('rate_limited', `rate limit exceeded: ${what} of ${entry.limit} per ${periodLabels[entry.period]}`, {
+      headers,
+      retryAfterSeconds,
+      extra: {
+        retry_after_seconds: retryAfterSeconds,
+        limit: entry.limit,
+        remaining: 0,
+        reset_at: new Date(window.end).toISOString(),
+      },
+    });
+  }
+
   return {
-    async admit(orgId: number, slug: string): Promise<Admission> {
-      const now = clock.now();
-      const entries = await entriesFor(orgId, slug);
-      const windows = entries.map((entry) => windowOf(entry.period, now));
-      const slots = entries.map((entry, i) => ({ key: keyOf(orgId, entry, windows[i]!.start), limit: entry.limit, expiresAt: windows[i]!.end }));
-      const outcome = await counters.reserve(slots);
-      if (!outcome.ok) {
-        const entry = entries[outcome.index]!;
-        const window = windows[outcome.index]!;
-        const retryAfterSeconds = secondsUntil(window.end, now);
-        const what = entry.scope === 'account' ? 'account-wide limit' : `limit of ${slug}`;
-        // spec 8.1.5: a refused response of a limited endpoint still describes its windows.
-        const used = await counters.read(slots.map((slot) => slot.key));
-        const headers: Record<string, number> = {};
-        const describe = (prefix: string, scope: 'account' | 'service', period: string) => {
-          const i = entries.findIndex((e) => (scope === 'account' ? e.scope === 'account' : e.scope !== 'account') && e.period === period);
-          if (i === -1) return;
-          const window = state(entries[i]!.limit, used[i] ?? 0, windows[i]!.end, now);
-          headers[`${prefix}-limit`] = window.limit;
-          headers[`${prefix}-remaining`] = window.remaining;
-          headers[`${prefix}-reset`] = window.resetSeconds;
-        };
-        describe('x-ratelimit', 'service', 'day');
-        describe('x-ratelimit-account', 'account', 'month');
-        throw new AppError('rate_limited', `rate limit exceeded: ${what} of ${entry.limit} per ${periodLabels[entry.period]}`, {
-          headers,
-          retryAfterSeconds,
-          extra: {
-            retry_after_seconds: retryAfterSeconds,
-            limit: entry.limit,
-            remaining: 0,
-            reset_at: new Date(window.end).toISOString(),
-          },
+    /**
+     * Reserves one unit of every limit the request counts against, or refuses it (429).
+     * Synchronous when the limits are cached and the counters are in memory (the embedded
+     * store): it runs on every authenticated request.
+     */
+    admit(orgId: number, slug: string): MaybePromise<Admission> {
+      return chain(limits.forRequest(orgId, slug), (entries) => {
+        const now = clock.now();
+        const ms = now.getTime();
+        const windows = entries.map((entry) => windowAt(entry.period, ms));
+        const slots = entries.map((entry, i) => ({ key: keyOf(orgId, entry, windows[i]!.start), limit: entry.limit, expiresAt: windows[i]!.end }));
+        const keys = slots.map((slot) => slot.key);
+        return chain(counters.reserve(slots), (outcome) => {
+          if (!outcome.ok) return refuse(slug, entries, windows, keys, outcome.index, now);
+          const find = (scope: 'account' | 'service', period: string) => {
+            const i = indexOf(entries, scope, period);
+            return i === -1 ? null : state(entries[i]!.limit, outcome.counts[i]!, windows[i]!.end, now);
+          };
+          return { keys, endpoint: find('service', 'day'), account: find('account', 'month'), released: false };
         });
-      }
-      const find = (scope: 'account' | 'service', period: string) => {
-        const i = entries.findIndex((e) => (scope === 'account' ? e.scope === 'account' : e.scope !== 'account') && e.period === period);
-        return i === -1 ? null : state(entries[i]!.limit, outcome.counts[i]!, windows[i]!.end, now);
-      };
-      return { keys: slots.map((s) => s.key), endpoint: find('service', 'day'), account: find('account', 'month'), released: false };
+      });
     },
 
     async release(admission: Admission): Promise<void> {
@@ -94,8 +104,8 @@ export function createRateLimiter(deps: { counters: CounterStore; limits: LimitR
     /** Current use of each limit, for the usage report. */
     async usage(orgId: number, entries: LimitEntry[]) {
       const now = clock.now();
-      const limited = entries.filter((e): e is LimitEntry & { limit: number } => e.limit !== null);
-      const windows = limited.map((e) => windowOf(e.period, now));
+      const limited = entries.filter((e): e is ActiveLimit => e.limit !== null);
+      const windows = limited.map((e) => windowAt(e.period, now.getTime()));
       const used = await counters.read(limited.map((e, i) => keyOf(orgId, e, windows[i]!.start)));
       return limited.map((entry, i) => {
         const s = state(entry.limit, Math.min(used[i]!, entry.limit), windows[i]!.end, now);

@@ -10,7 +10,7 @@ export interface Window {
   end: number;
 }
 
-export function windowOf(period: Period, now: Date): Window {
+function windowOf(period: Period, now: Date): Window {
   const ms = now.getTime();
   switch (period) {
     case 'second': {
@@ -31,3 +31,17 @@ export function windowOf(period: Period, now: Date): Window {
 
 /** Whole seconds until the window resets, never 0 while it is still open. */
 export const secondsUntil = (end: number, now: Date): number => Math.max(1, Math.ceil((end - now.getTime()) / 1000));
+
+const latestWindows = new Map<Period, Readonly<Window>>();
+
+/**
+ * The window of `period` containing the instant `ms`. Every request asks for the same few
+ * windows, so the latest one of each period is reused while it lasts (windows never change).
+ */
+export function windowAt(period: Period, ms: number): Readonly<Window> {
+  const latest = latestWindows.get(period);
+  if (latest && latest.start <= ms && ms < latest.end) return latest;
+  const window = Object.freeze(windowOf(period, new Date(ms)));
+  latestWindows.set(period, window);
+  return window;
+}

@@ -1,3 +1,5 @@
+import type { MaybePromise } from '../../../lib/maybe-promise.ts';
+
 /**
  * Where rate-limit counts live. A reservation is all-or-nothing: either every bucket is below
  * its limit and all are incremented, or none is and the first full bucket is named.
@@ -12,7 +14,8 @@ export interface CounterSlot {
 export type ReserveOutcome = { ok: true; counts: number[] } | { ok: false; index: number; count: number };
 
 export interface CounterStore {
-  reserve(slots: CounterSlot[]): Promise<ReserveOutcome>;
+  /** Synchronous where the counts are in this process (the embedded store). */
+  reserve(slots: CounterSlot[]): MaybePromise<ReserveOutcome>;
   /** Gives back one unit of each key (never below zero). */
   release(keys: string[]): Promise<void>;
   read(keys: string[]): Promise<number[]>;

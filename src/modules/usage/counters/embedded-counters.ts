@@ -49,24 +49,26 @@ export async function createEmbeddedCounters(deps: { db: Kysely<Database>; clock
   const timer = setInterval(() => void flush(), FLUSH_INTERVAL_MS);
   timer.unref();
 
-  const current = (key: string) => {
+  const current = (key: string, now: number) => {
     const entry = counts.get(key);
-    return entry && entry.expiresAt > clock.now().getTime() ? entry.count : 0;
+    return entry && entry.expiresAt > now ? entry.count : 0;
   };
 
   return {
-    async reserve(slots: CounterSlot[]): Promise<ReserveOutcome> {
+    reserve(slots: CounterSlot[]): ReserveOutcome {
+      const now = clock.now().getTime();
       for (const [index, slot] of slots.entries()) {
-        const count = current(slot.key);
+        const count = current(slot.key, now);
         if (count >= slot.limit) return { ok: false, index, count };
       }
       return {
         ok: true,
         counts: slots.map((slot) => {
-          const count = current(slot.key) + 1;
-          counts.set(slot.key, { count, expiresAt: slot.expiresAt });
           dirty.add(slot.key);
-          return count;
+          const entry = counts.get(slot.key);
+          if (entry && entry.expiresAt > now) return ++entry.count;
+          counts.set(slot.key, { count: 1, expiresAt: slot.expiresAt });
+          return 1;
         }),
       };
     },
@@ -81,7 +83,10 @@ export async function createEmbeddedCounters(deps: { db: Kysely<Database>; clock
       }
     },
 
-    read: async (keys: string[]) => keys.map(current),
+    read: async (keys: string[]) => {
+      const now = clock.now().getTime();
+      return keys.map((key) => current(key, now));
+    },
 
     async close(): Promise<void> {
       clearInterval(timer);
