@@ -1,6 +1,6 @@
 import type { Clock } from '../../lib/clock.ts';
 import { AppError } from '../../lib/errors.ts';
-import type { CounterStore } from './counters/counter-store.ts';
+import type { CounterSlot, CounterStore } from './counters/counter-store.ts';
 import { chain, type MaybePromise } from '../../lib/maybe-promise.ts';
 import type { ActiveLimit, LimitEntry, LimitResolver } from './limits.ts';
 import { periodLabels, secondsUntil, windowAt, type Window } from './windows.ts';
@@ -23,6 +23,17 @@ export interface Admission {
 
 const keyOf = (orgId: number, entry: LimitEntry, start: number) => `${orgId}|${entry.scope}|${entry.period}|${start}`;
 
+/** The counter slots of one organization's limits for one endpoint, in the current windows. */
+interface SlotPlan {
+  orgId: number;
+  windows: readonly Readonly<Window>[];
+  slots: CounterSlot[];
+  keys: string[];
+}
+
+const isCurrent = (plan: SlotPlan, entries: readonly ActiveLimit[], ms: number) =>
+  entries.every((entry, i) => windowAt(entry.period, ms) === plan.windows[i]);
+
 /**
  * Two buckets on every authenticated request (spec 8.1): the account-wide cap and the
  * endpoint's own limit. A request is admitted only if every bucket has room, and then counts
@@ -30,6 +41,8 @@ const keyOf = (orgId: number, entry: LimitEntry, start: number) => `${orgId}|${e
  */
 export function createRateLimiter(deps: { counters: CounterStore; limits: LimitResolver; clock: Clock }) {
   const { counters, limits, clock } = deps;
+  // Keyed by the entry list, which the limit resolver keeps per organization and endpoint.
+  const plans = new WeakMap<readonly ActiveLimit[], SlotPlan>();
 
   const state = (limit: number, used: number, end: number, now: Date): WindowState => ({
     limit,
@@ -81,16 +94,26 @@ export function createRateLimiter(deps: { counters: CounterStore; limits: LimitR
       return chain(limits.forRequest(orgId, slug), (entries) => {
         const now = clock.now();
         const ms = now.getTime();
-        const windows = entries.map((entry) => windowAt(entry.period, ms));
-        const slots = entries.map((entry, i) => ({ key: keyOf(orgId, entry, windows[i]!.start), limit: entry.limit, expiresAt: windows[i]!.end }));
-        const keys = slots.map((slot) => slot.key);
+        // The same slots serve every request until a window turns (each second, for the
+        // per-second cap): their keys are built and hashed once, not per request.
+        let plan = plans.get(entries);
+        if (!plan || plan.orgId !== orgId || !isCurrent(plan, entries, ms)) {
+          const windows = entries.map((entry) => windowAt(entry.period, ms));
+          const slots = entries.map((entry, i) => ({ key: keyOf(orgId, entry, windows[i]!.start), limit: entry.limit, expiresAt: windows[i]!.end }));
+          plan = { orgId, windows, slots, keys: slots.map((slot) => slot.key) };
+          plans.set(entries, plan);
+        }
+        const { windows, slots, keys } = plan;
         return chain(counters.reserve(slots), (outcome) => {
           if (!outcome.ok) return refuse(slug, entries, windows, keys, outcome.index, now);
-          const find = (scope: 'account' | 'service', period: string) => {
-            const i = indexOf(entries, scope, period);
-            return i === -1 ? null : state(entries[i]!.limit, outcome.counts[i]!, windows[i]!.end, now);
+          const endpoint = indexOf(entries, 'service', 'day');
+          const account = indexOf(entries, 'account', 'month');
+          return {
+            keys,
+            endpoint: endpoint === -1 ? null : state(entries[endpoint]!.limit, outcome.counts[endpoint]!, windows[endpoint]!.end, now),
+            account: account === -1 ? null : state(entries[account]!.limit, outcome.counts[account]!, windows[account]!.end, now),
+            released: false,
           };
-          return { keys, endpoint: find('service', 'day'), account: find('account', 'month'), released: false };
         });
       });
     },

@@ -57,20 +57,21 @@ export async function createEmbeddedCounters(deps: { db: Kysely<Database>; clock
   return {
     reserve(slots: CounterSlot[]): ReserveOutcome {
       const now = clock.now().getTime();
-      for (const [index, slot] of slots.entries()) {
-        const count = current(slot.key, now);
-        if (count >= slot.limit) return { ok: false, index, count };
+      for (let index = 0; index < slots.length; index++) {
+        const count = current(slots[index]!.key, now);
+        if (count >= slots[index]!.limit) return { ok: false, index, count };
       }
-      return {
-        ok: true,
-        counts: slots.map((slot) => {
-          dirty.add(slot.key);
-          const entry = counts.get(slot.key);
-          if (entry && entry.expiresAt > now) return ++entry.count;
+      const reserved: number[] = [];
+      for (const slot of slots) {
+        dirty.add(slot.key);
+        const entry = counts.get(slot.key);
+        if (entry && entry.expiresAt > now) reserved.push(++entry.count);
+        else {
           counts.set(slot.key, { count: 1, expiresAt: slot.expiresAt });
-          return 1;
-        }),
-      };
+          reserved.push(1);
+        }
+      }
+      return { ok: true, counts: reserved };
     },
 
     async release(keys: string[]): Promise<void> {
