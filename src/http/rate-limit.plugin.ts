@@ -1,6 +1,6 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { chain, settle } from '../lib/maybe-promise.ts';
-import type { Admission, RateLimiter } from '../modules/usage/rate-limiter.ts';
+import { rateLimitHeaders, type Admission, type RateLimiter } from '../modules/usage/rate-limiter.ts';
 import type { UsageCatalog } from '../modules/usage/usage-catalog.ts';
 import { SERVICE_PREFIX } from './auth.plugin.ts';
 
@@ -15,23 +15,6 @@ declare module 'fastify' {
 }
 
 const isSuccess = (status: number) => status >= 200 && status < 300;
-
-function setHeaders(reply: FastifyReply, admission: Admission, refunded: boolean) {
-  const { endpoint, account } = admission;
-  const back = refunded ? 1 : 0;
-  const headers: Record<string, number> = {};
-  if (endpoint) {
-    headers['x-ratelimit-limit'] = endpoint.limit;
-    headers['x-ratelimit-remaining'] = Math.min(endpoint.limit, endpoint.remaining + back);
-    headers['x-ratelimit-reset'] = endpoint.resetSeconds;
-  }
-  if (account) {
-    headers['x-ratelimit-account-limit'] = account.limit;
-    headers['x-ratelimit-account-remaining'] = Math.min(account.limit, account.remaining + back);
-    headers['x-ratelimit-account-reset'] = account.resetSeconds;
-  }
-  reply.headers(headers);
-}
 
 /**
  * Rate limiting of every /service/ route (spec 8.1, docs/api.md "Rate limits"). It runs in
@@ -57,7 +40,7 @@ export function registerRateLimiting(app: FastifyInstance, deps: { limiter: Rate
       () =>
         chain(limiter.admit(orgId, catalog.slugOf(url)), (admission) => {
           request.rateLimit = admission;
-          setHeaders(reply, admission, false);
+          reply.headers(rateLimitHeaders(admission.endpoint, admission.account));
         }),
       done,
     );
@@ -70,7 +53,7 @@ export function registerRateLimiting(app: FastifyInstance, deps: { limiter: Rate
     if (!admission || admission.released || isSuccess(reply.statusCode)) return done(null, payload);
     // spec 7: failed calls are refunded and do not count against limits.
     limiter.release(admission).then(() => {
-      setHeaders(reply, admission, true);
+      reply.headers(rateLimitHeaders(admission.endpoint, admission.account, 1));
       done(null, payload);
     }, done);
   });

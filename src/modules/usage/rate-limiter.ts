@@ -29,6 +29,28 @@ interface SlotPlan {
   windows: readonly Readonly<Window>[];
   slots: CounterSlot[];
   keys: string[];
+  /** Which slots the headers describe (-1: that limit is not in force). */
+  endpointDay: number;
+  accountMonth: number;
+}
+
+/**
+ * X-RateLimit-* describe the endpoint's daily window (spec 8.1.5), X-RateLimit-Account-* the
+ * account's monthly one (docs/api.md "Rate limits"); `givenBack` units were refunded.
+ */
+export function rateLimitHeaders(endpoint: WindowState | null, account: WindowState | null, givenBack = 0): Record<string, number> {
+  const headers: Record<string, number> = {};
+  if (endpoint) {
+    headers['x-ratelimit-limit'] = endpoint.limit;
+    headers['x-ratelimit-remaining'] = Math.min(endpoint.limit, endpoint.remaining + givenBack);
+    headers['x-ratelimit-reset'] = endpoint.resetSeconds;
+  }
+  if (account) {
+    headers['x-ratelimit-account-limit'] = account.limit;
+    headers['x-ratelimit-account-remaining'] = Math.min(account.limit, account.remaining + givenBack);
+    headers['x-ratelimit-account-reset'] = account.resetSeconds;
+  }
+  return headers;
 }
 
 const isCurrent = (plan: SlotPlan, entries: readonly ActiveLimit[], ms: number) =>
@@ -54,26 +76,22 @@ export function createRateLimiter(deps: { counters: CounterStore; limits: LimitR
   const indexOf = (entries: readonly ActiveLimit[], scope: 'account' | 'service', period: string) =>
     entries.findIndex((e) => (scope === 'account' ? e.scope === 'account' : e.scope !== 'account') && e.period === period);
 
+  /** The window of slot `i` with `used` units taken, or null when no such limit is in force. */
+  const stateOf = (entries: readonly ActiveLimit[], plan: SlotPlan, i: number, used: number, now: Date) =>
+    i === -1 ? null : state(entries[i]!.limit, used, plan.windows[i]!.end, now);
+
   /** spec 8.1.5: a refused response of a limited endpoint still describes its windows. */
-  async function refuse(slug: string, entries: readonly ActiveLimit[], windows: readonly Window[], keys: string[], full: number, now: Date): Promise<never> {
+  async function refuse(slug: string, entries: readonly ActiveLimit[], plan: SlotPlan, full: number, now: Date): Promise<never> {
     const entry = entries[full]!;
-    const window = windows[full]!;
+    const window = plan.windows[full]!;
     const retryAfterSeconds = secondsUntil(window.end, now);
     const what = entry.scope === 'account' ? 'account-wide limit' : `limit of ${slug}`;
-    const used = await counters.read(keys);
-    const headers: Record<string, number> = {};
-    const describe = (prefix: string, scope: 'account' | 'service', period: string) => {
-      const i = indexOf(entries, scope, period);
-      if (i === -1) return;
-      const described = state(entries[i]!.limit, used[i] ?? 0, windows[i]!.end, now);
-      headers[`${prefix}-limit`] = described.limit;
-      headers[`${prefix}-remaining`] = described.remaining;
-      headers[`${prefix}-reset`] = described.resetSeconds;
-    };
-    describe('x-ratelimit', 'service', 'day');
-    describe('x-ratelimit-account', 'account', 'month');
+    const used = await counters.read(plan.keys);
     throw new AppError('rate_limited', `rate limit exceeded: ${what} of ${entry.limit} per ${periodLabels[entry.period]}`, {
-      headers,
+      headers: rateLimitHeaders(
+        stateOf(entries, plan, plan.endpointDay, used[plan.endpointDay] ?? 0, now),
+        stateOf(entries, plan, plan.accountMonth, used[plan.accountMonth] ?? 0, now),
+      ),
       retryAfterSeconds,
       extra: {
         retry_after_seconds: retryAfterSeconds,
@@ -100,18 +118,23 @@ export function createRateLimiter(deps: { counters: CounterStore; limits: LimitR
         if (!plan || plan.orgId !== orgId || !isCurrent(plan, entries, ms)) {
           const windows = entries.map((entry) => windowAt(entry.period, ms));
           const slots = entries.map((entry, i) => ({ key: keyOf(orgId, entry, windows[i]!.start), limit: entry.limit, expiresAt: windows[i]!.end }));
-          plan = { orgId, windows, slots, keys: slots.map((slot) => slot.key) };
+          plan = {
+            orgId,
+            windows,
+            slots,
+            keys: slots.map((slot) => slot.key),
+            endpointDay: indexOf(entries, 'service', 'day'),
+            accountMonth: indexOf(entries, 'account', 'month'),
+          };
           plans.set(entries, plan);
         }
-        const { windows, slots, keys } = plan;
-        return chain(counters.reserve(slots), (outcome) => {
-          if (!outcome.ok) return refuse(slug, entries, windows, keys, outcome.index, now);
-          const endpoint = indexOf(entries, 'service', 'day');
-          const account = indexOf(entries, 'account', 'month');
+        const current = plan;
+        return chain(counters.reserve(current.slots), (outcome) => {
+          if (!outcome.ok) return refuse(slug, entries, current, outcome.index, now);
           return {
-            keys,
-            endpoint: endpoint === -1 ? null : state(entries[endpoint]!.limit, outcome.counts[endpoint]!, windows[endpoint]!.end, now),
-            account: account === -1 ? null : state(entries[account]!.limit, outcome.counts[account]!, windows[account]!.end, now),
+            keys: current.keys,
+            endpoint: stateOf(entries, current, current.endpointDay, outcome.counts[current.endpointDay]!, now),
+            account: stateOf(entries, current, current.accountMonth, outcome.counts[current.accountMonth]!, now),
             released: false,
           };
         });
