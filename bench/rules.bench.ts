@@ -10,8 +10,8 @@
 import { Command } from 'commander';
 import { loadConfig } from '../src/config.ts';
 import { createContainer } from '../src/container.ts';
-import { generateCorpus, seededRandom } from '../src/modules/search/demo-corpus.ts';
-import type { ChannelBatch } from '../src/modules/search/ingest/corpus-writer.ts';
+import { generateCorpus, seededRandom } from '../src/modules/sources/messenger/index.ts';
+import type { ChannelBatch } from '../src/modules/sources/messenger/index.ts';
 import { messengerSource } from '../src/modules/sources/messenger/messenger.source.ts';
 import type { BatchRule } from '../src/modules/sources/source.ts';
 import { CleanupScope } from './support/cleanup.ts';
@@ -69,7 +69,7 @@ export async function run(argv: string[]): Promise<void> {
     const store = await createBenchStore(options.store, scope);
     const container = await createContainer(loadConfig({ ...store.env, DRAGNET_LOG_LEVEL: 'warn' }));
     scope.defer('close container', () => container.close());
-    const context = { db: container.store.db, engine: container.store.engine };
+    const context = container.sourceContext;
 
     let started = performance.now();
     await container.corpus.write(corpusWithAssets(options.messages));

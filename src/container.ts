@@ -38,6 +38,7 @@ export async function createContainer(config: Config, options: { clock?: Clock; 
   const rules = createRulesModule({
     store,
     clock,
+    keys,
     jobs,
     organizations: orgs.organizations,
     delivery: delivery.service,
@@ -56,7 +57,8 @@ export async function createContainer(config: Config, options: { clock?: Clock; 
     search: search.service,
     followUps: search.followUps,
     corpus: search.writer,
-    ingest: search.ingest,
+    /** What source plugins run with: ingesters, demo data and matchers. */
+    sourceContext: { db: store.db, engine: store.engine, clock, keys },
     limits: usage.limits,
     limiter: usage.limiter,
     usageCatalog: usage.catalog,

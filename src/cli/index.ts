@@ -12,7 +12,7 @@ import { startScheduler } from '../modules/rules/scheduler.ts';
 import { createOutput, keyValues, table, type Output } from './output.ts';
 import { resolvePassword } from './password-input.ts';
 import { createIngestProgress } from './ingest-progress.ts';
-import { generateCorpus } from '../modules/search/demo-corpus.ts';
+import { findIngester, listIngesters, sourceCatalog } from '../modules/sources/index.ts';
 
 const DEMO_ORG = 'Demo Org';
 const DEMO_EMAIL = 'demo@dragnet.local';
@@ -254,43 +254,21 @@ rulesCommand
     });
   });
 
-const ingest = program.command('ingest').description('load data into the search corpus');
-
-ingest
-  .command('messenger <sources...>')
-  .description('messenger messages from Telegram Desktop exports (result.json) or JSON Lines files, folders or - (stdin)')
-  .addOption(new Option('--format <format>', 'input format').choices(['auto', 'telegram', 'jsonl']).default('auto'))
-  .option('--category <name>', 'category of channels whose records name none')
-  .action(async (sources: string[], options) => {
+program
+  .command('ingest <target> <inputs...>')
+  .description(`load data into a source's store: ${listIngesters().map((i) => i.name).join(', ')} (dragnet ingest --help)`)
+  .addHelpText('after', () => ['', 'Targets:', ...listIngesters().map((i) => `  ${i.name.padEnd(20)} ${i.description} (formats: ${i.formats.join(', ')})`)].join('\n'))
+  .option('--format <format>', "input format (default: the target's first format, usually auto)")
+  .option('--category <name>', 'messenger: category of channels whose records name none')
+  .action(async (target: string, inputs: string[], options) => {
+    const ingester = findIngester(target);
+    if (!ingester) throw new AppError('validation_failed', `unknown ingest target ${target}; one of: ${listIngesters().map((i) => i.name).join(', ')}`);
+    const format = (options.format as string | undefined) ?? ingester.formats[0]!;
+    if (!ingester.formats.includes(format)) throw new AppError('validation_failed', `--format must be one of: ${ingester.formats.join(', ')}`);
     await withContainer(async (container, out) => {
-      const results = await container.ingest.ingest(sources, {
-        format: options.format,
-        category: options.category,
-        progress: createIngestProgress(out.json),
-      });
-      const sum = (key: 'channels' | 'added' | 'duplicates') => results.reduce((n, r) => n + r[key], 0);
-      const summary = {
-        sources: results.length,
-        failed: results.filter((r) => !r.ok).length,
-        channels: sum('channels'),
-        messages_added: sum('added'),
-        duplicates_skipped: sum('duplicates'),
-        // Rejections of a failed source are moot: nothing of it was stored.
-        rejected: results.reduce((n, r) => n + (r.ok ? r.rejected.length : 0), 0),
-        results,
-      };
-      out.emit(summary, () => {
-        const lines = [
-          `${summary.sources} sources (${summary.failed} failed): ${summary.channels} channels, ${summary.messages_added} messages added, ${summary.duplicates_skipped} duplicates skipped, ${summary.rejected} rejected`,
-        ];
-        for (const result of results) {
-          for (const rejection of result.rejected.slice(0, 20)) lines.push(`  rejected ${result.source} ${rejection.location}: ${rejection.reason}`);
-          if (result.rejected.length > 20) lines.push(`  … and ${result.rejected.length - 20} more rejected in ${result.source}`);
-          if (!result.ok) lines.push(`  error: ${result.error}`);
-        }
-        return lines.join('\n');
-      });
-      if (summary.failed) process.exitCode = 1;
+      const report = await ingester.run(container.sourceContext, inputs, { format, category: options.category, progress: createIngestProgress(out.json) });
+      out.emit(report.summary, () => report.lines.join('\n'));
+      if (report.failed) process.exitCode = 1;
     });
   });
 
@@ -308,17 +286,17 @@ program
       const existing = (await users.list(DEMO_ORG)).find((u) => u.email === DEMO_EMAIL);
       if (existing) await users.resetPassword(DEMO_EMAIL, password);
       else await users.create({ orgName: DEMO_ORG, email: DEMO_EMAIL, password });
-      // Messages dated over the last 60 days, so the demo looks current whenever it is loaded.
-      const corpus = await container.corpus.write(
-        generateCorpus({ seed: 2026, channels: 24, messages: 3000, start: new Date(Date.now() - 60 * 86_400_000), spanDays: 60 }),
-      );
+      const loaded: string[] = [];
+      for (const source of sourceCatalog) {
+        if (source.demo) loaded.push(await source.demo(container.sourceContext, Date.now()));
+      }
       const base = `http://${config.host}:${config.port}`;
-      out.emit({ organization: DEMO_ORG, email: DEMO_EMAIL, password, login_url: `${base}/token/`, demo_messages_added: corpus.added }, () =>
+      out.emit({ organization: DEMO_ORG, email: DEMO_EMAIL, password, login_url: `${base}/token/`, demo_data: loaded }, () =>
         [
           `Demo organization: ${DEMO_ORG}`,
           `Email:    ${DEMO_EMAIL}`,
           `Password: ${password}`,
-          `Demo corpus: ${corpus.added} messages added (try searching "fresh logs" AND acme-bank.com)`,
+          ...loaded,
           `Log in:   curl -s -X POST ${base}/token/ -H 'content-type: application/json' -d '{"email":"${DEMO_EMAIL}","password":"${password}"}'`,
         ].join('\n'),
       );

@@ -1,5 +1,5 @@
 import cliProgress from 'cli-progress';
-import type { IngestProgress, SourceResult } from '../modules/search/ingest/ingest.service.ts';
+import type { IngestProgress } from '../modules/sources/index.ts';
 
 /** A progress bar on a terminal; plain lines (one per source) when output is not a TTY. */
 export function createIngestProgress(quiet: boolean): IngestProgress {
@@ -17,14 +17,10 @@ export function createIngestProgress(quiet: boolean): IngestProgress {
     advance(amount) {
       bar?.increment(amount);
     },
-    finish(result: SourceResult) {
+    finish(line) {
       bar?.stop();
       bar = null;
-      if (quiet) return;
-      const line = result.ok
-        ? `${result.source}: ${result.channels} channels, ${result.added} messages added, ${result.duplicates} duplicates skipped, ${result.rejected.length} rejected`
-        : `${result.source}: FAILED, nothing stored: ${(result.error ?? '').replace(`${result.source}: `, '')}`;
-      process.stderr.write(line + '\n');
+      if (!quiet) process.stderr.write(line + '\n');
     },
   };
 }

@@ -1,24 +1,23 @@
 import { Migrator, type Migration, type MigrationProvider } from 'kysely';
 import type { Store } from './store.ts';
 import type { MigrationModule } from './migration-helpers.ts';
+import { sourceMigrations } from '../modules/sources/index.ts';
 import * as m0001 from './migrations/0001_trunk.ts';
-import * as m0002 from './migrations/0002_messenger.ts';
 import * as m0003 from './migrations/0003_rate_limits.ts';
 import * as m0004 from './migrations/0004_delivery.ts';
 import * as m0005 from './migrations/0005_rules.ts';
-import * as m0006 from './migrations/0006_bulk_fts.ts';
 
 // Listed explicitly (not read from disk) so the set is the same under tsx, a bundle or tests.
-const migrations: Record<string, MigrationModule> = {
+// Each source brings the migrations of its own tables (src/modules/sources/<name>/migrations).
+const coreMigrations: Record<string, MigrationModule> = {
   '0001_trunk': m0001,
-  '0002_messenger': m0002,
   '0003_rate_limits': m0003,
   '0004_delivery': m0004,
   '0005_rules': m0005,
-  '0006_bulk_fts': m0006,
 };
 
 export async function migrateToLatest(store: Store): Promise<string[]> {
+  const migrations = { ...coreMigrations, ...sourceMigrations() };
   const provider: MigrationProvider = {
     getMigrations: async () =>
       Object.fromEntries(
@@ -28,7 +27,7 @@ export async function migrateToLatest(store: Store): Promise<string[]> {
         ]),
       ),
   };
-  const migrator = new Migrator({ db: store.db, provider });
+  const migrator = new Migrator({ db: store.db, provider, allowUnorderedMigrations: true });
   const { error, results } = await migrator.migrateToLatest();
   if (error) {
     const failed = results?.find((r) => r.status === 'Error');

@@ -1,9 +1,17 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { findIngester } from '../../src/modules/sources/index.ts';
+import type { SourceResult } from '../../src/modules/sources/messenger/ingest/ingest.service.ts';
 import { repoRoot } from '../support/cli.ts';
 import { createTestStoreLocation, type TestStoreLocation } from '../support/test-store.ts';
 import { openStoreView, type MessageItem, type StoreView } from './messenger-store.ts';
+
+/** `dragnet ingest messenger` without the child process: the same ingester, on the view's store. */
+async function ingestMessenger(view: StoreView, inputs: string[]): Promise<SourceResult[]> {
+  const report = await findIngester('messenger')!.run(view.t.container.sourceContext, inputs, { format: 'auto' });
+  return report.summary.results as SourceResult[];
+}
 
 /**
  * Real Telegram Desktop exports from public repositories (../shared/fixtures/SOURCES.md). They
@@ -33,7 +41,7 @@ describe.skipIf(!existsSync(dir))('real Telegram Desktop exports (../shared/fixt
   });
 
   it('the folder: every export is read, service messages are skipped, nothing is rejected', async () => {
-    const results = await view.t.container.ingest.ingest([dir]);
+    const results = await ingestMessenger(view, [dir]);
     expect(results).toEqual([
       // 8 entries, of which 2 are service messages (joined_telegram, phone_call).
       { source: file('DM_2A_7M.json'), format: 'telegram', ok: true, channels: 1, added: 6, duplicates: 0, rejected: [] },
@@ -135,7 +143,7 @@ describe.skipIf(!existsSync(dir))('real Telegram Desktop exports (../shared/fixt
   });
 
   it('re-ingesting the folder adds nothing', async () => {
-    const results = await view.t.container.ingest.ingest([dir]);
+    const results = await ingestMessenger(view, [dir]);
     expect(results.map((r) => [path.basename(r.source), r.ok, r.added, r.duplicates])).toEqual([
       ['DM_2A_7M.json', true, 0, 6],
       ['MultiChat_2C_6M.json', true, 0, 5],

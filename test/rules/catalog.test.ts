@@ -78,7 +78,7 @@ describe(`rules: the source catalog and the frequency table (${testEngine})`, ()
     expect(catalog.map((row) => [row.id, row.name, row.alias, row.service_type, row.frequency])).toEqual(SOURCES);
     for (const row of catalog) {
       expect(Object.keys(row).sort()).toEqual(
-        ['alias', 'args_schema', 'excludable_fields', 'filterable_fields', 'frequency', 'id', 'name', 'service_type', 'sortable_fields'],
+        ['alias', 'args_schema', 'excludable_fields', 'filterable_fields', 'frequency', 'has_data', 'id', 'name', 'service_type', 'sortable_fields'],
       );
       expect(row.args_schema.params.length).toBeGreaterThan(0);
       for (const param of row.args_schema.params) {
@@ -114,6 +114,7 @@ describe(`rules: the source catalog and the frequency table (${testEngine})`, ()
       filterable_fields: ['channel_id', 'channel_username', 'user_id', 'has_media', 'media_type'],
       sortable_fields: ['date', 'channel_id', 'message_id'],
       frequency: 'daily',
+      has_data: true,
     });
   });
 
@@ -128,6 +129,7 @@ describe(`rules: the source catalog and the frequency table (${testEngine})`, ()
       filterable_fields: ['fuzzer', 'registrar', 'country', 'has_mx'],
       sortable_fields: ['first_seen', 'registered_at', 'domain', 'fuzzer'],
       frequency: 'daily',
+      has_data: false,
     });
   });
 
@@ -161,6 +163,7 @@ describe(`rules: the source catalog and the frequency table (${testEngine})`, ()
       filterable_fields: ['domain', 'leak_name', 'leak_type', 'filter_id'],
       sortable_fields: ['discovered_at', 'leaked_at', 'email', 'domain'],
       frequency: 'daily',
+      has_data: false,
     });
   });
 

@@ -1,4 +1,4 @@
-import type { ChannelBatch, MessageInput } from '../../src/modules/search/ingest/corpus-writer.ts';
+import type { ChannelBatch, MessageInput } from '../../src/modules/sources/messenger/index.ts';
 import type { TestApp } from './test-app.ts';
 
 /**

@@ -1,6 +1,6 @@
 import type { LightMyRequestResponse } from 'fastify';
 import { expect } from 'vitest';
-import type { ChannelBatch } from '../../src/modules/search/ingest/corpus-writer.ts';
+import type { ChannelBatch } from '../../src/modules/sources/messenger/index.ts';
 import { deliveryApi, relative, senderBody, templateBody, type DeliveryApi, type ListPage } from './delivery-api.ts';
 import type { SmtpTestServer } from './smtp-test-server.ts';
 import { testCertificate } from './smtp-test-server.ts';

@@ -1,9 +1,6 @@
-import type { Kysely } from 'kysely';
-import type { Database } from '../../db/schema.ts';
-import type { Clock } from '../../lib/clock.ts';
 import { conflict, notFound, validationError } from '../../lib/errors.ts';
 import { linkedPage, pageWindow, type PageRequest } from '../../lib/pagination.ts';
-import { findSource } from '../sources/catalog.ts';
+import { findSource, type SourceContext } from '../sources/index.ts';
 import { isExcluded, type RuleRunner } from './rule-runner.ts';
 
 const iso = (ms: number | null) => (ms === null ? null : new Date(Number(ms)).toISOString());
@@ -17,8 +14,9 @@ export interface HitQuery extends PageRequest {
 }
 
 /** Matches of a rule, their hits, and exclusions (docs/api.md "Matches and exclusions"). */
-export function createMatchService(deps: { db: Kysely<Database>; clock: Clock; runner: RuleRunner }) {
-  const { db, clock } = deps;
+export function createMatchService(deps: { context: SourceContext; runner: RuleRunner }) {
+  const { context } = deps;
+  const { db, clock } = context;
 
   async function ruleOf(orgId: number, ruleId: number) {
     const rule = await db.selectFrom('alert_rules').selectAll().where('org_id', '=', orgId).where('id', '=', ruleId).executeTakeFirst();
@@ -96,9 +94,10 @@ export function createMatchService(deps: { db: Kysely<Database>; clock: Clock; r
       if (query.sort && !source.sortableFields.includes(sortField)) {
         throw validationError('sort', `must be one of ${source.sortableFields.join(', ')} (prefix - for descending)`);
       }
+      const present = (data: Record<string, unknown>) => source.presentHit?.(data, context) ?? data;
       const rows = await db.selectFrom('match_hits').selectAll().where('match_id', '=', match.id).orderBy('hit_date', 'desc').orderBy('id').execute();
       const hits = rows
-        .map((row) => ({ id: Number(row.id), is_excluded: Number(row.is_excluded) === 1, date: Number(row.hit_date), data: JSON.parse(row.data) as Record<string, unknown> }))
+        .map((row) => ({ id: Number(row.id), is_excluded: Number(row.is_excluded) === 1, date: Number(row.hit_date), data: present(JSON.parse(row.data) as Record<string, unknown>) }))
         .filter((hit) => query.include_excluded || !hit.is_excluded)
         .filter((hit) => filters.every((f) => String(hit.data[f.field] ?? '').toLowerCase() === f.value));
       const key = (hit: (typeof hits)[number]) => (sortField === 'date' ? hit.date : hit.data[sortField]);

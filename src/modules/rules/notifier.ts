@@ -3,7 +3,7 @@ import type { Database } from '../../db/schema.ts';
 import type { Clock } from '../../lib/clock.ts';
 import type { DeliveryService } from '../delivery/delivery.service.ts';
 import type { OrganizationService } from '../orgs/org.service.ts';
-import { findSource } from '../sources/catalog.ts';
+import { findSource } from '../sources/index.ts';
 
 const CLAIM_MS = 10 * 60_000;
 

@@ -1,11 +1,9 @@
 import { sql, type Kysely, type Transaction } from 'kysely';
 import type { Database } from '../../db/schema.ts';
-import type { Engine } from '../../db/store.ts';
 import type { JobQueue } from '../../jobs/job-queue.ts';
-import { HOUR_MS, type Clock } from '../../lib/clock.ts';
+import { HOUR_MS } from '../../lib/clock.ts';
 import { isUniqueViolation } from '../../lib/errors.ts';
-import { findSource } from '../sources/catalog.ts';
-import type { Hit, MatchResult, SourceDefinition } from '../sources/source.ts';
+import { findSource, type Hit, type MatchResult, type SourceContext, type SourceDefinition } from '../sources/index.ts';
 import { effectiveHours, type RuleRow } from './rule.service.ts';
 
 /** Hits kept per match; the match's total still counts them all. */
@@ -42,9 +40,9 @@ export interface TickReport {
  * last_run and the notifications to send are written in one transaction; the notifications
  * are an outbox that the dispatcher delivers, so a crash after the commit loses nothing.
  */
-export function createRuleRunner(deps: { db: Kysely<Database>; engine: Engine; clock: Clock; jobs: JobQueue }) {
-  const { db, clock, jobs } = deps;
-  const context = { db, engine: deps.engine };
+export function createRuleRunner(deps: { context: SourceContext; jobs: JobQueue }) {
+  const { context, jobs } = deps;
+  const { db, clock } = context;
 
   async function claimRun(rule: RuleRow, until: number, executor: Kysely<Database> | Transaction<Database> = db): Promise<number | null> {
     try {

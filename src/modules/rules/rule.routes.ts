@@ -2,7 +2,7 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { requireAuth } from '../../http/auth.plugin.ts';
 import { IdInteger, MAX_PAGE, Nullable, withErrors } from '../../http/schemas.ts';
-import { catalogRow, sourceCatalog } from '../sources/catalog.ts';
+import { catalogRow, sourceCatalog } from '../sources/index.ts';
 import type { MatchService } from './match.service.ts';
 import type { RuleRunner } from './rule-runner.ts';
 import { CatalogRow, Rule, RuleBody, RuleListQuery } from './rule.schemas.ts';

@@ -69,4 +69,5 @@ export const CatalogRow = Type.Object({
   filterable_fields: Type.Array(Type.String()),
   sortable_fields: Type.Array(Type.String()),
   frequency: Type.String(),
+  has_data: Type.Boolean({ description: 'Whether Dragnet ingests data for this source: false means its rules run but never match yet' }),
 });

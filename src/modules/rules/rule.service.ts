@@ -6,10 +6,7 @@ import { linkedPage, pageWindow } from '../../lib/pagination.ts';
 import type { DeliveryKind } from '../delivery/delivery.service.ts';
 import type { OrganizationService } from '../orgs/org.service.ts';
 import type { FollowUpTokens } from '../search/follow-up-token.ts';
-import { parseQuery, QuerySyntaxError } from '../search/query-language.ts';
-import { normalizeArgs, validateArgs } from '../sources/args-validation.ts';
-import { findSource } from '../sources/catalog.ts';
-import type { SourceDefinition } from '../sources/source.ts';
+import { findSource, normalizeArgs, validateArgs, type SourceDefinition } from '../sources/index.ts';
 import { frequencyHours, isFrequency, type Frequency } from './frequency.ts';
 
 export type RuleRow = Selectable<AlertRuleTable>;
@@ -117,21 +114,8 @@ export function createRuleService(deps: {
     if (!source) throw invalid([{ field: 'service', message: `${serviceId} is not a catalog service id` }]);
     if (args === undefined) args = {};
 
-    const ruleOf = (message: string): number =>
-      message.includes('reserved') ? 4 : message.includes('not a parameter') ? 1 : message.includes('is required') ? 2 : 3;
-    for (const error of validateArgs(source, args)) {
-      const rule = ruleOf(error.message);
-      fields.push({ ...error, message: `${error.message} (rule ${rule})`, rule });
-    }
+    for (const error of validateArgs(source, args)) fields.push({ ...error, message: `${error.message} (rule ${error.rule})` });
     const normalized = fields.length ? {} : normalizeArgs(source, args);
-    if (source.id === 1 && typeof normalized.query === 'string') {
-      try {
-        parseQuery(normalized.query);
-      } catch (error) {
-        if (!(error instanceof QuerySyntaxError)) throw error;
-        fields.push({ field: 'args.query', message: error.message, rule: 3 });
-      }
-    }
 
     const recipients = [...new Set(input.recipients ?? [])];
     const webhook = input.webhook ?? null;

@@ -1,4 +1,5 @@
 import type { Store } from '../../db/store.ts';
+import type { KeyRing } from '../../lib/crypto.ts';
 import type { JobQueue } from '../../jobs/job-queue.ts';
 import type { Clock } from '../../lib/clock.ts';
 import type { DeliveryService } from '../delivery/delivery.service.ts';
@@ -13,6 +14,7 @@ import { createRuleService } from './rule.service.ts';
 export function createRulesModule(deps: {
   store: Store;
   clock: Clock;
+  keys: KeyRing;
   jobs: JobQueue;
   organizations: OrganizationService;
   delivery: DeliveryService;
@@ -20,8 +22,9 @@ export function createRulesModule(deps: {
 }) {
   const { store, clock } = deps;
   const rules = createRuleService({ db: store.db, clock, organizations: deps.organizations, followUps: deps.followUps });
-  const runner = createRuleRunner({ db: store.db, engine: store.engine, clock, jobs: deps.jobs });
-  const matches = createMatchService({ db: store.db, clock, runner });
+  const context = { db: store.db, engine: store.engine, clock, keys: deps.keys };
+  const runner = createRuleRunner({ context, jobs: deps.jobs });
+  const matches = createMatchService({ context, runner });
   const notifier = createNotifier({ db: store.db, clock, delivery: deps.delivery, organizations: deps.organizations });
   // A delivery resource used by an active rule cannot be deleted (spec 3.5).
   deps.delivery.setReferenceCheck((orgId, kind, id, tx) => rules.referencing(orgId, kind, id, tx));

@@ -2,8 +2,7 @@ import type { Store } from '../../db/store.ts';
 import type { Clock } from '../../lib/clock.ts';
 import { createChannelRepository } from './channel.repository.ts';
 import { createFollowUpTokens } from './follow-up-token.ts';
-import { createCorpusWriter } from './ingest/corpus-writer.ts';
-import { createIngestService } from './ingest/ingest.service.ts';
+import { createCorpusWriter } from '../sources/messenger/index.ts';
 import { searchRoutes } from './search.routes.ts';
 import { createSearchRepository } from './search.repository.ts';
 import { createSearchService } from './search.service.ts';
@@ -27,7 +26,6 @@ export function createSearchModule(deps: { store: Store; clock: Clock; jwtKey: U
     channels,
     followUps,
     writer,
-    ingest: createIngestService({ writer }),
     routes: searchRoutes({ search: service, channels }),
   };
 }

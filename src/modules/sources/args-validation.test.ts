@@ -40,7 +40,7 @@ const errorsOf = (name: string, value: unknown) => errors({ text: 'x', [name]: v
 
 describe('validateArgs: args must be a JSON object', () => {
   it.each([null, undefined, 'domain', 42, true, [], [{ text: 'x' }], new Date(0)])('rejects %j', (args) => {
-    expect(errors(args)).toEqual([{ field: 'args', message: 'must be an object' }]);
+    expect(errors(args)).toEqual([{ field: 'args', message: 'must be an object', rule: 3 }]);
   });
 
   it('accepts a plain object, including one without a prototype', () => {
@@ -52,25 +52,25 @@ describe('validateArgs: args must be a JSON object', () => {
 describe('validateArgs: rule 1, unknown keys', () => {
   it('rejects each unknown key, naming the source alias', () => {
     expect(validateArgs(phishingSource, { domain: 'acme.com', url: 'x', depth: 2 })).toEqual([
-      { field: 'args.url', message: 'is not a parameter of Phishing domains' },
-      { field: 'args.depth', message: 'is not a parameter of Phishing domains' },
+      { field: 'args.url', message: 'is not a parameter of Phishing domains', rule: 1 },
+      { field: 'args.depth', message: 'is not a parameter of Phishing domains', rule: 1 },
     ]);
   });
 
   it('rejects an unknown key even when its value is null', () => {
-    expect(errors({ text: 'x', extra: null })).toEqual([{ field: 'args.extra', message: 'is not a parameter of Every type' }]);
+    expect(errors({ text: 'x', extra: null })).toEqual([{ field: 'args.extra', message: 'is not a parameter of Every type', rule: 1 }]);
   });
 
   it('matches keys exactly (case-sensitive)', () => {
     expect(validateArgs(phishingSource, { Domain: 'acme.com' })).toEqual([
-      { field: 'args.Domain', message: 'is not a parameter of Phishing domains' },
-      { field: 'args.domain', message: 'is required' },
+      { field: 'args.Domain', message: 'is not a parameter of Phishing domains', rule: 1 },
+      { field: 'args.domain', message: 'is required', rule: 2 },
     ]);
   });
 
   it('treats a JSON "__proto__" key as an ordinary unknown key', () => {
     const args: unknown = JSON.parse('{"domain":"acme.com","__proto__":{"polluted":true}}');
-    expect(validateArgs(phishingSource, args)).toEqual([{ field: 'args.__proto__', message: 'is not a parameter of Phishing domains' }]);
+    expect(validateArgs(phishingSource, args)).toEqual([{ field: 'args.__proto__', message: 'is not a parameter of Phishing domains', rule: 1 }]);
     expect(normalizeArgs(phishingSource, args)).toEqual({ domain: 'acme.com' });
     expect(({} as Record<string, unknown>).polluted).toBeUndefined();
   });
@@ -79,23 +79,23 @@ describe('validateArgs: rule 1, unknown keys', () => {
 describe('validateArgs: rule 2, required params', () => {
   it('rejects missing required params, each once', () => {
     expect(validateArgs(filteredLeakSource, {})).toEqual([
-      { field: 'args.domain_url', message: 'is required' },
-      { field: 'args.filter_id', message: 'is required' },
+      { field: 'args.domain_url', message: 'is required', rule: 2 },
+      { field: 'args.filter_id', message: 'is required', rule: 2 },
     ]);
   });
 
   it('treats null and undefined for a required param as missing', () => {
-    expect(errors({ text: null })).toEqual([{ field: 'args.text', message: 'is required' }]);
-    expect(errors({ text: undefined })).toEqual([{ field: 'args.text', message: 'is required' }]);
+    expect(errors({ text: null })).toEqual([{ field: 'args.text', message: 'is required', rule: 2 }]);
+    expect(errors({ text: undefined })).toEqual([{ field: 'args.text', message: 'is required', rule: 2 }]);
   });
 
   it('rejects a required String that is empty after trim', () => {
-    expect(errors({ text: '' })).toEqual([{ field: 'args.text', message: 'must not be empty' }]);
-    expect(errors({ text: ' \t\n ' })).toEqual([{ field: 'args.text', message: 'must not be empty' }]);
+    expect(errors({ text: '' })).toEqual([{ field: 'args.text', message: 'must not be empty', rule: 3 }]);
+    expect(errors({ text: ' \t\n ' })).toEqual([{ field: 'args.text', message: 'must not be empty', rule: 3 }]);
   });
 
   it('rejects an empty required Array, accepts an empty optional one', () => {
-    expect(validateArgs(withRequiredArray, { bins: [] })).toEqual([{ field: 'args.bins', message: 'must not be empty' }]);
+    expect(validateArgs(withRequiredArray, { bins: [] })).toEqual([{ field: 'args.bins', message: 'must not be empty', rule: 3 }]);
     expect(validateArgs(withRequiredArray, { bins: ['414720'] })).toEqual([]);
     expect(errorsOf('words', [])).toEqual([]);
   });
@@ -115,7 +115,7 @@ describe('validateArgs: null for an optional param', () => {
   });
 
   it('is not allowed inside an array', () => {
-    expect(errorsOf('ids', [1, null])).toEqual([{ field: 'args.ids[1]', message: 'must be an integer' }]);
+    expect(errorsOf('ids', [1, null])).toEqual([{ field: 'args.ids[1]', message: 'must be an integer', rule: 3 }]);
   });
 });
 
@@ -125,7 +125,7 @@ describe('validateArgs: rule 3, types', () => {
       expect(errorsOf('count', value)).toEqual([]);
     });
     it.each([1.5, Number.MAX_SAFE_INTEGER + 1, NaN, Infinity, '3', true, [3], { value: 3 }])('rejects %j', (value) => {
-      expect(errorsOf('count', value)).toEqual([{ field: 'args.count', message: 'must be an integer' }]);
+      expect(errorsOf('count', value)).toEqual([{ field: 'args.count', message: 'must be an integer', rule: 3 }]);
     });
   });
 
@@ -134,7 +134,7 @@ describe('validateArgs: rule 3, types', () => {
       expect(errorsOf('ratio', value)).toEqual([]);
     });
     it.each([NaN, Infinity, -Infinity, '2.5', false, [2.5]])('rejects %j', (value) => {
-      expect(errorsOf('ratio', value)).toEqual([{ field: 'args.ratio', message: 'must be a number' }]);
+      expect(errorsOf('ratio', value)).toEqual([{ field: 'args.ratio', message: 'must be a number', rule: 3 }]);
     });
   });
 
@@ -143,7 +143,7 @@ describe('validateArgs: rule 3, types', () => {
       expect(errorsOf('flag', value)).toEqual([]);
     });
     it.each(['true', 0, 1, [true], {}])('rejects %j', (value) => {
-      expect(errorsOf('flag', value)).toEqual([{ field: 'args.flag', message: 'must be a boolean' }]);
+      expect(errorsOf('flag', value)).toEqual([{ field: 'args.flag', message: 'must be a boolean', rule: 3 }]);
     });
   });
 
@@ -154,8 +154,8 @@ describe('validateArgs: rule 3, types', () => {
       expect(normalizeArgs(every, { text: 'x', label: '   ' })).toEqual({ text: 'x' });
     });
     it.each([5, true, ['a'], { a: 1 }])('rejects %j', (value) => {
-      expect(errorsOf('label', value)).toEqual([{ field: 'args.label', message: 'must be a string' }]);
-      expect(errors({ text: value })).toEqual([{ field: 'args.text', message: 'must be a string' }]);
+      expect(errorsOf('label', value)).toEqual([{ field: 'args.label', message: 'must be a string', rule: 3 }]);
+      expect(errors({ text: value })).toEqual([{ field: 'args.text', message: 'must be a string', rule: 3 }]);
     });
   });
 
@@ -165,31 +165,31 @@ describe('validateArgs: rule 3, types', () => {
     });
 
     it('rejects a non-array value, naming the element type', () => {
-      expect(errorsOf('ids', 1)).toEqual([{ field: 'args.ids', message: 'must be an array of integers' }]);
-      expect(errorsOf('weights', '1.5')).toEqual([{ field: 'args.weights', message: 'must be an array of numbers' }]);
-      expect(errorsOf('words', 'a,b')).toEqual([{ field: 'args.words', message: 'must be an array of strings' }]);
-      expect(errorsOf('switches', { 0: true })).toEqual([{ field: 'args.switches', message: 'must be an array of booleans' }]);
+      expect(errorsOf('ids', 1)).toEqual([{ field: 'args.ids', message: 'must be an array of integers', rule: 3 }]);
+      expect(errorsOf('weights', '1.5')).toEqual([{ field: 'args.weights', message: 'must be an array of numbers', rule: 3 }]);
+      expect(errorsOf('words', 'a,b')).toEqual([{ field: 'args.words', message: 'must be an array of strings', rule: 3 }]);
+      expect(errorsOf('switches', { 0: true })).toEqual([{ field: 'args.switches', message: 'must be an array of booleans', rule: 3 }]);
     });
 
     it('names each bad element by its index', () => {
       expect(errorsOf('ids', [1, 2.5, 3, '4'])).toEqual([
-        { field: 'args.ids[1]', message: 'must be an integer' },
-        { field: 'args.ids[3]', message: 'must be an integer' },
+        { field: 'args.ids[1]', message: 'must be an integer', rule: 3 },
+        { field: 'args.ids[3]', message: 'must be an integer', rule: 3 },
       ]);
-      expect(errorsOf('weights', [1, NaN])).toEqual([{ field: 'args.weights[1]', message: 'must be a number' }]);
+      expect(errorsOf('weights', [1, NaN])).toEqual([{ field: 'args.weights[1]', message: 'must be a number', rule: 3 }]);
       expect(errorsOf('words', ['a', 7, ['b']])).toEqual([
-        { field: 'args.words[1]', message: 'must be a string' },
-        { field: 'args.words[2]', message: 'must be a string' },
+        { field: 'args.words[1]', message: 'must be a string', rule: 3 },
+        { field: 'args.words[2]', message: 'must be a string', rule: 3 },
       ]);
-      expect(errorsOf('switches', [true, 'false'])).toEqual([{ field: 'args.switches[1]', message: 'must be a boolean' }]);
+      expect(errorsOf('switches', [true, 'false'])).toEqual([{ field: 'args.switches[1]', message: 'must be a boolean', rule: 3 }]);
     });
 
     it('rejects blank String elements', () => {
-      expect(errorsOf('words', ['a', '  '])).toEqual([{ field: 'args.words[1]', message: 'must not be empty' }]);
+      expect(errorsOf('words', ['a', '  '])).toEqual([{ field: 'args.words[1]', message: 'must not be empty', rule: 3 }]);
     });
 
     it('rejects nested arrays', () => {
-      expect(errorsOf('ids', [[1]])).toEqual([{ field: 'args.ids[0]', message: 'must be an integer' }]);
+      expect(errorsOf('ids', [[1]])).toEqual([{ field: 'args.ids[0]', message: 'must be an integer', rule: 3 }]);
     });
   });
 });
@@ -202,42 +202,42 @@ describe('validateArgs: valid_values', () => {
   });
 
   it('rejects any other value, listing the allowed ones', () => {
-    expect(errorsOf('platform', 'windows')).toEqual([{ field: 'args.platform', message: 'must be one of: android, ios' }]);
-    expect(errorsOf('platform', 'IOS')).toEqual([{ field: 'args.platform', message: 'must be one of: android, ios' }]);
-    expect(errorsOf('level', 4)).toEqual([{ field: 'args.level', message: 'must be one of: 1, 2, 3' }]);
+    expect(errorsOf('platform', 'windows')).toEqual([{ field: 'args.platform', message: 'must be one of: android, ios', rule: 3 }]);
+    expect(errorsOf('platform', 'IOS')).toEqual([{ field: 'args.platform', message: 'must be one of: android, ios', rule: 3 }]);
+    expect(errorsOf('level', 4)).toEqual([{ field: 'args.level', message: 'must be one of: 1, 2, 3', rule: 3 }]);
   });
 
   it('checks the type before the set', () => {
-    expect(errorsOf('level', '2')).toEqual([{ field: 'args.level', message: 'must be an integer' }]);
-    expect(errorsOf('platform', 1)).toEqual([{ field: 'args.platform', message: 'must be a string' }]);
+    expect(errorsOf('level', '2')).toEqual([{ field: 'args.level', message: 'must be an integer', rule: 3 }]);
+    expect(errorsOf('platform', 1)).toEqual([{ field: 'args.platform', message: 'must be a string', rule: 3 }]);
   });
 
   it('applies to every array element', () => {
     expect(errorsOf('providers', ['aws', 'azure'])).toEqual([]);
     expect(errorsOf('providers', ['aws', 'ibm', 'gcp', 'oracle'])).toEqual([
-      { field: 'args.providers[1]', message: 'must be one of: aws, gcp, azure' },
-      { field: 'args.providers[3]', message: 'must be one of: aws, gcp, azure' },
+      { field: 'args.providers[1]', message: 'must be one of: aws, gcp, azure', rule: 3 },
+      { field: 'args.providers[3]', message: 'must be one of: aws, gcp, azure', rule: 3 },
     ]);
-    expect(errorsOf('levels', [1, 3])).toEqual([{ field: 'args.levels[1]', message: 'must be one of: 1, 2' }]);
+    expect(errorsOf('levels', [1, 3])).toEqual([{ field: 'args.levels[1]', message: 'must be one of: 1, 2', rule: 3 }]);
   });
 
   it('enforces the filtered leak filter_id set', () => {
     for (const filterId of [1, 2, 3, 4]) expect(validateArgs(filteredLeakSource, { domain_url: 'acme.com', filter_id: filterId })).toEqual([]);
-    expect(validateArgs(filteredLeakSource, { domain_url: 'acme.com', filter_id: 5 })).toEqual([{ field: 'args.filter_id', message: 'must be one of: 1, 2, 3, 4' }]);
+    expect(validateArgs(filteredLeakSource, { domain_url: 'acme.com', filter_id: 5 })).toEqual([{ field: 'args.filter_id', message: 'must be one of: 1, 2, 3, 4', rule: 3 }]);
   });
 });
 
 describe('validateArgs: rule 4, createdAt is reserved', () => {
   it('rejects createdAt with its own message, whatever its value', () => {
     for (const value of ['2024-01-01', 0, null]) {
-      expect(validateArgs(phishingSource, { domain: 'acme.com', createdAt: value })).toEqual([{ field: 'args.createdAt', message: 'createdAt is reserved' }]);
+      expect(validateArgs(phishingSource, { domain: 'acme.com', createdAt: value })).toEqual([{ field: 'args.createdAt', message: 'createdAt is reserved', rule: 4 }]);
     }
   });
 
   it('does not also report it as an unknown key; other spellings are merely unknown', () => {
     expect(validateArgs(phishingSource, { domain: 'acme.com', createdAt: 1, created_at: 1 })).toEqual([
-      { field: 'args.createdAt', message: 'createdAt is reserved' },
-      { field: 'args.created_at', message: 'is not a parameter of Phishing domains' },
+      { field: 'args.createdAt', message: 'createdAt is reserved', rule: 4 },
+      { field: 'args.created_at', message: 'is not a parameter of Phishing domains', rule: 1 },
     ]);
   });
 });
@@ -245,11 +245,11 @@ describe('validateArgs: rule 4, createdAt is reserved', () => {
 describe('validateArgs: several errors at once', () => {
   it('reports every error: keys in input order, then params in declared order', () => {
     expect(validateArgs(filteredLeakSource, { zeta: 1, createdAt: 'x', filter_id: 9, filter_parameters: ['ok', 3] })).toEqual([
-      { field: 'args.zeta', message: 'is not a parameter of Filtered credential leaks' },
-      { field: 'args.createdAt', message: 'createdAt is reserved' },
-      { field: 'args.domain_url', message: 'is required' },
-      { field: 'args.filter_id', message: 'must be one of: 1, 2, 3, 4' },
-      { field: 'args.filter_parameters[1]', message: 'must be a string' },
+      { field: 'args.zeta', message: 'is not a parameter of Filtered credential leaks', rule: 1 },
+      { field: 'args.createdAt', message: 'createdAt is reserved', rule: 4 },
+      { field: 'args.domain_url', message: 'is required', rule: 2 },
+      { field: 'args.filter_id', message: 'must be one of: 1, 2, 3, 4', rule: 3 },
+      { field: 'args.filter_parameters[1]', message: 'must be a string', rule: 3 },
     ]);
   });
 });

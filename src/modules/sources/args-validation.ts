@@ -22,6 +22,8 @@ import type { ArgParam, ArgType, SourceDefinition } from './source.ts';
 export interface ArgError {
   field: string;
   message: string;
+  /** The spec 2.10 rule broken: 1 unknown key, 2 missing required, 3 type or value, 4 reserved key. */
+  rule: 1 | 2 | 3 | 4;
 }
 
 export const RESERVED_ARG_KEY = 'createdAt';
@@ -70,34 +72,35 @@ function paramErrors(param: ArgParam, value: unknown): ArgError[] {
     // A blank optional String means absent (valid_values included); a blank required one is an error.
     if (!param.required && param.type === 'String' && typeof value === 'string' && value.trim() === '') return [];
     const message = scalarError(param.type as ScalarType, value, param, true);
-    return message === null ? [] : [{ field, message }];
+    return message === null ? [] : [{ field, message, rule: 3 }];
   }
-  if (!Array.isArray(value)) return [{ field, message: `must be an array of ${PLURAL[elementType]}` }];
-  if (param.required && value.length === 0) return [{ field, message: 'must not be empty' }];
+  if (!Array.isArray(value)) return [{ field, message: `must be an array of ${PLURAL[elementType]}`, rule: 3 }];
+  if (param.required && value.length === 0) return [{ field, message: 'must not be empty', rule: 3 }];
   const errors: ArgError[] = [];
   value.forEach((element: unknown, index) => {
     const message = scalarError(elementType, element, param, true);
-    if (message !== null) errors.push({ field: `${field}[${index}]`, message });
+    if (message !== null) errors.push({ field: `${field}[${index}]`, message, rule: 3 });
   });
   return errors;
 }
 
 export function validateArgs(source: SourceDefinition, args: unknown): ArgError[] {
-  if (!isPlainObject(args)) return [{ field: 'args', message: 'must be an object' }];
+  if (!isPlainObject(args)) return [{ field: 'args', message: 'must be an object', rule: 3 }];
   const errors: ArgError[] = [];
   const declared = new Map(source.params.map((param) => [param.name, param]));
   for (const key of Object.keys(args)) {
-    if (key === RESERVED_ARG_KEY) errors.push({ field: `args.${key}`, message: `${RESERVED_ARG_KEY} is reserved` });
-    else if (!declared.has(key)) errors.push({ field: `args.${key}`, message: `is not a parameter of ${source.alias}` });
+    if (key === RESERVED_ARG_KEY) errors.push({ field: `args.${key}`, message: `${RESERVED_ARG_KEY} is reserved`, rule: 4 });
+    else if (!declared.has(key)) errors.push({ field: `args.${key}`, message: `is not a parameter of ${source.alias}`, rule: 1 });
   }
   for (const param of source.params) {
     const value = Object.hasOwn(args, param.name) ? args[param.name] : undefined;
     if (value === undefined || value === null) {
-      if (param.required) errors.push({ field: `args.${param.name}`, message: 'is required' });
+      if (param.required) errors.push({ field: `args.${param.name}`, message: 'is required', rule: 2 });
       continue;
     }
     errors.push(...paramErrors(param, value));
   }
+  if (errors.length === 0 && source.checkArgs) errors.push(...source.checkArgs(normalizeArgs(source, args)));
   return errors;
 }
 

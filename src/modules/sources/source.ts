@@ -1,12 +1,19 @@
 import type { Kysely } from 'kysely';
+import type { MigrationModule } from '../../db/migration-helpers.ts';
 import type { Database } from '../../db/schema.ts';
 import type { Engine } from '../../db/store.ts';
+import type { Clock } from '../../lib/clock.ts';
+import type { KeyRing } from '../../lib/crypto.ts';
 import type { Frequency } from '../rules/frequency.ts';
+import type { ArgError } from './args-validation.ts';
+import type { IngestProgress } from './ingest/ingest-kit.ts';
 
 /**
- * One monitorable data source (spec 2.9): its catalog row, the schema of a rule's `args`, and a
- * matcher that finds the hits of one rule within a time window. A source is added by adding a
- * folder under src/modules/sources/ and listing it in catalog.ts.
+ * One monitorable data source (spec 2.9) as a plugin: its catalog row and `args` schema, the
+ * tables it owns (its migrations), its ingesters (the `dragnet ingest <name>` parsers of real
+ * input formats), its matcher, and its demo data. A source lives in one folder under
+ * src/modules/sources/ and is listed once in registry.ts; nothing else names it
+ * (docs/architecture.md "Adding a source").
  */
 export type ArgType = 'Int' | 'Float' | 'Boolean' | 'String' | 'Array[Int]' | 'Array[Float]' | 'Array[String]' | 'Array[Boolean]';
 
@@ -35,9 +42,49 @@ export interface MatchWindow {
   until: number;
 }
 
+/** What a source's code may use: the store, the clock, and the master-key ring for secrets. */
 export interface SourceContext {
   db: Kysely<Database>;
   engine: Engine;
+  clock: Clock;
+  keys: KeyRing;
+}
+
+export interface MatchResult {
+  hits: Hit[];
+  total: number;
+}
+
+export interface BatchRule {
+  ruleId: number;
+  args: Record<string, unknown>;
+  since: number;
+}
+
+export interface IngestOptions {
+  /** One of the ingester's `formats`; the first is the default. */
+  format: string;
+  /** Messenger: the category of channels whose records name none. */
+  category?: string;
+  progress?: IngestProgress;
+}
+
+/** The outcome of one `dragnet ingest` call: a JSON summary and the lines a person reads. */
+export interface IngestReport {
+  summary: Record<string, unknown>;
+  lines: string[];
+  /** Some input could not be read at all (the command exits 1). */
+  failed: boolean;
+}
+
+export interface Ingester {
+  /** The word after `dragnet ingest` (usually the source's name). */
+  name: string;
+  description: string;
+  /** Accepted `--format` values, the default first. */
+  formats: string[];
+  /** Ingests files, folders, or `-` (standard input). */
+  run(context: SourceContext, inputs: string[], options: IngestOptions): Promise<IngestReport>;
 }
 
 export interface SourceDefinition {
@@ -52,6 +99,13 @@ export interface SourceDefinition {
   excludableFields: string[];
   filterableFields: string[];
   sortableFields: string[];
+  /** Whether Dragnet ingests data for this source (docs/sources.md "data: yes"). */
+  hasData: boolean;
+  /**
+   * Checks beyond the declared types (a query's syntax, parameters that depend on another
+   * arg), run only when the declared types hold. Errors name the field (`args.<name>`).
+   */
+  checkArgs?(args: Record<string, unknown>): ArgError[];
   /** The hits of one rule within the window, newest first, at most `limit`. */
   match(context: SourceContext, args: Record<string, unknown>, window: MatchWindow, limit: number): Promise<MatchResult>;
   /**
@@ -59,20 +113,22 @@ export interface SourceDefinition {
    * data (percolation) instead of one query per rule.
    */
   matchMany?(context: SourceContext, rules: BatchRule[], until: number, limit: number): Promise<Map<number, MatchResult>>;
-}
-
-export interface MatchResult {
-  hits: Hit[];
-  total: number;
-}
-
-export interface BatchRule {
-  ruleId: number;
-  args: Record<string, unknown>;
-  since: number;
+  /**
+   * A stored hit as the rule's own organization sees it through the hits endpoint (e.g. a
+   * password kept sealed in the hit, opened for its owner). Default: as stored.
+   */
+  presentHit?(data: Record<string, unknown>, context: SourceContext): Record<string, unknown>;
+  /** The tables the source owns, by migration name (names sort into one global order). */
+  migrations?: Record<string, MigrationModule>;
+  ingesters?: Ingester[];
+  /**
+   * Loads demo data dated up to `now` so that a rule with the catalog's own `example` args
+   * finds a hit on its first run; returns one line saying what was added. Idempotent.
+   */
+  demo?(context: SourceContext, now: number): Promise<string>;
 }
 
 /** A source whose data Dragnet does not ingest yet: its schema validates, it finds nothing. */
-export function sourceWithoutData(definition: Omit<SourceDefinition, 'match'>): SourceDefinition {
-  return { ...definition, match: async () => ({ hits: [], total: 0 }) };
+export function sourceWithoutData(definition: Omit<SourceDefinition, 'match' | 'hasData'>): SourceDefinition {
+  return { ...definition, hasData: false, match: async () => ({ hits: [], total: 0 }) };
 }

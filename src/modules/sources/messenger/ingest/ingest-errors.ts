@@ -1,18 +1,4 @@
-/** A source that cannot be read: names the file and where in it the problem is. */
-export class IngestError extends Error {
-  constructor(
-    readonly source: string,
-    readonly location: string,
-    readonly reason: string,
-  ) {
-    super(`${source}: ${location}: ${reason}`);
-  }
-}
-
-export interface Rejection {
-  location: string;
-  reason: string;
-}
+export { IngestError, type Rejection } from '../../ingest/ingest-kit.ts';
 
 /** "line L, column C" for a JSON.parse failure, from the offset V8 reports. */
 export function jsonErrorLocation(text: string, error: unknown): string {

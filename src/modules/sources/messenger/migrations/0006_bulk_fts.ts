@@ -1,5 +1,5 @@
 import { sql, type Kysely } from 'kysely';
-import type { MigrationContext } from '../migration-helpers.ts';
+import type { MigrationContext } from '../../../../db/migration-helpers.ts';
 
 // Landed migrations are never edited: add a new numbered file instead.
 //

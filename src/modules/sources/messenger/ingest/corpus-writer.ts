@@ -1,9 +1,9 @@
 import { createHash } from 'node:crypto';
 import { sql, type Kysely, type Transaction } from 'kysely';
-import type { Database } from '../../../db/schema.ts';
-import type { Engine } from '../../../db/store.ts';
-import type { Clock } from '../../../lib/clock.ts';
-import { foldText } from '../query-language.ts';
+import type { Database } from '../../../../db/schema.ts';
+import type { Engine } from '../../../../db/store.ts';
+import type { Clock } from '../../../../lib/clock.ts';
+import { foldText } from '../../../search/query-language.ts';
 
 export interface ChannelInput {
   platform: string;

@@ -1,5 +1,5 @@
 import { sql, type Kysely } from 'kysely';
-import { createTableWithId, type MigrationContext } from '../migration-helpers.ts';
+import { createTableWithId, type MigrationContext } from '../../../../db/migration-helpers.ts';
 
 // Landed migrations are never edited: add a new numbered file instead.
 export async function up(db: Kysely<unknown>, { engine }: MigrationContext): Promise<void> {

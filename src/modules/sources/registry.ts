@@ -12,12 +12,15 @@ import { pasteSiteSource } from './paste_site/paste_site.source.ts';
 import { phishingSource } from './phishing/phishing.source.ts';
 import { ransomwareSource } from './ransomware/ransomware.source.ts';
 import { rawLeakExtendedSource } from './raw_leak_extended/raw_leak_extended.source.ts';
-import type { ArgType, SourceDefinition } from './source.ts';
+import type { MigrationModule } from '../../db/migration-helpers.ts';
+import type { ArgType, Ingester, SourceDefinition } from './source.ts';
 import { urlShortenerSource } from './url_shortener/url_shortener.source.ts';
 
 /**
- * The 15 monitorable services of spec section 1, in id order. Ids are what rules store
- * (`service`), so they never change; a new source takes the next id. docs/sources.md describes them.
+ * The registry: the 15 monitorable services of spec section 1, in id order. Ids are what rules
+ * store (`service`), so they never change; a new source takes the next id. The store (its
+ * tables), the CLI (`dragnet ingest`, `dragnet demo`), the catalog endpoint and the rule runner
+ * read this list and name no source. docs/sources.md describes them.
  */
 export const sourceCatalog: SourceDefinition[] = [
   messengerSource,
@@ -43,6 +46,16 @@ export function findSource(id: number): SourceDefinition | undefined {
   return byId.get(id);
 }
 
+const ingesters = new Map(sourceCatalog.flatMap((source) => (source.ingesters ?? []).map((ingester) => [ingester.name, ingester] as const)));
+
+/** Every `dragnet ingest <name>` target, by name. */
+export const listIngesters = (): Ingester[] => [...ingesters.values()];
+
+export const findIngester = (name: string): Ingester | undefined => ingesters.get(name);
+
+/** The migrations of every source's tables, by their (globally ordered) names. */
+export const sourceMigrations = (): Record<string, MigrationModule> => Object.assign({}, ...sourceCatalog.map((source) => source.migrations ?? {}));
+
 export interface CatalogParam {
   name: string;
   type: ArgType;
@@ -63,6 +76,7 @@ export interface CatalogRow {
   filterable_fields: string[];
   sortable_fields: string[];
   frequency: SourceDefinition['frequency'];
+  has_data: boolean;
 }
 
 export function catalogRow(source: SourceDefinition): CatalogRow {
@@ -84,5 +98,6 @@ export function catalogRow(source: SourceDefinition): CatalogRow {
     filterable_fields: [...source.filterableFields],
     sortable_fields: [...source.sortableFields],
     frequency: source.frequency,
+    has_data: source.hasData,
   };
 }

@@ -1,8 +1,9 @@
-import { createReadStream, readdirSync, statSync } from 'node:fs';
+import { createReadStream, statSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import type { ChannelBatch, CorpusWriter } from './corpus-writer.ts';
+import { expandInputs, type IngestProgress } from '../../ingest/ingest-kit.ts';
 import { IngestError, jsonErrorLocation, type Rejection } from './ingest-errors.ts';
 import { readJsonLines } from './jsonl.ts';
 import { parseTelegramExport } from './telegram-export.ts';
@@ -20,33 +21,16 @@ export interface SourceResult {
   error?: string;
 }
 
-export interface IngestProgress {
-  start(source: string, total: number, unit: 'messages' | 'bytes'): void;
-  advance(amount: number): void;
-  finish(result: SourceResult): void;
-}
-
 const SOURCE_EXTENSIONS = new Set(['.json', '.jsonl', '.ndjson']);
 
 /** Files named by the arguments; folders are walked for .json, .jsonl and .ndjson files. */
-export function expandSources(args: string[]): string[] {
-  const files: string[] = [];
-  const walk = (target: string) => {
-    const stat = statSync(target);
-    if (stat.isDirectory()) {
-      for (const entry of readdirSync(target).sort()) walk(path.join(target, entry));
-    } else if (SOURCE_EXTENSIONS.has(path.extname(target).toLowerCase())) {
-      files.push(target);
-    }
-  };
-  for (const arg of args) {
-    if (arg === '-') files.push('-');
-    else if (statSync(arg, { throwIfNoEntry: false })?.isFile()) files.push(arg);
-    else if (statSync(arg, { throwIfNoEntry: false })?.isDirectory()) walk(arg);
-    else throw new IngestError(arg, 'path', 'no such file or folder');
-  }
-  return files;
-}
+export const expandSources = (args: string[]): string[] => expandInputs(args, (file) => SOURCE_EXTENSIONS.has(path.extname(file).toLowerCase()));
+
+/** The line a progress display prints when one source is done. */
+export const sourceLine = (result: SourceResult): string =>
+  result.ok
+    ? `${result.source}: ${result.channels} channels, ${result.added} messages added, ${result.duplicates} duplicates skipped, ${result.rejected.length} rejected`
+    : `${result.source}: FAILED, nothing stored: ${(result.error ?? '').replace(`${result.source}: `, '')}`;
 
 async function readAll(stream: Readable): Promise<string> {
   const chunks: Buffer[] = [];
@@ -130,12 +114,12 @@ export function createIngestService(deps: { writer: CorpusWriter }) {
       })();
       const totals = await deps.writer.write(mapped, Array.isArray(batches) ? (n) => progress?.advance(n) : undefined);
       const done = result(totals);
-      progress?.finish(done);
+      progress?.finish(sourceLine(done));
       return done;
     } catch (error) {
       if (!(error instanceof IngestError)) throw error;
       const failed = result({ ok: false, error: error.message });
-      progress?.finish(failed);
+      progress?.finish(sourceLine(failed));
       return failed;
     }
   }

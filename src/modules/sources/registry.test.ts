@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { isFrequency } from '../rules/frequency.ts';
 import { validateArgs } from './args-validation.ts';
-import { catalogRow, findSource, sourceCatalog } from './catalog.ts';
+import { catalogRow, findSource, sourceCatalog } from './registry.ts';
 
 const names = [
   'messenger',
@@ -110,6 +110,7 @@ describe('catalogRow', () => {
       filterable_fields: ['fuzzer', 'registrar', 'country', 'has_mx'],
       sortable_fields: ['first_seen', 'registered_at', 'domain', 'fuzzer'],
       frequency: 'daily',
+      has_data: false,
     });
   });
 

@@ -1,0 +1,5 @@
+// The sources module's public surface: other modules import sources only from here.
+export { normalizeArgs, validateArgs, type ArgError } from './args-validation.ts';
+export { catalogRow, findIngester, findSource, listIngesters, sourceCatalog, sourceMigrations, type CatalogRow } from './registry.ts';
+export type { IngestProgress } from './ingest/ingest-kit.ts';
+export type { BatchRule, Hit, Ingester, IngestReport, MatchResult, MatchWindow, SourceContext, SourceDefinition } from './source.ts';

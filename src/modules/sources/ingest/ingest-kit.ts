@@ -1,0 +1,130 @@
+import { createReadStream, readdirSync, statSync } from 'node:fs';
+import path from 'node:path';
+import { createInterface } from 'node:readline';
+import type { Readable } from 'node:stream';
+
+/**
+ * What every source's ingester shares: naming inputs (files, folders, `-`), reading text line
+ * by line as a stream with progress, and reporting bad records without aborting the input.
+ */
+
+/** An input that cannot be read at all: names it and where in it the problem is. */
+export class IngestError extends Error {
+  constructor(
+    readonly source: string,
+    readonly location: string,
+    readonly reason: string,
+  ) {
+    super(`${source}: ${location}: ${reason}`);
+  }
+}
+
+/** One record that was skipped, and why. */
+export interface Rejection {
+  location: string;
+  reason: string;
+}
+
+export interface IngestProgress {
+  start(input: string, total: number, unit: string): void;
+  advance(amount: number): void;
+  /** The input is done; `line` says what became of it. */
+  finish(line: string): void;
+}
+
+/**
+ * Files named by the arguments, in order; folders are walked in name order for the files that
+ * `accept` takes. `-` stands for standard input.
+ */
+export function expandInputs(args: string[], accept: (file: string) => boolean): string[] {
+  const files: string[] = [];
+  const walk = (target: string) => {
+    const stat = statSync(target);
+    if (stat.isDirectory()) {
+      for (const entry of readdirSync(target).sort()) walk(path.join(target, entry));
+    } else if (accept(target)) {
+      files.push(target);
+    }
+  };
+  for (const arg of args) {
+    if (arg === '-') files.push('-');
+    else if (statSync(arg, { throwIfNoEntry: false })?.isFile()) files.push(arg);
+    else if (statSync(arg, { throwIfNoEntry: false })?.isDirectory()) walk(arg);
+    else throw new IngestError(arg, 'path', 'no such file or folder');
+  }
+  return files;
+}
+
+/** A file (or standard input for `-`) as a byte stream, with its size when known. */
+export function openInput(input: string): { stream: Readable; size: number | null } {
+  if (input === '-') return { stream: process.stdin, size: null };
+  return { stream: createReadStream(input), size: statSync(input).size };
+}
+
+/**
+ * The lines of a stream, numbered from 1, without their line ends; `onBytes` hears how many
+ * bytes each line took (for a progress bar over the file size).
+ */
+export async function* readLines(stream: Readable, onBytes?: (bytes: number) => void): AsyncGenerator<{ line: string; number: number }> {
+  const lines = createInterface({ input: stream, crlfDelay: Infinity });
+  let number = 0;
+  for await (const line of lines) {
+    number++;
+    onBytes?.(Buffer.byteLength(line) + 1);
+    yield { line: number === 1 ? line.replace(/^\uFEFF/, '') : line, number };
+  }
+}
+
+/** Rejections kept per input in a report; the count covers them all. */
+export const REJECTIONS_SHOWN = 100;
+
+/** The per-input outcome most ingesters report. */
+export interface InputResult {
+  input: string;
+  ok: boolean;
+  records: number;
+  added: number;
+  duplicates: number;
+  rejected: number;
+  rejections: Rejection[];
+  error?: string;
+}
+
+export function newInputResult(input: string): InputResult {
+  return { input, ok: true, records: 0, added: 0, duplicates: 0, rejected: 0, rejections: [] };
+}
+
+export function reject(result: InputResult, location: string, reason: string): void {
+  result.rejected++;
+  if (result.rejections.length < REJECTIONS_SHOWN) result.rejections.push({ location, reason });
+}
+
+/** A summary and readable lines for the inputs of one `dragnet ingest` call. */
+export function reportInputs(noun: string, results: InputResult[], extra: Record<string, unknown> = {}) {
+  const sum = (key: 'records' | 'added' | 'duplicates' | 'rejected') => results.reduce((n, r) => n + r[key], 0);
+  const summary = {
+    inputs: results.length,
+    failed: results.filter((r) => !r.ok).length,
+    records: sum('records'),
+    added: sum('added'),
+    duplicates_skipped: sum('duplicates'),
+    rejected: sum('rejected'),
+    ...extra,
+    results,
+  };
+  const lines = [
+    `${summary.inputs} inputs (${summary.failed} failed): ${summary.records} ${noun} read, ${summary.added} added, ${summary.duplicates_skipped} duplicates skipped, ${summary.rejected} rejected`,
+  ];
+  for (const result of results) {
+    for (const rejection of result.rejections.slice(0, 20)) lines.push(`  rejected ${result.input} ${rejection.location}: ${rejection.reason}`);
+    if (result.rejected > 20) lines.push(`  … and ${result.rejected - 20} more rejected in ${result.input}`);
+    if (!result.ok) lines.push(`  error: ${result.error}`);
+  }
+  return { summary, lines, failed: summary.failed > 0 };
+}
+
+/** The line a progress display prints when one input is done. */
+export const inputLine = (noun: string, result: InputResult): string =>
+  result.ok
+    ? `${result.input}: ${result.records} ${noun} read, ${result.added} added, ${result.duplicates} duplicates skipped, ${result.rejected} rejected`
+    : `${result.input}: FAILED: ${result.error ?? ''}`;
