@@ -1,10 +1,17 @@
 import { sql, type RawBuilder } from 'kysely';
 
 /**
- * `column LIKE '%value%'` with the value's wildcards escaped. The ESCAPE clause is explicit
- * because SQLite's LIKE has no default escape character (PostgreSQL's is the backslash).
+ * `column LIKE pattern` for a literal value with its wildcards escaped. The ESCAPE clause is
+ * explicit because SQLite's LIKE has no default escape character (PostgreSQL's is the backslash).
  */
-export function likeContains(column: RawBuilder<unknown>, value: string): RawBuilder<boolean> {
-  const pattern = `%${value.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+function likeLiteral(column: RawBuilder<unknown>, value: string, where: 'anywhere' | 'suffix'): RawBuilder<boolean> {
+  const escaped = value.replace(/[\\%_]/g, (c) => `\\${c}`);
+  const pattern = where === 'anywhere' ? `%${escaped}%` : `%${escaped}`;
   return sql<boolean>`${column} like ${pattern} escape '\\'`;
 }
+
+/** `column LIKE '%value%'`: the value occurs in the column. */
+export const likeContains = (column: RawBuilder<unknown>, value: string) => likeLiteral(column, value, 'anywhere');
+
+/** `column LIKE '%value'`: the value ends the column (a host under a domain). */
+export const likeEndsWith = (column: RawBuilder<unknown>, value: string) => likeLiteral(column, value, 'suffix');

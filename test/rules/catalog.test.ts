@@ -133,37 +133,23 @@ describe(`rules: the source catalog and the frequency table (${testEngine})`, ()
     });
   });
 
-  it('the filtered-leak row has exactly the spec 2.9 schema', () => {
-    expect(catalog.find((row) => row.id === 3)).toEqual({
-      id: 3,
-      name: 'filtered_leak',
-      alias: 'Filtered credential leaks',
-      args_schema: {
-        params: [
-          { name: 'domain_url', type: 'String', required: true, hint: 'Domain or URL whose credentials to watch; subdomains included', example: 'acme-bank.com' },
-          {
-            name: 'filter_id',
-            type: 'Int',
-            required: true,
-            hint: '1 emails on the domain, 2 corporate logins (staff on its URLs), 3 customer logins (others on its URLs), 4 any credential for its URLs',
-            example: 2,
-            valid_values: [1, 2, 3, 4],
-          },
-          {
-            name: 'filter_parameters',
-            type: 'Array[String]',
-            required: false,
-            hint: 'Extra terms; each must occur in the login or the URL (e.g. a URL path or an email prefix)',
-            example: ['/login', 'vpn.'],
-          },
-        ],
-      },
+  it('the filtered-leak row has exactly the spec 2.9 schema, with its filter catalog', () => {
+    const row = catalog.find((r) => r.id === 3)!;
+    expect(row.args_schema.params.map(({ name, type, required, example }) => ({ name, type, required, example }))).toEqual([
+      { name: 'domain_url', type: 'String', required: true, example: 'acme-bank.com' },
+      { name: 'filter_id', type: 'Int', required: true, example: 2 },
+      { name: 'filter_parameters', type: 'Array[String]', required: false, example: ['/login', 'vpn.'] },
+    ]);
+    // docs/sources.md "Filtered leak filters": every filter is named in the hint.
+    expect(row.args_schema.params[1]!.valid_values).toEqual([1, 2, 3, 4, 5]);
+    for (const name of ['employee_emails', 'corporate_logins', 'customer_accounts', 'all_site_credentials', 'admin_panels']) expect(row.args_schema.params[1]!.hint).toContain(name);
+    expect(row).toMatchObject({
       service_type: 'sync',
-      excludable_fields: ['email', 'username', 'url', 'leak_name'],
-      filterable_fields: ['domain', 'leak_name', 'leak_type', 'filter_id'],
-      sortable_fields: ['discovered_at', 'leaked_at', 'email', 'domain'],
+      excludable_fields: ['email', 'username', 'url', 'host', 'leak_name'],
+      filterable_fields: ['domain', 'host', 'login_domain', 'url_kind', 'country', 'software', 'leak_name', 'leak_type', 'filter_id'],
+      sortable_fields: ['discovered_at', 'leaked_at', 'email', 'domain', 'host'],
       frequency: 'daily',
-      has_data: false,
+      has_data: true,
     });
   });
 

@@ -7,6 +7,7 @@ import { testCertificate } from './smtp-test-server.ts';
 import { createTestApp, type TestApp } from './test-app.ts';
 import type { TestStoreLocation } from './test-store.ts';
 import type { ManualClock } from '../../src/lib/clock.ts';
+import { findIngester } from '../../src/modules/sources/index.ts';
 import type { WebhookReceiver } from './webhook-receiver.ts';
 
 /** The monitoring-rule endpoints (spec 4.5 and docs/api.md "Matches and exclusions"). */
@@ -272,6 +273,31 @@ export function messengerRule(kit: DeliveryKit, name: string, query: string, ext
     webhook: kit.webhook?.id ?? null,
     ...extra,
   };
+}
+
+/** A rule body for any catalog service, attached to a kit (webhook and email when the kit has them). */
+export function sourceRule(kit: DeliveryKit, name: string, service: number, args: Record<string, unknown>, extra: Record<string, unknown> = {}) {
+  return messengerRule(kit, name, '', { service, args, ...extra });
+}
+
+/**
+ * `dragnet ingest <target>` in-process, on the test app's store and manual clock (so what it
+ * stores is dated by the test's time); returns the summary the command prints with --json.
+ */
+export async function ingestInto(t: TestApp, target: string, inputs: string[], format = 'auto') {
+  const ingester = findIngester(target);
+  if (!ingester) throw new Error(`no ingester ${target}`);
+  return (await ingester.run(t.container.sourceContext, inputs, { format })).summary as unknown as IngestSummary;
+}
+
+export interface IngestSummary {
+  inputs: number;
+  failed: number;
+  records: number;
+  added: number;
+  duplicates_skipped: number;
+  rejected: number;
+  results: { input: string; ok: boolean; records: number; added: number; duplicates: number; rejected: number; rejections: { location: string; reason: string }[]; error?: string }[];
 }
 
 /** The webhook requests a receiver got on one path (each kit has its own path). */

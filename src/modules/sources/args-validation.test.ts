@@ -103,7 +103,7 @@ describe('validateArgs: rule 2, required params', () => {
   it('accepts the spec schemas with only their required params', () => {
     expect(validateArgs(phishingSource, { domain: 'acme-bank.com' })).toEqual([]);
     expect(validateArgs(filteredLeakSource, { domain_url: 'https://acme-bank.com/login', filter_id: 3 })).toEqual([]);
-    expect(validateArgs(filteredLeakSource, { domain_url: 'acme-bank.com', filter_id: 1, filter_parameters: ['vpn.', '/sso'] })).toEqual([]);
+    expect(validateArgs(filteredLeakSource, { domain_url: 'acme-bank.com', filter_id: 2, filter_parameters: ['vpn.', '/sso'] })).toEqual([]);
   });
 });
 
@@ -222,8 +222,8 @@ describe('validateArgs: valid_values', () => {
   });
 
   it('enforces the filtered leak filter_id set', () => {
-    for (const filterId of [1, 2, 3, 4]) expect(validateArgs(filteredLeakSource, { domain_url: 'acme.com', filter_id: filterId })).toEqual([]);
-    expect(validateArgs(filteredLeakSource, { domain_url: 'acme.com', filter_id: 5 })).toEqual([{ field: 'args.filter_id', message: 'must be one of: 1, 2, 3, 4', rule: 3 }]);
+    for (const filterId of [1, 2, 3, 4, 5]) expect(validateArgs(filteredLeakSource, { domain_url: 'acme.com', filter_id: filterId })).toEqual([]);
+    expect(validateArgs(filteredLeakSource, { domain_url: 'acme.com', filter_id: 6 })).toEqual([{ field: 'args.filter_id', message: 'must be one of: 1, 2, 3, 4, 5', rule: 3 }]);
   });
 });
 
@@ -248,7 +248,7 @@ describe('validateArgs: several errors at once', () => {
       { field: 'args.zeta', message: 'is not a parameter of Filtered credential leaks', rule: 1 },
       { field: 'args.createdAt', message: 'createdAt is reserved', rule: 4 },
       { field: 'args.domain_url', message: 'is required', rule: 2 },
-      { field: 'args.filter_id', message: 'must be one of: 1, 2, 3, 4', rule: 3 },
+      { field: 'args.filter_id', message: 'must be one of: 1, 2, 3, 4, 5', rule: 3 },
       { field: 'args.filter_parameters[1]', message: 'must be a string', rule: 3 },
     ]);
   });

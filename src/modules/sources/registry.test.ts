@@ -53,7 +53,7 @@ describe('sourceCatalog', () => {
       { name: 'filter_id', type: 'Int', required: true },
       { name: 'filter_parameters', type: 'Array[String]', required: false },
     ]);
-    expect(findSource(3)!.params[1]!.valid_values).toEqual([1, 2, 3, 4]);
+    expect(findSource(3)!.params[1]!.valid_values).toEqual([1, 2, 3, 4, 5]);
     expect(schema(1).map(({ name, required }) => [name, required])).toEqual([
       ['query', true],
       ['channel_ids', false],
@@ -117,7 +117,7 @@ describe('catalogRow', () => {
   it('includes valid_values only when declared and leaves out the matcher', () => {
     const row = catalogRow(findSource(3)!);
     expect(row.args_schema.params.map((param) => 'valid_values' in param)).toEqual([false, true, false]);
-    expect(row.args_schema.params[1]!.valid_values).toEqual([1, 2, 3, 4]);
+    expect(row.args_schema.params[1]!.valid_values).toEqual([1, 2, 3, 4, 5]);
     expect(Object.keys(row)).not.toContain('match');
     expect(JSON.parse(JSON.stringify(row))).toEqual(row);
   });

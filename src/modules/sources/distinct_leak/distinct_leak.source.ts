@@ -1,14 +1,93 @@
-import { sourceWithoutData } from '../source.ts';
+import { sql, type SqlBool } from 'kysely';
+import { credentialStoreMigrations, leakDb, openPassword, passwordFields } from '../leaks/credential-store.ts';
+import { parseLeakTarget } from '../leaks/leak-target.ts';
+import type { ArgError } from '../args-validation.ts';
+import type { MatchResult, MatchWindow, SourceContext, SourceDefinition } from '../source.ts';
 
 /**
- * Distinct leak (id 5): deduplicated credentials. Each distinct (login, password) pair is
- * reported once, on its first appearance in any leak, with the leaks it has been seen in since.
- * Deduplication is recomputed in batches, so the floor is twice weekly.
+ * Distinct leak (id 5): the deduplicated view of the credential store, one row per (login,
+ * site domain, password). A run reports the credentials that became known in the window
+ * (first seen in (last_run, now]); a credential seen again in a later leak is a re-sighting:
+ * it raises `occurrences` and `last_seen` but is not reported again.
  *
- * Hit data: login, email, username, domain, password (masked), password_type, hash_type,
- * leak_names, occurrences, first_seen, last_seen.
+ * Hit data: login, email, username, domain, login_domain, url, password (masked), password_type
+ * (plain or hash), hash_type, occurrences (leaks it was seen in), first_seen, last_seen.
  */
-export const distinctLeakSource = sourceWithoutData({
+interface DistinctLeakArgs {
+  query: string;
+  query_type: 'domain' | 'email' | 'username';
+  include_hashed?: boolean;
+}
+
+const iso = (ms: number) => new Date(Number(ms)).toISOString();
+
+function checkArgs(args: Record<string, unknown>): ArgError[] {
+  const query = args.query as string;
+  if (args.query_type === 'domain' && !parseLeakTarget(query)) return [{ field: 'args.query', message: 'must be a domain (e.g. acme-bank.com) for query_type domain', rule: 3 }];
+  if (args.query_type === 'email' && !/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(query)) return [{ field: 'args.query', message: 'must be an email address for query_type email', rule: 3 }];
+  return [];
+}
+
+function subject(args: DistinctLeakArgs) {
+  const query = args.query.trim().toLowerCase();
+  switch (args.query_type) {
+    case 'domain': {
+      const domain = parseLeakTarget(query)!.domain;
+      return sql<SqlBool>`(d.domain = ${domain} or d.login_domain = ${domain})`;
+    }
+    case 'email':
+      return sql<SqlBool>`d.email = ${query}`;
+    default:
+      return sql<SqlBool>`d.login = ${query}`;
+  }
+}
+
+async function match(context: SourceContext, rawArgs: Record<string, unknown>, window: MatchWindow, limit: number): Promise<MatchResult> {
+  const args = rawArgs as unknown as DistinctLeakArgs;
+  const conditions = [subject(args), sql<SqlBool>`d.first_seen <= ${window.until}`];
+  if (window.since !== null) conditions.push(sql<SqlBool>`d.first_seen > ${window.since}`);
+  if (!args.include_hashed) conditions.push(sql<SqlBool>`d.hash_type is null`);
+  const where = sql.join(conditions, sql` and `);
+  const db = leakDb(context);
+  const { rows } = await sql<{
+    id: number;
+    login: string;
+    email: string | null;
+    domain: string | null;
+    login_domain: string | null;
+    url: string | null;
+    password_sealed: string;
+    hash_type: string | null;
+    sources: number;
+    first_seen: number;
+    last_seen: number;
+  }>`select d.id, d.login, d.email, d.domain, d.login_domain, d.url, d.password_sealed, d.hash_type, d.sources, d.first_seen, d.last_seen
+    from distinct_credentials d where ${where} order by d.first_seen desc, d.id desc limit ${limit}`.execute(db);
+  const { rows: counted } = await sql<{ total: number }>`select count(*) as total from distinct_credentials d where ${where}`.execute(db);
+  return {
+    total: Number(counted[0]!.total),
+    hits: rows.map((row) => ({
+      key: `distinct:${row.id}`,
+      date: Number(row.first_seen),
+      data: {
+        login: row.login,
+        email: row.email,
+        username: row.email ? null : row.login,
+        domain: row.domain,
+        login_domain: row.login_domain,
+        url: row.url,
+        ...passwordFields(context, row.password_sealed),
+        password_type: row.hash_type ? 'hash' : 'plain',
+        hash_type: row.hash_type,
+        occurrences: Number(row.sources),
+        first_seen: iso(row.first_seen),
+        last_seen: iso(row.last_seen),
+      },
+    })),
+  };
+}
+
+export const distinctLeakSource: SourceDefinition = {
   id: 5,
   name: 'distinct_leak',
   alias: 'Distinct leak',
@@ -16,11 +95,17 @@ export const distinctLeakSource = sourceWithoutData({
   serviceType: 'sync',
   frequency: 'twice_weekly',
   params: [
-    { name: 'query', type: 'String', required: true, hint: 'Domain, email address, username or phone number to watch', example: 'acme-bank.com' },
-    { name: 'query_type', type: 'String', required: true, hint: 'What the query is', example: 'domain', valid_values: ['domain', 'email', 'username', 'phone'] },
+    { name: 'query', type: 'String', required: true, hint: 'Domain, email address or username to watch', example: 'acme-bank.com' },
+    { name: 'query_type', type: 'String', required: true, hint: 'What the query is: a domain matches the site and email logins at it', example: 'domain', valid_values: ['domain', 'email', 'username'] },
     { name: 'include_hashed', type: 'Boolean', required: false, hint: 'Also report credentials whose password is only a hash (off by default)', example: true },
   ],
   excludableFields: ['login', 'email', 'username', 'domain'],
-  filterableFields: ['domain', 'password_type', 'hash_type'],
+  filterableFields: ['domain', 'login_domain', 'password_type', 'hash_type'],
   sortableFields: ['first_seen', 'last_seen', 'occurrences', 'login'],
-});
+  hasData: true,
+  checkArgs,
+  match,
+  presentHit: openPassword,
+  // The credential store is filled by `dragnet ingest filtered_leak` and its demo data.
+  migrations: credentialStoreMigrations,
+};

@@ -1,24 +1,130 @@
-import { sourceWithoutData } from '../source.ts';
+import { sql, type Expression, type SqlBool } from 'kysely';
+import { likeContains, likeEndsWith } from '../../../db/like.ts';
+import type { ArgError } from '../args-validation.ts';
+import { credentialIngester } from '../leaks/credential-ingester.ts';
+import { createCredentialWriter, credentialStoreMigrations, leakDb, openPassword, passwordFields } from '../leaks/credential-store.ts';
+import { generateCredentials } from '../leaks/demo-credentials.ts';
+import { parseLeakTarget, type LeakTarget } from '../leaks/leak-target.ts';
+import type { MatchResult, MatchWindow, SourceContext, SourceDefinition } from '../source.ts';
+import { FILTER_IDS, filterParameterErrors, findFilter, LEAK_FILTERS } from './filters.ts';
 
 /**
- * Filtered credential leaks (id 3, spec 2.9 schema): credential records (combo lists, stealer
- * logs, breach dumps) tied to one domain or URL, narrowed by a filter:
- *   1 emails            - any credential whose email address is on the domain
- *   2 corporate logins  - credentials on the domain's own URLs whose login is on the domain (staff)
- *   3 customer logins   - credentials on the domain's URLs whose login is not on the domain
- *   4 URLs              - every credential whose URL is on the domain, whatever the login
- * `filter_parameters` narrows further: each entry must occur in the login or the URL.
+ * Filtered credential leaks (id 3, spec 2.9 schema): credentials from stealer logs and
+ * combolists tied to one domain or URL, narrowed by a filter (filters.ts). A run reports the
+ * credentials Dragnet learned of in the window (last_run, now].
  *
- * Hit data: email, username, password (masked), url, domain, leak_name, leak_type, filter_id,
- * leaked_at, discovered_at.
+ * Hit data: email, username, password (masked; the hits endpoint opens it for the rule's
+ * organization), url, host, domain, login_domain, url_kind, software, country, os, leak_name,
+ * leak_type, filter_id, leaked_at, discovered_at.
  */
-export const FILTER_IDS = { emails: 1, corporate_logins: 2, customer_logins: 3, urls: 4 } as const;
+interface FilteredLeakArgs {
+  domain_url: string;
+  filter_id: number;
+  filter_parameters?: string[];
+}
 
-export const filteredLeakSource = sourceWithoutData({
+const iso = (ms: number | null) => (ms === null ? null : new Date(Number(ms)).toISOString());
+const lower = (column: string) => sql`lower(${sql.ref(column)})`;
+
+function checkArgs(args: Record<string, unknown>): ArgError[] {
+  const errors: ArgError[] = [];
+  if (!parseLeakTarget(args.domain_url as string)) {
+    errors.push({ field: 'args.domain_url', message: 'must be a domain or URL with a registrable domain (e.g. acme-bank.com or https://vpn.acme-bank.com/login)', rule: 3 });
+  }
+  const filter = findFilter(args.filter_id as number);
+  if (filter && args.filter_parameters !== undefined) errors.push(...filterParameterErrors(filter, args.filter_parameters));
+  return errors;
+}
+
+type Where = Expression<SqlBool>;
+
+/** The filter's predicate over leak_credentials `c` for one target. */
+function filterConditions(filterId: number, target: LeakTarget): Where[] {
+  const onSite: Where[] = [sql<SqlBool>`c.domain = ${target.domain}`];
+  if (target.host) onSite.push(sql<SqlBool>`(c.host = ${target.host} or ${likeEndsWith(sql`c.host`, `.${target.host}`)})`);
+  if (target.path) onSite.push(likeContains(lower('c.url'), target.path));
+  const loginAtDomain = sql<SqlBool>`c.login_domain = ${target.domain}`;
+  switch (filterId) {
+    case 1: {
+      const conditions: Where[] = [loginAtDomain];
+      if (target.host) conditions.push(sql<SqlBool>`(c.login_host = ${target.host} or ${likeEndsWith(sql`c.login_host`, `.${target.host}`)})`);
+      return conditions;
+    }
+    case 2:
+      return [...onSite, loginAtDomain];
+    case 3:
+      return [...onSite, sql<SqlBool>`(c.login_domain is null or c.login_domain <> ${target.domain})`];
+    case 5:
+      return [...onSite, sql<SqlBool>`c.url_kind = 'admin'`];
+    default:
+      return onSite;
+  }
+}
+
+async function match(context: SourceContext, rawArgs: Record<string, unknown>, window: MatchWindow, limit: number): Promise<MatchResult> {
+  const args = rawArgs as unknown as FilteredLeakArgs;
+  const target = parseLeakTarget(args.domain_url)!;
+  const conditions = filterConditions(args.filter_id, target);
+  const terms = (args.filter_parameters ?? []).map((term) => term.toLowerCase());
+  if (terms.length) conditions.push(sql<SqlBool>`(${sql.join(terms.map((term) => likeContains(lower('c.url'), term)), sql` or `)})`);
+  conditions.push(sql<SqlBool>`c.discovered_at <= ${window.until}`);
+  if (window.since !== null) conditions.push(sql<SqlBool>`c.discovered_at > ${window.since}`);
+  const where = sql.join(conditions, sql` and `);
+  const db = leakDb(context);
+  const { rows } = await sql<{
+    id: number;
+    login: string;
+    email: string | null;
+    url: string | null;
+    host: string | null;
+    domain: string | null;
+    login_domain: string | null;
+    url_kind: string | null;
+    password_sealed: string;
+    software: string | null;
+    country: string | null;
+    os: string | null;
+    leaked_at: number | null;
+    discovered_at: number;
+    leak_name: string;
+    leak_type: string;
+  }>`select c.id, c.login, c.email, c.url, c.host, c.domain, c.login_domain, c.url_kind, c.password_sealed, c.software, c.country, c.os,
+      c.leaked_at, c.discovered_at, l.name as leak_name, l.kind as leak_type
+    from leak_credentials c join leak_files l on l.id = c.leak_id
+    where ${where} order by c.discovered_at desc, c.id desc limit ${limit}`.execute(db);
+  const { rows: counted } = await sql<{ total: number }>`select count(*) as total from leak_credentials c where ${where}`.execute(db);
+  return {
+    total: Number(counted[0]!.total),
+    hits: rows.map((row) => ({
+      key: `credential:${row.id}`,
+      date: Number(row.discovered_at),
+      data: {
+        email: row.email,
+        username: row.email ? null : row.login,
+        ...passwordFields(context, row.password_sealed),
+        url: row.url,
+        host: row.host,
+        domain: row.domain,
+        login_domain: row.login_domain,
+        url_kind: row.url_kind,
+        software: row.software,
+        country: row.country,
+        os: row.os,
+        leak_name: row.leak_name,
+        leak_type: row.leak_type,
+        filter_id: args.filter_id,
+        leaked_at: iso(row.leaked_at),
+        discovered_at: iso(row.discovered_at),
+      },
+    })),
+  };
+}
+
+export const filteredLeakSource: SourceDefinition = {
   id: 3,
   name: 'filtered_leak',
   alias: 'Filtered credential leaks',
-  description: 'Leaked credentials tied to a domain or URL, filtered to employee emails, corporate logins, customer logins or URLs.',
+  description: 'Leaked credentials tied to a domain or URL, filtered to employee emails, corporate logins, customer accounts, site credentials or admin panels.',
   serviceType: 'sync',
   frequency: 'daily',
   params: [
@@ -27,13 +133,36 @@ export const filteredLeakSource = sourceWithoutData({
       name: 'filter_id',
       type: 'Int',
       required: true,
-      hint: '1 emails on the domain, 2 corporate logins (staff on its URLs), 3 customer logins (others on its URLs), 4 any credential for its URLs',
+      hint: LEAK_FILTERS.map((filter) => `${filter.id} ${filter.name}: ${filter.description}`).join('; '),
       example: 2,
-      valid_values: [1, 2, 3, 4],
+      valid_values: FILTER_IDS,
     },
-    { name: 'filter_parameters', type: 'Array[String]', required: false, hint: 'Extra terms; each must occur in the login or the URL (e.g. a URL path or an email prefix)', example: ['/login', 'vpn.'] },
+    {
+      name: 'filter_parameters',
+      type: 'Array[String]',
+      required: false,
+      hint: 'Narrow the filter: a credential is reported when one of these occurs in its URL (e.g. a path or a subdomain); filter 1 takes site host names',
+      example: ['/login', 'vpn.'],
+    },
   ],
-  excludableFields: ['email', 'username', 'url', 'leak_name'],
-  filterableFields: ['domain', 'leak_name', 'leak_type', 'filter_id'],
-  sortableFields: ['discovered_at', 'leaked_at', 'email', 'domain'],
-});
+  excludableFields: ['email', 'username', 'url', 'host', 'leak_name'],
+  filterableFields: ['domain', 'host', 'login_domain', 'url_kind', 'country', 'software', 'leak_name', 'leak_type', 'filter_id'],
+  sortableFields: ['discovered_at', 'leaked_at', 'email', 'domain', 'host'],
+  hasData: true,
+  checkArgs,
+  match,
+  presentHit: openPassword,
+  migrations: credentialStoreMigrations,
+  ingesters: [credentialIngester('filtered_leak')],
+  async demo(context) {
+    const writer = createCredentialWriter(context);
+    const leak = await writer.leakId('demo-stealer-logs', 'stealer_log');
+    // The catalog example (acme-bank.com, filter 2, /login or vpn.) must find staff on the VPN.
+    const staff = [
+      { url: 'https://vpn.acme-bank.com/login', login: 'j.doe@acme-bank.com', password: 'Autumn2026!', software: 'Google_[Chrome]_Default', machine: { country: 'US', os: 'Windows 10 Pro x64', infectedAt: null } },
+      { url: 'https://portal.acme-bank.com/wp-admin/', login: 'admin@acme-bank.com', password: 'Acme#Admin77', software: 'Edge_Default', machine: { country: 'DE', os: 'Windows 11 Pro x64', infectedAt: null } },
+    ];
+    const { added } = await writer.write(leak, [...staff, ...generateCredentials({ seed: 2026, count: 400 })]);
+    return `Demo credentials: ${added} added (try a filtered_leak rule on acme-bank.com)`;
+  },
+};
