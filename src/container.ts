@@ -39,6 +39,7 @@ export async function createContainer(config: Config, options: { clock?: Clock; 
     store,
     clock,
     keys,
+    dataDir: config.dataDir,
     jobs,
     organizations: orgs.organizations,
     delivery: delivery.service,
@@ -58,7 +59,7 @@ export async function createContainer(config: Config, options: { clock?: Clock; 
     followUps: search.followUps,
     corpus: search.writer,
     /** What source plugins run with: ingesters, demo data and matchers. */
-    sourceContext: { db: store.db, engine: store.engine, clock, keys },
+    sourceContext: { db: store.db, engine: store.engine, clock, keys, dataDir: config.dataDir },
     limits: usage.limits,
     limiter: usage.limiter,
     usageCatalog: usage.catalog,

@@ -167,6 +167,8 @@ export interface MatchTable {
   window_end: number;
   created_at: number;
   completed_at: number | null;
+  /** JSON {done, total, unit} while an async source's job works on the match. */
+  progress: string | null;
 }
 
 export interface MatchHitTable {

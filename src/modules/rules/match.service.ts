@@ -24,7 +24,7 @@ export function createMatchService(deps: { context: SourceContext; runner: RuleR
     return { rule, source: findSource(Number(rule.service_id))! };
   }
 
-  const matchView = (row: { id: number; rule_id: number; status: string; total_hits: number; stored_hits: number; excluded_hits: number; window_start: number | null; window_end: number; created_at: number; completed_at: number | null }) => ({
+  const matchView = (row: { id: number; rule_id: number; status: string; total_hits: number; stored_hits: number; excluded_hits: number; window_start: number | null; window_end: number; created_at: number; completed_at: number | null; progress: string | null }) => ({
     id: Number(row.id),
     rule_id: Number(row.rule_id),
     status: row.status,
@@ -36,6 +36,7 @@ export function createMatchService(deps: { context: SourceContext; runner: RuleR
     window_end: iso(row.window_end)!,
     created_at: iso(row.created_at)!,
     completed_at: iso(row.completed_at),
+    progress: row.progress === null ? null : (JSON.parse(row.progress) as { done: number; total: number; unit: string }),
   });
 
   async function getMatch(orgId: number, matchId: number) {

@@ -211,7 +211,15 @@ export function createRuleRunner(deps: { context: SourceContext; jobs: JobQueue 
       const run = await db.selectFrom('rule_runs').selectAll().where('id', '=', runId).executeTakeFirstOrThrow();
       const rule = await db.selectFrom('alert_rules').selectAll().where('id', '=', run.rule_id).executeTakeFirstOrThrow();
       const source = findSource(Number(rule.service_id))!;
-      const result = await source.match(context, JSON.parse(rule.args) as Record<string, unknown>, { since: run.window_start, until: Number(run.window_end) }, MAX_STORED_HITS);
+      let reported = 0;
+      const reportProgress = async (done: number, total: number, unit: string) => {
+        // At most one write a second: a scan reports often, the match row is read rarely.
+        const now = clock.now().getTime();
+        if (now - reported < 1000 && done < total) return;
+        reported = now;
+        await db.updateTable('matches').set({ progress: JSON.stringify({ done, total, unit }) }).where('id', '=', matchId).execute();
+      };
+      const result = await source.match({ ...context, reportProgress }, JSON.parse(rule.args) as Record<string, unknown>, { since: run.window_start, until: Number(run.window_end) }, MAX_STORED_HITS);
       await db.transaction().execute((tx) => recordResult(tx, rule, runId, result, matchId));
     },
   });

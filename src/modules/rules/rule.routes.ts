@@ -26,6 +26,12 @@ const Match = Type.Object({
   window_end: Type.String({ format: 'date-time' }),
   created_at: Type.String({ format: 'date-time' }),
   completed_at: Nullable(Type.String({ format: 'date-time' })),
+  progress: Nullable(
+    Type.Object(
+      { done: Type.Number(), total: Type.Number(), unit: Type.String() },
+      { description: "An async source's work on this match so far (e.g. bytes of raw leak files scanned); null when it reported none" },
+    ),
+  ),
 });
 const Exclusion = Type.Object({ id: Type.Integer(), rule_id: Type.Integer(), field: Type.String(), value: Type.String(), created_at: Type.String({ format: 'date-time' }) });
 const Hit = Type.Object({ id: Type.Integer(), is_excluded: Type.Boolean() }, { additionalProperties: true });

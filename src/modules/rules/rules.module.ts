@@ -15,6 +15,7 @@ export function createRulesModule(deps: {
   store: Store;
   clock: Clock;
   keys: KeyRing;
+  dataDir: string;
   jobs: JobQueue;
   organizations: OrganizationService;
   delivery: DeliveryService;
@@ -22,7 +23,7 @@ export function createRulesModule(deps: {
 }) {
   const { store, clock } = deps;
   const rules = createRuleService({ db: store.db, clock, organizations: deps.organizations, followUps: deps.followUps });
-  const context = { db: store.db, engine: store.engine, clock, keys: deps.keys };
+  const context = { db: store.db, engine: store.engine, clock, keys: deps.keys, dataDir: deps.dataDir };
   const runner = createRuleRunner({ context, jobs: deps.jobs });
   const matches = createMatchService({ context, runner });
   const notifier = createNotifier({ db: store.db, clock, delivery: deps.delivery, organizations: deps.organizations });

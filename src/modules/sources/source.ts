@@ -42,12 +42,18 @@ export interface MatchWindow {
   until: number;
 }
 
-/** What a source's code may use: the store, the clock, and the master-key ring for secrets. */
+/**
+ * What a source's code may use: the store, the clock, the master-key ring for secrets, and the
+ * data folder (for sources that keep files).
+ */
 export interface SourceContext {
   db: Kysely<Database>;
   engine: Engine;
   clock: Clock;
   keys: KeyRing;
+  dataDir: string;
+  /** Set while an async source's background job runs: how much of the work is done. */
+  reportProgress?(done: number, total: number, unit: string): Promise<void>;
 }
 
 export interface MatchResult {
