@@ -9,7 +9,8 @@ import { createRulesModule } from './modules/rules/rules.module.ts';
 import { createJobQueue } from './jobs/job-queue.ts';
 import { createOrgsModule } from './modules/orgs/orgs.module.ts';
 import { createSearchModule } from './modules/search/search.module.ts';
-import { createUsageModule } from './modules/usage/usage.module.ts';
+import { createQuickSearchModule } from './modules/quick-search/index.ts';
+import { createUsageModule } from './modules/usage/index.ts';
 
 /** The composition root: opens the store and calls each module's factory, nothing else. */
 export async function createContainer(config: Config, options: { clock?: Clock; store?: Store } = {}) {
@@ -46,6 +47,9 @@ export async function createContainer(config: Config, options: { clock?: Clock; 
     followUps: search.followUps,
   });
 
+  const sourceContext = { db: store.db, engine: store.engine, clock, keys, dataDir: config.dataDir };
+  const quickSearch = createQuickSearchModule({ context: sourceContext, limiter: usage.limiter, limits: usage.limits });
+
   return {
     config,
     clock,
@@ -59,7 +63,7 @@ export async function createContainer(config: Config, options: { clock?: Clock; 
     followUps: search.followUps,
     corpus: search.writer,
     /** What source plugins run with: ingesters, demo data and matchers. */
-    sourceContext: { db: store.db, engine: store.engine, clock, keys, dataDir: config.dataDir },
+    sourceContext,
     limits: usage.limits,
     limiter: usage.limiter,
     usageCatalog: usage.catalog,
@@ -69,7 +73,7 @@ export async function createContainer(config: Config, options: { clock?: Clock; 
     runner: rules.runner,
     matches: rules.matches,
     notifier: rules.notifier,
-    routes: [auth.routes, orgs.routes, search.routes, usage.routes, delivery.routes, rules.routes],
+    routes: [auth.routes, orgs.routes, search.routes, usage.routes, delivery.routes, rules.routes, quickSearch.routes],
     async close() {
       await delivery.close();
       await usage.limiter.close();

@@ -89,10 +89,10 @@ describe(`rules: create validation (spec 2.10) over HTTP (${testEngine})`, () =>
     for (const [args, field] of cases) {
       expect(blamed(await rejected(body({ args }))), JSON.stringify(args)).toEqual([{ field, rule: 3 }]);
     }
-    // valid_values: filter_id must be one of 1-4.
-    const error = await rejected(body({ service: 3, args: { domain_url: 'acme-bank.com', filter_id: 5 } }));
+    // valid_values: filter_id must be one of 1-5.
+    const error = await rejected(body({ service: 3, args: { domain_url: 'acme-bank.com', filter_id: 6 } }));
     expect(blamed(error)).toEqual([{ field: 'args.filter_id', rule: 3 }]);
-    expect(error.fields![0]!.message).toContain('must be one of: 1, 2, 3, 4');
+    expect(error.fields![0]!.message).toContain('must be one of: 1, 2, 3, 4, 5');
     // args that are not an object at all.
     for (const args of [[], 'acme', 3, null]) {
       expect(blamed(await rejected(body({ args }))).map((f) => f.field), JSON.stringify(args)).toEqual(['args']);

@@ -61,7 +61,7 @@ export interface MatchView {
   window_end: string;
   created_at: string;
   completed_at: string | null;
-  progress: { done: number; total: number; unit: string } | null;
+  progress?: { done: number; total: number; unit: string };
 }
 
 export interface HitView {

@@ -36,7 +36,8 @@ export function createMatchService(deps: { context: SourceContext; runner: RuleR
     window_end: iso(row.window_end)!,
     created_at: iso(row.created_at)!,
     completed_at: iso(row.completed_at),
-    progress: row.progress === null ? null : (JSON.parse(row.progress) as { done: number; total: number; unit: string }),
+    // Only an async source's match has progress; a sync match's view stays as it was.
+    ...(row.progress === null ? {} : { progress: JSON.parse(row.progress) as { done: number; total: number; unit: string } }),
   });
 
   async function getMatch(orgId: number, matchId: number) {

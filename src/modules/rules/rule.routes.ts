@@ -26,10 +26,10 @@ const Match = Type.Object({
   window_end: Type.String({ format: 'date-time' }),
   created_at: Type.String({ format: 'date-time' }),
   completed_at: Nullable(Type.String({ format: 'date-time' })),
-  progress: Nullable(
+  progress: Type.Optional(
     Type.Object(
       { done: Type.Number(), total: Type.Number(), unit: Type.String() },
-      { description: "An async source's work on this match so far (e.g. bytes of raw leak files scanned); null when it reported none" },
+      { description: "An async source's work on this match so far (e.g. bytes of raw leak files scanned); absent until it reports" },
     ),
   ),
 });

@@ -3,3 +3,4 @@ export { normalizeArgs, validateArgs, type ArgError } from './args-validation.ts
 export { catalogRow, findIngester, findSource, listIngesters, sourceCatalog, sourceMigrations, type CatalogRow } from './registry.ts';
 export type { IngestProgress } from './ingest/ingest-kit.ts';
 export type { BatchRule, Hit, Ingester, IngestReport, MatchResult, MatchWindow, SourceContext, SourceDefinition } from './source.ts';
+export { createLeakQueries, type LeakQueries } from './leaks/leak-queries.ts';

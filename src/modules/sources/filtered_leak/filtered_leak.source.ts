@@ -1,12 +1,12 @@
-import { sql, type Expression, type SqlBool } from 'kysely';
-import { likeContains, likeEndsWith } from '../../../db/like.ts';
+import { sql, type SqlBool } from 'kysely';
 import type { ArgError } from '../args-validation.ts';
 import { credentialIngester } from '../leaks/credential-ingester.ts';
 import { createCredentialWriter, credentialStoreMigrations, leakDb, openPassword, passwordFields } from '../leaks/credential-store.ts';
 import { generateCredentials } from '../leaks/demo-credentials.ts';
-import { parseLeakTarget, type LeakTarget } from '../leaks/leak-target.ts';
+import { FILTER_IDS, filterConditions, filterParameterErrors, findFilter, LEAK_FILTERS, urlContains } from '../leaks/leak-filters.ts';
+import { parseLeakTarget } from '../leaks/leak-target.ts';
 import type { MatchResult, MatchWindow, SourceContext, SourceDefinition } from '../source.ts';
-import { FILTER_IDS, filterParameterErrors, findFilter, LEAK_FILTERS } from './filters.ts';
+
 
 /**
  * Filtered credential leaks (id 3, spec 2.9 schema): credentials from stealer logs and
@@ -24,7 +24,6 @@ interface FilteredLeakArgs {
 }
 
 const iso = (ms: number | null) => (ms === null ? null : new Date(Number(ms)).toISOString());
-const lower = (column: string) => sql`lower(${sql.ref(column)})`;
 
 function checkArgs(args: Record<string, unknown>): ArgError[] {
   const errors: ArgError[] = [];
@@ -36,37 +35,12 @@ function checkArgs(args: Record<string, unknown>): ArgError[] {
   return errors;
 }
 
-type Where = Expression<SqlBool>;
-
-/** The filter's predicate over leak_credentials `c` for one target. */
-function filterConditions(filterId: number, target: LeakTarget): Where[] {
-  const onSite: Where[] = [sql<SqlBool>`c.domain = ${target.domain}`];
-  if (target.host) onSite.push(sql<SqlBool>`(c.host = ${target.host} or ${likeEndsWith(sql`c.host`, `.${target.host}`)})`);
-  if (target.path) onSite.push(likeContains(lower('c.url'), target.path));
-  const loginAtDomain = sql<SqlBool>`c.login_domain = ${target.domain}`;
-  switch (filterId) {
-    case 1: {
-      const conditions: Where[] = [loginAtDomain];
-      if (target.host) conditions.push(sql<SqlBool>`(c.login_host = ${target.host} or ${likeEndsWith(sql`c.login_host`, `.${target.host}`)})`);
-      return conditions;
-    }
-    case 2:
-      return [...onSite, loginAtDomain];
-    case 3:
-      return [...onSite, sql<SqlBool>`(c.login_domain is null or c.login_domain <> ${target.domain})`];
-    case 5:
-      return [...onSite, sql<SqlBool>`c.url_kind = 'admin'`];
-    default:
-      return onSite;
-  }
-}
-
 async function match(context: SourceContext, rawArgs: Record<string, unknown>, window: MatchWindow, limit: number): Promise<MatchResult> {
   const args = rawArgs as unknown as FilteredLeakArgs;
   const target = parseLeakTarget(args.domain_url)!;
   const conditions = filterConditions(args.filter_id, target);
-  const terms = (args.filter_parameters ?? []).map((term) => term.toLowerCase());
-  if (terms.length) conditions.push(sql<SqlBool>`(${sql.join(terms.map((term) => likeContains(lower('c.url'), term)), sql` or `)})`);
+  const terms = args.filter_parameters ?? [];
+  if (terms.length) conditions.push(sql<SqlBool>`(${sql.join(terms.map((term) => urlContains('c.url', term)), sql` or `)})`);
   conditions.push(sql<SqlBool>`c.discovered_at <= ${window.until}`);
   if (window.since !== null) conditions.push(sql<SqlBool>`c.discovered_at > ${window.since}`);
   const where = sql.join(conditions, sql` and `);

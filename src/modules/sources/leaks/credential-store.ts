@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { sql, type Generated, type Transaction } from 'kysely';
 import type { Database } from '../../../db/schema.ts';
 import type { SourceContext } from '../source.ts';
@@ -47,6 +48,7 @@ export interface DistinctCredentialTable {
   password_sealed: string;
   password_hash: string;
   hash_type: string | null;
+  password_sha1_prefix: string;
   first_seen: number;
   last_seen: number;
   sources: number;
@@ -127,11 +129,12 @@ export function createCredentialWriter(context: SourceContext) {
     if (inserted.size === 0) return 0;
 
     // The distinct view: one row per (login, site domain, password); a leak counts once.
-    const distinct = new Map<string, (typeof rows)[number]>();
-    for (const row of rows) {
-      if (!inserted.has(row.sighting_key)) continue;
-      distinct.set(keys.digest(`distinct:${row.login.toLowerCase()}\n${row.domain ?? row.login_domain ?? ''}\n${row.password_hash}`), row);
-    }
+    const distinct = new Map<string, { row: (typeof rows)[number]; sha1Prefix: string }>();
+    rows.forEach((row, i) => {
+      if (!inserted.has(row.sighting_key)) return;
+      const sha1Prefix = createHash('sha1').update(records[i]!.password).digest('hex').slice(0, 5);
+      distinct.set(keys.digest(`distinct:${row.login.toLowerCase()}\n${row.domain ?? row.login_domain ?? ''}\n${row.password_hash}`), { row, sha1Prefix });
+    });
     const newForLeak = new Set(
       (
         await tx
@@ -145,7 +148,7 @@ export function createCredentialWriter(context: SourceContext) {
     await tx
       .insertInto('distinct_credentials')
       .values(
-        [...distinct].map(([key, row]) => ({
+        [...distinct].map(([key, { row, sha1Prefix }]) => ({
           distinct_key: key,
           login: row.login.toLowerCase(),
           email: row.email,
@@ -155,6 +158,7 @@ export function createCredentialWriter(context: SourceContext) {
           password_sealed: row.password_sealed,
           password_hash: row.password_hash,
           hash_type: row.hash_type,
+          password_sha1_prefix: sha1Prefix,
           first_seen: now,
           last_seen: now,
           sources: newForLeak.has(key) ? 1 : 0,

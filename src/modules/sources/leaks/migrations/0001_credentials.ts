@@ -55,6 +55,9 @@ export async function up(db: Kysely<unknown>, { engine }: MigrationContext): Pro
     .addColumn('password_sealed', 'text', (c) => c.notNull())
     .addColumn('password_hash', 'text', (c) => c.notNull())
     .addColumn('hash_type', 'text')
+    // The first 5 hex digits of the password's SHA-1: a range query (as HIBP's k-anonymity API)
+    // that names 1 in a million of all passwords, never one password.
+    .addColumn('password_sha1_prefix', 'text', (c) => c.notNull())
     .addColumn('first_seen', 'bigint', (c) => c.notNull())
     .addColumn('last_seen', 'bigint', (c) => c.notNull())
     .addColumn('sources', 'integer', (c) => c.notNull())
@@ -62,6 +65,7 @@ export async function up(db: Kysely<unknown>, { engine }: MigrationContext): Pro
   await db.schema.createIndex('distinct_credentials_domain_idx').on('distinct_credentials').columns(['domain', 'first_seen']).execute();
   await db.schema.createIndex('distinct_credentials_login_domain_idx').on('distinct_credentials').columns(['login_domain', 'first_seen']).execute();
   await db.schema.createIndex('distinct_credentials_login_idx').on('distinct_credentials').columns(['login', 'first_seen']).execute();
+  await db.schema.createIndex('distinct_credentials_sha1_prefix_idx').on('distinct_credentials').column('password_sha1_prefix').execute();
 
   await db.schema
     .createTable('distinct_credential_leaks')

@@ -1,6 +1,9 @@
 import { Type, type TSchema } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
+import { sql, type Expression, type QueryExecutorProvider, type SqlBool } from 'kysely';
+import { likeContains, likeEndsWith } from '../../../db/like.ts';
 import type { ArgError } from '../args-validation.ts';
+import type { LeakTarget } from './leak-target.ts';
 
 /**
  * The filters of the filtered-leak source (`filter_id`, docs/sources.md "Filtered leak
@@ -69,4 +72,43 @@ export function filterParameterErrors(filter: LeakFilter, parameters: unknown): 
     const field = index ? `args.filter_parameters[${index[1]}]` : 'args.filter_parameters';
     return { field, message: `${error.message} (filter ${filter.id} ${filter.name} takes ${filter.parameters})`, rule: 3 };
   });
+}
+
+type Where = Expression<SqlBool>;
+
+/** A URL column contains the text, case-insensitively on both engines. */
+export const urlContains = (column: string, text: string) => likeContains(sql`lower(${sql.ref(column)})`, text.toLowerCase());
+
+/** The filter's predicate over leak_credentials `c` for one target. */
+export function filterConditions(filterId: number, target: LeakTarget): Where[] {
+  const onSite: Where[] = [sql<SqlBool>`c.domain = ${target.domain}`];
+  if (target.host) onSite.push(sql<SqlBool>`(c.host = ${target.host} or ${likeEndsWith(sql`c.host`, `.${target.host}`)})`);
+  if (target.path) onSite.push(urlContains('c.url', target.path));
+  const loginAtDomain = sql<SqlBool>`c.login_domain = ${target.domain}`;
+  switch (filterId) {
+    case 1: {
+      const conditions: Where[] = [loginAtDomain];
+      if (target.host) conditions.push(sql<SqlBool>`(c.login_host = ${target.host} or ${likeEndsWith(sql`c.login_host`, `.${target.host}`)})`);
+      return conditions;
+    }
+    case 2:
+      return [...onSite, loginAtDomain];
+    case 3:
+      return [...onSite, sql<SqlBool>`(c.login_domain is null or c.login_domain <> ${target.domain})`];
+    case 5:
+      return [...onSite, sql<SqlBool>`c.url_kind = 'admin'`];
+    default:
+      return onSite;
+  }
+}
+
+/** How many sightings of a domain each filter selects (the domain quick search). */
+export async function findFilterCounts(db: QueryExecutorProvider, domain: string) {
+  const target: LeakTarget = { domain, host: null, path: null };
+  return Promise.all(
+    LEAK_FILTERS.map(async (filter) => {
+      const { rows } = await sql<{ count: number }>`select count(*) as count from leak_credentials c where ${sql.join(filterConditions(filter.id, target), sql` and `)}`.execute(db);
+      return { filter_id: filter.id, name: filter.name, count: Number(rows[0]!.count) };
+    }),
+  );
 }

@@ -1,0 +1,4 @@
+// The usage module's public surface: rate limits and their use.
+export type { LimitResolver } from './limits.ts';
+export type { RateLimiter } from './rate-limiter.ts';
+export { createUsageModule } from './usage.module.ts';
