@@ -15,6 +15,20 @@ export interface KeyRing {
 
 const SEALED_PREFIX = 'v1:';
 
+// IVs are drawn from a pool refilled 12 KiB at a time: randomBytes per call costs more than the
+// encryption of a short secret, and bulk ingestion seals one password per credential.
+const IV_BYTES = 12;
+let ivPool = Buffer.alloc(0);
+let ivOffset = 0;
+function nextIv(): Buffer {
+  if (ivOffset + IV_BYTES > ivPool.length) {
+    ivPool = randomBytes(IV_BYTES * 1024);
+    ivOffset = 0;
+  }
+  ivOffset += IV_BYTES;
+  return ivPool.subarray(ivOffset - IV_BYTES, ivOffset);
+}
+
 export function createKeyRing(masterKey: Buffer): KeyRing {
   const derive = (purpose: string) =>
     Buffer.from(hkdfSync('sha256', masterKey, Buffer.alloc(0), `dragnet:${purpose}`, 32));
@@ -25,7 +39,7 @@ export function createKeyRing(masterKey: Buffer): KeyRing {
   return {
     jwtKey,
     encryptSecret(plaintext) {
-      const iv = randomBytes(12);
+      const iv = nextIv();
       const cipher = createCipheriv('aes-256-gcm', encryptionKey, iv);
       const body = Buffer.concat([cipher.update(plaintext, 'utf8'), cipher.final()]);
       return SEALED_PREFIX + Buffer.concat([iv, cipher.getAuthTag(), body]).toString('base64');

@@ -1,12 +1,13 @@
 import { sql, type SqlBool } from 'kysely';
 import { credentialStoreMigrations, leakDb, openPassword, passwordFields } from '../leaks/credential-store.ts';
+import { readDistinct } from '../leaks/distinct-view.ts';
 import { parseLeakTarget } from '../leaks/leak-target.ts';
 import type { ArgError } from '../args-validation.ts';
 import type { MatchResult, MatchWindow, SourceContext, SourceDefinition } from '../source.ts';
 
 /**
- * Distinct leak (id 5): the deduplicated view of the credential store, one row per (login,
- * site domain, password). A run reports the credentials that became known in the window
+ * Distinct leak (id 5): the deduplicated view of the credential store (leaks/distinct-view.ts),
+ * one row per (login, site domain, password). A run reports the credentials that became known in the window
  * (first seen in (last_run, now]); a credential seen again in a later leak is a re-sighting:
  * it raises `occurrences` and `last_seen` but is not reported again.
  *
@@ -30,44 +31,22 @@ function checkArgs(args: Record<string, unknown>): ArgError[] {
 
 function subject(args: DistinctLeakArgs) {
   const query = args.query.trim().toLowerCase();
-  switch (args.query_type) {
-    case 'domain': {
-      const domain = parseLeakTarget(query)!.domain;
-      return sql<SqlBool>`(d.domain = ${domain} or d.login_domain = ${domain})`;
-    }
-    case 'email':
-      return sql<SqlBool>`d.email = ${query}`;
-    default:
-      return sql<SqlBool>`d.login = ${query}`;
-  }
+  if (args.query_type !== 'domain') return sql<SqlBool>`c.login_key = ${query}`;
+  const domain = parseLeakTarget(query)!.domain;
+  return sql<SqlBool>`(c.domain = ${domain} or c.login_domain = ${domain})`;
 }
 
 async function match(context: SourceContext, rawArgs: Record<string, unknown>, window: MatchWindow, limit: number): Promise<MatchResult> {
   const args = rawArgs as unknown as DistinctLeakArgs;
-  const conditions = [subject(args), sql<SqlBool>`d.first_seen <= ${window.until}`];
-  if (window.since !== null) conditions.push(sql<SqlBool>`d.first_seen > ${window.since}`);
-  if (!args.include_hashed) conditions.push(sql<SqlBool>`d.hash_type is null`);
-  const where = sql.join(conditions, sql` and `);
-  const db = leakDb(context);
-  const { rows } = await sql<{
-    id: number;
-    login: string;
-    email: string | null;
-    domain: string | null;
-    login_domain: string | null;
-    url: string | null;
-    password_sealed: string;
-    hash_type: string | null;
-    sources: number;
-    first_seen: number;
-    last_seen: number;
-  }>`select d.id, d.login, d.email, d.domain, d.login_domain, d.url, d.password_sealed, d.hash_type, d.sources, d.first_seen, d.last_seen
-    from distinct_credentials d where ${where} order by d.first_seen desc, d.id desc limit ${limit}`.execute(db);
-  const { rows: counted } = await sql<{ total: number }>`select count(*) as total from distinct_credentials d where ${where}`.execute(db);
+  const conditions = [subject(args), sql<SqlBool>`c.discovered_at <= ${window.until}`];
+  if (!args.include_hashed) conditions.push(sql<SqlBool>`c.hash_type is null`);
+  // spec 3.3.3 for a deduplicated source: a credential is new when its first sighting is.
+  const having = window.since === null ? undefined : sql<SqlBool>`min(c.discovered_at) > ${window.since}`;
+  const { rows, total } = await readDistinct(leakDb(context), { where: sql.join(conditions, sql` and `), having, limit });
   return {
-    total: Number(counted[0]!.total),
+    total,
     hits: rows.map((row) => ({
-      key: `distinct:${row.id}`,
+      key: `distinct:${row.first_id}`,
       date: Number(row.first_seen),
       data: {
         login: row.login,

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { sql, type SqlBool } from 'kysely';
 import type { ArgError } from '../args-validation.ts';
 import { credentialIngester } from '../leaks/credential-ingester.ts';
@@ -130,13 +131,17 @@ export const filteredLeakSource: SourceDefinition = {
   ingesters: [credentialIngester('filtered_leak')],
   async demo(context) {
     const writer = createCredentialWriter(context);
-    const leak = await writer.leakId('demo-stealer-logs', 'stealer_log');
+    // Known by a fixed "content hash", so a second demo adds nothing.
+    const leak = await writer.open(createHash('sha256').update('dragnet demo stealer logs v1').digest('hex'), 'demo-stealer-logs', 'stealer_log');
+    if (leak.complete) return 'Demo credentials: already loaded';
     // The catalog example (acme-bank.com, filter 2, /login or vpn.) must find staff on the VPN.
     const staff = [
       { url: 'https://vpn.acme-bank.com/login', login: 'j.doe@acme-bank.com', password: 'Autumn2026!', software: 'Google_[Chrome]_Default', machine: { country: 'US', os: 'Windows 10 Pro x64', infectedAt: null } },
       { url: 'https://portal.acme-bank.com/wp-admin/', login: 'admin@acme-bank.com', password: 'Acme#Admin77', software: 'Edge_Default', machine: { country: 'DE', os: 'Windows 11 Pro x64', infectedAt: null } },
     ];
-    const { added } = await writer.write(leak, [...staff, ...generateCredentials({ seed: 2026, count: 400 })]);
+    const records = [...staff, ...generateCredentials({ seed: 2026, count: 400 })];
+    const added = await writer.write(leak, records, records.length);
+    await writer.finish(leak);
     return `Demo credentials: ${added} added (try a filtered_leak rule on acme-bank.com)`;
   },
 };

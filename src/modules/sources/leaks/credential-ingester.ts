@@ -1,17 +1,22 @@
-import { readdirSync, statSync } from 'node:fs';
+import { createHash, randomBytes } from 'node:crypto';
+import { createReadStream, createWriteStream, mkdirSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { once } from 'node:events';
 import path from 'node:path';
+import { pipeline } from 'node:stream/promises';
 import type { Readable } from 'node:stream';
 import yauzl from 'yauzl';
 import type { Ingester, SourceContext } from '../source.ts';
-import { IngestError, inputLine, newInputResult, openInput, readLines, reject, reportInputs, type InputResult, type IngestProgress } from '../ingest/ingest-kit.ts';
+import { IngestError, inputLine, newInputResult, readLines, reject, reportInputs, type InputResult, type IngestProgress } from '../ingest/ingest-kit.ts';
 import type { CredentialRecord, MachineInfo } from './credential.ts';
-import { createCredentialWriter, type CredentialWriter, type LeakKind } from './credential-store.ts';
+import { createCredentialWriter, type CredentialWriter, type LeakFile, type LeakKind } from './credential-store.ts';
 import { parseComboLine } from './parsers/combolist.ts';
 import { createPasswordBlockReader, parseSystemInfo, PASSWORD_FILES, SYSTEM_FILES } from './parsers/stealer-log.ts';
 
 /**
  * `dragnet ingest filtered_leak`: credentials from combolists and stealer logs into the
  * credential store that the filtered-leak and distinct-leak sources read (docs/ingest.md).
+ * A file is known by its content (SHA-256): ingested again it adds nothing, and an ingest that
+ * was interrupted resumes after its last stored batch.
  */
 const BATCH = 5000;
 const COMBO_EXTENSIONS = new Set(['.txt', '.csv', '.lst', '']);
@@ -20,47 +25,64 @@ type Format = 'auto' | 'combolist' | 'stealer_log';
 
 const baseName = (file: string) => path.basename(file).toLowerCase();
 
-/** Collects records and writes them a batch (one transaction) at a time. */
-function createBatcher(writer: CredentialWriter, leak: number, result: InputResult) {
+async function sha256Of(stream: Readable): Promise<string> {
+  const hash = createHash('sha256');
+  for await (const chunk of stream as AsyncIterable<Buffer>) hash.update(chunk);
+  return hash.digest('hex');
+}
+
+/** One file's lines into the store, from where an earlier ingest of it stopped. */
+async function ingestLines(options: {
+  writer: CredentialWriter;
+  file: LeakFile;
+  lines: AsyncIterable<{ line: string; number: number }>;
+  label: string;
+  kind: LeakKind;
+  machine: MachineInfo | null;
+  result: InputResult;
+}) {
+  const { writer, file, label, result } = options;
+  if (file.complete) {
+    result.records += file.records;
+    result.duplicates += file.records;
+    return;
+  }
   let pending: CredentialRecord[] = [];
-  const flush = async () => {
-    const counts = await writer.write(leak, pending);
-    result.added += counts.added;
-    result.duplicates += counts.duplicates;
+  let lastLine = file.linesDone;
+  const store = async (linesDone: number) => {
+    result.added += await writer.write(file, pending, linesDone);
     pending = [];
   };
-  return {
-    async add(record: CredentialRecord) {
-      result.records++;
-      pending.push(record);
-      if (pending.length >= BATCH) await flush();
-    },
-    flush,
+  const take = (record: CredentialRecord) => {
+    result.records++;
+    pending.push(record);
   };
-}
-
-async function readCombolist(stream: Readable, label: string, batcher: ReturnType<typeof createBatcher>, result: InputResult, progress?: IngestProgress) {
-  for await (const { line, number } of readLines(stream, (bytes) => progress?.advance(bytes))) {
-    const parsed = parseComboLine(line);
-    if (parsed === null) continue;
-    if (typeof parsed === 'string') reject(result, `${label} line ${number}`, parsed);
-    else await batcher.add(parsed);
-  }
-}
-
-async function readPasswordFile(stream: Readable, label: string, machine: MachineInfo | null, batcher: ReturnType<typeof createBatcher>, result: InputResult, progress?: IngestProgress) {
-  const reader = createPasswordBlockReader(machine);
-  const take = async (blocks: ReturnType<typeof reader.end>) => {
-    for (const block of blocks) {
-      if (block.record) await batcher.add(block.record);
+  const blocks = options.kind === 'stealer_log' ? createPasswordBlockReader(options.machine) : null;
+  const takeBlocks = (done: ReturnType<NonNullable<typeof blocks>['end']>) => {
+    for (const block of done) {
+      if (block.record) take(block.record);
       else reject(result, `${label} line ${block.line}`, block.reason!);
     }
   };
-  for await (const { line, number } of readLines(stream, (bytes) => progress?.advance(bytes))) await take(reader.push(line, number));
-  await take(reader.end());
+  for await (const { line, number } of options.lines) {
+    if (number <= file.linesDone) continue;
+    lastLine = number;
+    if (blocks) {
+      takeBlocks(blocks.push(line, number));
+    } else {
+      const parsed = parseComboLine(line);
+      if (typeof parsed === 'string') reject(result, `${label} line ${number}`, parsed);
+      else if (parsed) take(parsed);
+    }
+    // A stealer-log batch ends before the block still being read: that is where to resume.
+    if (pending.length >= BATCH) await store(blocks ? (blocks.openedAt() ?? number + 1) - 1 : number);
+  }
+  if (blocks) takeBlocks(blocks.end());
+  await store(lastLine);
+  await writer.finish(file);
 }
 
-/** Every file under a folder, relative paths in name order. */
+/** Every file under a folder, in name order. */
 function walk(folder: string): string[] {
   const files: string[] = [];
   const visit = (dir: string) => {
@@ -74,23 +96,12 @@ function walk(folder: string): string[] {
   return files;
 }
 
-async function readTextFile(file: string): Promise<string> {
-  const chunks: string[] = [];
-  for await (const { line } of readLines(openInput(file).stream)) chunks.push(line);
-  return chunks.join('\n');
-}
+const fileLines = (file: string, progress?: IngestProgress) => readLines(createReadStream(file), (bytes) => progress?.advance(bytes));
 
-/** A stealer-log folder: each folder holding a passwords file is one infected machine. */
-async function ingestStealerFolder(folder: string, batcher: ReturnType<typeof createBatcher>, result: InputResult, progress?: IngestProgress) {
-  const files = walk(folder);
-  const passwordFiles = files.filter((file) => PASSWORD_FILES.has(baseName(file)));
-  progress?.start(folder, passwordFiles.reduce((n, file) => n + statSync(file).size, 0), 'bytes');
-  for (const file of passwordFiles) {
-    const dir = path.dirname(file);
-    const systemFile = files.find((candidate) => path.dirname(candidate) === dir && SYSTEM_FILES.has(baseName(candidate)));
-    const machine = systemFile ? parseSystemInfo(await readTextFile(systemFile)) : null;
-    await readPasswordFile(openInput(file).stream, path.relative(folder, file), machine, batcher, result, progress);
-  }
+async function readTextFile(file: string): Promise<string> {
+  const lines: string[] = [];
+  for await (const { line } of readLines(createReadStream(file))) lines.push(line);
+  return lines.join('\n');
 }
 
 function openZip(file: string): Promise<yauzl.ZipFile> {
@@ -117,49 +128,98 @@ async function forEachEntry(zip: yauzl.ZipFile, visit: (entry: yauzl.Entry) => P
   zip.removeAllListeners('entry');
 }
 
-/**
- * A stealer-log archive, read in two passes over its entries: the small system files first
- * (a machine's country and date must be known before its passwords are stored), then the
- * passwords files, each streamed.
- */
-async function ingestStealerZip(file: string, batcher: ReturnType<typeof createBatcher>, result: InputResult, progress?: IngestProgress) {
-  const machines = new Map<string, MachineInfo>();
-  let zip: yauzl.ZipFile;
-  try {
-    zip = await openZip(file);
-  } catch (error) {
-    throw new IngestError(file, 'archive', `not a readable zip file (${(error as Error).message})`);
+function createCredentialIngest(context: SourceContext, progress?: IngestProgress) {
+  const writer = createCredentialWriter(context);
+
+  async function combolist(file: string, name: string, result: InputResult) {
+    const leak = await writer.open(await sha256Of(createReadStream(file)), name, 'combolist');
+    progress?.start(name, statSync(file).size, 'bytes');
+    await ingestLines({ writer, file: leak, lines: fileLines(file, progress), label: name, kind: 'combolist', machine: null, result });
   }
-  try {
-    let passwordBytes = 0;
-    await forEachEntry(zip, async (entry) => {
-      const name = baseName(entry.fileName);
-      if (SYSTEM_FILES.has(name)) {
-        let text = '';
-        for await (const { line } of readLines(await entryStream(zip, entry))) text += `${line}\n`;
-        machines.set(path.posix.dirname(entry.fileName), parseSystemInfo(text));
-      } else if (PASSWORD_FILES.has(name)) {
-        passwordBytes += entry.uncompressedSize;
+
+  /** A stealer-log folder: each folder holding a passwords file is one infected machine. */
+  async function stealerFolder(folder: string, result: InputResult) {
+    const files = walk(folder);
+    const passwordFiles = files.filter((file) => PASSWORD_FILES.has(baseName(file)));
+    progress?.start(folder, passwordFiles.reduce((n, file) => n + statSync(file).size, 0), 'bytes');
+    for (const file of passwordFiles) await machineFile(file, path.basename(path.resolve(folder)), path.relative(folder, file), result);
+  }
+
+  /** One machine's passwords file, with the system file beside it when there is one. */
+  async function machineFile(file: string, name: string, label: string, result: InputResult) {
+    const dir = path.dirname(file);
+    const systemFile = readdirSync(dir).find((entry) => SYSTEM_FILES.has(entry.toLowerCase()));
+    const machine = systemFile ? parseSystemInfo(await readTextFile(path.join(dir, systemFile))) : null;
+    const leak = await writer.open(await sha256Of(createReadStream(file)), name, 'stealer_log');
+    await ingestLines({ writer, file: leak, lines: fileLines(file, progress), label, kind: 'stealer_log', machine, result });
+  }
+
+  /**
+   * A stealer-log archive, read in two passes over its entries: the small system files first
+   * (a machine's country and date must be known before its passwords are stored), then the
+   * passwords files, each streamed. An entry is known by the archive's hash and its path.
+   */
+  async function stealerZip(file: string, result: InputResult) {
+    const archive = await sha256Of(createReadStream(file));
+    const name = path.basename(file);
+    const machines = new Map<string, MachineInfo>();
+    let zip: yauzl.ZipFile;
+    try {
+      zip = await openZip(file);
+    } catch (error) {
+      throw new IngestError(file, 'archive', `not a readable zip file (${(error as Error).message})`);
+    }
+    try {
+      let passwordBytes = 0;
+      await forEachEntry(zip, async (entry) => {
+        const entryName = baseName(entry.fileName);
+        if (SYSTEM_FILES.has(entryName)) {
+          let text = '';
+          for await (const { line } of readLines(await entryStream(zip, entry))) text += `${line}\n`;
+          machines.set(path.posix.dirname(entry.fileName), parseSystemInfo(text));
+        } else if (PASSWORD_FILES.has(entryName)) {
+          passwordBytes += entry.uncompressedSize;
+        }
+      });
+      zip.close();
+      zip = await openZip(file);
+      progress?.start(file, passwordBytes, 'bytes');
+      await forEachEntry(zip, async (entry) => {
+        if (!PASSWORD_FILES.has(baseName(entry.fileName))) return;
+        const leak = await writer.open(createHash('sha256').update(`${archive}\n${entry.fileName}`).digest('hex'), name, 'stealer_log');
+        const machine = machines.get(path.posix.dirname(entry.fileName)) ?? null;
+        const lines = readLines(await entryStream(zip, entry), (bytes) => progress?.advance(bytes));
+        await ingestLines({ writer, file: leak, lines, label: entry.fileName, kind: 'stealer_log', machine, result });
+      });
+    } finally {
+      zip.close();
+    }
+  }
+
+  /** Standard input is kept in the data folder while it is read: its hash names it first. */
+  async function stdin(format: Format, result: InputResult) {
+    const folder = path.join(context.dataDir, 'incoming');
+    mkdirSync(folder, { recursive: true });
+    const spooled = path.join(folder, `stdin-${randomBytes(8).toString('hex')}`);
+    try {
+      await pipeline(process.stdin, createWriteStream(spooled));
+      if (format === 'stealer_log') {
+        const leak = await writer.open(await sha256Of(createReadStream(spooled)), 'stdin', 'stealer_log');
+        await ingestLines({ writer, file: leak, lines: fileLines(spooled, progress), label: 'stdin', kind: 'stealer_log', machine: null, result });
+      } else {
+        await combolist(spooled, 'stdin', result);
       }
-    });
-    zip.close();
-    zip = await openZip(file);
-    progress?.start(file, passwordBytes, 'bytes');
-    await forEachEntry(zip, async (entry) => {
-      if (!PASSWORD_FILES.has(baseName(entry.fileName))) return;
-      const machine = machines.get(path.posix.dirname(entry.fileName)) ?? null;
-      await readPasswordFile(await entryStream(zip, entry), entry.fileName, machine, batcher, result, progress);
-    });
-  } finally {
-    zip.close();
+    } finally {
+      rmSync(spooled, { force: true });
+    }
   }
+
+  return { combolist, stealerFolder, machineFile, stealerZip, stdin };
 }
 
 function kindOf(input: string, format: Format): LeakKind {
   if (format !== 'auto') return format;
-  if (input === '-') return 'combolist';
-  const stat = statSync(input);
-  if (stat.isDirectory()) return walk(input).some((file) => PASSWORD_FILES.has(baseName(file))) ? 'stealer_log' : 'combolist';
+  if (statSync(input).isDirectory()) return walk(input).some((file) => PASSWORD_FILES.has(baseName(file))) ? 'stealer_log' : 'combolist';
   if (path.extname(input).toLowerCase() === '.zip' || PASSWORD_FILES.has(baseName(input))) return 'stealer_log';
   return 'combolist';
 }
@@ -170,31 +230,28 @@ export function credentialIngester(name: string): Ingester {
     description: 'credentials from stealer logs (folders or .zip archives of RedLine/Raccoon/Vidar logs) and combolists (.txt), or - (stdin)',
     formats: ['auto', 'combolist', 'stealer_log'],
     async run(context: SourceContext, inputs: string[], options) {
-      const writer = createCredentialWriter(context);
+      const ingest = createCredentialIngest(context, options.progress);
       const format = options.format as Format;
       const results: InputResult[] = [];
       for (const input of inputs) {
         const result = newInputResult(input);
         results.push(result);
         try {
-          if (input !== '-' && !statSync(input, { throwIfNoEntry: false })) throw new IngestError(input, 'path', 'no such file or folder');
-          const kind = kindOf(input, format);
-          const leakName = input === '-' ? 'stdin' : path.basename(path.resolve(input));
-          const batcher = createBatcher(writer, await writer.leakId(leakName, kind), result);
-          const isFolder = input !== '-' && statSync(input).isDirectory();
-          if (kind === 'stealer_log' && isFolder) await ingestStealerFolder(input, batcher, result, options.progress);
-          else if (kind === 'stealer_log' && path.extname(input).toLowerCase() === '.zip') await ingestStealerZip(input, batcher, result, options.progress);
-          else if (isFolder) {
-            const files = walk(input).filter((file) => COMBO_EXTENSIONS.has(path.extname(file).toLowerCase()));
-            options.progress?.start(input, files.reduce((n, file) => n + statSync(file).size, 0), 'bytes');
-            for (const file of files) await readCombolist(openInput(file).stream, path.relative(input, file), batcher, result, options.progress);
-          } else {
-            const { stream, size } = openInput(input);
-            if (size !== null) options.progress?.start(input, size, 'bytes');
-            if (kind === 'stealer_log') await readPasswordFile(stream, input, null, batcher, result, options.progress);
-            else await readCombolist(stream, input === '-' ? 'stdin' : path.basename(input), batcher, result, options.progress);
+          if (input === '-') await ingest.stdin(format, result);
+          else if (!statSync(input, { throwIfNoEntry: false })) throw new IngestError(input, 'path', 'no such file or folder');
+          else {
+            const kind = kindOf(input, format);
+            const isFolder = statSync(input).isDirectory();
+            if (kind === 'stealer_log' && isFolder) await ingest.stealerFolder(input, result);
+            else if (kind === 'stealer_log' && path.extname(input).toLowerCase() === '.zip') await ingest.stealerZip(input, result);
+            else if (isFolder) {
+              for (const file of walk(input).filter((f) => COMBO_EXTENSIONS.has(path.extname(f).toLowerCase()))) await ingest.combolist(file, path.relative(input, file), result);
+            } else if (kind === 'stealer_log') {
+              options.progress?.start(input, statSync(input).size, 'bytes');
+              await ingest.machineFile(input, path.basename(input), path.basename(input), result);
+            }
+            else await ingest.combolist(input, path.basename(input), result);
           }
-          await batcher.flush();
         } catch (error) {
           if (!(error instanceof IngestError)) throw error;
           result.ok = false;

@@ -1,6 +1,5 @@
 import { createHash } from 'node:crypto';
-import { sql, type Generated, type Transaction } from 'kysely';
-import type { Database } from '../../../db/schema.ts';
+import type { Generated } from 'kysely';
 import type { SourceContext } from '../source.ts';
 import { hashTypeOf, maskPassword, normalizeCredential, type CredentialRecord } from './credential.ts';
 import * as m0001 from './migrations/0001_credentials.ts';
@@ -8,18 +7,20 @@ import * as m0001 from './migrations/0001_credentials.ts';
 /** The tables of the credential store (migration leaks/0001_credentials). */
 export interface LeakFileTable {
   id: Generated<number>;
+  sha256: string;
   name: string;
   kind: string;
+  lines_done: Generated<number>;
   records: Generated<number>;
-  first_ingested_at: number;
-  last_ingested_at: number;
+  complete: Generated<number>;
+  ingested_at: number;
 }
 
 export interface LeakCredentialTable {
   id: Generated<number>;
   leak_id: number;
-  sighting_key: string;
   login: string;
+  login_key: string;
   email: string | null;
   login_host: string | null;
   login_domain: string | null;
@@ -29,6 +30,7 @@ export interface LeakCredentialTable {
   url_kind: string | null;
   password_sealed: string;
   password_hash: string;
+  password_sha1_prefix: string;
   hash_type: string | null;
   software: string | null;
   country: string | null;
@@ -37,29 +39,10 @@ export interface LeakCredentialTable {
   discovered_at: number;
 }
 
-export interface DistinctCredentialTable {
-  id: Generated<number>;
-  distinct_key: string;
-  login: string;
-  email: string | null;
-  login_domain: string | null;
-  domain: string | null;
-  url: string | null;
-  password_sealed: string;
-  password_hash: string;
-  hash_type: string | null;
-  password_sha1_prefix: string;
-  first_seen: number;
-  last_seen: number;
-  sources: number;
-}
-
 // A type alias, not an interface: withTables needs an index-signature-compatible type.
 export type LeakTables = {
   leak_files: LeakFileTable;
   leak_credentials: LeakCredentialTable;
-  distinct_credentials: DistinctCredentialTable;
-  distinct_credential_leaks: { distinct_key: string; leak_id: number };
 };
 
 /** Both leak sources declare the store's tables; the registry applies each migration once. */
@@ -69,124 +52,92 @@ export type LeakKind = 'combolist' | 'stealer_log';
 
 export const leakDb = (context: SourceContext) => context.db.withTables<LeakTables>();
 
-// Rows per INSERT: 17 columns × 500 stays under SQLite's 32,766 bound variables.
+// Rows per INSERT: 19 columns × 500 stays under SQLite's 32,766 bound variables.
 const ROWS_PER_STATEMENT = 500;
 
-export interface WriteCounts {
-  added: number;
-  duplicates: number;
+/** An ingested file's place in the store: where a new ingest of it resumes. */
+export interface LeakFile {
+  id: number;
+  linesDone: number;
+  records: number;
+  complete: boolean;
 }
 
 /**
- * Writes credentials of one leak. Each `write` is one transaction, so a batch is stored whole
- * or not at all; a sighting already stored (same leak, login, URL and password) is skipped.
+ * Writes the credentials of ingested files. Each `write` is one transaction that also moves
+ * the file's `lines_done`, so a batch is stored whole or not at all and an interrupted ingest
+ * resumes exactly after its last stored batch.
  */
 export function createCredentialWriter(context: SourceContext) {
   const db = leakDb(context);
   const { keys, clock } = context;
 
-  async function leakId(name: string, kind: LeakKind): Promise<number> {
-    const now = clock.now().getTime();
-    const row = await db
-      .insertInto('leak_files')
-      .values({ name, kind, first_ingested_at: now, last_ingested_at: now })
-      .onConflict((oc) => oc.columns(['kind', 'name']).doUpdateSet({ last_ingested_at: now }))
-      .returning('id')
-      .executeTakeFirstOrThrow();
-    return Number(row.id);
-  }
+  const derive = (password: string) => ({
+    password_sealed: keys.encryptSecret(password),
+    password_hash: keys.digest(`password:${password}`),
+    password_sha1_prefix: createHash('sha1').update(password).digest('hex').slice(0, 5),
+    hash_type: hashTypeOf(password),
+  });
 
-  async function writeChunk(tx: Transaction<Database & LeakTables>, leak: number, records: CredentialRecord[], now: number): Promise<number> {
-    const rows = records.map((record) => {
-      const normalized = normalizeCredential(record);
-      const passwordHash = keys.digest(`password:${record.password}`);
-      return {
-        leak_id: leak,
-        sighting_key: keys.digest(`sighting:${leak}\n${normalized.login}\n${normalized.url ?? ''}\n${record.password}`),
-        login: normalized.login,
-        email: normalized.email,
-        login_host: normalized.loginHost,
-        login_domain: normalized.loginDomain,
-        url: normalized.url,
-        host: normalized.host,
-        domain: normalized.domain,
-        url_kind: normalized.urlKind,
-        password_sealed: keys.encryptSecret(record.password),
-        password_hash: passwordHash,
-        hash_type: hashTypeOf(record.password),
-        software: record.software ?? null,
-        country: record.machine?.country ?? null,
-        os: record.machine?.os ?? null,
-        leaked_at: record.machine?.infectedAt ?? null,
-        discovered_at: now,
-      };
-    });
-    const inserted = new Set(
-      (await tx.insertInto('leak_credentials').values(rows).onConflict((oc) => oc.column('sighting_key').doNothing()).returning('sighting_key').execute()).map(
-        (row) => row.sighting_key,
-      ),
-    );
-    if (inserted.size === 0) return 0;
-
-    // The distinct view: one row per (login, site domain, password); a leak counts once.
-    const distinct = new Map<string, { row: (typeof rows)[number]; sha1Prefix: string }>();
-    rows.forEach((row, i) => {
-      if (!inserted.has(row.sighting_key)) return;
-      const sha1Prefix = createHash('sha1').update(records[i]!.password).digest('hex').slice(0, 5);
-      distinct.set(keys.digest(`distinct:${row.login.toLowerCase()}\n${row.domain ?? row.login_domain ?? ''}\n${row.password_hash}`), { row, sha1Prefix });
-    });
-    const newForLeak = new Set(
-      (
-        await tx
-          .insertInto('distinct_credential_leaks')
-          .values([...distinct.keys()].map((key) => ({ distinct_key: key, leak_id: leak })))
-          .onConflict((oc) => oc.columns(['distinct_key', 'leak_id']).doNothing())
-          .returning('distinct_key')
-          .execute()
-      ).map((row) => row.distinct_key),
-    );
-    await tx
-      .insertInto('distinct_credentials')
-      .values(
-        [...distinct].map(([key, { row, sha1Prefix }]) => ({
-          distinct_key: key,
-          login: row.login.toLowerCase(),
-          email: row.email,
-          login_domain: row.login_domain,
-          domain: row.domain ?? row.login_domain,
-          url: row.url,
-          password_sealed: row.password_sealed,
-          password_hash: row.password_hash,
-          hash_type: row.hash_type,
-          password_sha1_prefix: sha1Prefix,
-          first_seen: now,
-          last_seen: now,
-          sources: newForLeak.has(key) ? 1 : 0,
-        })),
-      )
-      .onConflict((oc) =>
-        oc.column('distinct_key').doUpdateSet({
-          last_seen: (eb) => eb.ref('excluded.last_seen'),
-          sources: sql<number>`distinct_credentials.sources + excluded.sources`,
-        }),
-      )
-      .execute();
-    return inserted.size;
+  /** The derived password columns, once per distinct password of a batch (lists repeat them). */
+  function passwordColumns(batch: Map<string, ReturnType<typeof derive>>, password: string) {
+    let columns = batch.get(password);
+    if (!columns) batch.set(password, (columns = derive(password)));
+    return columns;
   }
 
   return {
-    leakId,
+    /** The file with this content, registered on first sight. */
+    async open(sha256: string, name: string, kind: LeakKind): Promise<LeakFile> {
+      await db
+        .insertInto('leak_files')
+        .values({ sha256, name, kind, ingested_at: clock.now().getTime() })
+        .onConflict((oc) => oc.column('sha256').doNothing())
+        .execute();
+      const row = await db.selectFrom('leak_files').select(['id', 'lines_done', 'records', 'complete']).where('sha256', '=', sha256).executeTakeFirstOrThrow();
+      return { id: Number(row.id), linesDone: Number(row.lines_done), records: Number(row.records), complete: Number(row.complete) === 1 };
+    },
 
-    async write(leak: number, records: CredentialRecord[]): Promise<WriteCounts> {
-      if (records.length === 0) return { added: 0, duplicates: 0 };
+    async write(file: LeakFile, records: CredentialRecord[], linesDone: number): Promise<number> {
       const now = clock.now().getTime();
-      const added = await db.transaction().execute(async (tx) => {
-        let count = 0;
-        for (let i = 0; i < records.length; i += ROWS_PER_STATEMENT) count += await writeChunk(tx, leak, records.slice(i, i + ROWS_PER_STATEMENT), now);
-        if (count > 0) await tx.updateTable('leak_files').set((eb) => ({ records: eb('records', '+', count) })).where('id', '=', leak).execute();
-        return count;
+      const passwords = new Map<string, ReturnType<typeof derive>>();
+      const rows = records.map((record) => {
+        const normalized = normalizeCredential(record);
+        return {
+          leak_id: file.id,
+          login: normalized.login,
+          login_key: normalized.login.toLowerCase(),
+          email: normalized.email,
+          login_host: normalized.loginHost,
+          login_domain: normalized.loginDomain,
+          url: normalized.url,
+          host: normalized.host,
+          domain: normalized.domain,
+          url_kind: normalized.urlKind,
+          ...passwordColumns(passwords, record.password),
+          software: record.software ?? null,
+          country: record.machine?.country ?? null,
+          os: record.machine?.os ?? null,
+          leaked_at: record.machine?.infectedAt ?? null,
+          discovered_at: now,
+        };
       });
-      return { added, duplicates: records.length - added };
+      await db.transaction().execute(async (tx) => {
+        for (let i = 0; i < rows.length; i += ROWS_PER_STATEMENT) await tx.insertInto('leak_credentials').values(rows.slice(i, i + ROWS_PER_STATEMENT)).execute();
+        await tx
+          .updateTable('leak_files')
+          .set((eb) => ({ lines_done: linesDone, records: eb('records', '+', rows.length) }))
+          .where('id', '=', file.id)
+          .execute();
+      });
+      file.linesDone = linesDone;
+      file.records += rows.length;
+      return rows.length;
+    },
+
+    async finish(file: LeakFile): Promise<void> {
+      await db.updateTable('leak_files').set({ complete: 1 }).where('id', '=', file.id).execute();
+      file.complete = true;
     },
   };
 }

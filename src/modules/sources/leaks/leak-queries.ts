@@ -2,6 +2,7 @@ import { sql, type SqlBool } from 'kysely';
 import { validationError } from '../../../lib/errors.ts';
 import type { SourceContext } from '../source.ts';
 import { leakDb } from './credential-store.ts';
+import { readDistinct } from './distinct-view.ts';
 import { findFilterCounts, urlContains } from './leak-filters.ts';
 import { parseLeakTarget } from './leak-target.ts';
 import { maskPassword } from './credential.ts';
@@ -60,7 +61,7 @@ export function createLeakQueries(context: SourceContext) {
       const [byType, distinct, newest, byFilter] = await Promise.all([
         sql<{ leak_type: string; count: number; leaks: number }>`select l.kind as leak_type, count(*) as count, count(distinct c.leak_id) as leaks
           from leak_credentials c join leak_files l on l.id = c.leak_id where ${about} group by l.kind order by l.kind`.execute(db),
-        sql<{ count: number }>`select count(*) as count from distinct_credentials d where d.domain = ${domain} or d.login_domain = ${domain}`.execute(db),
+        readDistinct(db, { where: about, limit: 0 }),
         sightings(about, NEWEST),
         findFilterCounts(db, domain),
       ]);
@@ -68,10 +69,10 @@ export function createLeakQueries(context: SourceContext) {
       return {
         domain,
         total_sightings: types.reduce((n, row) => n + row.sightings, 0),
-        distinct_credentials: Number(distinct.rows[0]!.count),
+        distinct_credentials: distinct.total,
         by_source: [
           { source: 'filtered_leak', count: types.reduce((n, row) => n + row.sightings, 0) },
-          { source: 'distinct_leak', count: Number(distinct.rows[0]!.count) },
+          { source: 'distinct_leak', count: distinct.total },
         ],
         by_leak_type: types,
         by_filter: byFilter,
@@ -86,11 +87,11 @@ export function createLeakQueries(context: SourceContext) {
       const [leaks, sites, newest] = await Promise.all([
         sql<{ leak_name: string; leak_type: string; sightings: number; first_seen: number; last_seen: number }>`
           select l.name as leak_name, l.kind as leak_type, count(*) as sightings, min(c.discovered_at) as first_seen, max(c.discovered_at) as last_seen
-          from leak_credentials c join leak_files l on l.id = c.leak_id where c.email = ${email}
+          from leak_credentials c join leak_files l on l.id = c.leak_id where c.login_key = ${email}
           group by l.name, l.kind order by max(c.discovered_at) desc, l.name`.execute(db),
         sql<{ host: string; sightings: number }>`select c.host, count(*) as sightings from leak_credentials c
-          where c.email = ${email} and c.host is not null group by c.host order by count(*) desc, c.host limit 100`.execute(db),
-        sightings(sql<SqlBool>`c.email = ${email}`, 50),
+          where c.login_key = ${email} and c.host is not null group by c.host order by count(*) desc, c.host limit 100`.execute(db),
+        sightings(sql<SqlBool>`c.login_key = ${email}`, 50),
       ]);
       return {
         email,
@@ -106,21 +107,20 @@ export function createLeakQueries(context: SourceContext) {
       if (!query.login && !query.domain && !query.url && !query.password_sha1_prefix) {
         throw validationError('login', 'give at least one of login, domain, url, password_sha1_prefix');
       }
+      if (query.url && !query.login && !query.domain && !query.password_sha1_prefix) {
+        // A URL part alone would read every credential; with another field it narrows an index read.
+        throw validationError('url', 'combine url with login, domain or password_sha1_prefix');
+      }
       const conditions: ReturnType<typeof sql<SqlBool>>[] = [];
-      if (query.login) conditions.push(sql<SqlBool>`d.login = ${query.login.toLowerCase()}`);
-      if (query.domain) conditions.push(sql<SqlBool>`(d.domain = ${query.domain} or d.login_domain = ${query.domain})`);
-      if (query.url) conditions.push(urlContains('d.url', query.url));
-      if (query.password_sha1_prefix) conditions.push(sql<SqlBool>`d.password_sha1_prefix = ${query.password_sha1_prefix.toLowerCase()}`);
-      const where = sql.join(conditions, sql` and `);
-      const [counted, rows] = await Promise.all([
-        sql<{ count: number }>`select count(*) as count from distinct_credentials d where ${where}`.execute(db),
-        sql<{ login: string; email: string | null; domain: string | null; login_domain: string | null; url: string | null; password_sealed: string; hash_type: string | null; sources: number; first_seen: number; last_seen: number }>`
-          select d.login, d.email, d.domain, d.login_domain, d.url, d.password_sealed, d.hash_type, d.sources, d.first_seen, d.last_seen
-          from distinct_credentials d where ${where} order by d.first_seen desc, d.id desc limit ${page.limit} offset ${page.offset}`.execute(db),
-      ]);
+      if (query.login) conditions.push(sql<SqlBool>`c.login_key = ${query.login.toLowerCase()}`);
+      if (query.domain) conditions.push(sql<SqlBool>`(c.domain = ${query.domain.toLowerCase()} or c.login_domain = ${query.domain.toLowerCase()})`);
+      if (query.password_sha1_prefix) conditions.push(sql<SqlBool>`c.password_sha1_prefix = ${query.password_sha1_prefix.toLowerCase()}`);
+      // A URL narrows the groups, not their sightings: a group is whole or not there.
+      const having = query.url ? sql<SqlBool>`max(case when ${urlContains('c.url', query.url)} then 1 else 0 end) = 1` : undefined;
+      const { rows, total } = await readDistinct(db, { where: sql.join(conditions, sql` and `), having, limit: page.limit, offset: page.offset });
       return {
-        total: Number(counted.rows[0]!.count),
-        results: rows.rows.map((row) => ({
+        total,
+        results: rows.map((row) => ({
           login: row.login,
           email: row.email,
           domain: row.domain,

@@ -73,6 +73,8 @@ export function createPasswordBlockReader(machine: MachineInfo | null) {
       return done;
     },
     end: flush,
+    /** The first line of the block being read, or null between blocks (a safe place to resume). */
+    openedAt: (): number | null => (Object.keys(fields).length ? startLine : null),
   };
 }
 
