@@ -63,22 +63,32 @@ export interface LineMatch {
 export async function scanStream(stream: Readable, lineIndex: number[], pattern: RegExp, onMatch: (match: LineMatch) => void, onBytes?: (bytes: number) => void): Promise<void> {
   let carry = '';
   let chunkStart = 0;
-  let previous = { linesBefore: 0, searchable: '' };
+  // Lines before the previous block's body, and that body: a block that is not on a block
+  // boundary (or beyond the index) counts its lines from them.
+  let previous = { linesBefore: 0, body: '' };
   for await (const chunk of stream as AsyncIterable<Buffer>) {
-    const text = carry + chunk.toString('latin1');
-    const lastNewline = text.lastIndexOf('\n');
-    const searchable = lastNewline === -1 ? '' : text.slice(0, lastNewline + 1);
-    // Lines before `text`: the carry holds no newline, so it is the count before this block,
-    // from the index; a block the stream did not cut on a block boundary is counted instead.
-    const indexed = chunkStart % BLOCK === 0 ? lineIndex[chunkStart / BLOCK] : undefined;
-    const linesBefore = indexed ?? previous.linesBefore + countNewlines(previous.searchable);
-    scanText(searchable, linesBefore, pattern, onMatch);
-    carry = lastNewline === -1 ? text : text.slice(lastNewline + 1);
-    previous = { linesBefore, searchable };
-    chunkStart += chunk.length;
+    const text = chunk.toString('latin1');
+    const first = text.indexOf('\n');
     onBytes?.(chunk.length);
+    if (first === -1) {
+      carry += text;
+      chunkStart += chunk.length;
+      continue;
+    }
+    // Lines before this block: the carry holds no newline, so its line starts the block's count.
+    const indexed = chunkStart % BLOCK === 0 ? lineIndex[chunkStart / BLOCK] : undefined;
+    const linesBefore = indexed ?? previous.linesBefore + countNewlines(previous.body);
+    // The line the previous block left open is searched on its own; the rest of the block is
+    // searched in place (a slice), never copied into a joined string.
+    scanText(`${carry}${text.slice(0, first + 1)}`, linesBefore, pattern, onMatch);
+    const last = text.lastIndexOf('\n');
+    const body = text.slice(first + 1, last + 1);
+    scanText(body, linesBefore + 1, pattern, onMatch);
+    carry = text.slice(last + 1);
+    previous = { linesBefore: linesBefore + 1, body };
+    chunkStart += chunk.length;
   }
-  if (carry) scanText(`${carry}\n`, previous.linesBefore + countNewlines(previous.searchable), pattern, onMatch);
+  if (carry) scanText(`${carry}\n`, previous.linesBefore + countNewlines(previous.body), pattern, onMatch);
 }
 
 function countNewlines(text: string): number {
@@ -88,8 +98,6 @@ function countNewlines(text: string): number {
 }
 
 function scanText(text: string, linesBefore: number, pattern: RegExp, onMatch: (match: LineMatch) => void): void {
-  pattern.lastIndex = 0;
-  if (!pattern.test(text)) return;
   pattern.lastIndex = 0;
   let line = linesBefore;
   let counted = 0;
