@@ -1,8 +1,7 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { randomBytes, createHash } from 'node:crypto';
 import path from 'node:path';
-import type { DeliveryConfig } from './modules/delivery/delivery.module.ts';
-import type { SystemSenderConfig } from './modules/delivery/delivery.service.ts';
+import type { DeliveryConfig, SystemSenderConfig } from './modules/delivery/index.ts';
 
 export interface Config {
   host: string;

@@ -3,12 +3,12 @@ import { migrateToLatest } from './db/migrate.ts';
 import { openStore, type Store } from './db/store.ts';
 import { systemClock, type Clock } from './lib/clock.ts';
 import { createKeyRing } from './lib/crypto.ts';
-import { createAuthModule } from './modules/auth/auth.module.ts';
-import { createDeliveryModule } from './modules/delivery/delivery.module.ts';
-import { createRulesModule } from './modules/rules/rules.module.ts';
+import { createAuthModule } from './modules/auth/index.ts';
+import { createDeliveryModule } from './modules/delivery/index.ts';
+import { createRulesModule } from './modules/rules/index.ts';
 import { createJobQueue } from './jobs/job-queue.ts';
-import { createOrgsModule } from './modules/orgs/orgs.module.ts';
-import { createSearchModule } from './modules/search/search.module.ts';
+import { createOrgsModule } from './modules/orgs/index.ts';
+import { createSearchModule } from './modules/search/index.ts';
 import { createQuickSearchModule } from './modules/quick-search/index.ts';
 import { createUsageModule } from './modules/usage/index.ts';
 

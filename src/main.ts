@@ -2,7 +2,7 @@ import { buildApp } from './app.ts';
 import { serverLogger } from './http/logging.ts';
 import type { Config } from './config.ts';
 import { createContainer } from './container.ts';
-import { startScheduler } from './modules/rules/scheduler.ts';
+import { startScheduler } from './modules/rules/index.ts';
 
 /**
  * `npm start` / `dragnet serve`: migrate, listen, run the scheduler and workers (unless

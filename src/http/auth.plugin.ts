@@ -1,9 +1,8 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { AppError, validationError } from '../lib/errors.ts';
 import { chain, settle } from '../lib/maybe-promise.ts';
-import type { AuthService } from '../modules/auth/auth.service.ts';
-import type { OrganizationService } from '../modules/orgs/org.service.ts';
-import type { UserRow } from '../modules/orgs/user.repository.ts';
+import type { AuthService } from '../modules/auth/index.ts';
+import type { OrganizationService, UserRow } from '../modules/orgs/index.ts';
 
 export interface AuthContext {
   user: UserRow;

@@ -1,7 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { chain, settle } from '../lib/maybe-promise.ts';
-import { rateLimitHeaders, type Admission, type RateLimiter } from '../modules/usage/rate-limiter.ts';
-import type { UsageCatalog } from '../modules/usage/usage-catalog.ts';
+import { rateLimitHeaders, type Admission, type RateLimiter, type UsageCatalog } from '../modules/usage/index.ts';
 import { SERVICE_PREFIX } from './auth.plugin.ts';
 
 declare module 'fastify' {

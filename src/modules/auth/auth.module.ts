@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely';
 import type { Database } from '../../db/schema.ts';
 import type { Clock } from '../../lib/clock.ts';
 import type { KeyRing } from '../../lib/crypto.ts';
-import type { UserRepository } from '../orgs/user.repository.ts';
+import type { UserRepository } from '../orgs/index.ts';
 import { authRoutes } from './auth.routes.ts';
 import { createAuthService } from './auth.service.ts';
 import { createLoginThrottle, type LoginThrottleSettings } from './login-throttle.ts';

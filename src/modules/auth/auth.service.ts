@@ -4,7 +4,7 @@ import type { Clock } from '../../lib/clock.ts';
 import type { KeyRing } from '../../lib/crypto.ts';
 import { AppError, validationError } from '../../lib/errors.ts';
 import { chain, type MaybePromise } from '../../lib/maybe-promise.ts';
-import type { UserRepository, UserRow } from '../orgs/user.repository.ts';
+import type { UserRepository, UserRow } from '../orgs/index.ts';
 import type { LoginThrottle } from './login-throttle.ts';
 import { assertPasswordStrength, hashPassword, verifyPassword } from './password.ts';
 import type { TokenService, VerifiedToken } from './token.service.ts';

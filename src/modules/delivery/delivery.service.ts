@@ -10,7 +10,7 @@ import type { Engine } from '../../db/store.ts';
 import type { Clock } from '../../lib/clock.ts';
 import type { KeyRing } from '../../lib/crypto.ts';
 import { AppError, validationError } from '../../lib/errors.ts';
-import { normalizeEmail } from '../orgs/user.service.ts';
+import { normalizeEmail } from '../orgs/index.ts';
 import { createAttemptLog, type AttemptLog } from './attempt-log.ts';
 import { createDefaultableStore } from './defaultable-store.ts';
 import { DEFAULT_TEMPLATE } from './email/default-template.ts';

@@ -1,8 +1,8 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../../db/schema.ts';
 import type { Clock } from '../../lib/clock.ts';
-import type { DeliveryService } from '../delivery/delivery.service.ts';
-import type { OrganizationService } from '../orgs/org.service.ts';
+import type { DeliveryService } from '../delivery/index.ts';
+import type { OrganizationService } from '../orgs/index.ts';
 import { findSource } from '../sources/index.ts';
 
 const CLAIM_MS = 10 * 60_000;

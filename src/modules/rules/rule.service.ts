@@ -3,9 +3,9 @@ import type { AlertRuleTable, Database } from '../../db/schema.ts';
 import type { Clock } from '../../lib/clock.ts';
 import { AppError, notFound, type FieldError } from '../../lib/errors.ts';
 import { linkedPage, pageWindow } from '../../lib/pagination.ts';
-import type { DeliveryKind } from '../delivery/delivery.service.ts';
-import type { OrganizationService } from '../orgs/org.service.ts';
-import type { FollowUpTokens } from '../search/follow-up-token.ts';
+import type { DeliveryKind } from '../delivery/index.ts';
+import type { OrganizationService } from '../orgs/index.ts';
+import type { FollowUpTokens } from '../search/index.ts';
 import { findSource, normalizeArgs, validateArgs, type SourceDefinition } from '../sources/index.ts';
 import { frequencyHours, isFrequency, type Frequency } from './frequency.ts';
 

@@ -4,7 +4,7 @@ import type { Database } from '../../db/schema.ts';
 import type { Engine } from '../../db/store.ts';
 import type { Clock } from '../../lib/clock.ts';
 import type { KeyRing } from '../../lib/crypto.ts';
-import type { Frequency } from '../rules/frequency.ts';
+import type { Frequency } from '../rules/index.ts';
 import type { ArgError } from './args-validation.ts';
 import type { IngestProgress } from './ingest/ingest-kit.ts';
 

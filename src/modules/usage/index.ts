@@ -1,4 +1,5 @@
 // The usage module's public surface: rate limits and their use.
-export type { LimitResolver } from './limits.ts';
-export type { RateLimiter } from './rate-limiter.ts';
+export { ACCOUNT_SCOPE, serviceScope, type LimitResolver } from './limits.ts';
+export { rateLimitHeaders, type Admission, type RateLimiter } from './rate-limiter.ts';
+export type { UsageCatalog } from './usage-catalog.ts';
 export { createUsageModule } from './usage.module.ts';

@@ -1,7 +1,5 @@
 import { sql } from 'kysely';
-import { positiveTerms, type QueryNode } from '../../search/query-language.ts';
-import { textPreview } from '../../search/text-preview.ts';
-import type { MessageRow } from '../../search/search.repository.ts';
+import { positiveTerms, textPreview, type MessageRow, type QueryNode } from '../../search/index.ts';
 import type { Hit } from '../source.ts';
 
 export type { MessageRow };

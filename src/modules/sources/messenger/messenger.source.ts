@@ -1,6 +1,5 @@
 import { sql } from 'kysely';
-import { predicateCompilers } from '../../search/message-search.sql.ts';
-import { parseQuery, QuerySyntaxError } from '../../search/query-language.ts';
+import { parseQuery, predicateCompilers, QuerySyntaxError } from '../../search/index.ts';
 import type { ArgError } from '../args-validation.ts';
 import type { BatchRule, MatchResult, SourceContext, SourceDefinition } from '../source.ts';
 import { generateCorpus } from './demo-corpus.ts';

@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import { foldText, matchesFolded, parseQuery, type QueryNode } from '../../search/query-language.ts';
+import { foldText, matchesFolded, parseQuery, type QueryNode } from '../../search/index.ts';
 import type { MatchResult, SourceContext } from '../source.ts';
 import { AhoCorasick } from './aho-corasick.ts';
 import { collapseIdenticalTexts, MESSAGE_COLUMNS, messageHit, type MessageRow, type MessengerArgs } from './message-hits.ts';

@@ -3,7 +3,7 @@ import { sql, type Kysely, type Transaction } from 'kysely';
 import type { Database } from '../../../../db/schema.ts';
 import type { Engine } from '../../../../db/store.ts';
 import type { Clock } from '../../../../lib/clock.ts';
-import { foldText } from '../../../search/query-language.ts';
+import { foldText } from '../../../search/index.ts';
 
 export interface ChannelInput {
   platform: string;
