@@ -73,8 +73,8 @@ describe('sourceCatalog', () => {
       }
     });
 
-    it('has at least one required param (the watched asset)', () => {
-      expect(source.params.some((param) => param.required)).toBe(true);
+    it("refuses args that name no watched asset (a required param, or credit_card's bins or issuer)", () => {
+      expect(validateArgs(source, {})).not.toEqual([]);
     });
 
     it('accepts its own examples', () => {

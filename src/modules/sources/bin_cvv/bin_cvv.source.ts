@@ -1,27 +1,69 @@
-import { CARD_BRANDS } from '../credit_card/credit_card.source.ts';
-import { sourceWithoutData } from '../source.ts';
+import type { ArgError } from '../args-validation.ts';
+import { binsErrors, binsParam } from '../cards/card-args.ts';
+import { cardIngester } from '../cards/card-ingest.ts';
+import { matchCards } from '../cards/card-match.ts';
+import { CARD_BRANDS } from '../cards/card-number.ts';
+import { cardStoreMigrations } from '../cards/card-store.ts';
+import { loadDemoCards } from '../cards/demo-cards.ts';
+import type { SourceDefinition } from '../source.ts';
+
+interface BinCvvArgs {
+  bins: string[];
+  brand?: string;
+  include_expired?: boolean;
+  max_price?: number;
+}
+
+function checkBinCvvArgs(args: Record<string, unknown>): ArgError[] {
+  const errors = binsErrors(args);
+  const { max_price: maxPrice } = args as unknown as BinCvvArgs;
+  if (maxPrice !== undefined && maxPrice < 0) errors.push({ field: 'args.max_price', message: 'must not be negative', rule: 3 });
+  return errors;
+}
 
 /**
- * BIN-CVV (id 7): "CVV" listings (card number, expiry, CVV and billing details) offered on
- * carding shops, watched by BIN. Hits carry the listing, never the card number in clear.
- *
- * Hit data: bin, last4, brand, card_type, level, issuer, country, state, city, zip, expiry,
- * shop, base (the shop's batch name), price (USD), listed_at.
+ * BIN-CVV (id 7): cards of the watched BINs offered with their CVV, the ones a fraudster can
+ * use online: shop listings (with price, shop and base) and dumps with a CVV column. It reads
+ * the card store in ../cards that the credit-card source shares; hits never carry the number or
+ * the CVV itself.
  */
-export const binCvvSource = sourceWithoutData({
+export const binCvvSource: SourceDefinition = {
   id: 7,
   name: 'bin_cvv',
   alias: 'BIN-CVV',
-  description: 'Carding-shop listings of cards with CVV for an issuer BIN, with price, shop and billing location.',
+  description: 'Cards of an issuer BIN offered with their CVV, from carding-shop listings and dumps, with price, shop and base when listed.',
   serviceType: 'sync',
   frequency: 'daily',
   params: [
-    { name: 'bin', type: 'String', required: true, hint: 'Issuer identification number: the first 6 or 8 digits of the card number', example: '414720' },
-    { name: 'brand', type: 'String', required: false, hint: 'Only listings of this brand', example: 'visa', valid_values: CARD_BRANDS },
-    { name: 'include_expired', type: 'Boolean', required: false, hint: 'Also report listings whose card has expired (off by default)', example: false },
-    { name: 'max_price', type: 'Float', required: false, hint: 'Only listings at or below this price, in USD', example: 25.5 },
+    binsParam({ required: true, example: ['414720'] }),
+    { name: 'brand', type: 'String', required: false, hint: 'Only cards of this brand', example: 'visa', valid_values: [...CARD_BRANDS] },
+    { name: 'include_expired', type: 'Boolean', required: false, hint: 'Also report cards whose expiry month has passed (off by default)', example: false },
+    { name: 'max_price', type: 'Float', required: false, hint: 'Only listings at or below this price, in USD (cards without a price are then left out)', example: 25.5 },
   ],
-  excludableFields: ['shop', 'base', 'zip'],
-  filterableFields: ['bin', 'brand', 'card_type', 'level', 'country', 'state', 'shop', 'base'],
-  sortableFields: ['listed_at', 'price', 'expiry', 'bin'],
-});
+  excludableFields: ['masked_pan', 'shop', 'base', 'source_name'],
+  filterableFields: ['bin', 'brand', 'card_type', 'level', 'country', 'billing_state', 'shop', 'base', 'source_name'],
+  sortableFields: ['discovered_at', 'price', 'expires', 'bin'],
+  hasData: true,
+  checkArgs: checkBinCvvArgs,
+  match(context, rawArgs, window, limit) {
+    const args = rawArgs as unknown as BinCvvArgs;
+    return matchCards(
+      context,
+      {
+        bins: args.bins,
+        brands: args.brand === undefined ? undefined : [args.brand],
+        cvvOnly: true,
+        unexpiredOnly: !args.include_expired,
+        maxPriceCents: args.max_price === undefined ? undefined : Math.round(args.max_price * 100),
+      },
+      window,
+      limit,
+    );
+  },
+  migrations: cardStoreMigrations,
+  ingesters: [cardIngester('bin_cvv', 'the same card store as credit_card: shop CSV exports and card dumps, files, folders or - (stdin)')],
+  async demo(context, now) {
+    const added = await loadDemoCards(context, now, { sourceName: 'demo-shop.csv', seed: 7, bins: ['414720', '510560', '414709'], count: 30, listing: true });
+    return `Demo cards: ${added} synthetic shop listings with CVV added (try bin_cvv with bins ["414720"])`;
+  },
+};

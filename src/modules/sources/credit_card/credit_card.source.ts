@@ -1,29 +1,61 @@
-import { sourceWithoutData } from '../source.ts';
+import type { ArgError } from '../args-validation.ts';
+import { binsErrors, binsParam } from '../cards/card-args.ts';
+import { binsIngester, cardIngester } from '../cards/card-ingest.ts';
+import { matchCards } from '../cards/card-match.ts';
+import { CARD_BRANDS, CARD_TYPES } from '../cards/card-number.ts';
+import { cardStoreMigrations } from '../cards/card-store.ts';
+import { loadDemoCards } from '../cards/demo-cards.ts';
+import type { SourceDefinition } from '../source.ts';
 
-/** Card brands shared by the card sources. */
-export const CARD_BRANDS = ['visa', 'mastercard', 'amex', 'discover', 'jcb', 'unionpay', 'diners', 'maestro', 'mir'];
+interface CreditCardArgs {
+  bins?: string[];
+  issuer?: string;
+  brands?: string[];
+  card_types?: string[];
+}
+
+// Shorter issuer parts ("ba") would match most banks of the table.
+const MIN_ISSUER = 3;
+
+function checkCreditCardArgs(args: Record<string, unknown>): ArgError[] {
+  const { bins, issuer } = args as CreditCardArgs;
+  const errors = binsErrors(args);
+  if (issuer !== undefined && issuer.length < MIN_ISSUER) errors.push({ field: 'args.issuer', message: `must be at least ${MIN_ISSUER} characters`, rule: 3 });
+  if (!bins?.length && issuer === undefined) errors.push({ field: 'args.bins', message: 'is required when args.issuer is not given', rule: 3 });
+  return errors;
+}
 
 /**
- * Credit card (id 6): compromised payment cards of an issuer (by BIN) found in leaks, pastes,
- * forum posts and skimmer logs. Card numbers are never stored in clear: hits carry the BIN and
- * the last four digits.
- *
- * Hit data: bin, last4, masked_pan, brand, card_type, level, issuer, country, expiry,
- * source_type, source_name, discovered_at.
+ * Credit card (id 6): payment cards of the watched issuer, by BIN or by bank name, found in card
+ * dumps and shop exports (the card store in ../cards). Hits carry the BIN and last four digits,
+ * never the number or CVV; docs/sources.md lists the hit fields.
  */
-export const creditCardSource = sourceWithoutData({
+export const creditCardSource: SourceDefinition = {
   id: 6,
   name: 'credit_card',
   alias: 'Credit cards',
-  description: 'Compromised payment cards of an issuer BIN found in leaks, pastes, forums and skimmer logs.',
+  description: "Compromised payment cards of an issuer's BINs or bank name, found in card dumps and shop exports.",
   serviceType: 'sync',
   frequency: 'daily',
   params: [
-    { name: 'bin', type: 'String', required: true, hint: 'Issuer identification number: the first 6 or 8 digits of the card number', example: '41472012' },
-    { name: 'brands', type: 'Array[String]', required: false, hint: 'Only cards of these brands', example: ['visa'], valid_values: CARD_BRANDS },
-    { name: 'card_types', type: 'Array[String]', required: false, hint: 'Only cards of these types', example: ['credit', 'debit'], valid_values: ['credit', 'debit', 'prepaid'] },
+    binsParam({ required: false, example: ['414720', '510560'] }),
+    { name: 'issuer', type: 'String', required: false, hint: "Part of the issuing bank's name, any case (bins, issuer or both; a card matching either is reported)", example: 'chase' },
+    { name: 'brands', type: 'Array[String]', required: false, hint: 'Only cards of these brands', example: ['visa'], valid_values: [...CARD_BRANDS] },
+    { name: 'card_types', type: 'Array[String]', required: false, hint: 'Only cards of these types', example: ['credit', 'debit'], valid_values: [...CARD_TYPES] },
   ],
-  excludableFields: ['masked_pan', 'source_name'],
-  filterableFields: ['bin', 'brand', 'card_type', 'level', 'country', 'source_type', 'source_name'],
-  sortableFields: ['discovered_at', 'bin', 'expiry'],
-});
+  excludableFields: ['masked_pan', 'bin', 'issuer', 'source_name'],
+  filterableFields: ['bin', 'brand', 'card_type', 'level', 'issuer', 'country', 'has_cvv', 'source_type', 'source_name'],
+  sortableFields: ['discovered_at', 'expires', 'bin', 'source_name'],
+  hasData: true,
+  checkArgs: checkCreditCardArgs,
+  match(context, rawArgs, window, limit) {
+    const args = rawArgs as CreditCardArgs;
+    return matchCards(context, { bins: args.bins ?? [], issuer: args.issuer, brands: args.brands, cardTypes: args.card_types }, window, limit);
+  },
+  migrations: cardStoreMigrations,
+  ingesters: [cardIngester('credit_card', 'payment cards from card dumps (PAN|MM|YY|CVV|…) and shop CSV exports, files, folders or - (stdin)'), binsIngester],
+  async demo(context, now) {
+    const added = await loadDemoCards(context, now, { sourceName: 'demo-dump.txt', seed: 6, bins: ['414720', '414709', '510560', '371241', '400022'], count: 60, listing: false });
+    return `Demo cards: ${added} synthetic dump cards added (try credit_card with bins ["414720"] or issuer "chase")`;
+  },
+};

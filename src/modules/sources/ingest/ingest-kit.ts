@@ -94,6 +94,13 @@ export function newInputResult(input: string): InputResult {
   return { input, ok: true, records: 0, added: 0, duplicates: 0, rejected: 0, rejections: [] };
 }
 
+/** An input that could not be read is a failed result; any other error is a fault and goes on. */
+export function failInput(result: InputResult, error: unknown): void {
+  if (!(error instanceof IngestError)) throw error;
+  result.ok = false;
+  result.error = error.message;
+}
+
 export function reject(result: InputResult, location: string, reason: string): void {
   result.rejected++;
   if (result.rejections.length < REJECTIONS_SHOWN) result.rejections.push({ location, reason });

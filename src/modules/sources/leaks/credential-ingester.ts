@@ -5,7 +5,7 @@ import { pipeline } from 'node:stream/promises';
 import type { Readable } from 'node:stream';
 import yauzl from 'yauzl';
 import type { Ingester, SourceContext } from '../source.ts';
-import { IngestError, inputLine, newInputResult, readLines, reject, reportInputs, type InputResult, type IngestProgress } from '../ingest/ingest-kit.ts';
+import { failInput, IngestError, inputLine, newInputResult, readLines, reject, reportInputs, type InputResult, type IngestProgress } from '../ingest/ingest-kit.ts';
 import type { CredentialRecord, MachineInfo } from './credential.ts';
 import { createCredentialWriter, type CredentialWriter, type LeakFile, type LeakKind } from './credential-store.ts';
 import { parseComboLine } from './parsers/combolist.ts';
@@ -252,9 +252,7 @@ export function credentialIngester(name: string): Ingester {
             else await ingest.combolist(input, path.basename(input), result);
           }
         } catch (error) {
-          if (!(error instanceof IngestError)) throw error;
-          result.ok = false;
-          result.error = error.message;
+          failInput(result, error);
         }
         options.progress?.finish(inputLine('credentials', result));
       }

@@ -1,20 +1,10 @@
+import { seededRandom } from '../messenger/index.ts';
 import type { CredentialRecord } from './credential.ts';
 
 /**
  * Synthetic credentials (never real people's): the demo data of `dragnet demo` and the corpus
  * of `npm run bench -- leaks`. Same seed, same credentials.
  */
-function seededRandom(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 export const DEMO_DOMAINS = ['acme-bank.com', 'globex.com', 'initech.io', 'umbrella-corp.org', 'contoso.com', 'northwind.co'];
 const WEBMAIL = ['gmail.com', 'outlook.com', 'yahoo.com', 'proton.me', 'mail.ru'];
 const SITES = ['netflix.com', 'linkedin.com', 'github.com', 'dropbox.com', 'okta.com', 'steamcommunity.com', 'amazon.com', 'facebook.com'];

@@ -1,0 +1,87 @@
+/**
+ * Card numbers (PANs): validation, the card scheme of a number's first digits, and the only
+ * parts of a PAN Dragnet keeps (PCI DSS 3.4: the first six, or eight for 16+ digit PANs, and
+ * the last four).
+ */
+
+/** Card brands (schemes) the card sources know. */
+export const CARD_BRANDS = ['visa', 'mastercard', 'amex', 'discover', 'jcb', 'unionpay', 'diners', 'maestro', 'mir'] as const;
+export type CardBrand = (typeof CARD_BRANDS)[number];
+
+export const CARD_TYPES = ['credit', 'debit', 'prepaid'] as const;
+export type CardType = (typeof CARD_TYPES)[number];
+
+/** ISO/IEC 7812 allows 8 to 19 digits; payment cards in dumps have 12 to 19. */
+const PAN = /^\d{12,19}$/;
+
+export function luhnValid(digits: string): boolean {
+  let sum = 0;
+  for (let i = 0; i < digits.length; i++) {
+    let digit = digits.charCodeAt(digits.length - 1 - i) - 48;
+    if (i % 2 === 1) {
+      digit *= 2;
+      if (digit > 9) digit -= 9;
+    }
+    sum += digit;
+  }
+  return sum % 10 === 0;
+}
+
+/** The check digit that makes `partial` + digit pass the Luhn check. */
+export function luhnCheckDigit(partial: string): string {
+  for (let digit = 0; digit <= 9; digit++) if (luhnValid(partial + digit)) return String(digit);
+  throw new Error('unreachable: one of ten digits always completes a Luhn sum');
+}
+
+/**
+ * The PAN of a card-number field (spaces and dashes between digit groups allowed), or the reason
+ * it is not one. Reasons never quote the number.
+ */
+export function normalizePan(field: string): { pan: string } | { reason: string } {
+  const pan = field.replace(/[\s-]/g, '');
+  if (!PAN.test(pan)) return { reason: 'card number must be 12 to 19 digits' };
+  if (!luhnValid(pan)) return { reason: 'card number fails the Luhn check' };
+  return { pan };
+}
+
+// [first, last] prefix ranges of equal length; the first range that holds the number wins, so
+// narrower ranges inside a broader one come first.
+const SCHEME_RANGES: [number, number, CardBrand][] = [
+  [2200, 2204, 'mir'],
+  [2221, 2720, 'mastercard'],
+  [300, 305, 'diners'],
+  [34, 34, 'amex'],
+  [37, 37, 'amex'],
+  [3528, 3589, 'jcb'],
+  [36, 36, 'diners'],
+  [38, 39, 'diners'],
+  [4, 4, 'visa'],
+  [50, 50, 'maestro'],
+  [51, 55, 'mastercard'],
+  [56, 58, 'maestro'],
+  [6011, 6011, 'discover'],
+  [644, 649, 'discover'],
+  [65, 65, 'discover'],
+  [62, 62, 'unionpay'],
+  [63, 63, 'maestro'],
+  [67, 67, 'maestro'],
+];
+
+/** The scheme a number's leading digits belong to (the IIN ranges the schemes publish), if any. */
+export function schemeOf(digits: string): CardBrand | null {
+  for (const [first, last, scheme] of SCHEME_RANGES) {
+    const length = String(first).length;
+    if (digits.length < length) continue;
+    const prefix = Number(digits.slice(0, length));
+    if (prefix >= first && prefix <= last) return scheme;
+  }
+  return null;
+}
+
+/** What is kept of a PAN: the issuer prefix (8 digits for PANs of 16 or more, else 6) and the last four. */
+export function panParts(pan: string): { iin: string; bin: string; last4: string; length: number } {
+  return { iin: pan.slice(0, pan.length >= 16 ? 8 : 6), bin: pan.slice(0, 6), last4: pan.slice(-4), length: pan.length };
+}
+
+/** 414720******1234: the BIN, the hidden middle, the last four. */
+export const maskedPan = (bin: string, last4: string, length: number): string => `${bin}${'*'.repeat(Math.max(length - bin.length - 4, 0))}${last4}`;
