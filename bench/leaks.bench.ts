@@ -14,7 +14,7 @@
  * Targets (issue #11) are printed with PASS/FAIL; a miss sets exit code 1.
  */
 import { execFileSync } from 'node:child_process';
-import { createReadStream, createWriteStream, readdirSync, statSync } from 'node:fs';
+import { createReadStream, createWriteStream, statSync } from 'node:fs';
 import { once } from 'node:events';
 import path from 'node:path';
 import { Command } from 'commander';
@@ -98,7 +98,8 @@ export async function run(argv: string[]): Promise<void> {
     out(`bulk insert of the same ${bulkRows} rows (parsed, sealed): ${Math.round(bulkRate).toLocaleString('en')} rows/s; ingest is ${((ingestRate / bulkRate) * 100).toFixed(0)}% of it`);
     if (options.store === 'sqlite' && ingestRate < 200_000) failures.push('ingest ≥ 200k lines/s');
     if (ingestRate < bulkRate / 2) failures.push('ingest ≥ 50% of bulk insert');
-    out(`  targets: ≥ 200,000 lines/s on SQLite: ${verdict(options.store !== 'sqlite' || ingestRate >= 200_000)}; ≥ 50% of the bulk insert: ${verdict(ingestRate >= bulkRate / 2)}`);
+    const sqliteTarget = options.store === 'sqlite' ? verdict(ingestRate >= 200_000) : 'n/a (the target is for SQLite)';
+    out(`  targets: ≥ 200,000 lines/s on SQLite: ${sqliteTarget}; ≥ 50% of the bulk insert: ${verdict(ingestRate >= bulkRate / 2)}`);
 
     // 2. Quick searches.
     const queries = createLeakQueries(context);
@@ -150,8 +151,10 @@ export async function run(argv: string[]): Promise<void> {
     // 4. Size.
     let bytes: number;
     if (options.store === 'sqlite') {
+      // Pages in use (the dropped bulk-insert copy's pages are free, not counted).
       await sql`drop table bench_bulk`.execute(db);
-      bytes = readdirSync(store.dataDir).filter((f) => f.startsWith('dragnet.sqlite')).reduce((n, f) => n + statSync(path.join(store.dataDir, f)).size, 0);
+      const pragma = async (name: string) => Number(Object.values((await sql.raw(`pragma ${name}`).execute(db)).rows[0] as object)[0]);
+      bytes = ((await pragma('page_count')) - (await pragma('freelist_count'))) * (await pragma('page_size'));
     } else {
       const { rows: size } = await sql<{ bytes: number }>`select pg_total_relation_size('leak_credentials') + pg_total_relation_size('leak_files') as bytes`.execute(db);
       bytes = Number(size[0]!.bytes);
