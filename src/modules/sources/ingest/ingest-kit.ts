@@ -1,6 +1,5 @@
 import { createReadStream, readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
-import { createInterface } from 'node:readline';
 import type { Readable } from 'node:stream';
 
 /**
@@ -61,18 +60,51 @@ export function openInput(input: string): { stream: Readable; size: number | nul
   return { stream: createReadStream(input), size: statSync(input).size };
 }
 
+/** Bytes of one line that are read; the rest of a longer line is dropped, unread into memory. */
+export const MAX_LINE_BYTES = 1 << 20;
+
 /**
- * The lines of a stream, numbered from 1, without their line ends; `onBytes` hears how many
- * bytes each line took (for a progress bar over the file size).
+ * The lines of a stream, numbered from 1, without their line ends (`\n` or `\r\n`); `onBytes`
+ * hears how many bytes each chunk took (for a progress bar over the file size). A line longer
+ * than MAX_LINE_BYTES is cut there: a file without newlines never fills memory, and every parser
+ * rejects lines that long anyway.
  */
 export async function* readLines(stream: Readable, onBytes?: (bytes: number) => void): AsyncGenerator<{ line: string; number: number }> {
-  const lines = createInterface({ input: stream, crlfDelay: Infinity });
+  let pending: Buffer[] = [];
+  let pendingBytes = 0;
   let number = 0;
-  for await (const line of lines) {
+  const line = (last: Buffer) => {
+    const bytes = pending.length ? Buffer.concat([...pending, last]) : last;
+    pending = [];
+    pendingBytes = 0;
     number++;
-    onBytes?.(Buffer.byteLength(line) + 1);
-    yield { line: number === 1 ? line.replace(/^\uFEFF/, '') : line, number };
+    const text = bytes.toString('utf8', 0, bytes.length > 0 && bytes[bytes.length - 1] === 13 ? bytes.length - 1 : bytes.length);
+    return { line: number === 1 ? text.replace(/^\uFEFF/, '') : text, number };
+  };
+  const keep = (piece: Buffer) => {
+    const room = MAX_LINE_BYTES - pendingBytes;
+    if (room <= 0) return;
+    const kept = piece.length > room ? piece.subarray(0, room) : piece;
+    pending.push(kept);
+    pendingBytes += kept.length;
+  };
+  for await (const raw of stream as AsyncIterable<Buffer | string>) {
+    const chunk = typeof raw === 'string' ? Buffer.from(raw) : raw;
+    onBytes?.(chunk.length);
+    let start = 0;
+    for (let newline = chunk.indexOf(10); newline !== -1; newline = chunk.indexOf(10, start)) {
+      const piece = chunk.subarray(start, newline);
+      if (pendingBytes + piece.length > MAX_LINE_BYTES) {
+        keep(piece);
+        yield line(Buffer.alloc(0));
+      } else {
+        yield line(piece);
+      }
+      start = newline + 1;
+    }
+    if (start < chunk.length) keep(Buffer.from(chunk.subarray(start)));
   }
+  if (pendingBytes > 0) yield line(Buffer.alloc(0));
 }
 
 /** Rejections kept per input in a report; the count covers them all. */
