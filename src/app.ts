@@ -10,8 +10,8 @@ import { AccessLog } from './http/logging.ts';
 import { registerRateLimiting } from './http/rate-limit.plugin.ts';
 import { healthRoutes } from './http/health.routes.ts';
 import { ErrorBody } from './http/schemas.ts';
-import { createValidatorCompiler, findNulCharacter } from './http/validation.ts';
-import { validationError } from './lib/errors.ts';
+import { createValidatorCompiler, findNulCharacter, MAX_JSON_DEPTH, nestsDeeperThan } from './http/validation.ts';
+import { AppError, validationError } from './lib/errors.ts';
 
 export interface AppOptions {
   logger?: FastifyServerOptions['logger'];
@@ -31,6 +31,19 @@ export async function buildApp(container: Container, options: AppOptions = {}) {
     },
     ajv: { customOptions: { removeAdditional: false } },
   }).withTypeProvider<TypeBoxTypeProvider>();
+
+  // Fastify's own JSON parser (prototype poisoning refused), behind a nesting check: JSON.parse
+  // recurses, and a body nested 100,000 deep would exhaust its stack (a 500) before any schema ran.
+  const parseJson = app.getDefaultJsonParser('error', 'error');
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+    const text = body.toString();
+    if (nestsDeeperThan(text, MAX_JSON_DEPTH)) {
+      done(new AppError('bad_request', `body nests deeper than ${MAX_JSON_DEPTH} levels`), undefined);
+      return;
+    }
+    parseJson(request, text, done);
+  });
 
   app.addSchema(ErrorBody);
   app.setValidatorCompiler(createValidatorCompiler([ErrorBody]));

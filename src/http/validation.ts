@@ -70,3 +70,29 @@ export function findNulCharacter(value: unknown, path = ''): string | null {
   }
   return null;
 }
+
+/** Deepest nesting a request body may have; Dragnet's bodies nest three levels at most. */
+export const MAX_JSON_DEPTH = 64;
+
+/**
+ * Whether JSON text nests deeper than `limit` arrays and objects. Read before parsing, because
+ * JSON.parse recurses: 100,000 levels exhaust its stack, which would be a 500, not a 400.
+ */
+export function nestsDeeperThan(text: string, limit: number): boolean {
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 92) i++; // backslash: skip the escaped character
+      else if (c === 34) inString = false;
+    } else if (c === 34) {
+      inString = true;
+    } else if (c === 91 || c === 123) {
+      if (++depth > limit) return true;
+    } else if (c === 93 || c === 125) {
+      depth--;
+    }
+  }
+  return false;
+}

@@ -35,7 +35,12 @@ type Token =
   | { kind: 'error'; message: string; position: number; end: number }
   | { kind: 'and' | 'or' | 'not' | 'lparen' | 'rparen'; position: number; end: number };
 
-const OPERATORS: Record<string, 'and' | 'or' | 'not'> = { AND: 'and', OR: 'or', NOT: 'not' };
+// A Map, not an object: a term such as __proto__ or constructor must not find a prototype member.
+const OPERATORS = new Map<string, 'and' | 'or' | 'not'>([
+  ['AND', 'and'],
+  ['OR', 'or'],
+  ['NOT', 'not'],
+]);
 const WORD_END = /[\s()"]/;
 
 function tokenize(query: string): Token[] {
@@ -69,7 +74,7 @@ function tokenize(query: string): Token[] {
       let end = i;
       while (end < query.length && !WORD_END.test(query[end]!)) end++;
       const word = query.slice(i, end);
-      const operator = OPERATORS[word];
+      const operator = OPERATORS.get(word);
       tokens.push(operator ? { kind: operator, position: i, end } : { kind: 'word', value: word, position: i, end });
       i = end;
     }
