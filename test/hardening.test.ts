@@ -1,4 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { systemClock, type ManualClock } from '../src/lib/clock.ts';
+import { deliveryApi, templateBody, webhookBody } from './support/delivery-api.ts';
 import { expectError } from './support/http.ts';
 import { createTestApp, type TestApp } from './support/test-app.ts';
 import { testEngine } from './support/test-store.ts';
@@ -47,5 +49,37 @@ describe(`hardening against hostile input (${testEngine})`, () => {
   it('brackets inside strings do not count as nesting', async () => {
     const response = await t.request({ method: 'POST', url: '/service/messenger-search-create/', token: access, body: { query: `"${'['.repeat(500)}"` } });
     expect(response.statusCode, response.body).toBe(200);
+  });
+});
+
+describe(`small defects of #15 (${testEngine})`, () => {
+  let t: TestApp;
+  let access: string;
+  let refresh: string;
+  let orgId: number;
+
+  beforeAll(async () => {
+    // The real clock: created_at and updated_at are two readings of it unless taken once.
+    t = await createTestApp({ env: { DRAGNET_RATE_LIMITS: 'off' }, clock: systemClock as ManualClock });
+    ({ org_id: orgId } = await t.createUser({ org: 'Defects', email: 'd@defects.test' }));
+    ({ access, refresh } = await t.login('d@defects.test'));
+  });
+  afterAll(async () => {
+    await t?.close();
+  });
+
+  it('a new webhook and a new template have updated_at equal to created_at', async () => {
+    const delivery = deliveryApi(t, access, orgId);
+    type Stamped = { created_at: string; updated_at: string };
+    for (const created of [await delivery.created<Stamped>('webhook', webhookBody('hook')), await delivery.created<Stamped>('template', templateBody('tpl'))]) {
+      expect(created.updated_at).toBe(created.created_at);
+    }
+  });
+
+  it('an access token sent to refresh says "not a refresh token"', async () => {
+    const wrong = await t.request({ method: 'POST', url: '/token/refresh/', body: { refresh: access } });
+    expect(expectError(wrong, 401, 'unauthorized').message).toBe('not a refresh token');
+    const right = await t.request({ method: 'POST', url: '/token/refresh/', body: { refresh } });
+    expect(right.statusCode).toBe(200);
   });
 });

@@ -57,7 +57,7 @@ export function createTokenService(deps: { jwtKey: Uint8Array; clock: Clock }) {
       });
       const userId = Number(payload.sub);
       if (payload.token_type !== expected || !Number.isSafeInteger(userId) || typeof payload.tv !== 'number') {
-        throw new AppError('unauthorized', `not an ${expected} token`);
+        throw new AppError('unauthorized', `not ${expected === 'access' ? 'an access' : 'a refresh'} token`);
       }
       if (verified.size >= VERIFIED_CACHE_SIZE) verified.delete(verified.keys().next().value!);
       verified.set(token, { userId, tokenVersion: payload.tv, type: expected, expiresAt: payload.exp! });
@@ -87,7 +87,7 @@ export function createTokenService(deps: { jwtKey: Uint8Array; clock: Clock }) {
     verify(token: string, expected: TokenType): MaybePromise<VerifiedToken> {
       const known = verified.get(token);
       if (!known) return verifySignature(token, expected);
-      if (known.type !== expected) throw new AppError('unauthorized', `not an ${expected} token`);
+      if (known.type !== expected) throw new AppError('unauthorized', `not ${expected === 'access' ? 'an access' : 'a refresh'} token`);
       if (known.expiresAt <= nowSeconds()) throw new AppError('unauthorized', `${expected} token has expired`);
       return { userId: known.userId, tokenVersion: known.tokenVersion };
     },

@@ -40,6 +40,12 @@ export function createDefaultableStore<Row extends BaseRow>(deps: { db: Kysely<D
   const visible = (orgId: number) =>
     sql<boolean>`(org_id = ${orgId}${options.sharedRows ? sql` or org_id is null` : sql``})`;
 
+  /** A new row's created_at, and its updated_at when it has one: the same instant (#15). */
+  function createdNow(values: Record<string, unknown>): Record<string, number> {
+    const now = deps.clock.now().getTime();
+    return 'updated_at' in values ? { created_at: now, updated_at: now } : { created_at: now };
+  }
+
   async function inOrgTransaction<T>(orgId: number, work: (tx: Transaction<Record<string, BaseRow & Record<string, unknown>>>) => Promise<T>): Promise<T> {
     try {
       return await db.transaction().execute(async (tx) => {
@@ -90,7 +96,7 @@ export function createDefaultableStore<Row extends BaseRow>(deps: { db: Kysely<D
         if (makeDefault && current) await tx.updateTable(table).set({ is_default: 0 }).where('id', '=', current.id).execute();
         const row = await tx
           .insertInto(table)
-          .values({ ...values, org_id: orgId, is_default: makeDefault ? 1 : 0, created_at: deps.clock.now().getTime() } as never)
+          .values({ ...values, ...createdNow(values), org_id: orgId, is_default: makeDefault ? 1 : 0 } as never)
           .returningAll()
           .executeTakeFirstOrThrow();
         return row as unknown as Row;
@@ -104,7 +110,7 @@ export function createDefaultableStore<Row extends BaseRow>(deps: { db: Kysely<D
         if (existing) return;
         await tx
           .insertInto(table)
-          .values({ ...values, org_id: orgId, is_default: 1, created_at: deps.clock.now().getTime() } as never)
+          .values({ ...values, ...createdNow(values), org_id: orgId, is_default: 1 } as never)
           .execute();
       });
     },
