@@ -83,3 +83,22 @@ describe(`small defects of #15 (${testEngine})`, () => {
     expect(right.statusCode).toBe(200);
   });
 });
+
+describe(`unusual methods (${testEngine})`, () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await createTestApp();
+  });
+  afterAll(async () => {
+    await t?.close();
+  });
+
+  it('a method a path does not take is a 405 naming the ones it does; an unknown path stays 404', async () => {
+    const trace = await t.app.inject({ method: 'TRACE' as 'GET', url: '/token/' });
+    expect(expectError(trace, 405, 'method_not_allowed').message).toContain('allowed: POST');
+    expect(trace.headers.allow).toBe('POST');
+    const get = await t.app.inject({ method: 'GET', url: '/token/refresh/' });
+    expectError(get, 405, 'method_not_allowed');
+    expectError(await t.app.inject({ method: 'TRACE' as 'GET', url: '/no/such/path/' }), 404, 'not_found');
+  });
+});

@@ -42,6 +42,8 @@ export function sendError(request: FastifyRequest, reply: FastifyReply, appError
   });
 }
 
+const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const;
+
 export function registerErrorHandling(app: FastifyInstance) {
   app.setErrorHandler((error: FastifyError, request, reply) => {
     const appError = toAppError(error);
@@ -51,6 +53,13 @@ export function registerErrorHandling(app: FastifyInstance) {
 
   app.setNotFoundHandler((request, reply) => {
     const path = request.url.split('?')[0] ?? '';
+    // A path that exists under other methods (TRACE /token/, GET of a POST-only path) is a 405
+    // naming them, not a 404 that sends the client looking for another path.
+    const allowed = METHODS.filter((method) => app.hasRoute({ method, url: path }));
+    if (allowed.length) {
+      void reply.header('allow', allowed.join(', '));
+      return sendError(request, reply, new AppError('method_not_allowed', `${request.method} is not allowed on ${path}; allowed: ${allowed.join(', ')}`));
+    }
     const withSlash = path.endsWith('/') ? null : `${path}/`;
     const hint = withSlash && app.hasRoute({ method: request.method as 'GET', url: withSlash }) ? ` (paths end with a slash: ${withSlash})` : '';
     return sendError(request, reply, new AppError('not_found', `no route ${request.method} ${path}${hint}`));
