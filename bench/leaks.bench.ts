@@ -19,14 +19,12 @@ import { once } from 'node:events';
 import path from 'node:path';
 import { Command } from 'commander';
 import { sql } from 'kysely';
-import { loadConfig } from '../src/config.ts';
-import { createContainer } from '../src/container.ts';
 import { createLeakQueries, findIngester, findSource } from '../src/modules/sources/index.ts';
 import { comboLine, generateCredentials } from '../src/modules/sources/leaks/demo-credentials.ts';
 import { storeRawFile } from '../src/modules/sources/raw_leak_extended/raw-leak-store.ts';
 import { CleanupScope } from './support/cleanup.ts';
 import { positive } from './support/options.ts';
-import { createBenchStore, type StoreKind } from './support/store.ts';
+import { createBenchContainer, type StoreKind } from './support/store.ts';
 
 const DOMAINS = Array.from({ length: 2000 }, (_, i) => `bench-domain-${i}.com`);
 
@@ -63,9 +61,7 @@ export async function run(argv: string[]): Promise<void> {
   const failures: string[] = [];
   const scope = new CleanupScope();
   try {
-    const store = await createBenchStore(options.store, scope);
-    const container = await createContainer(loadConfig({ ...store.env, DRAGNET_LOG_LEVEL: 'warn' }));
-    scope.defer('close container', () => container.close());
+    const { store, container } = await createBenchContainer(options.store, scope);
     const context = container.sourceContext;
     const db = context.db;
     out(`leaks bench on ${options.store} (${store.location}): ${options.lines.toLocaleString('en')} combolist lines, ${options.rawMb} MB raw file`);

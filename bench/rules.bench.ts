@@ -8,14 +8,12 @@
  * ≥ 20× the naive loop.
  */
 import { Command } from 'commander';
-import { loadConfig } from '../src/config.ts';
-import { createContainer } from '../src/container.ts';
 import { generateCorpus, seededRandom } from '../src/modules/sources/messenger/index.ts';
 import type { ChannelBatch } from '../src/modules/sources/messenger/index.ts';
 import { messengerSource } from '../src/modules/sources/messenger/messenger.source.ts';
 import type { BatchRule } from '../src/modules/sources/source.ts';
 import { CleanupScope } from './support/cleanup.ts';
-import { createBenchStore, type StoreKind } from './support/store.ts';
+import { createBenchContainer, type StoreKind } from './support/store.ts';
 
 const WINDOW_START = Date.UTC(2026, 0, 1);
 const SPAN_DAYS = 7;
@@ -66,9 +64,7 @@ export async function run(argv: string[]): Promise<void> {
 
   const scope = new CleanupScope();
   try {
-    const store = await createBenchStore(options.store, scope);
-    const container = await createContainer(loadConfig({ ...store.env, DRAGNET_LOG_LEVEL: 'warn' }));
-    scope.defer('close container', () => container.close());
+    const { container } = await createBenchContainer(options.store, scope);
     const context = container.sourceContext;
 
     let started = performance.now();

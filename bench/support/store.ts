@@ -3,6 +3,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
+import { loadConfig } from '../../src/config.ts';
+import { createContainer, type Container } from '../../src/container.ts';
 import type { CleanupScope } from './cleanup.ts';
 
 export type StoreKind = 'sqlite' | 'postgres';
@@ -55,3 +57,12 @@ async function adminQuery(adminUrl: string, statement: string): Promise<void> {
     await client.end();
   }
 }
+
+/** A fresh store and a container on it (closed with the scope), as the in-process benchmarks use. */
+export async function createBenchContainer(kind: StoreKind, scope: CleanupScope): Promise<{ store: BenchStore; container: Container }> {
+  const store = await createBenchStore(kind, scope);
+  const container = await createContainer(loadConfig({ ...store.env, DRAGNET_LOG_LEVEL: 'warn' }));
+  scope.defer('close container', () => container.close());
+  return { store, container };
+}
+

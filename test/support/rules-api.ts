@@ -262,12 +262,12 @@ export async function createDeliveryKit(
   };
 }
 
-/** A messenger rule body attached to a kit (webhook and, unless `email: false`, email). */
-export function messengerRule(kit: DeliveryKit, name: string, query: string, extra: Record<string, unknown> = {}) {
+/** A rule body for any catalog service, attached to a kit (webhook and email when the kit has them). */
+export function sourceRule(kit: DeliveryKit, name: string, service: number, args: Record<string, unknown>, extra: Record<string, unknown> = {}) {
   return {
     name,
-    service: 1,
-    args: { query },
+    service,
+    args,
     sender: kit.sender?.id ?? null,
     email_template: kit.template.id,
     recipients: [kit.recipient.id],
@@ -276,10 +276,8 @@ export function messengerRule(kit: DeliveryKit, name: string, query: string, ext
   };
 }
 
-/** A rule body for any catalog service, attached to a kit (webhook and email when the kit has them). */
-export function sourceRule(kit: DeliveryKit, name: string, service: number, args: Record<string, unknown>, extra: Record<string, unknown> = {}) {
-  return messengerRule(kit, name, '', { service, args, ...extra });
-}
+/** A messenger rule body attached to a kit (webhook and, unless `email: false`, email). */
+export const messengerRule = (kit: DeliveryKit, name: string, query: string, extra: Record<string, unknown> = {}) => sourceRule(kit, name, 1, { query }, extra);
 
 /**
  * `dragnet ingest <target>` in-process, on the test app's store and manual clock (so what it

@@ -137,8 +137,7 @@ function createCredentialIngest(context: SourceContext, progress?: IngestProgres
   }
 
   /** A stealer-log folder: each folder holding a passwords file is one infected machine. */
-  async function stealerFolder(folder: string, result: InputResult) {
-    const files = walk(folder);
+  async function stealerFolder(folder: string, files: string[], result: InputResult) {
     const passwordFiles = files.filter((file) => PASSWORD_FILES.has(baseName(file)));
     progress?.start(folder, passwordFiles.reduce((n, file) => n + statSync(file).size, 0), 'bytes');
     for (const file of passwordFiles) await machineFile(file, path.basename(path.resolve(folder)), path.relative(folder, file), result);
@@ -216,9 +215,10 @@ function createCredentialIngest(context: SourceContext, progress?: IngestProgres
   return { combolist, stealerFolder, machineFile, stealerZip, stdin };
 }
 
-function kindOf(input: string, format: Format): LeakKind {
+/** What an input holds; `files` are a folder's, walked once by the caller. */
+function kindOf(input: string, files: string[] | null, format: Format): LeakKind {
   if (format !== 'auto') return format;
-  if (statSync(input).isDirectory()) return walk(input).some((file) => PASSWORD_FILES.has(baseName(file))) ? 'stealer_log' : 'combolist';
+  if (files) return files.some((file) => PASSWORD_FILES.has(baseName(file))) ? 'stealer_log' : 'combolist';
   if (path.extname(input).toLowerCase() === '.zip' || PASSWORD_FILES.has(baseName(input))) return 'stealer_log';
   return 'combolist';
 }
@@ -239,12 +239,12 @@ export function credentialIngester(name: string): Ingester {
           if (input === '-') await ingest.stdin(format, result);
           else if (!statSync(input, { throwIfNoEntry: false })) throw new IngestError(input, 'path', 'no such file or folder');
           else {
-            const kind = kindOf(input, format);
-            const isFolder = statSync(input).isDirectory();
-            if (kind === 'stealer_log' && isFolder) await ingest.stealerFolder(input, result);
+            const files = statSync(input).isDirectory() ? walk(input) : null;
+            const kind = kindOf(input, files, format);
+            if (kind === 'stealer_log' && files) await ingest.stealerFolder(input, files, result);
             else if (kind === 'stealer_log' && path.extname(input).toLowerCase() === '.zip') await ingest.stealerZip(input, result);
-            else if (isFolder) {
-              for (const file of walk(input).filter((f) => COMBO_EXTENSIONS.has(path.extname(f).toLowerCase()))) await ingest.combolist(file, path.relative(input, file), result);
+            else if (files) {
+              for (const file of files.filter((f) => COMBO_EXTENSIONS.has(path.extname(f).toLowerCase()))) await ingest.combolist(file, path.relative(input, file), result);
             } else if (kind === 'stealer_log') {
               options.progress?.start(input, statSync(input).size, 'bytes');
               await ingest.machineFile(input, path.basename(input), path.basename(input), result);

@@ -27,19 +27,25 @@ const grouped = (where: RawBuilder<unknown>, having: RawBuilder<unknown> | null)
   group by c.login_key, coalesce(c.domain, c.login_domain, ''), c.password_hash
   ${having ? sql`having ${having}` : sql``}`;
 
+/** How many groups `where` (and `having`) select. */
+export async function countDistinct(db: QueryExecutorProvider, where: RawBuilder<unknown>, having?: RawBuilder<unknown>): Promise<number> {
+  const { rows } = await sql<{ total: number }>`select count(*) as total from (${grouped(where, having ?? null)}) g`.execute(db);
+  return Number(rows[0]!.total);
+}
+
 /** Groups newest first (by first sighting), a page of them, and how many there are in all. */
 export async function readDistinct(
   db: QueryExecutorProvider,
   options: { where: RawBuilder<unknown>; having?: RawBuilder<unknown>; limit: number; offset?: number },
 ): Promise<{ rows: DistinctRow[]; total: number }> {
   const groups = grouped(options.where, options.having ?? null);
-  const [page, counted] = await Promise.all([
+  const [page, total] = await Promise.all([
     sql<DistinctRow>`with g as (${groups})
       select g.first_id, g.login_key as login, r.email, coalesce(r.domain, r.login_domain) as domain, r.login_domain, r.url, r.password_sealed, r.hash_type,
         g.sources, g.first_seen, g.last_seen
       from g join leak_credentials r on r.id = g.first_id
       order by g.first_seen desc, g.first_id desc limit ${options.limit} offset ${options.offset ?? 0}`.execute(db),
-    sql<{ total: number }>`select count(*) as total from (${groups}) g`.execute(db),
+    countDistinct(db, options.where, options.having),
   ]);
-  return { rows: page.rows, total: Number(counted.rows[0]!.total) };
+  return { rows: page.rows, total };
 }

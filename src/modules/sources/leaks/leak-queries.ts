@@ -2,7 +2,7 @@ import { sql, type SqlBool } from 'kysely';
 import { validationError } from '../../../lib/errors.ts';
 import type { SourceContext } from '../source.ts';
 import { leakDb } from './credential-store.ts';
-import { readDistinct } from './distinct-view.ts';
+import { countDistinct, readDistinct } from './distinct-view.ts';
 import { findFilterCounts, urlContains } from './leak-filters.ts';
 import { parseLeakTarget } from './leak-target.ts';
 import { maskPassword } from './credential.ts';
@@ -61,18 +61,19 @@ export function createLeakQueries(context: SourceContext) {
       const [byType, distinct, newest, byFilter] = await Promise.all([
         sql<{ leak_type: string; count: number; leaks: number }>`select l.kind as leak_type, count(*) as count, count(distinct c.leak_id) as leaks
           from leak_credentials c join leak_files l on l.id = c.leak_id where ${about} group by l.kind order by l.kind`.execute(db),
-        readDistinct(db, { where: about, limit: 0 }),
+        countDistinct(db, about),
         sightings(about, NEWEST),
         findFilterCounts(db, domain),
       ]);
       const types = byType.rows.map((row) => ({ leak_type: row.leak_type, sightings: Number(row.count), leaks: Number(row.leaks) }));
+      const totalSightings = types.reduce((n, row) => n + row.sightings, 0);
       return {
         domain,
-        total_sightings: types.reduce((n, row) => n + row.sightings, 0),
-        distinct_credentials: distinct.total,
+        total_sightings: totalSightings,
+        distinct_credentials: distinct,
         by_source: [
-          { source: 'filtered_leak', count: types.reduce((n, row) => n + row.sightings, 0) },
-          { source: 'distinct_leak', count: distinct.total },
+          { source: 'filtered_leak', count: totalSightings },
+          { source: 'distinct_leak', count: distinct },
         ],
         by_leak_type: types,
         by_filter: byFilter,

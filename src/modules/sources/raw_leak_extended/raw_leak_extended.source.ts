@@ -48,8 +48,8 @@ async function match(context: SourceContext, rawArgs: Record<string, unknown>, w
   let total = 0;
   const hits: Hit[] = [];
   await context.reportProgress?.(0, totalBytes, 'bytes');
+  const pattern = termPattern(args.query, termType, Boolean(args.case_sensitive));
   for (const file of files) {
-    const pattern = termPattern(args.query, termType, Boolean(args.case_sensitive));
     const progress: Promise<void>[] = [];
     await scanStream(
       openStored(context, file.sha256),
