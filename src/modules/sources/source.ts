@@ -75,12 +75,24 @@ export interface IngestOptions {
   progress?: IngestProgress;
 }
 
+/** What every ingester counts alike: the ingestion API answers with these. */
+export interface IngestTally {
+  /** Records read (lines, messages, posts…). */
+  records: number;
+  added: number;
+  duplicates: number;
+  rejected: number;
+  /** The first rejections and input failures, `location` naming the input and record. */
+  errors: { location: string; reason: string }[];
+}
+
 /** The outcome of one `dragnet ingest` call: a JSON summary and the lines a person reads. */
 export interface IngestReport {
   summary: Record<string, unknown>;
   lines: string[];
   /** Some input could not be read at all (the command exits 1). */
   failed: boolean;
+  tally: IngestTally;
 }
 
 export interface Ingester {
@@ -92,6 +104,56 @@ export interface Ingester {
   /** Ingests files, folders, or `-` (standard input). */
   run(context: SourceContext, inputs: string[], options: IngestOptions): Promise<IngestReport>;
 }
+
+/** What a collector's run is given besides the source context. */
+export interface CollectorRun<Settings> {
+  /** The collector's entry of the collectors file, as its `parseSettings` returned it. */
+  settings: Settings;
+  /** Where the previous run stopped (null on the first run). */
+  cursor: unknown;
+  /** Keeps progress made so far: a run killed after this resumes from here. */
+  saveCursor(cursor: unknown): Promise<void>;
+  /** Aborted when the process stops: end the run at the next safe point. */
+  signal: AbortSignal;
+  log(message: string): void;
+}
+
+export interface CollectorOutcome {
+  /** Records stored by this run. */
+  items: number;
+  cursor: unknown;
+}
+
+/** A collector's settings entry is wrong: `setting` names the key (e.g. `logs[1]`). */
+export class CollectorSettingsError extends Error {
+  constructor(
+    readonly setting: string,
+    readonly reason: string,
+  ) {
+    super(`${setting}: ${reason}`);
+  }
+}
+
+/**
+ * A job that fetches a source's new data on its own schedule (a CT log, a leak-site feed, a
+ * scraping API) and stores it like the source's ingester would. The collectors module runs it
+ * every `interval_seconds`, keeps its cursor and health, and backs off after failures
+ * (docs/collectors.md).
+ */
+export interface Collector<Settings = unknown> {
+  /** The collector's key in the collectors file and in `dragnet collectors`. */
+  name: string;
+  description: string;
+  defaultIntervalSeconds: number;
+  /** Needs no settings and no network: runs unless the collectors file turns it off. */
+  enabledByDefault: boolean;
+  /** Checks the collector's entry (without `enabled`/`interval_seconds`); throws CollectorSettingsError. */
+  parseSettings(raw: Record<string, unknown>): Settings;
+  run(context: SourceContext, run: CollectorRun<Settings>): Promise<CollectorOutcome>;
+}
+
+/** A collector with its settings type erased, as the registry lists it. */
+export const defineCollector = <Settings>(collector: Collector<Settings>): Collector => collector as unknown as Collector;
 
 export interface SourceDefinition {
   id: number;
@@ -127,6 +189,7 @@ export interface SourceDefinition {
   /** The tables the source owns, by migration name (names sort into one global order). */
   migrations?: Record<string, MigrationModule>;
   ingesters?: Ingester[];
+  collectors?: Collector[];
   /**
    * Loads demo data dated up to `now` so that a rule with the catalog's own `example` args
    * finds a hit on its first run; returns one line saying what was added. Idempotent.

@@ -151,6 +151,11 @@ export function reportInputs(noun: string, results: InputResult[], extra: Record
     ...extra,
     results,
   };
+  const errors = results.flatMap((result) => [
+    ...(result.ok ? [] : [{ location: result.input, reason: result.error ?? 'could not be read' }]),
+    ...result.rejections.map((rejection) => ({ location: `${result.input} ${rejection.location}`, reason: rejection.reason })),
+  ]);
+  const tally = { records: summary.records, added: summary.added, duplicates: summary.duplicates_skipped, rejected: summary.rejected, errors: errors.slice(0, REJECTIONS_SHOWN) };
   const lines = [
     `${summary.inputs} inputs (${summary.failed} failed): ${summary.records} ${noun} read, ${summary.added} added, ${summary.duplicates_skipped} duplicates skipped, ${summary.rejected} rejected`,
   ];
@@ -159,7 +164,7 @@ export function reportInputs(noun: string, results: InputResult[], extra: Record
     if (result.rejected > 20) lines.push(`  … and ${result.rejected - 20} more rejected in ${result.input}`);
     if (!result.ok) lines.push(`  error: ${result.error}`);
   }
-  return { summary, lines, failed: summary.failed > 0 };
+  return { summary, lines, failed: summary.failed > 0, tally };
 }
 
 /** The line a progress display prints when one input is done. */

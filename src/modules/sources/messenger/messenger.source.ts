@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import { parseQuery, predicateCompilers, QuerySyntaxError } from '../../search/index.ts';
 import type { ArgError } from '../args-validation.ts';
+import { REJECTIONS_SHOWN } from '../ingest/ingest-kit.ts';
 import type { BatchRule, MatchResult, SourceContext, SourceDefinition } from '../source.ts';
 import { generateCorpus } from './demo-corpus.ts';
 import { createCorpusWriter } from './ingest/corpus-writer.ts';
@@ -94,7 +95,18 @@ export const messengerSource: SourceDefinition = {
           if (result.rejected.length > 20) lines.push(`  … and ${result.rejected.length - 20} more rejected in ${result.source}`);
           if (!result.ok) lines.push(`  error: ${result.error}`);
         }
-        return { summary, lines, failed: summary.failed > 0 };
+        const errors = results.flatMap((result) => [
+          ...(result.ok ? [] : [{ location: result.source, reason: result.error ?? 'could not be read' }]),
+          ...(result.ok ? result.rejected.map((rejection) => ({ location: `${result.source} ${rejection.location}`, reason: rejection.reason })) : []),
+        ]);
+        const tally = {
+          records: summary.messages_added + summary.duplicates_skipped + summary.rejected,
+          added: summary.messages_added,
+          duplicates: summary.duplicates_skipped,
+          rejected: summary.rejected,
+          errors: errors.slice(0, REJECTIONS_SHOWN),
+        };
+        return { summary, lines, failed: summary.failed > 0, tally };
       },
     },
   ],
