@@ -1,4 +1,5 @@
 import { sourceWithoutData } from '../source.ts';
+import { phishingMigrations } from './observed-domains.ts';
 
 /**
  * Phishing (id 8, spec 2.9 schema: exactly `domain`): lookalike domains of the watched domain
@@ -19,4 +20,5 @@ export const phishingSource = sourceWithoutData({
   excludableFields: ['domain', 'registrar', 'ip'],
   filterableFields: ['fuzzer', 'registrar', 'country', 'has_mx'],
   sortableFields: ['first_seen', 'registered_at', 'domain', 'fuzzer'],
+  migrations: phishingMigrations,
 });
