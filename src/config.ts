@@ -21,6 +21,10 @@ export interface Config {
   bodyLimitBytes: number;
   delivery: DeliveryConfig;
   schedulerPollMs: number;
+  /** The collectors file (docs/collectors.md); absent means every collector at its default. */
+  collectorsFile: string;
+  /** Largest body `POST /ingest/<source>/` takes. */
+  ingestMaxBytes: number;
   loginThrottle: {
     windowSeconds: number;
     maxFailuresPerAccount: number;
@@ -125,6 +129,8 @@ export function loadConfig(env: Env = process.env): Config {
       },
     },
     schedulerPollMs: integer(env, 'DRAGNET_SCHEDULER_POLL_MS', 2000, 10),
+    collectorsFile: path.resolve(env.DRAGNET_COLLECTORS_FILE || path.join(dataDir, 'collectors.json')),
+    ingestMaxBytes: integer(env, 'DRAGNET_INGEST_MAX_BYTES', 1024 ** 3, 1024),
     loginThrottle: {
       windowSeconds: integer(env, 'DRAGNET_LOGIN_WINDOW_SECONDS', 900, 1),
       maxFailuresPerAccount: integer(env, 'DRAGNET_LOGIN_MAX_FAILURES_PER_ACCOUNT', 5, 1),

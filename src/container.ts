@@ -9,6 +9,7 @@ import { createRulesModule } from './modules/rules/index.ts';
 import { createJobQueue } from './jobs/job-queue.ts';
 import { createOrgsModule } from './modules/orgs/index.ts';
 import { createSearchModule } from './modules/search/index.ts';
+import { createIngestionModule } from './modules/ingestion/index.ts';
 import { createQuickSearchModule } from './modules/quick-search/index.ts';
 import { createUsageModule } from './modules/usage/index.ts';
 
@@ -49,6 +50,7 @@ export async function createContainer(config: Config, options: { clock?: Clock; 
 
   const sourceContext = { db: store.db, engine: store.engine, clock, keys, dataDir: config.dataDir };
   const quickSearch = createQuickSearchModule({ context: sourceContext, limiter: usage.limiter, limits: usage.limits });
+  const ingestion = createIngestionModule({ db: store.db, clock, context: sourceContext, collectorsFile: config.collectorsFile, ingestMaxBytes: config.ingestMaxBytes });
 
   return {
     config,
@@ -73,7 +75,9 @@ export async function createContainer(config: Config, options: { clock?: Clock; 
     runner: rules.runner,
     matches: rules.matches,
     notifier: rules.notifier,
-    routes: [auth.routes, orgs.routes, search.routes, usage.routes, delivery.routes, rules.routes, quickSearch.routes],
+    /** The collectors this process may run (the worker starts them). */
+    collectors: ingestion.collectors,
+    routes: [auth.routes, orgs.routes, search.routes, usage.routes, delivery.routes, rules.routes, quickSearch.routes, ingestion.routes],
     async close() {
       await delivery.close();
       await usage.limiter.close();

@@ -15,10 +15,10 @@ export async function serve(config: Config, options: { withWorker?: boolean } = 
     logger: serverLogger(config.logLevel),
   });
   await app.listen({ host: config.host, port: config.port });
-  const scheduler =
-    options.withWorker === false
-      ? null
-      : startScheduler(container, { pollMs: config.schedulerPollMs, log: (message, error) => (error ? app.log.error({ err: error }, message) : app.log.info(message)) });
+  const log = (message: string, error?: unknown) => (error ? app.log.error({ err: error }, message) : app.log.info(message));
+  const withWorker = options.withWorker !== false;
+  const scheduler = withWorker ? startScheduler(container, { pollMs: config.schedulerPollMs, log }) : null;
+  const collectors = withWorker ? container.collectors.start({ pollMs: config.schedulerPollMs, log }) : null;
 
   const address = app.server.address();
   const port = typeof address === 'object' && address ? address.port : config.port;
@@ -41,6 +41,7 @@ export async function serve(config: Config, options: { withWorker?: boolean } = 
     // Stop accepting connections and let in-flight requests and the current scheduler cycle
     // finish before closing the store.
     await app.close();
+    await collectors?.stop();
     await scheduler?.stop();
     await container.close();
     process.exit(0);

@@ -71,12 +71,12 @@ program
   .action(async () => {
     const config = loadConfig();
     const container = await createContainer(config);
-    const scheduler = startScheduler(container, {
-      pollMs: config.schedulerPollMs,
-      log: (message, error) => process.stderr.write(`${message}${error ? `: ${String(error)}` : ''}\n`),
-    });
+    const log = (message: string, error?: unknown) => process.stderr.write(`${message}${error ? `: ${String(error)}` : ''}\n`);
+    const scheduler = startScheduler(container, { pollMs: config.schedulerPollMs, log });
+    const collectors = container.collectors.start({ pollMs: config.schedulerPollMs, log });
     process.stdout.write(`Dragnet worker running (store: ${container.store.engine})\n`);
     const stop = async () => {
+      await collectors.stop();
       await scheduler.stop();
       await container.close();
       process.exit(0);
@@ -268,6 +268,44 @@ program
       const report = await ingester.run(container.sourceContext, inputs, { format, category: options.category, progress: createIngestProgress(out.json) });
       out.emit(report.summary, () => report.lines.join('\n'));
       if (report.failed) process.exitCode = 1;
+    });
+  });
+
+const collectorsCommand = program
+  .command('collectors')
+  .description('collectors: schedule, cursor and health (docs/collectors.md); `collectors run <name>` runs one now')
+  .action(async () => {
+    await withContainer(async (container, out) => {
+      const status = await container.collectors.status();
+      const when = (iso: string | null) => iso ?? '-';
+      out.emit(status, () =>
+        table(
+          status.map((c) => ({
+            name: c.name,
+            source: c.source ?? '(all)',
+            enabled: c.enabled ? 'yes' : 'no',
+            every: `${c.interval_seconds}s`,
+            'last success': when(c.last_success_at),
+            'last error': c.last_error ? `${when(c.last_error_at)} ${c.last_error}${c.consecutive_failures > 1 ? ` (${c.consecutive_failures} in a row)` : ''}` : '-',
+            'items last/total': `${c.items_last_run ?? '-'}/${c.items_total}`,
+            'next run': c.running ? 'running' : when(c.next_run_at),
+          })),
+          ['name', 'source', 'enabled', 'every', 'last success', 'last error', 'items last/total', 'next run'],
+        ),
+      );
+    });
+  });
+
+collectorsCommand
+  .command('run <names...>')
+  .description('run the named collectors once now, whatever their schedule (exit 1 when one fails)')
+  .action(async (names: string[]) => {
+    await withContainer(async (container, out) => {
+      const reports = await container.collectors.runNow(names);
+      out.emit(reports, () =>
+        reports.map((r) => `${r.name}: ${r.outcome === 'ran' ? `${r.items} items stored` : r.outcome === 'busy' ? 'already running in another process' : `${r.outcome}: ${r.error ?? ''}`}`).join('\n'),
+      );
+      if (reports.some((r) => r.outcome !== 'ran')) process.exitCode = 1;
     });
   });
 

@@ -7,6 +7,7 @@ import * as m0003 from './migrations/0003_rate_limits.ts';
 import * as m0004 from './migrations/0004_delivery.ts';
 import * as m0005 from './migrations/0005_rules.ts';
 import * as m0007 from './migrations/0007_match_progress.ts';
+import * as m0008 from './migrations/0008_collector_state.ts';
 
 // Listed explicitly (not read from disk) so the set is the same under tsx, a bundle or tests.
 // Each source brings the migrations of its own tables (src/modules/sources/<name>/migrations).
@@ -16,6 +17,7 @@ const coreMigrations: Record<string, MigrationModule> = {
   '0004_delivery': m0004,
   '0005_rules': m0005,
   '0007_match_progress': m0007,
+  '0008_collector_state': m0008,
 };
 
 export async function migrateToLatest(store: Store): Promise<string[]> {

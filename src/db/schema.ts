@@ -216,7 +216,24 @@ export interface JobTable {
   finished_at: number | null;
 }
 
+export interface CollectorStateTable {
+  name: string;
+  /** JSON of the collector's cursor. */
+  cursor: string | null;
+  next_run_at: number;
+  claimed_until: number | null;
+  runs: Generated<number>;
+  consecutive_failures: Generated<number>;
+  items_last_run: number | null;
+  items_total: Generated<number>;
+  last_run_at: number | null;
+  last_success_at: number | null;
+  last_error: string | null;
+  last_error_at: number | null;
+}
+
 export interface Database extends MessengerTables {
+  collector_state: CollectorStateTable;
   alert_rules: AlertRuleTable;
   alert_rule_recipients: AlertRuleRecipientTable;
   rule_runs: RuleRunTable;

@@ -13,7 +13,7 @@ import { phishingSource } from './phishing/phishing.source.ts';
 import { ransomwareSource } from './ransomware/ransomware.source.ts';
 import { rawLeakExtendedSource } from './raw_leak_extended/raw_leak_extended.source.ts';
 import type { MigrationModule } from '../../db/migration-helpers.ts';
-import type { ArgType, Ingester, SourceDefinition } from './source.ts';
+import type { ArgType, Collector, Ingester, SourceDefinition } from './source.ts';
 import { urlShortenerSource } from './url_shortener/url_shortener.source.ts';
 
 /**
@@ -52,6 +52,10 @@ const ingesters = new Map(sourceCatalog.flatMap((source) => (source.ingesters ??
 export const listIngesters = (): Ingester[] => [...ingesters.values()];
 
 export const findIngester = (name: string): Ingester | undefined => ingesters.get(name);
+
+/** Every source's collectors, with the source they feed. */
+export const listSourceCollectors = (): { collector: Collector; source: SourceDefinition }[] =>
+  sourceCatalog.flatMap((source) => (source.collectors ?? []).map((collector) => ({ collector, source })));
 
 /** The migrations of every source's tables, by their (globally ordered) names. */
 export const sourceMigrations = (): Record<string, MigrationModule> => Object.assign({}, ...sourceCatalog.map((source) => source.migrations ?? {}));

@@ -1,0 +1,227 @@
+import { sql, type Kysely } from 'kysely';
+import type { Database } from '../../db/schema.ts';
+import type { Clock } from '../../lib/clock.ts';
+import type { SourceContext } from '../sources/index.ts';
+import type { ConfiguredCollector } from './collectors-file.ts';
+
+/** How long a claim holds without a cursor save: a crashed process's collector is free again after it. */
+const LEASE_MS = 10 * 60_000;
+/** Backoff after failures doubles the interval per consecutive failure, up to this (or the interval). */
+const MAX_BACKOFF_MS = 6 * 3_600_000;
+
+export interface CollectorStatus {
+  name: string;
+  source: string | null;
+  description: string;
+  enabled: boolean;
+  interval_seconds: number;
+  running: boolean;
+  next_run_at: string | null;
+  last_run_at: string | null;
+  last_success_at: string | null;
+  last_error: string | null;
+  last_error_at: string | null;
+  consecutive_failures: number;
+  runs: number;
+  items_last_run: number | null;
+  items_total: number;
+  cursor: unknown;
+}
+
+export interface CollectorRunReport {
+  name: string;
+  /** ran: finished; failed: threw; busy: another process holds it; stopped: aborted by shutdown. */
+  outcome: 'ran' | 'failed' | 'busy' | 'stopped';
+  items: number;
+  error?: string;
+}
+
+const iso = (ms: number | string | null) => (ms === null ? null : new Date(Number(ms)).toISOString());
+
+/**
+ * Runs collectors on their schedule and keeps their state in `collector_state`: the cursor a run
+ * saves as it goes (a killed run resumes from the last save), a lease so that one process at a
+ * time runs a collector, and the health an operator reads (`dragnet collectors`, GET
+ * /service/collectors/). A failed run is retried after a backoff that doubles per consecutive
+ * failure.
+ */
+export function createCollectorRunner(deps: { db: Kysely<Database>; clock: Clock; context: SourceContext; collectors: ConfiguredCollector[] }) {
+  const { db, clock, context, collectors } = deps;
+  const now = () => clock.now().getTime();
+
+  const ensureRow = (name: string) =>
+    db
+      .insertInto('collector_state')
+      .values({ name, next_run_at: now() })
+      .onConflict((oc) => oc.column('name').doNothing())
+      .execute();
+
+  async function claim(name: string, dueOnly: boolean): Promise<boolean> {
+    await ensureRow(name);
+    const at = now();
+    let update = db
+      .updateTable('collector_state')
+      .set({ claimed_until: at + LEASE_MS })
+      .where('name', '=', name)
+      .where((eb) => eb.or([eb('claimed_until', 'is', null), eb('claimed_until', '<', at)]));
+    if (dueOnly) update = update.where('next_run_at', '<=', at);
+    const result = await update.executeTakeFirst();
+    return result.numUpdatedRows > 0n;
+  }
+
+  async function runOne(entry: ConfiguredCollector, signal: AbortSignal, dueOnly: boolean): Promise<CollectorRunReport> {
+    const { collector } = entry;
+    const name = collector.name;
+    if (!(await claim(name, dueOnly))) return { name, outcome: 'busy', items: 0 };
+    const state = await db.selectFrom('collector_state').select('cursor').where('name', '=', name).executeTakeFirstOrThrow();
+    let cursor: unknown = state.cursor === null ? null : JSON.parse(state.cursor);
+    const saveCursor = async (next: unknown) => {
+      cursor = next;
+      await db
+        .updateTable('collector_state')
+        .set({ cursor: JSON.stringify(next), claimed_until: now() + LEASE_MS })
+        .where('name', '=', name)
+        .execute();
+    };
+    const startedAt = now();
+    try {
+      const outcome = await collector.run(context, {
+        settings: entry.settings,
+        cursor,
+        saveCursor,
+        signal,
+        log: (message) => process.stderr.write(`collector ${name}: ${message}\n`),
+      });
+      const finishedAt = now();
+      await db
+        .updateTable('collector_state')
+        .set({
+          cursor: JSON.stringify(outcome.cursor),
+          claimed_until: null,
+          runs: sql`runs + 1`,
+          consecutive_failures: 0,
+          items_last_run: outcome.items,
+          items_total: sql`items_total + ${outcome.items}`,
+          last_run_at: startedAt,
+          last_success_at: finishedAt,
+          next_run_at: finishedAt + entry.intervalSeconds * 1000,
+        })
+        .where('name', '=', name)
+        .execute();
+      return { name, outcome: 'ran', items: outcome.items };
+    } catch (error) {
+      if (signal.aborted) {
+        // Shutting down is not a failure: the saved cursor stands and the next process goes on.
+        await db.updateTable('collector_state').set({ claimed_until: null }).where('name', '=', name).execute();
+        return { name, outcome: 'stopped', items: 0 };
+      }
+      const message = error instanceof Error ? error.message : String(error);
+      const row = await db.selectFrom('collector_state').select('consecutive_failures').where('name', '=', name).executeTakeFirstOrThrow();
+      const failures = Number(row.consecutive_failures) + 1;
+      const intervalMs = entry.intervalSeconds * 1000;
+      const backoff = Math.min(intervalMs * 2 ** failures, Math.max(intervalMs, MAX_BACKOFF_MS));
+      const failedAt = now();
+      await db
+        .updateTable('collector_state')
+        .set({
+          claimed_until: null,
+          runs: sql`runs + 1`,
+          consecutive_failures: failures,
+          items_last_run: null,
+          last_run_at: startedAt,
+          last_error: message.slice(0, 2000),
+          last_error_at: failedAt,
+          next_run_at: failedAt + backoff,
+        })
+        .where('name', '=', name)
+        .execute();
+      return { name, outcome: 'failed', items: 0, error: message };
+    }
+  }
+
+  const find = (name: string) => collectors.find((entry) => entry.collector.name === name);
+
+  return {
+    collectors,
+
+    async status(): Promise<CollectorStatus[]> {
+      const rows = await db.selectFrom('collector_state').selectAll().execute();
+      const states = new Map(rows.map((row) => [row.name, row]));
+      const at = now();
+      return collectors.map((entry) => {
+        const state = states.get(entry.collector.name);
+        return {
+          name: entry.collector.name,
+          source: entry.sourceName,
+          description: entry.collector.description,
+          enabled: entry.enabled,
+          interval_seconds: entry.intervalSeconds,
+          running: state?.claimed_until != null && Number(state.claimed_until) > at,
+          next_run_at: entry.enabled ? iso(state?.next_run_at ?? at) : null,
+          last_run_at: iso(state?.last_run_at ?? null),
+          last_success_at: iso(state?.last_success_at ?? null),
+          last_error: state?.last_error ?? null,
+          last_error_at: iso(state?.last_error_at ?? null),
+          consecutive_failures: Number(state?.consecutive_failures ?? 0),
+          runs: Number(state?.runs ?? 0),
+          items_last_run: state?.items_last_run ?? null,
+          items_total: Number(state?.items_total ?? 0),
+          cursor: state?.cursor ? JSON.parse(state.cursor) : null,
+        };
+      });
+    },
+
+    /** Runs the named collectors once now, whatever their schedule (`dragnet collectors run`). */
+    async runNow(names: string[], signal: AbortSignal = new AbortController().signal): Promise<CollectorRunReport[]> {
+      const reports: CollectorRunReport[] = [];
+      for (const name of names) {
+        const entry = find(name);
+        if (!entry) throw new Error(`no collector named "${name}" (known: ${collectors.map((c) => c.collector.name).join(', ')})`);
+        if (!entry.enabled) throw new Error(`collector "${name}" is not enabled: turn it on in the collectors file`);
+        reports.push(await runOne(entry, signal, false));
+      }
+      return reports;
+    },
+
+    /**
+     * The worker's loop: every poll, each enabled collector that is due and not already running
+     * here starts; collectors run side by side, so a long CT log read does not hold up the inbox.
+     */
+    start(options: { pollMs: number; log: (message: string, error?: unknown) => void }) {
+      const controller = new AbortController();
+      const running = new Map<string, Promise<void>>();
+      const poll = async () => {
+        const rows = await db.selectFrom('collector_state').select(['name', 'next_run_at']).execute();
+        const nextRun = new Map(rows.map((row) => [row.name, Number(row.next_run_at)]));
+        for (const entry of collectors) {
+          const name = entry.collector.name;
+          if (!entry.enabled || running.has(name) || controller.signal.aborted) continue;
+          if ((nextRun.get(name) ?? 0) > now()) continue;
+          const run = runOne(entry, controller.signal, true)
+            .then((report) => {
+              if (report.outcome === 'failed') options.log(`collector ${name} failed: ${report.error}`);
+            })
+            .catch((error) => options.log(`collector ${name} could not run`, error))
+            .finally(() => running.delete(name));
+          running.set(name, run);
+        }
+      };
+      let polling: Promise<void> = Promise.resolve();
+      const tick = () => {
+        polling = polling.then(poll).catch((error) => options.log('collectors poll failed', error));
+      };
+      const timer = setInterval(tick, options.pollMs);
+      tick();
+      return {
+        async stop() {
+          clearInterval(timer);
+          controller.abort();
+          await polling;
+          await Promise.all(running.values());
+        },
+      };
+    },
+  };
+}
+
+export type CollectorRunner = ReturnType<typeof createCollectorRunner>;
