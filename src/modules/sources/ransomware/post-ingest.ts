@@ -1,0 +1,160 @@
+import path from 'node:path';
+import { Readable } from 'node:stream';
+import {
+  expandInputs,
+  failInput,
+  IngestError,
+  inputLine,
+  newInputResult,
+  openInput,
+  readLines,
+  reject,
+  reportInputs,
+  type InputResult,
+} from '../ingest/ingest-kit.ts';
+import { jsonErrorLocation } from '../messenger/ingest/ingest-errors.ts';
+import type { Ingester, SourceContext } from '../source.ts';
+import { readPost, type PostRecord } from './post-record.ts';
+import { writePosts } from './post-store.ts';
+
+/** `dragnet ingest ransomware` and what the ransomware-live collector shares with it (docs/ingest.md). */
+
+/**
+ * A JSON array is parsed whole, so it is read only up to this size (ransomware.live's whole
+ * posts.json is a few tens of MB); a larger one fails with advice to convert it to JSON Lines,
+ * which is streamed without limit.
+ */
+export const MAX_POSTS_ARRAY_BYTES = 64 * 1024 * 1024;
+
+const POST_FILES = new Set(['.json', '.jsonl', '.ndjson']);
+// Posts per transaction: a crash loses at most one uncommitted batch.
+const BATCH = 1000;
+
+/** One record of an input: where it is (`record N` of an array, `line N` of JSON Lines) and the post or why it is none. */
+export interface PostEntry {
+  location: string;
+  post: PostRecord | string;
+}
+
+// Leading bytes that say nothing about the format: whitespace and a UTF-8 byte-order mark.
+const PADDING = new Set([0x20, 0x09, 0x0a, 0x0d, 0xef, 0xbb, 0xbf]);
+const OPEN_BRACKET = 0x5b;
+
+async function* postsOfArray(first: Buffer[], rest: AsyncIterator<Buffer>, input: string): AsyncGenerator<PostEntry> {
+  const chunks = [...first];
+  let size = chunks.reduce((n, chunk) => n + chunk.length, 0);
+  for (let next = await rest.next(); !next.done; next = await rest.next()) {
+    size += next.value.length;
+    if (size > MAX_POSTS_ARRAY_BYTES) {
+      throw new IngestError(input, 'size', `a JSON array over ${MAX_POSTS_ARRAY_BYTES / 2 ** 20} MiB is not read whole: convert it to JSON Lines (jq -c '.[]')`);
+    }
+    chunks.push(next.value);
+  }
+  const text = Buffer.concat(chunks).toString('utf8').replace(/^\uFEFF/, '');
+  let records: unknown[];
+  try {
+    records = JSON.parse(text) as unknown[];
+  } catch (error) {
+    throw new IngestError(input, jsonErrorLocation(text, error), `not valid JSON: ${(error as Error).message}`);
+  }
+  for (const [index, record] of records.entries()) yield { location: `record ${index + 1}`, post: readPost(record) };
+}
+
+async function* postsOfLines(lines: AsyncIterable<{ line: string; number: number }>): AsyncGenerator<PostEntry> {
+  for await (const { line, number } of lines) {
+    if (line.trim() === '') continue;
+    let record: unknown;
+    try {
+      record = JSON.parse(line);
+    } catch {
+      yield { location: `line ${number}`, post: 'not valid JSON' };
+      continue;
+    }
+    yield { location: `line ${number}`, post: readPost(record) };
+  }
+}
+
+/**
+ * The posts of a byte stream: a JSON array (a posts.json file, a v2 API response) when its first
+ * character is `[`, else JSON Lines, one record a line. `onBytes` hears every chunk read.
+ */
+export async function* readPosts(stream: Readable, input: string, onBytes?: (bytes: number) => void): AsyncGenerator<PostEntry> {
+  const source = (stream as AsyncIterable<Buffer | string>)[Symbol.asyncIterator]();
+  const chunks: AsyncIterator<Buffer> = {
+    async next() {
+      const next = await source.next();
+      if (next.done) return next;
+      const chunk = typeof next.value === 'string' ? Buffer.from(next.value) : next.value;
+      onBytes?.(chunk.length);
+      return { done: false, value: chunk };
+    },
+  };
+  const head: Buffer[] = [];
+  let first: number | undefined;
+  while (first === undefined) {
+    const next = await chunks.next();
+    if (next.done) return;
+    head.push(next.value);
+    first = next.value.find((byte) => !PADDING.has(byte));
+  }
+  if (first === OPEN_BRACKET) {
+    yield* postsOfArray(head, chunks, input);
+    return;
+  }
+  async function* all() {
+    yield* head;
+    for (let next = await chunks.next(); !next.done; next = await chunks.next()) yield next.value;
+  }
+  yield* postsOfLines(readLines(Readable.from(all(), { objectMode: false })));
+}
+
+/**
+ * Stores the posts of one input in batches, counting them and rejecting bad records into
+ * `result`; an input that cannot be read fails the result. Posts are dated `discoveredAt`.
+ */
+export async function storePosts(context: SourceContext, entries: AsyncIterable<PostEntry>, result: InputResult): Promise<void> {
+  const discoveredAt = context.clock.now().getTime();
+  let batch: PostRecord[] = [];
+  const flush = async () => {
+    const counts = await writePosts(context, batch, discoveredAt);
+    result.added += counts.added;
+    result.duplicates += counts.duplicates;
+    batch = [];
+  };
+  try {
+    for await (const { location, post } of entries) {
+      if (typeof post === 'string') {
+        reject(result, location, post);
+        continue;
+      }
+      result.records++;
+      batch.push(post);
+      if (batch.length >= BATCH) await flush();
+    }
+    await flush();
+  } catch (error) {
+    failInput(result, error);
+  }
+}
+
+export const ransomwareIngester: Ingester = {
+  name: 'ransomware',
+  description: 'ransomware leak-site posts: ransomware.live posts.json arrays, v2 API responses or JSON Lines; files, folders or - (stdin)',
+  formats: ['posts'],
+  async run(context, inputs, options) {
+    const results: InputResult[] = [];
+    for (const input of expandInputs(inputs, (file) => POST_FILES.has(path.extname(file).toLowerCase()))) {
+      const result = newInputResult(input);
+      const { stream, size } = openInput(input);
+      if (size !== null) options.progress?.start(input, size, 'bytes');
+      try {
+        await storePosts(context, readPosts(stream, input, (bytes) => options.progress?.advance(bytes)), result);
+      } finally {
+        if (input !== '-') stream.destroy();
+      }
+      options.progress?.finish(inputLine('posts', result));
+      results.push(result);
+    }
+    return reportInputs('posts', results);
+  },
+};

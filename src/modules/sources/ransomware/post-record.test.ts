@@ -1,0 +1,79 @@
+import { describe, expect, it } from 'vitest';
+import { parseTimestamp, readPost } from './post-record.ts';
+
+describe('post timestamps', () => {
+  it('read ransomwatch, v2 and date-only forms; no zone is UTC', () => {
+    expect(parseTimestamp('2021-09-09 23:46:53.997398')).toBe(Date.parse('2021-09-09T23:46:53.997Z'));
+    expect(parseTimestamp('2024-05-01T10:00:00.000000+00:00')).toBe(Date.parse('2024-05-01T10:00:00Z'));
+    expect(parseTimestamp('2024-05-01T12:30:00+02:30')).toBe(Date.parse('2024-05-01T10:00:00Z'));
+    expect(parseTimestamp('2024-05-01 10:00:00-0500')).toBe(Date.parse('2024-05-01T15:00:00Z'));
+    expect(parseTimestamp('2024-05-01')).toBe(Date.parse('2024-05-01T00:00:00Z'));
+    expect(parseTimestamp('2024-05-01 10:00')).toBe(Date.parse('2024-05-01T10:00:00Z'));
+  });
+
+  it('are null when they are no date', () => {
+    for (const text of ['', 'yesterday', '2023-02-30 10:00:00', '2023-13-01', '2023-01-01 24:00:00', '1693000000']) expect(parseTimestamp(text), text).toBeNull();
+  });
+});
+
+describe('a post record', () => {
+  const old = { post_title: 'Cornerstone Automation Systems, LLC', group_name: 'suncrypt', discovered: '2021-09-09 23:46:53.997398', published: '2021-09-09 23:46:53.997398', post_url: '' };
+
+  it('reads the ransomwatch shape; empty strings are absent', () => {
+    expect(readPost(old)).toEqual({
+      group: 'suncrypt',
+      victim: 'Cornerstone Automation Systems, LLC',
+      website: null,
+      description: null,
+      country: null,
+      activity: null,
+      postUrl: null,
+      permalink: null,
+      publishedAt: Date.parse('2021-09-09T23:46:53.997Z'),
+      listedAt: Date.parse('2021-09-09T23:46:53.997Z'),
+    });
+  });
+
+  it('reads the v2 API names', () => {
+    const v2 = {
+      victim: 'Acme Bank PLC',
+      group: 'LockBit3',
+      attackdate: '2025-01-15 08:00:00.000000',
+      discovered: '2025-01-16T09:30:00.123456+00:00',
+      country: 'us',
+      activity: 'Financial Services',
+      description: 'A bank.',
+      domain: 'acme-bank.com',
+      claim_url: 'http://example.onion/acme',
+      permalink: 'https://www.ransomware.live/id/QWNtZSBCYW5rQGxvY2tiaXQz',
+      infostealer: { employees: 3 },
+      screenshot: '',
+    };
+    expect(readPost(v2)).toEqual({
+      group: 'lockbit3',
+      victim: 'Acme Bank PLC',
+      website: 'acme-bank.com',
+      description: 'A bank.',
+      country: 'US',
+      activity: 'Financial Services',
+      postUrl: 'http://example.onion/acme',
+      permalink: 'https://www.ransomware.live/id/QWNtZSBCYW5rQGxvY2tiaXQz',
+      publishedAt: Date.parse('2025-01-15T08:00:00Z'),
+      listedAt: Date.parse('2025-01-16T09:30:00.123Z'),
+    });
+  });
+
+  it('falls back on discovered when there is no publication date', () => {
+    const { published: _published, ...noPublished } = old;
+    expect(readPost(noPublished)).toMatchObject({ publishedAt: Date.parse('2021-09-09T23:46:53.997Z') });
+  });
+
+  it('says why a record is not a post', () => {
+    expect(readPost([old])).toBe('not a JSON object');
+    expect(readPost({ ...old, post_title: ' ' })).toBe('post_title (or victim) is missing');
+    expect(readPost({ ...old, group_name: undefined })).toBe('group_name (or group) is missing');
+    expect(readPost({ post_title: 'X', group_name: 'play' })).toBe('published (or attackdate, or discovered) is missing');
+    expect(readPost({ ...old, published: '09/09/2021' })).toBe('published is not a date (YYYY-MM-DD HH:MM:SS[.ffffff], UTC unless a zone is given)');
+    expect(readPost({ ...old, website: ['a.com'] })).toBe('website must be a string');
+  });
+});

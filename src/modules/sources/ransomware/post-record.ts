@@ -1,0 +1,114 @@
+/**
+ * One leak-site post as ransomware.live publishes it, in any of its shapes (docs/ingest.md
+ * "Ransomware posts"):
+ * - ransomwatch / old posts.json: {post_title, group_name, discovered, published, post_url};
+ * - posts.json from 2023: the same plus {description, website};
+ * - the v2 API (api.ransomware.live/v2): {victim, group, attackdate, discovered, country,
+ *   activity, description, domain, post_url or claim_url, permalink, …}.
+ * Where both names of a field are present, the older one wins. Other keys are ignored.
+ */
+export interface PostRecord {
+  /** The group's ransomware.live name, lower case (`lockbit3`). */
+  group: string;
+  /** The victim as the post names it: a company name or a domain. */
+  victim: string;
+  /** The victim's website(s) as written: one, a comma-separated list, or null. */
+  website: string | null;
+  description: string | null;
+  /** ISO 3166-1 alpha-2 (upper case) when the input gives two letters, else as written. */
+  country: string | null;
+  /** The victim's sector. */
+  activity: string | null;
+  /** The post on the group's leak site (usually an .onion URL). */
+  postUrl: string | null;
+  /** The post's page on ransomware.live (v2). */
+  permalink: string | null;
+  /** When the group published the post (epoch ms); `published`, else `attackdate`, else `discovered`. */
+  publishedAt: number;
+  /** When ransomware.live first listed it (`discovered`, epoch ms). */
+  listedAt: number | null;
+}
+
+type Json = Record<string, unknown>;
+
+const isObject = (value: unknown): value is Json => typeof value === 'object' && value !== null && !Array.isArray(value);
+
+// "2021-09-09 23:46:53.997398" (ransomwatch), "2024-05-01T10:00:00.000000+00:00" (v2), "2024-05-01".
+const TIMESTAMP = /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d+))?)?)?\s*(Z|[+-]\d{2}(?::?\d{2})?)?$/i;
+
+/** A timestamp as epoch ms; one without a zone is UTC (ransomware.live writes UTC). Null when it is none. */
+export function parseTimestamp(text: string): number | null {
+  const match = TIMESTAMP.exec(text.trim());
+  if (!match) return null;
+  const [, year, month, day, hour = '0', minute = '0', second = '0', fraction = '', zone] = match;
+  const fields = [Number(year), Number(month) - 1, Number(day), Number(hour), Number(minute), Number(second)] as const;
+  const ms = Date.UTC(...fields, Number(fraction.slice(0, 3).padEnd(3, '0')));
+  const date = new Date(ms);
+  // Date.UTC rolls 2023-02-30 over into March: a field out of range is no date.
+  const roundTrip = [date.getUTCFullYear(), date.getUTCMonth(), date.getUTCDate(), date.getUTCHours(), date.getUTCMinutes(), date.getUTCSeconds()];
+  if (roundTrip.some((value, i) => value !== fields[i])) return null;
+  if (!zone || zone.toUpperCase() === 'Z') return ms;
+  const sign = zone.startsWith('-') ? -1 : 1;
+  const digits = zone.slice(1).replace(':', '');
+  return ms - sign * (Number(digits.slice(0, 2)) * 60 + Number(digits.slice(2) || 0)) * 60_000;
+}
+
+/** Thrown while reading a record: the reason it is rejected. */
+class NotAPost extends Error {}
+
+/** The first of `names` present with a non-blank string, trimmed, or null. */
+function text(record: Json, names: string[]): string | null {
+  for (const name of names) {
+    const value = record[name];
+    if (value === undefined || value === null) continue;
+    if (typeof value !== 'string') throw new NotAPost(`${name} must be a string`);
+    if (value.trim() !== '') return value.trim();
+  }
+  return null;
+}
+
+function timestamp(record: Json, names: string[]): number | null {
+  for (const name of names) {
+    const value = text(record, [name]);
+    if (value === null) continue;
+    const ms = parseTimestamp(value);
+    if (ms === null) throw new NotAPost(`${name} is not a date (YYYY-MM-DD HH:MM:SS[.ffffff], UTC unless a zone is given)`);
+    return ms;
+  }
+  return null;
+}
+
+const normalCountry = (country: string | null) => (country && /^[a-z]{2}$/i.test(country) ? country.toUpperCase() : country);
+
+function postOf(record: Json): PostRecord {
+  const victim = text(record, ['post_title', 'victim']);
+  if (victim === null) throw new NotAPost('post_title (or victim) is missing');
+  const group = text(record, ['group_name', 'group']);
+  if (group === null) throw new NotAPost('group_name (or group) is missing');
+  const listedAt = timestamp(record, ['discovered']);
+  const publishedAt = timestamp(record, ['published', 'attackdate']) ?? listedAt;
+  if (publishedAt === null) throw new NotAPost('published (or attackdate, or discovered) is missing');
+  return {
+    group: group.toLowerCase(),
+    victim,
+    website: text(record, ['website', 'domain']),
+    description: text(record, ['description']),
+    country: normalCountry(text(record, ['country'])),
+    activity: text(record, ['activity']),
+    postUrl: text(record, ['post_url', 'claim_url']),
+    permalink: text(record, ['permalink']),
+    publishedAt,
+    listedAt,
+  };
+}
+
+/** A post from one JSON record, or why the record is not one. */
+export function readPost(record: unknown): PostRecord | string {
+  if (!isObject(record)) return 'not a JSON object';
+  try {
+    return postOf(record);
+  } catch (error) {
+    if (error instanceof NotAPost) return error.message;
+    throw error;
+  }
+}

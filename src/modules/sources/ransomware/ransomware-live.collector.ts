@@ -1,0 +1,80 @@
+import { Readable } from 'node:stream';
+import type { ReadableStream as WebReadableStream } from 'node:stream/web';
+import { newInputResult } from '../ingest/ingest-kit.ts';
+import { CollectorSettingsError, defineCollector } from '../source.ts';
+import { readPosts, storePosts } from './post-ingest.ts';
+
+/**
+ * The `ransomware-live` collector (docs/collectors.md): polls one ransomware.live JSON URL (the
+ * v2 recent victims, or a whole posts.json) and stores its posts as `dragnet ingest ransomware`
+ * does. The feed is a list that grows, re-sent whole: a conditional GET (ETag, Last-Modified)
+ * makes an unchanged list a 304, and the posts' unique key makes a changed one add only the
+ * posts not yet stored.
+ */
+interface Settings {
+  url: string;
+  timeoutMs: number;
+}
+
+/** What the collector keeps between runs: the validators of the last list it stored. */
+interface Cursor {
+  etag: string | null;
+  last_modified: string | null;
+}
+
+export const DEFAULT_FEED_URL = 'https://api.ransomware.live/v2/recentvictims';
+const DEFAULT_TIMEOUT_MS = 60_000;
+const MAX_TIMEOUT_MS = 600_000;
+
+function parseSettings(raw: Record<string, unknown>): Settings {
+  for (const key of Object.keys(raw)) {
+    if (key !== 'url' && key !== 'timeout_ms') throw new CollectorSettingsError(key, 'is not a setting of ransomware-live (url, timeout_ms)');
+  }
+  const url = raw.url ?? DEFAULT_FEED_URL;
+  if (typeof url !== 'string' || !URL.canParse(url) || !['http:', 'https:'].includes(new URL(url).protocol)) {
+    throw new CollectorSettingsError('url', 'must be an http(s) URL');
+  }
+  const timeoutMs = raw.timeout_ms ?? DEFAULT_TIMEOUT_MS;
+  if (typeof timeoutMs !== 'number' || !Number.isInteger(timeoutMs) || timeoutMs < 1 || timeoutMs > MAX_TIMEOUT_MS) {
+    throw new CollectorSettingsError('timeout_ms', `must be an integer from 1 to ${MAX_TIMEOUT_MS}`);
+  }
+  return { url, timeoutMs };
+}
+
+function cursorOf(value: unknown): Cursor {
+  const stored = (typeof value === 'object' && value !== null ? value : {}) as Partial<Record<keyof Cursor, unknown>>;
+  const text = (field: unknown) => (typeof field === 'string' && field !== '' ? field : null);
+  return { etag: text(stored.etag), last_modified: text(stored.last_modified) };
+}
+
+export const ransomwareLiveCollector = defineCollector<Settings>({
+  name: 'ransomware-live',
+  description: 'new leak-site posts from a ransomware.live JSON feed (conditional GET: an unchanged feed is not downloaded again)',
+  defaultIntervalSeconds: 3600,
+  enabledByDefault: false,
+  parseSettings,
+  async run(context, run) {
+    const { url, timeoutMs } = run.settings;
+    const cursor = cursorOf(run.cursor);
+    const headers: Record<string, string> = { accept: 'application/json' };
+    if (cursor.etag) headers['if-none-match'] = cursor.etag;
+    if (cursor.last_modified) headers['if-modified-since'] = cursor.last_modified;
+    // The timeout covers the body too: fetch aborts the body stream when the signal fires.
+    const response = await fetch(url, { headers, signal: AbortSignal.any([run.signal, AbortSignal.timeout(timeoutMs)]) });
+    if (response.status === 304) {
+      run.log('not modified since the last run');
+      return { items: 0, cursor };
+    }
+    if (!response.ok || !response.body) {
+      await response.body?.cancel();
+      throw new Error(`${url} answered HTTP ${response.status}`);
+    }
+    const result = newInputResult(url);
+    await storePosts(context, readPosts(Readable.fromWeb(response.body as WebReadableStream), url), result);
+    if (!result.ok) throw new Error(result.error);
+    run.log(`${result.records} posts read, ${result.added} new, ${result.duplicates} already stored, ${result.rejected} rejected`);
+    for (const rejection of result.rejections.slice(0, 5)) run.log(`rejected ${rejection.location}: ${rejection.reason}`);
+    const next: Cursor = { etag: response.headers.get('etag'), last_modified: response.headers.get('last-modified') };
+    return { items: result.added, cursor: next };
+  },
+});
