@@ -1,0 +1,201 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { CollectorSettingsError, defineCollector, type CollectorRun, type SourceContext } from '../source.ts';
+import { logIdOf, recordOfFacts, type CertificateRecord } from './certificate-record.ts';
+import { writeCertificates } from './certificate-store.ts';
+import { parseMerkleTreeLeaf, precertificateOf } from './ct-leaf.ts';
+import { certificateFacts, tbsCertificateFacts } from './x509.ts';
+
+/**
+ * The `ct-logs` collector (docs/collectors.md): reads new entries of RFC 6962 Certificate
+ * Transparency logs straight from the logs (get-sth, then get-entries in batches from where the
+ * previous run stopped) and stores their certificates and precertificates like `dragnet ingest
+ * certificate` does.
+ */
+interface Settings {
+  /** Base URLs, each ending in `/`. */
+  logs: string[];
+  batchSize: number;
+  maxEntriesPerRun: number;
+  timeoutMs: number;
+  /** Where a log without a cursor starts: its current tree size, or an entry index. */
+  start: 'now' | number;
+}
+
+/** Per log (by logIdOf), the index of the next entry to read. */
+interface Cursor {
+  logs: Record<string, number>;
+}
+
+const SETTINGS = ['logs', 'batch_size', 'max_entries_per_run', 'timeout_ms', 'start'];
+const DEFAULTS = { batch_size: 256, max_entries_per_run: 100_000, timeout_ms: 30_000 };
+const LIMITS = { batch_size: 10_000, max_entries_per_run: 100_000_000, timeout_ms: 600_000 };
+/** Times a 429 is waited out before the log's run stops for this time. */
+const RATE_LIMIT_RETRIES = 3;
+/** A longer Retry-After is left to the runner's next run. */
+const MAX_RETRY_WAIT_MS = 60_000;
+
+function positiveInteger(raw: Record<string, unknown>, key: keyof typeof DEFAULTS): number {
+  const value = raw[key] ?? DEFAULTS[key];
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < 1 || value > LIMITS[key]) {
+    throw new CollectorSettingsError(key, `must be an integer from 1 to ${LIMITS[key]}`);
+  }
+  return value;
+}
+
+function parseSettings(raw: Record<string, unknown>): Settings {
+  for (const key of Object.keys(raw)) {
+    if (!SETTINGS.includes(key)) throw new CollectorSettingsError(key, `is not a setting of ct-logs (${SETTINGS.join(', ')})`);
+  }
+  if (!Array.isArray(raw.logs) || raw.logs.length === 0) throw new CollectorSettingsError('logs', 'must list at least one CT log base URL');
+  const logs = raw.logs.map((url: unknown, i) => {
+    if (typeof url !== 'string' || !URL.canParse(url) || !['http:', 'https:'].includes(new URL(url).protocol)) {
+      throw new CollectorSettingsError(`logs[${i}]`, 'must be an http(s) URL, a CT log base such as https://ct.googleapis.com/logs/us1/argon2025h2/');
+    }
+    const parsed = new URL(url);
+    if (parsed.search || parsed.hash) throw new CollectorSettingsError(`logs[${i}]`, 'must be a base URL without query or fragment');
+    return url.endsWith('/') ? url : `${url}/`;
+  });
+  const ids = logs.map(logIdOf);
+  const repeated = ids.findIndex((id, i) => ids.indexOf(id) !== i);
+  if (repeated !== -1) throw new CollectorSettingsError(`logs[${repeated}]`, 'names the same log twice');
+  const start = raw.start ?? 'now';
+  let from: Settings['start'];
+  if (start === 'now') from = 'now';
+  else if (typeof start === 'string' && /^\d+$/.test(start)) from = Number(start);
+  else if (typeof start === 'number' && Number.isSafeInteger(start) && start >= 0) from = start;
+  else throw new CollectorSettingsError('start', 'must be "now" (the current tree size) or an entry index such as "0"');
+  return {
+    logs,
+    batchSize: positiveInteger(raw, 'batch_size'),
+    maxEntriesPerRun: positiveInteger(raw, 'max_entries_per_run'),
+    timeoutMs: positiveInteger(raw, 'timeout_ms'),
+    start: from,
+  };
+}
+
+function cursorOf(value: unknown): Cursor {
+  const logs = typeof value === 'object' && value !== null ? (value as { logs?: unknown }).logs : undefined;
+  if (typeof logs !== 'object' || logs === null) return { logs: {} };
+  return { logs: Object.fromEntries(Object.entries(logs).filter((entry): entry is [string, number] => Number.isSafeInteger(entry[1]) && entry[1] >= 0)) };
+}
+
+/** A log answered with an error or with something that is not RFC 6962. */
+class LogError extends Error {}
+
+/** Seconds or an HTTP date (RFC 9110 10.2.3); without one, doubling from a second. */
+function retryAfterMs(header: string | null, attempt: number, now: number): number {
+  if (header && /^\d+$/.test(header.trim())) return Number(header.trim()) * 1000;
+  const date = header ? Date.parse(header) : NaN;
+  return Number.isNaN(date) ? 1000 * 2 ** attempt : Math.max(0, date - now);
+}
+
+/** GET a log endpoint's JSON, waiting out a few 429s (Retry-After); any other error status ends the log's run. */
+async function getJson(url: string, settings: Settings, signal: AbortSignal): Promise<unknown> {
+  for (let attempt = 0; ; attempt++) {
+    // The timeout covers the body too: fetch aborts the body stream when the signal fires.
+    const response = await fetch(url, { headers: { accept: 'application/json' }, signal: AbortSignal.any([signal, AbortSignal.timeout(settings.timeoutMs)]) });
+    if (response.ok) {
+      try {
+        return await response.json();
+      } catch (error) {
+        if (signal.aborted) throw error;
+        throw new LogError(`${url}: the answer is not JSON`);
+      }
+    }
+    await response.body?.cancel();
+    if (response.status === 429 && attempt < RATE_LIMIT_RETRIES) {
+      const wait = retryAfterMs(response.headers.get('retry-after'), attempt, Date.now());
+      if (wait <= MAX_RETRY_WAIT_MS) {
+        await sleep(wait, undefined, { signal });
+        continue;
+      }
+    }
+    throw new LogError(`${url} answered HTTP ${response.status}`);
+  }
+}
+
+const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/**
+ * One get-entries entry as a record. A precert entry's names come from the logged TBS; its
+ * fingerprints are of the precertificate in extra_data (what crt.sh and certstream fingerprint).
+ */
+function recordOfEntry(entry: unknown, log: { base: string; id: string }, index: number): CertificateRecord {
+  if (!isObject(entry) || typeof entry.leaf_input !== 'string' || typeof entry.extra_data !== 'string') throw new LogError('not an entry with leaf_input and extra_data');
+  const leaf = parseMerkleTreeLeaf(Buffer.from(entry.leaf_input, 'base64'));
+  const ref = { name: log.id, url: log.id, index, link: `${log.base}ct/v1/get-entries?start=${index}&end=${index}` };
+  if (leaf.entryType === 'x509') return recordOfFacts(certificateFacts(leaf.certificate), leaf.certificate, { entryType: 'x509', seen: leaf.timestamp, log: ref });
+  const precertificate = precertificateOf(Buffer.from(entry.extra_data, 'base64'));
+  return recordOfFacts(tbsCertificateFacts(leaf.tbsCertificate), precertificate, { entryType: 'precert', seen: leaf.timestamp, log: ref });
+}
+
+/** Reads one log from its cursor up to its tree size (at most maxEntriesPerRun); returns the certificates added. */
+async function collectLog(context: SourceContext, run: CollectorRun<Settings>, cursor: Cursor, base: string): Promise<number> {
+  const { settings, signal } = run;
+  const id = logIdOf(base);
+  const sth = await getJson(`${base}ct/v1/get-sth`, settings, signal);
+  const treeSize = isObject(sth) ? sth.tree_size : undefined;
+  if (typeof treeSize !== 'number' || !Number.isSafeInteger(treeSize) || treeSize < 0) throw new LogError(`${base}ct/v1/get-sth: no tree_size`);
+  let next = cursor.logs[id];
+  if (next === undefined) {
+    next = settings.start === 'now' ? treeSize : Math.min(settings.start, treeSize);
+    cursor.logs[id] = next;
+    await run.saveCursor(cursor);
+  }
+  let added = 0;
+  let read = 0;
+  let skipped = 0;
+  while (next < treeSize && read < settings.maxEntriesPerRun && !signal.aborted) {
+    const end = Math.min(next + settings.batchSize, treeSize, next + settings.maxEntriesPerRun - read) - 1;
+    const body = await getJson(`${base}ct/v1/get-entries?start=${next}&end=${end}`, settings, signal);
+    const entries = isObject(body) && Array.isArray(body.entries) ? body.entries.slice(0, end - next + 1) : [];
+    // A log may answer with fewer entries than asked for (RFC 6962 4.6), never with none.
+    if (entries.length === 0) throw new LogError(`${base}ct/v1/get-entries?start=${next}&end=${end}: no entries`);
+    const records: CertificateRecord[] = [];
+    for (const [i, entry] of entries.entries()) {
+      try {
+        records.push(recordOfEntry(entry, { base, id }, next + i));
+      } catch (error) {
+        // A malformed entry is skipped, not retried: the log serves the same bytes every time.
+        skipped++;
+        run.log(`${id} entry ${next + i} skipped: ${error instanceof Error ? error.message : String(error)}`);
+      }
+    }
+    added += (await writeCertificates(context, records, context.clock.now().getTime())).added;
+    next += entries.length;
+    read += entries.length;
+    // Saved after each stored batch: a run killed here resumes at the next batch.
+    cursor.logs[id] = next;
+    await run.saveCursor(cursor);
+  }
+  run.log(`${id}: ${read} entries read (${skipped} skipped), ${added} new certificates, at ${next} of ${treeSize}`);
+  return added;
+}
+
+export const ctLogsCollector = defineCollector<Settings>({
+  name: 'ct-logs',
+  description: 'new certificates and precertificates from RFC 6962 Certificate Transparency logs (get-sth, get-entries from a per-log cursor)',
+  defaultIntervalSeconds: 300,
+  enabledByDefault: false,
+  parseSettings,
+  async run(context, run) {
+    const cursor = cursorOf(run.cursor);
+    let items = 0;
+    const failures: string[] = [];
+    // One failing log does not stop the others; the run fails afterwards so the runner backs off.
+    for (const base of run.settings.logs) {
+      if (run.signal.aborted) break;
+      try {
+        items += await collectLog(context, run, cursor, base);
+      } catch (error) {
+        if (run.signal.aborted) throw error;
+        const message = error instanceof Error ? error.message : String(error);
+        failures.push(message);
+        run.log(`${logIdOf(base)} stopped, its cursor kept: ${message}`);
+      }
+    }
+    run.signal.throwIfAborted();
+    if (failures.length) throw new Error(`${failures.length} of ${run.settings.logs.length} logs failed (${items} certificates stored from the others): ${failures.join('; ')}`);
+    return { items, cursor };
+  },
+});
