@@ -1,0 +1,158 @@
+import {
+  expandInputs,
+  failInput,
+  IngestError,
+  inputLine,
+  MAX_LINE_BYTES,
+  newInputResult,
+  openInput,
+  readLines,
+  reject,
+  reportInputs,
+  type IngestProgress,
+  type InputResult,
+} from '../ingest/ingest-kit.ts';
+import { jsonErrorLocation } from '../messenger/ingest/ingest-errors.ts';
+import type { Ingester, SourceContext } from '../source.ts';
+import { createDocumentWriter, type DocumentInput, type DocumentWriter } from './document-store.ts';
+import { RecordError } from './record-fields.ts';
+
+/** A record read from an input: its document, or why it was rejected. */
+export interface ReadRecord {
+  /** Where it is in its input: `line 12`, `messages[3]`, `record 2`. */
+  location: string;
+  record: DocumentInput | string;
+}
+
+/** One `--format` of a document ingester. */
+export interface DocumentFormat {
+  /** Whether a file found in a folder is read in this format. */
+  accepts(file: string): boolean;
+  /** The records of one input (a file or `-`); throws IngestError when the input cannot be read at all. */
+  read(input: string, progress?: IngestProgress): AsyncIterable<ReadRecord>;
+}
+
+// Documents per transaction: a crash loses at most one uncommitted batch, never part of a record.
+const BATCH = 1000;
+
+/** A read error of the file itself (EACCES, EISDIR, …) fails the input; anything else is a fault. */
+function asInputFailure(input: string, error: unknown): unknown {
+  if (error instanceof IngestError) return error;
+  const code = (error as NodeJS.ErrnoException | null)?.code;
+  return typeof code === 'string' && error instanceof Error ? new IngestError(input, 'read', error.message) : error;
+}
+
+async function ingestInput(context: SourceContext, writer: DocumentWriter, input: string, format: DocumentFormat, noun: string, progress?: IngestProgress): Promise<InputResult> {
+  const result = newInputResult(input);
+  // One time for the whole input: what it brings is new to rules from then on.
+  const discoveredAt = context.clock.now().getTime();
+  let batch: DocumentInput[] = [];
+  const flush = async () => {
+    const counts = await writer.write(batch, discoveredAt);
+    result.added += counts.added;
+    result.duplicates += counts.duplicates;
+    batch = [];
+  };
+  try {
+    for await (const { location, record } of format.read(input, progress)) {
+      if (typeof record === 'string') {
+        reject(result, location, record);
+        continue;
+      }
+      result.records++;
+      batch.push(record);
+      if (batch.length >= BATCH) await flush();
+    }
+    await flush();
+  } catch (error) {
+    failInput(result, asInputFailure(input, error));
+  }
+  progress?.finish(inputLine(noun, result));
+  return result;
+}
+
+/**
+ * A `dragnet ingest` target that stores one source's records in the document store: files,
+ * folders (walked for the files the format accepts) or `-`; the first format is the default.
+ */
+export function documentIngester(options: { name: string; source: string; description: string; noun: string; formats: Record<string, DocumentFormat> }): Ingester {
+  return {
+    name: options.name,
+    description: options.description,
+    formats: Object.keys(options.formats),
+    async run(context, inputs, { format: formatName, progress }) {
+      const format = options.formats[formatName];
+      if (!format) throw new Error(`${options.name}: unknown format ${formatName}`);
+      const writer = createDocumentWriter(context, options.source);
+      const results: InputResult[] = [];
+      for (const input of expandInputs(inputs, (file) => format.accepts(file))) {
+        results.push(await ingestInput(context, writer, input, format, options.noun, progress));
+      }
+      return reportInputs(options.noun, results);
+    },
+  };
+}
+
+/** What `parse` returns, or the reason of the RecordError it threw. */
+export function orReason<T>(parse: () => T): T | string {
+  try {
+    return parse();
+  } catch (error) {
+    if (error instanceof RecordError) return error.message;
+    throw error;
+  }
+}
+
+/** The `read` of a JSON Lines format: one record a line, blank lines skipped; `parse` throws RecordError. */
+export function jsonLines(parse: (value: unknown) => DocumentInput): DocumentFormat['read'] {
+  return async function* read(input, progress) {
+    const { stream, size } = openInput(input);
+    if (size !== null) progress?.start(input, size, 'bytes');
+    try {
+      for await (const { line, number } of readLines(stream, (bytes) => progress?.advance(bytes))) {
+        if (line.trim() === '') continue;
+        let value: unknown;
+        try {
+          value = JSON.parse(line);
+        } catch {
+          // readLines cut the line at MAX_LINE_BYTES: say so rather than blame the JSON.
+          const cut = Buffer.byteLength(line) >= MAX_LINE_BYTES - 3;
+          yield { location: `line ${number}`, record: cut ? `longer than ${MAX_LINE_BYTES >> 20} MiB (a line is read up to that)` : 'not valid JSON' };
+          continue;
+        }
+        yield { location: `line ${number}`, record: orReason(() => parse(value)) };
+      }
+    } finally {
+      if (input !== '-') stream.destroy();
+    }
+  };
+}
+
+/**
+ * A single-document JSON input (a DiscordChatExporter export, a Pastebin list) read whole, up to
+ * `maxBytes`: a larger one fails with that reason before it is parsed, so memory stays bounded.
+ */
+export async function readJsonDocument(input: string, maxBytes: number, progress?: IngestProgress): Promise<unknown> {
+  const { stream, size } = openInput(input);
+  const tooLarge = () => new IngestError(input, 'size', `larger than the ${maxBytes >> 20} MiB a JSON document is read whole up to`);
+  try {
+    if (size !== null && size > maxBytes) throw tooLarge();
+    if (size !== null) progress?.start(input, size, 'bytes');
+    const chunks: Buffer[] = [];
+    let read = 0;
+    for await (const chunk of stream as AsyncIterable<Buffer>) {
+      read += chunk.length;
+      if (read > maxBytes) throw tooLarge();
+      chunks.push(chunk);
+      progress?.advance(chunk.length);
+    }
+    const text = Buffer.concat(chunks).toString('utf8').replace(/^\uFEFF/, '');
+    try {
+      return JSON.parse(text);
+    } catch (error) {
+      throw new IngestError(input, jsonErrorLocation(text, error), 'malformed JSON');
+    }
+  } finally {
+    if (input !== '-') stream.destroy();
+  }
+}
