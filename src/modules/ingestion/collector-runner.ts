@@ -56,7 +56,12 @@ export function createCollectorRunner(deps: { db: Kysely<Database>; clock: Clock
       .onConflict((oc) => oc.column('name').doNothing())
       .execute();
 
-  async function claim(name: string, dueOnly: boolean): Promise<boolean> {
+  /**
+   * Takes the collector's lease. The loop passes the run count it saw when it judged the
+   * collector due: a process that saw it due just before another finished a run then claims
+   * nothing, rather than running it again at once.
+   */
+  async function claim(name: string, seenRuns: number | null): Promise<boolean> {
     await ensureRow(name);
     const at = now();
     let update = db
@@ -64,15 +69,15 @@ export function createCollectorRunner(deps: { db: Kysely<Database>; clock: Clock
       .set({ claimed_until: at + LEASE_MS })
       .where('name', '=', name)
       .where((eb) => eb.or([eb('claimed_until', 'is', null), eb('claimed_until', '<', at)]));
-    if (dueOnly) update = update.where('next_run_at', '<=', at);
+    if (seenRuns !== null) update = update.where('runs', '=', seenRuns);
     const result = await update.executeTakeFirst();
     return result.numUpdatedRows > 0n;
   }
 
-  async function runOne(entry: ConfiguredCollector, signal: AbortSignal, dueOnly: boolean): Promise<CollectorRunReport> {
+  async function runOne(entry: ConfiguredCollector, signal: AbortSignal, seenRuns: number | null): Promise<CollectorRunReport> {
     const { collector } = entry;
     const name = collector.name;
-    if (!(await claim(name, dueOnly))) return { name, outcome: 'busy', items: 0 };
+    if (!(await claim(name, seenRuns))) return { name, outcome: 'busy', items: 0 };
     const state = await db.selectFrom('collector_state').select('cursor').where('name', '=', name).executeTakeFirstOrThrow();
     let cursor: unknown = state.cursor === null ? null : JSON.parse(state.cursor);
     const saveCursor = async (next: unknown) => {
@@ -178,7 +183,7 @@ export function createCollectorRunner(deps: { db: Kysely<Database>; clock: Clock
         const entry = find(name);
         if (!entry) throw new Error(`no collector named "${name}" (known: ${collectors.map((c) => c.collector.name).join(', ')})`);
         if (!entry.enabled) throw new Error(`collector "${name}" is not enabled: turn it on in the collectors file`);
-        reports.push(await runOne(entry, signal, false));
+        reports.push(await runOne(entry, signal, null));
       }
       return reports;
     },
@@ -191,13 +196,21 @@ export function createCollectorRunner(deps: { db: Kysely<Database>; clock: Clock
       const controller = new AbortController();
       const running = new Map<string, Promise<void>>();
       const poll = async () => {
-        const rows = await db.selectFrom('collector_state').select(['name', 'next_run_at']).execute();
-        const nextRun = new Map(rows.map((row) => [row.name, Number(row.next_run_at)]));
+        const rows = await db.selectFrom('collector_state').select(['name', 'next_run_at', 'last_run_at', 'consecutive_failures', 'runs']).execute();
+        const states = new Map(rows.map((row) => [row.name, row]));
+        // An interval shortened in the collectors file applies at once, unless backing off.
+        const dueAt = (entry: ConfiguredCollector) => {
+          const state = states.get(entry.collector.name);
+          if (!state) return 0;
+          const scheduled = Number(state.next_run_at);
+          if (Number(state.consecutive_failures) > 0 || state.last_run_at === null) return scheduled;
+          return Math.min(scheduled, Number(state.last_run_at) + entry.intervalSeconds * 1000);
+        };
         for (const entry of collectors) {
           const name = entry.collector.name;
           if (!entry.enabled || running.has(name) || controller.signal.aborted) continue;
-          if ((nextRun.get(name) ?? 0) > now()) continue;
-          const run = runOne(entry, controller.signal, true)
+          if (dueAt(entry) > now()) continue;
+          const run = runOne(entry, controller.signal, Number(states.get(name)?.runs ?? 0))
             .then((report) => {
               if (report.outcome === 'failed') options.log(`collector ${name} failed: ${report.error}`);
             })

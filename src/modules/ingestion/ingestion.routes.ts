@@ -56,6 +56,25 @@ function requireSystemAccount(request: FastifyRequest) {
   return auth;
 }
 
+/** File extensions by body type, for ingesters that tell formats apart by the file name. */
+const EXTENSIONS: Record<string, string> = {
+  'application/x-ndjson': '.jsonl',
+  'application/jsonl': '.jsonl',
+  'application/json': '.json',
+  'application/xml': '.xml',
+  'text/xml': '.xml',
+  'text/csv': '.csv',
+  'text/plain': '.txt',
+  'application/zip': '.zip',
+};
+
+/** The name the body is ingested under: `?name=` or `body` with the extension of its type. */
+function bodyFileName(name: string | undefined, contentType: string | undefined): string {
+  if (name !== undefined) return name;
+  const type = (contentType ?? '').split(';')[0]!.trim().toLowerCase();
+  return `body${EXTENSIONS[type] ?? ''}`;
+}
+
 /** Counts the bytes passing through and fails the stream once there are more than `limit`. */
 function byteLimit(limit: number, counted: { bytes: number }) {
   return new Transform({
@@ -88,7 +107,17 @@ export function ingestionRoutes(deps: { context: SourceContext; runner: Collecto
           tags: [TAG],
           summary: "Ingest a body in the ingester's format (system accounts); gzip with Content-Encoding: gzip",
           params: Type.Object({ ingester: Type.String({ description: `One of: ${names.join(', ')}` }) }),
-          querystring: Type.Object({ format: Type.Optional(Type.String({ description: "One of the ingester's formats (docs/ingest.md); its first by default" })) }),
+          querystring: Type.Object({
+            format: Type.Optional(Type.String({ description: "One of the ingester's formats (docs/ingest.md); its first by default" })),
+            name: Type.Optional(
+              Type.String({
+                minLength: 1,
+                maxLength: 200,
+                pattern: '^[^/\\\\]+$',
+                description: 'The file name the body is ingested under (a leak or dump is named after it; some ingesters tell formats by extension). Default: body.<extension of the Content-Type>',
+              }),
+            ),
+          }),
           response: withErrors({ 200: IngestAnswer }, [400, 401, 403, 404, 413, 415]),
           security: [{ bearerAuth: [] }],
         },
@@ -107,10 +136,11 @@ export function ingestionRoutes(deps: { context: SourceContext; runner: Collecto
         }
         if (encoding !== 'gzip' && declared > deps.maxBytes) throw new AppError('payload_too_large', `the body is larger than ${deps.maxBytes} bytes`);
 
-        const folder = path.join(deps.context.dataDir, 'tmp');
+        const name = bodyFileName(request.query.name, request.headers['content-type']);
+        if (name === '.' || name === '..') throw validationError('name', 'must be a file name');
+        const folder = path.join(deps.context.dataDir, 'tmp', `ingest-${randomUUID()}`);
         mkdirSync(folder, { recursive: true });
-        // The extension tells ingesters that pick a parser by file name what the body is.
-        const file = path.join(folder, `ingest-${randomUUID()}${format === 'jsonl' || format === 'ndjson' ? '.jsonl' : '.json'}`);
+        const file = path.join(folder, name);
         const counted = { bytes: 0 };
         try {
           const stages = encoding === 'gzip' ? [request.raw, createGunzip(), byteLimit(deps.maxBytes, counted)] : [request.raw, byteLimit(deps.maxBytes, counted)];
@@ -130,7 +160,7 @@ export function ingestionRoutes(deps: { context: SourceContext; runner: Collecto
           const { records, added, duplicates, rejected } = report.tally;
           return { ingester: ingester.name, format, bytes: counted.bytes, records, accepted: added, duplicates, rejected, errors };
         } finally {
-          rmSync(file, { force: true });
+          rmSync(folder, { recursive: true, force: true });
         }
       },
     );
