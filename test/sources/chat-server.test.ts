@@ -203,7 +203,7 @@ describe(`sources: chat servers end to end (${testEngine})`, () => {
       { field: 'args.server_ids[1]', message: 'must be a snowflake id (a string of digits) (rule 3)', rule: 3 },
       { field: 'args.context_chars', message: 'must be between 1 and 10000 (rule 3)', rule: 3 },
     ]);
-    expect(await fields({ query: 'acme', channel_ids: [1098242450230509619] })).toEqual([{ field: 'args.channel_ids[0]', message: 'must be a string (rule 3)', rule: 3 }]);
+    expect(await fields({ query: 'acme', channel_ids: [1098242450230509] })).toEqual([{ field: 'args.channel_ids[0]', message: 'must be a string (rule 3)', rule: 3 }]);
   });
 
   it('the next tick reports only messages learned of after the last run; re-ingesting adds nothing', async () => {

@@ -63,7 +63,7 @@ describe('DiscordChatExporter exports', () => {
   it('rejects a bad message with its index and reason, skips system notices and messages with nothing to search', () => {
     const found = records(
       exportOf([
-        message({ id: 1130000000000000001 }),
+        message({ id: 1130000000000001 }),
         message({ type: 'GuildMemberJoin', content: 'Joined the server.' }),
         message({ timestamp: 'yesterday' }),
         message({ author: { name: 'nobody' } }),
@@ -95,7 +95,7 @@ describe('DiscordChatExporter exports', () => {
       return 'no error';
     };
     expect(failure([])).toBe('test.json: top level: not a DiscordChatExporter JSON export: not a JSON object');
-    expect(failure({ ...exportOf([]), guild: { id: 253601524398293010 } })).toBe('test.json: guild: not a DiscordChatExporter JSON export: no guild with a snowflake id');
+    expect(failure({ ...exportOf([]), guild: { id: 2536015243982930 } })).toBe('test.json: guild: not a DiscordChatExporter JSON export: no guild with a snowflake id');
     expect(failure({ ...exportOf([]), messages: {} })).toBe('test.json: messages: not a DiscordChatExporter JSON export: no messages array');
   });
 
