@@ -1,0 +1,113 @@
+import path from 'node:path';
+import {
+  expandInputs,
+  failInput,
+  IngestError,
+  inputLine,
+  newInputResult,
+  openInput,
+  readLines,
+  reject,
+  reportInputs,
+  type IngestProgress,
+  type InputResult,
+} from '../ingest/ingest-kit.ts';
+import { parseDomainName } from '../phishing/domain-name.ts';
+import { parseTimestamp } from '../ransomware/post-record.ts';
+import type { Ingester, SourceContext } from '../source.ts';
+import { writeShortLinks, type ShortLink } from './short-link-store.ts';
+import { parseDumpLine } from './urlteam-dump.ts';
+
+/** `dragnet ingest url_shortener`: URLTeam dumps, streamed line by line (docs/ingest.md). */
+
+/** Which shortener a dump's links belong to, and how its short URLs start. */
+interface Shortener {
+  service: string;
+  prefix: string;
+}
+
+const withoutWww = (host: string) => host.replace(/\.$/, '').replace(/^www\./, '');
+
+/** The shortener a BEACON `#PREFIX:` names (`https://v.gd/` → v.gd), or null when it names none. */
+export function shortenerOfPrefix(prefix: string): Shortener | null {
+  const url = /^[a-z][a-z0-9+.-]*:\/\//i.test(prefix) ? prefix : `https://${prefix}`;
+  const host = URL.canParse(url) ? new URL(url).hostname : '';
+  return host ? { service: withoutWww(host), prefix: url } : null;
+}
+
+/** The shortener a file is named after (`v.gd.txt` → v.gd), for dumps without a `#PREFIX:` header. */
+export function shortenerOfFileName(file: string): Shortener | null {
+  const name = parseDomainName(path.basename(file).replace(/\.txt$/i, ''));
+  return typeof name === 'string' ? null : { service: withoutWww(name.domain), prefix: `https://${name.domain}/` };
+}
+
+// Links per transaction: a crash loses at most one uncommitted batch.
+const BATCH = 1000;
+
+type DumpResult = InputResult & { pseudo_targets: number };
+
+async function ingestDump(context: SourceContext, input: string, progress?: IngestProgress): Promise<DumpResult> {
+  const result: DumpResult = { ...newInputResult(input), pseudo_targets: 0 };
+  const { stream, size } = openInput(input);
+  if (size !== null) progress?.start(input, size, 'bytes');
+  const discoveredAt = context.clock.now().getTime();
+  let shortener = input === '-' ? null : shortenerOfFileName(input);
+  let crawledAt: number | null = null;
+  let batch: ShortLink[] = [];
+  const flush = async () => {
+    const counts = await writeShortLinks(context, batch, discoveredAt);
+    result.added += counts.added;
+    result.duplicates += counts.duplicates;
+    batch = [];
+  };
+  try {
+    for await (const { line, number } of readLines(stream, (bytes) => progress?.advance(bytes))) {
+      const entry = parseDumpLine(line);
+      if (entry === null) continue;
+      const location = `line ${number}`;
+      if (entry.kind === 'bad') {
+        reject(result, location, entry.reason);
+      } else if (entry.kind === 'pseudo') {
+        result.pseudo_targets++;
+      } else if (entry.kind === 'meta') {
+        // Meta lines count wherever they are: dumps concatenated with cat keep their own prefixes.
+        if (entry.field === 'PREFIX') {
+          shortener = shortenerOfPrefix(entry.value);
+          if (!shortener) throw new IngestError(input, location, `#PREFIX: ${entry.value} is not a URL`);
+        } else if (entry.field === 'TIMESTAMP') {
+          crawledAt = parseTimestamp(entry.value);
+          if (crawledAt === null) reject(result, location, `#TIMESTAMP: ${entry.value} is not a date`);
+        }
+      } else {
+        if (!shortener) {
+          throw new IngestError(input, location, 'no shortener: the dump has no #PREFIX: header and its file name is no host name (add "#PREFIX: https://v.gd/" before the links, or name the file v.gd.txt)');
+        }
+        result.records++;
+        batch.push({ ...shortener, shortcode: entry.shortcode, targetUrl: entry.targetUrl, target: entry.target, crawledAt });
+        if (batch.length >= BATCH) await flush();
+      }
+    }
+    await flush();
+  } catch (error) {
+    failInput(result, error);
+  } finally {
+    if (input !== '-') stream.destroy();
+  }
+  progress?.finish(inputLine('links', result));
+  return result;
+}
+
+export const urlShortenerIngester: Ingester = {
+  name: 'url_shortener',
+  description: 'URL-shortener dumps (URLTeam shortcode|long_url, BEACON headers), .txt files, folders or - (stdin)',
+  formats: ['urlteam'],
+  async run(context, inputs, options) {
+    const results: DumpResult[] = [];
+    for (const input of expandInputs(inputs, (file) => path.extname(file).toLowerCase() === '.txt')) {
+      results.push(await ingestDump(context, input, options.progress));
+    }
+    const pseudoTargets = results.reduce((n, result) => n + result.pseudo_targets, 0);
+    const report = reportInputs('links', results, { pseudo_targets_skipped: pseudoTargets });
+    return { ...report, lines: [`${report.lines[0]}; ${pseudoTargets} notfound/blocked skipped`, ...report.lines.slice(1)] };
+  },
+};
