@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { findSource } from '../../src/modules/sources/index.ts';
 import { expectError } from '../support/http.ts';
 import { createDeliveryKit, createRulesApp, rulePaths, rulesUser, type DeliveryKit, type RulesApi } from '../support/rules-api.ts';
 import type { TestApp } from '../support/test-app.ts';
@@ -67,6 +68,8 @@ describe(`rules: the source catalog and the frequency table (${testEngine})`, ()
     await t.container.organizations.update('Acme', { alertRuleLimit: 500 });
     kit = await createDeliveryKit(alice, { tag: 'catalog' });
     catalog = await alice.getJson<CatalogRow[]>(rulePaths.catalog);
+    // The examples name stored data (the messenger example's channel ids are demo channels).
+    await findSource(1)!.demo!(t.container.sourceContext, t.clock.now().getTime());
   });
   afterAll(async () => {
     await t?.close();
@@ -104,7 +107,7 @@ describe(`rules: the source catalog and the frequency table (${testEngine})`, ()
       args_schema: {
         params: [
           { name: 'query', type: 'String', required: true, hint: 'Search query: terms, "phrases", AND, OR, NOT, ( )', example: '"fresh logs" AND (acme-bank.com OR acmebank)' },
-          { name: 'channel_ids', type: 'Array[Int]', required: false, hint: 'Only these channels (ids from messenger-channels)', example: [12, 40] },
+          { name: 'channel_ids', type: 'Array[Int]', required: false, hint: 'Only these channels (ids from messenger-channels)', example: [12, 22] },
           { name: 'unique_only', type: 'Boolean', required: false, hint: 'Count identical texts posted in several channels once', example: true },
           { name: 'context_chars', type: 'Int', required: false, hint: 'Characters of text around the match in each hit', example: 200 },
         ],

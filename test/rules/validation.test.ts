@@ -235,6 +235,20 @@ describe(`rules: create validation (spec 2.10) over HTTP (${testEngine})`, () =>
     expect(blamed(await rejected(body({ colour: 'red' }))).map((f) => f.field)).toEqual(['colour']);
   });
 
+  it('channel ids a search refuses, a rule refuses too (and on update); known ones are accepted', async () => {
+    const searchError = expectError(await t.request({ method: 'POST', url: '/service/messenger-search-create/', token: alice.token, body: { query: 'acme', channel_ids: [987654] } }), 400, 'validation_failed');
+    expect(searchError.fields?.[0]?.field).toBe('channel_ids');
+    const error = await rejected(body({ args: { query: 'acme', channel_ids: [987654] } }));
+    expect(error.fields).toEqual([{ field: 'args.channel_ids', message: 'unknown channel ids: 987654 (rule 3)', rule: 3 }]);
+
+    await t.container.corpus.write([
+      { channel: { platform: 'telegram', username: 'refcheck', title: 'Ref Check' }, messages: [{ messageId: 1, userId: null, text: 'acme', date: Date.parse('2026-03-01T00:00:00Z'), hasMedia: false, mediaType: null, fileName: null, links: null }] },
+    ]);
+    const channel = (await alice.getJson<{ items: { id: number }[] }>('/service/messenger-channels/?search=refcheck')).items[0];
+    const rule = await alice.created(body({ args: { query: 'acme', channel_ids: [channel!.id] } }));
+    expectError(await alice.update(rule.id, { args: { query: 'acme', channel_ids: [channel!.id, 987655] } }), 400, 'validation_failed');
+  });
+
   it('stored args are normalized (trimmed, absent optionals dropped)', async () => {
     const rule = await alice.created(body({ args: { query: '  acme-bank.com  ', unique_only: null, channel_ids: null, context_chars: 120 } }));
     expect(rule.args).toEqual({ query: 'acme-bank.com', context_chars: 120 });

@@ -6,7 +6,7 @@ import { linkedPage, pageWindow } from '../../lib/pagination.ts';
 import type { DeliveryKind } from '../delivery/index.ts';
 import type { OrganizationService } from '../orgs/index.ts';
 import type { FollowUpTokens } from '../search/index.ts';
-import { findSource, normalizeArgs, validateArgs, type SourceDefinition } from '../sources/index.ts';
+import { findSource, normalizeArgs, validateArgs, type SourceContext, type SourceDefinition } from '../sources/index.ts';
 import { frequencyHours, isFrequency, type Frequency } from './frequency.ts';
 
 export type RuleRow = Selectable<AlertRuleTable>;
@@ -42,6 +42,7 @@ function invalid(fields: FieldError[]): AppError {
 export function createRuleService(deps: {
   db: Kysely<Database>;
   clock: Clock;
+  context: SourceContext;
   organizations: OrganizationService;
   followUps: FollowUpTokens;
 }) {
@@ -116,6 +117,9 @@ export function createRuleService(deps: {
 
     for (const error of validateArgs(source, args)) fields.push({ ...error, message: `${error.message} (rule ${error.rule})` });
     const normalized = fields.length ? {} : normalizeArgs(source, args);
+    if (!fields.length && source.checkStoredReferences) {
+      for (const error of await source.checkStoredReferences(deps.context, normalized)) fields.push({ ...error, message: `${error.message} (rule ${error.rule})` });
+    }
 
     const recipients = [...new Set(input.recipients ?? [])];
     const webhook = input.webhook ?? null;

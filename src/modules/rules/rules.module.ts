@@ -22,8 +22,8 @@ export function createRulesModule(deps: {
   followUps: FollowUpTokens;
 }) {
   const { store, clock } = deps;
-  const rules = createRuleService({ db: store.db, clock, organizations: deps.organizations, followUps: deps.followUps });
   const context = { db: store.db, engine: store.engine, clock, keys: deps.keys, dataDir: deps.dataDir };
+  const rules = createRuleService({ db: store.db, clock, context, organizations: deps.organizations, followUps: deps.followUps });
   const runner = createRuleRunner({ context, jobs: deps.jobs });
   const matches = createMatchService({ context, runner });
   const notifier = createNotifier({ db: store.db, clock, delivery: deps.delivery, organizations: deps.organizations });

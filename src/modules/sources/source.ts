@@ -174,6 +174,11 @@ export interface SourceDefinition {
    * arg), run only when the declared types hold. Errors name the field (`args.<name>`).
    */
   checkArgs?(args: Record<string, unknown>): ArgError[];
+  /**
+   * Checks against stored data (a channel id that exists), run after every other check passed,
+   * so that a rule accepts exactly the args a search over the same data accepts.
+   */
+  checkStoredReferences?(context: SourceContext, args: Record<string, unknown>): Promise<ArgError[]>;
   /** The hits of one rule within the window, newest first, at most `limit`. */
   match(context: SourceContext, args: Record<string, unknown>, window: MatchWindow, limit: number): Promise<MatchResult>;
   /**

@@ -40,6 +40,16 @@ function checkQuery(args: Record<string, unknown>): ArgError[] {
   }
 }
 
+/** The same refusal as the search's (`unknown channel ids`), so a rule and a search agree. */
+async function checkChannels(context: SourceContext, args: Record<string, unknown>): Promise<ArgError[]> {
+  const ids = (args as unknown as MessengerArgs).channel_ids;
+  if (!ids?.length) return [];
+  const rows = await context.db.selectFrom('channels').select('id').where('id', 'in', ids).execute();
+  const known = new Set(rows.map((row) => Number(row.id)));
+  const unknown = ids.filter((id) => !known.has(id));
+  return unknown.length ? [{ field: 'args.channel_ids', message: `unknown channel ids: ${unknown.join(', ')}`, rule: 3 }] : [];
+}
+
 const writerOf = (context: SourceContext) => createCorpusWriter({ db: context.db, engine: context.engine, clock: context.clock });
 
 export const messengerSource: SourceDefinition = {
@@ -51,7 +61,7 @@ export const messengerSource: SourceDefinition = {
   frequency: 'daily',
   params: [
     { name: 'query', type: 'String', required: true, hint: 'Search query: terms, "phrases", AND, OR, NOT, ( )', example: '"fresh logs" AND (acme-bank.com OR acmebank)' },
-    { name: 'channel_ids', type: 'Array[Int]', required: false, hint: 'Only these channels (ids from messenger-channels)', example: [12, 40] },
+    { name: 'channel_ids', type: 'Array[Int]', required: false, hint: 'Only these channels (ids from messenger-channels)', example: [12, 22] },
     { name: 'unique_only', type: 'Boolean', required: false, hint: 'Count identical texts posted in several channels once', example: true },
     { name: 'context_chars', type: 'Int', required: false, hint: 'Characters of text around the match in each hit', example: 200 },
   ],
@@ -60,6 +70,7 @@ export const messengerSource: SourceDefinition = {
   sortableFields: ['date', 'channel_id', 'message_id'],
   hasData: true,
   checkArgs: checkQuery,
+  checkStoredReferences: checkChannels,
   match: matchOne,
   matchMany: (context: SourceContext, rules: BatchRule[], until: number, limit: number) =>
     createPercolator(
