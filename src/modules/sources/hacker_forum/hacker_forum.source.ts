@@ -1,13 +1,25 @@
-import { sourceWithoutData } from '../source.ts';
+import { documentIngester } from '../documents/document-ingest.ts';
+import { fieldIn, fieldInAnyCase, matchDocuments, queryErrors } from '../documents/document-match.ts';
+import { documentStoreMigrations } from '../documents/document-store.ts';
+import type { SourceDefinition } from '../source.ts';
+import { loadDemoForums } from './demo-forum.ts';
+import { CONTENT_TYPES, forumJsonLines } from './forum-record.ts';
+
+interface HackerForumArgs {
+  query: string;
+  forums?: string[];
+  content_types?: string[];
+}
+
+// Forum posts are long: enough text around the match to judge it from the alert.
+const PREVIEW_CHARS = 400;
 
 /**
- * Hacker forum (id 11): threads, posts and marketplace offers on cybercrime forums, matched
- * with the search query language.
- *
- * Hit data: post_id, thread_id, forum, section, content_type, thread_title, author, content,
- * language, url, posted_at.
+ * Hacker forum (id 11): threads, replies and marketplace offers scraped from cybercrime forums,
+ * ingested as JSON Lines into the document store (../documents) and matched with the search
+ * query language.
  */
-export const hackerForumSource = sourceWithoutData({
+export const hackerForumSource: SourceDefinition = {
   id: 11,
   name: 'hacker_forum',
   alias: 'Hacker forums',
@@ -16,10 +28,44 @@ export const hackerForumSource = sourceWithoutData({
   frequency: 'daily',
   params: [
     { name: 'query', type: 'String', required: true, hint: 'Search query: terms, "phrases", AND, OR, NOT, ( )', example: '"acme bank" AND (access OR database OR rdp)' },
-    { name: 'forums', type: 'Array[String]', required: false, hint: 'Only these forums (names as shown in hits)', example: ['xss', 'exploit'] },
-    { name: 'content_types', type: 'Array[String]', required: false, hint: 'Only these kinds of content', example: ['thread', 'marketplace'], valid_values: ['thread', 'post', 'marketplace'] },
+    { name: 'forums', type: 'Array[String]', required: false, hint: 'Only these forums (names as shown in hits, any case)', example: ['xss', 'exploit'] },
+    { name: 'content_types', type: 'Array[String]', required: false, hint: 'Only these kinds of content', example: ['thread', 'marketplace'], valid_values: [...CONTENT_TYPES] },
   ],
   excludableFields: ['forum', 'author', 'thread_id'],
   filterableFields: ['forum', 'section', 'content_type', 'author', 'language'],
-  sortableFields: ['posted_at', 'forum', 'author'],
-});
+  sortableFields: ['posted_at', 'discovered_at', 'forum', 'author'],
+  hasData: true,
+  checkArgs: queryErrors,
+  match(context, rawArgs, window, limit) {
+    const args = rawArgs as unknown as HackerForumArgs;
+    const filters = [];
+    if (args.forums?.length) filters.push(fieldInAnyCase('forum', args.forums));
+    if (args.content_types?.length) filters.push(fieldIn('content_type', args.content_types));
+    return matchDocuments(
+      context,
+      {
+        source: 'hacker_forum',
+        query: args.query,
+        filters,
+        contextChars: PREVIEW_CHARS,
+        hitData: ({ fields, preview, discoveredAt }) => ({ ...fields, content: preview, discovered_at: new Date(discoveredAt).toISOString() }),
+      },
+      window,
+      limit,
+    );
+  },
+  migrations: documentStoreMigrations,
+  ingesters: [
+    documentIngester({
+      name: 'hacker_forum',
+      source: 'hacker_forum',
+      description: 'hacker-forum threads, posts and marketplace offers as JSON Lines (one post a line), files, folders or - (stdin)',
+      noun: 'posts',
+      formats: { jsonl: forumJsonLines },
+    }),
+  ],
+  async demo(context, now) {
+    const added = await loadDemoForums(context, now);
+    return `Demo hacker forums: ${added} forum posts added (try hacker_forum with the query "acme bank" AND (access OR database OR rdp))`;
+  },
+};
