@@ -1,6 +1,6 @@
 import type { Generated } from 'kysely';
 import type { SourceContext } from '../source.ts';
-import { parseDomainName } from './domain-name.ts';
+import { parseDomainName, type DomainName } from './domain-name.ts';
 import * as m0001 from './migrations/0001_observed_domains.ts';
 
 /** How Dragnet learned of a domain. */
@@ -18,6 +18,8 @@ export interface ObservedDomain {
   country?: string | null;
   /** When the domain was registered (epoch ms), when the input says. */
   registered_at?: number | null;
+  /** When the input's own source first saw the domain (epoch ms), e.g. an NRD list's compile time. */
+  first_seen?: number | null;
 }
 
 /** The table of migration phishing/0001_observed_domains. */
@@ -56,7 +58,7 @@ type Row = Omit<ObservedDomainTable, 'id'>;
 const listOf = (values: string[] | null | undefined) => (values?.length ? JSON.stringify(values) : null);
 const textOf = (value: string | null | undefined) => (value?.trim() ? value.trim() : null);
 
-function rowOf(domain: ObservedDomain, name: { domain: string; registrable: string }, now: number): Row {
+function rowOf(domain: ObservedDomain, name: DomainName, now: number): Row {
   const registeredAt = domain.registered_at ?? null;
   return {
     domain: name.domain,
@@ -69,34 +71,33 @@ function rowOf(domain: ObservedDomain, name: { domain: string; registrable: stri
     mx: listOf(domain.mx),
     country: textOf(domain.country),
     registered_at: registeredAt,
-    // A registration date before Dragnet heard of the domain is when it was first seen.
-    first_seen: registeredAt !== null && registeredAt < now ? registeredAt : now,
+    // The earliest date known: a registration or a list's date before Dragnet heard of it.
+    first_seen: Math.min(now, registeredAt ?? now, domain.first_seen ?? now),
     discovered_at: now,
   };
 }
 
+/** A domain whose name was already checked (parseDomainName), ready to store. */
+export interface CheckedDomain {
+  name: DomainName;
+  domain: ObservedDomain;
+}
+
 /**
- * Stores newly observed domains, each once: a domain already stored is a duplicate and keeps its
- * first_seen, discovered_at and origin, but gains the registrar, addresses, name servers, MX and
- * country it lacked when this input has them (a dnstwist scan after an NRD list). Names that are
- * no domain (an IP, a bad label, no public suffix) are counted as `invalid` and skipped; callers
- * that report per record check names first with parseDomainName.
+ * Stores checked domains in one transaction, each once: a domain already stored is a duplicate
+ * and keeps its first_seen, discovered_at and origin, but gains the registrar, addresses, name
+ * servers, MX, country and registration date it lacked when this input has them (a dnstwist
+ * scan after an NRD list). `discoveredAt` defaults to the clock's now (demo data is dated back).
  */
-export async function recordObservedDomains(
+export async function writeObservedDomains(
   context: SourceContext,
-  domains: ObservedDomain[],
-): Promise<{ added: number; duplicates: number; invalid: number }> {
-  const now = context.clock.now().getTime();
+  checked: CheckedDomain[],
+  discoveredAt = context.clock.now().getTime(),
+): Promise<{ added: number; duplicates: number }> {
+  const now = discoveredAt;
   const rows = new Map<string, Row>();
-  let invalid = 0;
-  let repeated = 0;
-  for (const domain of domains) {
-    const name = parseDomainName(domain.domain);
-    if (typeof name === 'string') invalid++;
-    else if (rows.has(name.domain)) repeated++;
-    else rows.set(name.domain, rowOf(domain, name, now));
-  }
-  if (rows.size === 0) return { added: 0, duplicates: repeated, invalid };
+  for (const { name, domain } of checked) if (!rows.has(name.domain)) rows.set(name.domain, rowOf(domain, name, now));
+  if (rows.size === 0) return { added: 0, duplicates: checked.length };
   const all = [...rows.values()];
   const added = await phishingDb(context)
     .transaction()
@@ -112,14 +113,33 @@ export async function recordObservedDomains(
         for (const row of returned) inserted.add(row.domain);
       }
       for (const row of all) {
-        if (inserted.has(row.domain) || ENRICHMENT.every((key) => row[key] === null)) continue;
+        const known = ENRICHMENT.filter((key) => row[key] !== null);
+        if (inserted.has(row.domain) || known.length === 0) continue;
         await tx
           .updateTable('observed_domains')
-          .set((eb) => Object.fromEntries(ENRICHMENT.filter((key) => row[key] !== null).map((key) => [key, eb.fn.coalesce(key, eb.val(row[key]))])))
+          .set((eb) => Object.fromEntries(known.map((key) => [key, eb.fn.coalesce(key, eb.val(row[key]))])))
           .where('domain', '=', row.domain)
           .execute();
       }
       return inserted.size;
     });
-  return { added, duplicates: domains.length - invalid - added, invalid };
+  return { added, duplicates: checked.length - added };
+}
+
+/**
+ * The entry point for other sources (certificate names) and the ingesters: stores newly
+ * observed domains as writeObservedDomains does. Names that are no domain (an IP, a bad label,
+ * no public suffix) are counted as `invalid` and skipped; callers that report per record check
+ * names first with parseDomainName.
+ */
+export async function recordObservedDomains(
+  context: SourceContext,
+  domains: ObservedDomain[],
+): Promise<{ added: number; duplicates: number; invalid: number }> {
+  const checked: CheckedDomain[] = [];
+  for (const domain of domains) {
+    const name = parseDomainName(domain.domain);
+    if (typeof name !== 'string') checked.push({ name, domain });
+  }
+  return { ...(await writeObservedDomains(context, checked)), invalid: domains.length - checked.length };
 }

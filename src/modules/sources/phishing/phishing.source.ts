@@ -1,24 +1,46 @@
-import { sourceWithoutData } from '../source.ts';
+import type { ArgError } from '../args-validation.ts';
+import type { SourceDefinition } from '../source.ts';
+import { loadDemoDomains } from './demo-domains.ts';
+import { parseDomainName } from './domain-name.ts';
 import { phishingMigrations } from './observed-domains.ts';
+import { phishingIngester } from './phishing-ingest.ts';
+import { matchPhishing, matchPhishingMany } from './phishing-match.ts';
+
+function checkPhishingArgs(args: Record<string, unknown>): ArgError[] {
+  const raw = String(args.domain);
+  const name = parseDomainName(raw);
+  if (typeof name === 'string') return [{ field: 'args.domain', message: `must be a domain name such as acme-bank.com (${name})`, rule: 3 }];
+  if (name.domain !== name.registrable) {
+    return [{ field: 'args.domain', message: `must be a registrable domain: ${name.registrable}, not ${name.domain} (its subdomains are covered)`, rule: 3 }];
+  }
+  return [];
+}
 
 /**
- * Phishing (id 8, spec 2.9 schema: exactly `domain`): lookalike domains of the watched domain
- * (dnstwist-style permutations) found among newly registered domains and DNS data.
- *
- * Hit data: domain, fuzzer (addition, bitsquatting, homoglyph, hyphenation, insertion, omission,
- * repetition, replacement, subdomain, transposition, vowel-swap, various, tld-swap, dictionary),
- * registered_at, registrar, ip, ipv6, name_servers, mx, has_mx, country, first_seen.
+ * Phishing (id 8, spec 2.9 schema: exactly `domain`): newly observed domains (NRD lists, dnstwist
+ * scans, certificate names) that are lookalikes of the watched domain: its dnstwist permutations,
+ * the brand inside another name, IDN homoglyphs. lookalike-index.ts explains the matching,
+ * docs/sources.md lists the hit fields.
  */
-export const phishingSource = sourceWithoutData({
+export const phishingSource: SourceDefinition = {
   id: 8,
   name: 'phishing',
   alias: 'Phishing domains',
-  description: 'Newly registered lookalike domains (typosquats, homoglyphs, TLD swaps) of a watched domain.',
+  description: 'Newly registered lookalike domains (typosquats, homoglyphs, TLD swaps, brand plus keyword) of a watched domain.',
   serviceType: 'sync',
   frequency: 'daily',
-  params: [{ name: 'domain', type: 'String', required: true, hint: 'Registrable domain to protect, without scheme or path', example: 'acme-bank.com' }],
-  excludableFields: ['domain', 'registrar', 'ip'],
-  filterableFields: ['fuzzer', 'registrar', 'country', 'has_mx'],
-  sortableFields: ['first_seen', 'registered_at', 'domain', 'fuzzer'],
+  params: [{ name: 'domain', type: 'String', required: true, hint: 'Registrable domain to protect, without scheme, path or subdomain', example: 'acme-bank.com' }],
+  excludableFields: ['domain', 'registrable', 'registrar', 'ip', 'country'],
+  filterableFields: ['fuzzer', 'registrar', 'country', 'has_mx', 'origin', 'brand_in_subdomain'],
+  sortableFields: ['score', 'distance', 'first_seen', 'registered_at', 'discovered_at', 'domain', 'fuzzer'],
+  hasData: true,
+  checkArgs: checkPhishingArgs,
+  match: (context, args, window, limit) => matchPhishing(context, String(args.domain), window, limit),
+  matchMany: matchPhishingMany,
   migrations: phishingMigrations,
-});
+  ingesters: [phishingIngester],
+  async demo(context, now) {
+    const added = await loadDemoDomains(context, now);
+    return `Demo domains: ${added} newly observed domains added (try phishing with domain "acme-bank.com")`;
+  },
+};

@@ -1,0 +1,219 @@
+import { domainToUnicode } from 'node:url';
+import { parseDomainName, type DomainName } from './domain-name.ts';
+import { FUZZERS, generatePermutations, skeletonOf } from './permutations.ts';
+
+/**
+ * Which watched domains an observed domain is a lookalike of. Every watched domain's dnstwist
+ * permutations go into one Map (candidate name → watched domains), so an observed name costs a
+ * hash lookup or two however many domains are watched; names outside the permutations get
+ * three cheap checks, also by lookup:
+ * - the brand as a whole label or a hyphen-separated part of one (`acmebank-secure.com`:
+ *   combosquatting; `acme-bank.com.login-verify.net`: levelsquatting; `acme-bank.shop`: tld-swap),
+ * - an IDN name whose letters read as the brand (homoglyph, any number of glyphs, any script).
+ * The watched domain itself and its own subdomains are never lookalikes of it.
+ */
+
+/** Fuzzers of the matcher beyond dnstwist's: the brand joined to words or put in a subdomain. */
+export const MATCH_FUZZERS = [...FUZZERS, 'combosquatting', 'levelsquatting'] as const;
+export type MatchFuzzer = (typeof MATCH_FUZZERS)[number];
+
+const FUZZER_CODE = new Map<MatchFuzzer, number>(MATCH_FUZZERS.map((fuzzer, i) => [fuzzer, i]));
+// A candidate's entry packs the watched domain's position and the fuzzer in one small integer
+// (a V8 small integer up to 2^30: 33 million watched domains).
+const FUZZER_SLOTS = 32;
+
+/**
+ * Brands shorter than this are not looked for inside other names: `ing` or `bbc` is a part of
+ * too many unrelated labels. Their permutations are still matched.
+ */
+export const MIN_BRAND_LENGTH = 4;
+
+/** One watched domain: the fuzz target and what the brand checks compare with. */
+interface Watched {
+  name: DomainName;
+  /** The registrable label as a person reads it (Unicode for an IDN). */
+  label: string;
+  /** The label's letters without hyphens (`acmebank`): how the brand checks see it. */
+  brand: string;
+}
+
+export interface Lookalike {
+  /** Position of the watched domain in the list the index was built from. */
+  watched: number;
+  fuzzer: MatchFuzzer;
+  /** The brand appears as (part of) a label in front of the registrable domain. */
+  brandInSubdomain: boolean;
+}
+
+/** An observed name as stored: the whole name and its registrable domain. */
+export interface ObservedName {
+  domain: string;
+  registrable: string;
+}
+
+const unicodeLabel = (asciiLabel: string) => (asciiLabel.startsWith('xn--') ? domainToUnicode(asciiLabel) || asciiLabel : asciiLabel);
+
+/** The registrable domain's label: what comes before its first dot. */
+const labelOf = (registrable: string) => registrable.slice(0, registrable.indexOf('.'));
+
+export function createLookalikeIndex(domains: string[]) {
+  const watched: Watched[] = domains.map((domain) => {
+    const name = parseDomainName(domain);
+    if (typeof name === 'string') throw new Error(`${domain}: ${name}`);
+    const label = unicodeLabel(name.label);
+    return { name, label, brand: label.replaceAll('-', '') };
+  });
+
+  const candidates = new Map<string, number | number[]>();
+  const add = <K>(map: Map<K, number | number[]>, key: K, entry: number) => {
+    const existing = map.get(key);
+    if (existing === undefined) map.set(key, entry);
+    else if (typeof existing === 'number') map.set(key, [existing, entry]);
+    else existing.push(entry);
+  };
+  const brands = new Map<string, number | number[]>();
+  const originals = new Map<string, number | number[]>();
+  let longestBrand = 0;
+  watched.forEach((w, i) => {
+    for (const [candidate, fuzzer] of generatePermutations({ label: w.label, suffix: w.name.suffix })) {
+      add(candidates, candidate, i * FUZZER_SLOTS + FUZZER_CODE.get(fuzzer)!);
+    }
+    const skeleton = skeletonOf(w.label);
+    add(originals, `${skeleton}.${w.name.suffix}`, i);
+    // An IDN brand written in plain letters (`munchen.de` for `münchen.de`) reads the same.
+    if (skeleton !== w.label && /^[a-z0-9-]+$/.test(skeleton)) add(candidates, `${skeleton}.${w.name.suffix}`, i * FUZZER_SLOTS + FUZZER_CODE.get('homoglyph')!);
+    if (w.brand.length >= MIN_BRAND_LENGTH) {
+      add(brands, w.brand, i);
+      longestBrand = Math.max(longestBrand, w.brand.length);
+    }
+  });
+  const entries = (value: number | number[] | undefined): number[] => (value === undefined ? [] : typeof value === 'number' ? [value] : value);
+
+  /** Calls `found` for each brand made of consecutive hyphen-separated parts of the label. */
+  function brandsIn(label: string, found: (index: number, whole: boolean) => void) {
+    if (label.length < MIN_BRAND_LENGTH) return;
+    if (!label.includes('-')) {
+      for (const index of entries(brands.get(label))) found(index, true);
+      return;
+    }
+    const parts = label.split('-');
+    for (let first = 0; first < parts.length; first++) {
+      let joined = '';
+      for (let last = first; last < parts.length; last++) {
+        joined += parts[last];
+        if (joined.length > longestBrand) break;
+        for (const index of entries(brands.get(joined))) found(index, first === 0 && last === parts.length - 1);
+      }
+    }
+  }
+
+  return {
+    size: watched.length,
+    candidates: candidates.size,
+
+    watched(index: number): Watched {
+      return watched[index]!;
+    },
+
+    /** The watched domains the name is a lookalike of, one entry per watched domain. */
+    lookalikesOf(observed: ObservedName): Lookalike[] {
+      const found = new Map<number, Lookalike>();
+      const note = (index: number, fuzzer: MatchFuzzer) => {
+        if (!found.has(index)) found.set(index, { watched: index, fuzzer, brandInSubdomain: false });
+      };
+      const fromCandidates = (name: string) => {
+        for (const entry of entries(candidates.get(name))) note(Math.floor(entry / FUZZER_SLOTS), MATCH_FUZZERS[entry % FUZZER_SLOTS]!);
+      };
+      const { domain, registrable } = observed;
+      fromCandidates(domain);
+      // A host under a lookalike (`login.acme-bnak.com`) is that lookalike's.
+      if (domain !== registrable) fromCandidates(registrable);
+
+      const label = labelOf(registrable);
+      brandsIn(label, (index, whole) => note(index, whole ? 'tld-swap' : 'combosquatting'));
+      const subdomains = domain === registrable ? [] : domain.slice(0, domain.length - registrable.length - 1).split('.');
+      const inSubdomain = new Set<number>();
+      for (const sub of subdomains) brandsIn(sub, (index) => inSubdomain.add(index));
+      for (const index of inSubdomain) note(index, 'levelsquatting');
+
+      if (label.startsWith('xn--')) {
+        const skeleton = `${skeletonOf(unicodeLabel(label))}${registrable.slice(label.length)}`;
+        for (const index of entries(originals.get(skeleton))) note(index, 'homoglyph');
+      }
+
+      const result: Lookalike[] = [];
+      for (const lookalike of found.values()) {
+        // Never the watched domain itself or a host of its own.
+        if (watched[lookalike.watched]!.name.registrable === registrable) continue;
+        lookalike.brandInSubdomain = inSubdomain.has(lookalike.watched);
+        result.push(lookalike);
+      }
+      return result;
+    },
+  };
+}
+
+export type LookalikeIndex = ReturnType<typeof createLookalikeIndex>;
+
+/**
+ * Damerau-Levenshtein distance in its optimal-string-alignment form (an adjacent swap costs
+ * one; a swapped pair is not edited again), over code points.
+ */
+export function editDistance(a: string, b: string): number {
+  const s = [...a];
+  const t = [...b];
+  let before = new Array<number>(t.length + 1).fill(0);
+  let previous = Array.from({ length: t.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= s.length; i++) {
+    const current = [i];
+    for (let j = 1; j <= t.length; j++) {
+      const cost = s[i - 1] === t[j - 1] ? 0 : 1;
+      let best = Math.min(previous[j]! + 1, current[j - 1]! + 1, previous[j - 1]! + cost);
+      if (i > 1 && j > 1 && s[i - 1] === t[j - 2] && s[i - 2] === t[j - 1]) best = Math.min(best, before[j - 2]! + 1);
+      current.push(best);
+    }
+    before = previous;
+    previous = current;
+  }
+  return previous[t.length]!;
+}
+
+/** How much a lookalike of each kind looks like the brand to a person, 0-100. */
+const FUZZER_WEIGHT: Record<MatchFuzzer, number> = {
+  homoglyph: 100,
+  transposition: 90,
+  omission: 85,
+  repetition: 85,
+  'vowel-swap': 85,
+  replacement: 80,
+  insertion: 80,
+  hyphenation: 85,
+  subdomain: 80,
+  levelsquatting: 80,
+  dictionary: 80,
+  combosquatting: 75,
+  'tld-swap': 75,
+  addition: 70,
+  various: 70,
+  bitsquatting: 60,
+};
+
+/**
+ * A lookalike's score, 0-100: 70% how convincing its kind is, 20% how close its label is to the
+ * brand's (1 - distance / longer length), 5 when the brand also sits in a subdomain, 5 when the
+ * domain has mail servers (it can send or receive phishing mail).
+ */
+export function lookalikeScore(input: { fuzzer: MatchFuzzer; distance: number; longer: number; brandInSubdomain: boolean; hasMx: boolean }): number {
+  const closeness = input.longer === 0 ? 0 : Math.max(0, 1 - input.distance / input.longer);
+  const score = FUZZER_WEIGHT[input.fuzzer] * 0.7 + closeness * 20 + (input.brandInSubdomain ? 5 : 0) + (input.hasMx ? 5 : 0);
+  return Math.min(100, Math.round(score));
+}
+
+/** Distance and score of one lookalike of a watched domain. */
+export function measureLookalike(index: LookalikeIndex, lookalike: Lookalike, observed: ObservedName & { hasMx: boolean }) {
+  const target = index.watched(lookalike.watched);
+  const label = unicodeLabel(labelOf(observed.registrable));
+  const distance = editDistance(label, target.label);
+  const longer = Math.max([...label].length, [...target.label].length);
+  return { distance, score: lookalikeScore({ fuzzer: lookalike.fuzzer, distance, longer, brandInSubdomain: lookalike.brandInSubdomain, hasMx: observed.hasMx }) };
+}

@@ -1,0 +1,203 @@
+import path from 'node:path';
+import type { Readable } from 'node:stream';
+import {
+  expandInputs,
+  failInput,
+  IngestError,
+  inputLine,
+  newInputResult,
+  openInput,
+  readLines,
+  reject,
+  reportInputs,
+  type IngestProgress,
+  type InputResult,
+} from '../ingest/ingest-kit.ts';
+import type { Ingester, SourceContext } from '../source.ts';
+import { parseDomainName } from './domain-name.ts';
+import { writeObservedDomains, type CheckedDomain, type ObservedDomain } from './observed-domains.ts';
+
+/** `dragnet ingest phishing` (docs/ingest.md "phishing"): NRD lists and dnstwist scans into observed_domains. */
+
+// Domains per transaction: a crash loses at most one uncommitted batch.
+const BATCH = 5000;
+
+/**
+ * A dnstwist result is one JSON document, read whole: one domain's permutations with DNS data
+ * are a few MB at most (a --dictionary and --tld scan of a long name included).
+ */
+export const DNSTWIST_MAX_BYTES = 64 * 1024 * 1024;
+
+interface Counts {
+  /** dnstwist entries that are no registered domain (no DNS or WHOIS data), skipped. */
+  unregistered: number;
+}
+
+/** Collects checked domains and writes them in batches into the input's result. */
+function createBatcher(context: SourceContext, result: InputResult) {
+  let batch: CheckedDomain[] = [];
+  return {
+    async add(raw: string, location: string, details: Omit<ObservedDomain, 'domain'>) {
+      const name = parseDomainName(raw);
+      if (typeof name === 'string') return reject(result, location, `${JSON.stringify(raw.slice(0, 100))}: ${name}`);
+      result.records++;
+      batch.push({ name, domain: { ...details, domain: raw } });
+      if (batch.length >= BATCH) await this.flush();
+    },
+    async flush() {
+      const counts = await writeObservedDomains(context, batch);
+      result.added += counts.added;
+      result.duplicates += counts.duplicates;
+      batch = [];
+    },
+  };
+}
+
+// "# Time of Compilation: 2025-01-03 06:29:14 UTC", "# Last modified: …", "! Updated: …".
+const LIST_DATE = /^[#!]\s*(?:time of compilation|last modified|last updated|updated|generated|date)\s*:\s*(.+)$/i;
+
+/** A header date as epoch ms (`2025-01-03 06:29:14 UTC` included), or null. */
+function headerDate(text: string): number | null {
+  const iso = text.trim().replace(/^(\d{4}-\d{2}-\d{2})[ T](\d{2}:\d{2}(?::\d{2})?)\s*(?:UTC|GMT|Z)$/i, '$1T$2Z');
+  const ms = Date.parse(iso);
+  return Number.isNaN(ms) ? null : ms;
+}
+
+/**
+ * An NRD list: `#` header lines, then one domain a line. The adblock variant (`||domain^`, `!`
+ * comments, an `[Adblock Plus]` header) and the wildcard one (`*.domain`) are read alike. A
+ * header date (compile time) is the domains' first_seen.
+ */
+async function ingestNrd(stream: Readable, result: InputResult, context: SourceContext, progress?: IngestProgress) {
+  const batcher = createBatcher(context, result);
+  let listDate: number | null = null;
+  for await (const { line, number } of readLines(stream, (bytes) => progress?.advance(bytes))) {
+    const text = line.trim();
+    if (text === '' || text.startsWith('[')) continue;
+    if (text.startsWith('#') || text.startsWith('!')) {
+      const date = LIST_DATE.exec(text);
+      if (date) listDate = headerDate(date[1]!) ?? listDate;
+      continue;
+    }
+    const adblock = /^\|\|([^^$/]+)\^?/.exec(text);
+    await batcher.add(adblock ? adblock[1]! : text, `line ${number}`, { origin: 'nrd', first_seen: listDate });
+  }
+  await batcher.flush();
+}
+
+interface DnstwistEntry {
+  fuzzer?: unknown;
+  domain?: unknown;
+  dns_a?: unknown;
+  dns_aaaa?: unknown;
+  dns_ns?: unknown;
+  dns_mx?: unknown;
+  geoip?: unknown;
+  whois_registrar?: unknown;
+  whois_created?: unknown;
+}
+
+/** A DNS answer list without dnstwist's `!ServFail` markers; null when nothing is left. */
+function answers(value: unknown): string[] | null {
+  if (!Array.isArray(value)) return null;
+  const list = value.filter((item): item is string => typeof item === 'string' && item !== '' && !item.startsWith('!'));
+  return list.length ? list : null;
+}
+
+const text = (value: unknown) => (typeof value === 'string' && value.trim() !== '' ? value.trim() : null);
+
+async function readWhole(stream: Readable, progress?: IngestProgress): Promise<string> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of stream as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    progress?.advance(chunk.length);
+    if (size > DNSTWIST_MAX_BYTES) throw new IngestError('dnstwist', 'file', `larger than ${DNSTWIST_MAX_BYTES / 1024 / 1024} MiB: split it, or give dnstwist --format list output as an NRD list`);
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks).toString('utf8').replace(/^\uFEFF/, '');
+}
+
+/**
+ * dnstwist `--format json`: an array of `{fuzzer, domain, dns_a?, dns_aaaa?, dns_ns?, dns_mx?,
+ * geoip?, whois_registrar?, whois_created?}`. The `*original` entry (the scanned domain) and
+ * permutations without any record (not registered) are skipped: they are no observed domain.
+ */
+async function ingestDnstwist(stream: Readable, input: string, result: InputResult, counts: Counts, context: SourceContext, progress?: IngestProgress) {
+  let entries: unknown;
+  try {
+    entries = JSON.parse(await readWhole(stream, progress));
+  } catch (error) {
+    if (error instanceof IngestError) throw new IngestError(input, error.location, error.reason);
+    throw new IngestError(input, 'file', `not JSON: ${(error as Error).message}`);
+  }
+  if (!Array.isArray(entries)) throw new IngestError(input, 'file', 'not a dnstwist JSON result (an array of permutations)');
+  const batcher = createBatcher(context, result);
+  for (const [i, entry] of (entries as unknown[]).entries()) {
+    const location = `record ${i + 1}`;
+    if (typeof entry !== 'object' || entry === null || Array.isArray(entry)) {
+      reject(result, location, 'not an object');
+      continue;
+    }
+    const permutation = entry as DnstwistEntry;
+    if (typeof permutation.domain !== 'string') {
+      reject(result, location, 'no domain');
+      continue;
+    }
+    if (permutation.fuzzer === '*original') continue;
+    const a = answers(permutation.dns_a);
+    const aaaa = answers(permutation.dns_aaaa);
+    const ns = answers(permutation.dns_ns);
+    const mx = answers(permutation.dns_mx);
+    const registrar = text(permutation.whois_registrar);
+    const created = text(permutation.whois_created);
+    if (!a && !aaaa && !ns && !mx && !registrar && !created) {
+      counts.unregistered++;
+      continue;
+    }
+    const registeredAt = created === null ? null : Date.parse(created);
+    await batcher.add(permutation.domain, location, {
+      origin: 'dnstwist',
+      ip: a?.[0] ?? null,
+      ipv6: aaaa?.[0] ?? null,
+      name_servers: ns,
+      mx,
+      country: text(permutation.geoip),
+      registrar,
+      registered_at: registeredAt === null || Number.isNaN(registeredAt) ? null : registeredAt,
+    });
+  }
+  await batcher.flush();
+}
+
+const LIST_FILES = new Set(['.txt', '.list', '.lst', '.domains']);
+
+export const phishingIngester: Ingester = {
+  name: 'phishing',
+  description: 'newly observed domains for lookalike matching: NRD lists (one domain a line, adblock ||domain^ too) or dnstwist --format json results',
+  formats: ['nrd', 'dnstwist'],
+  async run(context, inputs, options) {
+    const dnstwist = options.format === 'dnstwist';
+    const results: InputResult[] = [];
+    const counts: Counts = { unregistered: 0 };
+    const accept = (file: string) => (dnstwist ? path.extname(file).toLowerCase() === '.json' : LIST_FILES.has(path.extname(file).toLowerCase()));
+    for (const input of expandInputs(inputs, accept)) {
+      const result = newInputResult(input);
+      results.push(result);
+      const { stream, size } = openInput(input);
+      if (size !== null) options.progress?.start(input, size, 'bytes');
+      try {
+        if (dnstwist) await ingestDnstwist(stream, input, result, counts, context, options.progress);
+        else await ingestNrd(stream, result, context, options.progress);
+      } catch (error) {
+        failInput(result, error);
+      } finally {
+        if (input !== '-') stream.destroy();
+      }
+      options.progress?.finish(inputLine('domains', result));
+    }
+    const report = reportInputs('domains', results, dnstwist ? { unregistered_skipped: counts.unregistered } : {});
+    if (counts.unregistered > 0) report.lines.push(`  ${counts.unregistered} unregistered permutations skipped (no DNS or WHOIS data)`);
+    return report;
+  },
+};

@@ -1,0 +1,123 @@
+import type { Selectable } from 'kysely';
+import type { BatchRule, Hit, MatchResult, MatchWindow, SourceContext } from '../source.ts';
+import { unicodeOf } from './domain-name.ts';
+import { createLookalikeIndex, measureLookalike, type Lookalike, type LookalikeIndex } from './lookalike-index.ts';
+import { phishingDb, type ObservedDomainTable } from './observed-domains.ts';
+
+type ObservedRow = Selectable<ObservedDomainTable>;
+
+// Observed domains read per query: the scan holds one page, never the window.
+const SCAN_PAGE = 5000;
+
+const listOf = (json: string | null): string[] => (json === null ? [] : (JSON.parse(json) as string[]));
+const isoOf = (ms: number | null) => (ms === null ? null : new Date(Number(ms)).toISOString());
+
+/** A stored domain as a hit of one watched domain. */
+export function lookalikeHit(index: LookalikeIndex, lookalike: Lookalike, row: ObservedRow): Hit {
+  const mx = listOf(row.mx);
+  const { distance, score } = measureLookalike(index, lookalike, { domain: row.domain, registrable: row.registrable, hasMx: mx.length > 0 });
+  return {
+    key: `domain:${row.domain}`,
+    date: Number(row.discovered_at),
+    data: {
+      domain: row.domain,
+      unicode: unicodeOf(row.domain),
+      registrable: row.registrable,
+      watched: index.watched(lookalike.watched).name.domain,
+      fuzzer: lookalike.fuzzer,
+      score,
+      distance,
+      brand_in_subdomain: lookalike.brandInSubdomain,
+      registrar: row.registrar,
+      ip: row.ip,
+      ipv6: row.ipv6,
+      name_servers: listOf(row.name_servers),
+      mx,
+      has_mx: mx.length > 0,
+      country: row.country,
+      origin: row.origin,
+      registered_at: isoOf(row.registered_at),
+      first_seen: isoOf(row.first_seen),
+      discovered_at: isoOf(row.discovered_at),
+    },
+  };
+}
+
+/**
+ * Pages through the domains observed in (since, until], newest first, and hands each to
+ * `visit`. Keyset pages on (discovered_at, id): memory holds one page whatever the window.
+ */
+export async function scanObserved(context: SourceContext, window: MatchWindow, visit: (row: ObservedRow) => void): Promise<void> {
+  const db = phishingDb(context);
+  let after: { at: number; id: number } | null = null;
+  for (;;) {
+    const cursor: { at: number; id: number } | null = after;
+    const rows = await db
+      .selectFrom('observed_domains')
+      .selectAll()
+      .where((eb) => {
+        const conditions = [eb('discovered_at', '<=', window.until)];
+        if (window.since !== null) conditions.push(eb('discovered_at', '>', window.since));
+        if (cursor !== null) conditions.push(eb(eb.refTuple('discovered_at', 'id'), '<', eb.tuple(cursor.at, cursor.id)));
+        return eb.and(conditions);
+      })
+      .orderBy('discovered_at', 'desc')
+      .orderBy('id', 'desc')
+      .limit(SCAN_PAGE)
+      .execute();
+    for (const row of rows) visit(row);
+    if (rows.length < SCAN_PAGE) return;
+    const last = rows[rows.length - 1]!;
+    after = { at: Number(last.discovered_at), id: Number(last.id) };
+  }
+}
+
+interface PendingRule {
+  ruleId: number;
+  since: number | null;
+  hits: Hit[];
+  total: number;
+}
+
+/**
+ * The hits of several watched domains from one scan of the observed domains: the lookalike
+ * index holds every rule's permutations, so each observed domain is looked up once, not once
+ * per rule. `match` is the same with one rule; the tick's matchMany passes all due rules.
+ */
+export async function matchLookalikes(
+  context: SourceContext,
+  rules: { ruleId: number; domain: string; since: number | null }[],
+  until: number,
+  limit: number,
+): Promise<Map<number, MatchResult>> {
+  if (rules.length === 0) return new Map();
+  const index = createLookalikeIndex(rules.map((rule) => rule.domain));
+  const pending: PendingRule[] = rules.map((rule) => ({ ruleId: rule.ruleId, since: rule.since, hits: [], total: 0 }));
+  const since = pending.some((rule) => rule.since === null) ? null : Math.min(...pending.map((rule) => rule.since!));
+  await scanObserved(context, { since, until }, (row) => {
+    const discoveredAt = Number(row.discovered_at);
+    for (const lookalike of index.lookalikesOf(row)) {
+      const rule = pending[lookalike.watched]!;
+      // spec 3.3.3: only domains newer than this rule's last run.
+      if (rule.since !== null && discoveredAt <= rule.since) continue;
+      rule.total++;
+      // Rows arrive newest first: the first `limit` are the ones kept.
+      if (rule.hits.length < limit) rule.hits.push(lookalikeHit(index, lookalike, row));
+    }
+  });
+  return new Map(pending.map((rule) => [rule.ruleId, { hits: rule.hits, total: rule.total }]));
+}
+
+export async function matchPhishing(context: SourceContext, domain: string, window: MatchWindow, limit: number): Promise<MatchResult> {
+  const results = await matchLookalikes(context, [{ ruleId: 0, domain, since: window.since }], window.until, limit);
+  return results.get(0)!;
+}
+
+export function matchPhishingMany(context: SourceContext, rules: BatchRule[], until: number, limit: number): Promise<Map<number, MatchResult>> {
+  return matchLookalikes(
+    context,
+    rules.map((rule) => ({ ruleId: rule.ruleId, domain: String(rule.args.domain), since: rule.since })),
+    until,
+    limit,
+  );
+}
