@@ -6,7 +6,7 @@ import path from 'node:path';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli, repoRoot, type CliResult } from '../support/cli.ts';
-import { createTestApp } from '../support/test-app.ts';
+import { createTestApp, type TestApp } from '../support/test-app.ts';
 import { createTestStoreLocation, testEngine, type TestStoreLocation } from '../support/test-store.ts';
 
 /**
@@ -71,6 +71,8 @@ describe(`dragnet collectors run ransomware-live (${testEngine})`, () => {
   let dir: string;
   let feedServer: Awaited<ReturnType<typeof startFeedServer>>;
   let env: Record<string, string>;
+  // Opened first, so the store's migrations are this code's even if the tree changes under a long run.
+  let t: TestApp;
   const feed: Feed = { status: 200, body: JSON.stringify(basePosts), etag: '"posts-v1"', lastModified: 'Wed, 02 Aug 2023 23:59:45 GMT' };
   const cli = (args: string[]): Promise<CliResult> => runCli(args, { env, timeoutMs: 60_000 });
   const status = async () => {
@@ -84,6 +86,7 @@ describe(`dragnet collectors run ransomware-live (${testEngine})`, () => {
 
   beforeAll(async () => {
     location = await createTestStoreLocation();
+    t = await createTestApp({ location });
     dir = mkdtempSync(path.join(tmpdir(), 'dragnet-ransomware-collector-'));
     feedServer = await startFeedServer(feed);
     const collectorsFile = path.join(dir, 'collectors.json');
@@ -92,6 +95,7 @@ describe(`dragnet collectors run ransomware-live (${testEngine})`, () => {
   });
   afterAll(async () => {
     await new Promise((resolve) => feedServer?.server.close(resolve));
+    await t?.close();
     await location?.drop();
     if (dir) rmSync(dir, { recursive: true, force: true });
   });
@@ -125,17 +129,12 @@ describe(`dragnet collectors run ransomware-live (${testEngine})`, () => {
       expect(failed.stdout.trim()).toBe(`ransomware-live: failed: ${feedServer.url} answered HTTP 500`);
       expect(await status()).toMatchObject({ cursor: { etag: '"posts-v2"' }, last_error: `${feedServer.url} answered HTTP 500`, consecutive_failures: 1 });
 
-      const t = await createTestApp({ location });
-      try {
-        const { rows } = await sql<{ victim: string; group_name: string }>`select victim, group_name from ransomware_posts order by id`.execute(t.container.store.db);
-        expect(rows).toHaveLength(basePosts.length + 2);
-        expect(rows.slice(-2)).toEqual([
-          { victim: 'Acme Bank PLC', group_name: 'lockbit3' },
-          { victim: 'Globex Manufacturing', group_name: 'akira' },
-        ]);
-      } finally {
-        await t.close();
-      }
+      const { rows } = await sql<{ victim: string; group_name: string }>`select victim, group_name from ransomware_posts order by id`.execute(t.container.store.db);
+      expect(rows).toHaveLength(basePosts.length + 2);
+      expect(rows.slice(-2)).toEqual([
+        { victim: 'Acme Bank PLC', group_name: 'lockbit3' },
+        { victim: 'Globex Manufacturing', group_name: 'akira' },
+      ]);
     },
     CLI_TEST_MS,
   );
