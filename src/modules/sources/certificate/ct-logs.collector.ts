@@ -129,8 +129,11 @@ function recordOfEntry(entry: unknown, log: { base: string; id: string }, index:
   return recordOfFacts(tbsCertificateFacts(leaf.tbsCertificate), precertificate, { entryType: 'precert', seen: leaf.timestamp, log: ref });
 }
 
-/** Reads one log from its cursor up to its tree size (at most maxEntriesPerRun); returns the certificates added. */
-async function collectLog(context: SourceContext, run: CollectorRun<Settings>, cursor: Cursor, base: string): Promise<number> {
+/**
+ * Reads one log from its cursor up to its tree size (at most maxEntriesPerRun), counting the
+ * certificates it adds into `tally` as it goes (a log that fails later has still added them).
+ */
+async function collectLog(context: SourceContext, run: CollectorRun<Settings>, cursor: Cursor, base: string, tally: { added: number }): Promise<void> {
   const { settings, signal } = run;
   const id = logIdOf(base);
   const sth = await getJson(`${base}ct/v1/get-sth`, settings, signal);
@@ -161,7 +164,9 @@ async function collectLog(context: SourceContext, run: CollectorRun<Settings>, c
         run.log(`${id} entry ${next + i} skipped: ${error instanceof Error ? error.message : String(error)}`);
       }
     }
-    added += (await writeCertificates(context, records, context.clock.now().getTime())).added;
+    const { added: stored } = await writeCertificates(context, records, context.clock.now().getTime());
+    added += stored;
+    tally.added += stored;
     next += entries.length;
     read += entries.length;
     // Saved after each stored batch: a run killed here resumes at the next batch.
@@ -169,7 +174,6 @@ async function collectLog(context: SourceContext, run: CollectorRun<Settings>, c
     await run.saveCursor(cursor);
   }
   run.log(`${id}: ${read} entries read (${skipped} skipped), ${added} new certificates, at ${next} of ${treeSize}`);
-  return added;
 }
 
 export const ctLogsCollector = defineCollector<Settings>({
@@ -180,13 +184,13 @@ export const ctLogsCollector = defineCollector<Settings>({
   parseSettings,
   async run(context, run) {
     const cursor = cursorOf(run.cursor);
-    let items = 0;
+    const tally = { added: 0 };
     const failures: string[] = [];
     // One failing log does not stop the others; the run fails afterwards so the runner backs off.
     for (const base of run.settings.logs) {
       if (run.signal.aborted) break;
       try {
-        items += await collectLog(context, run, cursor, base);
+        await collectLog(context, run, cursor, base, tally);
       } catch (error) {
         if (run.signal.aborted) throw error;
         const message = error instanceof Error ? error.message : String(error);
@@ -195,7 +199,7 @@ export const ctLogsCollector = defineCollector<Settings>({
       }
     }
     run.signal.throwIfAborted();
-    if (failures.length) throw new Error(`${failures.length} of ${run.settings.logs.length} logs failed (${items} certificates stored from the others): ${failures.join('; ')}`);
-    return { items, cursor };
+    if (failures.length) throw new Error(`${failures.length} of ${run.settings.logs.length} logs failed (${tally.added} new certificates stored): ${failures.join('; ')}`);
+    return { items: tally.added, cursor };
   },
 });
