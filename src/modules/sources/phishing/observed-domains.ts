@@ -85,9 +85,9 @@ export interface CheckedDomain {
 
 /**
  * Stores checked domains in one transaction, each once: a domain already stored is a duplicate
- * and keeps its first_seen, discovered_at and origin, but gains the registrar, addresses, name
- * servers, MX, country and registration date it lacked when this input has them (a dnstwist
- * scan after an NRD list). `discoveredAt` defaults to the clock's now (demo data is dated back).
+ * and keeps its discovered_at and origin, but gains the registrar, addresses, name servers, MX,
+ * country and registration date it lacked when this input has them (a dnstwist scan after an
+ * NRD list), and an earlier first_seen with them. `discoveredAt` defaults to the clock's now (demo data is dated back).
  */
 export async function writeObservedDomains(
   context: SourceContext,
@@ -117,7 +117,11 @@ export async function writeObservedDomains(
         if (inserted.has(row.domain) || known.length === 0) continue;
         await tx
           .updateTable('observed_domains')
-          .set((eb) => Object.fromEntries(known.map((key) => [key, eb.fn.coalesce(key, eb.val(row[key]))])))
+          .set((eb) => ({
+            ...Object.fromEntries(known.map((key) => [key, eb.fn.coalesce(key, eb.val(row[key]))])),
+            // A registration date the first input did not give moves first_seen back.
+            first_seen: eb.case().when('first_seen', '>', row.first_seen).then(row.first_seen).else(eb.ref('first_seen')).end(),
+          }))
           .where('domain', '=', row.domain)
           .execute();
       }

@@ -104,6 +104,8 @@ function answers(value: unknown): string[] | null {
   return list.length ? list : null;
 }
 
+const REGISTERED_KEYS = ['dns_a', 'dns_aaaa', 'dns_ns', 'dns_mx', 'whois_registrar', 'whois_created'];
+
 const text = (value: unknown) => (typeof value === 'string' && value.trim() !== '' ? value.trim() : null);
 
 async function readWhole(stream: Readable, progress?: IngestProgress): Promise<string> {
@@ -121,7 +123,8 @@ async function readWhole(stream: Readable, progress?: IngestProgress): Promise<s
 /**
  * dnstwist `--format json`: an array of `{fuzzer, domain, dns_a?, dns_aaaa?, dns_ns?, dns_mx?,
  * geoip?, whois_registrar?, whois_created?}`. The `*original` entry (the scanned domain) and
- * permutations without any record (not registered) are skipped: they are no observed domain.
+ * permutations without any record (not registered: dnstwist without --registered lists them
+ * all) are skipped: they are no observed domain.
  */
 async function ingestDnstwist(stream: Readable, input: string, result: InputResult, counts: Counts, context: SourceContext, progress?: IngestProgress) {
   let entries: unknown;
@@ -151,7 +154,9 @@ async function ingestDnstwist(stream: Readable, input: string, result: InputResu
     const mx = answers(permutation.dns_mx);
     const registrar = text(permutation.whois_registrar);
     const created = text(permutation.whois_created);
-    if (!a && !aaaa && !ns && !mx && !registrar && !created) {
+    // dnstwist's own test: a permutation with any record (a `!ServFail` answer included: the
+    // name is delegated) is registered.
+    if (!REGISTERED_KEYS.some((key) => key in permutation)) {
       counts.unregistered++;
       continue;
     }
