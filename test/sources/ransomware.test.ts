@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -24,6 +24,7 @@ import {
 } from '../support/rules-api.ts';
 import { startSmtpTestServer, type SmtpTestServer } from '../support/smtp-test-server.ts';
 import type { TestApp } from '../support/test-app.ts';
+import { repoRoot } from '../support/cli.ts';
 import { testEngine } from '../support/test-store.ts';
 import { startWebhookReceiver, verifyAlertSystemSignature, type WebhookReceiver } from '../support/webhook-receiver.ts';
 
@@ -339,5 +340,36 @@ describe(`sources: the ransomware demo data (${testEngine})`, () => {
       ['Northwind Traders', 'description'],
     ]);
     expect(found.hits.every((hit) => hit.date < now)).toBe(true);
+  });
+});
+
+// The real ransomware.live excerpt (../shared/fixtures/SOURCES.md), read where it is, never copied here.
+const FIXTURE = path.resolve(repoRoot, '..', 'shared', 'fixtures', 'ransomware_live', 'posts.excerpt.json');
+
+describe.skipIf(!existsSync(FIXTURE))(`sources: the ransomware.live posts.json excerpt (${testEngine})`, () => {
+  let t: TestApp;
+
+  beforeAll(async () => {
+    t = await createRulesApp();
+  });
+  afterAll(async () => {
+    await t?.close();
+  });
+
+  it('is stored whole, once, and its victims are found by name, website and domain', async () => {
+    const ingest = () => findIngester('ransomware')!.run(t.container.sourceContext, [FIXTURE], { format: 'posts' });
+    expect((await ingest()).summary).toMatchObject({ records: 14, added: 14, rejected: 0 });
+    expect((await ingest()).summary).toMatchObject({ added: 0, duplicates_skipped: 14 });
+    const found = async (query: string) => {
+      const { hits } = await findSource(RANSOMWARE)!.match(t.container.sourceContext, { query }, { since: null, until: t.clock.now().getTime() }, 10);
+      return hits.map((hit) => [hit.data.victim, hit.data.matched_on]);
+    };
+    expect(await found('Tempur Sealy')).toEqual([['Tempur Sealy International', 'victim']]);
+    expect(await found('tempursealy.com')).toEqual([['Tempur Sealy International', 'website']]);
+    expect(await found('www.sherman.edu')).toEqual([['SHERMAN.EDU', 'victim']]);
+    expect(await found('dispenser.com')).toEqual([['Garage Living, The Dispenser USA', 'website']]);
+    expect(await found('ohiohistory.org')).toEqual([['ohiohistory.org', 'victim']]);
+    expect(await found('Ohio')).toEqual([]);
+    expect(await found('jockeyclub.org')).toEqual([['jockeyclub.org....', 'victim']]);
   });
 });

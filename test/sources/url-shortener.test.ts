@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -24,6 +24,7 @@ import {
 } from '../support/rules-api.ts';
 import { startSmtpTestServer, type SmtpTestServer } from '../support/smtp-test-server.ts';
 import type { TestApp } from '../support/test-app.ts';
+import { repoRoot } from '../support/cli.ts';
 import { testEngine } from '../support/test-store.ts';
 import { startWebhookReceiver, verifyAlertSystemSignature, type WebhookReceiver } from '../support/webhook-receiver.ts';
 
@@ -274,5 +275,45 @@ describe(`sources: the URL-shortener demo data (${testEngine})`, () => {
     const found = await findSource(URL_SHORTENER)!.match(t.container.sourceContext, { domain: 'acme-bank.com' }, { since: null, until: now }, 10);
     expect(found.hits.map((hit) => hit.data.target_host)).toEqual(['secure.acme-bank.com', 'acme-bank.com', 'www.acme-bank.com']);
     expect(found.hits.every((hit) => hit.date < now)).toBe(true);
+  });
+});
+
+// Real terroroftinytown test definitions (../shared/fixtures/SOURCES.md), read where they are, never copied here.
+const FIXTURES = path.resolve(repoRoot, '..', 'shared', 'fixtures', 'urlteam');
+
+describe.skipIf(!existsSync(FIXTURES))(`sources: the terroroftinytown samples (${testEngine})`, () => {
+  let t: TestApp;
+  let dir: string;
+
+  beforeAll(async () => {
+    t = await createRulesApp();
+    dir = mkdtempSync(path.join(tmpdir(), 'dragnet-urlteam-'));
+  });
+  afterAll(async () => {
+    await t?.close();
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('name no shortener as they are; named after theirs (in a scratch folder), they are stored and found', async () => {
+    const ingest = (file: string) => findIngester('url_shortener')!.run(t.container.sourceContext, [file], { format: 'urlteam' });
+    const asIs = await ingest(path.join(FIXTURES, 'vgd.txt'));
+    expect(asIs.failed).toBe(true);
+    expect(asIs.tally.errors[0]!.reason).toMatch(/: line 1: no shortener: /);
+
+    const vgd = path.join(dir, 'v.gd.txt');
+    const snipurl = path.join(dir, 'snipurl.com.txt');
+    copyFileSync(path.join(FIXTURES, 'vgd.txt'), vgd);
+    copyFileSync(path.join(FIXTURES, 'snipurl.txt'), snipurl);
+    expect((await ingest(vgd)).summary).toMatchObject({ records: 5, added: 5, rejected: 0, pseudo_targets_skipped: 1 });
+    expect((await ingest(snipurl)).summary).toMatchObject({ records: 10, added: 10, rejected: 0, pseudo_targets_skipped: 5 });
+    expect((await ingest(snipurl)).summary).toMatchObject({ added: 0, duplicates_skipped: 10 });
+
+    const found = async (args: Record<string, unknown>) => {
+      const { hits } = await findSource(URL_SHORTENER)!.match(t.container.sourceContext, args, { since: null, until: t.clock.now().getTime() }, 10);
+      return hits.map((hit) => hit.data.short_url);
+    };
+    expect(await found({ domain: 'archive.org' })).toEqual(['https://v.gd/Xs2bkX']);
+    expect(await found({ domain: 'symantec.com', path_contains: 'ent-security.nsf' })).toEqual(['https://snipurl.com/6cw']);
+    expect(await found({ domain: 'avast.com', services: ['snipurl.com'] })).toEqual(['https://snipurl.com/278ieh2']);
   });
 });
