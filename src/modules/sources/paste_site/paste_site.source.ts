@@ -1,12 +1,25 @@
-import { sourceWithoutData } from '../source.ts';
+import { documentIngester } from '../documents/document-ingest.ts';
+import { fieldInAnyCase, matchDocuments, queryErrors } from '../documents/document-match.ts';
+import { documentStoreMigrations } from '../documents/document-store.ts';
+import type { SourceDefinition } from '../source.ts';
+import { loadDemoPastes } from './demo-pastes.ts';
+import { pastebinList, pasteJsonLines } from './paste-formats.ts';
+import { pastebinCollector } from './pastebin-collector.ts';
+
+interface PasteSiteArgs {
+  query: string;
+  sites?: string[];
+  syntaxes?: string[];
+}
+
+const SNIPPET_CHARS = 300;
 
 /**
- * Paste site (id 12): public pastes (Pastebin scraping API and alike) whose content matches.
- *
- * Hit data: paste_key, site, title, syntax, user, size (bytes), url, expire (null when the
- * paste never expires), snippet (text around the match), date.
+ * Paste site (id 12): public pastes (Pastebin's scraping API through the pastebin-scraping
+ * collector, saved scraping lists, or any site's pastes as JSON Lines) in the document store
+ * (../documents), matched on their title and content with the search query language.
  */
-export const pasteSiteSource = sourceWithoutData({
+export const pasteSiteSource: SourceDefinition = {
   id: 12,
   name: 'paste_site',
   alias: 'Paste sites',
@@ -15,10 +28,45 @@ export const pasteSiteSource = sourceWithoutData({
   frequency: 'daily',
   params: [
     { name: 'query', type: 'String', required: true, hint: 'Search query: terms, "phrases", AND, OR, NOT, ( )', example: 'acme-bank.com AND password' },
-    { name: 'sites', type: 'Array[String]', required: false, hint: 'Only pastes of these sites', example: ['pastebin'], valid_values: ['pastebin', 'paste_ee', 'dpaste', 'rentry', 'ghostbin', 'gist'] },
-    { name: 'syntaxes', type: 'Array[String]', required: false, hint: 'Only pastes with this syntax highlighting (e.g. text, sql, json, python)', example: ['text', 'sql'] },
+    { name: 'sites', type: 'Array[String]', required: false, hint: 'Only pastes of these sites, any case (e.g. pastebin, paste_ee, rentry, dpaste, gist)', example: ['pastebin'] },
+    { name: 'syntaxes', type: 'Array[String]', required: false, hint: 'Only pastes with this syntax highlighting, any case (e.g. text, sql, json, python)', example: ['text', 'sql'] },
   ],
   excludableFields: ['user', 'syntax', 'site'],
   filterableFields: ['site', 'syntax', 'user'],
-  sortableFields: ['date', 'size', 'site'],
-});
+  sortableFields: ['posted_at', 'discovered_at', 'size', 'site'],
+  hasData: true,
+  checkArgs: queryErrors,
+  match(context, rawArgs, window, limit) {
+    const args = rawArgs as unknown as PasteSiteArgs;
+    const filters = [];
+    if (args.sites?.length) filters.push(fieldInAnyCase('site', args.sites));
+    if (args.syntaxes?.length) filters.push(fieldInAnyCase('syntax', args.syntaxes));
+    return matchDocuments(
+      context,
+      {
+        source: 'paste_site',
+        query: args.query,
+        filters,
+        contextChars: SNIPPET_CHARS,
+        hitData: ({ fields, preview, discoveredAt }) => ({ ...fields, snippet: preview, discovered_at: new Date(discoveredAt).toISOString() }),
+      },
+      window,
+      limit,
+    );
+  },
+  migrations: documentStoreMigrations,
+  ingesters: [
+    documentIngester({
+      name: 'paste_site',
+      source: 'paste_site',
+      description: 'pastes as JSON Lines (any site) or saved Pastebin scraping lists with their content, files, folders or - (stdin)',
+      noun: 'pastes',
+      formats: { jsonl: pasteJsonLines, pastebin: pastebinList },
+    }),
+  ],
+  collectors: [pastebinCollector],
+  async demo(context, now) {
+    const added = await loadDemoPastes(context, now);
+    return `Demo paste sites: ${added} pastes added (try paste_site with the query acme-bank.com AND password)`;
+  },
+};

@@ -1,0 +1,179 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { createDocumentWriter } from '../documents/document-store.ts';
+import { isJsonObject, RecordError } from '../documents/record-fields.ts';
+import { CollectorSettingsError, defineCollector } from '../source.ts';
+import { MAX_PASTE_BYTES, pastebinDocument, pastebinEntry, type PastebinEntry } from './paste-record.ts';
+
+/**
+ * The Pastebin scraping API as a collector (docs/collectors.md "pastebin-scraping"): each run
+ * reads the list of recent pastes (api_scraping.php, at most 250, newest first), fetches the raw
+ * content of each paste not seen yet (api_scrape_item.php?i=KEY) and stores it. Pastebin serves
+ * the API only to whitelisted IPs and asks for no more than one request a second.
+ */
+interface PastebinSettings {
+  /** The list URL, e.g. https://scrape.pastebin.com/api_scraping.php?limit=250 */
+  url: string;
+  /** The item URL the paste key is appended to. */
+  itemUrl: string;
+  timeoutMs: number;
+  /** Pause between content requests. */
+  requestIntervalMs: number;
+}
+
+/** A content fetch that failed, kept to be tried again next run (the list may no longer show it). */
+interface PendingPaste {
+  entry: Record<string, unknown>;
+  attempts: number;
+}
+
+/**
+ * Where the collector stands: the newest list `date` (epoch seconds) it has taken and the keys
+ * listed at that second, so a restart neither refetches nor skips a paste posted in the same
+ * second; and the pastes whose content could not be fetched yet.
+ */
+interface PastebinCursor {
+  date: number;
+  keys: string[];
+  retry: PendingPaste[];
+}
+
+/** Content fetches per paste before it is given up (each run tries once). */
+export const MAX_ATTEMPTS = 3;
+const DEFAULT_TIMEOUT_MS = 30_000;
+const DEFAULT_INTERVAL_MS = 1_000;
+// Pastebin's answer for a paste removed between the list and the fetch: not worth retrying.
+const GONE = /^Error, we cannot find this paste/;
+
+function parseSettings(raw: Record<string, unknown>): PastebinSettings {
+  const { url, item_url: itemUrl, timeout_ms: timeoutMs = DEFAULT_TIMEOUT_MS, request_interval_ms: interval = DEFAULT_INTERVAL_MS, ...rest } = raw;
+  const unknown = Object.keys(rest)[0];
+  if (unknown !== undefined) throw new CollectorSettingsError(unknown, 'is not a setting of this collector (url, item_url, timeout_ms, request_interval_ms)');
+  const httpUrl = (value: unknown, setting: string) => {
+    if (typeof value !== 'string' || !URL.canParse(value) || !/^https?:$/.test(new URL(value).protocol)) throw new CollectorSettingsError(setting, 'must be an http(s) URL');
+    return value;
+  };
+  const list = httpUrl(url, 'url');
+  if (!Number.isInteger(timeoutMs) || (timeoutMs as number) < 1) throw new CollectorSettingsError('timeout_ms', 'must be a positive integer');
+  if (!Number.isInteger(interval) || (interval as number) < 0) throw new CollectorSettingsError('request_interval_ms', 'must be an integer >= 0');
+  return {
+    url: list,
+    itemUrl: itemUrl === undefined ? `${new URL(list).origin}/api_scrape_item.php?i=` : httpUrl(itemUrl, 'item_url'),
+    timeoutMs: timeoutMs as number,
+    requestIntervalMs: interval as number,
+  };
+}
+
+/** The cursor as saved, or a fresh start for none (the first run takes the whole list). */
+function cursorOf(saved: unknown): PastebinCursor {
+  if (!isJsonObject(saved) || typeof saved.date !== 'number' || !Array.isArray(saved.keys)) return { date: 0, keys: [], retry: [] };
+  return { date: saved.date, keys: saved.keys as string[], retry: Array.isArray(saved.retry) ? (saved.retry as PendingPaste[]) : [] };
+}
+
+/** A response body as text, refused past `maxBytes` without reading the rest. */
+async function cappedText(response: Response, maxBytes: number): Promise<string> {
+  const declared = Number(response.headers.get('content-length') ?? NaN);
+  if (declared > maxBytes) throw new Error(`larger than ${maxBytes >> 20} MiB`);
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for await (const chunk of response.body ?? []) {
+    size += chunk.length;
+    if (size > maxBytes) throw new Error(`larger than ${maxBytes >> 20} MiB`);
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+/** fetch's own "fetch failed" hides the reason (refused, reset, DNS) in its cause. */
+function describe(error: unknown): string {
+  if (!(error instanceof Error)) return String(error);
+  const cause = error.cause as { message?: string; code?: string } | undefined;
+  return cause?.message || cause?.code ? `${error.message}: ${cause.message ?? cause.code}` : error.message;
+}
+
+async function fetchText(url: string, settings: PastebinSettings, signal: AbortSignal, maxBytes: number): Promise<string> {
+  const response = await fetch(url, { signal: AbortSignal.any([signal, AbortSignal.timeout(settings.timeoutMs)]) }).catch((error: unknown) => {
+    throw new Error(describe(error));
+  });
+  if (!response.ok) {
+    await response.body?.cancel();
+    throw new Error(`HTTP ${response.status}`);
+  }
+  return cappedText(response, maxBytes);
+}
+
+/** The list: a JSON array. Anything else (Pastebin answers a non-whitelisted IP with a sentence) fails the run. */
+async function fetchList(settings: PastebinSettings, signal: AbortSignal): Promise<unknown[]> {
+  const body = await fetchText(settings.url, settings, signal, 16 << 20).catch((error: Error) => {
+    throw new Error(`scraping list ${settings.url}: ${error.message}`);
+  });
+  let list: unknown;
+  try {
+    list = JSON.parse(body);
+  } catch {
+    list = null;
+  }
+  if (!Array.isArray(list)) throw new Error(`scraping list ${settings.url}: not a JSON array: ${body.slice(0, 200).trim()}`);
+  return list;
+}
+
+const isAfter = (cursor: PastebinCursor, entry: PastebinEntry) => entry.dateSeconds > cursor.date || (entry.dateSeconds === cursor.date && !cursor.keys.includes(entry.key));
+
+export const pastebinCollector = defineCollector<PastebinSettings>({
+  name: 'pastebin-scraping',
+  description: "Fetches new public pastes from Pastebin's scraping API (a whitelisted IP) into the paste_site source",
+  defaultIntervalSeconds: 300,
+  enabledByDefault: false,
+  parseSettings,
+  async run(context, run) {
+    const { settings, signal } = run;
+    const writer = createDocumentWriter(context, 'paste_site');
+    const cursor = cursorOf(run.cursor);
+    const listed: { entry: PastebinEntry; raw: Record<string, unknown> }[] = [];
+    for (const raw of await fetchList(settings, signal)) {
+      try {
+        listed.push({ entry: pastebinEntry(raw), raw: raw as Record<string, unknown> });
+      } catch (error) {
+        if (!(error instanceof RecordError)) throw error;
+        run.log(`list entry skipped: ${error.message}`);
+      }
+    }
+    // Oldest first, so the cursor saved after each paste is where a killed run resumes.
+    const fresh = listed.filter(({ entry }) => isAfter(cursor, entry)).sort((a, b) => a.entry.dateSeconds - b.entry.dateSeconds || a.entry.key.localeCompare(b.entry.key));
+    const retried = cursor.retry.filter((pending) => !fresh.some(({ entry }) => entry.key === pending.entry.key));
+    const queue = [...retried.map((pending) => ({ raw: pending.entry, attempts: pending.attempts, isNew: false })), ...fresh.map(({ raw }) => ({ raw, attempts: 0, isNew: true }))];
+    const next: PastebinCursor = { date: cursor.date, keys: [...cursor.keys], retry: [] };
+    const unfinished = (from: number) => queue.slice(from).filter((item) => !item.isNew).map((item) => ({ entry: item.raw, attempts: item.attempts }));
+    let items = 0;
+    for (const [index, item] of queue.entries()) {
+      if (index > 0 && settings.requestIntervalMs > 0) await sleep(settings.requestIntervalMs, undefined, { signal }).catch(() => undefined);
+      if (signal.aborted) {
+        // The retries not reached stay due; new pastes not reached are still after the cursor.
+        next.retry.push(...unfinished(index));
+        break;
+      }
+      const entry = pastebinEntry(item.raw);
+      let content: string | null = null;
+      try {
+        content = await fetchText(settings.itemUrl + encodeURIComponent(entry.key), settings, signal, MAX_PASTE_BYTES);
+      } catch (error) {
+        if (signal.aborted) {
+          next.retry.push(...unfinished(index));
+          break;
+        }
+        const reason = error instanceof Error ? error.message : String(error);
+        const attempts = item.attempts + 1;
+        if (attempts < MAX_ATTEMPTS) next.retry.push({ entry: item.raw, attempts });
+        run.log(`${entry.key}: content not fetched (${reason}); ${attempts < MAX_ATTEMPTS ? 'tried again next run' : `given up after ${attempts} attempts`}`);
+      }
+      if (content !== null && GONE.test(content)) run.log(`${entry.key}: removed before its content was fetched`);
+      else if (content !== null) items += (await writer.write([pastebinDocument(entry, content)], context.clock.now().getTime())).added;
+      if (item.isNew) {
+        if (entry.dateSeconds > next.date) next.keys = [];
+        next.date = Math.max(next.date, entry.dateSeconds);
+        next.keys.push(entry.key);
+      }
+      await run.saveCursor({ ...next, retry: [...next.retry, ...unfinished(index + 1)] });
+    }
+    return { items, cursor: next };
+  },
+});
