@@ -179,7 +179,7 @@ export function createXmlListingReader(options: { format: 'auto' | XmlKind; orig
                 etag: fields.get('Properties/Etag'),
                 storageClass: fields.get('Properties/AccessTier'),
               });
-        return { location: `line ${event.line}`, object };
+        return { location: `object ${event.number}`, object };
       }
       return null;
     },

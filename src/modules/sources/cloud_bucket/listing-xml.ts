@@ -10,16 +10,18 @@ export type XmlEvent =
   | { kind: 'root'; name: string; attributes: Record<string, string> }
   /** A leaf element right under the root: S3 Name, Prefix, IsTruncated; an error's Code, Message. */
   | { kind: 'field'; name: string; value: string }
-  /** One object entry, its leaf elements by path below it (`Key`, `Properties/Content-Length`). */
-  | { kind: 'record'; line: number; fields: Map<string, string> };
+  /** One object entry (numbered from 1), its leaf elements by path below it (`Key`, `Properties/Content-Length`). */
+  | { kind: 'record'; number: number; fields: Map<string, string> };
 
-/** Where object entries are: S3's Contents, Azure's Blobs/Blob. */
-const RECORD_PATHS = new Set(['ListBucketResult/Contents', 'EnumerationResults/Blobs/Blob']);
+/** Whether the element at `depth` (the root is 1) under `names` opens an object entry: S3's Contents, Azure's Blobs/Blob. */
+const opensRecord = (names: string[], depth: number): boolean =>
+  (depth === 2 && names[1] === 'ListBucketResult' && names[2] === 'Contents') ||
+  (depth === 3 && names[1] === 'EnumerationResults' && names[2] === 'Blobs' && names[3] === 'Blob');
 
 // Object names are at most 1,024 characters; text beyond this in one element is dropped.
 const MAX_TEXT = 8192;
 
-/** Malformed XML, where the parser found it. */
+/** Malformed XML, and after which object entry the parser found it. */
 export class XmlSyntaxError extends Error {
   constructor(
     readonly location: string,
@@ -31,52 +33,59 @@ export class XmlSyntaxError extends Error {
 
 const localName = (name: string) => name.slice(name.indexOf(':') + 1);
 
-/** Feeds text in pieces; each call returns the events it completed. Throws XmlSyntaxError. */
+/**
+ * Feeds text in pieces; each call returns the events it completed. Throws XmlSyntaxError.
+ * Entries are numbered (`object N`) rather than located by line: saxes parses several times
+ * faster without tracking positions.
+ */
 export function createXmlEventReader() {
-  const parser = new SaxesParser({ position: true, xmlns: false });
+  const parser = new SaxesParser({ position: false, xmlns: false });
   let events: XmlEvent[] = [];
-  const path: string[] = [];
-  let record: { line: number; depth: number; fields: Map<string, string> } | null = null;
+  // names[1] is the root; names[depth] the open element.
+  const names: string[] = [''];
+  let depth = 0;
+  let record: { depth: number; fields: Map<string, string> } | null = null;
+  let records = 0;
   let text = '';
   let leaf = false;
 
   parser.on('opentag', (tag: SaxesTagPlain) => {
-    path.push(localName(tag.name));
+    names[++depth] = localName(tag.name);
     text = '';
     leaf = true;
-    if (path.length === 1) {
+    if (depth === 1) {
       const attributes = Object.fromEntries(Object.entries(tag.attributes).map(([name, value]) => [localName(name), value]));
-      events.push({ kind: 'root', name: path[0]!, attributes });
-    } else if (record === null && RECORD_PATHS.has(path.join('/'))) {
-      record = { line: parser.line, depth: path.length, fields: new Map() };
+      events.push({ kind: 'root', name: names[1]!, attributes });
+    } else if (record === null && opensRecord(names, depth)) {
+      record = { depth, fields: new Map() };
     }
   });
   const addText = (piece: string) => {
-    if (text.length < MAX_TEXT) text += piece.slice(0, MAX_TEXT - text.length);
+    if (leaf && text.length < MAX_TEXT) text += piece.length > MAX_TEXT ? piece.slice(0, MAX_TEXT) : piece;
   };
   parser.on('text', addText);
   parser.on('cdata', addText);
   parser.on('closetag', () => {
-    if (record !== null && path.length === record.depth) {
-      events.push({ kind: 'record', line: record.line, fields: record.fields });
+    if (record !== null && depth === record.depth) {
+      events.push({ kind: 'record', number: ++records, fields: record.fields });
       record = null;
     } else if (leaf && record !== null) {
-      record.fields.set(path.slice(record.depth).join('/'), text.trim());
-    } else if (leaf && path.length === 2) {
-      events.push({ kind: 'field', name: path[1]!, value: text.trim() });
+      // Fields one or two levels below the entry: Key, Properties/Content-Length.
+      const below = depth - record.depth;
+      if (below === 1) record.fields.set(names[depth]!, text.trim());
+      else if (below === 2) record.fields.set(`${names[depth - 1]}/${names[depth]}`, text.trim());
+    } else if (leaf && depth === 2) {
+      events.push({ kind: 'field', name: names[2]!, value: text.trim() });
     }
     leaf = false;
-    path.pop();
+    depth--;
   });
 
   const run = (step: () => void): XmlEvent[] => {
     try {
       step();
     } catch (error) {
-      // saxes reports "line:column: reason".
-      const message = (error as Error).message;
-      const at = /^(\d+):(\d+): (.*)$/s.exec(message);
-      throw at ? new XmlSyntaxError(`line ${at[1]}, column ${Number(at[2]) + 1}`, `malformed XML: ${at[3]}`) : new XmlSyntaxError('XML', `malformed XML: ${message}`);
+      throw new XmlSyntaxError(records ? `after object ${records}` : 'before the first object', `malformed XML: ${(error as Error).message}`);
     }
     const done = events;
     events = [];
