@@ -17,6 +17,7 @@ import {
   type CtLogServer,
   type TestCa,
 } from '../support/ct-log.ts';
+import { ctLogsCollector } from '../../src/modules/sources/certificate/ct-logs.collector.ts';
 import { createDeliveryKit, createRulesApp, HOUR, iso, rulesUser, sourceRule, tickAndDeliver, type DeliveryKit, type HitView, type RulesApi } from '../support/rules-api.ts';
 import type { TestApp } from '../support/test-app.ts';
 import { createTestStoreLocation, testEngine, type TestStoreLocation } from '../support/test-store.ts';
@@ -294,6 +295,31 @@ describe(`ct-logs collector against local RFC 6962 logs (${testEngine})`, () => 
     },
     CLI_TEST_MS,
   );
+
+  it('a log that does not answer in time fails alone and keeps its cursor; a log that is down is named', async () => {
+    const slow = await startCtLogServer('slow2026', { maxPerResponse: 3 });
+    const down = await startCtLogServer('down2026', { maxPerResponse: 3 });
+    const downUrl = down.url;
+    await down.close();
+    try {
+      logCertificate([slow], acmeCa, ['slow.acme-bank.com']);
+      slow.faults.push('hang');
+      const saved: unknown[] = [];
+      const run = ctLogsCollector.run(t.container.sourceContext, {
+        settings: ctLogsCollector.parseSettings({ logs: [slow.url, downUrl], start: '0', timeout_ms: 300 }),
+        cursor: null,
+        saveCursor: async (cursor) => void saved.push(structuredClone(cursor)),
+        signal: new AbortController().signal,
+        log: () => {},
+      });
+      await expect(run).rejects.toThrow(
+        `2 of 2 logs failed (0 new certificates stored): ${slow.url}ct/v1/get-entries?start=0&end=0: no answer within 300 ms; ${downUrl}ct/v1/get-sth: connect ECONNREFUSED`,
+      );
+      expect(saved).toEqual([{ logs: { [idOf(slow)]: 0 } }]);
+    } finally {
+      await slow.close();
+    }
+  });
 
   it(
     'a wrong setting is named at start-up',

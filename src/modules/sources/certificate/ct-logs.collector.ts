@@ -89,28 +89,34 @@ function retryAfterMs(header: string | null, attempt: number, now: number): numb
   return Number.isNaN(date) ? 1000 * 2 ** attempt : Math.max(0, date - now);
 }
 
+/** Why a request got no answer, in an operator's words (fetch says "fetch failed" or "aborted"). */
+function noAnswer(url: string, error: unknown, timeoutMs: number): Error {
+  if (error instanceof Error && error.name === 'TimeoutError') return new LogError(`${url}: no answer within ${timeoutMs} ms`);
+  const cause = error instanceof Error && error.cause instanceof Error ? error.cause.message : null;
+  return new LogError(`${url}: ${cause ?? (error instanceof Error ? error.message : String(error))}`);
+}
+
 /** GET a log endpoint's JSON, waiting out a few 429s (Retry-After); any other error status ends the log's run. */
 async function getJson(url: string, settings: Settings, signal: AbortSignal): Promise<unknown> {
   for (let attempt = 0; ; attempt++) {
-    // The timeout covers the body too: fetch aborts the body stream when the signal fires.
-    const response = await fetch(url, { headers: { accept: 'application/json' }, signal: AbortSignal.any([signal, AbortSignal.timeout(settings.timeoutMs)]) });
-    if (response.ok) {
-      try {
-        return await response.json();
-      } catch (error) {
-        if (signal.aborted) throw error;
-        throw new LogError(`${url}: the answer is not JSON`);
+    try {
+      // The timeout covers the body too: fetch aborts the body stream when the signal fires.
+      const response = await fetch(url, { headers: { accept: 'application/json' }, signal: AbortSignal.any([signal, AbortSignal.timeout(settings.timeoutMs)]) });
+      if (response.ok) return await response.json();
+      await response.body?.cancel();
+      if (response.status === 429 && attempt < RATE_LIMIT_RETRIES) {
+        const wait = retryAfterMs(response.headers.get('retry-after'), attempt, Date.now());
+        if (wait <= MAX_RETRY_WAIT_MS) {
+          await sleep(wait, undefined, { signal });
+          continue;
+        }
       }
+      throw new LogError(`${url} answered HTTP ${response.status}`);
+    } catch (error) {
+      if (error instanceof LogError || signal.aborted) throw error;
+      if (error instanceof SyntaxError) throw new LogError(`${url}: the answer is not JSON`);
+      throw noAnswer(url, error, settings.timeoutMs);
     }
-    await response.body?.cancel();
-    if (response.status === 429 && attempt < RATE_LIMIT_RETRIES) {
-      const wait = retryAfterMs(response.headers.get('retry-after'), attempt, Date.now());
-      if (wait <= MAX_RETRY_WAIT_MS) {
-        await sleep(wait, undefined, { signal });
-        continue;
-      }
-    }
-    throw new LogError(`${url} answered HTTP ${response.status}`);
   }
 }
 
