@@ -5,7 +5,7 @@ import { findSource } from '../../src/modules/sources/index.ts';
 import { repoRoot } from '../support/cli.ts';
 import { expectError } from '../support/http.ts';
 import { deliverPending, HOUR, iso, payloadOf, requestsTo, rulePaths, sourceRule, tickAndDeliver, type DeliveryKit, type HitView } from '../support/rules-api.ts';
-import { sourceSuite } from '../support/source-suite.ts';
+import { checkDemo, sourceSuite } from '../support/source-suite.ts';
 import { testEngine } from '../support/test-store.ts';
 import { verifyAlertSystemSignature } from '../support/webhook-receiver.ts';
 
@@ -232,5 +232,17 @@ describe(`sources: chat servers end to end (${testEngine})`, () => {
     expect(report.summary).toMatchObject({ inputs: 2, failed: 0, records: 8, added: 7, duplicates_skipped: 1, rejected: 0 });
     const found = await findSource(2)!.match(s.t.container.sourceContext, { query: '"nickname" OR unknown.png' }, { since: s.t.clock.now().getTime() - 1, until: s.t.clock.now().getTime() }, 10);
     expect(found.hits.map((hit) => hit.data.author_name).sort()).toEqual(['mlomb', 'mlomb', 'theplant']);
+  });
+});
+
+describe(`sources: the chat-server demo (${testEngine})`, () => {
+  // test/sources/demo-examples.test.ts checks the same through `dragnet demo` for every source.
+  it('loads once, and the catalog example (server, channel, no bots, unique texts) finds the combo post', async () => {
+    const { line, again, hits } = await checkDemo(2);
+    expect(line).toMatch(/^Demo chat servers: \d+ Discord messages added/);
+    expect(again).toContain(': 0 Discord messages added');
+    expect(hits.length).toBeGreaterThan(0);
+    expect(hits.every((hit) => hit.data.is_bot === false && hit.data.channel_name === 'combolists')).toBe(true);
+    expect(new Set(hits.map((hit) => hit.data.content)).size).toBe(hits.length);
   });
 });

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { findSource } from '../../src/modules/sources/index.ts';
 import { expectError } from '../support/http.ts';
 import { deliverPending, HOUR, iso, payloadOf, requestsTo, rulePaths, sourceRule, tickAndDeliver, type DeliveryKit, type HitView } from '../support/rules-api.ts';
-import { sourceSuite } from '../support/source-suite.ts';
+import { checkDemo, sourceSuite } from '../support/source-suite.ts';
 import { testEngine } from '../support/test-store.ts';
 import { verifyAlertSystemSignature } from '../support/webhook-receiver.ts';
 
@@ -172,5 +172,14 @@ describe(`sources: hacker forums end to end (${testEngine})`, () => {
     await s.mallory.relogin();
     expectError(await s.mallory.get(rulePaths.hits(matchId)), 404, 'not_found');
     expectError(await s.mallory.createExclusion(rule, { field: 'forum', value: 'xss' }), 404, 'not_found');
+  });
+});
+
+describe(`sources: the hacker-forum demo (${testEngine})`, () => {
+  it('loads once, and the catalog example finds the xss access thread and the exploit offer', async () => {
+    const { line, again, hits } = await checkDemo(11);
+    expect(line).toMatch(/^Demo hacker forums: \d+ forum posts added/);
+    expect(again).toContain(': 0 forum posts added');
+    expect(hits.map((hit) => [hit.data.forum, hit.data.content_type])).toEqual(expect.arrayContaining([['xss', 'thread'], ['exploit', 'marketplace']]));
   });
 });

@@ -8,7 +8,7 @@ import { findSource } from '../../src/modules/sources/index.ts';
 import { runCli, repoRoot, type CliResult } from '../support/cli.ts';
 import { expectError } from '../support/http.ts';
 import { createDeliveryKit, createRulesApp, deliverPending, HOUR, iso, payloadOf, requestsTo, rulePaths, rulesUser, sourceRule, tickAndDeliver, type DeliveryKit, type HitView } from '../support/rules-api.ts';
-import { sourceSuite } from '../support/source-suite.ts';
+import { checkDemo, sourceSuite } from '../support/source-suite.ts';
 import type { TestApp } from '../support/test-app.ts';
 import { createTestStoreLocation, testEngine, type TestStoreLocation } from '../support/test-store.ts';
 import { verifyAlertSystemSignature } from '../support/webhook-receiver.ts';
@@ -44,6 +44,8 @@ const pastes = lines([
   paste('Py7hon01', { syntax: 'python', content: 'password = input()  # globex.com login' }),
   paste('Bad51te0', { site: 'paste bin', content: 'acme-bank.com password' }),
   paste('Xq7mTz2K', { title: 'acme-bank.com employees', user: 'anon1337', content: STAFF }),
+  // PostgreSQL keeps no NUL in text or jsonb: stored as U+FFFD on both engines.
+  paste('NulByte1', { user: 'nul\u0000user', content: 'MZ\u0000\u0000 binary acme-bank.com' }),
 ]);
 const listEntry = (key: string, extra: Record<string, unknown> = {}) => ({
   scrape_url: `https://scrape.pastebin.com/api_scrape_item.php?i=${key}`,
@@ -80,7 +82,7 @@ describe(`sources: paste sites end to end (${testEngine})`, () => {
 
     await s.moveTo(T0 - 2 * HOUR);
     const jsonl = await s.ingest('paste_site', [files.pastes]);
-    expect(jsonl.summary).toMatchObject({ inputs: 1, records: 5, added: 4, duplicates_skipped: 1, rejected: 1 });
+    expect(jsonl.summary).toMatchObject({ inputs: 1, records: 6, added: 5, duplicates_skipped: 1, rejected: 1 });
     expect(jsonl.lines.slice(1)).toEqual([`  rejected ${files.pastes} line 5: site must be a name such as pastebin or paste_ee`]);
 
     await s.moveTo(T0 - HOUR);
@@ -154,6 +156,8 @@ describe(`sources: paste sites end to end (${testEngine})`, () => {
   it('match counts every hit of the window and returns at most the limit; args are checked', async () => {
     const result = await findSource(12)!.match(s.t.container.sourceContext, { query: QUERY }, { since: T0 - 2 * HOUR, until: T0 }, 1);
     expect(result).toMatchObject({ total: 2, hits: [{ key: 'pastebin:F1leTxt1', date: T0 - HOUR }] });
+    const binary = await findSource(12)!.match(s.t.container.sourceContext, { query: 'binary' }, { since: null, until: T0 }, 10);
+    expect(binary.hits.map((hit) => [hit.data.user, hit.data.snippet])).toEqual([['nul\uFFFDuser', 'MZ\uFFFD\uFFFD binary acme-bank.com']]);
     const error = expectError(await s.alice.create(sourceRule(kit, 'bad', 12, { query: '"acme' })), 400, 'validation_failed');
     expect(error.fields).toEqual([{ field: 'args.query', message: expect.stringContaining('unterminated quote'), rule: 3 }]);
   });
@@ -161,7 +165,7 @@ describe(`sources: paste sites end to end (${testEngine})`, () => {
   it('the next tick reports only pastes learned of after the last run, the snippet cut around the match; re-ingesting adds nothing', async () => {
     await s.moveTo(T0 + 2 * HOUR);
     expect((await s.ingest('paste_site', [files.late!])).summary).toMatchObject({ added: 1 });
-    expect((await s.ingest('paste_site', [files.pastes!])).summary).toMatchObject({ added: 0, duplicates_skipped: 5 });
+    expect((await s.ingest('paste_site', [files.pastes!])).summary).toMatchObject({ added: 0, duplicates_skipped: 6 });
     expect((await s.ingest('paste_site', [files.list!], 'pastebin')).summary).toMatchObject({ added: 0, duplicates_skipped: 2 });
     await s.moveTo(T0 + DAY);
     await tickAndDeliver(s.t);
@@ -178,6 +182,16 @@ describe(`sources: paste sites end to end (${testEngine})`, () => {
   it("another organization's hits are 404", async () => {
     await s.mallory.relogin();
     expectError(await s.mallory.get(rulePaths.hits(matchId)), 404, 'not_found');
+  });
+});
+
+describe(`sources: the paste-site demo (${testEngine})`, () => {
+  it('loads once, and the catalog example finds the pastebin text and sql pastes', async () => {
+    const { line, again, hits } = await checkDemo(12);
+    expect(line).toMatch(/^Demo paste sites: \d+ pastes added/);
+    expect(again).toContain(': 0 pastes added');
+    expect(hits.map((hit) => hit.data.syntax)).toEqual(expect.arrayContaining(['text', 'sql']));
+    expect(hits.every((hit) => hit.data.site === 'pastebin')).toBe(true);
   });
 });
 

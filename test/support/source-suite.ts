@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, expect } from 'vitest';
-import { findIngester, type IngestReport } from '../../src/modules/sources/index.ts';
+import { findIngester, findSource, type Hit, type IngestReport } from '../../src/modules/sources/index.ts';
 import { createDeliveryKit, createRulesApp, rulesUser, SMTP_AUTH, type DeliveryKit, type HitView, type MatchView, type Query, type RulesApi } from './rules-api.ts';
 import { startSmtpTestServer, type SmtpTestServer } from './smtp-test-server.ts';
 import type { TestApp } from './test-app.ts';
@@ -72,4 +72,26 @@ export function sourceSuite(name: string): SourceSuite {
     if (suite.dir) rmSync(suite.dir, { recursive: true, force: true });
   });
   return suite;
+}
+
+/**
+ * A source's demo on a fresh store: loaded twice at the clock's now (the second adds nothing,
+ * its line says 0), and a match with the catalog's example args (every param that has one)
+ * finds hits dated before now on a first run. Returns the first load's line and those hits.
+ */
+export async function checkDemo(sourceId: number): Promise<{ line: string; again: string; hits: Hit[] }> {
+  const t = await createRulesApp();
+  try {
+    const source = findSource(sourceId)!;
+    const now = t.clock.now().getTime();
+    const line = await source.demo!(t.container.sourceContext, now);
+    const again = await source.demo!(t.container.sourceContext, now);
+    const args = Object.fromEntries(source.params.filter((param) => param.example !== undefined).map((param) => [param.name, param.example]));
+    const { hits, total } = await source.match(t.container.sourceContext, args, { since: null, until: now }, 100);
+    expect(total).toBeGreaterThan(0);
+    for (const hit of hits) expect(hit.date).toBeLessThan(now);
+    return { line, again, hits };
+  } finally {
+    await t.close();
+  }
 }

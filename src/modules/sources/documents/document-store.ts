@@ -47,6 +47,14 @@ export interface WriteCounts {
 const UNSTORABLE = /[\0\p{Cs}]/gu;
 export const storable = (text: string): string => text.replace(UNSTORABLE, '\uFFFD');
 
+// JSON.stringify writes NUL as \u0000 and a lone surrogate as \udXXX: only JSON holding such an
+// escape (or a literal backslash-u that looks like one) is written again value by value.
+const ESCAPED_UNSTORABLE = /\\u(?:0000|d[89a-f])/i;
+function storableJson(fields: Record<string, unknown>): string {
+  const json = JSON.stringify(fields);
+  return ESCAPED_UNSTORABLE.test(json) ? JSON.stringify(fields, (_key, value: unknown) => (typeof value === 'string' ? storable(value) : value)) : json;
+}
+
 // Rows per INSERT (6 columns each, far below SQLite's 32,766 bound variables), and a bound on
 // the characters one statement carries, since a paste may be megabytes.
 const ROWS_PER_STATEMENT = 500;
@@ -87,7 +95,7 @@ export function createDocumentWriter(context: SourceContext, source: string) {
           doc_key: storable(document.key),
           text,
           text_folded: foldText(text),
-          fields: JSON.stringify(document.fields, (_key, value: unknown) => (typeof value === 'string' ? storable(value) : value)),
+          fields: storableJson(document.fields),
           discovered_at: discoveredAt,
         };
       });
