@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { findSource } from '../../src/modules/sources/index.ts';
 import { runCli, repoRoot, type CliResult } from '../support/cli.ts';
 import { createTestApp, type TestApp } from '../support/test-app.ts';
 import { createTestStoreLocation, testEngine, type TestStoreLocation } from '../support/test-store.ts';
@@ -138,6 +139,29 @@ describe(`dragnet collectors run ransomware-live (${testEngine})`, () => {
     },
     CLI_TEST_MS,
   );
+
+  it('a feed that does not answer, or stalls mid-body, within timeout_ms fails the run; a shutdown stops it', async () => {
+    // /slow-headers never answers; /slow-body sends its headers and the start of a list, then stalls.
+    const slow = createServer((request, response) => {
+      if (request.url === '/slow-body') response.writeHead(200, { 'content-type': 'application/json' }).write('[{"post_title": "A", ');
+    });
+    await new Promise<void>((resolve) => slow.listen(0, '127.0.0.1', resolve));
+    const base = `http://127.0.0.1:${(slow.address() as AddressInfo).port}`;
+    const collector = findSource(10)!.collectors!.find((c) => c.name === 'ransomware-live')!;
+    const runOf = (url: string, signal = new AbortController().signal) =>
+      collector.run(t.container.sourceContext, { settings: collector.parseSettings({ url, timeout_ms: 300 }), cursor: null, saveCursor: async () => {}, signal, log: () => {} });
+    try {
+      await expect(runOf(`${base}/slow-headers`)).rejects.toThrow(`${base}/slow-headers: no complete answer within 300 ms`);
+      await expect(runOf(`${base}/slow-body`)).rejects.toThrow(`${base}/slow-body: no complete answer within 300 ms`);
+      const shutdown = new AbortController();
+      const running = runOf(`${base}/slow-headers`, shutdown.signal);
+      shutdown.abort();
+      await expect(running).rejects.toThrow(/abort/i);
+    } finally {
+      slow.closeAllConnections();
+      await new Promise((resolve) => slow.close(resolve));
+    }
+  });
 
   it(
     'a wrong setting is named at start-up',

@@ -1,7 +1,7 @@
 import { Readable } from 'node:stream';
 import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import { newInputResult } from '../ingest/ingest-kit.ts';
-import { CollectorSettingsError, defineCollector } from '../source.ts';
+import { CollectorSettingsError, defineCollector, type CollectorOutcome, type CollectorRun, type SourceContext } from '../source.ts';
 import { readPosts, storePosts } from './post-ingest.ts';
 
 /**
@@ -47,6 +47,30 @@ function cursorOf(value: unknown): Cursor {
   return { etag: text(stored.etag), last_modified: text(stored.last_modified) };
 }
 
+/** One conditional GET of the feed; the posts of a 200 are stored, and its validators are the next cursor. */
+async function fetchAndStore(context: SourceContext, { url, timeoutMs }: Settings, cursor: Cursor, run: CollectorRun<Settings>): Promise<CollectorOutcome> {
+  const headers: Record<string, string> = { accept: 'application/json' };
+  if (cursor.etag) headers['if-none-match'] = cursor.etag;
+  if (cursor.last_modified) headers['if-modified-since'] = cursor.last_modified;
+  // The timeout covers the body too: fetch aborts the body stream when the signal fires.
+  const response = await fetch(url, { headers, signal: AbortSignal.any([run.signal, AbortSignal.timeout(timeoutMs)]) });
+  if (response.status === 304) {
+    run.log('not modified since the last run');
+    return { items: 0, cursor };
+  }
+  if (!response.ok || !response.body) {
+    await response.body?.cancel();
+    throw new Error(`${url} answered HTTP ${response.status}`);
+  }
+  const result = newInputResult(url);
+  await storePosts(context, readPosts(Readable.fromWeb(response.body as WebReadableStream), url), result);
+  if (!result.ok) throw new Error(result.error);
+  run.log(`${result.records} posts read, ${result.added} new, ${result.duplicates} already stored, ${result.rejected} rejected`);
+  for (const rejection of result.rejections.slice(0, 5)) run.log(`rejected ${rejection.location}: ${rejection.reason}`);
+  const next: Cursor = { etag: response.headers.get('etag'), last_modified: response.headers.get('last-modified') };
+  return { items: result.added, cursor: next };
+}
+
 export const ransomwareLiveCollector = defineCollector<Settings>({
   name: 'ransomware-live',
   description: 'new leak-site posts from a ransomware.live JSON feed (conditional GET: an unchanged feed is not downloaded again)',
@@ -55,26 +79,11 @@ export const ransomwareLiveCollector = defineCollector<Settings>({
   parseSettings,
   async run(context, run) {
     const { url, timeoutMs } = run.settings;
-    const cursor = cursorOf(run.cursor);
-    const headers: Record<string, string> = { accept: 'application/json' };
-    if (cursor.etag) headers['if-none-match'] = cursor.etag;
-    if (cursor.last_modified) headers['if-modified-since'] = cursor.last_modified;
-    // The timeout covers the body too: fetch aborts the body stream when the signal fires.
-    const response = await fetch(url, { headers, signal: AbortSignal.any([run.signal, AbortSignal.timeout(timeoutMs)]) });
-    if (response.status === 304) {
-      run.log('not modified since the last run');
-      return { items: 0, cursor };
+    try {
+      return await fetchAndStore(context, run.settings, cursorOf(run.cursor), run);
+    } catch (error) {
+      if ((error as Error).name === 'TimeoutError') throw new Error(`${url}: no complete answer within ${timeoutMs} ms`);
+      throw error;
     }
-    if (!response.ok || !response.body) {
-      await response.body?.cancel();
-      throw new Error(`${url} answered HTTP ${response.status}`);
-    }
-    const result = newInputResult(url);
-    await storePosts(context, readPosts(Readable.fromWeb(response.body as WebReadableStream), url), result);
-    if (!result.ok) throw new Error(result.error);
-    run.log(`${result.records} posts read, ${result.added} new, ${result.duplicates} already stored, ${result.rejected} rejected`);
-    for (const rejection of result.rejections.slice(0, 5)) run.log(`rejected ${rejection.location}: ${rejection.reason}`);
-    const next: Cursor = { etag: response.headers.get('etag'), last_modified: response.headers.get('last-modified') };
-    return { items: result.added, cursor: next };
   },
 });
