@@ -96,10 +96,8 @@ export async function benchPhishingMatch(options: {
 }): Promise<{ lines: string[]; failures: string[] }> {
   const lines: string[] = [];
   const failures: string[] = [];
-  const say = (line: string) => {
-    lines.push(line);
-    options.out?.(`  … ${line.trim()}`);
-  };
+  const say = (line: string) => lines.push(line);
+  const progress = (step: string) => options.out?.(`  phishing match: ${step}…`);
   const random = seeded(13);
   const watched = [...new Set(Array.from({ length: options.watched }, (_, i) => watchedDomain(i, random)))];
   const planted = new Map<string, number>();
@@ -123,6 +121,7 @@ export async function benchPhishingMatch(options: {
     `phishing candidate generation + match time for ${count(watched.length)} watched domains against ${count(observed.length)} new domains (target < ${TARGET_MS / 1000} s, ≥ ${TARGET_SPEEDUP}× one-domain-at-a-time)`,
   );
 
+  progress(`generating ${count(watched.length)} watched domains' candidates and scanning ${count(observed.length)} names in memory`);
   // Warm-up, so neither side is timed while the JIT compiles.
   const warm = createLookalikeIndex(watched.slice(0, 50));
   for (const name of observed.slice(0, 20_000)) warm.lookalikesOf(name);
@@ -148,6 +147,7 @@ export async function benchPhishingMatch(options: {
   );
   if (found < plantedAscii.size) failures.push(`phishing: ${plantedAscii.size - found} planted lookalikes not found`);
 
+  progress('one watched domain at a time, on a sample');
   // One at a time, on a sample: each watched domain's own index and a pass over everything.
   let sampled = 0;
   started = performance.now();
@@ -166,6 +166,7 @@ export async function benchPhishingMatch(options: {
   if (options.context) {
     // Through the store: the domains stored as an ingest would, then the tick's matchMany code.
     const context = options.context;
+    progress(`writing the observed domains to the ${context.engine} store, then matchMany`);
     const until = context.clock.now().getTime();
     started = performance.now();
     for (let i = 0; i < observed.length; i += WRITE_BATCH) {
