@@ -12,7 +12,10 @@ export interface AppFilter {
   officialDevelopers?: string[];
 }
 
-type Row = Selectable<AppListingTable>;
+// The columns a hit and the matcher read; the description's words are selected apart.
+const LISTING_COLUMNS = ['id', 'platform', 'app_id', 'version', 'store', 'name', 'developer', 'developer_id', 'seller', 'url', 'installs', 'rating', 'rating_count', 'genre', 'released_at', 'updated_at', 'discovered_at'] as const;
+
+type Row = Pick<Selectable<AppListingTable>, (typeof LISTING_COLUMNS)[number] | 'description_words'>;
 
 const iso = (ms: unknown) => (ms === null || ms === undefined ? null : new Date(Number(ms)).toISOString());
 const numberOrNull = (value: unknown) => (value === null || value === undefined ? null : Number(value));
@@ -47,15 +50,14 @@ function appHit(latest: Row, use: BrandUse, firstSeen: number): Hit {
 
 /**
  * A LIKE prefilter over the stored compact texts (brand-match prefilterOf): a row it leaves out
- * cannot use the brand, so only the rows it keeps are matched word by word.
+ * cannot use the brand, so only the rows it keeps are matched word by word. `description` is
+ * the test of the description alone.
  */
 function prefilter(brand: Brand) {
   const { glued, pieces } = prefilterOf(brand);
-  return (eb: { or(e: Expression<SqlBool>[]): Expression<SqlBool> }, table: string) =>
-    eb.or([
-      ...pieces.map((piece) => likeContains(sql.ref(`${table}.names_compact`), piece)),
-      likeContains(sql`replace(${sql.ref(`${table}.description_words`)}, ' ', '')`, glued),
-    ]);
+  const description = (table: string) => likeContains(sql`replace(${sql.ref(`${table}.description_words`)}, ' ', '')`, glued);
+  const names = (table: string) => pieces.map((piece) => likeContains(sql.ref(`${table}.names_compact`), piece));
+  return { description, any: (eb: { or(e: Expression<SqlBool>[]): Expression<SqlBool> }, table: string) => eb.or([...names(table), description(table)]) };
 }
 
 /**
@@ -69,9 +71,11 @@ export async function matchApps(context: SourceContext, filter: AppFilter, windo
   const candidate = prefilter(filter.brand);
   const rows = await db
     .selectFrom('app_listings as s')
-    .selectAll('s')
+    .select(LISTING_COLUMNS.map((column) => `s.${column}` as const))
+    // A description is long: only one that can name the brand is read back.
+    .select(sql<string>`case when ${candidate.description('s')} then s.description_words else '' end`.as('description_words'))
     .where((eb) => {
-      const conditions: Expression<SqlBool>[] = [eb('s.discovered_at', '<=', window.until), candidate(eb, 's')];
+      const conditions: Expression<SqlBool>[] = [eb('s.discovered_at', '<=', window.until), candidate.any(eb, 's')];
       if (filter.platforms?.length) conditions.push(eb('s.platform', 'in', filter.platforms));
       if (window.since !== null) {
         // Only apps with a candidate listing in the window can be news in it.
@@ -83,7 +87,7 @@ export async function matchApps(context: SourceContext, filter: AppFilter, windo
               .select(sql.lit(1).as('one'))
               .whereRef('w.platform', '=', 's.platform')
               .whereRef('w.app_id', '=', 's.app_id')
-              .where((inner) => inner.and([inner('w.discovered_at', '>', since), inner('w.discovered_at', '<=', window.until), candidate(inner, 'w')])),
+              .where((inner) => inner.and([inner('w.discovered_at', '>', since), inner('w.discovered_at', '<=', window.until), candidate.any(inner, 'w')])),
           ),
         );
       }
