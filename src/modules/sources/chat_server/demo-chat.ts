@@ -137,7 +137,7 @@ function plantedMessages(now: number): { day: number; message: DemoMessage }[] {
   const combo = 'FRESH acme-bank.com combo 8k mail:pass, private, checked today';
   return [
     { day: 3, message: { author: PEOPLE[2], content: combo, postedAt: at(3, 5), attachment: 'acme-bank_8k.txt' } },
-    { day: 2, message: { author: PEOPLE[0], content: combo, postedAt: at(2, 9) } },
+    { day: 2, message: { author: PEOPLE[0], content: combo, postedAt: at(2, 9), attachment: 'acme-bank_8k.txt' } },
     {
       day: 1,
       message: { author: BOT, isBot: true, content: 'New upload', postedAt: at(1, 2), embed: { title: 'acme-bank.com logs (412)', description: 'Cloud updated: stealer logs with acme-bank.com cookies' } },
