@@ -73,20 +73,6 @@ export function brandOf(query: string): Brand | null {
   return words.length ? { text: query.trim(), words, glued: words.join('') } : null;
 }
 
-/** Runs of up to this many words are read together as one ("acme bank" as "acmebank"). */
-const MAX_RUN = 4;
-
-/** Each run of 1 to MAX_RUN words from each position, written together, with the words it took. */
-function* runsOf(words: string[]): Generator<{ joined: string; found: string; count: number }> {
-  for (let i = 0; i < words.length; i++) {
-    let joined = '';
-    for (let j = i; j < Math.min(words.length, i + MAX_RUN); j++) {
-      joined += words[j];
-      yield { joined, found: words.slice(i, j + 1).join(' '), count: j - i + 1 };
-    }
-  }
-}
-
 /**
  * The brand's letters and digits as whole words, however they are spaced or cased ("Acme
  * Bank", "AcmeBank", "acme-bank" for "Acme Bank" or "AcmeBank"). A brand of two or more words
@@ -96,7 +82,15 @@ function* runsOf(words: string[]): Generator<{ joined: string; found: string; co
 export function containsBrand(brand: Brand, words: string[]): boolean {
   const { glued } = brand;
   if (brand.words.length > 1 && words.some((word) => word.includes(glued))) return true;
-  for (const { joined } of runsOf(words)) if (joined === glued) return true;
+  // Words in a row written together: a run stops as soon as it is no start of the brand.
+  for (let i = 0; i < words.length; i++) {
+    let joined = '';
+    for (let j = i; j < words.length; j++) {
+      joined += words[j];
+      if (joined === glued) return true;
+      if (!glued.startsWith(joined)) break;
+    }
+  }
   return false;
 }
 
@@ -126,14 +120,19 @@ export function nearMiss(brand: Brand, words: string[]): NearMiss | null {
       const edits = editDistance(words[i + j]!, wanted, allowed);
       total += edits > allowed ? MAX_EDITS + 1 : edits;
     }
-    consider(words.slice(i, i + n).join(' '), total);
+    if (total <= MAX_EDITS) consider(words.slice(i, i + n).join(' '), total);
   }
   const gluedAllowed = editsAllowed(brand.glued);
-  for (const { joined, found, count } of runsOf(words)) {
-    // As many words as the brand's are judged word by word above ("acme book" is no "acme bank").
-    if (count === n) continue;
-    const edits = editDistance(joined, brand.glued, gluedAllowed);
-    if (edits <= gluedAllowed) consider(found, edits);
+  const longest = brand.glued.length + gluedAllowed;
+  for (let i = 0; i < words.length; i++) {
+    let joined = '';
+    for (let j = i; j < words.length && joined.length + words[j]!.length <= longest; j++) {
+      joined += words[j];
+      // As many words as the brand's are judged word by word above ("acme book" is no "acme bank").
+      if (j - i + 1 === n) continue;
+      const edits = editDistance(joined, brand.glued, gluedAllowed);
+      if (edits <= gluedAllowed) consider(words.slice(i, j + 1).join(' '), edits);
+    }
   }
   return best;
 }
