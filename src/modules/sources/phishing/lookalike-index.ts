@@ -95,13 +95,37 @@ export function createLookalikeIndex(domains: string[]) {
       longestBrand = Math.max(longestBrand, w.brand.length);
     }
   });
-  const entries = (value: number | number[] | undefined): number[] => (value === undefined ? [] : typeof value === 'number' ? [value] : value);
 
-  /** Calls `found` for each brand made of consecutive hyphen-separated parts of the label. */
-  function brandsIn(label: string, found: (index: number, whole: boolean) => void) {
+  // What one lookalikesOf call has found so far (it runs to completion, so one variable serves
+  // every call); null until something is found: most names are no lookalike and allocate nothing.
+  let found: Lookalike[] | null = null;
+  function note(index: number, fuzzer: MatchFuzzer, brandInSubdomain: boolean) {
+    found ??= [];
+    for (const lookalike of found) {
+      if (lookalike.watched !== index) continue;
+      // The first finding names the fuzzer; the brand in a subdomain adds to any.
+      lookalike.brandInSubdomain ||= brandInSubdomain;
+      return;
+    }
+    found.push({ watched: index, fuzzer, brandInSubdomain });
+  }
+  const noteCandidate = (entry: number) => note(Math.floor(entry / FUZZER_SLOTS), MATCH_FUZZERS[entry % FUZZER_SLOTS]!, false);
+
+  function noteBrand(value: number | number[] | undefined, fuzzer: MatchFuzzer, inSubdomain: boolean) {
+    if (value === undefined) return;
+    if (typeof value === 'number') note(value, fuzzer, inSubdomain);
+    else for (const index of value) note(index, fuzzer, inSubdomain);
+  }
+
+  /**
+   * Notes each brand made of consecutive hyphen-separated parts of a label: in a subdomain
+   * label levelsquatting, in the registrable label tld-swap when it is the whole label, else
+   * combosquatting.
+   */
+  function noteBrandsIn(label: string, inSubdomain: boolean) {
     if (label.length < MIN_BRAND_LENGTH) return;
     if (!label.includes('-')) {
-      for (const index of entries(brands.get(label))) found(index, true);
+      noteBrand(brands.get(label), inSubdomain ? 'levelsquatting' : 'tld-swap', inSubdomain);
       return;
     }
     const parts = label.split('-');
@@ -110,7 +134,8 @@ export function createLookalikeIndex(domains: string[]) {
       for (let last = first; last < parts.length; last++) {
         joined += parts[last];
         if (joined.length > longestBrand) break;
-        for (const index of entries(brands.get(joined))) found(index, first === 0 && last === parts.length - 1);
+        const whole = first === 0 && last === parts.length - 1;
+        noteBrand(brands.get(joined), inSubdomain ? 'levelsquatting' : whole ? 'tld-swap' : 'combosquatting', inSubdomain);
       }
     }
   }
@@ -127,36 +152,24 @@ export function createLookalikeIndex(domains: string[]) {
 
     /** The watched domains the name is a lookalike of, one entry per watched domain. */
     lookalikesOf(observed: ObservedName): Lookalike[] {
-      const found = new Map<number, Lookalike>();
-      const note = (index: number, fuzzer: MatchFuzzer) => {
-        if (!found.has(index)) found.set(index, { watched: index, fuzzer, brandInSubdomain: false });
-      };
-      const fromCandidates = (name: string) => candidates.find(name, (entry) => note(Math.floor(entry / FUZZER_SLOTS), MATCH_FUZZERS[entry % FUZZER_SLOTS]!));
+      found = null;
       const { domain, registrable } = observed;
-      fromCandidates(domain);
+      candidates.find(domain, noteCandidate);
       // A host under a lookalike (`login.acme-bnak.com`) is that lookalike's.
-      if (domain !== registrable) fromCandidates(registrable);
+      if (domain !== registrable) candidates.find(registrable, noteCandidate);
 
       const label = labelOf(registrable);
-      brandsIn(label, (index, whole) => note(index, whole ? 'tld-swap' : 'combosquatting'));
-      const subdomains = domain === registrable ? [] : domain.slice(0, domain.length - registrable.length - 1).split('.');
-      const inSubdomain = new Set<number>();
-      for (const sub of subdomains) brandsIn(sub, (index) => inSubdomain.add(index));
-      for (const index of inSubdomain) note(index, 'levelsquatting');
+      noteBrandsIn(label, false);
+      if (domain !== registrable) for (const sub of domain.slice(0, domain.length - registrable.length - 1).split('.')) noteBrandsIn(sub, true);
 
       if (label.startsWith('xn--')) {
         const skeleton = `${skeletonOf(unicodeLabel(label))}${registrable.slice(label.length)}`;
-        for (const index of entries(originals.get(skeleton))) note(index, 'homoglyph');
+        noteBrand(originals.get(skeleton), 'homoglyph', false);
       }
 
-      const result: Lookalike[] = [];
-      for (const lookalike of found.values()) {
-        // Never the watched domain itself or a host of its own.
-        if (watched[lookalike.watched]!.name.registrable === registrable) continue;
-        lookalike.brandInSubdomain = inSubdomain.has(lookalike.watched);
-        result.push(lookalike);
-      }
-      return result;
+      if (found === null) return [];
+      // Never the watched domain itself or a host of its own.
+      return (found as Lookalike[]).filter((lookalike) => watched[lookalike.watched]!.name.registrable !== registrable);
     },
   };
 }

@@ -43,18 +43,27 @@ export function lookalikeHit(index: LookalikeIndex, lookalike: Lookalike, row: O
   };
 }
 
+/** What the scan reads of each observed domain: enough to match it and to page on. */
+interface ScannedRow {
+  id: number;
+  domain: string;
+  registrable: string;
+  discovered_at: number;
+}
+
 /**
- * Pages through the domains observed in (since, until], newest first, and hands each to
- * `visit`. Keyset pages on (discovered_at, id): memory holds one page whatever the window.
+ * Pages through the domains observed in (since, until], newest first, and hands each page to
+ * `visit`. Keyset pages on (discovered_at, id): memory holds one page whatever the window, and
+ * a page holds only the columns matching reads.
  */
-export async function scanObserved(context: SourceContext, window: MatchWindow, visit: (row: ObservedRow) => void): Promise<void> {
+export async function scanObserved(context: SourceContext, window: MatchWindow, visit: (rows: ScannedRow[]) => Promise<void>): Promise<void> {
   const db = phishingDb(context);
   let after: { at: number; id: number } | null = null;
   for (;;) {
     const cursor: { at: number; id: number } | null = after;
     const rows = await db
       .selectFrom('observed_domains')
-      .selectAll()
+      .select(['id', 'domain', 'registrable', 'discovered_at'])
       .where((eb) => {
         const conditions = [eb('discovered_at', '<=', window.until)];
         if (window.since !== null) conditions.push(eb('discovered_at', '>', window.since));
@@ -65,17 +74,31 @@ export async function scanObserved(context: SourceContext, window: MatchWindow, 
       .orderBy('id', 'desc')
       .limit(SCAN_PAGE)
       .execute();
-    for (const row of rows) visit(row);
+    await visit(rows);
     if (rows.length < SCAN_PAGE) return;
     const last = rows[rows.length - 1]!;
     after = { at: Number(last.discovered_at), id: Number(last.id) };
   }
 }
 
+// Rows fetched by id per query (a bound variable each).
+const FETCH_CHUNK = 500;
+
+async function fullRows(context: SourceContext, ids: number[]): Promise<Map<number, ObservedRow>> {
+  const rows = new Map<number, ObservedRow>();
+  for (let i = 0; i < ids.length; i += FETCH_CHUNK) {
+    const chunk = await phishingDb(context).selectFrom('observed_domains').selectAll().where('id', 'in', ids.slice(i, i + FETCH_CHUNK)).execute();
+    for (const row of chunk) rows.set(Number(row.id), row);
+  }
+  return rows;
+}
+
 interface PendingRule {
   ruleId: number;
   since: number | null;
   hits: Hit[];
+  /** Hits kept so far, including those whose rows the current page still has to read. */
+  kept: number;
   total: number;
 }
 
@@ -92,18 +115,27 @@ export async function matchLookalikes(
 ): Promise<Map<number, MatchResult>> {
   if (rules.length === 0) return new Map();
   const index = createLookalikeIndex(rules.map((rule) => rule.domain));
-  const pending: PendingRule[] = rules.map((rule) => ({ ruleId: rule.ruleId, since: rule.since, hits: [], total: 0 }));
+  const pending: PendingRule[] = rules.map((rule) => ({ ruleId: rule.ruleId, since: rule.since, hits: [], kept: 0, total: 0 }));
   const since = pending.some((rule) => rule.since === null) ? null : Math.min(...pending.map((rule) => rule.since!));
-  await scanObserved(context, { since, until }, (row) => {
-    const discoveredAt = Number(row.discovered_at);
-    for (const lookalike of index.lookalikesOf(row)) {
-      const rule = pending[lookalike.watched]!;
-      // spec 3.3.3: only domains newer than this rule's last run.
-      if (rule.since !== null && discoveredAt <= rule.since) continue;
-      rule.total++;
-      // Rows arrive newest first: the first `limit` are the ones kept.
-      if (rule.hits.length < limit) rule.hits.push(lookalikeHit(index, lookalike, row));
+  await scanObserved(context, { since, until }, async (page) => {
+    const wanted: { rule: PendingRule; lookalike: Lookalike; id: number }[] = [];
+    for (const row of page) {
+      const discoveredAt = Number(row.discovered_at);
+      for (const lookalike of index.lookalikesOf(row)) {
+        const rule = pending[lookalike.watched]!;
+        // spec 3.3.3: only domains newer than this rule's last run.
+        if (rule.since !== null && discoveredAt <= rule.since) continue;
+        rule.total++;
+        // Rows arrive newest first: the first `limit` are the ones kept.
+        if (rule.kept < limit) {
+          rule.kept++;
+          wanted.push({ rule, lookalike, id: Number(row.id) });
+        }
+      }
     }
+    if (wanted.length === 0) return;
+    const rows = await fullRows(context, [...new Set(wanted.map((hit) => hit.id))]);
+    for (const { rule, lookalike, id } of wanted) rule.hits.push(lookalikeHit(index, lookalike, rows.get(id)!));
   });
   return new Map(pending.map((rule) => [rule.ruleId, { hits: rule.hits, total: rule.total }]));
 }
