@@ -3,6 +3,7 @@ import { domainToASCII } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { parseDomainName } from './domain-name.ts';
 import { createLookalikeIndex, editDistance, lookalikeScore, measureLookalike, type Lookalike } from './lookalike-index.ts';
+import { generatePermutations } from './permutations.ts';
 
 const fixture = '/work/shared/fixtures/dnstwist/youtube.com.dnstwist.json';
 
@@ -58,6 +59,18 @@ describe('phishing lookalike index', () => {
     const found = two.lookalikesOf(observed('acme-bnak.com'));
     expect(found.map((l) => l.watched).sort()).toEqual([0, 1]);
     expect(two.lookalikesOf(observed('acme-bank.com')).map((l) => [l.watched, l.fuzzer])).toEqual([[2, 'omission']]);
+  });
+
+  it('finds every permutation the generator makes, under its fuzzer, though it holds only half of them', () => {
+    for (const domain of ['acme-bank.com', 'youtube.com', 'pay-pal.co.uk', 'münchen.de', 'ing.com', 'acme.shop']) {
+      const name = parseDomainName(domain);
+      if (typeof name === 'string') throw new Error(name);
+      const single = createLookalikeIndex([domain]);
+      const permutations = generatePermutations({ label: single.watched(0).label, suffix: name.suffix });
+      const wrong = [...permutations].filter(([candidate, fuzzer]) => single.lookalikesOf(observed(candidate)).find((l) => l.watched === 0)?.fuzzer !== fuzzer);
+      expect(wrong, domain).toEqual([]);
+      if (domain === 'acme-bank.com') expect(single.candidates).toBeLessThan(permutations.size / 2);
+    }
   });
 
   it.skipIf(!existsSync(fixture))('finds every registered permutation of the dnstwist youtube.com scan', () => {

@@ -1,7 +1,7 @@
 import { domainToUnicode } from 'node:url';
 import { parseDomainName, type DomainName } from './domain-name.ts';
 import { createNameTable } from './name-table.ts';
-import { FUZZERS, generatePermutations, skeletonOf } from './permutations.ts';
+import { dictionaryBases, FUZZERS, generatePermutations, skeletonOf } from './permutations.ts';
 
 /**
  * Which watched domains an observed domain is a lookalike of. Every watched domain's dnstwist
@@ -75,16 +75,29 @@ export function createLookalikeIndex(domains: string[]) {
   };
   const brands = new Map<string, number | number[]>();
   const originals = new Map<string, number | number[]>();
+  // Dictionary bases (dictionaryBases) with their suffix: whole brands, brands without their
+  // last part, brands without their first part.
+  const dictionary = { brand: new Map<string, number | number[]>(), head: new Map<string, number | number[]>(), tail: new Map<string, number | number[]>() };
   let longestBrand = 0;
   watched.forEach((w, i) => {
-    // For an ASCII brand of MIN_BRAND_LENGTH or more, the skeleton check finds every IDN
-    // homoglyph and the brand check every suffix (tld-swap), under the same fuzzer names: the
-    // map holds the rest, a third fewer names, none that needs punycode.
+    // For an ASCII brand the skeleton check finds every IDN homoglyph and dictionaryBases every
+    // dictionary name; when it has MIN_BRAND_LENGTH or more the brand check finds every suffix
+    // (tld-swap); all under the fuzzer names the permutations would have. The table holds the
+    // rest: half the names, none that needs punycode.
     const ascii = /^[a-z0-9-]+$/.test(w.label);
     const brandChecked = ascii && w.brand.length >= MIN_BRAND_LENGTH;
-    for (const [candidate, fuzzer] of generatePermutations({ label: w.label, suffix: w.name.suffix }, { asciiOnly: ascii })) {
+    for (const [candidate, fuzzer] of generatePermutations({ label: w.label, suffix: w.name.suffix }, { asciiOnly: ascii, withoutDictionary: ascii })) {
       if (fuzzer === 'tld-swap' && brandChecked) continue;
       candidates.add(candidate, i * FUZZER_SLOTS + FUZZER_CODE.get(fuzzer)!);
+    }
+    if (ascii) {
+      const suffix = `.${w.name.suffix}`;
+      add(dictionary.brand, w.label + suffix, i);
+      const parts = w.label.split('-');
+      if (parts.length > 1) {
+        add(dictionary.head, parts.slice(0, -1).join('-') + suffix, i);
+        add(dictionary.tail, parts.slice(1).join('-') + suffix, i);
+      }
     }
     const skeleton = skeletonOf(w.label);
     add(originals, `${skeleton}.${w.name.suffix}`, i);
@@ -116,6 +129,10 @@ export function createLookalikeIndex(domains: string[]) {
     if (typeof value === 'number') note(value, fuzzer, inSubdomain);
     else for (const index of value) note(index, fuzzer, inSubdomain);
   }
+
+  // The registrable domain's suffix (`.com`) while dictionaryBases reports a label's bases.
+  let suffixOfLabel = '';
+  const noteDictionary = (form: 'brand' | 'head' | 'tail', base: string) => noteBrand(dictionary[form].get(base + suffixOfLabel), 'dictionary', false);
 
   /**
    * Notes each brand made of consecutive hyphen-separated parts of a label: in a subdomain
@@ -159,6 +176,8 @@ export function createLookalikeIndex(domains: string[]) {
       if (domain !== registrable) candidates.find(registrable, noteCandidate);
 
       const label = labelOf(registrable);
+      suffixOfLabel = registrable.slice(label.length);
+      dictionaryBases(label, noteDictionary);
       noteBrandsIn(label, false);
       if (domain !== registrable) for (const sub of domain.slice(0, domain.length - registrable.length - 1).split('.')) noteBrandsIn(sub, true);
 

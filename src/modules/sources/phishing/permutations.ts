@@ -274,6 +274,48 @@ function* dictionary(label: string) {
   }
 }
 
+/**
+ * The dictionary fuzzer run backwards: for a label, each brand it would be a dictionary
+ * permutation of, as `found(form, base)`: `brand` when `base` would be the whole brand label
+ * (`acme-bank-login`, `loginacme-bank`), `head` when `base` would be a hyphenated brand without
+ * its last part (`acme-login` of acme-bank), `tail` without its first part (`login-bank`).
+ * Matching uses it instead of holding every brand's ~150 dictionary names.
+ */
+export function dictionaryBases(label: string, found: (form: 'brand' | 'head' | 'tail', base: string) => void): void {
+  for (const word of WORDS_ENDING.get(label[label.length - 1]!) ?? []) {
+    if (label.length <= word.length + 1 || !label.endsWith(word)) continue;
+    const before = label.slice(0, -word.length);
+    if (!before.endsWith('-')) brandBase(before, word, found);
+    else {
+      brandBase(before.slice(0, -1), word, found);
+      found('head', before.slice(0, -1));
+    }
+  }
+  for (const word of WORDS_STARTING.get(label[0]!) ?? []) {
+    if (label.length <= word.length + 1 || !label.startsWith(word)) continue;
+    const after = label.slice(word.length);
+    if (!after.startsWith('-')) brandBase(after, word, found);
+    else {
+      brandBase(after.slice(1), word, found);
+      found('tail', after.slice(1));
+    }
+  }
+}
+
+const wordsBy = (char: (word: string) => string) => {
+  const map = new Map<string, string[]>();
+  for (const word of DICTIONARY_WORDS) map.set(char(word), [...(map.get(char(word)) ?? []), word]);
+  return map;
+};
+// A label is compared only with the words that end (start) with its last (first) letter.
+const WORDS_ENDING = wordsBy((word) => word[word.length - 1]!);
+const WORDS_STARTING = wordsBy((word) => word[0]!);
+
+// The fuzzer leaves out a word the brand begins and ends with (`pay` for the brand `pay`).
+function brandBase(base: string, word: string, found: (form: 'brand', base: string) => void) {
+  if (!(base.startsWith(word) && base.endsWith(word))) found('brand', base);
+}
+
 /** The label rewrites, in dnstwist's order: a name two fuzzers make keeps the first one's name. */
 const LABEL_FUZZERS: [Fuzzer, (label: string) => Iterable<string>][] = [
   ['addition', addition],
@@ -328,11 +370,13 @@ export interface FuzzTarget {
 
 /**
  * Every lookalike of `label.suffix` with the first fuzzer that makes it, as a Map from the ASCII
- * name to the fuzzer; the watched name itself is left out. `asciiOnly` leaves out the names
- * that need punycode (IDN homoglyphs of an ASCII label), for a matcher that finds those by
- * their skeleton instead; it saves most of the time, as punycode is the costly part.
+ * name to the fuzzer; the watched name itself is left out. For a matcher that finds some kinds
+ * another way, `asciiOnly` leaves out the names that need punycode (IDN homoglyphs of an ASCII
+ * label: found by their skeleton; punycode is the costly part) and `withoutDictionary` the
+ * dictionary names (found by dictionaryBases). No name the other fuzzers make is a dictionary
+ * name with another fuzzer's name, so leaving them out renames nothing.
  */
-export function generatePermutations(target: FuzzTarget, options: { asciiOnly?: boolean } = {}): Map<string, Fuzzer> {
+export function generatePermutations(target: FuzzTarget, options: { asciiOnly?: boolean; withoutDictionary?: boolean } = {}): Map<string, Fuzzer> {
   const { label, suffix } = target;
   const original = `${asciiLabels(label)}.${suffix}`;
   const result = new Map<string, Fuzzer>();
@@ -343,7 +387,10 @@ export function generatePermutations(target: FuzzTarget, options: { asciiOnly?: 
     const name = `${ascii}.${under}`;
     if (name !== original && name.length <= 253 && !result.has(name)) result.set(name, fuzzer);
   };
-  for (const [fuzzer, fuzz] of LABEL_FUZZERS) for (const variant of fuzz(label)) add(fuzzer, variant, suffix);
+  for (const [fuzzer, fuzz] of LABEL_FUZZERS) {
+    if (fuzzer === 'dictionary' && options.withoutDictionary) continue;
+    for (const variant of fuzz(label)) add(fuzzer, variant, suffix);
+  }
   for (const swapped of SWAP_SUFFIXES) if (swapped !== suffix) add('tld-swap', label, swapped);
   // dnstwist's "various": the suffix run into the label (`youtubecom.com`, `acmeco.uk`), a
   // two-level suffix cut to its last label (`acme.uk`), a country-code brand's `-cc.com`.
