@@ -5,12 +5,16 @@ import { dictionaryBases, FUZZERS, generatePermutations, skeletonOf } from './pe
 
 /**
  * Which watched domains an observed domain is a lookalike of. Every watched domain's dnstwist
- * permutations go into one Map (candidate name → watched domains), so an observed name costs a
- * hash lookup or two however many domains are watched; names outside the permutations get
- * three cheap checks, also by lookup:
- * - the brand as a whole label or a hyphen-separated part of one (`acmebank-secure.com`:
- *   combosquatting; `acme-bank.com.login-verify.net`: levelsquatting; `acme-bank.shop`: tld-swap),
- * - an IDN name whose letters read as the brand (homoglyph, any number of glyphs, any script).
+ * permutations go into one table (candidate name → watched domains, name-table.ts), so an
+ * observed name costs a hash lookup or two however many domains are watched. Kinds that can
+ * be recognised from the observed name are not held but checked, also by lookup, under the
+ * fuzzer name the permutation would have:
+ * - dictionary: the name's label less a dictionary word (`acme-bank-login` → `acme-bank`);
+ * - the brand as a whole label or hyphen-separated parts of one: `acme-bank.shop` is a
+ *   tld-swap under any suffix; `acmebank-secure.com` combosquatting (the brand with other
+ *   words); `acme-bank.com.login-verify.net` levelsquatting (the brand in a subdomain);
+ * - IDN homoglyphs: a punycode name whose letters read as the brand (skeletonOf), however
+ *   many glyphs it mixes, in any script.
  * The watched domain itself and its own subdomains are never lookalikes of it.
  */
 
@@ -54,6 +58,8 @@ export interface ObservedName {
 
 const unicodeLabel = (asciiLabel: string) => (asciiLabel.startsWith('xn--') ? domainToUnicode(asciiLabel) || asciiLabel : asciiLabel);
 
+type Entries = number | number[];
+
 /** The registrable domain's label: what comes before its first dot. */
 const labelOf = (registrable: string) => registrable.slice(0, registrable.indexOf('.'));
 
@@ -65,19 +71,20 @@ export function createLookalikeIndex(domains: string[]) {
     return { name, label, brand: label.replaceAll('-', '') };
   });
 
-  // Some 500 names a watched domain: a typed-array table, not a Map (name-table.ts says why).
-  const candidates = createNameTable(watched.length * 500);
-  const add = <K>(map: Map<K, number | number[]>, key: K, entry: number) => {
+  // Some 350 names a watched domain: a typed-array table, not a Map (name-table.ts says why).
+  const candidates = createNameTable(watched.length * 350);
+  // The small maps: a key's watched domains, one number until there are more.
+  const add = (map: Map<string, Entries>, key: string, entry: number) => {
     const existing = map.get(key);
     if (existing === undefined) map.set(key, entry);
     else if (typeof existing === 'number') map.set(key, [existing, entry]);
     else existing.push(entry);
   };
-  const brands = new Map<string, number | number[]>();
-  const originals = new Map<string, number | number[]>();
+  const brands = new Map<string, Entries>();
+  const originals = new Map<string, Entries>();
   // Dictionary bases (dictionaryBases) with their suffix: whole brands, brands without their
   // last part, brands without their first part.
-  const dictionary = { brand: new Map<string, number | number[]>(), head: new Map<string, number | number[]>(), tail: new Map<string, number | number[]>() };
+  const dictionary = { brand: new Map<string, Entries>(), head: new Map<string, Entries>(), tail: new Map<string, Entries>() };
   let longestBrand = 0;
   watched.forEach((w, i) => {
     // For an ASCII brand the skeleton check finds every IDN homoglyph and dictionaryBases every
@@ -124,7 +131,7 @@ export function createLookalikeIndex(domains: string[]) {
   }
   const noteCandidate = (entry: number) => note(Math.floor(entry / FUZZER_SLOTS), MATCH_FUZZERS[entry % FUZZER_SLOTS]!, false);
 
-  function noteBrand(value: number | number[] | undefined, fuzzer: MatchFuzzer, inSubdomain: boolean) {
+  function noteBrand(value: Entries | undefined, fuzzer: MatchFuzzer, inSubdomain: boolean) {
     if (value === undefined) return;
     if (typeof value === 'number') note(value, fuzzer, inSubdomain);
     else for (const index of value) note(index, fuzzer, inSubdomain);

@@ -113,4 +113,3 @@ export function createNameTable(expected = 1024) {
   };
 }
 
-export type NameTable = ReturnType<typeof createNameTable>;

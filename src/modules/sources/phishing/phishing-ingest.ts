@@ -26,7 +26,7 @@ const BATCH = 5000;
  * A dnstwist result is one JSON document, read whole: one domain's permutations with DNS data
  * are a few MB at most (a --dictionary and --tld scan of a long name included).
  */
-export const DNSTWIST_MAX_BYTES = 64 * 1024 * 1024;
+const DNSTWIST_MAX_BYTES = 64 * 1024 * 1024;
 
 interface Counts {
   /** dnstwist entries that are no registered domain (no DNS or WHOIS data), skipped. */

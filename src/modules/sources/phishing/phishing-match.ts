@@ -13,7 +13,7 @@ const listOf = (json: string | null): string[] => (json === null ? [] : (JSON.pa
 const isoOf = (ms: number | null) => (ms === null ? null : new Date(Number(ms)).toISOString());
 
 /** A stored domain as a hit of one watched domain. */
-export function lookalikeHit(index: LookalikeIndex, lookalike: Lookalike, row: ObservedRow): Hit {
+function lookalikeHit(index: LookalikeIndex, lookalike: Lookalike, row: ObservedRow): Hit {
   const mx = listOf(row.mx);
   const { distance, score } = measureLookalike(index, lookalike, { domain: row.domain, registrable: row.registrable, hasMx: mx.length > 0 });
   return {
@@ -56,7 +56,7 @@ interface ScannedRow {
  * `visit`. Keyset pages on (discovered_at, id): memory holds one page whatever the window, and
  * a page holds only the columns matching reads.
  */
-export async function scanObserved(context: SourceContext, window: MatchWindow, visit: (rows: ScannedRow[]) => Promise<void>): Promise<void> {
+async function scanObserved(context: SourceContext, window: MatchWindow, visit: (rows: ScannedRow[]) => Promise<void>): Promise<void> {
   const db = phishingDb(context);
   let after: { at: number; id: number } | null = null;
   for (;;) {
@@ -107,7 +107,7 @@ interface PendingRule {
  * index holds every rule's permutations, so each observed domain is looked up once, not once
  * per rule. `match` is the same with one rule; the tick's matchMany passes all due rules.
  */
-export async function matchLookalikes(
+async function matchLookalikes(
   context: SourceContext,
   rules: { ruleId: number; domain: string; since: number | null }[],
   until: number,
