@@ -405,7 +405,6 @@ interface QueryResult {
 }
 
 async function clearHistory(container: Container): Promise<void> {
-  await container.store.db.deleteFrom('search_history_results').execute();
   await container.store.db.deleteFrom('search_history').execute();
 }
 

@@ -301,15 +301,9 @@ export interface SearchHistoryTable {
   options: string;
   total_matches: number;
   channels_matched: number;
-  snapshot_count: number;
+  /** Highest message id at search time: a re-read runs the query again below it (migration 0009). */
   watermark_message_id: number;
   searched_at: number;
-}
-
-export interface SearchHistoryResultTable {
-  history_id: number;
-  rank: number;
-  message_id: number;
 }
 
 export interface MessengerTables {
@@ -317,5 +311,4 @@ export interface MessengerTables {
   channels: ChannelTable;
   messages: MessageTable;
   search_history: SearchHistoryTable;
-  search_history_results: SearchHistoryResultTable;
 }

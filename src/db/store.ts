@@ -1,16 +1,27 @@
 import { mkdirSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
 import path from 'node:path';
 import SqliteDatabase from 'better-sqlite3';
 import { Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
 import type { Database } from './schema.ts';
 import { BetterSqliteDialect, CachedStatementConnection } from './sqlite-driver.ts';
+import { createSqliteReaders } from './sqlite-readers.ts';
 
 export type Engine = 'sqlite' | 'postgres';
 
 export interface Store {
   engine: Engine;
   db: Kysely<Database>;
+  /**
+   * Where long reads go (searches, exports): connections of their own that hold up neither the
+   * event loop nor the writer. SQLite: read-only connections in worker threads
+   * (src/db/sqlite-readers.ts); PostgreSQL: the same pool as `db`, whose every query already
+   * has a connection and a server process of its own. No transactions.
+   */
+  reader: Kysely<Database>;
+  /** How many statements `reader` runs at once: a long read may be split into that many parts. */
+  readerSlots: number;
   /** Human-readable location for start-up messages (never includes credentials). */
   location: string;
   ping(): Promise<void>;
@@ -55,6 +66,9 @@ export function openStore(options: StoreOptions): Store {
     return {
       engine: 'postgres',
       db,
+      reader: db,
+      // PostgreSQL splits a long read over its own parallel workers.
+      readerSlots: 1,
       location: `postgres://${url.host}${url.pathname}`,
       changeStamp: () => null,
       ping: async () => {
@@ -78,14 +92,21 @@ export function openStore(options: StoreOptions): Store {
   connection.pragma('cache_size = -65536');
   const cached = new CachedStatementConnection(connection);
   const db = new Kysely<Database>({ dialect: new BetterSqliteDialect(cached) });
+  // One reader per core (two at least, so a long search never keeps a short one waiting alone).
+  const readers = createSqliteReaders(file, Math.min(4, Math.max(2, availableParallelism())));
   return {
     engine: 'sqlite',
     db,
+    reader: readers.db,
+    readerSlots: readers.size,
     location: file,
     changeStamp: () => cached.changeStamp(),
     ping: async () => {
       await sql`select 1`.execute(db);
     },
-    close: () => db.destroy(),
+    close: async () => {
+      await readers.close();
+      await db.destroy();
+    },
   };
 }

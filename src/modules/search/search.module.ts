@@ -14,10 +14,10 @@ export function createSearchModule(deps: { store: Store; clock: Clock; jwtKey: U
   const service = createSearchService({
     db: deps.store.db,
     engine: deps.store.engine,
-    searches: createSearchRepository(deps.store.db, deps.store.engine),
+    searches: createSearchRepository({ reader: deps.store.reader, readerSlots: deps.store.readerSlots, engine: deps.store.engine }),
     channels,
     followUps,
-    trigrams: createTrigramStats(deps.store.db),
+    trigrams: createTrigramStats(deps.store.reader),
     clock: deps.clock,
   });
   const writer = createCorpusWriter({ db: deps.store.db, engine: deps.store.engine, clock: deps.clock });

@@ -152,7 +152,7 @@ export function searchRoutes(deps: { search: SearchService; channels: ChannelRep
       async (request, reply) => {
         const { format } = request.query;
         const input = await search.exportRows(requireAuth(request).orgId, request.params.history_id, exportRowLimit(format));
-        const body = await renderExport(format, input);
+        const body = renderExport(format, input);
         return reply
           .header('content-type', contentTypes[format])
           .header('content-disposition', `attachment; filename="dragnet-search-${input.history.id}.${format}"`)

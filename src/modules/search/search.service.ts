@@ -5,7 +5,7 @@ import type { Clock } from '../../lib/clock.ts';
 import { AppError, notFound, validationError } from '../../lib/errors.ts';
 import type { ChannelRepository } from './channel.repository.ts';
 import type { FollowUpTokens } from './follow-up-token.ts';
-import { expectedIndexShare, predicateCompilers } from './message-search.sql.ts';
+import { matchCompilers } from './message-search.sql.ts';
 import {
   formatQuery,
   MIN_INDEXED_TERM_LENGTH,
@@ -14,7 +14,7 @@ import {
   QuerySyntaxError,
   type QueryNode,
 } from './query-language.ts';
-import type { SearchRepository, SnapshotRow } from './search.repository.ts';
+import { pagePlan, type MatchQuery, type MessageRow, type OrderKey, type SearchRepository } from './search.repository.ts';
 import { textPreview } from './text-preview.ts';
 import type { TrigramStats } from './trigram-stats.ts';
 
@@ -27,9 +27,12 @@ export const SEARCH_LIMITS = {
   maxChannelIds: 500,
   /** More matches than this earn a "broad query" warning. */
   broadMatchThreshold: 10_000,
-  /** History keeps the ranked ids of at most this many newest matches. */
-  snapshotCap: 100_000,
 } as const;
+
+/** Rows an export reads per query: it goes on after the last row of the batch before (keyset). */
+const EXPORT_BATCH = 500;
+/** Re-read positions remembered (see `bookmarks`). */
+const BOOKMARKS = 1000;
 
 export interface SearchRequest {
   query: string;
@@ -72,6 +75,21 @@ export interface ExportItem extends MessageItem {
   text: string;
 }
 
+interface ChannelFilter {
+  ids: number[];
+  /** Messages in those channels (all of them, not only up to a watermark: a cost estimate). */
+  messages: number;
+}
+
+/** What makes a re-read of a history entry exact: the search as it ran, below its watermark. */
+interface RecordedSearch {
+  historyId: number;
+  parse: StoredParse;
+  options: SearchOptions;
+  watermark: number;
+  total: number;
+}
+
 export function createSearchService(deps: {
   db: Kysely<Database>;
   engine: Engine;
@@ -82,7 +100,15 @@ export function createSearchService(deps: {
   clock: Clock;
 }) {
   const { db, searches, channels, followUps, trigrams, clock } = deps;
-  const compile = predicateCompilers[deps.engine];
+  const compile = matchCompilers[deps.engine];
+
+  /**
+   * Where the last page read of a history entry ended (its position and the row's order key),
+   * so that the next page starts after that row instead of skipping every row before it: paging
+   * through a broad search costs a page per page. Per process and bounded; a miss only costs
+   * the skip.
+   */
+  const bookmarks = new Map<number, { position: number; key: OrderKey }>();
 
   function parseOrReject(query: string) {
     try {
@@ -98,17 +124,36 @@ export function createSearchService(deps: {
     }
   }
 
-  /** The requested channels, deduplicated, and how many messages they hold together. */
-  async function checkedChannels(ids: number[] | null | undefined): Promise<{ ids: number[]; messages: number } | null> {
+  /** Channels to search in and how many messages they hold together. */
+  async function channelScope(ids: number[]) {
+    const known = await channels.messageCounts(ids);
+    return { ids, known, messages: [...known.values()].reduce((sum, n) => sum + n, 0) };
+  }
+
+  /** The requested channels, deduplicated and checked. */
+  async function checkedChannels(ids: number[] | null | undefined): Promise<ChannelFilter | null> {
     if (!ids || ids.length === 0) return null;
     const unique = [...new Set(ids)];
     if (unique.length > SEARCH_LIMITS.maxChannelIds) {
       throw validationError('channel_ids', `at most ${SEARCH_LIMITS.maxChannelIds} channels`);
     }
-    const known = await channels.messageCounts(unique);
-    const unknown = unique.filter((id) => !known.has(id));
+    const scope = await channelScope(unique);
+    const unknown = unique.filter((id) => !scope.known.has(id));
     if (unknown.length) throw validationError('channel_ids', `unknown channel ids: ${unknown.join(', ')}`);
-    return { ids: unique, messages: [...known.values()].reduce((sum, n) => sum + n, 0) };
+    return scope;
+  }
+
+  /**
+   * The search as the store runs it, and how many messages it covers. When the chosen channels
+   * hold fewer messages than the index would return, reading those channels' messages directly
+   * (through the channel index) is the cheaper plan.
+   */
+  async function matchQuery(tree: QueryNode, channelFilter: ChannelFilter | null, watermark: number) {
+    const { rarity, messages } = await trigrams.estimate(watermark);
+    let match = compile(tree, { rarity });
+    if (channelFilter && channelFilter.messages <= match.share * messages) match = compile(tree, { rarity, withoutIndex: true });
+    const query: MatchQuery = { match, channelIds: channelFilter?.ids, maxMessageId: watermark };
+    return { query, scope: channelFilter?.messages ?? watermark };
   }
 
   function warningFor(tree: QueryNode, truncated: boolean, total: number): string | null {
@@ -126,7 +171,7 @@ export function createSearchService(deps: {
     return notes.length ? notes.join('; ') : null;
   }
 
-  async function toItems(rows: SnapshotRow[], parse: StoredParse, options: SearchOptions, watermark: number): Promise<ExportItem[]> {
+  async function toItems(rows: MessageRow[], parse: StoredParse, options: SearchOptions, watermark: number): Promise<ExportItem[]> {
     const previewTerms = positiveTerms(parse.tree);
     const channelLists = options.unique_only
       ? await searches.channelsOfTexts([...new Set(rows.map((r) => r.text_hash))], watermark, options.channel_ids ?? undefined)
@@ -154,6 +199,31 @@ export function createSearchService(deps: {
 
   const pageCount = (total: number, pageSize: number) => Math.ceil(total / pageSize);
 
+  /**
+   * Rows `from` (0-based) to `from + limit` of a recorded search, newest first: the query run
+   * again below the watermark, from the nearest bookmark at or before `from`.
+   */
+  async function recordedQuery(recorded: RecordedSearch) {
+    const channelFilter = recorded.options.channel_ids ? await channelScope(recorded.options.channel_ids) : null;
+    return matchQuery(recorded.parse.tree, channelFilter, recorded.watermark);
+  }
+
+  async function readRows(recorded: RecordedSearch, from: number, limit: number): Promise<MessageRow[]> {
+    if (from >= recorded.total) return [];
+    const { query, scope } = await recordedQuery(recorded);
+    const mark = bookmarks.get(recorded.historyId);
+    const start = mark && mark.position <= from ? mark : null;
+    const offset = from - (start?.position ?? 0);
+    const plan = pagePlan({ total: recorded.total, scope, offset, limit, narrowed: query.match.narrowing !== null });
+    const keys = await searches.page(query, { plan, uniqueOnly: recorded.options.unique_only, offset, limit, after: start?.key });
+    if (keys.length) {
+      bookmarks.delete(recorded.historyId);
+      bookmarks.set(recorded.historyId, { position: from + keys.length, key: keys[keys.length - 1]! });
+      if (bookmarks.size > BOOKMARKS) bookmarks.delete(bookmarks.keys().next().value!);
+    }
+    return searches.messages(keys);
+  }
+
   async function requireHistory(orgId: number, historyId: number) {
     const row = await db
       .selectFrom('search_history')
@@ -162,11 +232,10 @@ export function createSearchService(deps: {
       .where('id', '=', historyId)
       .executeTakeFirst();
     if (!row) throw notFound('search history entry');
-    return {
-      row,
-      parse: JSON.parse(row.parsed_query) as StoredParse & { normalized: string },
-      options: JSON.parse(row.options) as SearchOptions,
-    };
+    const parse = JSON.parse(row.parsed_query) as StoredParse & { normalized: string };
+    const options = JSON.parse(row.options) as SearchOptions;
+    const recorded: RecordedSearch = { historyId, parse, options, watermark: Number(row.watermark_message_id), total: Number(row.total_matches) };
+    return { row, parse, options, recorded };
   }
 
   const queryInfo = (query: string, parse: StoredParse & { normalized: string }) => ({
@@ -177,22 +246,21 @@ export function createSearchService(deps: {
     truncated: parse.truncated,
   });
 
-  /** One page of a recorded search, read from its snapshot. */
+  /** One page of a recorded search: the query run again as it ran then. */
   async function readPage(orgId: number, historyId: number, page: number, pageSize: number) {
-    const { row, parse, options } = await requireHistory(orgId, historyId);
-    const from = (page - 1) * pageSize + 1;
-    const rows = from > Number(row.snapshot_count) ? [] : await searches.readSnapshot(historyId, from, from + pageSize - 1);
-    const results = (await toItems(rows, parse, options, Number(row.watermark_message_id))).map(({ text: _text, ...item }) => item);
+    const { row, parse, options, recorded } = await requireHistory(orgId, historyId);
+    const rows = await readRows(recorded, (page - 1) * pageSize, pageSize);
+    const results = (await toItems(rows, parse, options, recorded.watermark)).map(({ text: _text, ...item }) => item);
     return {
       results,
-      total: Number(row.total_matches),
+      total: recorded.total,
       channels_matched: Number(row.channels_matched),
       page,
       page_size: pageSize,
-      total_pages: pageCount(Number(row.total_matches), pageSize),
+      total_pages: pageCount(recorded.total, pageSize),
       query_info: queryInfo(row.query, parse),
       search_history_id: historyId,
-      warning: warningFor(parse.tree, parse.truncated, Number(row.total_matches)),
+      warning: warningFor(parse.tree, parse.truncated, recorded.total),
       follow_up_token: await followUps.issue(orgId, historyId, {
         query: row.query,
         ...(options.channel_ids ? { channel_ids: options.channel_ids } : {}),
@@ -203,6 +271,10 @@ export function createSearchService(deps: {
   }
 
   return {
+    /**
+     * Spec 4.2: counts the matches and records the search (its query, options and watermark,
+     * not its matches), then answers with the requested page read like any later re-read.
+     */
     async search(context: { orgId: number; userId: number }, request: SearchRequest) {
       const parsed = parseOrReject(request.query);
       const channelFilter = await checkedChannels(request.channel_ids);
@@ -211,45 +283,28 @@ export function createSearchService(deps: {
         context_chars: request.context_chars ?? SEARCH_LIMITS.defaultContextChars,
         unique_only: request.unique_only ?? false,
       };
-      const page = request.page ?? 1;
-      const pageSize = request.page_size ?? 10;
       const stored = { tree: parsed.tree, terms: parsed.terms, truncated: parsed.truncated, normalized: formatQuery(parsed.tree) };
 
       const watermark = await searches.maxMessageId();
-      const { rarity, messages } = await trigrams.estimate(watermark);
-      // When the chosen channels hold fewer messages than the index would return, reading
-      // those channels' messages directly (through the channel index) is the cheaper plan.
-      const withoutIndex = channelFilter !== null && channelFilter.messages <= expectedIndexShare(deps.engine, parsed.tree, rarity) * messages;
-      const filter = {
-        predicate: compile(parsed.tree, { rarity, withoutIndex }),
-        channelIds: options.channel_ids ?? undefined,
-        maxMessageId: watermark,
-      };
-      // The history row and its snapshot are written together: a failed search leaves neither.
-      const historyId = await db.transaction().execute(async (tx) => {
-        const counts = await searches.collectHits(tx, filter, options.unique_only);
-        const total = options.unique_only ? counts.groups : counts.total;
-        const inserted = await tx
-          .insertInto('search_history')
-          .values({
-            org_id: context.orgId,
-            user_id: context.userId,
-            query: parsed.query,
-            parsed_query: JSON.stringify(stored),
-            options: JSON.stringify(options),
-            total_matches: total,
-            channels_matched: counts.channels,
-            snapshot_count: Math.min(total, SEARCH_LIMITS.snapshotCap),
-            watermark_message_id: watermark,
-            searched_at: clock.now().getTime(),
-          })
-          .returning('id')
-          .executeTakeFirstOrThrow();
-        const id = Number(inserted.id);
-        await searches.storeSnapshot(tx, id, { uniqueOnly: options.unique_only, cap: SEARCH_LIMITS.snapshotCap });
-        return id;
-      });
-      return readPage(context.orgId, historyId, page, pageSize);
+      const { query } = await matchQuery(parsed.tree, channelFilter, watermark);
+      const counts = await searches.count(query, options.unique_only);
+      const total = options.unique_only ? counts.groups : counts.total;
+      const inserted = await db
+        .insertInto('search_history')
+        .values({
+          org_id: context.orgId,
+          user_id: context.userId,
+          query: parsed.query,
+          parsed_query: JSON.stringify(stored),
+          options: JSON.stringify(options),
+          total_matches: total,
+          channels_matched: counts.channels,
+          watermark_message_id: watermark,
+          searched_at: clock.now().getTime(),
+        })
+        .returning('id')
+        .executeTakeFirstOrThrow();
+      return readPage(context.orgId, Number(inserted.id), request.page ?? 1, request.page_size ?? 10);
     },
 
     readPage,
@@ -287,20 +342,38 @@ export function createSearchService(deps: {
       };
     },
 
-    /** Every stored result of a recorded search, full text included, for exports. */
+    /**
+     * A recorded search for export: its summary, and its newest `limit` results, full text
+     * included, read batch by batch as the export is written (each batch after the last row of
+     * the one before), so a large export never sits in memory whole.
+     */
     async exportRows(orgId: number, historyId: number, limit: number) {
-      const { row, parse, options } = await requireHistory(orgId, historyId);
-      const rows = await searches.readSnapshot(historyId, 1, limit);
+      const { row, parse, options, recorded } = await requireHistory(orgId, historyId);
+      async function* items(): AsyncGenerator<ExportItem[]> {
+        const total = Math.min(limit, recorded.total);
+        const { query, scope } = await recordedQuery(recorded);
+        let after: OrderKey | undefined;
+        for (let read = 0; read < total; ) {
+          const size = Math.min(EXPORT_BATCH, total - read);
+          const plan = pagePlan({ total: recorded.total, scope, offset: 0, limit: size, narrowed: query.match.narrowing !== null });
+          const keys = await searches.page(query, { plan, uniqueOnly: options.unique_only, offset: 0, limit: size, after });
+          if (keys.length === 0) return;
+          yield toItems(await searches.messages(keys), parse, options, recorded.watermark);
+          read += keys.length;
+          after = keys[keys.length - 1];
+        }
+      }
       return {
         history: {
           id: historyId,
           query: row.query,
           parsed_query: parse.normalized,
-          total_matches: Number(row.total_matches),
+          total_matches: recorded.total,
           channels_matched: Number(row.channels_matched),
           searched_at: new Date(Number(row.searched_at)).toISOString(),
         },
-        items: await toItems(rows, parse, options, Number(row.watermark_message_id)),
+        listed: Math.min(limit, recorded.total),
+        batches: items(),
       };
     },
   };

@@ -8,6 +8,7 @@ import { createCorpusWriter } from './ingest/corpus-writer.ts';
 import { createIngestService, type IngestFormat } from './ingest/ingest.service.ts';
 import * as m0002 from './migrations/0002_messenger.ts';
 import * as m0006 from './migrations/0006_bulk_fts.ts';
+import * as m0009 from './migrations/0009_search_reruns.ts';
 import { collapseIdenticalTexts, MESSAGE_COLUMNS, messageHit, type MessageRow, type MessengerArgs } from './message-hits.ts';
 import { createPercolator } from './percolator.ts';
 
@@ -78,7 +79,7 @@ export const messengerSource: SourceDefinition = {
       DEFAULT_CONTEXT_CHARS,
     ).run(context, until, limit),
   // Their names predate source folders; a name is what a store remembers as applied.
-  migrations: { '0002_messenger': m0002, '0006_bulk_fts': m0006 },
+  migrations: { '0002_messenger': m0002, '0006_bulk_fts': m0006, '0009_search_reruns': m0009 },
   ingesters: [
     {
       name: 'messenger',

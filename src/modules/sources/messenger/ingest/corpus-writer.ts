@@ -38,6 +38,8 @@ export interface WriteTotals {
 }
 
 const INSERT_ROWS_PER_STATEMENT = 500;
+/** PostgreSQL advisory lock key of message writers (any constant no other lock uses). */
+const MESSAGE_WRITER_LOCK = 0x6d657373;
 
 /** Identical texts (modulo surrounding and repeated white space) share a hash: unique_only. */
 export const textHash = (text: string): string =>
@@ -129,6 +131,11 @@ export function createCorpusWriter(deps: { db: Kysely<Database>; engine: Engine;
     /** Writes every batch of one source in one transaction. */
     async write(batches: AsyncIterable<ChannelBatch> | Iterable<ChannelBatch>, onBatch?: (messages: number) => void): Promise<WriteTotals> {
       return db.transaction().execute(async (tx) => {
+        // PostgreSQL hands out ids when rows are inserted, not when they commit: two writers at
+        // once could commit id 101 before id 100, and a search that saw 101 would miss 100
+        // below its watermark, which a later re-read would then find. Writers take turns, so a
+        // committed id is never below one still to commit. (SQLite has one writer at a time.)
+        if (engine === 'postgres') await sql`select pg_advisory_xact_lock(${MESSAGE_WRITER_LOCK})`.execute(tx);
         const lastIdBefore = engine === 'sqlite' ? await lastMessageId(tx) : 0;
         const channelIds = new Set<number>();
         let added = 0;

@@ -1,0 +1,36 @@
+// One read-only SQLite connection in a worker thread (src/db/sqlite-readers.ts). Plain
+// JavaScript: a worker starts without the TypeScript loader of the thread that made it.
+import { parentPort, workerData } from 'node:worker_threads';
+import Database from 'better-sqlite3';
+
+const database = new Database(workerData.file, { readonly: true, fileMustExist: true });
+database.pragma(`busy_timeout = ${workerData.busyTimeoutMs}`);
+database.pragma(`cache_size = ${workerData.cacheSizeKib}`);
+// Pages read through the OS page cache without a copy per connection (at most 2 GB: SQLite's
+// compile-time cap in better-sqlite3); the readers share them instead of each caching its own.
+database.pragma(`mmap_size = ${workerData.mmapBytes}`);
+
+const statements = new Map();
+const STATEMENT_CACHE_SIZE = 200;
+
+function statement(text) {
+  let found = statements.get(text);
+  if (found) {
+    statements.delete(text);
+  } else {
+    found = database.prepare(text);
+    if (statements.size >= STATEMENT_CACHE_SIZE) statements.delete(statements.keys().next().value);
+  }
+  statements.set(text, found);
+  return found;
+}
+
+parentPort.on('message', ({ id, sql, parameters }) => {
+  try {
+    const prepared = statement(sql);
+    if (!prepared.reader) throw new Error('a reader connection only runs statements that return rows');
+    parentPort.postMessage({ id, rows: prepared.all(parameters) });
+  } catch (error) {
+    parentPort.postMessage({ id, error: { message: error.message, code: error.code } });
+  }
+});
