@@ -17,7 +17,7 @@ interface CatalogRow {
 }
 
 /**
- * The promise of `dragnet demo`: for every source that has data, a rule made with the
+ * The promise of `dragnet demo`: for every catalog service, a rule made with the
  * catalog's own example args (every param that has an example) finds a hit on its first run.
  */
 describe(`dragnet demo and the catalog examples (${testEngine})`, () => {
@@ -42,11 +42,12 @@ describe(`dragnet demo and the catalog examples (${testEngine})`, () => {
     await location?.drop();
   });
 
-  it('the sources with data are the ones the catalog says', () => {
-    expect(catalog.filter((row) => row.has_data).map((row) => row.name)).toEqual(expect.arrayContaining(['messenger', 'filtered_leak', 'raw_leak_extended', 'distinct_leak']));
+  it('every catalog service has data', () => {
+    expect(catalog).toHaveLength(15);
+    expect(catalog.filter((row) => !row.has_data).map((row) => row.name)).toEqual([]);
   });
 
-  it('a rule with the example args of each source with data finds a hit on its first run', async () => {
+  it('a rule with the example args of every catalog service finds a hit on its first run', async () => {
     const found: Record<string, number> = {};
     for (const row of catalog.filter((r) => r.has_data)) {
       const args = Object.fromEntries(row.args_schema.params.filter((p) => p.example !== undefined).map((p) => [p.name, p.example]));
