@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { normalizeArgs, validateArgs } from './args-validation.ts';
 import { filteredLeakSource } from './filtered_leak/filtered_leak.source.ts';
 import { phishingSource } from './phishing/phishing.source.ts';
-import { sourceWithoutData, type ArgParam } from './source.ts';
+import type { ArgParam, SourceDefinition } from './source.ts';
 
 /** A source that declares one param of every type, with and without valid_values. */
 const params: ArgParam[] = [
@@ -20,7 +20,10 @@ const params: ArgParam[] = [
   { name: 'providers', type: 'Array[String]', required: false, valid_values: ['aws', 'gcp', 'azure'] },
   { name: 'levels', type: 'Array[Int]', required: false, valid_values: [1, 2] },
 ];
-const every = sourceWithoutData({
+// Validation reads only the declaration; the source finds nothing.
+const every: SourceDefinition = {
+  hasData: false,
+  match: async () => ({ hits: [], total: 0 }),
   id: 99,
   name: 'every_type',
   alias: 'Every type',
@@ -31,8 +34,8 @@ const every = sourceWithoutData({
   excludableFields: [],
   filterableFields: [],
   sortableFields: [],
-});
-const withRequiredArray = sourceWithoutData({ ...every, params: [{ name: 'bins', type: 'Array[String]', required: true }] });
+};
+const withRequiredArray: SourceDefinition = { ...every, params: [{ name: 'bins', type: 'Array[String]', required: true }] };
 
 const errors = (args: unknown) => validateArgs(every, args);
 /** The errors of `{ text: 'x', [name]: value }`. */

@@ -201,8 +201,3 @@ export interface SourceDefinition {
    */
   demo?(context: SourceContext, now: number): Promise<string>;
 }
-
-/** A source whose data Dragnet does not ingest yet: its schema validates, it finds nothing. */
-export function sourceWithoutData(definition: Omit<SourceDefinition, 'match' | 'hasData'>): SourceDefinition {
-  return { ...definition, hasData: false, match: async () => ({ hits: [], total: 0 }) };
-}
