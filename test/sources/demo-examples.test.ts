@@ -13,6 +13,9 @@ interface CatalogRow {
   id: number;
   name: string;
   has_data: boolean;
+  excludable_fields: string[];
+  filterable_fields: string[];
+  sortable_fields: string[];
   args_schema: { params: CatalogParam[] };
 }
 
@@ -49,13 +52,21 @@ describe(`dragnet demo and the catalog examples (${testEngine})`, () => {
 
   it('a rule with the example args of every catalog service finds a hit on its first run', async () => {
     const found: Record<string, number> = {};
-    for (const row of catalog.filter((r) => r.has_data)) {
+    const fieldsMissing: Record<string, string[]> = {};
+    for (const row of catalog) {
       const args = Object.fromEntries(row.args_schema.params.filter((p) => p.example !== undefined).map((p) => [p.name, p.example]));
       const rule = await alice.created(sourceRule(kit, `example ${row.name}`, row.id, args));
       await tickAndDeliver(t);
       const [match] = (await alice.matches(rule.id)).results;
       found[row.name] = match?.total_hits ?? 0;
+      if (!match) continue;
+      // The catalog's excludable, filterable and sortable fields are fields the hits carry.
+      const [hit] = (await alice.hits(match.id)).results;
+      const declared = new Set([...row.excludable_fields, ...row.filterable_fields, ...row.sortable_fields]);
+      const missing = [...declared].filter((field) => !(field in (hit ?? {})));
+      if (missing.length) fieldsMissing[row.name] = missing;
     }
     for (const [name, hits] of Object.entries(found)) expect(hits, `${name}: ${JSON.stringify(found)}`).toBeGreaterThan(0);
+    expect(fieldsMissing).toEqual({});
   });
 });
