@@ -31,7 +31,7 @@ const WORKER_URL = new URL('./sqlite-reader.worker.js', import.meta.url);
 
 function startReader(file: string) {
   const worker = new Worker(WORKER_URL, {
-    workerData: { file, busyTimeoutMs: 10_000, cacheSizeKib: -32_768, mmapBytes: 2 ** 31 },
+    workerData: { file, busyTimeoutMs: 10_000, cacheSizeKib: -32_768 },
   });
   const pending = new Map<number, Pending>();
   let nextId = 0;

@@ -66,6 +66,12 @@ export function pagePlan(input: { total: number; scope: number; offset: number; 
   return 2 * (input.offset + input.limit) * input.scope < input.total * input.total ? 'walk' : 'sort';
 }
 
+/**
+ * An integer parameter. better-sqlite3 binds every JavaScript number as a REAL, and FTS5 then
+ * ignores a rowid range (it counted a half range as slowly as the whole index).
+ */
+const integer = (value: number) => sql`cast(${value} as bigint)`;
+
 export function createSearchRepository(deps: { reader: Kysely<Database>; readerSlots: number; engine: Engine }) {
   const { reader, engine } = deps;
 
@@ -86,7 +92,7 @@ export function createSearchRepository(deps: { reader: Kysely<Database>; readerS
     if (narrowing.engine === 'sqlite') {
       return {
         from: sql`messages_fts f cross join messages m on m.id = f.rowid`,
-        where: sql<boolean>`f.messages_fts match ${narrowing.match} and f.rowid > ${range.above} and f.rowid <= ${range.upTo} and ${where}`,
+        where: sql<boolean>`f.messages_fts match ${narrowing.match} and f.rowid > ${integer(range.above)} and f.rowid <= ${integer(range.upTo)} and ${where}`,
       };
     }
     return { from: sql`messages m`, where: sql<boolean>`${narrowing.condition} and ${where}` };
@@ -114,7 +120,7 @@ export function createSearchRepository(deps: { reader: Kysely<Database>; readerS
       const { rows } = await sql<{ channel_id: number; n: number }>`
         select m.channel_id, count(*) as n
         from messages_fts f cross join messages m indexed by messages_id_channel_idx on m.id = f.rowid
-        where f.messages_fts match ${match} and f.rowid > ${range.above} and f.rowid <= ${range.upTo} and ${channelCondition(query)}
+        where f.messages_fts match ${match} and f.rowid > ${integer(range.above)} and f.rowid <= ${integer(range.upTo)} and ${channelCondition(query)}
         group by m.channel_id`.execute(reader);
       return rows;
     });
@@ -148,7 +154,7 @@ export function createSearchRepository(deps: { reader: Kysely<Database>; readerS
         : await sql<{ n: number }>`
             select count(distinct m.channel_id) as n
             from messages_fts f cross join messages m indexed by messages_id_channel_idx on m.id = f.rowid
-            where f.messages_fts match ${match} and f.rowid <= ${query.maxMessageId} and m.channel_id in (${ids})`.execute(reader);
+            where f.messages_fts match ${match} and f.rowid <= ${integer(query.maxMessageId)} and m.channel_id in (${ids})`.execute(reader);
     return found + Number(more[0]?.n ?? 0);
   }
 
@@ -176,7 +182,7 @@ export function createSearchRepository(deps: { reader: Kysely<Database>; readerS
       if (indexMatch && !query.channelIds?.length) {
         const totals = await overRanges(query, async (range) => {
           const { rows } = await sql<{ n: number }>`
-            select count(*) as n from messages_fts where messages_fts match ${indexMatch} and rowid > ${range.above} and rowid <= ${range.upTo}`.execute(reader);
+            select count(*) as n from messages_fts where messages_fts match ${indexMatch} and rowid > ${integer(range.above)} and rowid <= ${integer(range.upTo)}`.execute(reader);
           return rows;
         });
         const total = totals.reduce((sum, row) => sum + Number(row.n), 0);
