@@ -1,6 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { findSource } from '../../src/modules/sources/index.ts';
+import { recordObservedDomains } from '../../src/modules/sources/phishing/observed-domains.ts';
 import { expectError } from '../support/http.ts';
 import { deliverPending, HOUR, iso, payloadOf, requestsTo, rulePaths, sourceRule, tickAndDeliver, type DeliveryKit, type HitView } from '../support/rules-api.ts';
 import { sourceSuite } from '../support/source-suite.ts';
@@ -250,6 +251,27 @@ describe(`sources: phishing lookalike domains end to end (${testEngine})`, () =>
     }
     expect(batch.get(1)!.total).toBe(3);
     expect(batch.get(3)!.total).toBe(0);
+  });
+
+  it('reads a window of many pages in order, ties in discovered_at included, and keeps the newest', async () => {
+    const context = s.t.container.sourceContext;
+    // 12,000 domains over three instants (a page is 5,000): every 1,000th a lookalike.
+    const batches = [0, 1, 2].map((batch) =>
+      Array.from({ length: 4000 }, (_, i) => ({ domain: i % 1000 === 7 ? `acme-bank-${batch}-${i}.org` : `filler-${batch}-${i}.example.com`, origin: 'certificate' as const })),
+    );
+    for (const [batch, domains] of batches.entries()) {
+      s.t.clock.set(new Date(T0 + 3 * DAY + batch * HOUR));
+      expect(await recordObservedDomains(context, domains)).toEqual({ added: 4000, duplicates: 0, invalid: 0 });
+    }
+    const window = { since: T0 + 2 * DAY, until: T0 + 4 * DAY };
+    const all = await findSource(PHISHING)!.match(context, { domain: 'acme-bank.com' }, window, 100);
+    expect(all.total).toBe(12);
+    expect(all.hits.map((hit) => hit.data.domain)).toEqual(
+      [2, 1, 0].flatMap((batch) => [3007, 2007, 1007, 7].map((i) => `acme-bank-${batch}-${i}.org`)),
+    );
+    const newest = await findSource(PHISHING)!.match(context, { domain: 'acme-bank.com' }, window, 5);
+    expect(newest).toEqual({ total: 12, hits: all.hits.slice(0, 5) });
+    expect(all.hits.every((hit) => hit.data.fuzzer === 'combosquatting')).toBe(true);
   });
 
   it("another organization's rule and hits are 404", async () => {

@@ -65,9 +65,10 @@ async function scanObserved(context: SourceContext, window: MatchWindow, visit: 
       .selectFrom('observed_domains')
       .select(['id', 'domain', 'registrable', 'discovered_at'])
       .where((eb) => {
-        const conditions = [eb('discovered_at', '<=', window.until)];
+        // After the first page the cursor is the upper bound (it is within the window): given
+        // `discovered_at <= until` as well, SQLite seeks on that and walks every row already read.
+        const conditions = [cursor === null ? eb('discovered_at', '<=', window.until) : eb(eb.refTuple('discovered_at', 'id'), '<', eb.tuple(cursor.at, cursor.id))];
         if (window.since !== null) conditions.push(eb('discovered_at', '>', window.since));
-        if (cursor !== null) conditions.push(eb(eb.refTuple('discovered_at', 'id'), '<', eb.tuple(cursor.at, cursor.id)));
         return eb.and(conditions);
       })
       .orderBy('discovered_at', 'desc')
