@@ -49,12 +49,17 @@ export interface MatchCounts {
   groups: number;
 }
 
-/** Expected candidate rows from which a count is split over the readers. */
-const SPLIT_FROM_ROWS = 20_000;
-/** Up to this many matches, their channels are looked up one by one; beyond, each channel is probed. */
-const CHANNELS_FROM_MATCHES = 50_000;
-/** Newest messages of a channel checked by a probe before the channel is settled the slow way. */
-const PROBE_ROWS = 32;
+/** Where one plan gives way to another; tests move them to run every plan on a small corpus. */
+export const SEARCH_TUNING = {
+  /** Expected candidate rows from which a count is split over the readers. */
+  splitFromRows: 20_000,
+  /** Up to this many matches, their channels are looked up one by one; beyond, each channel is probed. */
+  channelsFromMatches: 50_000,
+  /** Newest messages of a channel checked by a probe before the channel is settled the slow way. */
+  probeRows: 32,
+  /** A message read and checked costs about this many index entries looked up. */
+  rowCostInIndexEntries: 5,
+};
 
 /**
  * Chooses the page plan from the exact match count: a walk examines about (offset + limit) ×
@@ -72,8 +77,9 @@ export function pagePlan(input: { total: number; scope: number; offset: number; 
  */
 const integer = (value: number) => sql`cast(${value} as bigint)`;
 
-export function createSearchRepository(deps: { reader: Kysely<Database>; readerSlots: number; engine: Engine }) {
+export function createSearchRepository(deps: { reader: Kysely<Database>; readerSlots: number; engine: Engine; tuning?: Partial<typeof SEARCH_TUNING> }) {
   const { reader, engine } = deps;
+  const tuning = { ...SEARCH_TUNING, ...deps.tuning };
 
   const channelCondition = (query: MatchQuery) => (query.channelIds?.length ? sql`m.channel_id in (${sql.join(query.channelIds)})` : sql`1 = 1`);
   const keysetCondition = (after: OrderKey | undefined) => (after ? sql`(m.date, m.id) < (${after.date}, ${after.id})` : sql`1 = 1`);
@@ -101,7 +107,7 @@ export function createSearchRepository(deps: { reader: Kysely<Database>; readerS
   /** Contiguous id ranges covering (0, maxMessageId], one per reader when the work is worth splitting. */
   function idRanges(query: MatchQuery): { above: number; upTo: number }[] {
     const expectedRows = query.match.share * query.maxMessageId;
-    const parts = expectedRows < SPLIT_FROM_ROWS ? 1 : deps.readerSlots;
+    const parts = expectedRows < tuning.splitFromRows ? 1 : deps.readerSlots;
     const step = Math.ceil(query.maxMessageId / parts);
     return Array.from({ length: parts }, (_, i) => ({ above: i * step, upTo: Math.min(query.maxMessageId, (i + 1) * step) }));
   }
@@ -129,14 +135,14 @@ export function createSearchRepository(deps: { reader: Kysely<Database>; readerS
   /**
    * Channels with a match when matches are many: each channel's newest messages are checked
    * until one matches, which for a broad query takes a message or two per channel. A channel
-   * whose newest PROBE_ROWS messages hold none is settled by reading all of its messages, or,
+   * whose newest `probeRows` messages hold none is settled by reading all of its messages, or,
    * when those are more than the matches, from the index.
    */
   async function probeChannels(query: MatchQuery, match: string, total: number): Promise<number> {
     const { rows } = await sql<{ id: number; size: number; found: number }>`
       select c.id, c.total_messages_scraped as size, exists (
         select 1 from (select m.text_folded from messages m where m.channel_id = c.id and m.id <= ${query.maxMessageId}
-                       order by m.date desc limit ${PROBE_ROWS}) m
+                       order by m.date desc limit ${tuning.probeRows}) m
         where ${query.match.exact}) as found
       from channels c
       where exists (select 1 from messages m where m.channel_id = c.id and m.id <= ${query.maxMessageId})`.execute(reader);
@@ -145,9 +151,8 @@ export function createSearchRepository(deps: { reader: Kysely<Database>; readerS
     if (unsettled.length === 0) return found;
     const ids = sql.join(unsettled.map((row) => Number(row.id)));
     const unsettledMessages = unsettled.reduce((sum, row) => sum + Number(row.size), 0);
-    // A message read and checked costs about five index entries looked up.
     const { rows: more } =
-      unsettledMessages * 5 < total
+      unsettledMessages * tuning.rowCostInIndexEntries < total
         ? await sql<{ n: number }>`
             select count(*) as n from channels c where c.id in (${ids}) and exists (
               select 1 from messages m where m.channel_id = c.id and m.id <= ${query.maxMessageId} and ${query.match.exact})`.execute(reader)
@@ -186,7 +191,7 @@ export function createSearchRepository(deps: { reader: Kysely<Database>; readerS
           return rows;
         });
         const total = totals.reduce((sum, row) => sum + Number(row.n), 0);
-        if (total > CHANNELS_FROM_MATCHES) return { total, channels: await probeChannels(query, indexMatch, total), groups: total };
+        if (total > tuning.channelsFromMatches) return { total, channels: await probeChannels(query, indexMatch, total), groups: total };
       }
       const perChannel = indexMatch
         ? await channelCountsFromIndex(query, indexMatch)
