@@ -244,7 +244,9 @@ describe(`sources: phishing lookalike domains end to end (${testEngine})`, () =>
       { ruleId: 2, args: { domain: 'youtube.com' }, since: T0 },
       { ruleId: 3, args: { domain: 'acme-bank.com' }, since: T0 + 3 * HOUR },
     ];
-    const batch = await source.matchMany!(context, rules, T0 + DAY, 5);
+    const batch = await source.matchMany!(context, [...rules, { ruleId: 4, args: { domain: 'not a domain' }, since: T0 }], T0 + DAY, 5);
+    // A rule stored with a domain the checks refuse finds nothing and stops no other.
+    expect(batch.get(4)).toEqual({ hits: [], total: 0 });
     for (const rule of rules) {
       const one = await source.match(context, rule.args, { since: rule.since, until: T0 + DAY }, 5);
       expect(batch.get(rule.ruleId)).toEqual(one);

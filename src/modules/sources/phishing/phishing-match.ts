@@ -1,6 +1,6 @@
-import type { Selectable } from 'kysely';
+import type { Expression, Selectable, SqlBool } from 'kysely';
 import type { BatchRule, Hit, MatchResult, MatchWindow, SourceContext } from '../source.ts';
-import { unicodeOf } from './domain-name.ts';
+import { parseDomainName, unicodeOf } from './domain-name.ts';
 import { createLookalikeIndex, measureLookalike, type Lookalike, type LookalikeIndex } from './lookalike-index.ts';
 import { phishingDb, type ObservedDomainTable } from './observed-domains.ts';
 
@@ -61,13 +61,13 @@ async function scanObserved(context: SourceContext, window: MatchWindow, visit: 
   let after: { at: number; id: number } | null = null;
   for (;;) {
     const cursor: { at: number; id: number } | null = after;
-    const rows = await db
+    const rows: ScannedRow[] = await db
       .selectFrom('observed_domains')
       .select(['id', 'domain', 'registrable', 'discovered_at'])
       .where((eb) => {
         // After the first page the cursor is the upper bound (it is within the window): given
         // `discovered_at <= until` as well, SQLite seeks on that and walks every row already read.
-        const conditions = [cursor === null ? eb('discovered_at', '<=', window.until) : eb(eb.refTuple('discovered_at', 'id'), '<', eb.tuple(cursor.at, cursor.id))];
+        const conditions: Expression<SqlBool>[] = [cursor === null ? eb('discovered_at', '<=', window.until) : eb(eb.refTuple('discovered_at', 'id'), '<', eb.tuple(cursor.at, cursor.id))];
         if (window.since !== null) conditions.push(eb('discovered_at', '>', window.since));
         return eb.and(conditions);
       })
@@ -114,10 +114,14 @@ async function matchLookalikes(
   until: number,
   limit: number,
 ): Promise<Map<number, MatchResult>> {
-  if (rules.length === 0) return new Map();
-  const index = createLookalikeIndex(rules.map((rule) => rule.domain));
-  const pending: PendingRule[] = rules.map((rule) => ({ ruleId: rule.ruleId, since: rule.since, hits: [], kept: 0, total: 0 }));
-  const since = pending.some((rule) => rule.since === null) ? null : Math.min(...pending.map((rule) => rule.since!));
+  const results = new Map<number, MatchResult>();
+  // A rule stored before its domain was checked (or under older checks) finds nothing.
+  const valid = rules.filter((rule) => typeof parseDomainName(rule.domain) !== 'string');
+  for (const rule of rules) results.set(rule.ruleId, { hits: [], total: 0 });
+  if (valid.length === 0) return results;
+  const index = createLookalikeIndex(valid.map((rule) => rule.domain));
+  const pending: PendingRule[] = valid.map((rule) => ({ ruleId: rule.ruleId, since: rule.since, hits: [], kept: 0, total: 0 }));
+  const since = pending.reduce<number | null>((earliest, rule) => (earliest === null || rule.since === null ? null : Math.min(earliest, rule.since)), pending[0]!.since);
   await scanObserved(context, { since, until }, async (page) => {
     const wanted: { rule: PendingRule; lookalike: Lookalike; id: number }[] = [];
     for (const row of page) {
@@ -138,7 +142,8 @@ async function matchLookalikes(
     const rows = await fullRows(context, [...new Set(wanted.map((hit) => hit.id))]);
     for (const { rule, lookalike, id } of wanted) rule.hits.push(lookalikeHit(index, lookalike, rows.get(id)!));
   });
-  return new Map(pending.map((rule) => [rule.ruleId, { hits: rule.hits, total: rule.total }]));
+  for (const rule of pending) results.set(rule.ruleId, { hits: rule.hits, total: rule.total });
+  return results;
 }
 
 export async function matchPhishing(context: SourceContext, domain: string, window: MatchWindow, limit: number): Promise<MatchResult> {
