@@ -126,13 +126,13 @@ describe(`rules: the source catalog and the frequency table (${testEngine})`, ()
       id: 8,
       name: 'phishing',
       alias: 'Phishing domains',
-      args_schema: { params: [{ name: 'domain', type: 'String', required: true, hint: 'Registrable domain to protect, without scheme or path', example: 'acme-bank.com' }] },
+      args_schema: { params: [{ name: 'domain', type: 'String', required: true, hint: 'Registrable domain to protect, without scheme, path or subdomain', example: 'acme-bank.com' }] },
       service_type: 'sync',
-      excludable_fields: ['domain', 'registrar', 'ip'],
-      filterable_fields: ['fuzzer', 'registrar', 'country', 'has_mx'],
-      sortable_fields: ['first_seen', 'registered_at', 'domain', 'fuzzer'],
+      excludable_fields: ['domain', 'registrable', 'registrar', 'ip', 'country'],
+      filterable_fields: ['fuzzer', 'registrar', 'country', 'has_mx', 'origin', 'brand_in_subdomain'],
+      sortable_fields: ['score', 'distance', 'first_seen', 'registered_at', 'discovered_at', 'domain', 'fuzzer'],
       frequency: 'daily',
-      has_data: false,
+      has_data: true,
     });
   });
 

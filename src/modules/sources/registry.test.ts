@@ -106,11 +106,11 @@ describe('catalogRow', () => {
       alias: 'Phishing domains',
       args_schema: { params: [{ name: 'domain', type: 'String', required: true, hint: expect.any(String), example: 'acme-bank.com' }] },
       service_type: 'sync',
-      excludable_fields: ['domain', 'registrar', 'ip'],
-      filterable_fields: ['fuzzer', 'registrar', 'country', 'has_mx'],
-      sortable_fields: ['first_seen', 'registered_at', 'domain', 'fuzzer'],
+      excludable_fields: ['domain', 'registrable', 'registrar', 'ip', 'country'],
+      filterable_fields: ['fuzzer', 'registrar', 'country', 'has_mx', 'origin', 'brand_in_subdomain'],
+      sortable_fields: ['score', 'distance', 'first_seen', 'registered_at', 'discovered_at', 'domain', 'fuzzer'],
       frequency: 'daily',
-      has_data: false,
+      has_data: true,
     });
   });
 
