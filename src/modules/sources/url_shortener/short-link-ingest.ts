@@ -13,7 +13,7 @@ import {
   type InputResult,
 } from '../ingest/ingest-kit.ts';
 import { parseDomainName } from '../phishing/domain-name.ts';
-import { parseTimestamp } from '../ransomware/post-record.ts';
+import { parseTimestamp } from '../ingest/timestamp.ts';
 import type { Ingester, SourceContext } from '../source.ts';
 import { writeShortLinks, type ShortLink } from './short-link-store.ts';
 import { parseDumpLine } from './urlteam-dump.ts';
