@@ -1,8 +1,7 @@
 import { readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { StringDecoder } from 'node:string_decoder';
-import { jsonErrorLocation } from '../messenger/ingest/ingest-errors.ts';
-import { expandInputs, failInput, IngestError, inputLine, newInputResult, openInput, reject, reportInputs, type IngestProgress, type InputResult } from '../ingest/ingest-kit.ts';
+import { expandInputs, failInput, IngestError, inputLine, jsonErrorLocation, newInputResult, openInput, reject, reportInputs, type IngestProgress, type InputResult } from '../ingest/ingest-kit.ts';
 import type { Ingester, SourceContext } from '../source.ts';
 import { createXmlListingReader, gcsObjects, ListingError, type BucketObject, type ReadObject } from './bucket-listing.ts';
 import { writeObjects } from './bucket-store.ts';

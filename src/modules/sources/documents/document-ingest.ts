@@ -3,6 +3,7 @@ import {
   failInput,
   IngestError,
   inputLine,
+  jsonErrorLocation,
   MAX_LINE_BYTES,
   newInputResult,
   openInput,
@@ -12,7 +13,6 @@ import {
   type IngestProgress,
   type InputResult,
 } from '../ingest/ingest-kit.ts';
-import { jsonErrorLocation } from '../messenger/ingest/ingest-errors.ts';
 import type { Ingester, SourceContext } from '../source.ts';
 import { createDocumentWriter, type DocumentInput, type DocumentWriter } from './document-store.ts';
 import { RecordError } from './record-fields.ts';

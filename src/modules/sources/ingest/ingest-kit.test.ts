@@ -1,6 +1,6 @@
 import { Readable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { MAX_LINE_BYTES, readLines } from './ingest-kit.ts';
+import { jsonErrorLocation, MAX_LINE_BYTES, readLines } from './ingest-kit.ts';
 
 const lines = async (chunks: (string | Buffer)[]) => {
   const read: { line: string; number: number }[] = [];
@@ -24,5 +24,45 @@ describe('readLines', () => {
     expect(read).toHaveLength(2);
     expect(read[0]!.length).toBe(`1:`.length + MAX_LINE_BYTES);
     expect(read[1]).toBe('2:next');
+  });
+});
+
+/** Where JSON.parse fails on `text`, as the kit reports it. */
+const failureIn = (text: string) => {
+  try {
+    JSON.parse(text);
+  } catch (error) {
+    return jsonErrorLocation(text, error);
+  }
+  throw new Error(`${text} is valid JSON`);
+};
+
+describe('jsonErrorLocation', () => {
+  it('turns the position V8 gives into a line and column', () => {
+    expect(failureIn('{"a":\n  1x}')).toBe('line 2, column 4');
+    expect(failureIn('{"a":1}\r\n{"b":2}')).toBe('line 2, column 1');
+    // Newer V8s add their own line and column; the position is what counts.
+    expect(jsonErrorLocation('{"a":1}\n{"b":2}', new SyntaxError('Unexpected non-whitespace character after JSON at position 8 (line 2 column 1)'))).toBe('line 2, column 1');
+  });
+
+  it('puts an input that ends early at its end', () => {
+    expect(failureIn('{"a":\n[1,')).toBe('line 2, column 4');
+    expect(failureIn('')).toBe('line 1, column 1');
+  });
+
+  it('finds an unexpected token from the text V8 quotes around it, short or long, at the start, middle or end', () => {
+    expect(failureIn('{"a": tru}')).toBe('line 1, column 10');
+    expect(failureIn('{"a": tru, "bbbbbbbbbbbbbbbbbbbbbbbbbb": 1}')).toBe('line 1, column 10');
+    expect(failureIn('{\n  "name": "alpha",\n  "value": tru,\n  "other": "zzzzzzzzzzzzzzzzzzzz"\n}')).toBe('line 3, column 15');
+    expect(failureIn('["aaaaaaaaaaaaaaaaaaaaaaaaaaaa",\n tru]')).toBe('line 2, column 5');
+    expect(failureIn('undefined')).toBe('line 1, column 1');
+  });
+
+  it('quotes V8 rather than guess when its quote fits more than one place', () => {
+    const text = '["[0,0,0,0,0,x,0,0,0,0,0]", [0,0,0,0,0,x,0,0,0,0,0]]';
+    const location = failureIn(text);
+    // A V8 that gives the position here is taken at its word.
+    expect(['near "0,0,0,0,0,x,0,0,0,0,"', 'line 1, column 40']).toContain(location);
+    expect(jsonErrorLocation('{}', new Error('not from JSON.parse'))).toBe('position unknown');
   });
 });

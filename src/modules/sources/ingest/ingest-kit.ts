@@ -18,6 +18,63 @@ export class IngestError extends Error {
   }
 }
 
+// V8 quotes up to this many characters either side of an unexpected token, and "..." where it cut.
+const JSON_CONTEXT_CHARS = 10;
+const UNEXPECTED_TOKEN = /^Unexpected token '([\s\S])', (\.\.\.)?"([\s\S]*)"(\.\.\.)? is not valid JSON$/;
+
+/** Where `needle` starts in `text`, every time. */
+function indicesOf(text: string, needle: string): number[] {
+  const found: number[] = [];
+  for (let at = text.indexOf(needle); at !== -1; at = text.indexOf(needle, at + 1)) found.push(at);
+  return found;
+}
+
+/**
+ * The offset in `text` of a JSON.parse failure, or null when it cannot be told. V8 gives it ("… in
+ * JSON at position 15", newer V8s add "(line 2 column 3)"), or says the input ended early
+ * ("Unexpected end of JSON input"), or quotes the text around an unexpected token, which is found
+ * in `text` when only one place fits.
+ */
+function jsonErrorOffset(text: string, message: string): number | null {
+  const position = /\bat position (\d+)/.exec(message);
+  if (position) return Number(position[1]);
+  if (message.startsWith('Unexpected end of JSON input')) return text.length;
+  // "undefined", "NaN", "Infinity" and "[object Object]" are refused whole.
+  if (message === `"${text}" is not valid JSON`) return 0;
+  const unexpected = UNEXPECTED_TOKEN.exec(message);
+  if (!unexpected) return null;
+  const [, token, cutBefore, quoted = '', cutAfter] = unexpected;
+  const starts = !cutBefore ? [0] : !cutAfter ? [text.length - quoted.length] : indicesOf(text, quoted);
+  // Short texts are quoted whole, so the token may be any of theirs.
+  const tokenAt = cutBefore ? [JSON_CONTEXT_CHARS] : cutAfter ? [quoted.length - JSON_CONTEXT_CHARS] : indicesOf(quoted, token!);
+  const offsets = starts
+    .filter((start) => start >= 0 && text.startsWith(quoted, start))
+    .flatMap((start) => tokenAt.map((at) => start + at))
+    .filter((offset) => text[offset] === token);
+  return offsets.length === 1 ? offsets[0]! : null;
+}
+
+/**
+ * Where a JSON.parse failure is in `text`: "line L, column C" (from 1; a column counts UTF-16
+ * units, as V8 does). When V8 does not tell and the text it quotes fits several places, the
+ * location quotes it too rather than guess a line.
+ */
+export function jsonErrorLocation(text: string, error: unknown): string {
+  const message = error instanceof Error ? error.message : String(error);
+  const offset = jsonErrorOffset(text, message);
+  if (offset === null) {
+    const quoted = UNEXPECTED_TOKEN.exec(message)?.[3];
+    return quoted === undefined ? 'position unknown' : `near ${JSON.stringify(quoted)}`;
+  }
+  let line = 1;
+  let lineStart = 0;
+  for (let newline = text.indexOf('\n'); newline !== -1 && newline < offset; newline = text.indexOf('\n', newline + 1)) {
+    line++;
+    lineStart = newline + 1;
+  }
+  return `line ${line}, column ${offset - lineStart + 1}`;
+}
+
 /** One record that was skipped, and why. */
 export interface Rejection {
   location: string;

@@ -5,6 +5,7 @@ import {
   failInput,
   IngestError,
   inputLine,
+  jsonErrorLocation,
   newInputResult,
   openInput,
   readLines,
@@ -12,7 +13,6 @@ import {
   reportInputs,
   type InputResult,
 } from '../ingest/ingest-kit.ts';
-import { jsonErrorLocation } from '../messenger/ingest/ingest-errors.ts';
 import type { Ingester, SourceContext } from '../source.ts';
 import { readPost, type PostRecord } from './post-record.ts';
 import { writePosts } from './post-store.ts';

@@ -3,8 +3,8 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import type { ChannelBatch, CorpusWriter } from './corpus-writer.ts';
-import { expandInputs, type IngestProgress } from '../../ingest/ingest-kit.ts';
-import { IngestError, jsonErrorLocation, type Rejection } from './ingest-errors.ts';
+import { expandInputs, jsonErrorLocation, type IngestProgress } from '../../ingest/ingest-kit.ts';
+import { IngestError, type Rejection } from './ingest-errors.ts';
 import { readJsonLines } from './jsonl.ts';
 import { parseTelegramExport } from './telegram-export.ts';
 

@@ -1,7 +1,8 @@
 import { createInterface } from 'node:readline';
 import type { Readable } from 'node:stream';
 import type { ChannelBatch, ChannelInput, MessageInput } from './corpus-writer.ts';
-import { IngestError, jsonErrorLocation, linksInText, type Rejection } from './ingest-errors.ts';
+import { jsonErrorLocation } from '../../ingest/ingest-kit.ts';
+import { IngestError, linksInText, type Rejection } from './ingest-errors.ts';
 
 /**
  * The collector format (docs/ingest.md): one JSON object per line, each a message with its
