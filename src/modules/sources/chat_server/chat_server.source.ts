@@ -74,7 +74,7 @@ export const chatServerSource: SourceDefinition = {
         filters,
         contextChars: args.context_chars ?? DEFAULT_CONTEXT_CHARS,
         uniqueTexts: args.unique_only === true,
-        hitData: ({ fields, preview, discoveredAt }) => ({ ...fields, content: preview, discovered_at: new Date(discoveredAt).toISOString() }),
+        previewField: 'content',
       },
       window,
       limit,

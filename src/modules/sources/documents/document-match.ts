@@ -19,8 +19,11 @@ export interface DocumentSearch {
   contextChars: number;
   /** Identical texts count once, the newest kept (unique_only, as for messenger rules). */
   uniqueTexts?: boolean;
-  /** A found document's hit data, from its stored fields and the preview around the match. */
-  hitData(found: { fields: Record<string, unknown>; preview: string; discoveredAt: number }): Record<string, unknown>;
+  /**
+   * The hit field the preview around the match goes in (`content`, `snippet`); a hit's data is
+   * the document's stored fields, that preview and `discovered_at`.
+   */
+  previewField: string;
 }
 
 interface FoundRow {
@@ -73,7 +76,11 @@ export async function matchDocuments(context: SourceContext, search: DocumentSea
     hits.push({
       key: row.doc_key,
       date: discoveredAt,
-      data: search.hitData({ fields: JSON.parse(row.fields) as Record<string, unknown>, preview: textPreview(row.text, terms, search.contextChars), discoveredAt }),
+      data: {
+        ...(JSON.parse(row.fields) as Record<string, unknown>),
+        [search.previewField]: textPreview(row.text, terms, search.contextChars),
+        discovered_at: new Date(discoveredAt).toISOString(),
+      },
     });
   }
   const total = rows.length === 0 ? 0 : Number(rows[0]!.total);

@@ -48,7 +48,7 @@ export const hackerForumSource: SourceDefinition = {
         query: args.query,
         filters,
         contextChars: PREVIEW_CHARS,
-        hitData: ({ fields, preview, discoveredAt }) => ({ ...fields, content: preview, discovered_at: new Date(discoveredAt).toISOString() }),
+        previewField: 'content',
       },
       window,
       limit,

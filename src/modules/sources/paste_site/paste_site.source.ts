@@ -48,7 +48,7 @@ export const pasteSiteSource: SourceDefinition = {
         query: args.query,
         filters,
         contextChars: SNIPPET_CHARS,
-        hitData: ({ fields, preview, discoveredAt }) => ({ ...fields, snippet: preview, discovered_at: new Date(discoveredAt).toISOString() }),
+        previewField: 'snippet',
       },
       window,
       limit,
