@@ -35,13 +35,6 @@ export interface DocumentFormat {
 // Documents per transaction: a crash loses at most one uncommitted batch, never part of a record.
 const BATCH = 1000;
 
-/** A read error of the file itself (EACCES, EISDIR, …) fails the input; anything else is a fault. */
-function asInputFailure(input: string, error: unknown): unknown {
-  if (error instanceof IngestError) return error;
-  const code = (error as NodeJS.ErrnoException | null)?.code;
-  return typeof code === 'string' && error instanceof Error ? new IngestError(input, 'read', error.message) : error;
-}
-
 async function ingestInput(context: SourceContext, writer: DocumentWriter, input: string, format: DocumentFormat, noun: string, progress?: IngestProgress): Promise<InputResult> {
   const result = newInputResult(input);
   // One time for the whole input: what it brings is new to rules from then on.
@@ -65,7 +58,7 @@ async function ingestInput(context: SourceContext, writer: DocumentWriter, input
     }
     await flush();
   } catch (error) {
-    failInput(result, asInputFailure(input, error));
+    failInput(result, error);
   }
   progress?.finish(inputLine(noun, result));
   return result;

@@ -111,10 +111,27 @@ export function expandInputs(args: string[], accept: (file: string) => boolean):
   return files;
 }
 
+// What opening or reading an input raised (ENOENT, EACCES, EISDIR, EIO): a fault of the input,
+// which failInput tells from a fault of ours (a database or programming error, also with a code).
+const inputErrors = new WeakSet<object>();
+const markInputError = (error: unknown) => {
+  if (typeof error === 'object' && error !== null) inputErrors.add(error);
+};
+
 /** A file (or standard input for `-`) as a byte stream, with its size when known. */
 export function openInput(input: string): { stream: Readable; size: number | null } {
-  if (input === '-') return { stream: process.stdin, size: null };
-  return { stream: createReadStream(input), size: statSync(input).size };
+  if (input === '-') {
+    if (!process.stdin.listeners('error').includes(markInputError)) process.stdin.on('error', markInputError);
+    return { stream: process.stdin, size: null };
+  }
+  let size: number;
+  try {
+    size = statSync(input).size;
+  } catch (error) {
+    markInputError(error);
+    throw error;
+  }
+  return { stream: createReadStream(input).on('error', markInputError), size };
 }
 
 /** Bytes of one line that are read; the rest of a longer line is dropped, unread into memory. */
@@ -183,11 +200,15 @@ export function newInputResult(input: string): InputResult {
   return { input, ok: true, records: 0, added: 0, duplicates: 0, rejected: 0, rejections: [] };
 }
 
-/** An input that could not be read is a failed result; any other error is a fault and goes on. */
+/**
+ * An input that could not be read is a failed result: an IngestError, or a system error opening or
+ * reading it (one EACCES file does not stop the others). Any other error is a fault and goes on.
+ */
 export function failInput(result: InputResult, error: unknown): void {
-  if (!(error instanceof IngestError)) throw error;
+  if (error instanceof IngestError) result.error = error.message;
+  else if (error instanceof Error && inputErrors.has(error)) result.error = new IngestError(result.input, 'read', error.message).message;
+  else throw error;
   result.ok = false;
-  result.error = error.message;
 }
 
 export function reject(result: InputResult, location: string, reason: string): void {
