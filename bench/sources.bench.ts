@@ -81,7 +81,9 @@ export async function run(argv: string[]): Promise<void> {
 
     if (!options.skipPhishingMatch && (!only || only.includes('phishing'))) {
       const { benchPhishingMatch } = await import('./sources/phishing-match.ts');
-      const report = await benchPhishingMatch({ watched: options.watched, observed: options.observed, context, out });
+      // A store of its own: the domains the ingest step stored would be hits too.
+      const { container: matchContainer } = await createBenchContainer(options.store, scope);
+      const report = await benchPhishingMatch({ watched: options.watched, observed: options.observed, context: matchContainer.sourceContext, out });
       for (const line of report.lines) out(line);
       failures.push(...report.failures);
     }
