@@ -2,20 +2,17 @@ import path from 'node:path';
 import { readJsonDocument } from '../documents/document-ingest.ts';
 import {
   expandInputs,
-  failInput,
   IngestError,
-  inputLine,
-  MAX_LINE_BYTES,
   newInputResult,
-  openInput,
-  readLines,
-  reject,
+  recordsOfJsonLines,
   reportInputs,
+  storeInBatches,
   type IngestProgress,
   type InputResult,
+  type ReadRecord,
 } from '../ingest/ingest-kit.ts';
 import type { Ingester, SourceContext } from '../source.ts';
-import { parseItunesResult, parsePlayApp, type AppListing, type ParsedListing } from './app-listing.ts';
+import { parseItunesResult, parsePlayApp, type AppListing } from './app-listing.ts';
 import { writeListings } from './app-store.ts';
 
 /** `dragnet ingest app_store` (docs/ingest.md "App listings"). */
@@ -26,40 +23,15 @@ export const ITUNES_MAX_BYTES = 32 << 20;
 // Listings per transaction: a crash loses at most one uncommitted batch, never part of one.
 const BATCH = 500;
 
-interface ReadListing {
-  location: string;
-  listing: ParsedListing;
-}
-
 const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /** An iTunes Search or Lookup API response: `{"resultCount": N, "results": [...]}`. */
-async function* itunesListings(input: string, progress?: IngestProgress): AsyncGenerator<ReadListing> {
+async function* itunesListings(input: string, progress?: IngestProgress): AsyncGenerator<ReadRecord<AppListing>> {
   const response = await readJsonDocument(input, ITUNES_MAX_BYTES, progress);
   if (!isObject(response) || !Array.isArray(response.results)) throw new IngestError(input, 'document', 'not an iTunes Search/Lookup response: no "results" array');
-  for (const [i, result] of response.results.entries()) yield { location: `result ${i + 1}`, listing: parseItunesResult(result) };
-}
-
-/** One google-play-scraper app a line; blank lines are skipped. */
-async function* playListings(input: string, progress?: IngestProgress): AsyncGenerator<ReadListing> {
-  const { stream, size } = openInput(input);
-  if (size !== null) progress?.start(input, size, 'bytes');
-  try {
-    for await (const { line, number } of readLines(stream, (bytes) => progress?.advance(bytes))) {
-      if (line.trim() === '') continue;
-      let value: unknown;
-      try {
-        value = JSON.parse(line);
-      } catch {
-        // readLines cut the line at MAX_LINE_BYTES: say so rather than blame the JSON.
-        const cut = Buffer.byteLength(line) >= MAX_LINE_BYTES - 3;
-        yield { location: `line ${number}`, listing: cut ? `longer than ${MAX_LINE_BYTES >> 20} MiB (a line is read up to that)` : 'not valid JSON' };
-        continue;
-      }
-      yield { location: `line ${number}`, listing: parsePlayApp(value) };
-    }
-  } finally {
-    if (input !== '-') stream.destroy();
+  for (const [i, result] of response.results.entries()) {
+    const listing = parseItunesResult(result);
+    if (listing !== null) yield { location: `result ${i + 1}`, record: listing };
   }
 }
 
@@ -78,30 +50,9 @@ async function ingestInput(context: SourceContext, input: string, format: string
   const result = newInputResult(input);
   // One time for the whole input: what it brings is new to rules from then on.
   const source = { name: input === '-' ? 'stdin' : path.basename(input), discoveredAt: context.clock.now().getTime() };
-  let batch: AppListing[] = [];
-  const flush = async () => {
-    const counts = await writeListings(context, batch, source);
-    result.added += counts.added;
-    result.duplicates += counts.duplicates;
-    batch = [];
-  };
-  try {
-    const listings = formatOf(input, format) === 'play' ? playListings(input, progress) : itunesListings(input, progress);
-    for await (const { location, listing } of listings) {
-      if (listing === null) continue;
-      if (typeof listing === 'string') {
-        reject(result, location, listing);
-        continue;
-      }
-      result.records++;
-      batch.push(listing);
-      if (batch.length >= BATCH) await flush();
-    }
-    await flush();
-  } catch (error) {
-    failInput(result, error);
-  }
-  progress?.finish(inputLine('apps', result));
+  // google-play-scraper apps come one a line.
+  const listings = formatOf(input, format) === 'play' ? recordsOfJsonLines(input, parsePlayApp, progress) : itunesListings(input, progress);
+  await storeInBatches({ result, records: listings, batchSize: BATCH, write: (batch) => writeListings(context, batch, source), noun: 'apps', progress });
   return result;
 }
 

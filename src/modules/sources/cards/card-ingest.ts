@@ -6,17 +6,18 @@ import {
   inputLine,
   newInputResult,
   openInput,
-  reject,
   reportInputs,
+  storeInBatches,
   type IngestProgress,
   type InputResult,
+  type ReadRecord,
 } from '../ingest/ingest-kit.ts';
 import type { Ingester, SourceContext } from '../source.ts';
 import { loadBinTable, readBinTable, reenrichCards, writeBinRows } from './bin-store.ts';
 import { readBinRanges } from './bin-table.ts';
 import type { CardRecord } from './card-record.ts';
 import { cardDb, createCardWriter, type CardWriter } from './card-store.ts';
-import { readPipeDump, type ParsedCard } from './parsers/pipe-dump.ts';
+import { readPipeDump } from './parsers/pipe-dump.ts';
 import { delimiterOf, readShopCsv } from './parsers/shop-csv.ts';
 
 /** `dragnet ingest credit_card|bin_cvv` (card dumps, shop CSVs) and `dragnet ingest bins` (docs/ingest.md). */
@@ -59,10 +60,11 @@ async function withFirstLine(stream: Readable): Promise<{ firstLine: string; bod
 }
 
 /** auto: a first line with `|` is a pipe dump, anything else a CSV with a header row. */
-async function cardsOf(stream: Readable, input: string, format: string): Promise<AsyncIterable<ParsedCard>> {
+async function* cardsOf(stream: Readable, input: string, format: string): AsyncGenerator<ReadRecord<CardRecord>> {
   const { firstLine, body } = await withFirstLine(stream);
   const resolved = format === 'auto' ? (firstLine.includes('|') ? 'pipe' : 'csv') : format;
-  return resolved === 'pipe' ? readPipeDump(body) : readShopCsv(body, { input, delimiter: delimiterOf(firstLine) });
+  const cards = resolved === 'pipe' ? readPipeDump(body) : readShopCsv(body, { input, delimiter: delimiterOf(firstLine) });
+  for await (const { line, record } of cards) yield { location: `line ${line}`, record };
 }
 
 async function ingestCards(context: SourceContext, writer: CardWriter, input: string, options: { format: string; progress?: IngestProgress }): Promise<InputResult> {
@@ -70,30 +72,15 @@ async function ingestCards(context: SourceContext, writer: CardWriter, input: st
   const { stream, size } = openInput(input);
   if (size !== null) options.progress?.start(input, size, 'bytes');
   const source = { name: input === '-' ? 'stdin' : path.basename(input), discoveredAt: context.clock.now().getTime() };
-  let batch: CardRecord[] = [];
-  const flush = async () => {
-    const counts = await writer.write(batch, source);
-    result.added += counts.added;
-    result.duplicates += counts.duplicates;
-    batch = [];
-  };
-  try {
-    for await (const { line, record } of await cardsOf(counted(stream, options.progress), input, options.format)) {
-      if (typeof record === 'string') {
-        reject(result, `line ${line}`, record);
-        continue;
-      }
-      result.records++;
-      batch.push(record);
-      if (batch.length >= BATCH) await flush();
-    }
-    await flush();
-  } catch (error) {
-    failInput(result, error);
-  } finally {
-    if (input !== '-') stream.destroy();
-  }
-  options.progress?.finish(inputLine('cards', result));
+  await storeInBatches({
+    result,
+    records: cardsOf(counted(stream, options.progress), input, options.format),
+    batchSize: BATCH,
+    write: (batch) => writer.write(batch, source),
+    stream,
+    noun: 'cards',
+    progress: options.progress,
+  });
   return result;
 }
 

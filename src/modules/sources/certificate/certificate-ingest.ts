@@ -1,17 +1,6 @@
 import path from 'node:path';
 import { Readable } from 'node:stream';
-import {
-  expandInputs,
-  failInput,
-  IngestError,
-  inputLine,
-  newInputResult,
-  openInput,
-  readLines,
-  reject,
-  reportInputs,
-  type InputResult,
-} from '../ingest/ingest-kit.ts';
+import { expandInputs, IngestError, newInputResult, openInput, readLines, reportInputs, storeInBatches, type InputResult, type ReadRecord } from '../ingest/ingest-kit.ts';
 import type { Ingester, IngestOptions, SourceContext } from '../source.ts';
 import { recordOfFacts, type CertificateRecord } from './certificate-record.ts';
 import { writeCertificates } from './certificate-store.ts';
@@ -30,7 +19,7 @@ const BATCH = 1000;
 const MAX_DER_BYTES = 1 << 20;
 const DER_SEQUENCE = 0x30;
 
-type Parsed = { location: string; record: CertificateRecord | string };
+type Parsed = ReadRecord<CertificateRecord>;
 
 async function* certstreamRecords(lines: AsyncIterable<{ line: string; number: number }>): AsyncGenerator<Parsed> {
   for await (const { line, number } of lines) {
@@ -107,31 +96,15 @@ async function ingestInput(context: SourceContext, input: string, options: Inges
   if (size !== null) options.progress?.start(input, size, 'bytes');
   const onBytes = (bytes: number) => options.progress?.advance(bytes);
   const discoveredAt = context.clock.now().getTime();
-  let batch: CertificateRecord[] = [];
-  const flush = async () => {
-    const counts = await writeCertificates(context, batch, discoveredAt);
-    result.added += counts.added;
-    result.duplicates += counts.duplicates;
-    batch = [];
-  };
-  try {
-    const parsed = options.format === 'pem' ? pemOrDerRecords(stream, input, onBytes) : certstreamRecords(readLines(stream, onBytes));
-    for await (const { location, record } of parsed) {
-      if (typeof record === 'string') {
-        reject(result, location, record);
-        continue;
-      }
-      result.records++;
-      batch.push(record);
-      if (batch.length >= BATCH) await flush();
-    }
-    await flush();
-  } catch (error) {
-    failInput(result, error);
-  } finally {
-    if (input !== '-') stream.destroy();
-  }
-  options.progress?.finish(inputLine('certificates', result));
+  await storeInBatches({
+    result,
+    records: options.format === 'pem' ? pemOrDerRecords(stream, input, onBytes) : certstreamRecords(readLines(stream, onBytes)),
+    batchSize: BATCH,
+    write: (batch) => writeCertificates(context, batch, discoveredAt),
+    stream,
+    noun: 'certificates',
+    progress: options.progress,
+  });
   return result;
 }
 

@@ -1,5 +1,5 @@
 import { IngestError } from '../ingest/ingest-kit.ts';
-import { orReason, readJsonDocument, type DocumentFormat, type ReadRecord } from '../documents/document-ingest.ts';
+import { orReason, readJsonDocument, type DocumentFormat, type DocumentRecord } from '../documents/document-ingest.ts';
 import type { DocumentInput } from '../documents/document-store.ts';
 import { isJsonObject, parseDate, RecordError, type JsonObject } from '../documents/record-fields.ts';
 
@@ -107,7 +107,7 @@ function messageDocument(message: unknown, context: ReturnType<typeof exportCont
 }
 
 /** The records of one parsed export, located as `messages[i]`. */
-export function* exportRecords(data: unknown, input: string): Generator<ReadRecord> {
+export function* exportRecords(data: unknown, input: string): Generator<DocumentRecord> {
   const context = exportContext(data, input);
   for (const [index, message] of context.messages.entries()) {
     const record = orReason(() => messageDocument(message, context));

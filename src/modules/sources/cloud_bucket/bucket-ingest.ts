@@ -1,9 +1,9 @@
 import { readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { StringDecoder } from 'node:string_decoder';
-import { expandInputs, failInput, IngestError, inputLine, jsonErrorLocation, newInputResult, openInput, reject, reportInputs, type IngestProgress, type InputResult } from '../ingest/ingest-kit.ts';
+import { expandInputs, IngestError, jsonErrorLocation, newInputResult, openInput, reportInputs, storeInBatches, type IngestProgress, type InputResult } from '../ingest/ingest-kit.ts';
 import type { Ingester, SourceContext } from '../source.ts';
-import { createXmlListingReader, gcsObjects, ListingError, type BucketObject, type ReadObject } from './bucket-listing.ts';
+import { createXmlListingReader, gcsObjects, ListingError, type ReadObject } from './bucket-listing.ts';
 import { writeObjects } from './bucket-store.ts';
 import { createXmlEventReader, XmlSyntaxError } from './listing-xml.ts';
 
@@ -107,29 +107,16 @@ async function ingestInput(context: SourceContext, input: string, format: Format
   const result = newInputResult(input);
   // One time for the whole input: what it brings is new to rules from then on.
   const source = { name: input === '-' ? 'stdin' : path.basename(input), discoveredAt: context.clock.now().getTime() };
-  let batch: BucketObject[] = [];
-  const flush = async () => {
-    const counts = await writeObjects(context, batch, source);
-    result.added += counts.added;
-    result.duplicates += counts.duplicates;
-    batch = [];
-  };
-  try {
-    for await (const { location, object } of objectsOf(input, format, progress)) {
-      if (typeof object === 'string') {
-        reject(result, location, object);
-        continue;
-      }
-      result.records++;
-      batch.push(object);
-      if (batch.length >= BATCH) await flush();
-    }
-  } catch (error) {
-    failInput(result, error);
-  }
-  // The objects before a failure are whole: a truncated download still yields them.
-  await flush();
-  progress?.finish(inputLine('objects', result));
+  await storeInBatches({
+    result,
+    records: objectsOf(input, format, progress),
+    batchSize: BATCH,
+    write: (batch) => writeObjects(context, batch, source),
+    // The objects before a failure are whole: a truncated download still yields them.
+    keepBeforeFailure: true,
+    noun: 'objects',
+    progress,
+  });
   return result;
 }
 

@@ -91,7 +91,7 @@ describe('S3 ListBucketResult', () => {
     expect(objects).toEqual([
       {
         location: 'object 1',
-        object: {
+        record: {
           provider: 'aws',
           bucket: 'acme-backups',
           key: 'db/core banking.sql',
@@ -104,14 +104,14 @@ describe('S3 ListBucketResult', () => {
           extension: 'sql',
         },
       },
-      { location: 'object 2', object: expect.objectContaining({ key: 'exports/', size: 0, extension: null }) },
-      { location: 'object 3', object: 'the last-modified time "yesterday" is not a date' },
-      { location: 'object 4', object: 'the size is missing or not a whole number of bytes' },
+      { location: 'object 2', record: expect.objectContaining({ key: 'exports/', size: 0, extension: null }) },
+      { location: 'object 3', record: 'the last-modified time "yesterday" is not a date' },
+      { location: 'object 4', record: 'the size is missing or not a whole number of bytes' },
     ]);
   });
 
   it('takes provider, region and URL form from where the listing was fetched', () => {
-    const first = (origin: string) => (readXml(S3_LISTING, { format: 's3', origin: new URL(origin) })[0]!.object as { provider: string; region: string | null; url: string });
+    const first = (origin: string) => (readXml(S3_LISTING, { format: 's3', origin: new URL(origin) })[0]!.record as { provider: string; region: string | null; url: string });
     expect(first('https://acme-backups.s3.eu-west-1.amazonaws.com/?list-type=2')).toMatchObject({
       provider: 'aws',
       region: 'eu-west-1',
@@ -134,7 +134,7 @@ describe('Azure EnumerationResults', () => {
     expect(readXml(AZURE_LISTING, { format: 'auto', origin: null }, 11)).toEqual([
       {
         location: 'object 1',
-        object: {
+        record: {
           provider: 'azure',
           bucket: 'acmestore/exports',
           key: 'hr/payroll-2025.bak',
@@ -147,7 +147,7 @@ describe('Azure EnumerationResults', () => {
           extension: 'bak',
         },
       },
-      { location: 'object 2', object: expect.objectContaining({ key: 'reports/q1 <draft>.pdf', size: 120, lastModified: null, url: 'https://acmestore.blob.core.windows.net/exports/reports/q1%20%3Cdraft%3E.pdf' }) },
+      { location: 'object 2', record: expect.objectContaining({ key: 'reports/q1 <draft>.pdf', size: 120, lastModified: null, url: 'https://acmestore.blob.core.windows.net/exports/reports/q1%20%3Cdraft%3E.pdf' }) },
     ]);
   });
 
@@ -223,7 +223,7 @@ describe('GCS objects list', () => {
     expect(gcsObjects(document)).toEqual([
       {
         location: 'item 1',
-        object: {
+        record: {
           provider: 'gcp',
           bucket: 'printshop-orders',
           key: 'clients/acmebank/invoice-0042.pdf',
@@ -236,8 +236,8 @@ describe('GCS objects list', () => {
           extension: 'pdf',
         },
       },
-      { location: 'item 2', object: 'the item has no bucket' },
-      { location: 'item 3', object: 'the size is missing or not a whole number of bytes' },
+      { location: 'item 2', record: 'the item has no bucket' },
+      { location: 'item 3', record: 'the size is missing or not a whole number of bytes' },
     ]);
     expect(gcsObjects({ kind: 'storage#objects' })).toEqual([]);
     expect(() => gcsObjects({ resultCount: 0, results: [] })).toThrow('not a Google Cloud Storage objects list (kind "storage#objects")');

@@ -1,3 +1,4 @@
+import type { ReadRecord } from '../ingest/ingest-kit.ts';
 import type { XmlEvent } from './listing-xml.ts';
 
 /**
@@ -25,10 +26,7 @@ export interface BucketObject {
 }
 
 /** An object of the listing, or the reason its entry is rejected, and where it is. */
-export interface ReadObject {
-  location: string;
-  object: BucketObject | string;
-}
+export type ReadObject = ReadRecord<BucketObject>;
 
 /** The listing as a whole is unusable (an error document, no bucket name): the input fails. */
 export class ListingError extends Error {}
@@ -179,7 +177,7 @@ export function createXmlListingReader(options: { format: 'auto' | XmlKind; orig
                 etag: fields.get('Properties/Etag'),
                 storageClass: fields.get('Properties/AccessTier'),
               });
-        return { location: `object ${event.number}`, object };
+        return { location: `object ${event.number}`, record: object };
       }
       return null;
     },
@@ -203,12 +201,12 @@ export function gcsObjects(document: unknown): ReadObject[] {
   const items = Array.isArray(document.items) ? document.items : [];
   return items.map((item, i) => {
     const location = `item ${i + 1}`;
-    if (!isObject(item)) return { location, object: 'expected an object resource' };
+    if (!isObject(item)) return { location, record: 'expected an object resource' };
     const name = textOf(item.bucket);
-    if (!name) return { location, object: 'the item has no bucket' };
+    if (!name) return { location, record: 'the item has no bucket' };
     return {
       location,
-      object: objectOf(gcsBucket(name), {
+      record: objectOf(gcsBucket(name), {
         key: textOf(item.name),
         size: textOf(item.size),
         lastModified: textOf(item.updated),

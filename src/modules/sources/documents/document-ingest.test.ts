@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { IngestError, MAX_LINE_BYTES } from '../ingest/ingest-kit.ts';
-import { jsonLines, readJsonDocument, type ReadRecord } from './document-ingest.ts';
+import { jsonLines, readJsonDocument, type DocumentRecord } from './document-ingest.ts';
 import { storable } from './document-store.ts';
 import { isJsonObject, parseDate, RecordError } from './record-fields.ts';
 
@@ -25,7 +25,7 @@ describe('document ingest helpers', () => {
       return { key: value.id, text: String(value.text), fields: { id: value.id } };
     });
     const input = file('posts.jsonl', ['{"id":"a","text":"one"}', '', '{"id":', '{"text":"no id"}', `{"id":"long","text":"${'x'.repeat(MAX_LINE_BYTES)}"}`, '{"id":"b","text":"two"}\r', ''].join('\n'));
-    const records: ReadRecord[] = [];
+    const records: DocumentRecord[] = [];
     for await (const record of read(input)) records.push(record);
     expect(records.map(({ location, record }) => [location, typeof record === 'string' ? record : record.key])).toEqual([
       ['line 1', 'a'],

@@ -1,35 +1,29 @@
 import {
   expandInputs,
-  failInput,
   IngestError,
-  inputLine,
   jsonErrorLocation,
-  MAX_LINE_BYTES,
   newInputResult,
   openInput,
-  readLines,
-  reject,
+  recordsOfJsonLines,
   reportInputs,
+  storeInBatches,
   type IngestProgress,
   type InputResult,
+  type ReadRecord,
 } from '../ingest/ingest-kit.ts';
 import type { Ingester, SourceContext } from '../source.ts';
 import { createDocumentWriter, type DocumentInput, type DocumentWriter } from './document-store.ts';
 import { RecordError } from './record-fields.ts';
 
-/** A record read from an input: its document, or why it was rejected. */
-export interface ReadRecord {
-  /** Where it is in its input: `line 12`, `messages[3]`, `record 2`. */
-  location: string;
-  record: DocumentInput | string;
-}
+/** A record read from an input (at `line 12`, `messages[3]`, `record 2`): its document, or why it was rejected. */
+export type DocumentRecord = ReadRecord<DocumentInput>;
 
 /** One `--format` of a document ingester. */
 export interface DocumentFormat {
   /** Whether a file found in a folder is read in this format. */
   accepts(file: string): boolean;
   /** The records of one input (a file or `-`); throws IngestError when the input cannot be read at all. */
-  read(input: string, progress?: IngestProgress): AsyncIterable<ReadRecord>;
+  read(input: string, progress?: IngestProgress): AsyncIterable<DocumentRecord>;
 }
 
 // Documents per transaction: a crash loses at most one uncommitted batch, never part of a record.
@@ -39,28 +33,7 @@ async function ingestInput(context: SourceContext, writer: DocumentWriter, input
   const result = newInputResult(input);
   // One time for the whole input: what it brings is new to rules from then on.
   const discoveredAt = context.clock.now().getTime();
-  let batch: DocumentInput[] = [];
-  const flush = async () => {
-    const counts = await writer.write(batch, discoveredAt);
-    result.added += counts.added;
-    result.duplicates += counts.duplicates;
-    batch = [];
-  };
-  try {
-    for await (const { location, record } of format.read(input, progress)) {
-      if (typeof record === 'string') {
-        reject(result, location, record);
-        continue;
-      }
-      result.records++;
-      batch.push(record);
-      if (batch.length >= BATCH) await flush();
-    }
-    await flush();
-  } catch (error) {
-    failInput(result, error);
-  }
-  progress?.finish(inputLine(noun, result));
+  await storeInBatches({ result, records: format.read(input, progress), batchSize: BATCH, write: (batch) => writer.write(batch, discoveredAt), noun, progress });
   return result;
 }
 
@@ -98,27 +71,7 @@ export function orReason<T>(parse: () => T): T | string {
 
 /** The `read` of a JSON Lines format: one record a line, blank lines skipped; `parse` throws RecordError. */
 export function jsonLines(parse: (value: unknown) => DocumentInput): DocumentFormat['read'] {
-  return async function* read(input, progress) {
-    const { stream, size } = openInput(input);
-    if (size !== null) progress?.start(input, size, 'bytes');
-    try {
-      for await (const { line, number } of readLines(stream, (bytes) => progress?.advance(bytes))) {
-        if (line.trim() === '') continue;
-        let value: unknown;
-        try {
-          value = JSON.parse(line);
-        } catch {
-          // readLines cut the line at MAX_LINE_BYTES: say so rather than blame the JSON.
-          const cut = Buffer.byteLength(line) >= MAX_LINE_BYTES - 3;
-          yield { location: `line ${number}`, record: cut ? `longer than ${MAX_LINE_BYTES >> 20} MiB (a line is read up to that)` : 'not valid JSON' };
-          continue;
-        }
-        yield { location: `line ${number}`, record: orReason(() => parse(value)) };
-      }
-    } finally {
-      if (input !== '-') stream.destroy();
-    }
-  };
+  return (input, progress) => recordsOfJsonLines(input, (value) => orReason(() => parse(value)), progress);
 }
 
 /**

@@ -4,7 +4,8 @@ import type { Readable } from 'node:stream';
 
 /**
  * What every source's ingester shares: naming inputs (files, folders, `-`), reading text line
- * by line as a stream with progress, and reporting bad records without aborting the input.
+ * by line as a stream with progress, storing records in batches, and reporting bad records
+ * without aborting the input and unreadable inputs without aborting the run.
  */
 
 /** An input that cannot be read at all: names it and where in it the problem is. */
@@ -79,6 +80,12 @@ export function jsonErrorLocation(text: string, error: unknown): string {
 export interface Rejection {
   location: string;
   reason: string;
+}
+
+/** A record of an input and where it is in it (`line 12`, `record 3`), or why it is no record. */
+export interface ReadRecord<T> {
+  location: string;
+  record: T | string;
 }
 
 export interface IngestProgress {
@@ -181,6 +188,34 @@ export async function* readLines(stream: Readable, onBytes?: (bytes: number) => 
   if (pendingBytes > 0) yield line(Buffer.alloc(0));
 }
 
+/**
+ * The records of a JSON Lines input (a file or `-`), one a line, blank lines skipped, with
+ * progress over its bytes: `parse` makes a line's value a record, the reason it is none, or null
+ * when it is nothing to keep.
+ */
+export async function* recordsOfJsonLines<T>(input: string, parse: (value: unknown) => T | string | null, progress?: IngestProgress): AsyncGenerator<ReadRecord<T>> {
+  const { stream, size } = openInput(input);
+  if (size !== null) progress?.start(input, size, 'bytes');
+  try {
+    for await (const { line, number } of readLines(stream, (bytes) => progress?.advance(bytes))) {
+      if (line.trim() === '') continue;
+      let value: unknown;
+      try {
+        value = JSON.parse(line);
+      } catch {
+        // readLines cut the line at MAX_LINE_BYTES: say so rather than blame the JSON.
+        const cut = Buffer.byteLength(line) >= MAX_LINE_BYTES - 3;
+        yield { location: `line ${number}`, record: cut ? `longer than ${MAX_LINE_BYTES >> 20} MiB (a line is read up to that)` : 'not valid JSON' };
+        continue;
+      }
+      const record = parse(value);
+      if (record !== null) yield { location: `line ${number}`, record };
+    }
+  } finally {
+    if (input !== '-') stream.destroy();
+  }
+}
+
 /** Rejections kept per input in a report; the count covers them all. */
 export const REJECTIONS_SHOWN = 100;
 
@@ -214,6 +249,54 @@ export function failInput(result: InputResult, error: unknown): void {
 export function reject(result: InputResult, location: string, reason: string): void {
   result.rejected++;
   if (result.rejections.length < REJECTIONS_SHOWN) result.rejections.push({ location, reason });
+}
+
+/**
+ * Stores the records of one input through `write`, `batchSize` at a time (a transaction each: a
+ * crash loses at most one uncommitted batch, never part of a record), counting them and rejecting
+ * the reasons into `result`. An input that cannot be read fails the result (failInput). Then the
+ * input's `stream` is closed and `progress` hears the input's line.
+ */
+export async function storeInBatches<T>(options: {
+  result: InputResult;
+  records: AsyncIterable<ReadRecord<T>>;
+  batchSize: number;
+  write(batch: T[]): Promise<{ added: number; duplicates: number }>;
+  /** Store the records read before a failure too: they are whole without the rest of the input. */
+  keepBeforeFailure?: boolean;
+  /** The input's stream, destroyed when done; standard input, the process's own, is left open. */
+  stream?: Readable;
+  /** What the records are called in the input's line: `certificates`. */
+  noun: string;
+  progress?: IngestProgress;
+}): Promise<void> {
+  const { result } = options;
+  let batch: T[] = [];
+  const flush = async () => {
+    const counts = await options.write(batch);
+    result.added += counts.added;
+    result.duplicates += counts.duplicates;
+    batch = [];
+  };
+  try {
+    try {
+      for await (const { location, record } of options.records) {
+        if (typeof record === 'string') {
+          reject(result, location, record);
+          continue;
+        }
+        result.records++;
+        batch.push(record);
+        if (batch.length >= options.batchSize) await flush();
+      }
+    } catch (error) {
+      failInput(result, error);
+    }
+    if (result.ok || options.keepBeforeFailure) await flush();
+  } finally {
+    if (options.stream !== process.stdin) options.stream?.destroy();
+  }
+  options.progress?.finish(inputLine(options.noun, result));
 }
 
 /** A summary and readable lines for the inputs of one `dragnet ingest` call. */

@@ -2,7 +2,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { orReason, type ReadRecord } from '../documents/document-ingest.ts';
+import { orReason, type DocumentRecord } from '../documents/document-ingest.ts';
 import { pastebinList } from './paste-formats.ts';
 import { genericPasteDocument, pastebinDocument, pastebinEntry } from './paste-record.ts';
 
@@ -71,7 +71,7 @@ describe('paste records', () => {
     });
     afterAll(() => rmSync(dir, { recursive: true, force: true }));
     const read = async (input: string) => {
-      const records: ReadRecord[] = [];
+      const records: DocumentRecord[] = [];
       for await (const record of pastebinList.read(input)) records.push(record);
       return records.map(({ location, record }) => [location, typeof record === 'string' ? record : record.text]);
     };

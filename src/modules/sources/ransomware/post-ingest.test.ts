@@ -19,7 +19,7 @@ describe.skipIf(!existsSync(FIXTURE))('the ransomware.live posts.json excerpt', 
   it('reads all 14 records of both shapes, dates in UTC, websites as written', async () => {
     const entries = await collect(readPosts(createReadStream(FIXTURE), FIXTURE));
     expect(entries.map((entry) => entry.location)).toEqual(Array.from({ length: 14 }, (_, i) => `record ${i + 1}`));
-    const posts = entries.map((entry) => entry.post);
+    const posts = entries.map((entry) => entry.record);
     expect(posts.every((post) => typeof post !== 'string')).toBe(true);
     expect(posts[0]).toEqual({
       group: 'suncrypt',
@@ -54,9 +54,9 @@ describe('reading posts', () => {
   it('reads a JSON array (with a byte-order mark and leading blank lines), numbering records', async () => {
     const entries = await postsOf(`\uFEFF\n  [${JSON.stringify(record('One'))}, 42, ${JSON.stringify({ group_name: 'play' })}]`);
     expect(entries).toEqual([
-      { location: 'record 1', post: expect.objectContaining({ victim: 'One' }) },
-      { location: 'record 2', post: 'not a JSON object' },
-      { location: 'record 3', post: 'post_title (or victim) is missing' },
+      { location: 'record 1', record: expect.objectContaining({ victim: 'One' }) },
+      { location: 'record 2', record: 'not a JSON object' },
+      { location: 'record 3', record: 'post_title (or victim) is missing' },
     ]);
   });
 
@@ -64,9 +64,9 @@ describe('reading posts', () => {
     const text = `${JSON.stringify(record('One'))}\n\n{"post_title": broken\n${JSON.stringify(record('Two'))}\r\n`;
     const chunks = [...Buffer.from(text)].map((byte) => Buffer.from([byte]));
     expect(await postsOf(chunks)).toEqual([
-      { location: 'line 1', post: expect.objectContaining({ victim: 'One' }) },
-      { location: 'line 3', post: 'not valid JSON' },
-      { location: 'line 4', post: expect.objectContaining({ victim: 'Two' }) },
+      { location: 'line 1', record: expect.objectContaining({ victim: 'One' }) },
+      { location: 'line 3', record: 'not valid JSON' },
+      { location: 'line 4', record: expect.objectContaining({ victim: 'Two' }) },
     ]);
   });
 

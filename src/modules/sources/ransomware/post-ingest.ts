@@ -2,16 +2,16 @@ import path from 'node:path';
 import { Readable } from 'node:stream';
 import {
   expandInputs,
-  failInput,
   IngestError,
-  inputLine,
   jsonErrorLocation,
   newInputResult,
   openInput,
   readLines,
-  reject,
   reportInputs,
+  storeInBatches,
+  type IngestProgress,
   type InputResult,
+  type ReadRecord,
 } from '../ingest/ingest-kit.ts';
 import type { Ingester, SourceContext } from '../source.ts';
 import { readPost, type PostRecord } from './post-record.ts';
@@ -31,10 +31,7 @@ const POST_FILES = new Set(['.json', '.jsonl', '.ndjson']);
 const BATCH = 1000;
 
 /** One record of an input: where it is (`record N` of an array, `line N` of JSON Lines) and the post or why it is none. */
-export interface PostEntry {
-  location: string;
-  post: PostRecord | string;
-}
+export type PostEntry = ReadRecord<PostRecord>;
 
 // Leading bytes that say nothing about the format: whitespace and a UTF-8 byte-order mark.
 const PADDING = new Set([0x20, 0x09, 0x0a, 0x0d, 0xef, 0xbb, 0xbf]);
@@ -57,7 +54,7 @@ async function* postsOfArray(first: Buffer[], rest: AsyncIterator<Buffer>, input
   } catch (error) {
     throw new IngestError(input, jsonErrorLocation(text, error), `not valid JSON: ${(error as Error).message}`);
   }
-  for (const [index, record] of records.entries()) yield { location: `record ${index + 1}`, post: readPost(record) };
+  for (const [index, record] of records.entries()) yield { location: `record ${index + 1}`, record: readPost(record) };
 }
 
 async function* postsOfLines(lines: AsyncIterable<{ line: string; number: number }>): AsyncGenerator<PostEntry> {
@@ -67,10 +64,10 @@ async function* postsOfLines(lines: AsyncIterable<{ line: string; number: number
     try {
       record = JSON.parse(line);
     } catch {
-      yield { location: `line ${number}`, post: 'not valid JSON' };
+      yield { location: `line ${number}`, record: 'not valid JSON' };
       continue;
     }
-    yield { location: `line ${number}`, post: readPost(record) };
+    yield { location: `line ${number}`, record: readPost(record) };
   }
 }
 
@@ -110,49 +107,30 @@ export async function* readPosts(stream: Readable, input: string, onBytes?: (byt
 
 /**
  * Stores the posts of one input in batches, counting them and rejecting bad records into
- * `result`; an input that cannot be read fails the result. Posts are dated `discoveredAt`.
+ * `result`; an input that cannot be read fails the result. Posts are dated now. The ingester
+ * passes its input's stream, closed after, and the progress display that hears the input's line.
  */
-export async function storePosts(context: SourceContext, entries: AsyncIterable<PostEntry>, result: InputResult): Promise<void> {
+export async function storePosts(
+  context: SourceContext,
+  entries: AsyncIterable<PostEntry>,
+  result: InputResult,
+  input: { stream?: Readable; progress?: IngestProgress } = {},
+): Promise<void> {
   const discoveredAt = context.clock.now().getTime();
-  let batch: PostRecord[] = [];
-  const flush = async () => {
-    const counts = await writePosts(context, batch, discoveredAt);
-    result.added += counts.added;
-    result.duplicates += counts.duplicates;
-    batch = [];
-  };
-  try {
-    for await (const { location, post } of entries) {
-      if (typeof post === 'string') {
-        reject(result, location, post);
-        continue;
-      }
-      result.records++;
-      batch.push(post);
-      if (batch.length >= BATCH) await flush();
-    }
-    await flush();
-  } catch (error) {
-    failInput(result, error);
-  }
+  await storeInBatches({ result, records: entries, batchSize: BATCH, write: (batch) => writePosts(context, batch, discoveredAt), noun: 'posts', ...input });
 }
 
 export const ransomwareIngester: Ingester = {
   name: 'ransomware',
   description: 'ransomware leak-site posts: ransomware.live posts.json arrays, v2 API responses or JSON Lines; files, folders or - (stdin)',
   formats: ['posts'],
-  async run(context, inputs, options) {
+  async run(context, inputs, { progress }) {
     const results: InputResult[] = [];
     for (const input of expandInputs(inputs, (file) => POST_FILES.has(path.extname(file).toLowerCase()))) {
       const result = newInputResult(input);
       const { stream, size } = openInput(input);
-      if (size !== null) options.progress?.start(input, size, 'bytes');
-      try {
-        await storePosts(context, readPosts(stream, input, (bytes) => options.progress?.advance(bytes)), result);
-      } finally {
-        if (input !== '-') stream.destroy();
-      }
-      options.progress?.finish(inputLine('posts', result));
+      if (size !== null) progress?.start(input, size, 'bytes');
+      await storePosts(context, readPosts(stream, input, (bytes) => progress?.advance(bytes)), result, { stream, progress });
       results.push(result);
     }
     return reportInputs('posts', results);

@@ -1,16 +1,15 @@
 import path from 'node:path';
 import {
   expandInputs,
-  failInput,
   IngestError,
-  inputLine,
   newInputResult,
   openInput,
   readLines,
-  reject,
   reportInputs,
+  storeInBatches,
   type IngestProgress,
   type InputResult,
+  type ReadRecord,
 } from '../ingest/ingest-kit.ts';
 import { parseDomainName } from '../phishing/domain-name.ts';
 import { parseTimestamp } from '../ingest/timestamp.ts';
@@ -46,54 +45,53 @@ const BATCH = 1000;
 
 type DumpResult = InputResult & { pseudo_targets: number };
 
+/**
+ * The links of a dump, read line by line. Meta lines set the shortener and crawl time of the
+ * links after them; notfound/blocked targets are counted into `result`, not stored.
+ */
+async function* linksOf(lines: AsyncIterable<{ line: string; number: number }>, input: string, result: DumpResult): AsyncGenerator<ReadRecord<ShortLink>> {
+  let shortener = input === '-' ? null : shortenerOfFileName(input);
+  let crawledAt: number | null = null;
+  for await (const { line, number } of lines) {
+    const entry = parseDumpLine(line);
+    if (entry === null) continue;
+    const location = `line ${number}`;
+    if (entry.kind === 'bad') {
+      yield { location, record: entry.reason };
+    } else if (entry.kind === 'pseudo') {
+      result.pseudo_targets++;
+    } else if (entry.kind === 'meta') {
+      // Meta lines count wherever they are: dumps concatenated with cat keep their own prefixes.
+      if (entry.field === 'PREFIX') {
+        shortener = shortenerOfPrefix(entry.value);
+        if (!shortener) throw new IngestError(input, location, `#PREFIX: ${entry.value} is not a URL`);
+      } else if (entry.field === 'TIMESTAMP') {
+        crawledAt = parseTimestamp(entry.value);
+        if (crawledAt === null) yield { location, record: `#TIMESTAMP: ${entry.value} is not a date` };
+      }
+    } else {
+      if (!shortener) {
+        throw new IngestError(input, location, 'no shortener: the dump has no #PREFIX: header and its file name is no host name (add "#PREFIX: https://v.gd/" before the links, or name the file v.gd.txt)');
+      }
+      yield { location, record: { ...shortener, shortcode: entry.shortcode, targetUrl: entry.targetUrl, target: entry.target, crawledAt } };
+    }
+  }
+}
+
 async function ingestDump(context: SourceContext, input: string, progress?: IngestProgress): Promise<DumpResult> {
   const result: DumpResult = { ...newInputResult(input), pseudo_targets: 0 };
   const { stream, size } = openInput(input);
   if (size !== null) progress?.start(input, size, 'bytes');
   const discoveredAt = context.clock.now().getTime();
-  let shortener = input === '-' ? null : shortenerOfFileName(input);
-  let crawledAt: number | null = null;
-  let batch: ShortLink[] = [];
-  const flush = async () => {
-    const counts = await writeShortLinks(context, batch, discoveredAt);
-    result.added += counts.added;
-    result.duplicates += counts.duplicates;
-    batch = [];
-  };
-  try {
-    for await (const { line, number } of readLines(stream, (bytes) => progress?.advance(bytes))) {
-      const entry = parseDumpLine(line);
-      if (entry === null) continue;
-      const location = `line ${number}`;
-      if (entry.kind === 'bad') {
-        reject(result, location, entry.reason);
-      } else if (entry.kind === 'pseudo') {
-        result.pseudo_targets++;
-      } else if (entry.kind === 'meta') {
-        // Meta lines count wherever they are: dumps concatenated with cat keep their own prefixes.
-        if (entry.field === 'PREFIX') {
-          shortener = shortenerOfPrefix(entry.value);
-          if (!shortener) throw new IngestError(input, location, `#PREFIX: ${entry.value} is not a URL`);
-        } else if (entry.field === 'TIMESTAMP') {
-          crawledAt = parseTimestamp(entry.value);
-          if (crawledAt === null) reject(result, location, `#TIMESTAMP: ${entry.value} is not a date`);
-        }
-      } else {
-        if (!shortener) {
-          throw new IngestError(input, location, 'no shortener: the dump has no #PREFIX: header and its file name is no host name (add "#PREFIX: https://v.gd/" before the links, or name the file v.gd.txt)');
-        }
-        result.records++;
-        batch.push({ ...shortener, shortcode: entry.shortcode, targetUrl: entry.targetUrl, target: entry.target, crawledAt });
-        if (batch.length >= BATCH) await flush();
-      }
-    }
-    await flush();
-  } catch (error) {
-    failInput(result, error);
-  } finally {
-    if (input !== '-') stream.destroy();
-  }
-  progress?.finish(inputLine('links', result));
+  await storeInBatches({
+    result,
+    records: linksOf(readLines(stream, (bytes) => progress?.advance(bytes)), input, result),
+    batchSize: BATCH,
+    write: (batch) => writeShortLinks(context, batch, discoveredAt),
+    stream,
+    noun: 'links',
+    progress,
+  });
   return result;
 }
 
