@@ -1,7 +1,6 @@
 import type { ArgError } from '../args-validation.ts';
-import { documentIngester } from '../documents/document-ingest.ts';
-import { fieldIn, fieldIs, matchDocuments, queryErrors } from '../documents/document-match.ts';
-import { documentStoreMigrations } from '../documents/document-store.ts';
+import { fieldIn, fieldIs, queryErrors } from '../documents/document-match.ts';
+import { documentSource } from '../documents/document-source.ts';
 import type { SourceDefinition } from '../source.ts';
 import { DEMO_SERVERS, loadDemoChat } from './demo-chat.ts';
 import { discordFormat } from './discord-export.ts';
@@ -60,36 +59,21 @@ export const chatServerSource: SourceDefinition = {
   sortableFields: ['timestamp', 'discovered_at', 'server_name', 'channel_name', 'author_name'],
   hasData: true,
   checkArgs: checkChatServerArgs,
-  match(context, rawArgs, window, limit) {
-    const args = rawArgs as unknown as ChatServerArgs;
-    const filters = [];
-    if (args.server_ids?.length) filters.push(fieldIn('server_id', args.server_ids));
-    if (args.channel_ids?.length) filters.push(fieldIn('channel_id', args.channel_ids));
-    if (!args.include_bots) filters.push(fieldIs('is_bot', false));
-    return matchDocuments(
-      context,
-      {
-        source: 'chat_server',
-        query: args.query,
-        filters,
-        contextChars: args.context_chars ?? DEFAULT_CONTEXT_CHARS,
-        uniqueTexts: args.unique_only === true,
-        previewField: 'content',
-      },
-      window,
-      limit,
-    );
-  },
-  migrations: documentStoreMigrations,
-  ingesters: [
-    documentIngester({
-      name: 'chat_server',
-      source: 'chat_server',
+  ...documentSource<ChatServerArgs>({
+    name: 'chat_server',
+    search: (args) => {
+      const filters = [];
+      if (args.server_ids?.length) filters.push(fieldIn('server_id', args.server_ids));
+      if (args.channel_ids?.length) filters.push(fieldIn('channel_id', args.channel_ids));
+      if (!args.include_bots) filters.push(fieldIs('is_bot', false));
+      return { filters, contextChars: args.context_chars ?? DEFAULT_CONTEXT_CHARS, uniqueTexts: args.unique_only === true, previewField: 'content' };
+    },
+    ingester: {
       description: 'chat-server messages from DiscordChatExporter JSON exports (one channel a file), files, folders or - (stdin)',
       noun: 'messages',
       formats: { discord: discordFormat },
-    }),
-  ],
+    },
+  }),
   async demo(context, now) {
     const added = await loadDemoChat(context, now);
     return `Demo chat servers: ${added} Discord messages added (try chat_server with the query "acme-bank.com" AND (combo OR logs))`;

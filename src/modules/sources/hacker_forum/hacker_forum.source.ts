@@ -1,6 +1,5 @@
-import { documentIngester } from '../documents/document-ingest.ts';
-import { fieldIn, fieldInAnyCase, matchDocuments, queryErrors } from '../documents/document-match.ts';
-import { documentStoreMigrations } from '../documents/document-store.ts';
+import { fieldIn, fieldInAnyCase, queryErrors } from '../documents/document-match.ts';
+import { documentSource } from '../documents/document-source.ts';
 import type { SourceDefinition } from '../source.ts';
 import { loadDemoForums } from './demo-forum.ts';
 import { CONTENT_TYPES, forumJsonLines } from './forum-record.ts';
@@ -36,34 +35,20 @@ export const hackerForumSource: SourceDefinition = {
   sortableFields: ['posted_at', 'discovered_at', 'forum', 'author'],
   hasData: true,
   checkArgs: queryErrors,
-  match(context, rawArgs, window, limit) {
-    const args = rawArgs as unknown as HackerForumArgs;
-    const filters = [];
-    if (args.forums?.length) filters.push(fieldInAnyCase('forum', args.forums));
-    if (args.content_types?.length) filters.push(fieldIn('content_type', args.content_types));
-    return matchDocuments(
-      context,
-      {
-        source: 'hacker_forum',
-        query: args.query,
-        filters,
-        contextChars: PREVIEW_CHARS,
-        previewField: 'content',
-      },
-      window,
-      limit,
-    );
-  },
-  migrations: documentStoreMigrations,
-  ingesters: [
-    documentIngester({
-      name: 'hacker_forum',
-      source: 'hacker_forum',
+  ...documentSource<HackerForumArgs>({
+    name: 'hacker_forum',
+    search: (args) => {
+      const filters = [];
+      if (args.forums?.length) filters.push(fieldInAnyCase('forum', args.forums));
+      if (args.content_types?.length) filters.push(fieldIn('content_type', args.content_types));
+      return { filters, contextChars: PREVIEW_CHARS, previewField: 'content' };
+    },
+    ingester: {
       description: 'hacker-forum threads, posts and marketplace offers as JSON Lines (one post a line), files, folders or - (stdin)',
       noun: 'posts',
       formats: { jsonl: forumJsonLines },
-    }),
-  ],
+    },
+  }),
   async demo(context, now) {
     const added = await loadDemoForums(context, now);
     return `Demo hacker forums: ${added} forum posts added (try hacker_forum with the query "acme bank" AND (access OR database OR rdp))`;

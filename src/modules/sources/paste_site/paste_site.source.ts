@@ -1,6 +1,5 @@
-import { documentIngester } from '../documents/document-ingest.ts';
-import { fieldInAnyCase, matchDocuments, queryErrors } from '../documents/document-match.ts';
-import { documentStoreMigrations } from '../documents/document-store.ts';
+import { fieldInAnyCase, queryErrors } from '../documents/document-match.ts';
+import { documentSource } from '../documents/document-source.ts';
 import type { SourceDefinition } from '../source.ts';
 import { loadDemoPastes } from './demo-pastes.ts';
 import { pastebinList, pasteJsonLines } from './paste-formats.ts';
@@ -36,34 +35,20 @@ export const pasteSiteSource: SourceDefinition = {
   sortableFields: ['posted_at', 'discovered_at', 'size', 'site'],
   hasData: true,
   checkArgs: queryErrors,
-  match(context, rawArgs, window, limit) {
-    const args = rawArgs as unknown as PasteSiteArgs;
-    const filters = [];
-    if (args.sites?.length) filters.push(fieldInAnyCase('site', args.sites));
-    if (args.syntaxes?.length) filters.push(fieldInAnyCase('syntax', args.syntaxes));
-    return matchDocuments(
-      context,
-      {
-        source: 'paste_site',
-        query: args.query,
-        filters,
-        contextChars: SNIPPET_CHARS,
-        previewField: 'snippet',
-      },
-      window,
-      limit,
-    );
-  },
-  migrations: documentStoreMigrations,
-  ingesters: [
-    documentIngester({
-      name: 'paste_site',
-      source: 'paste_site',
+  ...documentSource<PasteSiteArgs>({
+    name: 'paste_site',
+    search: (args) => {
+      const filters = [];
+      if (args.sites?.length) filters.push(fieldInAnyCase('site', args.sites));
+      if (args.syntaxes?.length) filters.push(fieldInAnyCase('syntax', args.syntaxes));
+      return { filters, contextChars: SNIPPET_CHARS, previewField: 'snippet' };
+    },
+    ingester: {
       description: 'pastes as JSON Lines (any site) or saved Pastebin scraping lists with their content, files, folders or - (stdin)',
       noun: 'pastes',
       formats: { jsonl: pasteJsonLines, pastebin: pastebinList },
-    }),
-  ],
+    },
+  }),
   collectors: [pastebinCollector],
   async demo(context, now) {
     const added = await loadDemoPastes(context, now);
