@@ -2,18 +2,17 @@ import path from 'node:path';
 import type { Readable } from 'node:stream';
 import {
   expandInputs,
-  failInput,
   IngestError,
-  inputLine,
   newInputResult,
   openInput,
   readLines,
-  reject,
   reportInputs,
+  storeInBatches,
   type IngestProgress,
   type InputResult,
+  type ReadRecord,
 } from '../ingest/ingest-kit.ts';
-import type { Ingester, SourceContext } from '../source.ts';
+import type { Ingester } from '../source.ts';
 import { parseDomainName } from './domain-name.ts';
 import { writeObservedDomains, type CheckedDomain, type ObservedDomain } from './observed-domains.ts';
 
@@ -33,24 +32,10 @@ interface Counts {
   unregistered: number;
 }
 
-/** Collects checked domains and writes them in batches into the input's result. */
-function createBatcher(context: SourceContext, result: InputResult) {
-  let batch: CheckedDomain[] = [];
-  return {
-    async add(raw: string, location: string, details: Omit<ObservedDomain, 'domain'>) {
-      const name = parseDomainName(raw);
-      if (typeof name === 'string') return reject(result, location, `${JSON.stringify(raw.slice(0, 100))}: ${name}`);
-      result.records++;
-      batch.push({ name, domain: { ...details, domain: raw } });
-      if (batch.length >= BATCH) await this.flush();
-    },
-    async flush() {
-      const counts = await writeObservedDomains(context, batch);
-      result.added += counts.added;
-      result.duplicates += counts.duplicates;
-      batch = [];
-    },
-  };
+/** A domain of an input as a record to store, or why it is no domain name. */
+function checked(raw: string, location: string, details: Omit<ObservedDomain, 'domain'>): ReadRecord<CheckedDomain> {
+  const name = parseDomainName(raw);
+  return { location, record: typeof name === 'string' ? `${JSON.stringify(raw.slice(0, 100))}: ${name}` : { name, domain: { ...details, domain: raw } } };
 }
 
 // "# Time of Compilation: 2025-01-03 06:29:14 UTC", "# Last modified: …", "! Updated: …".
@@ -68,8 +53,7 @@ function headerDate(text: string): number | null {
  * comments, an `[Adblock Plus]` header) and the wildcard one (`*.domain`) are read alike. A
  * header date (compile time) is the domains' first_seen.
  */
-async function ingestNrd(stream: Readable, result: InputResult, context: SourceContext, progress?: IngestProgress) {
-  const batcher = createBatcher(context, result);
+async function* nrdDomains(stream: Readable, progress?: IngestProgress): AsyncGenerator<ReadRecord<CheckedDomain>> {
   let listDate: number | null = null;
   for await (const { line, number } of readLines(stream, (bytes) => progress?.advance(bytes))) {
     const text = line.trim();
@@ -80,9 +64,8 @@ async function ingestNrd(stream: Readable, result: InputResult, context: SourceC
       continue;
     }
     const adblock = /^\|\|([^^$/]+)\^?/.exec(text);
-    await batcher.add(adblock ? adblock[1]! : text, `line ${number}`, { origin: 'nrd', first_seen: listDate });
+    yield checked(adblock ? adblock[1]! : text, `line ${number}`, { origin: 'nrd', first_seen: listDate });
   }
-  await batcher.flush();
 }
 
 interface DnstwistEntry {
@@ -126,7 +109,7 @@ async function readWhole(stream: Readable, progress?: IngestProgress): Promise<s
  * permutations without any record (not registered: dnstwist without --registered lists them
  * all) are skipped: they are no observed domain.
  */
-async function ingestDnstwist(stream: Readable, input: string, result: InputResult, counts: Counts, context: SourceContext, progress?: IngestProgress) {
+async function* dnstwistDomains(stream: Readable, input: string, counts: Counts, progress?: IngestProgress): AsyncGenerator<ReadRecord<CheckedDomain>> {
   let entries: unknown;
   try {
     entries = JSON.parse(await readWhole(stream, progress));
@@ -135,16 +118,15 @@ async function ingestDnstwist(stream: Readable, input: string, result: InputResu
     throw new IngestError(input, 'file', `not JSON: ${(error as Error).message}`);
   }
   if (!Array.isArray(entries)) throw new IngestError(input, 'file', 'not a dnstwist JSON result (an array of permutations)');
-  const batcher = createBatcher(context, result);
   for (const [i, entry] of (entries as unknown[]).entries()) {
     const location = `record ${i + 1}`;
     if (typeof entry !== 'object' || entry === null || Array.isArray(entry)) {
-      reject(result, location, 'not an object');
+      yield { location, record: 'not an object' };
       continue;
     }
     const permutation = entry as DnstwistEntry;
     if (typeof permutation.domain !== 'string') {
-      reject(result, location, 'no domain');
+      yield { location, record: 'no domain' };
       continue;
     }
     if (permutation.fuzzer === '*original') continue;
@@ -161,7 +143,7 @@ async function ingestDnstwist(stream: Readable, input: string, result: InputResu
       continue;
     }
     const registeredAt = created === null ? null : Date.parse(created);
-    await batcher.add(permutation.domain, location, {
+    yield checked(permutation.domain, location, {
       origin: 'dnstwist',
       ip: a?.[0] ?? null,
       ipv6: aaaa?.[0] ?? null,
@@ -172,7 +154,6 @@ async function ingestDnstwist(stream: Readable, input: string, result: InputResu
       registered_at: registeredAt === null || Number.isNaN(registeredAt) ? null : registeredAt,
     });
   }
-  await batcher.flush();
 }
 
 const LIST_FILES = new Set(['.txt', '.list', '.lst', '.domains']);
@@ -191,15 +172,15 @@ export const phishingIngester: Ingester = {
       results.push(result);
       const { stream, size } = openInput(input);
       if (size !== null) options.progress?.start(input, size, 'bytes');
-      try {
-        if (dnstwist) await ingestDnstwist(stream, input, result, counts, context, options.progress);
-        else await ingestNrd(stream, result, context, options.progress);
-      } catch (error) {
-        failInput(result, error);
-      } finally {
-        if (input !== '-') stream.destroy();
-      }
-      options.progress?.finish(inputLine('domains', result));
+      await storeInBatches({
+        result,
+        records: dnstwist ? dnstwistDomains(stream, input, counts, options.progress) : nrdDomains(stream, options.progress),
+        batchSize: BATCH,
+        write: (batch) => writeObservedDomains(context, batch),
+        stream,
+        noun: 'domains',
+        progress: options.progress,
+      });
     }
     const report = reportInputs('domains', results, dnstwist ? { unregistered_skipped: counts.unregistered } : {});
     if (counts.unregistered > 0) report.lines.push(`  ${counts.unregistered} unregistered permutations skipped (no DNS or WHOIS data)`);
