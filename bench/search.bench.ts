@@ -246,12 +246,21 @@ async function startServer(env: NodeJS.ProcessEnv, scope: CleanupScope): Promise
   return { url, pid: child.pid! };
 }
 
+/** A keep-alive connection the server closed while idle fails the request sent on it, before the server saw it. */
+const closedConnection = (error: unknown) =>
+  error instanceof TypeError && ['UND_ERR_SOCKET', 'ECONNRESET'].includes((error.cause as { code?: string } | undefined)?.code ?? '');
+
 async function postJson(url: string, body: unknown, token?: string): Promise<unknown> {
-  const response = await fetch(url, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) },
-    body: JSON.stringify(body),
-    signal: AbortSignal.timeout(300_000),
+  const send = () =>
+    fetch(url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) },
+      body: JSON.stringify(body),
+      signal: AbortSignal.timeout(300_000),
+    });
+  const response = await send().catch((error: unknown) => {
+    if (closedConnection(error)) return send();
+    throw error;
   });
   const text = await response.text();
   if (response.status !== 200) throw new Error(`POST ${new URL(url).pathname} answered ${response.status}: ${text.slice(0, 500)}`);

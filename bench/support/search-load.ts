@@ -90,7 +90,10 @@ export async function searchLoad(options: {
       for (let i = client; !options.until(); i++) {
         const search = options.searches[i % options.searches.length]!;
         const t = performance.now();
-        await search.send();
+        await search.send().catch((error: unknown) => {
+          const cause = error instanceof Error ? (error.cause as { code?: string; message?: string } | undefined) : undefined;
+          throw new Error(`${search.label} (client ${client}): ${error instanceof Error ? error.message : String(error)}${cause ? ` (${cause.code ?? cause.message})` : ''}`);
+        });
         samples.push({ label: search.label, ms: performance.now() - t });
       }
     }),
