@@ -3,6 +3,31 @@ import { CompiledQuery, SqliteDialect, type DatabaseConnection, type Driver, typ
 
 /** Statements kept prepared per connection; dynamic SQL (IN lists) beyond this is evicted. */
 const STATEMENT_CACHE_SIZE = 500;
+/** How long a statement waits for another process's write lock before it fails. */
+const BUSY_TIMEOUT_MS = 10_000;
+const BUSY_RETRY_MS = 3;
+
+/**
+ * The one connection's turn: callers queue in order and are woken one at a time; Kysely's own
+ * driver wakes every waiter on each release, which under ten concurrent requests cost more
+ * than the queries themselves.
+ */
+class ConnectionLock {
+  private held = false;
+  private readonly waiting: (() => void)[] = [];
+
+  async acquire(): Promise<void> {
+    if (this.held) await new Promise<void>((resolve) => this.waiting.push(resolve));
+    this.held = true;
+  }
+
+  release(): void {
+    // Handed straight to the next waiter, so no newcomer can overtake it.
+    const next = this.waiting.shift();
+    if (next) next();
+    else this.held = false;
+  }
+}
 
 /**
  * Kysely's own SQLite driver prepares every statement again on each call, which for the short
@@ -16,6 +41,8 @@ export class CachedStatementConnection implements DatabaseConnection {
   private readonly dataVersion: SqliteDatabase.Statement;
   private writes = 0;
   private externalVersion: number | undefined;
+
+  readonly lock = new ConnectionLock();
 
   constructor(private readonly database: SqliteDatabase.Database) {
     this.dataVersion = database.prepare('pragma data_version').pluck();
@@ -50,14 +77,39 @@ export class CachedStatementConnection implements DatabaseConnection {
     return statement;
   }
 
-  executeQuery<R>(query: CompiledQuery): Promise<QueryResult<R>> {
+  private run<R>(query: CompiledQuery): QueryResult<R> {
     const statement = this.statement(query.sql);
     const parameters = query.parameters as unknown[];
     // `readonly`, not `reader`: an UPDATE … RETURNING is both a reader and a write.
     if (!statement.readonly) this.writes++;
-    if (statement.reader) return Promise.resolve({ rows: statement.all(parameters) as R[] });
+    if (statement.reader) return { rows: statement.all(parameters) as R[] };
     const { changes, lastInsertRowid } = statement.run(parameters);
-    return Promise.resolve({ numAffectedRows: BigInt(changes), insertId: BigInt(lastInsertRowid), rows: [] });
+    return { numAffectedRows: BigInt(changes), insertId: BigInt(lastInsertRowid), rows: [] };
+  }
+
+  /**
+   * Runs a statement; when another process holds the write lock, waits for it without
+   * blocking the thread. SQLite's own busy timeout sleeps inside the call, which in Node stops
+   * the event loop, every request with it, for as long as an ingest in another process keeps
+   * the lock; and its growing sleeps (up to 100 ms) lose the lock to a writer that commits
+   * and begins again at once. Here the statement is tried again every few milliseconds, and
+   * outside a transaction the connection goes to other callers meanwhile (their reads need no
+   * lock under WAL).
+   */
+  async executeQuery<R>(query: CompiledQuery): Promise<QueryResult<R>> {
+    const started = Date.now();
+    for (;;) {
+      try {
+        return this.run<R>(query);
+      } catch (error) {
+        const busy = (error as { code?: string }).code === 'SQLITE_BUSY';
+        if (!busy || Date.now() - started > BUSY_TIMEOUT_MS) throw error;
+      }
+      const inTransaction = this.database.inTransaction;
+      if (!inTransaction) this.lock.release();
+      await new Promise((resolve) => setTimeout(resolve, BUSY_RETRY_MS));
+      if (!inTransaction) await this.lock.acquire();
+    }
   }
 
   // eslint-disable-next-line require-yield -- the interface requires it; Dragnet never streams rows.
@@ -74,35 +126,25 @@ export class CachedStatementConnection implements DatabaseConnection {
 /**
  * The process's one better-sqlite3 connection behind Kysely.
  *
- * One caller at a time holds it: a transaction spans awaits, and another request's statement
- * must not land inside it. Waiters queue in order and are woken one at a time; Kysely's own
- * driver wakes every waiter on each release, which under ten concurrent requests cost more
- * than the queries themselves.
+ * One caller at a time holds it (its ConnectionLock): a transaction spans awaits, and another
+ * request's statement must not land inside it.
  *
  * Transactions start with BEGIN IMMEDIATE: a deferred BEGIN that reads and then writes fails
  * with SQLITE_BUSY at once when another process (the CLI, a second worker) wrote in between,
- * and the busy timeout cannot help it; taking the write lock up front makes writers queue on
- * busy_timeout instead.
+ * and no waiting can help it; taking the write lock up front makes writers wait their turn.
  */
 class BetterSqliteDriver implements Driver {
-  private held = false;
-  private readonly waiting: (() => void)[] = [];
-
   constructor(private readonly connection: CachedStatementConnection) {}
 
   async init(): Promise<void> {}
 
   async acquireConnection(): Promise<DatabaseConnection> {
-    if (this.held) await new Promise<void>((resolve) => this.waiting.push(resolve));
-    this.held = true;
+    await this.connection.lock.acquire();
     return this.connection;
   }
 
   async releaseConnection(): Promise<void> {
-    // Handed straight to the next waiter, so no newcomer can overtake it.
-    const next = this.waiting.shift();
-    if (next) next();
-    else this.held = false;
+    this.connection.lock.release();
   }
 
   async beginTransaction(connection: DatabaseConnection): Promise<void> {

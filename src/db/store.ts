@@ -84,10 +84,11 @@ export function openStore(options: StoreOptions): Store {
   mkdirSync(options.dataDir, { recursive: true });
   const file = path.join(options.dataDir, 'dragnet.sqlite');
   const connection = new SqliteDatabase(file);
-  // WAL lets the CLI write while the server reads; busy_timeout makes concurrent writers wait
-  // for each other instead of failing with SQLITE_BUSY.
+  // WAL lets the CLI write while the server reads. Writers of two processes wait for each
+  // other in the driver (sqlite-driver.ts), not in SQLite's busy handler, which would stop the
+  // event loop while it waits.
   connection.pragma('journal_mode = WAL');
-  connection.pragma('busy_timeout = 10000');
+  connection.pragma('busy_timeout = 0');
   connection.pragma('synchronous = NORMAL');
   connection.pragma('foreign_keys = ON');
   // Scratch tables (a search's hits) and large sorts stay in memory instead of temp files.
