@@ -40,7 +40,7 @@ import type { ChannelBatch } from '../src/modules/sources/messenger/index.ts';
 import { matchesFolded, parseQuery, type QueryNode } from '../src/modules/search/query-language.ts';
 import { stopperOf } from './support/child-server.ts';
 import { CleanupScope } from './support/cleanup.ts';
-import { ingestMore, moreMessages, searchLoad, type IngestRun, type LoadSample } from './support/search-load.ts';
+import { ingestInChild, searchLoad, type IngestRun, type LoadSample } from './support/search-load.ts';
 import { grepPeer, rawEngineQuery } from './support/search-peers.ts';
 import { createBenchStore, DEFAULT_POSTGRES_ADMIN_URL, type BenchStore, type StoreKind } from './support/store.ts';
 
@@ -611,6 +611,7 @@ interface ConcurrencyFigures {
  */
 async function concurrentSearches(
   container: Container,
+  env: NodeJS.ProcessEnv,
   server: Server,
   token: string,
   channelIds: number[],
@@ -626,9 +627,10 @@ async function concurrentSearches(
   // SQLite has one writer at a time, and every search writes its history row: a search waits
   // for the ingest transaction in progress, so transactions are as small as a collector's.
   const chunk = Math.min(options.chunk, 1000);
-  say(`\n(f) ${options.clients} concurrent search clients, the query set in turn; ingest of ${int(options.concurrencyMessages)} messages, ${int(chunk)} per transaction`);
+  say(`\n(f) ${options.clients} concurrent search clients, the query set in turn; ingest of ${int(options.concurrencyMessages)} messages by a child process, ${int(chunk)} per transaction`);
 
-  const alone = await ingestMore(container, moreMessages(shape, options.concurrencyMessages, 1), chunk);
+  const input = (round: number) => ({ shape, count: options.concurrencyMessages, round, chunk });
+  const alone = await ingestInChild(env, input(1));
   say(`  ingest alone: ${int(alone.messages)} in ${seconds(alone.writeMs)} = ${int(alone.messages / (alone.writeMs / 1000))} msg/s, load ${loadText()}`);
 
   const idleUntil = performance.now() + Math.max(10_000, alone.writeMs);
@@ -640,7 +642,7 @@ async function concurrentSearches(
 
   let writing = true;
   const load = searchLoad({ clients: options.clients, searches, until: () => !writing });
-  const withSearches = await ingestMore(container, moreMessages(shape, options.concurrencyMessages, 2), chunk).finally(() => (writing = false));
+  const withSearches = await ingestInChild(env, input(2)).finally(() => (writing = false));
   const during = await load;
   say(
     `  during the ingest: ${describe(during)}; ingest ${int(withSearches.messages)} in ${seconds(withSearches.writeMs)} = ` +
@@ -796,7 +798,7 @@ export async function run(args: string[]): Promise<void> {
     rmSync(grep.file, { force: true });
 
     // 5. (f) concurrent searches during an ingest
-    const concurrency = options.concurrencyMessages > 0 ? await concurrentSearches(container, server, login.access, channelIds, options, deadline) : null;
+    const concurrency = options.concurrencyMessages > 0 ? await concurrentSearches(container, env, server, login.access, channelIds, options, deadline) : null;
 
     const selective = results.filter((r) => r.query.selective);
     const broad = results.filter((r) => !r.query.selective);

@@ -1,11 +1,15 @@
+import { spawn } from 'node:child_process';
 import { performance } from 'node:perf_hooks';
+import { fileURLToPath } from 'node:url';
 import type { Container } from '../../src/container.ts';
 import { corpusChannels, generateCorpus, type ChannelBatch } from '../../src/modules/sources/messenger/index.ts';
 
 /**
  * Concurrent searches while messages are ingested: does a search hold up the writer, or the
- * writer a search? Clients send searches back to back through HTTP; the benchmark process
- * writes more messages into the same store (another process, as `dragnet ingest` would).
+ * writer a search? Clients send searches back to back through HTTP while a child process
+ * writes more messages into the same store, as `dragnet ingest` would. (Written from the
+ * benchmark process itself, the writes kept its event loop from reading the responses: the
+ * SQLite driver resolves every await of a write at once.)
  */
 
 export interface CorpusShape {
@@ -30,6 +34,24 @@ export function* moreMessages(shape: CorpusShape, count: number, round: number):
       messages: batch.messages.map((m) => ({ ...m, messageId: m.messageId + round * 100_000_000 })),
     };
   }
+}
+
+/**
+ * Runs `ingestMore` in a child process (search-ingest.child.ts) on the store `env` names and
+ * returns its figures.
+ */
+export function ingestInChild(env: NodeJS.ProcessEnv, input: { shape: CorpusShape; count: number; round: number; chunk: number }): Promise<IngestRun> {
+  const script = fileURLToPath(new URL('./search-ingest.child.ts', import.meta.url));
+  const child = spawn(process.execPath, [...process.execArgv, script, JSON.stringify(input)], { env, stdio: ['ignore', 'pipe', 'inherit'] });
+  let output = '';
+  child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  return new Promise((resolve, reject) => {
+    child.once('error', reject);
+    child.once('exit', (code) => {
+      if (code !== 0) return reject(new Error(`the ingest child exited with code ${code}`));
+      resolve(JSON.parse(output.trim().split('\n').pop()!) as IngestRun);
+    });
+  });
 }
 
 export interface IngestRun {
