@@ -355,7 +355,7 @@ describe(`rules: delete, restore, list and update (${testEngine})`, () => {
         [{ args: { query: 'x', unique_only: 'yes' } }, [{ field: 'args.unique_only', rule: 3 }]],
         [{ args: { query: 'x', createdAt: 1 } }, [{ field: 'args.createdAt', rule: 4 }]],
         [{ recipients: [] }, [{ field: 'recipients', rule: 5 }]],
-        [{ service: 13, args: { query: 'x' }, frequency: 'daily' }, [{ field: 'frequency', rule: 7 }]],
+        [{ service: 13, args: { query: 'Acme Bank' }, frequency: 'daily' }, [{ field: 'frequency', rule: 7 }]],
         [{ name: 'Other active rule' }, [{ field: 'name' }]],
         [{ name: 'y'.repeat(256) }, [{ field: 'name' }]],
         [{ service: 42 }, [{ field: 'service' }]],
