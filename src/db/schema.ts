@@ -301,7 +301,7 @@ export interface SearchHistoryTable {
   options: string;
   total_matches: number;
   channels_matched: number;
-  /** Highest message id at search time: a re-read runs the query again below it (migration 0009). */
+  /** Highest message id at search time: a re-read runs the query again below it (migration messenger/0003). */
   watermark_message_id: number;
   searched_at: number;
 }

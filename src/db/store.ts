@@ -22,6 +22,13 @@ export interface Store {
   reader: Kysely<Database>;
   /** How many statements `reader` runs at once: a long read may be split into that many parts. */
   readerSlots: number;
+  /**
+   * Where searches are recorded. SQLite: a database file of its own beside the store
+   * (search-history.sqlite, migration messenger/0004), with its own connection and write lock, because
+   * SQLite has one writer at a time and an ingest holds the store's lock for a whole source
+   * file: a search would wait for it to record its history row. PostgreSQL: `db`.
+   */
+  searchHistory: Kysely<Database>;
   /** Human-readable location for start-up messages (never includes credentials). */
   location: string;
   ping(): Promise<void>;
@@ -50,6 +57,22 @@ const pgTypes = {
   },
 };
 
+/** The SQLite file of the search history, beside the store's file. */
+export const searchHistoryFile = (storeFile: string) => path.join(path.dirname(storeFile), 'search-history.sqlite');
+
+/**
+ * A SQLite connection as Dragnet uses them. WAL lets the CLI write while the server reads.
+ * Writers of two processes wait for each other in the driver (sqlite-driver.ts), not in
+ * SQLite's busy handler, which would stop the event loop while it waits.
+ */
+function openSqlite(file: string): SqliteDatabase.Database {
+  const connection = new SqliteDatabase(file);
+  connection.pragma('journal_mode = WAL');
+  connection.pragma('busy_timeout = 0');
+  connection.pragma('synchronous = NORMAL');
+  return connection;
+}
+
 export function openStore(options: StoreOptions): Store {
   if (options.databaseUrl) {
     const pool = new pg.Pool({
@@ -72,6 +95,7 @@ export function openStore(options: StoreOptions): Store {
       reader: db,
       // PostgreSQL splits a long read over its own parallel workers.
       readerSlots: 1,
+      searchHistory: db,
       location: `postgres://${url.host}${url.pathname}`,
       changeStamp: () => null,
       ping: async () => {
@@ -83,19 +107,14 @@ export function openStore(options: StoreOptions): Store {
 
   mkdirSync(options.dataDir, { recursive: true });
   const file = path.join(options.dataDir, 'dragnet.sqlite');
-  const connection = new SqliteDatabase(file);
-  // WAL lets the CLI write while the server reads. Writers of two processes wait for each
-  // other in the driver (sqlite-driver.ts), not in SQLite's busy handler, which would stop the
-  // event loop while it waits.
-  connection.pragma('journal_mode = WAL');
-  connection.pragma('busy_timeout = 0');
-  connection.pragma('synchronous = NORMAL');
+  const connection = openSqlite(file);
   connection.pragma('foreign_keys = ON');
-  // Scratch tables (a search's hits) and large sorts stay in memory instead of temp files.
+  // Large sorts stay in memory instead of temp files.
   connection.pragma('temp_store = MEMORY');
   connection.pragma('cache_size = -65536');
   const cached = new CachedStatementConnection(connection);
   const db = new Kysely<Database>({ dialect: new BetterSqliteDialect(cached) });
+  const history = new Kysely<Database>({ dialect: new BetterSqliteDialect(new CachedStatementConnection(openSqlite(searchHistoryFile(file)))) });
   // One reader per core (two at least, so a long search never keeps a short one waiting alone).
   const readers = createSqliteReaders(file, Math.min(4, Math.max(2, availableParallelism())));
   return {
@@ -103,6 +122,7 @@ export function openStore(options: StoreOptions): Store {
     db,
     reader: readers.db,
     readerSlots: readers.size,
+    searchHistory: history,
     location: file,
     changeStamp: () => cached.changeStamp(),
     ping: async () => {
@@ -110,6 +130,7 @@ export function openStore(options: StoreOptions): Store {
     },
     close: async () => {
       await readers.close();
+      await history.destroy();
       await db.destroy();
     },
   };

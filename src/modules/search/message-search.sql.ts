@@ -133,7 +133,7 @@ function sqliteNarrowing(tree: QueryNode, rarity: TrigramRarity | undefined): Na
 
 /**
  * The FTS5 query that finds exactly the messages the query matches, or null when the index
- * cannot say. The index keeps every trigram's positions (migration 0009), so a term of three
+ * cannot say. The index keeps every trigram's positions (migration messenger/0003), so a term of three
  * or more characters is a phrase of its trigrams, and the phrase matches where the term is a
  * substring of the folded text: the semantics of the exact check, answered by the index alone.
  * Shorter terms have no trigram, a NOT needs something to subtract from (FTS5's NOT is binary),

@@ -9,10 +9,11 @@ import { createSearchService } from './search.service.ts';
 import { createTrigramStats } from './trigram-stats.ts';
 
 export function createSearchModule(deps: { store: Store; clock: Clock; jwtKey: Uint8Array }) {
-  const channels = createChannelRepository(deps.store.db);
+  // Channel lists and filters are reads: on the readers, never behind a writer.
+  const channels = createChannelRepository(deps.store.reader);
   const followUps = createFollowUpTokens({ jwtKey: deps.jwtKey, clock: deps.clock });
   const service = createSearchService({
-    db: deps.store.db,
+    history: deps.store.searchHistory,
     engine: deps.store.engine,
     searches: createSearchRepository({ reader: deps.store.reader, readerSlots: deps.store.readerSlots, engine: deps.store.engine }),
     channels,

@@ -91,7 +91,8 @@ interface RecordedSearch {
 }
 
 export function createSearchService(deps: {
-  db: Kysely<Database>;
+  /** Where searches are recorded (search_history). */
+  history: Kysely<Database>;
   engine: Engine;
   searches: SearchRepository;
   channels: ChannelRepository;
@@ -99,7 +100,7 @@ export function createSearchService(deps: {
   trigrams: TrigramStats;
   clock: Clock;
 }) {
-  const { db, searches, channels, followUps, trigrams, clock } = deps;
+  const { history: db, searches, channels, followUps, trigrams, clock } = deps;
   const compile = matchCompilers[deps.engine];
 
   /**

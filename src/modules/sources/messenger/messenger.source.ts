@@ -8,7 +8,8 @@ import { createCorpusWriter } from './ingest/corpus-writer.ts';
 import { createIngestService, type IngestFormat } from './ingest/ingest.service.ts';
 import * as m0002 from './migrations/0002_messenger.ts';
 import * as m0006 from './migrations/0006_bulk_fts.ts';
-import * as m0009 from './migrations/0009_search_reruns.ts';
+import * as searchReruns from './migrations/0003_search_reruns.ts';
+import * as searchHistoryFile from './migrations/0004_search_history_file.ts';
 import { collapseIdenticalTexts, MESSAGE_COLUMNS, messageHit, type MessageRow, type MessengerArgs } from './message-hits.ts';
 import { createPercolator } from './percolator.ts';
 
@@ -78,8 +79,13 @@ export const messengerSource: SourceDefinition = {
       rules.map((rule) => ({ ...rule, args: rule.args as unknown as MessengerArgs })),
       DEFAULT_CONTEXT_CHARS,
     ).run(context, until, limit),
-  // Their names predate source folders; a name is what a store remembers as applied.
-  migrations: { '0002_messenger': m0002, '0006_bulk_fts': m0006, '0009_search_reruns': m0009 },
+  // The first two names predate source folders; a name is what a store remembers as applied.
+  migrations: {
+    '0002_messenger': m0002,
+    '0006_bulk_fts': m0006,
+    'messenger/0003_search_reruns': searchReruns,
+    'messenger/0004_search_history_file': searchHistoryFile,
+  },
   ingesters: [
     {
       name: 'messenger',
