@@ -442,7 +442,7 @@ interface QueryResult {
 }
 
 async function clearHistory(container: Container): Promise<void> {
-  await container.store.db.deleteFrom('search_history').execute();
+  await container.store.searchHistory.deleteFrom('search_history').execute();
 }
 
 async function measureQueries(
