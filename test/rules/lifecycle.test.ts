@@ -227,7 +227,7 @@ describe(`rules: delete, restore, list and update (${testEngine})`, () => {
       const [t1, t2] = own.templates;
       const [w1, w2] = own.webhooks;
       const make = (name: string, extra: Record<string, unknown>) =>
-        org.created({ name, service: 8, args: { domain: 'listing.test' }, email_template: t1, recipients: [r1], ...extra });
+        org.created({ name, service: 8, args: { domain: 'listing-example.com' }, email_template: t1, recipients: [r1], ...extra });
       rules = [
         await make('L1', { sender: s1, webhook: w1 }),
         await make('L2', { sender: s2, recipients: [r1, r2] }),
