@@ -184,7 +184,9 @@ export function createSearchRepository(deps: { reader: Kysely<Database>; readerS
         return { total: Number(row.total), channels: Number(row.channels), groups: Number(row.groups) };
       }
       const indexMatch = query.match.complete ? sqliteIndexMatch(query) : null;
-      if (indexMatch && !query.channelIds?.length) {
+      // Many matches expected: counted from the index alone, then the channels probed. Few:
+      // counted with their channels in one pass.
+      if (indexMatch && !query.channelIds?.length && query.match.share * query.maxMessageId > tuning.channelsFromMatches) {
         const totals = await overRanges(query, async (range) => {
           const { rows } = await sql<{ n: number }>`
             select count(*) as n from messages_fts where messages_fts match ${indexMatch} and rowid > ${integer(range.above)} and rowid <= ${integer(range.upTo)}`.execute(reader);
