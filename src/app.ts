@@ -8,7 +8,7 @@ import { registerAuthentication } from './http/auth.plugin.ts';
 import { registerErrorHandling } from './http/error-handler.ts';
 import { AccessLog } from './http/logging.ts';
 import { registerRateLimiting } from './http/rate-limit.plugin.ts';
-import { healthRoutes } from './http/health.routes.ts';
+import { operationsRoutes, registerRequestMetrics } from './http/operations.routes.ts';
 import { ErrorBody } from './http/schemas.ts';
 import { createValidatorCompiler, findNulCharacter, MAX_JSON_DEPTH, nestsDeeperThan } from './http/validation.ts';
 import { AppError, validationError } from './lib/errors.ts';
@@ -48,6 +48,7 @@ export async function buildApp(container: Container, options: AppOptions = {}) {
   app.addSchema(ErrorBody);
   app.setValidatorCompiler(createValidatorCompiler([ErrorBody]));
   registerErrorHandling(app);
+  registerRequestMetrics(app, container.metrics);
   // Callback hooks, not async ones: they run on every request and need no promise.
   app.addHook('preValidation', (request, _reply, done) => {
     const field = findNulCharacter(request.body) ?? findNulCharacter(request.query) ?? findNulCharacter(request.params);
@@ -81,7 +82,7 @@ export async function buildApp(container: Container, options: AppOptions = {}) {
     enabled: container.config.rateLimitsEnabled,
   });
 
-  await app.register(healthRoutes(container.store));
+  await app.register(operationsRoutes(operationsOptions(container)));
   for (const routes of container.routes) await app.register(routes);
 
   app.get('/openapi.json', { schema: { hide: true } }, () => app.swagger());
@@ -89,3 +90,11 @@ export async function buildApp(container: Container, options: AppOptions = {}) {
 }
 
 export type App = Awaited<ReturnType<typeof buildApp>>;
+
+/** What /healthz, /readyz and /metrics need, in the API and in `dragnet worker --metrics-port`. */
+export const operationsOptions = (container: Container) => ({
+  store: container.store,
+  metrics: container.metrics,
+  redisUrl: container.config.redisUrl,
+  metricsToken: container.config.metricsToken,
+});

@@ -1,6 +1,7 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { randomBytes, createHash } from 'node:crypto';
 import path from 'node:path';
+import ipaddr from 'ipaddr.js';
 import type { DeliveryConfig, SystemSenderConfig } from './modules/delivery/index.ts';
 
 export interface Config {
@@ -15,7 +16,13 @@ export interface Config {
   rateLimitsEnabled: boolean;
   masterKey: Buffer;
   logLevel: string;
-  trustProxy: boolean;
+  /**
+   * Whose X-Forwarded-For to believe (Fastify's trustProxy): false, true (every hop, so only
+   * where nothing but the proxy can reach Dragnet), or the proxies' addresses/CIDRs.
+   */
+  trustProxy: boolean | string[];
+  /** When set, GET /metrics requires `Authorization: Bearer <token>`; else it answers loopback only. */
+  metricsToken?: string;
   dashboardUrl: string;
   defaultAlertRuleLimit: number;
   bodyLimitBytes: number;
@@ -96,6 +103,32 @@ function systemSender(raw: string | undefined): SystemSenderConfig | undefined {
   };
 }
 
+/** The address ranges proxy-addr (Fastify's trustProxy) knows by name. */
+const PROXY_RANGE_NAMES = ['loopback', 'linklocal', 'uniquelocal'];
+
+/**
+ * DRAGNET_TRUST_PROXY: true/false, or comma-separated proxy addresses, CIDRs or range names
+ * (`loopback`). With addresses, the client is the last address in X-Forwarded-For that is not a
+ * trusted proxy, so a client cannot pose as another by sending the header itself.
+ */
+function trustProxy(raw: string | undefined): Config['trustProxy'] {
+  const value = (raw ?? '').trim();
+  if (value === '' || value === 'false') return false;
+  if (value === 'true') return true;
+  const entries = value.split(',').map((part) => part.trim()).filter(Boolean);
+  for (const entry of entries) {
+    const valid = PROXY_RANGE_NAMES.includes(entry) || (entry.includes('/') ? ipaddr.isValidCIDR(entry) : ipaddr.isValid(entry));
+    if (!valid) throw new Error(`DRAGNET_TRUST_PROXY must be true, false, or proxy addresses, CIDRs or "loopback", got "${entry}"`);
+  }
+  return entries;
+}
+
+function metricsToken(raw: string | undefined): string | undefined {
+  if (!raw) return undefined;
+  if (raw.length < 16) throw new Error('DRAGNET_METRICS_TOKEN must be at least 16 characters');
+  return raw;
+}
+
 export function loadConfig(env: Env = process.env): Config {
   const host = env.HOST || '127.0.0.1';
   const port = integer(env, 'PORT', 8080);
@@ -114,7 +147,8 @@ export function loadConfig(env: Env = process.env): Config {
     rateLimitsEnabled: env.DRAGNET_RATE_LIMITS !== 'off',
     masterKey: loadMasterKey(env, dataDir),
     logLevel: env.DRAGNET_LOG_LEVEL || 'info',
-    trustProxy: env.DRAGNET_TRUST_PROXY === 'true',
+    trustProxy: trustProxy(env.DRAGNET_TRUST_PROXY),
+    metricsToken: metricsToken(env.DRAGNET_METRICS_TOKEN),
     dashboardUrl: (env.DRAGNET_DASHBOARD_URL || `http://${displayHost}:${port}`).replace(/\/+$/, ''),
     defaultAlertRuleLimit: integer(env, 'DRAGNET_DEFAULT_ALERT_RULE_LIMIT', 20, 1),
     bodyLimitBytes: integer(env, 'DRAGNET_BODY_LIMIT_BYTES', 1_048_576, 1024),

@@ -3,6 +3,9 @@ import { migrateToLatest } from './db/migrate.ts';
 import { openStore, type Store } from './db/store.ts';
 import { systemClock, type Clock } from './lib/clock.ts';
 import { createKeyRing } from './lib/crypto.ts';
+import { createMetrics } from './lib/metrics.ts';
+import { readQueueDepth } from './jobs/queue-depth.ts';
+import { createAuditModule } from './modules/audit/index.ts';
 import { createAuthModule } from './modules/auth/index.ts';
 import { createDeliveryModule } from './modules/delivery/index.ts';
 import { createRulesModule } from './modules/rules/index.ts';
@@ -19,13 +22,15 @@ export async function createContainer(config: Config, options: { clock?: Clock; 
   const store = options.store ?? openStore({ dataDir: config.dataDir, databaseUrl: config.databaseUrl });
   await migrateToLatest(store);
   const keys = createKeyRing(config.masterKey);
+  const metrics = createMetrics({ queueDepth: () => readQueueDepth(store.db) });
+  const audit = createAuditModule({ db: store.db, clock });
 
   const orgs = createOrgsModule({
     store,
     clock,
     defaults: { alertRuleLimit: config.defaultAlertRuleLimit, dashboardUrl: config.dashboardUrl },
   });
-  const auth = createAuthModule({ db: store.db, users: orgs.userRepository, keys, clock, throttle: config.loginThrottle });
+  const auth = createAuthModule({ db: store.db, users: orgs.userRepository, keys, clock, throttle: config.loginThrottle, audit: audit.log });
 
   const search = createSearchModule({ store, clock, jwtKey: keys.jwtKey });
   const usage = await createUsageModule({ store, clock, redisUrl: config.redisUrl });
@@ -35,6 +40,8 @@ export async function createContainer(config: Config, options: { clock?: Clock; 
     keys,
     config: config.delivery,
     dashboardUrl: async (orgId) => (await orgs.organizations.get(orgId)).dashboard_url,
+    metrics,
+    audit: audit.log,
   });
   const jobs = createJobQueue({ db: store.db, clock });
   const rules = createRulesModule({
@@ -50,13 +57,15 @@ export async function createContainer(config: Config, options: { clock?: Clock; 
 
   const sourceContext = { db: store.db, engine: store.engine, clock, keys, dataDir: config.dataDir };
   const quickSearch = createQuickSearchModule({ context: sourceContext, limiter: usage.limiter, limits: usage.limits });
-  const ingestion = createIngestionModule({ db: store.db, clock, context: sourceContext, collectorsFile: config.collectorsFile, ingestMaxBytes: config.ingestMaxBytes });
+  const ingestion = createIngestionModule({ db: store.db, clock, context: sourceContext, collectorsFile: config.collectorsFile, ingestMaxBytes: config.ingestMaxBytes, metrics });
 
   return {
     config,
     clock,
     store,
     keys,
+    metrics,
+    audit: audit.log,
     organizations: orgs.organizations,
     users: orgs.users,
     auth: auth.service,
@@ -77,7 +86,7 @@ export async function createContainer(config: Config, options: { clock?: Clock; 
     notifier: rules.notifier,
     /** The collectors this process may run (the worker starts them). */
     collectors: ingestion.collectors,
-    routes: [auth.routes, orgs.routes, search.routes, usage.routes, delivery.routes, rules.routes, quickSearch.routes, ingestion.routes],
+    routes: [auth.routes, orgs.routes, search.routes, usage.routes, delivery.routes, rules.routes, quickSearch.routes, ingestion.routes, audit.routes],
     async close() {
       await delivery.close();
       await usage.limiter.close();

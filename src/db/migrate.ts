@@ -8,6 +8,7 @@ import * as m0004 from './migrations/0004_delivery.ts';
 import * as m0005 from './migrations/0005_rules.ts';
 import * as m0007 from './migrations/0007_match_progress.ts';
 import * as m0008 from './migrations/0008_collector_state.ts';
+import * as m0010 from './migrations/0010_audit_log.ts';
 
 // Listed explicitly (not read from disk) so the set is the same under tsx, a bundle or tests.
 // Each source brings the migrations of its own tables (src/modules/sources/<name>/migrations).
@@ -18,6 +19,7 @@ const coreMigrations: Record<string, MigrationModule> = {
   '0005_rules': m0005,
   '0007_match_progress': m0007,
   '0008_collector_state': m0008,
+  '0010_audit_log': m0010,
 };
 
 export async function migrateToLatest(store: Store): Promise<string[]> {

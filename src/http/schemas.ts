@@ -55,3 +55,7 @@ export function Nullable<T extends TSchema>(schema: T, options: SchemaOptions = 
   if (typeof schema.type === 'string') return Type.Unsafe<Static<T> | null>({ ...schema, ...options, type: [schema.type, 'null'] });
   return Type.Unsafe<Static<T> | null>(Type.Union([schema, Type.Null()], options));
 }
+
+/** The `{count, next, previous, results}` page of the alert_system_* lists (lib/pagination.ts linkedPage). */
+export const LinkedPage = <T extends TSchema>(item: T) =>
+  Type.Object({ count: Type.Integer(), next: Nullable(Type.String()), previous: Nullable(Type.String()), results: Type.Array(item) });

@@ -1,6 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { requireAuth } from '../../http/auth.plugin.ts';
 import { withErrors } from '../../http/schemas.ts';
+import { requestOrigin, userTarget, type AuditLog } from '../audit/index.ts';
 import type { AuthService } from './auth.service.ts';
 import {
   AccessOnly,
@@ -14,7 +15,7 @@ import {
   VerifyTwoFactorBody,
 } from './auth.schemas.ts';
 
-export function authRoutes(auth: AuthService): FastifyPluginAsyncTypebox {
+export function authRoutes(auth: AuthService, audit: AuditLog): FastifyPluginAsyncTypebox {
   return async (app) => {
     app.post(
       '/token/',
@@ -41,7 +42,7 @@ export function authRoutes(auth: AuthService): FastifyPluginAsyncTypebox {
           response: withErrors({ 200: AccessOnly }, [400, 401]),
         },
       },
-      (request) => auth.refresh(request.body.refresh),
+      (request) => auth.refresh(request.body.refresh, request.ip),
     );
 
     app.post(
@@ -68,7 +69,13 @@ export function authRoutes(auth: AuthService): FastifyPluginAsyncTypebox {
           response: withErrors({ 200: BackupCodesResponse }, [400, 401, 409]),
         },
       },
-      (request) => auth.verifyTwoFactorEnrollment(requireAuth(request).user, request.body.otp),
+      async (request) => {
+        const { user } = requireAuth(request);
+        const codes = await auth.verifyTwoFactorEnrollment(user, request.body.otp);
+        // In the user's own log: an MSSP acting for another organization still enrols itself.
+        await audit.record({ ...requestOrigin(request), orgId: user.org_id, event: 'two_factor.enabled', target: userTarget(user) });
+        return codes;
+      },
     );
 
     app.post(
@@ -82,7 +89,12 @@ export function authRoutes(auth: AuthService): FastifyPluginAsyncTypebox {
           response: withErrors({ 200: NewPasswordResponse }, [400, 401]),
         },
       },
-      (request) => auth.changePassword(requireAuth(request).user, request.body),
+      async (request) => {
+        const { user } = requireAuth(request);
+        const changed = await auth.changePassword(user, request.body);
+        await audit.record({ ...requestOrigin(request), orgId: user.org_id, event: 'password.changed', target: userTarget(user) });
+        return changed;
+      },
     );
   };
 }

@@ -4,6 +4,7 @@ import type { Clock } from '../../lib/clock.ts';
 import type { KeyRing } from '../../lib/crypto.ts';
 import { AppError, validationError } from '../../lib/errors.ts';
 import { chain, type MaybePromise } from '../../lib/maybe-promise.ts';
+import { userTarget, type AuditLog } from '../audit/index.ts';
 import type { UserRepository, UserRow } from '../orgs/index.ts';
 import type { LoginThrottle } from './login-throttle.ts';
 import { assertPasswordStrength, hashPassword, verifyPassword } from './password.ts';
@@ -19,8 +20,22 @@ export function createAuthService(deps: {
   throttle: LoginThrottle;
   keys: KeyRing;
   clock: Clock;
+  audit: AuditLog;
 }) {
   const { db, users, tokens, throttle, keys, clock } = deps;
+
+  /** A login or refresh outcome in the user's own organization's audit log. */
+  const auditAccess = (user: UserRow, clientAddress: string, event: 'login.succeeded' | 'login.failed' | 'token.refresh_refused', reason?: string) =>
+    deps.audit.record({
+      orgId: user.org_id,
+      // Whoever failed is not known to be the user; whoever succeeded is.
+      actor: event === 'login.succeeded' ? { id: user.id, email: user.email } : null,
+      via: 'api',
+      ip: clientAddress,
+      event,
+      target: userTarget(user),
+      details: reason ? { reason } : {},
+    });
   // Unknown emails still pay for one argon2 verification, so response time does not tell
   // an attacker which addresses have accounts.
   const decoyHash = hashPassword('dragnet-decoy-password');
@@ -65,7 +80,11 @@ export function createAuthService(deps: {
       const passwordOk = user
         ? await verifyPassword(user.password_hash, input.password)
         : (await verifyPassword(await decoyHash, input.password), false);
-      if (!user || !passwordOk || user.is_active !== 1) throw invalidCredentials();
+      if (!user || !passwordOk || user.is_active !== 1) {
+        // An unknown email belongs to no organization: it has no log to go to.
+        if (user) await auditAccess(user, clientAddress, 'login.failed', passwordOk ? 'account_disabled' : 'password');
+        throw invalidCredentials();
+      }
       if (user.totp_enabled === 1) {
         if (!input.otp) {
           await throttle.forget(attempt);
@@ -74,6 +93,7 @@ export function createAuthService(deps: {
           });
         }
         if (!(await consumeSecondFactor(user, input.otp))) {
+          await auditAccess(user, clientAddress, 'login.failed', 'otp');
           throw new AppError('invalid_otp', 'otp is not a current authenticator code or an unused backup code', {
             fields: [{ field: 'otp', message: 'invalid, expired or already used' }],
           });
@@ -82,13 +102,20 @@ export function createAuthService(deps: {
       await throttle.forget(attempt);
       await throttle.clearAccount(input.email);
       await users.update(user.id, { last_login_at: clock.now().getTime() });
+      await auditAccess(user, clientAddress, 'login.succeeded');
       return tokens.issuePair(user);
     },
 
-    async refresh(refreshToken: string) {
+    async refresh(refreshToken: string, clientAddress: string) {
       const verified = await tokens.verify(refreshToken, 'refresh');
-      const user = await currentUser(verified);
-      return { access: await tokens.issueAccess(user) };
+      try {
+        return { access: await tokens.issueAccess(await currentUser(verified)) };
+      } catch (error) {
+        // A genuine refresh token of a disabled user, or one issued before a password change.
+        const user = await users.findById(verified.userId);
+        if (user) await auditAccess(user, clientAddress, 'token.refresh_refused', user.is_active !== 1 ? 'account_disabled' : 'revoked');
+        throw error;
+      }
     },
 
     /** Runs on every authenticated request: synchronous while token and user are cached. */

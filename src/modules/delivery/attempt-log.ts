@@ -1,6 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../../db/schema.ts';
 import type { Clock } from '../../lib/clock.ts';
+import type { Metrics } from '../../lib/metrics.ts';
 
 export interface AttemptRecord {
   orgId: number;
@@ -22,7 +23,7 @@ export interface AttemptFilter {
 }
 
 /** Every delivery attempt, successful or not, so an operator can see why an alert did not arrive. */
-export function createAttemptLog(deps: { db: Kysely<Database>; clock: Clock }) {
+export function createAttemptLog(deps: { db: Kysely<Database>; clock: Clock; metrics: Metrics }) {
   const { db, clock } = deps;
   const view = (row: Awaited<ReturnType<typeof listRows>>[number]) => ({
     id: Number(row.id),
@@ -49,6 +50,7 @@ export function createAttemptLog(deps: { db: Kysely<Database>; clock: Clock }) {
 
   return {
     async record(attempt: AttemptRecord) {
+      deps.metrics.delivery(attempt);
       const row = await db
         .insertInto('delivery_attempts')
         .values({

@@ -1,6 +1,8 @@
 import type { Store } from '../../db/store.ts';
 import type { Clock } from '../../lib/clock.ts';
 import type { KeyRing } from '../../lib/crypto.ts';
+import type { Metrics } from '../../lib/metrics.ts';
+import type { AuditLog } from '../audit/index.ts';
 import { deliveryRoutes } from './delivery.routes.ts';
 import { createDeliveryService, type SystemSenderConfig } from './delivery.service.ts';
 import { createEmailTransport, type EmailTransportOptions } from './email/email-transport.ts';
@@ -20,6 +22,8 @@ export async function createDeliveryModule(deps: {
   keys: KeyRing;
   config: DeliveryConfig;
   dashboardUrl: (orgId: number) => Promise<string>;
+  metrics: Metrics;
+  audit: AuditLog;
 }) {
   const webhook = createWebhookTransport({
     guard: createSsrfGuard(deps.config.webhookAllowHosts),
@@ -33,11 +37,12 @@ export async function createDeliveryModule(deps: {
     keys: deps.keys,
     email: createEmailTransport(deps.config.smtp),
     webhook,
+    metrics: deps.metrics,
   });
   await service.syncSystemSender(deps.config.systemSender);
   return {
     service,
-    routes: deliveryRoutes({ delivery: service, dashboardUrl: deps.dashboardUrl }),
+    routes: deliveryRoutes({ delivery: service, audit: deps.audit, dashboardUrl: deps.dashboardUrl }),
     async close() {
       await service.idle();
       await webhook.close();

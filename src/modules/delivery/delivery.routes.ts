@@ -1,9 +1,10 @@
 import { Type, type Static, type TObject, type TSchema } from '@sinclair/typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import type { FastifyPluginAsync, RouteShorthandOptions } from 'fastify';
+import type { FastifyPluginAsync, FastifyRequest, RouteShorthandOptions } from 'fastify';
 import { requireAuth } from '../../http/auth.plugin.ts';
 import { IdInteger, withErrors } from '../../http/schemas.ts';
 import { linkedPage, pageWindow } from '../../lib/pagination.ts';
+import { requestOrigin, type AuditLog } from '../audit/index.ts';
 import {
   DeliveryAttempt,
   IdParams,
@@ -37,7 +38,11 @@ interface ResourceSpec<Item extends TSchema, Body extends TObject> {
     update?(orgId: number, id: number, input: Static<Body>): Promise<Static<Item>>;
     delete(orgId: number, id: number): Promise<void>;
   };
+  /** Writes the change to the audit log (senders hold SMTP credentials, webhooks a signing secret). */
+  audit?: (request: FastifyRequest, change: AuditedChange, id: number, item?: Static<Item>) => Promise<void>;
 }
+
+type AuditedChange = 'created' | 'updated' | 'deleted';
 
 /** The list/create/update/delete operations of one delivery resource at spec 4.4's paths. */
 function resourceRoutes<Item extends TSchema, Body extends TObject>(spec: ResourceSpec<Item, Body>): FastifyPluginAsync {
@@ -77,7 +82,11 @@ function resourceRoutes<Item extends TSchema, Body extends TObject>(spec: Resour
           response: withErrors({ 201: spec.item }, [400, 401, 409, 429]),
         },
       }),
-      async (request, reply) => reply.code(201).send(await spec.service.create(requireAuth(request).orgId, request.body as Static<Body>)),
+      async (request, reply) => {
+        const created = await spec.service.create(requireAuth(request).orgId, request.body as Static<Body>);
+        await spec.audit?.(request, 'created', (created as { id: number }).id, created);
+        return reply.code(201).send(created);
+      },
     );
 
     const update = spec.service.update;
@@ -94,7 +103,12 @@ function resourceRoutes<Item extends TSchema, Body extends TObject>(spec: Resour
             response: withErrors({ 200: spec.item }, [400, 401, 404, 409, 429]),
           },
         }),
-        (request) => update(requireAuth(request).orgId, (request.params as Params).id, request.body as Static<Body>),
+        async (request) => {
+          const { id } = request.params as Params;
+          const updated = await update(requireAuth(request).orgId, id, request.body as Static<Body>);
+          await spec.audit?.(request, 'updated', id, updated);
+          return updated;
+        },
       );
     }
 
@@ -110,20 +124,38 @@ function resourceRoutes<Item extends TSchema, Body extends TObject>(spec: Resour
         },
       }),
       async (request, reply) => {
-        await spec.service.delete(requireAuth(request).orgId, (request.params as Params).id);
+        const { id } = request.params as Params;
+        await spec.service.delete(requireAuth(request).orgId, id);
+        await spec.audit?.(request, 'deleted', id);
         return reply.code(204).send();
       },
     );
   };
 }
 
-export function deliveryRoutes(deps: { delivery: DeliveryService; dashboardUrl: (orgId: number) => Promise<string> }): FastifyPluginAsyncTypebox {
-  const { delivery } = deps;
+export function deliveryRoutes(deps: { delivery: DeliveryService; audit: AuditLog; dashboardUrl: (orgId: number) => Promise<string> }): FastifyPluginAsyncTypebox {
+  const { delivery, audit } = deps;
+  // What an audit entry keeps of a sender or webhook: never its credentials, secret, headers or
+  // URL path (a Slack or Teams webhook URL is itself a secret), only names and hosts.
+  const auditSender = (request: FastifyRequest, change: AuditedChange, id: number, sender?: Static<typeof Sender>) =>
+    audit.record({
+      ...requestOrigin(request),
+      event: `sender.${change}`,
+      target: { type: 'sender', id, name: sender?.email ?? null },
+      details: sender ? { server_host: sender.server_host, authentication_required: sender.authentication_required } : {},
+    });
+  const auditWebhook = (request: FastifyRequest, change: AuditedChange, id: number, webhook?: Static<typeof Webhook>) =>
+    audit.record({
+      ...requestOrigin(request),
+      event: `webhook.${change}`,
+      target: { type: 'webhook', id, name: webhook?.name ?? null },
+      details: webhook ? { host: new URL(webhook.url).host } : {},
+    });
   return async (app) => {
     await app.register(resourceRoutes({ name: 'recipient', item: Recipient, body: RecipientBody, service: delivery.recipients }));
-    await app.register(resourceRoutes({ name: 'sender', item: Sender, body: SenderBody, service: delivery.senders }));
+    await app.register(resourceRoutes({ name: 'sender', item: Sender, body: SenderBody, service: delivery.senders, audit: auditSender }));
     await app.register(resourceRoutes({ name: 'template', item: Template, body: TemplateBody, service: delivery.templates }));
-    await app.register(resourceRoutes({ name: 'webhook', item: Webhook, body: WebhookBody, service: delivery.webhooks }));
+    await app.register(resourceRoutes({ name: 'webhook', item: Webhook, body: WebhookBody, service: delivery.webhooks, audit: auditWebhook }));
 
     app.post(
       `${PREFIX}test_email/`,

@@ -8,6 +8,7 @@ import type {
 } from '../../db/schema.ts';
 import type { Engine } from '../../db/store.ts';
 import type { Clock } from '../../lib/clock.ts';
+import type { Metrics } from '../../lib/metrics.ts';
 import type { KeyRing } from '../../lib/crypto.ts';
 import { AppError, validationError } from '../../lib/errors.ts';
 import { normalizeEmail } from '../orgs/index.ts';
@@ -92,6 +93,7 @@ export function createDeliveryService(deps: {
   keys: KeyRing;
   email: EmailTransport;
   webhook: WebhookTransport;
+  metrics: Metrics;
 }) {
   const { db, clock, keys } = deps;
   const storeDeps = { db, engine: deps.engine, clock };
@@ -99,7 +101,7 @@ export function createDeliveryService(deps: {
   const senders = createDefaultableStore<SenderRow>(storeDeps, { table: 'senders', label: 'sender', maxPerOrg: DELIVERY_LIMITS.senders, sharedRows: true });
   const templates = createDefaultableStore<TemplateRow>(storeDeps, { table: 'email_templates', label: 'template', maxPerOrg: DELIVERY_LIMITS.templates });
   const webhooks = createDefaultableStore<WebhookRow>(storeDeps, { table: 'webhooks', label: 'webhook', maxPerOrg: DELIVERY_LIMITS.webhooks });
-  const attempts: AttemptLog = createAttemptLog({ db, clock });
+  const attempts: AttemptLog = createAttemptLog({ db, clock, metrics: deps.metrics });
   let referenceCheck: ReferenceCheck = async () => [];
   const background = new Set<Promise<unknown>>();
 

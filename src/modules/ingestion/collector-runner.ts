@@ -1,6 +1,7 @@
 import { sql, type Kysely } from 'kysely';
 import type { Database } from '../../db/schema.ts';
 import type { Clock } from '../../lib/clock.ts';
+import type { Metrics } from '../../lib/metrics.ts';
 import type { SourceContext } from '../sources/index.ts';
 import type { ConfiguredCollector } from './collectors-file.ts';
 
@@ -45,7 +46,7 @@ const iso = (ms: number | string | null) => (ms === null ? null : new Date(Numbe
  * /service/collectors/). A failed run is retried after a backoff that doubles per consecutive
  * failure.
  */
-export function createCollectorRunner(deps: { db: Kysely<Database>; clock: Clock; context: SourceContext; collectors: ConfiguredCollector[] }) {
+export function createCollectorRunner(deps: { db: Kysely<Database>; clock: Clock; context: SourceContext; collectors: ConfiguredCollector[]; metrics: Metrics }) {
   const { db, clock, context, collectors } = deps;
   const now = () => clock.now().getTime();
 
@@ -98,6 +99,8 @@ export function createCollectorRunner(deps: { db: Kysely<Database>; clock: Clock
         log: (message) => process.stderr.write(`collector ${name}: ${message}\n`),
       });
       const finishedAt = now();
+      if (outcome.ingested) for (const { ingester, tally } of outcome.ingested) deps.metrics.ingested(ingester, 'collector', tally);
+      else if (entry.sourceName) deps.metrics.ingested(entry.sourceName, 'collector', { added: outcome.items });
       await db
         .updateTable('collector_state')
         .set({

@@ -1,6 +1,6 @@
 import { mkdirSync, readdirSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { CollectorSettingsError, defineCollector, findIngester, type Ingester, type SourceContext } from '../sources/index.ts';
+import { CollectorSettingsError, defineCollector, findIngester, type Ingester, type IngestTally, type SourceContext } from '../sources/index.ts';
 
 interface InboxSettings {
   /** Absolute, or relative to the data folder; default `<data>/inbox`. */
@@ -62,18 +62,20 @@ export const inboxCollector = defineCollector<InboxSettings>({
     const inbox = path.resolve(context.dataDir, run.settings.folder ?? 'inbox');
     mkdirSync(inbox, { recursive: true });
     let items = 0;
+    const ingested: { ingester: string; tally: IngestTally }[] = [];
     for (const name of readdirSync(inbox).sort()) {
       const ingester = findIngester(name);
       const folder = path.join(inbox, name);
       if (!ingester || !statSync(folder).isDirectory()) continue;
       for (const { file, format } of waiting(folder, ingester)) {
-        if (run.signal.aborted) return { items, cursor: null };
+        if (run.signal.aborted) return { items, cursor: null, ingested };
         const report = await ingester.run(context, [file], { format });
         items += report.tally.added;
+        ingested.push({ ingester: ingester.name, tally: report.tally });
         fileAway(folder, file, report.failed ? FAILED : DONE, { format, ...report.tally, summary: report.summary });
         run.log(`${path.relative(inbox, file)}: ${report.lines[0] ?? ''}`);
       }
     }
-    return { items, cursor: null };
+    return { items, cursor: null, ingested };
   },
 });

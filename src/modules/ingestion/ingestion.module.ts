@@ -1,6 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../../db/schema.ts';
 import type { Clock } from '../../lib/clock.ts';
+import type { Metrics } from '../../lib/metrics.ts';
 import { listSourceCollectors, type SourceContext } from '../sources/index.ts';
 import { createCollectorRunner } from './collector-runner.ts';
 import { readCollectorsFile } from './collectors-file.ts';
@@ -8,8 +9,8 @@ import { inboxCollector } from './inbox-collector.ts';
 import { ingestionRoutes } from './ingestion.routes.ts';
 
 /** What feeds the sources besides `dragnet ingest`: collectors, the inbox, and POST /ingest/<source>/. */
-export function createIngestionModule(deps: { db: Kysely<Database>; clock: Clock; context: SourceContext; collectorsFile: string; ingestMaxBytes: number }) {
+export function createIngestionModule(deps: { db: Kysely<Database>; clock: Clock; context: SourceContext; collectorsFile: string; ingestMaxBytes: number; metrics: Metrics }) {
   const known = [{ collector: inboxCollector, sourceName: null }, ...listSourceCollectors().map(({ collector, source }) => ({ collector, sourceName: source.name }))];
-  const runner = createCollectorRunner({ db: deps.db, clock: deps.clock, context: deps.context, collectors: readCollectorsFile(deps.collectorsFile, known) });
-  return { collectors: runner, routes: ingestionRoutes({ context: deps.context, runner, maxBytes: deps.ingestMaxBytes }) };
+  const runner = createCollectorRunner({ db: deps.db, clock: deps.clock, context: deps.context, collectors: readCollectorsFile(deps.collectorsFile, known), metrics: deps.metrics });
+  return { collectors: runner, routes: ingestionRoutes({ context: deps.context, runner, maxBytes: deps.ingestMaxBytes, metrics: deps.metrics }) };
 }

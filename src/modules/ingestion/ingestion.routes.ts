@@ -10,6 +10,7 @@ import type { FastifyRequest } from 'fastify';
 import { requireAuth } from '../../http/auth.plugin.ts';
 import { Nullable, withErrors } from '../../http/schemas.ts';
 import { AppError, validationError } from '../../lib/errors.ts';
+import type { Metrics } from '../../lib/metrics.ts';
 import { findIngester, listIngesters, type SourceContext } from '../sources/index.ts';
 import type { CollectorRunner } from './collector-runner.ts';
 
@@ -92,7 +93,7 @@ function byteLimit(limit: number, counted: { bytes: number }) {
  * in the data folder and ingested as `dragnet ingest` would; GET /service/collectors/ shows the
  * collectors' health. Both are for system (operator) accounts only.
  */
-export function ingestionRoutes(deps: { context: SourceContext; runner: CollectorRunner; maxBytes: number }): FastifyPluginAsyncTypebox {
+export function ingestionRoutes(deps: { context: SourceContext; runner: CollectorRunner; maxBytes: number; metrics: Metrics }): FastifyPluginAsyncTypebox {
   const names = listIngesters().map((ingester) => ingester.name);
   return async (app) => {
     // The body is the ingester's input as it comes: no parser reads it into memory.
@@ -151,6 +152,7 @@ export function ingestionRoutes(deps: { context: SourceContext; runner: Collecto
             throw new AppError('bad_request', `the body could not be read: ${(error as Error).message}`);
           }
           const report = await ingester.run(deps.context, [file], { format });
+          deps.metrics.ingested(ingester.name, 'api', report.tally);
           const errors = report.tally.errors.slice(0, ERRORS_SHOWN).map((entry) => ({ location: entry.location.replace(file, 'body').replace(/^body /, ''), reason: entry.reason }));
           if (report.failed) {
             throw new AppError('validation_failed', `the body is not ${ingester.name} input in format ${format}: ${errors[0]?.reason ?? 'unreadable'}`, {

@@ -1,5 +1,6 @@
 import type { JobQueue } from '../../jobs/job-queue.ts';
 import type { Clock } from '../../lib/clock.ts';
+import type { Metrics } from '../../lib/metrics.ts';
 import type { Notifier } from './notifier.ts';
 import { tickWindowEnd, type RuleRunner } from './rule-runner.ts';
 
@@ -15,7 +16,7 @@ export interface SchedulerOptions {
  * processes may run it against one store: run keys, notification and job claims keep each
  * piece of work to one of them.
  */
-export function startScheduler(deps: { runner: RuleRunner; notifier: Notifier; jobs: JobQueue; clock: Clock }, options: SchedulerOptions) {
+export function startScheduler(deps: { runner: RuleRunner; notifier: Notifier; jobs: JobQueue; clock: Clock; metrics: Metrics }, options: SchedulerOptions) {
   let lastHour: number | null = null;
   let busy: Promise<void> = Promise.resolve();
   let stopped = false;
@@ -25,6 +26,7 @@ export function startScheduler(deps: { runner: RuleRunner; notifier: Notifier; j
     if (hour !== lastHour) {
       lastHour = hour;
       const report = await deps.runner.tick(deps.clock.now());
+      deps.metrics.ruleRuns({ matched: report.matches, empty: report.ran - report.matches, failed: report.failed, skipped: report.skipped });
       if (report.due) options.log(`rules tick: ${report.ran} ran, ${report.skipped} already done elsewhere, ${report.matches} new matches`);
     }
     while ((await deps.jobs.runDue()) > 0 && !stopped);

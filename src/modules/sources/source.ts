@@ -122,6 +122,8 @@ export interface CollectorOutcome {
   /** Records stored by this run. */
   items: number;
   cursor: unknown;
+  /** A collector that feeds several sources through their ingesters (the inbox): what each took. */
+  ingested?: { ingester: string; tally: IngestTally }[];
 }
 
 /** A collector's settings entry is wrong: `setting` names the key (e.g. `logs[1]`). */

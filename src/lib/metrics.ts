@@ -1,0 +1,130 @@
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+
+/** A queue's backlog as the store holds it: `queue` is jobs or notifications, `status` one of its states. */
+export interface QueueDepth {
+  queue: string;
+  status: string;
+  count: number;
+}
+
+/** The states each queue reports even when empty, so a dashboard shows 0 rather than no data. */
+const QUEUE_STATES: Record<string, string[]> = {
+  jobs: ['queued', 'running'],
+  notifications: ['pending', 'sending'],
+};
+
+// Requests take a millisecond or less; searches and exports may take seconds.
+const REQUEST_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
+// SMTP and webhook round trips over the internet, up to the 30 s transport timeouts.
+const DELIVERY_BUCKETS = [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
+
+let processRegistry: Registry | undefined;
+
+/**
+ * The Node.js process metrics (CPU, memory, event-loop delay, GC) belong to the process, not to
+ * one container: made once, however many containers a process builds (tests build many, and
+ * each set of default metrics keeps an event-loop monitor running).
+ */
+function processMetrics(): Registry {
+  if (!processRegistry) {
+    processRegistry = new Registry();
+    collectDefaultMetrics({ register: processRegistry });
+  }
+  return processRegistry;
+}
+
+/**
+ * The Prometheus metrics of one process (docs/operations.md "Metrics"). Counters count what this
+ * process did; the queue depth is read from the store at scrape time, so every process of a
+ * scale-out deployment reports the same shared backlog.
+ */
+export function createMetrics(deps: { queueDepth: () => Promise<QueueDepth[]> }) {
+  const registry = new Registry();
+  const registers = [registry];
+
+  const requestDuration = new Histogram({
+    name: 'dragnet_http_request_duration_seconds',
+    help: 'HTTP requests by route pattern (not raw URL), method and status; _count is the request count',
+    labelNames: ['method', 'route', 'status_code'] as const,
+    buckets: REQUEST_BUCKETS,
+    registers,
+  });
+  const refusals = new Counter({
+    name: 'dragnet_rate_limit_refusals_total',
+    help: 'Requests refused with 429: code rate_limited (rate limits) or too_many_attempts (login throttling)',
+    labelNames: ['route', 'code'] as const,
+    registers,
+  });
+  const ruleRuns = new Counter({
+    name: 'dragnet_rule_runs_total',
+    help: 'Scheduled rule runs by outcome: matched, empty, failed, or skipped (the window was run by another process)',
+    labelNames: ['outcome'] as const,
+    registers,
+  });
+  // Every outcome from the start, so rate() sees the first run as an increase.
+  for (const outcome of ['matched', 'empty', 'failed', 'skipped']) ruleRuns.inc({ outcome }, 0);
+  const deliveries = new Counter({
+    name: 'dragnet_deliveries_total',
+    help: 'Email and webhook delivery attempts by channel, outcome (success, failed) and purpose',
+    labelNames: ['channel', 'outcome', 'purpose'] as const,
+    registers,
+  });
+  const deliveryDuration = new Histogram({
+    name: 'dragnet_delivery_duration_seconds',
+    help: 'Time of one email or webhook delivery attempt',
+    labelNames: ['channel'] as const,
+    buckets: DELIVERY_BUCKETS,
+    registers,
+  });
+  const ingested = new Counter({
+    name: 'dragnet_ingested_records_total',
+    help: 'Records ingested by this process by source and outcome (added, duplicate, rejected); via api (POST /ingest/) or collector',
+    labelNames: ['source', 'outcome', 'via'] as const,
+    registers,
+  });
+  new Gauge({
+    name: 'dragnet_queue_depth',
+    help: 'Background jobs and notification outbox entries in the store by state (the same in every process sharing a store)',
+    labelNames: ['queue', 'status'] as const,
+    registers,
+    async collect() {
+      const rows = await deps.queueDepth();
+      for (const [queue, states] of Object.entries(QUEUE_STATES)) {
+        for (const status of states) this.set({ queue, status }, rows.find((r) => r.queue === queue && r.status === status)?.count ?? 0);
+      }
+    },
+  });
+
+  return {
+    contentType: registry.contentType,
+
+    /** The exposition text: this container's metrics after the process's. */
+    async render(): Promise<string> {
+      return (await processMetrics().metrics()) + (await registry.metrics());
+    },
+
+    request(method: string, route: string, statusCode: number, seconds: number) {
+      requestDuration.observe({ method, route, status_code: statusCode }, seconds);
+    },
+
+    refused(route: string, code: string) {
+      refusals.inc({ route, code });
+    },
+
+    ruleRuns(counts: { matched: number; empty: number; failed: number; skipped: number }) {
+      for (const [outcome, count] of Object.entries(counts)) if (count > 0) ruleRuns.inc({ outcome }, count);
+    },
+
+    delivery(attempt: { channel: string; ok: boolean; purpose: string; durationMs: number }) {
+      deliveries.inc({ channel: attempt.channel, outcome: attempt.ok ? 'success' : 'failed', purpose: attempt.purpose });
+      deliveryDuration.observe({ channel: attempt.channel }, attempt.durationMs / 1000);
+    },
+
+    ingested(source: string, via: 'api' | 'collector', tally: { added: number; duplicates?: number; rejected?: number }) {
+      const counts = { added: tally.added, duplicate: tally.duplicates ?? 0, rejected: tally.rejected ?? 0 };
+      for (const [outcome, count] of Object.entries(counts)) if (count > 0) ingested.inc({ source, outcome, via }, count);
+    },
+  };
+}
+
+export type Metrics = ReturnType<typeof createMetrics>;

@@ -1,0 +1,48 @@
+import { Type } from '@sinclair/typebox';
+import { LinkedPage, MAX_PAGE, Nullable, OrgIdQuery } from '../../http/schemas.ts';
+
+/** Every event the log records (docs/api.md "Audit log"); names never change once released. */
+export const auditEvents = [
+  'login.succeeded',
+  'login.failed',
+  'token.refresh_refused',
+  'two_factor.enabled',
+  'two_factor.disabled',
+  'password.changed',
+  'user.created',
+  'user.disabled',
+  'user.enabled',
+  'sender.created',
+  'sender.updated',
+  'sender.deleted',
+  'webhook.created',
+  'webhook.updated',
+  'webhook.deleted',
+] as const;
+
+export type AuditEventName = (typeof auditEvents)[number];
+
+export const AuditEntry = Type.Object({
+  id: Type.Integer(),
+  event: Type.String({ description: `One of: ${auditEvents.join(', ')}` }),
+  created_at: Type.String({ format: 'date-time' }),
+  actor_user_id: Nullable(Type.Integer(), { description: 'The user who did it; null for an operator command or a failed login' }),
+  actor_email: Nullable(Type.String()),
+  target_type: Type.String({ description: 'user, sender or webhook' }),
+  target_id: Type.Integer(),
+  target_name: Nullable(Type.String({ description: "The user's email, the sender's address or the webhook's name, as it was then" })),
+  via: Type.String({ description: 'api (an HTTP request) or cli (an operator\'s dragnet command)' }),
+  ip_address: Nullable(Type.String({ description: 'The client address of an api event' })),
+  details: Type.Record(Type.String(), Type.Union([Type.String(), Type.Number(), Type.Boolean(), Type.Null()]), {
+    description: 'A few facts about the event, never a secret: reason of a failed login, server host of a sender, host of a webhook',
+  }),
+});
+
+export const AuditLogQuery = Type.Object({
+  page: Type.Integer({ minimum: 1, maximum: MAX_PAGE, default: 1 }),
+  page_size: Type.Integer({ minimum: 1, maximum: 100, default: 50 }),
+  event: Type.Optional(Type.Union(auditEvents.map((name) => Type.Literal(name)), { description: 'Only this event' })),
+  org_id: OrgIdQuery,
+});
+
+export const AuditLogPage = LinkedPage(AuditEntry);
