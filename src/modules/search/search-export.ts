@@ -2,8 +2,6 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import { stringify } from 'csv-stringify/sync';
-import PDFDocument from 'pdfkit';
-import { create } from 'xmlbuilder2';
 import type { ExportItem } from './search.service.ts';
 
 // Messages are in every script (Cyrillic, Arabic, …): the PDF standard fonts cover Latin only,
@@ -90,6 +88,8 @@ const xmlSafe = (value: string) => value.replace(/[^\t\n\r\u0020-\uD7FF\uE000-\u
 
 /** The document's head and tail are written around the results, each result serialized on its own. */
 async function* toXml(input: ExportInput): AsyncGenerator<string> {
+  // Loaded on first use, like pdfkit: every `dragnet` command would otherwise pay for both.
+  const { create } = await import('xmlbuilder2');
   const head = create().ele('search');
   for (const [key, value] of Object.entries(input.history)) head.ele(key).txt(xmlSafe(String(value)));
   const summary = head.end({ headless: true, prettyPrint: true });
@@ -111,7 +111,8 @@ async function* toXml(input: ExportInput): AsyncGenerator<string> {
 }
 
 /** The PDF is written row by row as the results arrive (pdfkit streams the pages it finishes). */
-function toPdf(input: ExportInput): Readable {
+async function* toPdf(input: ExportInput): AsyncGenerator<Buffer> {
+  const { default: PDFDocument } = await import('pdfkit');
   const doc = new PDFDocument({ size: 'A4', margin: 40, info: { Title: `Dragnet search ${input.history.id}` } });
   doc.font(FONT_BOLD).fontSize(18).text('Dragnet messenger search report');
   doc.font(FONT);
@@ -149,7 +150,7 @@ function toPdf(input: ExportInput): Readable {
     }
     doc.end();
   })().catch((error: unknown) => doc.destroy(error instanceof Error ? error : new Error(String(error))));
-  return doc;
+  yield* doc;
 }
 
 /** The export as a stream: its rows are read from the store while it is being sent. */
@@ -162,7 +163,7 @@ export function renderExport(format: ExportFormat, input: ExportInput): Readable
     case 'xml':
       return Readable.from(toXml(input));
     case 'pdf':
-      return toPdf(input);
+      return Readable.from(toPdf(input));
   }
 }
 
