@@ -8,6 +8,7 @@ import * as m0004 from './migrations/0004_delivery.ts';
 import * as m0005 from './migrations/0005_rules.ts';
 import * as m0007 from './migrations/0007_match_progress.ts';
 import * as m0008 from './migrations/0008_collector_state.ts';
+import * as m0009 from './migrations/0009_change_notifications.ts';
 import * as m0010 from './migrations/0010_audit_log.ts';
 
 // Listed explicitly (not read from disk) so the set is the same under tsx, a bundle or tests.
@@ -19,6 +20,7 @@ const coreMigrations: Record<string, MigrationModule> = {
   '0005_rules': m0005,
   '0007_match_progress': m0007,
   '0008_collector_state': m0008,
+  '0009_change_notifications': m0009,
   '0010_audit_log': m0010,
 };
 

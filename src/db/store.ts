@@ -4,6 +4,7 @@ import path from 'node:path';
 import SqliteDatabase from 'better-sqlite3';
 import { Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
+import { createChangeFeed, type WatchedTable } from './change-feed.ts';
 import type { Database } from './schema.ts';
 import { BetterSqliteDialect, CachedStatementConnection } from './sqlite-driver.ts';
 import { createSqliteReaders } from './sqlite-readers.ts';
@@ -33,11 +34,13 @@ export interface Store {
   location: string;
   ping(): Promise<void>;
   /**
-   * A value that changes whenever anything in the store may have changed since it was last
-   * read, so a row read earlier can be reused while it stays the same (src/db/read-cache.ts);
-   * null where the engine has no cheap way to tell (PostgreSQL).
+   * A value that changes whenever `table` may have changed since it was last read, so a row
+   * read earlier can be reused while it stays the same (src/db/read-cache.ts). SQLite: any
+   * change to the store moves it (data_version and this process's writes); PostgreSQL: the
+   * table's change notifications and this process's commits (db/change-feed.ts), null while
+   * the notifications are not being received.
    */
-  changeStamp(): string | null;
+  changeStamp(table: WatchedTable): string | null;
   close(): Promise<void>;
 }
 
@@ -87,7 +90,8 @@ export function openStore(options: StoreOptions): Store {
     // 'error' on the pool; unhandled, that would crash the process. The pool drops the
     // connection and the next query opens a new one or fails visibly (readyz turns 503).
     pool.on('error', () => undefined);
-    const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+    const changes = createChangeFeed(options.databaseUrl);
+    const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: changes.observe(pool) }) });
     const url = new URL(options.databaseUrl);
     return {
       engine: 'postgres',
@@ -97,11 +101,14 @@ export function openStore(options: StoreOptions): Store {
       readerSlots: 1,
       searchHistory: db,
       location: `postgres://${url.host}${url.pathname}`,
-      changeStamp: () => null,
+      changeStamp: (table) => changes.stamp(table),
       ping: async () => {
         await sql`select 1`.execute(db);
       },
-      close: () => db.destroy(),
+      close: async () => {
+        await changes.close();
+        await db.destroy();
+      },
     };
   }
 

@@ -14,11 +14,13 @@ export interface ServerProcess {
 
 /**
  * Starts the server the way the README says (`npm start`, i.e. the package's start script) with
- * the given environment and waits for its "Dragnet is listening on …" line.
+ * the given environment and waits for its "Dragnet is listening on …" line. `extraArgs` go after
+ * the script's own (`--no-worker` for an API-only process).
  */
-export async function startServer(env: Record<string, string>, timeoutMs = 60_000): Promise<ServerProcess> {
+export async function startServer(env: Record<string, string>, timeoutMs = 60_000, extraArgs: string[] = []): Promise<ServerProcess> {
   const pkg = JSON.parse(readFileSync(path.join(repoRoot, 'package.json'), 'utf8')) as { scripts: { start: string } };
-  const [command, ...args] = pkg.scripts.start.split(/\s+/);
+  const [command, ...scriptArgs] = pkg.scripts.start.split(/\s+/);
+  const args = [...scriptArgs, ...extraArgs];
   const child = spawn(command === 'node' ? process.execPath : command!, args, {
     cwd: repoRoot,
     env: { ...process.env, DRAGNET_LOG_LEVEL: 'warn', ...env },

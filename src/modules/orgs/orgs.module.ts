@@ -11,9 +11,9 @@ export function createOrgsModule(deps: {
   clock: Clock;
   defaults: { alertRuleLimit: number; dashboardUrl: string };
 }) {
-  const userRepository = createUserRepository(deps.store.db, deps.store.changeStamp);
+  const userRepository = createUserRepository(deps.store.db, () => deps.store.changeStamp('users'));
   const organizations = createOrganizationService({
-    organizations: createOrganizationRepository(deps.store.db, deps.store.changeStamp),
+    organizations: createOrganizationRepository(deps.store.db, () => deps.store.changeStamp('organizations')),
     clock: deps.clock,
     defaults: deps.defaults,
   });
