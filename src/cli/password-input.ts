@@ -1,4 +1,3 @@
-import password from '@inquirer/password';
 import { AppError } from '../lib/errors.ts';
 
 async function readStdin(): Promise<string> {
@@ -12,6 +11,8 @@ export async function resolvePassword(options: { password?: string; passwordStdi
   if (options.password !== undefined) return options.password;
   if (options.passwordStdin) return readStdin();
   if (process.stdin.isTTY) {
+    // The prompt library is loaded only when a person is asked: it is slow to load.
+    const { default: password } = await import('@inquirer/password');
     const first = await password({ message: 'Password', mask: '*' });
     const second = await password({ message: 'Repeat password', mask: '*' });
     if (first !== second) throw new AppError('validation_failed', 'the two passwords differ');

@@ -1,6 +1,5 @@
 import { randomInt } from 'node:crypto';
 import * as OTPAuth from 'otpauth';
-import QRCode from 'qrcode';
 
 const PERIOD_SECONDS = 30;
 const BACKUP_CODE_COUNT = 10;
@@ -23,6 +22,8 @@ export function newTotpSeed(): string {
 
 export async function enrollmentDetails(seed: string, email: string) {
   const uri = totpFor(seed, email).toString();
+  // Loaded on the first enrollment rather than by every process that imports the auth module.
+  const { default: QRCode } = await import('qrcode');
   return { seed, qr_code_url: uri, qr_code_image: await QRCode.toDataURL(uri) };
 }
 

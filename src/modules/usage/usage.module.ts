@@ -3,7 +3,6 @@ import type { Clock } from '../../lib/clock.ts';
 import type { CounterStore } from './counters/counter-store.ts';
 import { createEmbeddedCounters } from './counters/embedded-counters.ts';
 import { createPostgresCounters } from './counters/postgres-counters.ts';
-import { createRedisCounters } from './counters/redis-counters.ts';
 import { createLimitResolver } from './limits.ts';
 import { createRateLimiter } from './rate-limiter.ts';
 import { createUsageCatalog } from './usage-catalog.ts';
@@ -15,7 +14,11 @@ import { usageRoutes } from './usage.routes.ts';
  * write-behind to SQLite.
  */
 async function createCounters(deps: { store: Store; clock: Clock; redisUrl?: string }): Promise<CounterStore> {
-  if (deps.redisUrl) return createRedisCounters({ url: deps.redisUrl, clock: deps.clock });
+  if (deps.redisUrl) {
+    // ioredis is loaded only by processes configured for Redis.
+    const { createRedisCounters } = await import('./counters/redis-counters.ts');
+    return createRedisCounters({ url: deps.redisUrl, clock: deps.clock });
+  }
   if (deps.store.engine === 'postgres') return createPostgresCounters({ db: deps.store.db, clock: deps.clock });
   return createEmbeddedCounters({ db: deps.store.db, clock: deps.clock });
 }

@@ -1,4 +1,3 @@
-import nodemailer from 'nodemailer';
 import type { RenderedEmail } from './template-render.ts';
 
 export interface SmtpAccount {
@@ -30,6 +29,8 @@ export function createEmailTransport(options: EmailTransportOptions) {
   return {
     async send(account: SmtpAccount, to: string[], message: RenderedEmail): Promise<EmailOutcome> {
       const started = performance.now();
+      // Loaded with the first email: most processes (every `dragnet` command) send none.
+      const { default: nodemailer } = await import('nodemailer');
       const transporter = nodemailer.createTransport({
         host: account.host,
         port: account.port,

@@ -1,4 +1,4 @@
-import { Agent, request } from 'undici';
+import type { Agent } from 'undici';
 import type { Clock } from '../../../lib/clock.ts';
 import { alertSystemSignature, standardWebhookHeaders } from './signing.ts';
 import { BlockedAddressError, type SsrfGuard } from './ssrf-guard.ts';
@@ -23,11 +23,17 @@ const USER_AGENT = 'AlertSystem/1.0';
  * retry, any 2xx is success. Redirects are not followed (a redirect could point anywhere).
  */
 export function createWebhookTransport(deps: { guard: SsrfGuard; timeoutMs: number; clock: Clock }) {
-  const agent = new Agent({
-    connect: { lookup: deps.guard.lookup as never, timeout: deps.timeoutMs },
-    headersTimeout: deps.timeoutMs,
-    bodyTimeout: deps.timeoutMs,
-  });
+  // undici is loaded with the first delivery: most processes (every `dragnet` command) send none.
+  let client: Promise<{ agent: Agent; request: typeof import('undici').request }> | undefined;
+  const connect = () =>
+    (client ??= import('undici').then(({ Agent, request }) => ({
+      agent: new Agent({
+        connect: { lookup: deps.guard.lookup as never, timeout: deps.timeoutMs },
+        headersTimeout: deps.timeoutMs,
+        bodyTimeout: deps.timeoutMs,
+      }),
+      request,
+    })));
 
   return {
     async send(target: WebhookTarget, payload: object): Promise<SendOutcome> {
@@ -49,6 +55,7 @@ export function createWebhookTransport(deps: { guard: SsrfGuard; timeoutMs: numb
           headers['x-alertsystem-signature'] = alertSystemSignature(target.secret, body);
           Object.assign(headers, standardWebhookHeaders(target.secret, body, deps.clock.now()));
         }
+        const { agent, request } = await connect();
         const response = await request(url, {
           method: 'POST',
           body,
@@ -63,7 +70,9 @@ export function createWebhookTransport(deps: { guard: SsrfGuard; timeoutMs: numb
         return finish({ ok: false, statusCode: null, error: describe(error, deps.timeoutMs) });
       }
     },
-    close: () => agent.close(),
+    close: async () => {
+      if (client) await (await client).agent.close();
+    },
   };
 }
 
