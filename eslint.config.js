@@ -1,8 +1,10 @@
 import js from '@eslint/js';
+import reactHooks from 'eslint-plugin-react-hooks';
+import globals from 'globals';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['node_modules/', 'data/', 'dist/', 'web/dist/', '.tmp/'] },
+  { ignores: ['node_modules/', 'data/', 'dist/', 'web/dist/', '.tmp/', 'test-results/', 'web/src/api/schema.gen.ts'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
@@ -11,5 +13,11 @@ export default tseslint.config(
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', ignoreRestSiblings: true }],
       '@typescript-eslint/no-non-null-assertion': 'off',
     },
+  },
+  // The dashboard runs in the browser, with React's rules of hooks.
+  {
+    files: ['web/src/**/*.{ts,tsx}'],
+    ...reactHooks.configs.flat.recommended,
+    languageOptions: { globals: globals.browser },
   },
 );

@@ -5,6 +5,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyServerOptions } from 'fastify';
 import type { Container } from './container.ts';
 import { registerAuthentication } from './http/auth.plugin.ts';
+import { createDashboard } from './http/dashboard.ts';
 import { registerErrorHandling } from './http/error-handler.ts';
 import { AccessLog } from './http/logging.ts';
 import { registerRateLimiting } from './http/rate-limit.plugin.ts';
@@ -47,7 +48,8 @@ export async function buildApp(container: Container, options: AppOptions = {}) {
 
   app.addSchema(ErrorBody);
   app.setValidatorCompiler(createValidatorCompiler([ErrorBody]));
-  registerErrorHandling(app);
+  const dashboard = createDashboard(container.config.dashboardDir);
+  registerErrorHandling(app, { appShell: dashboard.serveAppShell });
   registerRequestMetrics(app, container.metrics);
   // Callback hooks, not async ones: they run on every request and need no promise.
   app.addHook('preValidation', (request, _reply, done) => {
@@ -84,6 +86,7 @@ export async function buildApp(container: Container, options: AppOptions = {}) {
 
   await app.register(operationsRoutes(operationsOptions(container)));
   for (const routes of container.routes) await app.register(routes);
+  await dashboard.register(app);
 
   app.get('/openapi.json', { schema: { hide: true } }, () => app.swagger());
   return app;

@@ -1,6 +1,7 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { randomBytes, createHash } from 'node:crypto';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import ipaddr from 'ipaddr.js';
 import type { DeliveryConfig, SystemSenderConfig } from './modules/delivery/index.ts';
 
@@ -24,6 +25,8 @@ export interface Config {
   /** When set, GET /metrics requires `Authorization: Bearer <token>`; else it answers loopback only. */
   metricsToken?: string;
   dashboardUrl: string;
+  /** The built dashboard (web/dist) the server serves at `/`. */
+  dashboardDir: string;
   defaultAlertRuleLimit: number;
   bodyLimitBytes: number;
   delivery: DeliveryConfig;
@@ -150,6 +153,7 @@ export function loadConfig(env: Env = process.env): Config {
     trustProxy: trustProxy(env.DRAGNET_TRUST_PROXY),
     metricsToken: metricsToken(env.DRAGNET_METRICS_TOKEN),
     dashboardUrl: (env.DRAGNET_DASHBOARD_URL || `http://${displayHost}:${port}`).replace(/\/+$/, ''),
+    dashboardDir: env.DRAGNET_DASHBOARD_DIR ? path.resolve(env.DRAGNET_DASHBOARD_DIR) : fileURLToPath(new URL('../web/dist/', import.meta.url)),
     defaultAlertRuleLimit: integer(env, 'DRAGNET_DEFAULT_ALERT_RULE_LIMIT', 20, 1),
     bodyLimitBytes: integer(env, 'DRAGNET_BODY_LIMIT_BYTES', 1_048_576, 1024),
     delivery: {

@@ -44,7 +44,7 @@ export function sendError(request: FastifyRequest, reply: FastifyReply, appError
 
 const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const;
 
-export function registerErrorHandling(app: FastifyInstance) {
+export function registerErrorHandling(app: FastifyInstance, options: { appShell?: (request: FastifyRequest, reply: FastifyReply) => boolean } = {}) {
   app.setErrorHandler((error: FastifyError, request, reply) => {
     const appError = toAppError(error);
     if (appError.code === 'internal_error') request.log.error({ err: error }, 'request failed');
@@ -60,6 +60,8 @@ export function registerErrorHandling(app: FastifyInstance) {
       void reply.header('allow', allowed.join(', '));
       return sendError(request, reply, new AppError('method_not_allowed', `${request.method} is not allowed on ${path}; allowed: ${allowed.join(', ')}`));
     }
+    // The dashboard's own routes (/search, …) are pages its router draws from index.html.
+    if (options.appShell?.(request, reply)) return reply;
     const withSlash = path.endsWith('/') ? null : `${path}/`;
     const hint = withSlash && app.hasRoute({ method: request.method as 'GET', url: withSlash }) ? ` (paths end with a slash: ${withSlash})` : '';
     return sendError(request, reply, new AppError('not_found', `no route ${request.method} ${path}${hint}`));

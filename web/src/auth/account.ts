@@ -1,0 +1,9 @@
+import { useQuery } from '@tanstack/react-query';
+import { useApi } from '../api/api-context.tsx';
+import { unwrap } from '../api/client.ts';
+
+/** The signed-in user (GET /service/account/): email, own organization, whether 2FA is on. */
+export function useAccount() {
+  const { client } = useApi();
+  return useQuery({ queryKey: ['account'], queryFn: () => unwrap(client.GET('/service/account/')), staleTime: 5 * 60_000 });
+}

@@ -1,0 +1,6 @@
+/** The main navigation, in order. A new section adds its entry here. */
+export const navItems = [
+  { to: '/search', label: 'Search', exact: true },
+  { to: '/search/history', label: 'History', exact: false },
+  { to: '/settings', label: 'Settings', exact: false },
+] as const;

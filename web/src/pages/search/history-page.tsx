@@ -1,0 +1,108 @@
+import { keepPreviousData, useQuery } from '@tanstack/react-query';
+import { getRouteApi, Link } from '@tanstack/react-router';
+import { useApi, useScopedKey } from '../../api/api-context.tsx';
+import { unwrap } from '../../api/client.ts';
+import type { HistoryItem } from '../../api/types.ts';
+import { ErrorNotice, Loading } from '../../ui/notices.tsx';
+import { Page } from '../../ui/page.tsx';
+import type { SearchPageSearch } from './search-params.ts';
+
+const route = getRouteApi('/app/search/history');
+const PAGE_SIZE = 20;
+const dateFormat = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'short' });
+
+/** The search page's address that re-opens a recorded search with its query and options. */
+export function reopen(item: HistoryItem): SearchPageSearch {
+  return {
+    q: item.query,
+    ...(item.channel_ids?.length ? { channels: item.channel_ids } : {}),
+    ...(item.unique_only ? { unique: true } : {}),
+    context: item.context_chars,
+    history: item.id,
+  };
+}
+
+/** The organization's past searches, newest first; each re-opens as it ran. */
+export function HistoryPage() {
+  const { client } = useApi();
+  const { page = 1 } = route.useSearch();
+  const history = useQuery({
+    queryKey: useScopedKey('search-history', page),
+    queryFn: () => unwrap(client.GET('/service/messenger-search-history/', { params: { query: { page, page_size: PAGE_SIZE } } })),
+    placeholderData: keepPreviousData,
+  });
+
+  return (
+    <Page title="Search history">
+      {history.isPending && <Loading />}
+      <ErrorNotice error={history.error} />
+      {history.data && history.data.total === 0 && (
+        <p>
+          No searches yet. <Link to="/search">Run one</Link>.
+        </p>
+      )}
+      {history.data && history.data.items.length > 0 && (
+        <>
+          <div className="table-scroll">
+            <table>
+              <thead>
+                <tr>
+                  <th scope="col">Query</th>
+                  <th scope="col">Matches</th>
+                  <th scope="col">Channels</th>
+                  <th scope="col">Searched</th>
+                  <th scope="col">
+                    <span className="visually-hidden">Actions</span>
+                  </th>
+                </tr>
+              </thead>
+              <tbody>
+                {history.data.items.map((item) => (
+                  <tr key={item.id}>
+                    <td>
+                      <code>{item.query}</code>
+                      <div className="muted">
+                        {[
+                          item.channel_ids?.length ? `${item.channel_ids.length} channel${item.channel_ids.length === 1 ? '' : 's'}` : null,
+                          item.unique_only ? 'unique only' : null,
+                          `context ${item.context_chars}`,
+                        ]
+                          .filter(Boolean)
+                          .join(' · ')}
+                      </div>
+                    </td>
+                    <td>{item.total_matches.toLocaleString()}</td>
+                    <td>{item.channels_matched.toLocaleString()}</td>
+                    <td>
+                      <time dateTime={item.searched_at}>{dateFormat.format(new Date(item.searched_at))}</time>
+                    </td>
+                    <td>
+                      <Link to="/search" search={reopen(item)} aria-label={`Open the search ${item.query}`}>
+                        Open
+                      </Link>
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+          <nav aria-label="Pages" className="actions">
+            {page > 1 && (
+              <Link to="/search/history" search={page > 2 ? { page: page - 1 } : {}}>
+                Newer
+              </Link>
+            )}
+            <span className="muted">
+              Page {history.data.page} of {Math.max(history.data.total_pages, 1)}
+            </span>
+            {page < history.data.total_pages && (
+              <Link to="/search/history" search={{ page: page + 1 }}>
+                Older
+              </Link>
+            )}
+          </nav>
+        </>
+      )}
+    </Page>
+  );
+}

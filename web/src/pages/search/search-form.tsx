@@ -1,0 +1,124 @@
+import { useMutation, useQueryClient } from '@tanstack/react-query';
+import { useNavigate } from '@tanstack/react-router';
+import { useId, useState, type FormEvent } from 'react';
+import { useApi, useScopedKey } from '../../api/api-context.tsx';
+import { unwrap } from '../../api/client.ts';
+import { ApiError } from '../../api/errors.ts';
+import { Field } from '../../ui/field.tsx';
+import { ErrorNotice } from '../../ui/notices.tsx';
+import { ChannelFilter } from './channel-filter.tsx';
+import { PAGE_SIZE, resultsKey } from './search-results.tsx';
+import type { SearchPageSearch } from './search-params.ts';
+import { SyntaxHelp } from './syntax-help.tsx';
+
+/** context_chars bounds (docs/api.md "Search request and response"). */
+const CONTEXT = { min: 10, max: 5000, default: 500 };
+
+/**
+ * Runs a search (POST messenger-search-create), seeds the results cache with its first page and
+ * puts the recorded search in the address, so a reload re-reads it instead of searching again.
+ */
+export function SearchForm({ initial }: { initial: SearchPageSearch }) {
+  const { client } = useApi();
+  const queryClient = useQueryClient();
+  const navigate = useNavigate();
+  const scope = useScopedKey();
+  const syntaxId = useId();
+  const [query, setQuery] = useState(initial.q ?? '');
+  const [channels, setChannels] = useState(initial.channels ?? []);
+  const [unique, setUnique] = useState(initial.unique ?? false);
+  const [context, setContext] = useState(initial.context ? String(initial.context) : '');
+
+  const search = useMutation({
+    mutationFn: (body: { query: string; channel_ids: number[] | null; context_chars?: number; unique_only: boolean }) =>
+      unwrap(client.POST('/service/messenger-search-create/', { body: { ...body, page: 1, page_size: PAGE_SIZE } })),
+    onSuccess: (response, body) => {
+      queryClient.setQueryData(resultsKey(scope, response.search_history_id), { pages: [response], pageParams: [1] });
+      void queryClient.invalidateQueries({ queryKey: [...scope, 'search-history'] });
+      void navigate({
+        to: '/search',
+        search: {
+          q: body.query,
+          ...(body.channel_ids ? { channels: body.channel_ids } : {}),
+          ...(body.unique_only ? { unique: true } : {}),
+          ...(body.context_chars ? { context: body.context_chars } : {}),
+          history: response.search_history_id,
+        },
+      });
+    },
+  });
+
+  const submit = (event: FormEvent) => {
+    event.preventDefault();
+    const contextChars = context.trim() ? Number(context) : undefined;
+    search.mutate({
+      query,
+      channel_ids: channels.length ? channels : null,
+      unique_only: unique,
+      ...(contextChars !== undefined ? { context_chars: contextChars } : {}),
+    });
+  };
+
+  const error = search.error instanceof ApiError ? search.error : undefined;
+  const queryError = error?.fieldMessage('query');
+  return (
+    <form onSubmit={submit} aria-label="Search messages" noValidate>
+      <ErrorNotice error={search.error} fieldsShown={['query', 'context_chars', 'channel_ids']} />
+      <Field
+        label="Query"
+        hint={<>Terms, &quot;phrases&quot;, AND, OR, NOT, -term and ( ). See the query syntax below.</>}
+        error={queryError && (error?.position !== undefined ? `${queryError} (at character ${error.position + 1})` : queryError)}
+      >
+        {(props) => (
+          <div className="search-query">
+            <textarea
+              {...props}
+              rows={2}
+              required
+              value={query}
+              onChange={(event) => setQuery(event.target.value)}
+              onKeyDown={(event) => {
+                // Enter searches; Shift+Enter adds a line.
+                if (event.key === 'Enter' && !event.shiftKey) {
+                  event.preventDefault();
+                  event.currentTarget.form?.requestSubmit();
+                }
+              }}
+              placeholder={'"fresh logs" AND (acme-bank.com OR acmebank.net)'}
+            />
+            <button type="submit" className="primary" disabled={search.isPending || !query.trim()}>
+              {search.isPending ? 'Searching…' : 'Search'}
+            </button>
+          </div>
+        )}
+      </Field>
+      <SyntaxHelp id={syntaxId} />
+      <details open={channels.length > 0 || unique || Boolean(context)}>
+        <summary>Filters and options</summary>
+        <ChannelFilter selected={channels} onChange={setChannels} />
+        <Field
+          label="Context characters"
+          hint={`Text shown around each match, ${CONTEXT.min} to ${CONTEXT.max} (default ${CONTEXT.default}).`}
+          error={error?.fieldMessage('context_chars')}
+        >
+          {(props) => (
+            <input
+              {...props}
+              type="number"
+              inputMode="numeric"
+              min={CONTEXT.min}
+              max={CONTEXT.max}
+              placeholder={String(CONTEXT.default)}
+              value={context}
+              onChange={(event) => setContext(event.target.value)}
+            />
+          )}
+        </Field>
+        <label className="check">
+          <input type="checkbox" checked={unique} onChange={(event) => setUnique(event.target.checked)} />
+          Unique messages only (a text posted in several channels is one result)
+        </label>
+      </details>
+    </form>
+  );
+}

@@ -1,0 +1,137 @@
+import { useInfiniteQuery } from '@tanstack/react-query';
+import { Link } from '@tanstack/react-router';
+import { useRef } from 'react';
+import { useApi, useScopedKey } from '../../api/api-context.tsx';
+import { unwrap } from '../../api/client.ts';
+import type { SearchResponse, SearchResult } from '../../api/types.ts';
+import { ErrorNotice, Loading } from '../../ui/notices.tsx';
+import { ruleFromSearch } from '../rules/new-rule-search.ts';
+import { ExportButtons } from './export-buttons.tsx';
+import { highlight, highlightTerms } from './highlight.ts';
+import type { SearchPageSearch } from './search-params.ts';
+
+export const PAGE_SIZE = 20;
+
+export const resultsKey = (scope: readonly unknown[], historyId: number) => [...scope, 'search-results', historyId] as const;
+
+const dateFormat = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'short' });
+
+/**
+ * The results of a recorded search, read page by page through messenger-search-history-results:
+ * the search as it ran (at its watermark), so "load more" continues the same list however many
+ * messages arrived since, without running (and counting) a new search.
+ */
+export function SearchResults({ historyId, options }: { historyId: number; options: SearchPageSearch }) {
+  const { client } = useApi();
+  const results = useInfiniteQuery({
+    queryKey: resultsKey(useScopedKey(), historyId),
+    queryFn: ({ pageParam }) =>
+      unwrap(
+        client.GET('/service/messenger-search-history-results/{history_id}/', {
+          params: { path: { history_id: historyId }, query: { page: pageParam, page_size: PAGE_SIZE } },
+        }),
+      ),
+    initialPageParam: 1,
+    getNextPageParam: (last: SearchResponse) => (last.page < last.total_pages ? last.page + 1 : undefined),
+    // A recorded search reads the same forever.
+    staleTime: Infinity,
+  });
+
+  const list = useRef<HTMLOListElement>(null);
+  const items = results.data?.pages.flatMap((page) => page.results) ?? [];
+  const loadMore = async () => {
+    const shown = items.length;
+    await results.fetchNextPage();
+    // Keyboard and screen-reader users continue at the first new result.
+    (list.current?.children[shown] as HTMLElement | undefined)?.focus();
+  };
+
+  if (results.isPending) return <Loading label="Loading results…" />;
+  // A failed "load more" keeps the results read so far and says why below them.
+  if (!results.data) return <ErrorNotice error={results.error} />;
+
+  const first = results.data.pages[0]!;
+  const last = results.data.pages.at(-1)!;
+  const terms = highlightTerms(first.query_info.parsed);
+  return (
+    <section aria-labelledby="results-heading">
+      <div className="results-summary">
+        <h2 id="results-heading" aria-live="polite">
+          {first.total === 1 ? '1 match' : `${first.total.toLocaleString()} matches`} in{' '}
+          {first.channels_matched === 1 ? '1 channel' : `${first.channels_matched.toLocaleString()} channels`}
+        </h2>
+        <Link
+          to="/rules/new"
+          search={ruleFromSearch({
+            query: first.query_info.query,
+            follow_up_token: last.follow_up_token,
+            channel_ids: options.channels ?? null,
+            unique_only: options.unique ?? false,
+            ...(options.context ? { context_chars: options.context } : {}),
+          })}
+          className="button"
+        >
+          Create a rule from this search
+        </Link>
+      </div>
+      {first.warning && <p className="notice warning">{first.warning}</p>}
+      {first.total > 0 && <ExportButtons historyId={historyId} />}
+      <ol className="results" ref={list}>
+        {items.map((item) => (
+          <li key={`${item.channel_id}:${item.message_id}`} className="result" tabIndex={-1}>
+            <Result item={item} terms={terms} />
+          </li>
+        ))}
+      </ol>
+      {results.hasNextPage && (
+        <div className="actions">
+          <button type="button" onClick={() => void loadMore()} disabled={results.isFetchingNextPage}>
+            {results.isFetchingNextPage ? 'Loading…' : 'Load more'}
+          </button>
+          <span className="muted">
+            {items.length.toLocaleString()} of {first.total.toLocaleString()} shown
+          </span>
+        </div>
+      )}
+      <ErrorNotice error={results.isFetchNextPageError ? results.error : null} />
+    </section>
+  );
+}
+
+function Result({ item, terms }: { item: SearchResult; terms: string[] }) {
+  const channel = item.channel_username ? `@${item.channel_username}` : (item.channels_list?.[0] ?? `channel ${item.channel_id}`);
+  return (
+    <article>
+      <header>
+        <span>{channel}</span>
+        <time dateTime={item.date}>{dateFormat.format(new Date(item.date))}</time>
+        {item.has_media && <span>{[item.media_type ?? 'attachment', item.file_name].filter(Boolean).join(': ')}</span>}
+        {item.channel_count > 1 && (
+          <span title={item.channels_list?.join(', ')}>
+            in {item.channel_count} channels{item.channels_list ? `: ${item.channels_list.join(', ')}` : ''}
+          </span>
+        )}
+      </header>
+      <p className="text">
+        {highlight(item.text_preview, terms).map((segment, index) => (segment.match ? <mark key={index}>{segment.text}</mark> : segment.text))}
+      </p>
+      {item.links && item.links.length > 0 && (
+        <ul className="links" aria-label="Links in the message">
+          {item.links.map((link) => (
+            <li key={link}>{isWebLink(link) ? <a href={link} target="_blank" rel="noopener noreferrer nofollow">{link}</a> : link}</li>
+          ))}
+        </ul>
+      )}
+    </article>
+  );
+}
+
+/** Only http(s) links are clickable: a javascript: or data: URL posted in a channel is text. */
+function isWebLink(link: string): boolean {
+  try {
+    const { protocol } = new URL(link);
+    return protocol === 'https:' || protocol === 'http:';
+  } catch {
+    return false;
+  }
+}

@@ -1,0 +1,25 @@
+import { Link, Outlet } from '@tanstack/react-router';
+
+/** The settings sections, in order. A new section adds its route (router.tsx) and entry here. */
+const sections = [{ to: '/settings/security', label: 'Security' }] as const;
+
+export function SettingsLayout() {
+  return (
+    <div className="settings-layout">
+      <nav aria-label="Settings" className="settings-nav">
+        <ul>
+          {sections.map((section) => (
+            <li key={section.to}>
+              <Link to={section.to} activeProps={{ className: 'active' }}>
+                {section.label}
+              </Link>
+            </li>
+          ))}
+        </ul>
+      </nav>
+      <div>
+        <Outlet />
+      </div>
+    </div>
+  );
+}

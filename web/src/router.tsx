@@ -1,0 +1,127 @@
+import {
+  createRootRouteWithContext,
+  createRoute,
+  createRouter,
+  lazyRouteComponent,
+  Outlet,
+  redirect,
+  type RouterHistory,
+} from '@tanstack/react-router';
+import type { SessionStore } from './api/session.ts';
+import { AppLayout } from './app-layout.tsx';
+import { validateSignInSearch } from './auth/sign-in-search.ts';
+import { validateNewRuleSearch } from './pages/rules/new-rule-search.ts';
+import { validateHistorySearch, validateSearchPageSearch } from './pages/search/search-params.ts';
+import { ErrorNotice, Loading } from './ui/notices.tsx';
+import { NotFoundPage } from './ui/not-found-page.tsx';
+
+/**
+ * The route map (web/README.md lists it). Pages are lazy chunks, loaded when first visited, so
+ * the first load carries only the shell; their search parameters are validated by small modules
+ * in the main chunk so links to them are typed.
+ */
+export interface RouterContext {
+  session: SessionStore;
+}
+
+const rootRoute = createRootRouteWithContext<RouterContext>()({ component: Outlet });
+
+const signInRoute = createRoute({
+  getParentRoute: () => rootRoute,
+  path: '/sign-in',
+  validateSearch: validateSignInSearch,
+  beforeLoad: ({ context, search }) => {
+    if (context.session.get()) throw redirect({ href: search.redirect ?? '/search' });
+  },
+  component: lazyRouteComponent(() => import('./auth/sign-in-page.tsx'), 'SignInPage'),
+});
+
+/** Every page but sign-in: needs a session; shows the header and the navigation. */
+const appRoute = createRoute({
+  getParentRoute: () => rootRoute,
+  id: 'app',
+  beforeLoad: ({ context, location }) => {
+    if (!context.session.get()) throw redirect({ to: '/sign-in', search: { redirect: location.href } });
+  },
+  component: AppLayout,
+});
+
+const indexRoute = createRoute({
+  getParentRoute: () => appRoute,
+  path: '/',
+  beforeLoad: () => {
+    throw redirect({ to: '/search' });
+  },
+});
+
+const searchRoute = createRoute({
+  getParentRoute: () => appRoute,
+  path: '/search',
+  validateSearch: validateSearchPageSearch,
+  component: lazyRouteComponent(() => import('./pages/search/search-page.tsx'), 'SearchPage'),
+});
+
+const searchHistoryRoute = createRoute({
+  getParentRoute: () => appRoute,
+  path: '/search/history',
+  validateSearch: validateHistorySearch,
+  component: lazyRouteComponent(() => import('./pages/search/history-page.tsx'), 'HistoryPage'),
+});
+
+/** Where "create a rule from this search" leads; the rules pages own it (web/README.md). */
+const newRuleRoute = createRoute({
+  getParentRoute: () => appRoute,
+  path: '/rules/new',
+  validateSearch: validateNewRuleSearch,
+  component: lazyRouteComponent(() => import('./pages/rules/new-rule-page.tsx'), 'NewRulePage'),
+});
+
+const settingsRoute = createRoute({
+  getParentRoute: () => appRoute,
+  path: '/settings',
+  component: lazyRouteComponent(() => import('./pages/settings/settings-layout.tsx'), 'SettingsLayout'),
+});
+
+const settingsIndexRoute = createRoute({
+  getParentRoute: () => settingsRoute,
+  path: '/',
+  beforeLoad: () => {
+    throw redirect({ to: '/settings/security' });
+  },
+});
+
+const securityRoute = createRoute({
+  getParentRoute: () => settingsRoute,
+  path: '/security',
+  component: lazyRouteComponent(() => import('./pages/settings/security-page.tsx'), 'SecurityPage'),
+});
+
+const routeTree = rootRoute.addChildren([
+  signInRoute,
+  appRoute.addChildren([
+    indexRoute,
+    searchRoute,
+    searchHistoryRoute,
+    newRuleRoute,
+    settingsRoute.addChildren([settingsIndexRoute, securityRoute]),
+  ]),
+]);
+
+export function createAppRouter(options: { session: SessionStore; history?: RouterHistory }) {
+  return createRouter({
+    routeTree,
+    context: { session: options.session },
+    ...(options.history ? { history: options.history } : {}),
+    defaultPreload: 'intent',
+    defaultPendingComponent: () => <Loading />,
+    defaultNotFoundComponent: NotFoundPage,
+    defaultErrorComponent: ({ error }) => <ErrorNotice error={error} title="This page failed" />,
+    scrollRestoration: true,
+  });
+}
+
+declare module '@tanstack/react-router' {
+  interface Register {
+    router: ReturnType<typeof createAppRouter>;
+  }
+}
