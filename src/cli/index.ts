@@ -2,11 +2,13 @@ import { randomBytes } from 'node:crypto';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { loadConfig } from '../config.ts';
 import { createContainer, type Container } from '../container.ts';
+import { backupStore, restoreStore } from '../db/backup.ts';
 import { migrateToLatest } from '../db/migrate.ts';
 import { openStore } from '../db/store.ts';
 import { AppError } from '../lib/errors.ts';
 import { frequencies, startScheduler } from '../modules/rules/index.ts';
 import { ACCOUNT_SCOPE, serviceScope } from '../modules/usage/index.ts';
+import { cliOrigin, userTarget } from '../modules/audit/index.ts';
 import type { OrganizationSettings } from '../modules/orgs/index.ts';
 import { createOutput, keyValues, table, type Output } from './output.ts';
 import { resolvePassword } from './password-input.ts';
@@ -68,14 +70,22 @@ program
 program
   .command('worker')
   .description('run only the scheduler and workers (rule evaluation, async jobs, notifications)')
-  .action(async () => {
+  .addOption(
+    new Option('--metrics-port <port>', 'serve /metrics, /healthz and /readyz on HOST:<port>')
+      .env('DRAGNET_WORKER_METRICS_PORT')
+      .argParser(wholeNumber),
+  )
+  .action(async (options: { metricsPort?: number }) => {
     const config = loadConfig();
     const container = await createContainer(config);
     const log = (message: string, error?: unknown) => process.stderr.write(`${message}${error ? `: ${String(error)}` : ''}\n`);
     const scheduler = startScheduler(container, { pollMs: config.schedulerPollMs, log });
     const collectors = container.collectors.start({ pollMs: config.schedulerPollMs, log });
-    process.stdout.write(`Dragnet worker running (store: ${container.store.engine})\n`);
+    // Loaded only here, as in serve: a worker without the port needs no HTTP stack.
+    const operations = options.metricsPort === undefined ? null : await (await import('../http/operations-server.ts')).startOperationsServer(container, { host: config.host, port: options.metricsPort });
+    process.stdout.write(`Dragnet worker running (store: ${container.store.engine})${operations ? `; metrics on ${operations.url}/metrics` : ''}\n`);
     const stop = async () => {
+      await operations?.close();
       await collectors.stop();
       await scheduler.stop();
       await container.close();
@@ -189,13 +199,14 @@ user
   .option('--system', 'an operator account that can act for every organization')
   .action(async (options) => {
     const password = await resolvePassword(options);
-    await withContainer(async ({ users }, out) => {
+    await withContainer(async ({ users, audit }, out) => {
       const created = await users.create({
         orgName: options.org,
         email: options.email,
         password,
         role: options.system ? 'system' : 'member',
       });
+      await audit.record({ ...cliOrigin(created.org_id), event: 'user.created', target: userTarget(created), details: { role: created.role } });
       out.emit(created, () => `created user ${created.email} in ${created.organization} (id ${created.id})`);
     });
   });
@@ -215,8 +226,9 @@ user
   .command('disable <email>')
   .description('disable a user; their tokens stop working at once')
   .action(async (email: string) => {
-    await withContainer(async ({ users }, out) => {
+    await withContainer(async ({ users, audit }, out) => {
       const disabled = await users.setActive(email, false);
+      await audit.record({ ...cliOrigin(disabled.org_id), event: 'user.disabled', target: userTarget(disabled) });
       out.emit(disabled, () => `disabled ${disabled.email}`);
     });
   });
@@ -225,10 +237,43 @@ user
   .command('enable <email>')
   .description('re-enable a disabled user')
   .action(async (email: string) => {
-    await withContainer(async ({ users }, out) => {
+    await withContainer(async ({ users, audit }, out) => {
       const enabled = await users.setActive(email, true);
+      await audit.record({ ...cliOrigin(enabled.org_id), event: 'user.enabled', target: userTarget(enabled) });
       out.emit(enabled, () => `enabled ${enabled.email}`);
     });
+  });
+
+user
+  .command('disable-2fa <email>')
+  .description('turn off two-factor authentication of a user who lost their authenticator and backup codes')
+  .action(async (email: string) => {
+    await withContainer(async ({ users, audit }, out) => {
+      const changed = await users.disableTwoFactor(email);
+      await audit.record({ ...cliOrigin(changed.org_id), event: 'two_factor.disabled', target: userTarget(changed) });
+      out.emit(changed, () => `two-factor authentication is off for ${changed.email}; they can enrol again with setup_2fa`);
+    });
+  });
+
+program
+  .command('backup <file>')
+  .description('write the store (SQLite online backup, or pg_dump) and the data files a restore needs into one tar archive')
+  .action(async (file: string) => {
+    const config = loadConfig();
+    const summary = await backupStore(config, file);
+    createOutput(Boolean(program.opts().json)).emit({ file, ...summary }, () => `backed up the ${summary.engine} store to ${file} (${summary.bytes} bytes: ${summary.files.join(', ')})`);
+  });
+
+program
+  .command('restore <file>')
+  .description('restore a backup into the configured store (a fresh data folder or database); stop every dragnet process of the store first')
+  .option('--force', 'replace a store that already holds data')
+  .action(async (file: string, options: { force?: boolean }) => {
+    const config = loadConfig();
+    const summary = await restoreStore(config, file, { force: Boolean(options.force) });
+    createOutput(Boolean(program.opts().json)).emit({ file, ...summary }, () =>
+      `restored the ${summary.engine} store from ${file} (${summary.files.join(', ')})${summary.applied.length ? `; migrated: ${summary.applied.join(', ')}` : ''}`,
+    );
   });
 
 const rulesCommand = program.command('rules').description('monitoring rules');

@@ -41,6 +41,13 @@ export function createUserRepository(db: Kysely<Database>, changeStamp: () => st
 
     update: (id: number, changes: Updateable<UserTable>, tx: Executor = db) =>
       tx.updateTable('users').set(changes).where('id', '=', id).executeTakeFirst(),
+
+    /** Turns 2FA off: seeds and backup codes go, so a new enrollment starts from nothing. */
+    clearTwoFactor: (id: number) =>
+      db.transaction().execute(async (tx) => {
+        await tx.updateTable('users').set({ totp_enabled: 0, totp_secret: null, totp_pending_secret: null, totp_last_step: null }).where('id', '=', id).execute();
+        await tx.deleteFrom('backup_codes').where('user_id', '=', id).execute();
+      }),
   };
 }
 

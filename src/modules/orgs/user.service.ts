@@ -90,6 +90,14 @@ export function createUserService(deps: { users: UserRepository; organizations: 
       return toView((await users.findById(row.id))!);
     },
 
+    /** Operator recovery for a user who lost their authenticator and backup codes. */
+    async disableTwoFactor(rawEmail: string): Promise<UserView> {
+      const row = await requireByEmail(rawEmail);
+      if (row.totp_enabled !== 1 && row.totp_pending_secret === null) throw conflict(`two-factor authentication is not enabled for ${row.email}`);
+      await users.clearTwoFactor(row.id);
+      return toView((await users.findById(row.id))!);
+    },
+
     /** Disabling also bumps the token version, so the user's live tokens stop working at once. */
     async setActive(rawEmail: string, active: boolean): Promise<UserView> {
       const row = await requireByEmail(rawEmail);

@@ -1,0 +1,20 @@
+import Fastify from 'fastify';
+import { operationsOptions } from '../app.ts';
+import type { Container } from '../container.ts';
+import { registerErrorHandling } from './error-handler.ts';
+import { operationsRoutes, registerRequestMetrics } from './operations.routes.ts';
+
+/**
+ * `dragnet worker --metrics-port`: a worker has no API, but Prometheus and an orchestrator still
+ * need its metrics (rule runs, deliveries, collectors) and health, on a port of its own.
+ */
+export async function startOperationsServer(container: Container, options: { host: string; port: number }) {
+  const app = Fastify({ logger: false });
+  registerErrorHandling(app);
+  registerRequestMetrics(app, container.metrics);
+  await app.register(operationsRoutes(operationsOptions(container)));
+  await app.listen({ host: options.host, port: options.port });
+  const address = app.server.address();
+  const port = typeof address === 'object' && address ? address.port : options.port;
+  return { url: `http://${options.host.includes(':') ? `[${options.host}]` : options.host}:${port}`, close: () => app.close() };
+}
