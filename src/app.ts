@@ -7,6 +7,7 @@ import type { Container } from './container.ts';
 import { registerAuthentication } from './http/auth.plugin.ts';
 import { createDashboard } from './http/dashboard.ts';
 import { registerErrorHandling } from './http/error-handler.ts';
+import { answerConnect, protocolErrorOptions } from './http/protocol-errors.ts';
 import { AccessLog } from './http/logging.ts';
 import { registerRateLimiting } from './http/rate-limit.plugin.ts';
 import { operationsRoutes, registerRequestMetrics } from './http/operations.routes.ts';
@@ -31,7 +32,9 @@ export async function buildApp(container: Container, options: AppOptions = {}) {
       return typeof sent === 'string' && /^[\w.:-]{1,128}$/.test(sent) ? sent : randomUUID();
     },
     ajv: { customOptions: { removeAdditional: false } },
+    ...protocolErrorOptions,
   }).withTypeProvider<TypeBoxTypeProvider>();
+  answerConnect(app);
 
   // Fastify's own JSON parser (prototype poisoning refused), behind a nesting check: JSON.parse
   // recurses, and a body nested 100,000 deep would exhaust its stack (a 500) before any schema ran.
