@@ -388,13 +388,17 @@ async function reportSize(container: Container, store: BenchStore): Promise<stri
       lines.push(`  (no per-table breakdown: dbstat unavailable: ${error instanceof Error ? error.message : String(error)})`);
     }
   } else {
-    const { rows } = await sql<{ total: number; heap: number; trgm: number; database: number }>`
-      select pg_total_relation_size('messages') as total, pg_relation_size('messages') as heap,
-             pg_relation_size('messages_text_trgm_idx') as trgm, pg_database_size(current_database()) as database`.execute(db);
+    // Messages are partitioned by month: sizes are summed over the partitions and their indexes.
+    const { rows } = await sql<{ total: number; heap: number; trgm: number; months: number; database: number }>`
+      select (select sum(pg_total_relation_size(relid)) from pg_partition_tree('messages')) as total,
+             (select sum(pg_relation_size(relid)) from pg_partition_tree('messages')) as heap,
+             (select sum(pg_relation_size(relid)) from pg_partition_tree('messages_text_trgm_idx')) as trgm,
+             (select count(*) from pg_partition_tree('messages') where isleaf) as months,
+             pg_database_size(current_database()) as database`.execute(db);
     const row = rows[0]!;
     lines.push(
-      `size on disk: messages ${mb(Number(row.total))} (pg_total_relation_size: heap, TOAST and every index), ` +
-        `of which the pg_trgm GIN index ${mb(Number(row.trgm))} (pg_relation_size) and the heap ${mb(Number(row.heap))}; ` +
+      `size on disk: messages ${mb(Number(row.total))} in ${row.months} monthly partitions (pg_total_relation_size: heap, TOAST and every index), ` +
+        `of which the pg_trgm GIN indexes ${mb(Number(row.trgm))} (pg_relation_size) and the heap ${mb(Number(row.heap))}; ` +
         `whole database ${mb(Number(row.database))}`,
     );
   }

@@ -306,9 +306,16 @@ export interface SearchHistoryTable {
   searched_at: number;
 }
 
+/** PostgreSQL only: the (channel, message id) of every message, unique (migration messenger/0005). */
+export interface MessageKeyTable {
+  channel_id: number;
+  message_id: number;
+}
+
 export interface MessengerTables {
   categories: CategoryTable;
   channels: ChannelTable;
   messages: MessageTable;
+  message_keys: MessageKeyTable;
   search_history: SearchHistoryTable;
 }

@@ -10,6 +10,7 @@ import * as m0002 from './migrations/0002_messenger.ts';
 import * as m0006 from './migrations/0006_bulk_fts.ts';
 import * as searchReruns from './migrations/0003_search_reruns.ts';
 import * as searchHistoryFile from './migrations/0004_search_history_file.ts';
+import * as monthlyPartitions from './migrations/0005_monthly_partitions.ts';
 import { collapseIdenticalTexts, MESSAGE_COLUMNS, messageHit, type MessageRow, type MessengerArgs } from './message-hits.ts';
 import { createPercolator } from './percolator.ts';
 
@@ -85,6 +86,7 @@ export const messengerSource: SourceDefinition = {
     '0006_bulk_fts': m0006,
     'messenger/0003_search_reruns': searchReruns,
     'messenger/0004_search_history_file': searchHistoryFile,
+    'messenger/0005_monthly_partitions': monthlyPartitions,
   },
   ingesters: [
     {

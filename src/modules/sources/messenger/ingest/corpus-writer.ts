@@ -4,6 +4,7 @@ import type { Database } from '../../../../db/schema.ts';
 import type { Engine } from '../../../../db/store.ts';
 import type { Clock } from '../../../../lib/clock.ts';
 import { foldText } from '../../../search/index.ts';
+import { createPartitionKeeper, type PartitionKeeper } from './message-partitions.ts';
 
 export interface ChannelInput {
   platform: string;
@@ -101,10 +102,29 @@ export function createCorpusWriter(deps: { db: Kysely<Database>; engine: Engine;
     return Number(row?.max ?? 0);
   }
 
-  async function insertMessages(tx: Transaction<Database>, channelId: number, messages: MessageInput[]): Promise<number> {
+  /**
+   * Inserts the messages whose (channel, message id) is new. On PostgreSQL that key is kept
+   * once in message_keys, as a partitioned `messages` cannot hold a unique index without the
+   * month (migration messenger/0005); a message is inserted when its key was.
+   */
+  async function insertMessages(tx: Transaction<Database>, channelId: number, messages: MessageInput[], partitions: PartitionKeeper | null): Promise<number> {
     let added = 0;
     for (let i = 0; i < messages.length; i += INSERT_ROWS_PER_STATEMENT) {
-      const rows = messages.slice(i, i + INSERT_ROWS_PER_STATEMENT).map((m) => ({
+      let slice = messages.slice(i, i + INSERT_ROWS_PER_STATEMENT);
+      if (partitions) {
+        const inserted = await tx
+          .insertInto('message_keys')
+          .values(slice.map((m) => ({ channel_id: channelId, message_id: m.messageId })))
+          .onConflict((oc) => oc.doNothing())
+          .returning('message_id')
+          .execute();
+        const fresh = new Set(inserted.map((row) => Number(row.message_id)));
+        // The first of two copies in one slice stands, as a unique index would keep it.
+        slice = slice.filter((m) => fresh.delete(m.messageId));
+        if (slice.length === 0) continue;
+        await partitions.ensure(tx, slice.map((m) => m.date));
+      }
+      const rows = slice.map((m) => ({
         channel_id: channelId,
         message_id: m.messageId,
         user_id: m.userId,
@@ -117,11 +137,8 @@ export function createCorpusWriter(deps: { db: Kysely<Database>; engine: Engine;
         file_name: m.fileName,
         links: m.links?.length ? JSON.stringify(m.links) : null,
       }));
-      const result = await tx
-        .insertInto('messages')
-        .values(rows)
-        .onConflict((oc) => oc.columns(['channel_id', 'message_id']).doNothing())
-        .executeTakeFirst();
+      const insert = tx.insertInto('messages').values(rows);
+      const result = await (partitions ? insert : insert.onConflict((oc) => oc.columns(['channel_id', 'message_id']).doNothing())).executeTakeFirst();
       added += Number(result.numInsertedOrUpdatedRows ?? 0n);
     }
     return added;
@@ -137,13 +154,14 @@ export function createCorpusWriter(deps: { db: Kysely<Database>; engine: Engine;
         // committed id is never below one still to commit. (SQLite has one writer at a time.)
         if (engine === 'postgres') await sql`select pg_advisory_xact_lock(${MESSAGE_WRITER_LOCK})`.execute(tx);
         const lastIdBefore = engine === 'sqlite' ? await lastMessageId(tx) : 0;
+        const partitions = engine === 'postgres' ? createPartitionKeeper() : null;
         const channelIds = new Set<number>();
         let added = 0;
         let seen = 0;
         for await (const batch of batches) {
           const channelId = await upsertChannel(tx, batch.channel);
           channelIds.add(channelId);
-          added += await insertMessages(tx, channelId, batch.messages);
+          added += await insertMessages(tx, channelId, batch.messages, partitions);
           seen += batch.messages.length;
           onBatch?.(batch.messages.length);
         }
