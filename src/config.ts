@@ -39,6 +39,7 @@ export interface Config {
     windowSeconds: number;
     maxFailuresPerAccount: number;
     maxFailuresPerAddress: number;
+    maxAddressDelaySeconds: number;
   };
 }
 
@@ -173,6 +174,7 @@ export function loadConfig(env: Env = process.env): Config {
       windowSeconds: integer(env, 'DRAGNET_LOGIN_WINDOW_SECONDS', 900, 1),
       maxFailuresPerAccount: integer(env, 'DRAGNET_LOGIN_MAX_FAILURES_PER_ACCOUNT', 5, 1),
       maxFailuresPerAddress: integer(env, 'DRAGNET_LOGIN_MAX_FAILURES_PER_ADDRESS', 20, 1),
+      maxAddressDelaySeconds: integer(env, 'DRAGNET_LOGIN_ADDRESS_MAX_DELAY_SECONDS', 30, 1),
     },
   };
 }

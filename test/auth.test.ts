@@ -400,6 +400,7 @@ describe('authentication over HTTP', () => {
 
 describe('login throttling', () => {
   const WINDOW_SECONDS = 600;
+  const MAX_ADDRESS_DELAY_SECONDS = 8;
   let t: TestApp;
 
   beforeAll(async () => {
@@ -407,6 +408,7 @@ describe('login throttling', () => {
       env: {
         DRAGNET_LOGIN_MAX_FAILURES_PER_ACCOUNT: '3',
         DRAGNET_LOGIN_MAX_FAILURES_PER_ADDRESS: '5',
+        DRAGNET_LOGIN_ADDRESS_MAX_DELAY_SECONDS: String(MAX_ADDRESS_DELAY_SECONDS),
         DRAGNET_LOGIN_WINDOW_SECONDS: String(WINDOW_SECONDS),
       },
     });
@@ -447,16 +449,60 @@ describe('login throttling', () => {
     expect((await login('target@acme.test', DEFAULT_PASSWORD, '10.0.0.5')).statusCode).toBe(200);
   });
 
-  it('blocks a client address after failures across different emails; other addresses still log in', async () => {
+  it('slows an address down after failures across different emails instead of locking everyone behind it out', async () => {
     const address = '192.0.2.7';
     for (let i = 1; i <= 5; i++) {
       expectError(await login(`guess${i}@acme.test`, 'not the password at all', address), 401, 'invalid_credentials');
     }
-    expectThrottled(await login('bystander@acme.test', DEFAULT_PASSWORD, address));
-    expect((await login('bystander@acme.test', DEFAULT_PASSWORD, '192.0.2.8')).statusCode).toBe(200);
+    // Past the address limit, the next attempt must come 1 s after the last failure, 2 s after
+    // the next one, 4 s... (up to DRAGNET_LOGIN_ADDRESS_MAX_DELAY_SECONDS); one sooner is not judged.
+    expect(expectThrottled(await login('guess6@acme.test', 'not the password at all', address))).toBe(1);
+    t.clock.advance(1000);
+    expectError(await login('guess6@acme.test', 'not the password at all', address), 401, 'invalid_credentials');
+    expect(expectThrottled(await login('guess7@acme.test', 'not the password at all', address))).toBe(2);
 
-    t.clock.advance(WINDOW_SECONDS * 1000 + 1000);
+    // A colleague behind the same address, with the right password, waits that delay and no more.
+    const wait = expectThrottled(await login('bystander@acme.test', DEFAULT_PASSWORD, address));
+    expect(wait).toBeLessThanOrEqual(2);
+    t.clock.advance(wait * 1000);
     expect((await login('bystander@acme.test', DEFAULT_PASSWORD, address)).statusCode).toBe(200);
+    // Other addresses were never slowed down.
+    expect((await login('bystander@acme.test', DEFAULT_PASSWORD, '192.0.2.8')).statusCode).toBe(200);
+  });
+
+  it('keeps the delay of an attacking address bounded, so the right password always gets in after it', async () => {
+    const address = '192.0.2.9';
+    const attack = async (i: number) => {
+      const response = await login(`spray${i}@acme.test`, 'not the password at all', address);
+      if (response.statusCode === 429) {
+        const wait = expectThrottled(response);
+        expect(wait).toBeLessThanOrEqual(MAX_ADDRESS_DELAY_SECONDS);
+        t.clock.advance(wait * 1000);
+        expectError(await login(`spray${i}@acme.test`, 'not the password at all', address), 401, 'invalid_credentials');
+      } else {
+        expectError(response, 401, 'invalid_credentials');
+      }
+    };
+    // Far more failures than the address limit: the delay doubles up to its cap and stays there.
+    for (let i = 1; i <= 15; i++) await attack(i);
+    const wait = expectThrottled(await login('bystander@acme.test', DEFAULT_PASSWORD, address));
+    expect(wait).toBe(MAX_ADDRESS_DELAY_SECONDS);
+    t.clock.advance(wait * 1000);
+    expect((await login('bystander@acme.test', DEFAULT_PASSWORD, address)).statusCode).toBe(200);
+    // A success takes no turn from the attacker, and does not reset the address either: the next
+    // failure is again followed by the longest delay.
+    expectError(await login('spray16@acme.test', 'not the password at all', address), 401, 'invalid_credentials');
+    expect(expectThrottled(await login('spray17@acme.test', 'not the password at all', address))).toBe(MAX_ADDRESS_DELAY_SECONDS);
+  });
+
+  it('judges at most one of many guesses sent at once from an address past its limit', async () => {
+    const address = '192.0.2.10';
+    for (let i = 1; i <= 5; i++) expectError(await login(`flood${i}@acme.test`, 'not the password at all', address), 401);
+    t.clock.advance(MAX_ADDRESS_DELAY_SECONDS * 1000);
+    const responses = await Promise.all(Array.from({ length: 10 }, (_, i) => login(`burst${i}@acme.test`, 'not the password at all', address)));
+    const statuses = responses.map((r) => r.statusCode);
+    expect(statuses.filter((s) => s === 401).length, statuses.join(',')).toBeLessThanOrEqual(1);
+    expect(statuses.filter((s) => s === 429).length, statuses.join(',')).toBeGreaterThanOrEqual(9);
   });
 
   it('ignores X-Forwarded-For by default, so a client cannot pose as many addresses', async () => {
@@ -470,7 +516,8 @@ describe('login throttling', () => {
         headers: { 'x-forwarded-for': `203.0.113.${i}` },
       });
     for (let i = 1; i <= 5; i++) expectError(await spoofing(`spoof${i}@acme.test`, 'not the password at all', i), 401);
-    expectThrottled(await spoofing('bystander@acme.test', DEFAULT_PASSWORD, 99));
+    // Judged as the one real address: past its limit, so slowed down whatever the header says.
+    expectThrottled(await spoofing('spoof6@acme.test', 'not the password at all', 99));
   });
 
   it('concurrent guesses cannot get more password checks than the limit', async () => {
