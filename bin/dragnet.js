@@ -1,6 +1,11 @@
 #!/usr/bin/env node
-// Runs the TypeScript sources directly through tsx, so a checkout needs no build step.
-import { register } from 'tsx/esm/api';
+// Runs the compiled CLI in dist/ (scripts/build.js). `npm install` builds it; a checkout whose
+// src/ changed since (a pull, an edit) is rebuilt here first, which takes about a second.
+import { build, staleReason } from '../scripts/build.js';
 
-register();
-await import('../src/cli/index.ts');
+const stale = staleReason();
+if (stale) {
+  process.stderr.write(`dragnet: ${stale}; building it\n`);
+  await build();
+}
+await import('../dist/dragnet.js');

@@ -1,19 +1,21 @@
 import { randomBytes } from 'node:crypto';
 import { Command, InvalidArgumentError, Option } from 'commander';
-import { loadConfig } from '../config.ts';
-import { createContainer, type Container } from '../container.ts';
-import { backupStore, restoreStore } from '../db/backup.ts';
-import { migrateToLatest } from '../db/migrate.ts';
-import { openStore } from '../db/store.ts';
+import { loadConfig, type Config } from '../config.ts';
+import type { Container } from '../container.ts';
 import { AppError } from '../lib/errors.ts';
-import { frequencies, startScheduler } from '../modules/rules/index.ts';
-import { ACCOUNT_SCOPE, serviceScope } from '../modules/usage/index.ts';
 import { cliOrigin, userTarget } from '../modules/audit/index.ts';
 import type { OrganizationSettings } from '../modules/orgs/index.ts';
 import { createOutput, keyValues, table, type Output } from './output.ts';
 import { resolvePassword } from './password-input.ts';
 import { createIngestProgress } from './ingest-progress.ts';
-import { findIngester, listIngesters, sourceCatalog } from '../modules/sources/index.ts';
+
+// A command imports the modules it runs when it runs: loading every module and its libraries
+// took most of a second, which `dragnet --help` or `dragnet user list` should not pay. The
+// ingest command lists its targets in its help, so the source catalog is loaded up front for
+// that command alone.
+const sources = process.argv.includes('ingest') ? await import('../modules/sources/index.ts') : null;
+const loadSources = async () => sources ?? import('../modules/sources/index.ts');
+const loadContainer = async (config: Config) => (await import('../container.ts')).createContainer(config);
 
 const DEMO_ORG = 'Demo Org';
 const DEMO_EMAIL = 'demo@dragnet.local';
@@ -31,7 +33,7 @@ const program = new Command('dragnet')
 
 /** Opens the store (migrating it), runs the action, and always closes the store. */
 async function withContainer(action: (container: Container, out: Output) => Promise<void>): Promise<void> {
-  const container = await createContainer(loadConfig());
+  const container = await loadContainer(loadConfig());
   try {
     await action(container, createOutput(Boolean(program.opts().json)));
   } finally {
@@ -42,7 +44,7 @@ async function withContainer(action: (container: Container, out: Output) => Prom
 const orgSettingOptions = (command: Command) =>
   command
     .option('--alert-rule-limit <n>', 'maximum active monitoring rules', wholeNumber)
-    .addOption(new Option('--default-frequency <f>', 'frequency of rules that name none').choices(frequencies))
+    .option('--default-frequency <f>', 'frequency of rules that name none (daily, weekly, monthly, …)')
     .option('--dashboard-url <url>', 'base URL of links in notifications')
     .option('--managed-by <org>', 'the MSSP organization that manages this one');
 
@@ -77,7 +79,8 @@ program
   )
   .action(async (options: { metricsPort?: number }) => {
     const config = loadConfig();
-    const container = await createContainer(config);
+    const container = await loadContainer(config);
+    const { startScheduler } = await import('../modules/rules/index.ts');
     const log = (message: string, error?: unknown) => process.stderr.write(`${message}${error ? `: ${String(error)}` : ''}\n`);
     const scheduler = startScheduler(container, { pollMs: config.schedulerPollMs, log });
     const collectors = container.collectors.start({ pollMs: config.schedulerPollMs, log });
@@ -100,6 +103,7 @@ program
   .description('apply pending store migrations')
   .action(async () => {
     const config = loadConfig();
+    const [{ openStore }, { migrateToLatest }] = await Promise.all([import('../db/store.ts'), import('../db/migrate.ts')]);
     const store = openStore({ dataDir: config.dataDir, databaseUrl: config.databaseUrl });
     try {
       const applied = await migrateToLatest(store);
@@ -170,6 +174,7 @@ org
   .option('--service <slug=n>', "an endpoint's daily limit, e.g. messenger-search-create=3 (repeatable)", collectServiceLimit)
   .option('--reset', 'drop every override first')
   .action(async (name: string, options) => {
+    const { ACCOUNT_SCOPE, serviceScope } = await import('../modules/usage/index.ts');
     await withContainer(async ({ organizations, limits }, out) => {
       const target = await organizations.requireByName(name);
       if (options.reset) await limits.clearOverrides(target.id);
@@ -260,6 +265,7 @@ program
   .description('write the store (SQLite online backup, or pg_dump) and the data files a restore needs into one tar archive')
   .action(async (file: string) => {
     const config = loadConfig();
+    const { backupStore } = await import('../db/backup.ts');
     const summary = await backupStore(config, file);
     createOutput(Boolean(program.opts().json)).emit({ file, ...summary }, () => `backed up the ${summary.engine} store to ${file} (${summary.bytes} bytes: ${summary.files.join(', ')})`);
   });
@@ -270,6 +276,7 @@ program
   .option('--force', 'replace a store that already holds data')
   .action(async (file: string, options: { force?: boolean }) => {
     const config = loadConfig();
+    const { restoreStore } = await import('../db/backup.ts');
     const summary = await restoreStore(config, file, { force: Boolean(options.force) });
     createOutput(Boolean(program.opts().json)).emit({ file, ...summary }, () =>
       `restored the ${summary.engine} store from ${file} (${summary.files.join(', ')})${summary.applied.length ? `; migrated: ${summary.applied.join(', ')}` : ''}`,
@@ -300,11 +307,12 @@ rulesCommand
 
 program
   .command('ingest <target> <inputs...>')
-  .description(`load data into a source's store: ${listIngesters().map((i) => i.name).join(', ')} (dragnet ingest --help)`)
-  .addHelpText('after', () => ['', 'Targets:', ...listIngesters().map((i) => `  ${i.name.padEnd(20)} ${i.description} (formats: ${i.formats.join(', ')})`)].join('\n'))
+  .description("load data into a source's store (dragnet ingest --help lists the targets)")
+  .addHelpText('after', () => ['', 'Targets:', ...(sources?.listIngesters() ?? []).map((i) => `  ${i.name.padEnd(20)} ${i.description} (formats: ${i.formats.join(', ')})`)].join('\n'))
   .option('--format <format>', "input format (default: the target's first format, usually auto)")
   .option('--category <name>', 'messenger: category of channels whose records name none')
   .action(async (target: string, inputs: string[], options) => {
+    const { findIngester, listIngesters } = await loadSources();
     const ingester = findIngester(target);
     if (!ingester) throw new AppError('validation_failed', `unknown ingest target ${target}; one of: ${listIngesters().map((i) => i.name).join(', ')}`);
     const format = (options.format as string | undefined) ?? ingester.formats[0]!;
@@ -369,7 +377,7 @@ program
       if (existing) await users.resetPassword(DEMO_EMAIL, password);
       else await users.create({ orgName: DEMO_ORG, email: DEMO_EMAIL, password });
       const loaded: string[] = [];
-      for (const source of sourceCatalog) {
+      for (const source of (await loadSources()).sourceCatalog) {
         if (source.demo) loaded.push(await source.demo(container.sourceContext, Date.now()));
       }
       const base = `http://${config.host}:${config.port}`;
