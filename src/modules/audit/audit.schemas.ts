@@ -13,7 +13,6 @@ export const auditEvents = [
   'user.disabled',
   'user.enabled',
   'sender.created',
-  'sender.updated',
   'sender.deleted',
   'webhook.created',
   'webhook.updated',

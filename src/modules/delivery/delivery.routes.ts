@@ -4,7 +4,7 @@ import type { FastifyPluginAsync, FastifyRequest, RouteShorthandOptions } from '
 import { requireAuth } from '../../http/auth.plugin.ts';
 import { IdInteger, withErrors } from '../../http/schemas.ts';
 import { linkedPage, pageWindow } from '../../lib/pagination.ts';
-import { requestOrigin, type AuditLog } from '../audit/index.ts';
+import { requestOrigin, type AuditEventName, type AuditLog } from '../audit/index.ts';
 import {
   DeliveryAttempt,
   IdParams,
@@ -38,11 +38,12 @@ interface ResourceSpec<Item extends TSchema, Body extends TObject> {
     update?(orgId: number, id: number, input: Static<Body>): Promise<Static<Item>>;
     delete(orgId: number, id: number): Promise<void>;
   };
-  /** Writes the change to the audit log (senders hold SMTP credentials, webhooks a signing secret). */
-  audit?: (request: FastifyRequest, change: AuditedChange, id: number, item?: Static<Item>) => Promise<void>;
+  /** Changes go to the audit log (senders hold SMTP credentials, webhooks a signing secret). */
+  audit?: {
+    events: { created: AuditEventName; updated?: AuditEventName; deleted: AuditEventName };
+    record(request: FastifyRequest, event: AuditEventName, id: number, item?: Static<Item>): Promise<void>;
+  };
 }
-
-type AuditedChange = 'created' | 'updated' | 'deleted';
 
 /** The list/create/update/delete operations of one delivery resource at spec 4.4's paths. */
 function resourceRoutes<Item extends TSchema, Body extends TObject>(spec: ResourceSpec<Item, Body>): FastifyPluginAsync {
@@ -84,7 +85,7 @@ function resourceRoutes<Item extends TSchema, Body extends TObject>(spec: Resour
       }),
       async (request, reply) => {
         const created = await spec.service.create(requireAuth(request).orgId, request.body as Static<Body>);
-        await spec.audit?.(request, 'created', (created as { id: number }).id, created);
+        if (spec.audit) await spec.audit.record(request, spec.audit.events.created, (created as { id: number }).id, created);
         return reply.code(201).send(created);
       },
     );
@@ -106,7 +107,7 @@ function resourceRoutes<Item extends TSchema, Body extends TObject>(spec: Resour
         async (request) => {
           const { id } = request.params as Params;
           const updated = await update(requireAuth(request).orgId, id, request.body as Static<Body>);
-          await spec.audit?.(request, 'updated', id, updated);
+          if (spec.audit?.events.updated) await spec.audit.record(request, spec.audit.events.updated, id, updated);
           return updated;
         },
       );
@@ -126,7 +127,7 @@ function resourceRoutes<Item extends TSchema, Body extends TObject>(spec: Resour
       async (request, reply) => {
         const { id } = request.params as Params;
         await spec.service.delete(requireAuth(request).orgId, id);
-        await spec.audit?.(request, 'deleted', id);
+        if (spec.audit) await spec.audit.record(request, spec.audit.events.deleted, id);
         return reply.code(204).send();
       },
     );
@@ -137,20 +138,27 @@ export function deliveryRoutes(deps: { delivery: DeliveryService; audit: AuditLo
   const { delivery, audit } = deps;
   // What an audit entry keeps of a sender or webhook: never its credentials, secret, headers or
   // URL path (a Slack or Teams webhook URL is itself a secret), only names and hosts.
-  const auditSender = (request: FastifyRequest, change: AuditedChange, id: number, sender?: Static<typeof Sender>) =>
-    audit.record({
-      ...requestOrigin(request),
-      event: `sender.${change}`,
-      target: { type: 'sender', id, name: sender?.email ?? null },
-      details: sender ? { server_host: sender.server_host, authentication_required: sender.authentication_required } : {},
-    });
-  const auditWebhook = (request: FastifyRequest, change: AuditedChange, id: number, webhook?: Static<typeof Webhook>) =>
-    audit.record({
-      ...requestOrigin(request),
-      event: `webhook.${change}`,
-      target: { type: 'webhook', id, name: webhook?.name ?? null },
-      details: webhook ? { host: new URL(webhook.url).host } : {},
-    });
+  // Senders cannot be changed in place (spec 4.4): a new password is a new sender.
+  const auditSender = {
+    events: { created: 'sender.created', deleted: 'sender.deleted' },
+    record: (request: FastifyRequest, event: AuditEventName, id: number, sender?: Static<typeof Sender>) =>
+      audit.record({
+        ...requestOrigin(request),
+        event,
+        target: { type: 'sender', id, name: sender?.email ?? null },
+        details: sender ? { server_host: sender.server_host, authentication_required: sender.authentication_required } : {},
+      }),
+  } as const;
+  const auditWebhook = {
+    events: { created: 'webhook.created', updated: 'webhook.updated', deleted: 'webhook.deleted' },
+    record: (request: FastifyRequest, event: AuditEventName, id: number, webhook?: Static<typeof Webhook>) =>
+      audit.record({
+        ...requestOrigin(request),
+        event,
+        target: { type: 'webhook', id, name: webhook?.name ?? null },
+        details: webhook ? { host: new URL(webhook.url).host } : {},
+      }),
+  } as const;
   return async (app) => {
     await app.register(resourceRoutes({ name: 'recipient', item: Recipient, body: RecipientBody, service: delivery.recipients }));
     await app.register(resourceRoutes({ name: 'sender', item: Sender, body: SenderBody, service: delivery.senders, audit: auditSender }));
