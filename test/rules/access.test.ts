@@ -62,7 +62,6 @@ describe(`rules: organization isolation and authentication (${testEngine})`, () 
     ['match list', 'GET', rulePaths.matches(rule.id), undefined],
     ['match', 'GET', rulePaths.match(match.id), undefined],
     ['match hits', 'GET', rulePaths.hits(match.id), undefined],
-    ['match link', 'GET', rulePaths.matchLink(match.id), undefined],
     ['exclusion create', 'POST', rulePaths.createExclusion(rule.id), { field: 'user_id', value: '3' }],
     ['exclusion list', 'GET', rulePaths.exclusions(rule.id), undefined],
     ['exclusion delete', 'DELETE', rulePaths.deleteExclusion(exclusion.id), undefined],

@@ -93,6 +93,7 @@ describe(`rules: matches, hits and exclusions (${testEngine})`, () => {
     expect(photo).toEqual({
       id: expect.any(Number),
       is_excluded: false,
+      hit_key: `${photo.channel_id as number}:2`,
       message_id: 2,
       channel_id: expect.any(Number),
       channel_username: 'golf_a',
@@ -246,7 +247,7 @@ describe(`rules: matches, hits and exclusions (${testEngine})`, () => {
     expect(mixed).toMatchObject({ total_hits: 2, excluded_hits: 1, new_hits: 1 });
     const hooks = requestsTo(receiver, kit);
     expect(hooks).toHaveLength(hooksBefore + 1);
-    expect(payloadOf(hooks.at(-1)!)).toMatchObject({ total_matches: 2, excluded_matches: 1, results_url: `https://dashboard.dragnet.test/matches/${mixed!.id}` });
+    expect(payloadOf(hooks.at(-1)!)).toMatchObject({ total_matches: 2, excluded_matches: 1, results_url: `https://dashboard.dragnet.test/incidents/${mixed!.id}` });
     expect(smtp.messages).toHaveLength(mailsBefore + 1);
     expect(smtp.messages.at(-1)!.parsed.html).toContain('Golf bank: 1 hits in Messenger channels');
     expect(await current()).toMatchObject({ total_matches_count: 6, total_alerts_count: 2 });
@@ -263,6 +264,24 @@ describe(`rules: matches, hits and exclusions (${testEngine})`, () => {
     expect(second.results.map((m) => m.id)).toEqual([all.results[2]!.id]);
     expect(second.next).toBeNull();
     expect(second.previous).not.toBeNull();
+  });
+
+  it('excluding one hit by its hit_key leaves the hits that share its values; deleting the exclusion counts it again', async () => {
+    const before = { rule: await current(), match: await matchNow() };
+    const target = (await alice.hits(match.id, { filter: ['channel_username:golf_a', 'user_id:11'], sort: 'date' })).results[0]!;
+    expect(target.message_id).toBe(1);
+
+    const response = await alice.createExclusion(rule.id, { field: 'hit_key', value: target.hit_key as string });
+    expect(response.statusCode, response.body).toBe(201);
+    const exclusion = response.json() as ExclusionView;
+    expect(await current()).toMatchObject({ total_matches_count: before.rule.total_matches_count - 1 });
+    expect(await matchNow()).toMatchObject({ excluded_hits: before.match.excluded_hits + 1, new_hits: before.match.new_hits - 1 });
+    const hits = await alice.hits(match.id, { filter: ['channel_username:golf_a'] });
+    expect(hits.results.filter((h) => h.is_excluded).map((h) => h.message_id)).toEqual([1]);
+
+    expect((await alice.deleteExclusion(exclusion.id)).statusCode).toBe(204);
+    expect(await current()).toMatchObject({ total_matches_count: before.rule.total_matches_count });
+    expect(await matchNow()).toMatchObject({ excluded_hits: before.match.excluded_hits });
   });
 
   it('unknown ids are 404', async () => {

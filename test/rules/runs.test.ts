@@ -1,3 +1,6 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { channel, message } from '../support/corpus.ts';
 import { expectError } from '../support/http.ts';
@@ -41,15 +44,21 @@ describe(`rules: runs, schedule and notifications end to end (${testEngine})`, (
   let smtp: SmtpTestServer;
   let receiver: WebhookReceiver;
   let n = 0;
+  /** A dashboard build of one page, so the links' pages are served as they are in production. */
+  let dashboardDir: string | undefined;
+  const DASHBOARD_SHELL = 'Dragnet dashboard shell';
 
   beforeAll(async () => {
     [smtp, receiver] = await Promise.all([startSmtpTestServer({ auth: SMTP_AUTH }), startWebhookReceiver()]);
-    t = await createRulesApp();
+    dashboardDir = mkdtempSync(path.join(tmpdir(), 'dragnet-dashboard-'));
+    writeFileSync(path.join(dashboardDir, 'index.html'), `<!doctype html><title>${DASHBOARD_SHELL}</title>`);
+    t = await createRulesApp({ env: { DRAGNET_DASHBOARD_DIR: dashboardDir } });
     alice = await rulesUser(t, 'Acme', 'alice@acme.test');
   });
   afterAll(async () => {
     await t?.close();
     await Promise.all([smtp?.close(), receiver?.close()]);
+    if (dashboardDir) rmSync(dashboardDir, { recursive: true, force: true });
   });
 
   const newKit = (extra: { webhookHeaders?: Record<string, string> } = {}) => createDeliveryKit(alice, { tag: `k${++n}`, smtp, receiver, ...extra });
@@ -141,7 +150,7 @@ describe(`rules: runs, schedule and notifications end to end (${testEngine})`, (
       service: 'Messenger channels',
       total_matches: 3,
       excluded_matches: 0,
-      results_url: `https://dashboard.dragnet.test/matches/${match.id}`,
+      results_url: `https://dashboard.dragnet.test/incidents/${match.id}`,
       timestamp: '2026-03-10T09:00:00.000+00:00',
     });
 
@@ -154,7 +163,7 @@ describe(`rules: runs, schedule and notifications end to end (${testEngine})`, (
     expect(mail.secureAtMailFrom).toBe(true);
     expect(mail.parsed.subject).toBe(`Alert Alpha bank watch (template ${kit.recipient.email.slice(4, -10)})`);
     expect(mail.parsed.html).toContain('Alpha bank watch: 3 hits in Messenger channels on 2026-03-10.');
-    expect(mail.parsed.html).toContain(`https://dashboard.dragnet.test/matches/${match.id}`);
+    expect(mail.parsed.html).toContain(`https://dashboard.dragnet.test/incidents/${match.id}`);
 
     // Both deliveries are recorded against the rule and the match.
     const attempts = await alice.delivery.attempts({ rule_id: created.id });
@@ -164,9 +173,14 @@ describe(`rules: runs, schedule and notifications end to end (${testEngine})`, (
     ]);
     expect((await notificationsOf(t, created.id)).map((row) => row.status)).toEqual(['sent', 'sent']);
 
-    // The link of the notification opens the match (with a token).
-    expect(await alice.getJson(rulePaths.matchLink(match.id))).toEqual(match);
-    expectError(await t.request({ method: 'GET', url: rulePaths.matchLink(match.id) }), 401);
+    // The link opens the dashboard's incident page (which asks to sign in), with no token;
+    // a link of the earlier /matches/<id> form too (the dashboard sends it on).
+    for (const link of [rulePaths.matchLink(match.id), `/matches/${match.id}`]) {
+      const page = await t.request({ method: 'GET', url: link });
+      expect(page.statusCode, link).toBe(200);
+      expect(page.headers['content-type'], link).toMatch(/^text\/html/);
+      expect(page.body, link).toContain(DASHBOARD_SHELL);
+    }
 
     // Nothing is sent twice.
     expect(await deliverPending(t)).toBe(0);
@@ -179,7 +193,7 @@ describe(`rules: runs, schedule and notifications end to end (${testEngine})`, (
     const [second] = await matchesOf(created.id);
     expect(second).toMatchObject({ total_hits: 1, window_start: iso(at), window_end: iso(at + DAY) });
     expect(await hitIds(second!.id)).toEqual([104]);
-    expect(payloadOf(requestsTo(receiver, kit)[1]!)).toMatchObject({ total_matches: 1, excluded_matches: 0, results_url: `https://dashboard.dragnet.test/matches/${second!.id}` });
+    expect(payloadOf(requestsTo(receiver, kit)[1]!)).toMatchObject({ total_matches: 1, excluded_matches: 0, results_url: `https://dashboard.dragnet.test/incidents/${second!.id}` });
     expect(mailTo(kit)).toHaveLength(2);
     expect(await rule(created.id)).toMatchObject({ total_matches_count: 4, total_alerts_count: 2, last_run: iso(at + DAY) });
   });

@@ -24,8 +24,8 @@ export const rulePaths = {
   createExclusion: (ruleId: number | string) => `/service/alert_system_exclusion_create/${ruleId}/`,
   exclusions: (ruleId: number | string) => `/service/alert_system_exclusion_list/${ruleId}/`,
   deleteExclusion: (exclusionId: number | string) => `/service/alert_system_exclusion_delete/${exclusionId}/`,
-  /** The link a notification carries: {dashboard_url}/matches/<id> */
-  matchLink: (matchId: number | string) => `/matches/${matchId}`,
+  /** The path of the link a notification carries: {dashboard_url}/incidents/<id>, a dashboard page */
+  matchLink: (matchId: number | string) => `/incidents/${matchId}`,
 } as const;
 
 export interface RuleView {

@@ -1,7 +1,7 @@
 import { conflict, notFound, validationError } from '../../lib/errors.ts';
 import { linkedPage, pageWindow, type PageRequest } from '../../lib/pagination.ts';
 import { findSource, type SourceContext } from '../sources/index.ts';
-import { isExcluded, type RuleRunner } from './rule-runner.ts';
+import { HIT_KEY_FIELD, isExcluded, type RuleRunner } from './rule-runner.ts';
 
 const iso = (ms: number | null) => (ms === null ? null : new Date(Number(ms)).toISOString());
 
@@ -99,7 +99,13 @@ export function createMatchService(deps: { context: SourceContext; runner: RuleR
       const present = (data: Record<string, unknown>) => source.presentHit?.(data, context) ?? data;
       const rows = await db.selectFrom('match_hits').selectAll().where('match_id', '=', match.id).orderBy('hit_date', 'desc').orderBy('id').execute();
       const hits = rows
-        .map((row) => ({ id: Number(row.id), is_excluded: Number(row.is_excluded) === 1, date: Number(row.hit_date), data: present(JSON.parse(row.data) as Record<string, unknown>) }))
+        .map((row) => ({
+          id: Number(row.id),
+          key: row.hit_key,
+          is_excluded: Number(row.is_excluded) === 1,
+          date: Number(row.hit_date),
+          data: present(JSON.parse(row.data) as Record<string, unknown>),
+        }))
         .filter((hit) => query.include_excluded || !hit.is_excluded)
         .filter((hit) => filters.every((f) => String(hit.data[f.field] ?? '').toLowerCase() === f.value));
       const key = (hit: (typeof hits)[number]) => (sortField === 'date' ? hit.date : hit.data[sortField]);
@@ -110,7 +116,7 @@ export function createMatchService(deps: { context: SourceContext; runner: RuleR
         return (descending ? -order : order) || a.id - b.id;
       });
       const { offset, limit } = pageWindow(query);
-      const results = hits.slice(offset, offset + limit).map((hit) => ({ id: hit.id, is_excluded: hit.is_excluded, ...hit.data }));
+      const results = hits.slice(offset, offset + limit).map((hit) => ({ id: hit.id, is_excluded: hit.is_excluded, ...hit.data, [HIT_KEY_FIELD]: hit.key }));
       return linkedPage(`/service/alert_system_match_get_match_hits/${matchId}/`, query, hits.length, results, {
         filter: query.filter,
         sort: query.sort,
@@ -121,8 +127,8 @@ export function createMatchService(deps: { context: SourceContext; runner: RuleR
     async createExclusion(orgId: number, ruleId: number, input: { field: string; value: string }) {
       const { rule, source } = await ruleOf(orgId, ruleId);
       if (Number(rule.is_deleted) === 1) throw conflict('a deleted rule has no exclusions; restore it first');
-      if (!source.excludableFields.includes(input.field)) {
-        throw validationError('field', `must be one of ${source.excludableFields.join(', ')}`);
+      if (input.field !== HIT_KEY_FIELD && !source.excludableFields.includes(input.field)) {
+        throw validationError('field', `must be ${HIT_KEY_FIELD} or one of ${source.excludableFields.join(', ')}`);
       }
       const existing = await db.selectFrom('exclusions').select('id').where('rule_id', '=', ruleId).where('field', '=', input.field).where('value', '=', input.value).executeTakeFirst();
       if (existing) throw conflict('this exclusion already exists');

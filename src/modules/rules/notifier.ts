@@ -7,8 +7,11 @@ import { findSource } from '../sources/index.ts';
 
 const CLAIM_MS = 10 * 60_000;
 
-/** `{dashboard_url}/matches/<id>`: the incident's page (a JSON view until the dashboard lands). */
-export const matchLink = (dashboardUrl: string, matchId: number) => `${dashboardUrl}/matches/${matchId}`;
+/**
+ * `{dashboard_url}/incidents/<id>`: the dashboard's page of the match (spec 2.7, 6.2), which asks
+ * to sign in first. Links sent before it existed (`/matches/<id>`) lead there too (web/src/router.tsx).
+ */
+export const matchLink = (dashboardUrl: string, matchId: number) => `${dashboardUrl}/incidents/${matchId}`;
 
 /**
  * Delivers the notification outbox. A notification is claimed with a conditional update (one

@@ -15,8 +15,15 @@ interface ExclusionRow {
   value: string;
 }
 
+/**
+ * The exclusion field that names one hit (its key, shown as `hit_key` in the hits list) rather
+ * than a result field: "exclude this hit" in the dashboard. Compared exactly, unlike values.
+ */
+export const HIT_KEY_FIELD = 'hit_key';
+
 export const isExcluded = (hit: Hit, exclusions: ExclusionRow[]): boolean =>
   exclusions.some((e) => {
+    if (e.field === HIT_KEY_FIELD) return hit.key === e.value;
     const value = hit.data[e.field];
     return value !== null && value !== undefined && String(value).toLowerCase() === e.value.toLowerCase();
   });

@@ -34,7 +34,14 @@ const Match = Type.Object({
   ),
 });
 const Exclusion = Type.Object({ id: Type.Integer(), rule_id: Type.Integer(), field: Type.String(), value: Type.String(), created_at: Type.String({ format: 'date-time' }) });
-const Hit = Type.Object({ id: Type.Integer(), is_excluded: Type.Boolean() }, { additionalProperties: true });
+const Hit = Type.Object(
+  {
+    id: Type.Integer(),
+    is_excluded: Type.Boolean(),
+    hit_key: Type.String({ description: 'Identifies the hit within its source: an exclusion {field: "hit_key", value} excludes this one hit' }),
+  },
+  { additionalProperties: true },
+);
 
 export function ruleRoutes(deps: { rules: RuleService; runner: RuleRunner; matches: MatchService }): FastifyPluginAsyncTypebox {
   const { rules, runner, matches } = deps;
@@ -187,7 +194,7 @@ export function ruleRoutes(deps: { rules: RuleService; runner: RuleRunner; match
         schema: {
           operationId: 'createExclusion',
           tags: [TAG],
-          summary: "Exclude hits of a rule whose field equals a value (case-insensitive); counts change at once",
+          summary: 'Exclude hits of a rule whose field equals a value (case-insensitive), or one hit (field hit_key); counts change at once',
           params: IdParams,
           body: Type.Object({ field: Type.String({ minLength: 1, maxLength: 100 }), value: Type.String({ minLength: 1, maxLength: 1000 }) }, { additionalProperties: false }),
           response: withErrors({ 201: Exclusion }, [400, 401, 404, 409, 429]),
@@ -219,17 +226,6 @@ export function ruleRoutes(deps: { rules: RuleService; runner: RuleRunner; match
         await matches.deleteExclusion(requireAuth(request).orgId, request.params.id);
         return reply.code(204).send(null);
       },
-    );
-
-    // The link in notifications ({dashboard_url}/matches/<id>): a JSON view of the match until
-    // the dashboard serves this path. It needs the same bearer token as the API.
-    app.get(
-      '/matches/:id',
-      {
-        schema: { operationId: 'viewMatch', tags: [TAG], summary: 'The match a notification links to', params: IdParams, security: [{ bearerAuth: [] }], response: withErrors({ 200: Match }, [400, 401, 404]) },
-        config: { requiresAuth: true },
-      },
-      (request) => matches.getMatch(requireAuth(request).orgId, request.params.id),
     );
   };
 }
