@@ -1,5 +1,6 @@
 import type { PostgresPool, PostgresPoolClient } from 'kysely';
-import pg from 'pg';
+import type pg from 'pg';
+import { loadPg } from './pg.ts';
 
 /**
  * Tables whose rows every process keeps in memory (src/db/read-cache.ts): the user behind a
@@ -43,7 +44,7 @@ export function createChangeFeed(connectionString: string) {
   function connect(): void {
     if (connecting || listener || closed) return;
     connecting = true;
-    const client = new pg.Client({ connectionString, keepAlive: true });
+    const client = new (loadPg().Client)({ connectionString, keepAlive: true });
     let lost = false;
     const onLost = () => {
       if (lost) return;

@@ -3,8 +3,9 @@ import { availableParallelism } from 'node:os';
 import path from 'node:path';
 import SqliteDatabase from 'better-sqlite3';
 import { Kysely, PostgresDialect, sql } from 'kysely';
-import pg from 'pg';
+import type pg from 'pg';
 import { createChangeFeed, type WatchedTable } from './change-feed.ts';
+import { loadPg } from './pg.ts';
 import type { Database } from './schema.ts';
 import { BetterSqliteDialect, CachedStatementConnection } from './sqlite-driver.ts';
 import { createSqliteReaders } from './sqlite-readers.ts';
@@ -56,7 +57,7 @@ export interface StoreOptions {
 const pgTypes = {
   getTypeParser(oid: number, format?: 'text' | 'binary') {
     if (oid === 20 || oid === 1700) return (value: string) => Number(value);
-    return pg.types.getTypeParser(oid, format);
+    return loadPg().types.getTypeParser(oid, format);
   },
 };
 
@@ -78,7 +79,7 @@ function openSqlite(file: string): SqliteDatabase.Database {
 
 export function openStore(options: StoreOptions): Store {
   if (options.databaseUrl) {
-    const pool = new pg.Pool({
+    const pool = new (loadPg().Pool)({
       connectionString: options.databaseUrl,
       max: options.poolSize ?? 10,
       types: pgTypes as pg.CustomTypesConfig,
