@@ -56,6 +56,7 @@ describe(`rules: organization isolation and authentication (${testEngine})`, () 
 
   /** Every id-bearing endpoint, as [label, method, url, body]. */
   const idEndpoints = (): [string, string, string, unknown][] => [
+    ['get', 'GET', rulePaths.get(rule.id), undefined],
     ['update', 'PUT', rulePaths.update(rule.id), validBody()],
     ['delete', 'DELETE', rulePaths.remove(rule.id), undefined],
     ['restore', 'POST', rulePaths.restore(deletedRule.id), undefined],

@@ -267,6 +267,12 @@ describe(`rules: delete, restore, list and update (${testEngine})`, () => {
       expect(names(await org.listAll({ include_deleted: false }))).toEqual(['L1', 'L2', 'L3', 'L4', 'L5']);
     });
 
+    it('GET alert_rule/{id}/ answers one rule as the list shows it, a deleted one too', async () => {
+      for (const listed of (await org.listAll({ include_deleted: true })).rules) {
+        expect(await org.getJson(rulePaths.get(listed.id))).toEqual(listed);
+      }
+    });
+
     it('recipient_id, sender_id, email_template_id and webhook_id return the rules attached to that entity', async () => {
       const [r1, r2, r3] = own.recipients;
       const [s1, s2] = own.senders;

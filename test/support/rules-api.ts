@@ -15,6 +15,7 @@ export const rulePaths = {
   catalog: '/service/alert_system_service_get_service_list/',
   create: '/service/alert_system_alert_create_alert_rule/',
   list: '/service/alert_system_alert_get_alert_rule_list/',
+  get: (id: number | string) => `/service/alert_system_alert_get_alert_rule/${id}/`,
   update: (id: number | string) => `/service/alert_system_alert_update_alert_rule/${id}/`,
   remove: (id: number | string) => `/service/alert_system_alert_delete_alert_rule/${id}/`,
   restore: (id: number | string) => `/service/alert_system_alert_restore_alert_rule/${id}/`,

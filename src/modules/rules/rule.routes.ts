@@ -93,6 +93,20 @@ export function ruleRoutes(deps: { rules: RuleService; runner: RuleRunner; match
       (request) => rules.list(requireAuth(request).orgId, request.query),
     );
 
+    app.get(
+      '/service/alert_system_alert_get_alert_rule/:id/',
+      {
+        schema: {
+          operationId: 'getAlertRule',
+          tags: [TAG],
+          summary: 'One monitoring rule, deleted ones included (beyond the spec)',
+          params: IdParams,
+          response: withErrors({ 200: Rule }, [400, 401, 404, 429]),
+        },
+      },
+      async (request) => rules.viewOf(await rules.load(requireAuth(request).orgId, request.params.id)),
+    );
+
     app.put(
       '/service/alert_system_alert_update_alert_rule/:id/',
       {
