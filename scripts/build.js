@@ -4,8 +4,9 @@
 //
 // One esbuild bundle with code splitting: src/cli/index.ts becomes dist/dragnet.js and every
 // dynamic import() a chunk of its own, so a command loads only the code it runs. Packages stay in
-// node_modules except the pure-ESM ones listed in INLINED, whose hundreds of small files cost
-// more to load one by one than to parse as part of a chunk.
+// node_modules except those listed in INLINED (with their own dependencies): plain JavaScript
+// that reads no files of its own, which costs less to parse as part of a chunk than to resolve,
+// scan for CommonJS exports and load file by file (kysely and TypeBox are hundreds of files).
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -18,7 +19,26 @@ export const entryFile = path.join(distDir, 'dragnet.js');
 /** Written last: its presence says the build finished, its mtime when. */
 const stampFile = path.join(distDir, 'build.json');
 
-const INLINED = new Set(['kysely', '@sinclair/typebox', '@fastify/type-provider-typebox']);
+const INLINED = new Set([
+  'kysely',
+  '@sinclair/typebox',
+  '@fastify/type-provider-typebox',
+  'commander',
+  'cli-progress',
+  'csv-parse',
+  'csv-stringify',
+  'ipaddr.js',
+  'jose',
+  'otpauth',
+  'tldts',
+  'saxes',
+  'yauzl',
+  '@peculiar/asn1-schema',
+  '@peculiar/asn1-x509',
+]);
+
+// Inlined CommonJS code calls require() for Node's own modules, which an ES module lacks.
+const requireShim = "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);";
 
 /** What a build reads besides src/: a change to any of these makes dist/ stale too. */
 const buildInputs = [fileURLToPath(import.meta.url), path.join(root, 'package.json')];
@@ -78,9 +98,11 @@ const externalPackagesPlugin = {
   name: 'external-packages',
   setup(build) {
     build.onResolve({ filter: /^[^./]/ }, (args) => {
+      if (args.path.startsWith('node:')) return { external: true };
       const parts = args.path.split('/');
       const name = args.path.startsWith('@') ? parts.slice(0, 2).join('/') : parts[0];
-      return INLINED.has(name) ? undefined : { external: true };
+      const fromInlinedPackage = args.importer.includes(`${path.sep}node_modules${path.sep}`);
+      return INLINED.has(name) || fromInlinedPackage ? undefined : { external: true };
     });
   },
 };
@@ -108,6 +130,7 @@ export async function build() {
     sourcemap: 'linked',
     sourcesContent: false,
     write: false,
+    banner: { js: requireShim },
     logLevel: 'warning',
     plugins: [externalPackagesPlugin, runtimeFilesPlugin(copies)],
   });
