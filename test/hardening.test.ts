@@ -1,7 +1,22 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { systemClock, type ManualClock } from '../src/lib/clock.ts';
-import { deliveryApi, templateBody, webhookBody } from './support/delivery-api.ts';
-import { expectError } from './support/http.ts';
+import { DAY_MS, systemClock, type ManualClock } from '../src/lib/clock.ts';
+import { channel, message } from './support/corpus.ts';
+import { deliveryApi, templateBody, VALID_TEMPLATE_BODY, webhookBody } from './support/delivery-api.ts';
+import { expectError, fieldsOf } from './support/http.ts';
+import {
+  createDeliveryKit,
+  createRulesApp,
+  HOUR,
+  messengerRule,
+  rulePaths,
+  rulesUser,
+  SMTP_AUTH,
+  tickAndDeliver,
+  withQuery,
+  writeCorpus,
+  type RulesApi,
+} from './support/rules-api.ts';
+import { startSmtpTestServer, type SmtpTestServer } from './support/smtp-test-server.ts';
 import { createTestApp, type TestApp } from './support/test-app.ts';
 import { testEngine } from './support/test-store.ts';
 
@@ -100,5 +115,80 @@ describe(`unusual methods (${testEngine})`, () => {
     const get = await t.app.inject({ method: 'GET', url: '/token/refresh/' });
     expectError(get, 405, 'method_not_allowed');
     expectError(await t.app.inject({ method: 'TRACE' as 'GET', url: '/no/such/path/' }), 404, 'not_found');
+  });
+});
+
+describe(`names from requests and data are never looked up as object members (${testEngine})`, () => {
+  let t: TestApp;
+  let smtp: SmtpTestServer;
+  let alice: RulesApi;
+
+  beforeAll(async () => {
+    smtp = await startSmtpTestServer({ auth: SMTP_AUTH });
+    t = await createRulesApp();
+    alice = await rulesUser(t, 'Prototypes', 'alice@prototypes.test');
+    await t.createUser({ org: 'Operators', email: 'ops@prototypes.test', role: 'system' });
+  });
+  afterAll(async () => {
+    await t?.close();
+    await smtp?.close();
+  });
+
+  it('a template with {__proto__}, {constructor} and {toString} keeps them as text in the email it sends', async () => {
+    const kit = await createDeliveryKit(alice, { tag: 'proto', smtp });
+    const hostile = '{__proto__} {constructor} {toString} {hasOwnProperty}';
+    const template = await alice.delivery.created<{ subject: string; body: string }>(
+      'template',
+      templateBody('prototype names', { subject: `Alert {alert_rule_name} ${hostile}`, body: `${VALID_TEMPLATE_BODY}<p>${hostile}</p>` }),
+    );
+    expect(template.body).toContain(hostile);
+    // A body with only such names lacks every real placeholder: a 400 naming them, not a 500.
+    const invalid = expectError(await alice.delivery.create('template', templateBody('only prototypes', { body: hostile })), 400, 'validation_failed');
+    expect(invalid.missing_placeholders).toHaveLength(5);
+
+    const rule = await alice.created(messengerRule({ ...kit, template: { id: template.id } }, 'Proto watch', 'proto-bank.com'));
+    await writeCorpus(t, [channel('proto_leaks', [message(1, 'proto-bank.com combo', { date: t.clock.now().getTime() + HOUR })])]);
+    t.clock.advance(DAY_MS);
+    await tickAndDeliver(t);
+    await alice.relogin();
+    const [mail] = await smtp.waitForMessages(1);
+    expect(mail!.parsed.subject).toBe(`Alert Proto watch ${hostile}`);
+    expect(mail!.parsed.html).toContain(hostile);
+    expect((await alice.matches(rule.id)).count).toBe(1);
+  });
+
+  it('filters and sorts naming __proto__ or constructor are a 400 naming the parameter', async () => {
+    const kit = await createDeliveryKit(alice, { tag: 'filters' });
+    const rule = await alice.created(messengerRule(kit, 'Filter watch', 'filter-bank.com'));
+    await writeCorpus(t, [channel('filter_leaks', [message(1, 'filter-bank.com combo', { date: t.clock.now().getTime() + HOUR })])]);
+    t.clock.advance(DAY_MS);
+    await tickAndDeliver(t);
+    await alice.relogin();
+    const [match] = (await alice.matches(rule.id)).results;
+    for (const filter of ['__proto__:x', 'constructor:function', 'toString:', 'hasOwnProperty:1']) {
+      const body = expectError(await alice.get(withQuery(rulePaths.hits(match!.id), { filter })), 400, 'validation_failed');
+      expect(fieldsOf(body)).toEqual(['filter']);
+    }
+    for (const sort of ['__proto__', '-constructor', 'valueOf']) {
+      expect(fieldsOf(expectError(await alice.get(withQuery(rulePaths.hits(match!.id), { sort })), 400, 'validation_failed'))).toEqual(['sort']);
+    }
+    // An exclusion on a field named like a prototype member is refused the same way.
+    const exclusion = expectError(await alice.createExclusion(rule.id, { field: 'constructor', value: 'x' }), 400, 'validation_failed');
+    expect(fieldsOf(exclusion)).toEqual(['field']);
+    // Real fields still work, with values that are prototype names.
+    const filtered = await alice.hits(match!.id, { filter: 'channel_username:__proto__' });
+    expect(filtered.count).toBe(0);
+  });
+
+  it('a bucket listing whose root element is <constructor> is refused as not a listing', async () => {
+    const { access } = await t.login('ops@prototypes.test');
+    const response = await t.app.inject({
+      method: 'POST',
+      url: '/ingest/cloud_bucket/?name=listing.xml',
+      payload: '<?xml version="1.0"?><constructor><Name>b</Name></constructor>',
+      headers: { authorization: `Bearer ${access}`, 'content-type': 'application/xml' },
+    });
+    expect(response.statusCode, response.body).toBeLessThan(500);
+    expect(response.body).toContain('root element constructor');
   });
 });

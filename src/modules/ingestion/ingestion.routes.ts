@@ -57,23 +57,26 @@ function requireSystemAccount(request: FastifyRequest) {
   return auth;
 }
 
-/** File extensions by body type, for ingesters that tell formats apart by the file name. */
-const EXTENSIONS: Record<string, string> = {
-  'application/x-ndjson': '.jsonl',
-  'application/jsonl': '.jsonl',
-  'application/json': '.json',
-  'application/xml': '.xml',
-  'text/xml': '.xml',
-  'text/csv': '.csv',
-  'text/plain': '.txt',
-  'application/zip': '.zip',
-};
+/**
+ * File extensions by body type, for ingesters that tell formats apart by the file name. A Map:
+ * the type is the client's header, and "constructor" must not find Object's.
+ */
+const EXTENSIONS = new Map([
+  ['application/x-ndjson', '.jsonl'],
+  ['application/jsonl', '.jsonl'],
+  ['application/json', '.json'],
+  ['application/xml', '.xml'],
+  ['text/xml', '.xml'],
+  ['text/csv', '.csv'],
+  ['text/plain', '.txt'],
+  ['application/zip', '.zip'],
+]);
 
 /** The name the body is ingested under: `?name=` or `body` with the extension of its type. */
 function bodyFileName(name: string | undefined, contentType: string | undefined): string {
   if (name !== undefined) return name;
   const type = (contentType ?? '').split(';')[0]!.trim().toLowerCase();
-  return `body${EXTENSIONS[type] ?? ''}`;
+  return `body${EXTENSIONS.get(type) ?? ''}`;
 }
 
 /** Counts the bytes passing through and fails the stream once there are more than `limit`. */

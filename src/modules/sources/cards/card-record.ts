@@ -96,20 +96,21 @@ export function priceCents(field: string | undefined): number | null {
   return Number(match[1]) * 100 + Number((match[2] ?? '0').padEnd(2, '0'));
 }
 
-const BRAND_ALIASES: Record<string, CardBrand> = {
-  mc: 'mastercard',
-  master: 'mastercard',
-  americanexpress: 'amex',
-  visaelectron: 'visa',
-  chinaunionpay: 'unionpay',
-  cup: 'unionpay',
-  dinersclub: 'diners',
-  dinersclubinternational: 'diners',
-};
+// A Map: brands come from ingested files, and "constructor" must not find Object's.
+const BRAND_ALIASES = new Map<string, CardBrand>([
+  ['mc', 'mastercard'],
+  ['master', 'mastercard'],
+  ['americanexpress', 'amex'],
+  ['visaelectron', 'visa'],
+  ['chinaunionpay', 'unionpay'],
+  ['cup', 'unionpay'],
+  ['dinersclub', 'diners'],
+  ['dinersclubinternational', 'diners'],
+]);
 
 export function brandOf(field: string | undefined): CardBrand | null {
   const key = (field ?? '').toLowerCase().replace(/[^a-z]/g, '');
-  return (CARD_BRANDS as readonly string[]).includes(key) ? (key as CardBrand) : (BRAND_ALIASES[key] ?? null);
+  return (CARD_BRANDS as readonly string[]).includes(key) ? (key as CardBrand) : (BRAND_ALIASES.get(key) ?? null);
 }
 
 export function cardTypeOf(field: string | undefined): CardType | null {

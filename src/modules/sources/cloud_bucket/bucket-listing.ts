@@ -131,7 +131,11 @@ function objectOf(bucket: Bucket, fields: { key?: string; size?: string; lastMod
 
 type XmlKind = 's3' | 'azure';
 
-const ROOTS: Record<string, XmlKind> = { ListBucketResult: 's3', EnumerationResults: 'azure' };
+// A Map: the root element's name comes from the listing, and <constructor> must not find Object's.
+const ROOTS = new Map<string, XmlKind>([
+  ['ListBucketResult', 's3'],
+  ['EnumerationResults', 'azure'],
+]);
 const NAMES: Record<XmlKind, string> = { s3: 'an S3 ListBucketResult', azure: 'an Azure EnumerationResults' };
 
 /**
@@ -149,7 +153,7 @@ export function createXmlListingReader(options: { format: 'auto' | XmlKind; orig
       kind = 'error';
       return;
     }
-    const found = ROOTS[name];
+    const found = ROOTS.get(name);
     if (!found || (options.format !== 'auto' && found !== options.format)) {
       throw new ListingError(`not ${options.format === 'auto' ? 'an S3 or Azure bucket listing' : NAMES[options.format]} (root element ${name})`);
     }

@@ -12,22 +12,23 @@ export const SYSTEM_FILES = new Set(['system.txt', 'information.txt', 'userinfor
 
 type Field = 'url' | 'login' | 'password' | 'software';
 
-const FIELD_KEYS: Record<string, Field> = {
-  url: 'url',
-  host: 'url',
-  hostname: 'url',
-  login: 'login',
-  user: 'login',
-  username: 'login',
-  'user login': 'login',
-  password: 'password',
-  pass: 'password',
-  'user password': 'password',
-  soft: 'software',
-  browser: 'software',
-  application: 'software',
-  storage: 'software',
-};
+// A Map: keys come from the log's lines, and a line "constructor: x" must not find Object's.
+const FIELD_KEYS = new Map<string, Field>([
+  ['url', 'url'],
+  ['host', 'url'],
+  ['hostname', 'url'],
+  ['login', 'login'],
+  ['user', 'login'],
+  ['username', 'login'],
+  ['user login', 'login'],
+  ['password', 'password'],
+  ['pass', 'password'],
+  ['user password', 'password'],
+  ['soft', 'software'],
+  ['browser', 'software'],
+  ['application', 'software'],
+  ['storage', 'software'],
+]);
 
 const KEY_LINE = /^\s*([A-Za-z][A-Za-z ]{0,20}?)\s*:\s?(.*)$/;
 // "=====", "-----", "*****  Telegram: @seller  *****": separators and seller banners.
@@ -64,7 +65,7 @@ export function createPasswordBlockReader(machine: MachineInfo | null) {
     push(line: string, number: number): BlockResult[] {
       if (line.trim() === '' || SEPARATOR.test(line)) return flush();
       const match = KEY_LINE.exec(line);
-      const field = match ? FIELD_KEYS[match[1]!.toLowerCase()] : undefined;
+      const field = match ? FIELD_KEYS.get(match[1]!.toLowerCase()) : undefined;
       if (!field) return [];
       const done = fields[field] !== undefined ? flush() : [];
       if (Object.keys(fields).length === 0) startLine = number;
