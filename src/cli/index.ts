@@ -82,10 +82,11 @@ program
     const container = await loadContainer(config);
     const { startScheduler } = await import('../modules/rules/index.ts');
     const log = (message: string, error?: unknown) => process.stderr.write(`${message}${error ? `: ${String(error)}` : ''}\n`);
+    // Listening first: a port in use fails the command before any work starts. Loaded only
+    // here, as in serve: a worker without the port needs no HTTP stack.
+    const operations = options.metricsPort === undefined ? null : await (await import('../http/operations-server.ts')).startOperationsServer(container, { host: config.host, port: options.metricsPort });
     const scheduler = startScheduler(container, { pollMs: config.schedulerPollMs, log });
     const collectors = container.collectors.start({ pollMs: config.schedulerPollMs, log });
-    // Loaded only here, as in serve: a worker without the port needs no HTTP stack.
-    const operations = options.metricsPort === undefined ? null : await (await import('../http/operations-server.ts')).startOperationsServer(container, { host: config.host, port: options.metricsPort });
     process.stdout.write(`Dragnet worker running (store: ${container.store.engine})${operations ? `; metrics on ${operations.url}/metrics` : ''}\n`);
     const stop = async () => {
       await operations?.close();

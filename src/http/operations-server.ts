@@ -3,6 +3,7 @@ import { operationsOptions } from '../app.ts';
 import type { Container } from '../container.ts';
 import { registerErrorHandling } from './error-handler.ts';
 import { operationsRoutes, registerRequestMetrics } from './operations.routes.ts';
+import { ErrorBody } from './schemas.ts';
 
 /**
  * `dragnet worker --metrics-port`: a worker has no API, but Prometheus and an orchestrator still
@@ -10,6 +11,7 @@ import { operationsRoutes, registerRequestMetrics } from './operations.routes.ts
  */
 export async function startOperationsServer(container: Container, options: { host: string; port: number }) {
   const app = Fastify({ logger: false });
+  app.addSchema(ErrorBody);
   registerErrorHandling(app);
   registerRequestMetrics(app, container.metrics);
   await app.register(operationsRoutes(operationsOptions(container)));
