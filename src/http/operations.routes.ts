@@ -3,7 +3,7 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import ipaddr from 'ipaddr.js';
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import type { Store } from '../db/store.ts';
 import { AppError } from '../lib/errors.ts';
 import type { Metrics } from '../lib/metrics.ts';
@@ -46,6 +46,8 @@ function redisProbe(url: string) {
   return {
     async ping() {
       if (!client) {
+        // Loaded on the first check, as the rate limiter loads it: start-up stays free of it.
+        const { Redis } = await import('ioredis');
         client = new Redis(url, { commandTimeout: CHECK_TIMEOUT_MS, maxRetriesPerRequest: 1 });
         // Connection errors surface as a failed ping; unhandled, ioredis would print each one.
         client.on('error', () => undefined);
