@@ -211,3 +211,40 @@ describe(`audit log (${testEngine})`, () => {
     180_000,
   );
 });
+
+describe(`client addresses behind a reverse proxy (${testEngine})`, () => {
+  it('DRAGNET_TRUST_PROXY=<proxy address> takes the address the proxy appended, not one the client wrote', async () => {
+    const t = await createTestApp({ env: { DRAGNET_TRUST_PROXY: '127.0.0.1' } });
+    try {
+      await t.createUser({ org: 'Proxied', email: 'p@proxied.example' });
+      // The client sent "X-Forwarded-For: 10.9.9.9" itself; nginx appended the address it saw.
+      const failed = await t.app.inject({
+        method: 'POST',
+        url: '/token/',
+        remoteAddress: '127.0.0.1',
+        headers: { 'x-forwarded-for': '10.9.9.9, 198.51.100.23' },
+        payload: { email: 'p@proxied.example', password: 'wrong password here' },
+      });
+      expect(failed.statusCode).toBe(401);
+      // A request that did not come through the proxy: its header is not believed at all.
+      await t.app.inject({
+        method: 'POST',
+        url: '/token/',
+        remoteAddress: '203.0.113.50',
+        headers: { 'x-forwarded-for': '10.9.9.9' },
+        payload: { email: 'p@proxied.example', password: 'wrong password again' },
+      });
+      const { access } = await t.login('p@proxied.example');
+      const entries = (await t.request({ method: 'GET', url: `${AUDIT}?event=login.failed`, token: access })).json().results as AuditEntry[];
+      expect(entries.map((entry) => entry.ip_address)).toEqual(['203.0.113.50', '198.51.100.23']);
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('refuses a DRAGNET_TRUST_PROXY that is neither true, false nor addresses', async () => {
+    const result = await runCli(['migrate'], { env: { DRAGNET_TRUST_PROXY: 'nginx.local', DRAGNET_SECRET_KEY: 'a-key-that-is-long-enough-0123456789' } });
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain('DRAGNET_TRUST_PROXY must be true, false, or proxy addresses');
+  });
+});
