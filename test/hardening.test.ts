@@ -192,3 +192,54 @@ describe(`names from requests and data are never looked up as object members (${
     expect(response.body).toContain('root element constructor');
   });
 });
+
+describe(`ids and the organization selector are checked before any SQL (${testEngine})`, () => {
+  let t: TestApp;
+  let alice: RulesApi;
+  let ruleId: number;
+
+  beforeAll(async () => {
+    t = await createRulesApp();
+    alice = await rulesUser(t, 'Selectors', 'alice@selectors.test');
+    const kit = await createDeliveryKit(alice, { tag: 'ids' });
+    ruleId = (await alice.created(messengerRule(kit, 'Id watch', 'id-bank.com'))).id;
+  });
+  afterAll(async () => {
+    await t?.close();
+  });
+
+  const odd = ['0', '-1', '0x1', '1e0', '1.0', '%201', '1%20', '%2B1', 'abc', 'true', '9007199254740992', '99999999999999999999', '18446744073709551616'];
+
+  it.each(odd)('a path id %s is a 400 naming id on update, exclusion and hit routes', async (id) => {
+    const rule = { name: 'x', service: 1, args: { query: 'x' }, email_template: 1 };
+    for (const response of [
+      await t.request({ method: 'PUT', url: rulePaths.update(id), token: alice.token, body: rule }),
+      await t.request({ method: 'POST', url: rulePaths.createExclusion(id), token: alice.token, body: { field: 'channel_username', value: 'x' } }),
+      await alice.get(rulePaths.hits(id)),
+      await t.request({ method: 'DELETE', url: `/service/alert_system_setting_delete_template/${id}/`, token: alice.token }),
+    ]) {
+      expect(fieldsOf(expectError(response, 400, 'validation_failed'))).toEqual(['id']);
+    }
+  });
+
+  it.each(['0', '0x1', '1e0', '1.0', ' 1', 'abc', '9007199254740992', '99999999999999999999'])('an organization selector %j is a 400 naming org_id', async (orgId) => {
+    const exclusion = { field: 'channel_username', value: 'x' };
+    const viaQuery = await t.request({ method: 'POST', url: `${rulePaths.createExclusion(ruleId)}?org_id=${encodeURIComponent(orgId)}`, token: alice.token, body: exclusion });
+    const viaHeader = await t.request({ method: 'POST', url: rulePaths.createExclusion(ruleId), token: alice.token, body: exclusion, headers: { 'x-org-id': orgId } });
+    for (const response of [viaQuery, viaHeader]) expect(fieldsOf(expectError(response, 400, 'validation_failed'))).toEqual(['org_id']);
+  });
+
+  it('an empty organization selector is the same as none', async () => {
+    const created = await t.request({ method: 'POST', url: `${rulePaths.createExclusion(ruleId)}?org_id=`, token: alice.token, body: { field: 'channel_username', value: 'empty' } });
+    expect(created.statusCode, created.body).toBe(201);
+    const viaHeader = await t.request({ method: 'POST', url: rulePaths.createExclusion(ruleId), token: alice.token, body: { field: 'channel_username', value: 'blank' }, headers: { 'x-org-id': '' } });
+    expect(viaHeader.statusCode, viaHeader.body).toBe(201);
+  });
+
+  it('query integers take decimal digits only as well', async () => {
+    for (const page of ['1e0', '0x1', '1.0']) {
+      expect(fieldsOf(expectError(await alice.get(withQuery(rulePaths.list, { page })), 400, 'validation_failed'))).toEqual(['page']);
+    }
+    expect((await alice.get(withQuery(rulePaths.list, { page: '1' }))).statusCode).toBe(200);
+  });
+});

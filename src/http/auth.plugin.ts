@@ -31,8 +31,10 @@ function requestedOrgId(request: FastifyRequest): number | undefined {
   const fromQuery = (request.query as Record<string, unknown> | undefined)?.org_id;
   const raw = fromQuery ?? request.headers['x-org-id'];
   if (raw === undefined || raw === '') return undefined;
-  const value = Number(raw);
-  if (!Number.isSafeInteger(value) || value < 1) throw validationError('org_id', 'must be a positive integer');
+  // Decimal digits only, as every id in a path or query (http/validation.ts): Number() would
+  // take " 1", "1e3" or "0x1" too.
+  const value = typeof raw === 'string' && /^[0-9]+$/.test(raw) ? Number(raw) : NaN;
+  if (!Number.isSafeInteger(value) || value < 1) throw validationError('org_id', 'must be a positive integer in decimal digits');
   return value;
 }
 

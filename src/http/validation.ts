@@ -28,7 +28,42 @@ export function createValidatorCompiler(sharedSchemas: object[]): FastifySchemaC
     bodyAjv.addSchema(schema);
     textAjv.addSchema(schema);
   }
-  return ({ schema, httpPart }) => (httpPart === 'body' ? bodyAjv : textAjv).compile(schema as object);
+  return ({ schema, httpPart }) => (httpPart === 'body' ? bodyAjv.compile(schema as object) : decimalIntegers(schema as TextSchema, textAjv.compile(schema as object)));
+}
+
+interface TextSchema {
+  properties?: Record<string, { type?: string | string[]; items?: { type?: string | string[] } }>;
+}
+
+type Validate = ((data: unknown) => boolean) & { errors?: ErrorObject[] | null };
+
+const DECIMAL = /^-?[0-9]+$/;
+const isInteger = (type: string | string[] | undefined) => type === 'integer' || (Array.isArray(type) && type.includes('integer'));
+
+/**
+ * Path and query integers (ids, org_id, pages) must be written in decimal digits. Ajv's coercion
+ * alone reads Number(text), which takes " 1", "1e3", "0x1f" and "1.0" as numbers: the same row
+ * under many names, and text no client means as an id.
+ */
+function decimalIntegers(schema: TextSchema, validate: Validate): Validate {
+  const integers = Object.entries(schema.properties ?? {})
+    .filter(([, property]) => isInteger(property.type) || isInteger(property.items?.type))
+    .map(([name]) => name);
+  if (integers.length === 0) return validate;
+  const check: Validate = (data) => {
+    for (const name of integers) {
+      const raw = (data as Record<string, unknown> | undefined)?.[name];
+      const bad = (Array.isArray(raw) ? raw : [raw]).find((item) => typeof item === 'string' && item !== '' && !DECIMAL.test(item));
+      if (bad !== undefined) {
+        check.errors = [{ instancePath: `/${name}`, schemaPath: '', keyword: 'type', params: {}, message: 'must be an integer in decimal digits' }];
+        return false;
+      }
+    }
+    const valid = validate(data);
+    check.errors = validate.errors;
+    return valid;
+  };
+  return check;
 }
 
 /** Turns Ajv errors into the `fields` of our error body: one entry per offending field. */

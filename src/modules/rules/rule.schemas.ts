@@ -5,7 +5,7 @@ import { frequencies } from './frequency.ts';
 export const RuleBody = Type.Object(
   {
     name: Type.String({ minLength: 1, maxLength: 255 }),
-    service: Type.Optional(Type.Integer({ description: 'Catalog service id (optional with follow_up_token: messenger)' })),
+    service: Type.Optional(IdInteger({ description: 'Catalog service id (optional with follow_up_token: messenger)' })),
     args: Type.Optional(Type.Unknown({ description: "Must satisfy the service's args_schema" })),
     sender: Type.Optional(Nullable(IdInteger())),
     email_template: IdInteger(),
