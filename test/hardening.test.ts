@@ -9,6 +9,7 @@ import {
   HOUR,
   messengerRule,
   rulePaths,
+  rulesApi,
   rulesUser,
   SMTP_AUTH,
   tickAndDeliver,
@@ -72,11 +73,12 @@ describe(`small defects of #15 (${testEngine})`, () => {
   let access: string;
   let refresh: string;
   let orgId: number;
+  let userId: number;
 
   beforeAll(async () => {
     // The real clock: created_at and updated_at are two readings of it unless taken once.
     t = await createTestApp({ env: { DRAGNET_RATE_LIMITS: 'off' }, clock: systemClock as ManualClock });
-    ({ org_id: orgId } = await t.createUser({ org: 'Defects', email: 'd@defects.test' }));
+    ({ org_id: orgId, id: userId } = await t.createUser({ org: 'Defects', email: 'd@defects.test' }));
     ({ access, refresh } = await t.login('d@defects.test'));
   });
   afterAll(async () => {
@@ -89,6 +91,13 @@ describe(`small defects of #15 (${testEngine})`, () => {
     for (const created of [await delivery.created<Stamped>('webhook', webhookBody('hook')), await delivery.created<Stamped>('template', templateBody('tpl'))]) {
       expect(created.updated_at).toBe(created.created_at);
     }
+  });
+
+  it('a new rule, created and run at once, has updated_at equal to created_at', async () => {
+    const api = rulesApi(t, access, orgId, userId);
+    const rule = await api.created(messengerRule(await createDeliveryKit(api, { tag: 'stamps' }), 'Stamped', 'stamp-bank.com'));
+    expect(rule.last_run).not.toBeNull();
+    expect(rule.updated_at).toBe(rule.created_at);
   });
 
   it('an access token sent to refresh says "not a refresh token"', async () => {
