@@ -2,5 +2,6 @@
 export const navItems = [
   { to: '/search', label: 'Search', exact: true },
   { to: '/search/history', label: 'History', exact: false },
+  { to: '/rules', label: 'Rules', exact: false },
   { to: '/settings', label: 'Settings', exact: false },
 ] as const;

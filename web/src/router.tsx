@@ -10,7 +10,9 @@ import {
 import type { SessionStore } from './api/session.ts';
 import { AppLayout } from './app-layout.tsx';
 import { validateSignInSearch } from './auth/sign-in-search.ts';
+import { validateIncidentSearch } from './pages/incidents/incident-search.ts';
 import { validateNewRuleSearch } from './pages/rules/new-rule-search.ts';
+import { idParam, validateRulesSearch } from './pages/rules/rules-search.ts';
 import { validateHistorySearch, validateSearchPageSearch } from './pages/search/search-params.ts';
 import { ErrorNotice, Loading } from './ui/notices.tsx';
 import { NotFoundPage } from './ui/not-found-page.tsx';
@@ -76,6 +78,45 @@ const newRuleRoute = createRoute({
   component: lazyRouteComponent(() => import('./pages/rules/new-rule-page.tsx'), 'NewRulePage'),
 });
 
+const rulesRoute = createRoute({
+  getParentRoute: () => appRoute,
+  path: '/rules',
+  validateSearch: validateRulesSearch,
+  component: lazyRouteComponent(() => import('./pages/rules/rules-page.tsx'), 'RulesPage'),
+});
+
+const ruleRoute = createRoute({
+  getParentRoute: () => appRoute,
+  path: '/rules/$ruleId',
+  params: { parse: ({ ruleId }) => ({ ruleId: idParam(ruleId) }), stringify: ({ ruleId }) => ({ ruleId: String(ruleId) }) },
+  component: lazyRouteComponent(() => import('./pages/rules/rule-page.tsx'), 'RulePage'),
+});
+
+const editRuleRoute = createRoute({
+  getParentRoute: () => appRoute,
+  path: '/rules/$ruleId/edit',
+  params: { parse: ({ ruleId }) => ({ ruleId: idParam(ruleId) }), stringify: ({ ruleId }) => ({ ruleId: String(ruleId) }) },
+  component: lazyRouteComponent(() => import('./pages/rules/edit-rule-page.tsx'), 'EditRulePage'),
+});
+
+/** Where a notification's {match_detail_link} and a webhook's results_url lead (src/modules/rules/notifier.ts). */
+const incidentRoute = createRoute({
+  getParentRoute: () => appRoute,
+  path: '/incidents/$matchId',
+  params: { parse: ({ matchId }) => ({ matchId: idParam(matchId) }), stringify: ({ matchId }) => ({ matchId: String(matchId) }) },
+  validateSearch: validateIncidentSearch,
+  component: lazyRouteComponent(() => import('./pages/incidents/incident-page.tsx'), 'IncidentPage'),
+});
+
+/** Links sent before the incident page existed. */
+const legacyMatchRoute = createRoute({
+  getParentRoute: () => appRoute,
+  path: '/matches/$matchId',
+  beforeLoad: ({ params }) => {
+    throw redirect({ to: '/incidents/$matchId', params: { matchId: idParam(params.matchId) }, replace: true });
+  },
+});
+
 const settingsRoute = createRoute({
   getParentRoute: () => appRoute,
   path: '/settings',
@@ -96,6 +137,19 @@ const securityRoute = createRoute({
   component: lazyRouteComponent(() => import('./pages/settings/security-page.tsx'), 'SecurityPage'),
 });
 
+/** Settings → one page per delivery resource, the defaults and the usage (pages/settings/). */
+const settingsPage = <const Path extends string, Module extends Record<string, unknown>>(path: Path, load: () => Promise<Module>, name: keyof Module & string) =>
+  createRoute({ getParentRoute: () => settingsRoute, path, component: lazyRouteComponent(load, name) });
+
+const settingsPages = [
+  settingsPage('/recipients', () => import('./pages/settings/recipients-page.tsx'), 'RecipientsPage'),
+  settingsPage('/senders', () => import('./pages/settings/senders-page.tsx'), 'SendersPage'),
+  settingsPage('/templates', () => import('./pages/settings/templates-page.tsx'), 'TemplatesPage'),
+  settingsPage('/webhooks', () => import('./pages/settings/webhooks-page.tsx'), 'WebhooksPage'),
+  settingsPage('/defaults', () => import('./pages/settings/defaults-page.tsx'), 'DefaultsPage'),
+  settingsPage('/usage', () => import('./pages/settings/usage-page.tsx'), 'UsagePage'),
+];
+
 const routeTree = rootRoute.addChildren([
   signInRoute,
   appRoute.addChildren([
@@ -103,7 +157,12 @@ const routeTree = rootRoute.addChildren([
     searchRoute,
     searchHistoryRoute,
     newRuleRoute,
-    settingsRoute.addChildren([settingsIndexRoute, securityRoute]),
+    rulesRoute,
+    ruleRoute,
+    editRuleRoute,
+    incidentRoute,
+    legacyMatchRoute,
+    settingsRoute.addChildren([settingsIndexRoute, securityRoute, ...settingsPages]),
   ]),
 ]);
 

@@ -1,7 +1,15 @@
 import { Link, Outlet } from '@tanstack/react-router';
 
 /** The settings sections, in order. A new section adds its route (router.tsx) and entry here. */
-const sections = [{ to: '/settings/security', label: 'Security' }] as const;
+const sections = [
+  { to: '/settings/security', label: 'Security' },
+  { to: '/settings/recipients', label: 'Recipients' },
+  { to: '/settings/senders', label: 'Senders' },
+  { to: '/settings/templates', label: 'Email templates' },
+  { to: '/settings/webhooks', label: 'Webhooks' },
+  { to: '/settings/defaults', label: 'Defaults' },
+  { to: '/settings/usage', label: 'Usage' },
+] as const;
 
 export function SettingsLayout() {
   return (

@@ -1,0 +1,50 @@
+/**
+ * How the incident page shows a hit: the hits of every source are `{id, is_excluded, hit_key,
+ * ...the source's result fields}` (docs/api.md "Matches and exclusions"), so fields are listed
+ * generically, long texts as blocks.
+ */
+export type Hit = { id: number; is_excluded: boolean; hit_key: string } & Record<string, unknown>;
+
+/** The exclusion field that names one hit (src/modules/rules/rule-runner.ts HIT_KEY_FIELD). */
+export const HIT_KEY = 'hit_key';
+
+const OWN_FIELDS = new Set(['id', 'is_excluded', HIT_KEY]);
+const ISO_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})$/;
+const LONG_TEXT = 160;
+const dateTime = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'short' });
+
+export interface HitField {
+  name: string;
+  text: string;
+  /** A long or multi-line text, shown as a block under the short fields. */
+  block: boolean;
+}
+
+/** A field value as text: dates in the reader's time, lists joined, yes/no for booleans. */
+export function fieldText(value: unknown): string {
+  if (typeof value === 'boolean') return value ? 'yes' : 'no';
+  if (typeof value === 'string' && ISO_TIME.test(value)) return dateTime.format(new Date(value));
+  if (Array.isArray(value)) return value.map(fieldText).join(', ');
+  if (value !== null && typeof value === 'object') return JSON.stringify(value);
+  return String(value);
+}
+
+/** The source fields of a hit worth showing (empty ones left out), in the source's order. */
+export function hitFields(hit: Hit): HitField[] {
+  return Object.entries(hit)
+    .filter(([name, value]) => !OWN_FIELDS.has(name) && value !== null && value !== undefined && value !== '' && !(Array.isArray(value) && value.length === 0))
+    .map(([name, value]) => {
+      const text = fieldText(value);
+      return { name, text, block: typeof value === 'string' && (text.length > LONG_TEXT || text.includes('\n')) };
+    });
+}
+
+/**
+ * Whether an exclusion covers this hit, as the server decides (rule-runner.ts isExcluded): the
+ * hit's key exactly, or a field's value ignoring case.
+ */
+export function excludes(exclusion: { field: string; value: string }, hit: Hit): boolean {
+  if (exclusion.field === HIT_KEY) return hit.hit_key === exclusion.value;
+  const value = hit[exclusion.field];
+  return value !== null && value !== undefined && String(value).toLowerCase() === exclusion.value.toLowerCase();
+}

@@ -1,0 +1,59 @@
+import { useQuery } from '@tanstack/react-query';
+import { useApi, useScopedKey } from '../../api/api-context.tsx';
+import { unwrap } from '../../api/client.ts';
+import { formatDateTime } from '../../ui/format.ts';
+import { ErrorNotice, Loading } from '../../ui/notices.tsx';
+
+const SHOWN = 10;
+
+/** The latest delivery attempts (emails and webhooks, tests included): why an alert did or did not arrive. */
+export function DeliveryLog() {
+  const { client } = useApi();
+  const attempts = useQuery({
+    queryKey: useScopedKey('delivery', 'attempts'),
+    queryFn: () => unwrap(client.GET('/service/alert_system_setting_get_delivery_attempt_list/', { params: { query: { page: 1, page_size: SHOWN } } })),
+  });
+  if (attempts.isPending) return <Loading />;
+  if (!attempts.data) return <ErrorNotice error={attempts.error} />;
+  return (
+    <>
+      <div className="actions">
+        <button type="button" onClick={() => void attempts.refetch()} disabled={attempts.isFetching}>
+          {attempts.isFetching ? 'Refreshing…' : 'Refresh'}
+        </button>
+      </div>
+      {attempts.data.results.length === 0 ? (
+        <p className="muted">Nothing sent yet.</p>
+      ) : (
+        <div className="table-scroll">
+          <table aria-label="Recent deliveries">
+            <thead>
+              <tr>
+                <th scope="col">When</th>
+                <th scope="col">What</th>
+                <th scope="col">To</th>
+                <th scope="col">Outcome</th>
+              </tr>
+            </thead>
+            <tbody>
+              {attempts.data.results.map((attempt) => (
+                <tr key={attempt.id}>
+                  <td>{formatDateTime(attempt.created_at)}</td>
+                  <td>
+                    {attempt.channel} · {attempt.purpose.replace('_', ' ')}
+                  </td>
+                  <td className="wrap">{attempt.target}</td>
+                  <td>
+                    <span className={attempt.status === 'success' ? 'ok' : 'error'}>{attempt.status === 'success' ? 'sent' : 'failed'}</span>
+                    {attempt.status_code !== null && ` (${attempt.status_code})`}
+                    {attempt.error && <div className="muted wrap">{attempt.error}</div>}
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+    </>
+  );
+}
