@@ -18,29 +18,18 @@
  * Goal: cost = 1 - on/off of requests/s at most 15% per backend; exit code 1 when missed.
  */
 import { positive } from './support/options.ts';
-import { randomInt } from 'node:crypto';
 import { cpus, loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
-import autocannon from 'autocannon';
 import { Command, InvalidArgumentError, Option } from 'commander';
-import { Redis } from 'ioredis';
-import pg from 'pg';
-import { loadConfig } from '../src/config.ts';
-import { createContainer } from '../src/container.ts';
-import { ACCOUNT_SCOPE, serviceScope } from '../src/modules/usage/limits.ts';
+import { DEFAULT_REDIS_URL, deleteRedisCounters, prepareOrganization, RAISED_LIMIT, reachable } from './support/bench-org.ts';
 import { startChildServer } from './support/child-server.ts';
 import { CleanupScope } from './support/cleanup.ts';
 import { httpJson, withDeadline } from './support/http.ts';
-import { int, median, medianFigures, ms, type LoadFigures } from './support/load.ts';
+import { combineSlices, int, loadSlice, median, medianFigures, ms, type LoadFigures } from './support/load.ts';
 import { createBenchStore, DEFAULT_POSTGRES_ADMIN_URL, type StoreKind } from './support/store.ts';
 
 const GOAL_PERCENT = 15;
-const RAISED_LIMIT = 1_000_000_000;
 const SERVERS_ENTRY = fileURLToPath(new URL('./support/servers.ts', import.meta.url));
-/** The organization bench/support/servers.ts puts its user in. */
-const BENCH_ORG = 'Bench';
-const DEFAULT_REDIS_URL = 'redis://127.0.0.1:6379';
-const REDIS_PREFIX = 'dragnet:rl:';
 const SETTLE_MS = 2_000;
 
 type Backend = 'embedded' | 'redis' | 'postgres';
@@ -102,71 +91,6 @@ function parseOptions(args: string[]): LimitsBenchOptions {
   return program.opts<LimitsBenchOptions>();
 }
 
-async function reachable(what: 'postgres' | 'redis', url: string): Promise<string | null> {
-  try {
-    if (what === 'postgres') {
-      const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 5_000 });
-      await client.connect();
-      await client.end();
-    } else {
-      const redis = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null, connectTimeout: 5_000 });
-      redis.on('error', () => undefined);
-      try {
-        await redis.connect();
-        await redis.ping();
-      } finally {
-        redis.disconnect();
-      }
-    }
-    return null;
-  } catch (error) {
-    return error instanceof Error ? error.message : String(error);
-  }
-}
-
-/**
- * Before the server starts: the Bench organization under a random id (Redis keys are
- * "<org id>|…", and a fresh store would number it 1 like every other test or bench store using
- * that Redis), with its limits raised so the load never meets a 429.
- */
-async function prepareOrganization(env: NodeJS.ProcessEnv, slug: string): Promise<number> {
-  const container = await createContainer(loadConfig(env));
-  try {
-    const id = 1_000_000_000 + randomInt(1_000_000_000);
-    const now = Date.now();
-    await container.store.db
-      .insertInto('organizations')
-      .values({
-        id,
-        name: BENCH_ORG,
-        alert_rule_limit: 20,
-        default_frequency: 'daily',
-        dashboard_url: null,
-        managed_by_org_id: null,
-        created_at: now,
-        updated_at: now,
-      } as never)
-      .execute();
-    await container.limits.setOverride(id, ACCOUNT_SCOPE, 'second', RAISED_LIMIT);
-    await container.limits.setOverride(id, ACCOUNT_SCOPE, 'month', RAISED_LIMIT);
-    await container.limits.setOverride(id, serviceScope(slug), 'day', RAISED_LIMIT);
-    return id;
-  } finally {
-    await container.close();
-  }
-}
-
-async function deleteRedisCounters(url: string, orgId: number): Promise<void> {
-  const redis = new Redis(url, { maxRetriesPerRequest: 2 });
-  try {
-    const keys: string[] = [];
-    for await (const batch of redis.scanStream({ match: `${REDIS_PREFIX}${orgId}|*`, count: 1000 })) keys.push(...(batch as string[]));
-    if (keys.length) await redis.del(...keys);
-  } finally {
-    await redis.quit();
-  }
-}
-
 interface Target {
   url: string;
   headers: Record<string, string>;
@@ -187,7 +111,7 @@ async function startSide(backend: Backend, limiter: Limiter, options: LimitsBenc
   if (redis) env.DRAGNET_REDIS_URL = options.redisUrl;
   if (limiter === 'off') env.DRAGNET_RATE_LIMITS = 'off';
 
-  const orgId = await prepareOrganization(env, endpoint.slug);
+  const orgId = await prepareOrganization(env, [endpoint.slug]);
   if (redis) scope.defer(`delete the Redis counters of organization ${orgId}`, () => deleteRedisCounters(options.redisUrl, orgId));
   const server = await startChildServer({ entry: SERVERS_ENTRY, args: ['dragnet'], env, scope, label: `Dragnet server (${backend}, limiter ${limiter})` });
   const { email, password } = server.info as unknown as { email: string; password: string };
@@ -214,46 +138,6 @@ async function startSide(backend: Backend, limiter: Limiter, options: LimitsBenc
     throw new Error(`DRAGNET_RATE_LIMITS=off, but the response carries X-RateLimit-Limit=${limitHeader}`);
   }
   return { url, headers };
-}
-
-/**
- * One slice of load with autocannon. Unlike support/load.ts's measure() it accepts a slice in
- * which no request completed (a stalled server is a result, not a broken run); any error or
- * non-2xx response (a 429 would mean the raised limits did not apply) still fails the run.
- */
-function loadSlice(target: Target, connections: number, duration: number): Promise<LoadFigures> {
-  return new Promise((resolve, reject) => {
-    const times: number[] = [];
-    const instance = autocannon(
-      { url: target.url, connections, duration, headers: target.headers, timeout: 10 },
-      (error: unknown, result: autocannon.Result) => {
-        if (error) return reject(error instanceof Error ? error : new Error(String(error)));
-        if (result.errors > 0 || result.non2xx > 0) {
-          return reject(new Error(`load on ${target.url} was not clean: ${result.errors} errors, ${result.non2xx} non-2xx responses`));
-        }
-        const sorted = Float64Array.from(times).sort();
-        const at = (p: number) => (sorted.length ? sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))]! : Number.NaN);
-        resolve({ rps: times.length / duration, p50: at(50), p99: at(99), max: sorted.length ? sorted[sorted.length - 1]! : Number.NaN, requests: times.length, errors: 0, non2xx: 0 });
-      },
-    );
-    instance.on('response', (_client: unknown, statusCode: number, _bytes: number, responseTime: number) => {
-      if (statusCode >= 200 && statusCode < 300) times.push(responseTime);
-    });
-  });
-}
-
-/** Slices of one side merged: requests/s over all its slices, medians of the slice percentiles. */
-function combine(slices: LoadFigures[], sliceSeconds: number): LoadFigures {
-  const requests = slices.reduce((sum, f) => sum + f.requests, 0);
-  return {
-    rps: requests / (slices.length * sliceSeconds),
-    p50: median(slices.filter((f) => f.requests > 0).map((f) => f.p50)),
-    p99: median(slices.filter((f) => f.requests > 0).map((f) => f.p99)),
-    max: Math.max(...slices.filter((f) => f.requests > 0).map((f) => f.max)),
-    requests,
-    errors: slices.reduce((sum, f) => sum + f.errors, 0),
-    non2xx: slices.reduce((sum, f) => sum + f.non2xx, 0),
-  };
 }
 
 /**
@@ -286,7 +170,7 @@ async function measurePair(backend: Backend, round: number, options: LimitsBench
     // autocannon drops its sockets when the time is up; let the requests still in the servers
     // finish before they are stopped, so none of them runs into a closed store.
     await new Promise((resolve) => setTimeout(resolve, SETTLE_MS));
-    return { off: combine(collected.off, options.slice), on: combine(collected.on, options.slice) };
+    return { off: combineSlices(collected.off, options.slice), on: combineSlices(collected.on, options.slice) };
   } finally {
     await scope.close();
   }

@@ -80,6 +80,63 @@ export async function measure(url: string, options: LoadOptions): Promise<LoadFi
   return figures;
 }
 
+/**
+ * One slice of load with autocannon on one URL, or on several at once (one autocannon instance
+ * per URL, the connections split evenly: autocannon's own list of URLs served two servers at
+ * less than half the rate of one). Unlike measure() it accepts a slice in which no request
+ * completed (a stalled server is a result, not a broken run); any error or non-2xx response (a
+ * 429 would mean the raised limits did not apply) still fails the run.
+ */
+export async function loadSlice(target: { url: string | string[]; headers?: Record<string, string> }, connections: number, duration: number): Promise<LoadFigures> {
+  const urls = typeof target.url === 'string' ? [target.url] : target.url;
+  const times: number[] = [];
+  await Promise.all(
+    urls.map(
+      (url) =>
+        new Promise<void>((resolve, reject) => {
+          const instance = autocannon(
+            { url, connections: Math.max(1, Math.round(connections / urls.length)), duration, headers: target.headers, timeout: 10 },
+            (error: unknown, result: autocannon.Result) => {
+              if (error) return reject(error instanceof Error ? error : new Error(String(error)));
+              if (result.errors > 0 || result.non2xx > 0) {
+                return reject(new Error(`load on ${url} was not clean: ${result.errors} errors, ${result.non2xx} non-2xx responses`));
+              }
+              resolve();
+            },
+          );
+          instance.on('response', (_client: unknown, statusCode: number, _bytes: number, responseTime: number) => {
+            if (statusCode >= 200 && statusCode < 300) times.push(responseTime);
+          });
+        }),
+    ),
+  );
+  const sorted = Float64Array.from(times).sort();
+  return {
+    rps: times.length / duration,
+    p50: percentile(sorted, 50),
+    p99: percentile(sorted, 99),
+    max: sorted.length ? sorted[sorted.length - 1]! : Number.NaN,
+    requests: times.length,
+    errors: 0,
+    non2xx: 0,
+  };
+}
+
+/** Slices of one side merged: requests/s over all its slices, medians of the slice percentiles. */
+export function combineSlices(slices: LoadFigures[], sliceSeconds: number): LoadFigures {
+  const requests = slices.reduce((sum, f) => sum + f.requests, 0);
+  const answered = slices.filter((f) => f.requests > 0);
+  return {
+    rps: requests / (slices.length * sliceSeconds),
+    p50: median(answered.map((f) => f.p50)),
+    p99: median(answered.map((f) => f.p99)),
+    max: Math.max(...answered.map((f) => f.max)),
+    requests,
+    errors: slices.reduce((sum, f) => sum + f.errors, 0),
+    non2xx: slices.reduce((sum, f) => sum + f.non2xx, 0),
+  };
+}
+
 export const ms = (value: number) => value.toFixed(2);
 export const int = (value: number) => Math.round(value).toLocaleString('en-US');
 

@@ -1,5 +1,6 @@
 /**
- * Child-process entry for benchmarks: `servers.ts bare` or `servers.ts dragnet`. Listens on
+ * Child-process entry for benchmarks: `servers.ts bare`, `servers.ts dragnet` or `servers.ts
+ * dragnet-peer` (another API process on the store a `dragnet` child prepared). Listens on
  * HOST (127.0.0.1) and an ephemeral port, then reports `{ type: 'listening', url, … }` to the
  * parent over IPC. Stops on SIGTERM/SIGINT or when the parent goes away (IPC disconnect).
  */
@@ -58,20 +59,22 @@ const BENCH_LIMIT = 1_000_000_000;
  * the routes in BENCH_ROUTES are raised, as `dragnet org set-limits` would, so the load is not
  * refused.
  */
-async function startDragnet(): Promise<void> {
+async function startDragnet(peer: boolean): Promise<void> {
   const config = loadConfig({ ...process.env, PORT: '0' });
   const container = await createContainer(config);
   const email = 'load@bench.dragnet.test';
-  const password = randomBytes(16).toString('hex');
-  const user = await container.users.create({ orgName: 'Bench', email, password });
+  const password = peer ? null : randomBytes(16).toString('hex');
   const app = await buildApp(container, {
     logger: serverLogger(config.logLevel),
   });
-  await container.limits.setOverride(user.org_id, ACCOUNT_SCOPE, 'second', BENCH_LIMIT);
-  await container.limits.setOverride(user.org_id, ACCOUNT_SCOPE, 'month', BENCH_LIMIT);
-  const routes = (process.env.BENCH_ROUTES ?? '/service/account/').split(',').filter(Boolean);
-  for (const slug of new Set(routes.map((route) => container.usageCatalog.slugOf(route)))) {
-    await container.limits.setOverride(user.org_id, serviceScope(slug), 'day', BENCH_LIMIT);
+  if (password) {
+    const user = await container.users.create({ orgName: 'Bench', email, password });
+    await container.limits.setOverride(user.org_id, ACCOUNT_SCOPE, 'second', BENCH_LIMIT);
+    await container.limits.setOverride(user.org_id, ACCOUNT_SCOPE, 'month', BENCH_LIMIT);
+    const routes = (process.env.BENCH_ROUTES ?? '/service/account/').split(',').filter(Boolean);
+    for (const slug of new Set(routes.map((route) => container.usageCatalog.slugOf(route)))) {
+      await container.limits.setOverride(user.org_id, serviceScope(slug), 'day', BENCH_LIMIT);
+    }
   }
   await app.listen({ host: config.host, port: 0 });
   stopOn(async () => {
@@ -97,8 +100,8 @@ const mode = process.argv[2];
 const host = process.env.HOST || '127.0.0.1';
 try {
   if (mode === 'bare') await startBare(host);
-  else if (mode === 'dragnet') await startDragnet();
-  else throw new Error(`unknown server "${mode}" (bare | dragnet)`);
+  else if (mode === 'dragnet' || mode === 'dragnet-peer') await startDragnet(mode === 'dragnet-peer');
+  else throw new Error(`unknown server "${mode}" (bare | dragnet | dragnet-peer)`);
 } catch (error) {
   send({ type: 'error', message: error instanceof Error ? error.stack ?? error.message : String(error) });
   process.exit(1);
