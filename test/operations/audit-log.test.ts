@@ -1,4 +1,6 @@
+import type { Static } from '@sinclair/typebox';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { AuditEntry as AuditEntrySchema } from '../../src/modules/audit/audit.schemas.ts';
 import { runCli } from '../support/cli.ts';
 import { deliveryApi, NO_RATE_LIMITS, relative, senderBody, webhookBody, type ListPage } from '../support/delivery-api.ts';
 import { expectError, fieldsOf } from '../support/http.ts';
@@ -11,19 +13,7 @@ import { totpCode } from '../support/totp.ts';
  * security events are recorded, in which organization, with what (and never with a secret).
  */
 
-interface AuditEntry {
-  id: number;
-  event: string;
-  created_at: string;
-  actor_user_id: number | null;
-  actor_email: string | null;
-  target_type: string;
-  target_id: number;
-  target_name: string | null;
-  via: string;
-  ip_address: string | null;
-  details: Record<string, unknown>;
-}
+type AuditEntry = Static<typeof AuditEntrySchema>;
 
 const AUDIT = '/service/audit_log/';
 const SENDER_PASSWORD = 'smtp-password-never-logged';
