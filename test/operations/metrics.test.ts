@@ -1,3 +1,5 @@
+import { mkdirSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ACCOUNT_SCOPE } from '../../src/modules/usage/index.ts';
 import { spawnCli, waitUntil } from '../support/cli-process.ts';
@@ -200,6 +202,10 @@ describe(`metrics of a worker process (${testEngine})`, () => {
           await t.close();
         }
 
+        // A file dropped into the inbox: the worker's inbox collector ingests it.
+        mkdirSync(path.join(location.dataDir, 'inbox', 'messenger'), { recursive: true });
+        writeFileSync(path.join(location.dataDir, 'inbox', 'messenger', 'drop.jsonl'), `${messageLine(20, '2026-06-02T10:00:00Z').replace(TERM, 'unrelated')}\n`);
+
         const worker = spawnCli(['worker', '--metrics-port', '0'], { env, timeoutMs: 120_000 });
         try {
           await waitUntil(() => /metrics on (http:\/\/\S+)\/metrics/.test(worker.output().stdout), 60_000, 50, 'the worker to listen');
@@ -208,11 +214,14 @@ describe(`metrics of a worker process (${testEngine})`, () => {
           await waitUntil(
             async () => {
               text = await (await fetch(`${base}/metrics`)).text();
-              return sample(text, 'dragnet_deliveries_total', { channel: 'webhook', outcome: 'success', purpose: 'notification' }) === 1;
+              return (
+                sample(text, 'dragnet_deliveries_total', { channel: 'webhook', outcome: 'success', purpose: 'notification' }) === 1 &&
+                sample(text, 'dragnet_ingested_records_total', { source: 'messenger', outcome: 'added', via: 'collector' }) === 1
+              );
             },
             60_000,
             200,
-            'the notification to be delivered',
+            'the notification and the inbox file',
           ).catch((error) => {
             throw new Error(`${(error as Error).message}\n${JSON.stringify(worker.output())}\n${text.split('\n').filter((l) => l.startsWith('dragnet_')).join('\n')}`);
           });
