@@ -1,3 +1,5 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import SqliteDatabase from 'better-sqlite3';
 import { Migrator, type Migration, type MigrationProvider } from 'kysely';
 import type { Store } from './store.ts';
 import type { MigrationModule } from './migration-helpers.ts';
@@ -24,7 +26,49 @@ const coreMigrations: Record<string, MigrationModule> = {
   '0010_audit_log': m0010,
 };
 
+/** How often a process waiting for another's migrations on SQLite tries the lock again. */
+const SQLITE_LOCK_RETRY_MS = 50;
+
+/**
+ * Holds an exclusive lock on `file` (an empty SQLite database beside the store) while `work`
+ * runs. SQLite's own file locks make it a mutex between processes on one host that the
+ * operating system releases when its holder dies, even by kill -9. Waits without blocking the
+ * event loop (no busy_timeout, which would sleep inside the call).
+ */
+async function withSqliteFileLock<T>(file: string, work: () => Promise<T>): Promise<T> {
+  const lock = new SqliteDatabase(file);
+  try {
+    lock.pragma('busy_timeout = 0');
+    for (;;) {
+      try {
+        lock.exec('begin exclusive');
+        break;
+      } catch (error) {
+        if ((error as { code?: string }).code !== 'SQLITE_BUSY') throw error;
+        await sleep(SQLITE_LOCK_RETRY_MS);
+      }
+    }
+    return await work();
+  } finally {
+    if (lock.inTransaction) lock.exec('rollback');
+    lock.close();
+  }
+}
+
+/**
+ * Applies pending migrations; returns their names. Several processes may start at once on a
+ * new store or a new version: one applies the migrations and the others wait for it, then find
+ * nothing left to do. On PostgreSQL Kysely's Migrator does that itself: it holds a session-level
+ * advisory lock (pg_advisory_lock) while it reads the applied migrations and runs the pending
+ * ones, all in one transaction. On SQLite it takes no lock and runs each migration outside a
+ * transaction, so processes take turns through a lock file.
+ */
 export async function migrateToLatest(store: Store): Promise<string[]> {
+  const migrate = () => runMigrations(store);
+  return store.engine === 'sqlite' ? withSqliteFileLock(`${store.location}.migrate-lock`, migrate) : migrate();
+}
+
+async function runMigrations(store: Store): Promise<string[]> {
   const migrations = { ...coreMigrations, ...sourceMigrations() };
   const provider: MigrationProvider = {
     getMigrations: async () =>
