@@ -95,7 +95,10 @@ export async function backupStore(location: BackupLocation, file: string): Promi
         if (!existsSync(source)) continue;
         const connection = new SqliteDatabase(source, { readonly: true, fileMustExist: true });
         try {
-          await connection.backup(path.join(staging, name));
+          // After the first step, the rest in one step: SQLite restarts a backup whose source
+          // another connection wrote to between steps, and the server commits all the time. One
+          // step reads one snapshot of the WAL and never blocks the server's writes.
+          await connection.backup(path.join(staging, name), { progress: ({ totalPages }) => Math.max(totalPages, 1) });
         } finally {
           connection.close();
         }
