@@ -23,7 +23,7 @@ const fixtureText = (relative: string) => readFileSync(path.join(repoRoot, relat
 
 // A zone far from UTC: dates written without a zone must still be read as UTC.
 const NEW_YORK = { TZ: 'America/New_York' };
-// Each command is a fresh Node process compiling TypeScript through tsx: seconds each, more on a busy machine.
+// Each command is a fresh Node process (bin/dragnet.js on dist/): under a second each, seconds on a busy machine.
 const CLI_TEST_MS = 180_000;
 
 const cleanups: (() => Promise<void> | void)[] = [];

@@ -35,7 +35,7 @@ const PROCESSES = 4;
 const REQUESTS = 200;
 const LIMIT = 50;
 const PASSWORD = 'a long enough password for four servers';
-// Generous: four servers start at once (tsx, migrations check) on a possibly busy machine.
+// Generous: four servers start at once (migrations check) on a possibly busy machine.
 const SLOW_MS = 360_000;
 const START_TIMEOUT_MS = 240_000;
 

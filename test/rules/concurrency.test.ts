@@ -24,8 +24,8 @@ import type { TestApp } from '../support/test-app.ts';
 import { createTestStoreLocation, testEngine, type TestStoreLocation } from '../support/test-store.ts';
 import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.ts';
 
-// Each `dragnet` process compiles the TypeScript sources through tsx: seconds each, more on a
-// loaded machine.
+// Each `dragnet` process starts in under a second (bin/dragnet.js on dist/), seconds on a loaded
+// machine.
 const CLI_TEST_MS = 150_000;
 const T0 = Date.parse('2026-03-10T09:00:00Z');
 const DAY = 24 * HOUR;

@@ -197,7 +197,7 @@ describe(`sources: the paste-site demo (${testEngine})`, () => {
 
 // --- The pastebin-scraping collector, through `dragnet collectors run`, against a local API.
 
-// Each command is a fresh Node process compiling TypeScript through tsx: seconds each.
+// Each command is a fresh Node process (bin/dragnet.js on dist/): under a second each, seconds on a busy machine.
 const CLI_TEST_MS = 300_000;
 
 const FIXTURE = path.resolve(repoRoot, '..', 'shared', 'fixtures', 'pastebin', 'api_scraping.doc-example.json');
