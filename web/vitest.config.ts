@@ -12,7 +12,13 @@ export default defineConfig({
   test: {
     include: ['src/**/*.test.{ts,tsx}'],
     environment: 'happy-dom',
+    // Each test signs in and searches on a real store (argon2 hashing included).
+    testTimeout: 30_000,
+    hookTimeout: 60_000,
     setupFiles: ['./src/test/setup.ts'],
+    // Transformed as for Node, not for a browser: the real server these tests talk to runs in the
+    // same process and needs file: URLs in import.meta.url.
+    testTransformMode: { ssr: ['**/*'] },
     pool: 'forks',
     poolOptions: { forks: { maxForks: 2, minForks: 1 } },
   },

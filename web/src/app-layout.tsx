@@ -1,4 +1,5 @@
-import { Link, Navigate, Outlet, useLocation } from '@tanstack/react-router';
+import { Link, Outlet, useRouter } from '@tanstack/react-router';
+import { useEffect } from 'react';
 import { useApi, useSession } from './api/api-context.tsx';
 import { useAccount } from './auth/account.ts';
 import { OrgSwitcher } from './auth/org-switcher.tsx';
@@ -8,14 +9,15 @@ import { navItems } from './nav.ts';
 export function AppLayout() {
   const api = useApi();
   const session = useSession();
-  const location = useLocation();
+  const router = useRouter();
   const account = useAccount();
 
-  // The session ended on this page (sign-out in another tab, refresh token expired).
-  if (!session) {
-    const expired = api.session.lastSignOutReason() === 'expired';
-    return <Navigate to="/sign-in" search={expired ? { redirect: location.href } : {}} replace />;
-  }
+  // The session ended on this page (sign-out here or in another tab, refresh token expired):
+  // loading the route again runs its check, which sends the visitor to the sign-in page.
+  useEffect(() => {
+    if (!session) void router.invalidate();
+  }, [session, router]);
+  if (!session) return null;
 
   return (
     <>

@@ -6,13 +6,23 @@ import type { Api } from './api/client.ts';
 import { ApiError } from './api/errors.ts';
 import { createAppRouter } from './router.tsx';
 
+/**
+ * Worth asking again: network trouble, a 5xx, and a 429 that says to wait a few seconds (the
+ * account-wide 25 requests per second). Any other 4xx would answer the same.
+ */
+function isTransient(error: unknown): boolean {
+  if (!(error instanceof ApiError)) return true;
+  if (error.status === 429) return (error.retryAfterSeconds ?? Infinity) <= 5;
+  return error.status === 0 || error.status >= 500;
+}
+
 function createQueryClient() {
   return new QueryClient({
     defaultOptions: {
       queries: {
         staleTime: 30_000,
-        // A 4xx will answer the same again; only network trouble and 5xx are worth a retry.
-        retry: (failures, error) => failures < 2 && !(error instanceof ApiError && error.status >= 400 && error.status < 500),
+        retry: (failures, error) => failures < 2 && isTransient(error),
+        retryDelay: (failures, error) => (error instanceof ApiError && error.retryAfterSeconds !== undefined ? error.retryAfterSeconds * 1000 : 1000 * 2 ** failures),
         refetchOnWindowFocus: false,
       },
     },

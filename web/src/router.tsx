@@ -42,8 +42,11 @@ const signInRoute = createRoute({
 const appRoute = createRoute({
   getParentRoute: () => rootRoute,
   id: 'app',
-  beforeLoad: ({ context, location }) => {
-    if (!context.session.get()) throw redirect({ to: '/sign-in', search: { redirect: location.href } });
+  beforeLoad: ({ context: { session }, location }) => {
+    if (session.get()) return;
+    // After a sign-out the next person starts from the start; after an expiry, where they were.
+    const back = session.lastSignOutReason() !== 'user';
+    throw redirect({ to: '/sign-in', search: back ? { redirect: location.href } : {} });
   },
   component: AppLayout,
 });

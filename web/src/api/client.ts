@@ -1,7 +1,7 @@
 import createClient, { type Client } from 'openapi-fetch';
 import { ApiError } from './errors.ts';
 import type { paths } from './schema.gen.ts';
-import { tokenExpiry, type SessionStore } from './session.ts';
+import { tokenLifetime, type SessionStore } from './session.ts';
 
 export type ApiClient = Client<paths>;
 
@@ -93,9 +93,9 @@ export function createApi(options: { session: SessionStore; baseUrl?: string; fe
       const schedule = () => {
         clearTimeout(timer);
         const state = session.get();
-        const expiry = state && tokenExpiry(state.access);
-        if (!expiry) return;
-        const due = Math.min(Math.max(expiry * 1000 - REFRESH_MARGIN_MS - Date.now(), 0), MAX_TIMER_MS);
+        const lifetime = state && tokenLifetime(state.access);
+        if (!lifetime) return;
+        const due = Math.min(Math.max(state.receivedAt + lifetime * 1000 - REFRESH_MARGIN_MS - Date.now(), 0), MAX_TIMER_MS);
         timer = setTimeout(() => {
           refresh().catch(() => {
             clearTimeout(timer);

@@ -9,6 +9,11 @@ export interface SessionState {
   refresh: string;
   /** The organization requests act for (sent as X-Org-Id); null: the account's own. */
   orgId: number | null;
+  /**
+   * When the access token arrived, by this browser's clock: its refresh is timed from here and
+   * the token's own lifetime, so a browser clock that is off does not refresh it too early or late.
+   */
+  receivedAt: number;
 }
 
 export type SignOutReason = 'user' | 'expired';
@@ -33,7 +38,12 @@ function parse(raw: string | null): SessionState | null {
   try {
     const value = JSON.parse(raw) as Partial<SessionState>;
     if (typeof value.access !== 'string' || typeof value.refresh !== 'string') return null;
-    return { access: value.access, refresh: value.refresh, orgId: typeof value.orgId === 'number' ? value.orgId : null };
+    return {
+      access: value.access,
+      refresh: value.refresh,
+      orgId: typeof value.orgId === 'number' ? value.orgId : null,
+      receivedAt: typeof value.receivedAt === 'number' ? value.receivedAt : 0,
+    };
   } catch {
     return null;
   }
@@ -67,13 +77,13 @@ export function createSessionStore(storage: Storage = window.localStorage): Sess
     },
     signIn(tokens) {
       signOutReason = null;
-      write({ ...tokens, orgId: null });
+      write({ ...tokens, orgId: null, receivedAt: Date.now() });
     },
     setAccess(access) {
-      if (state) write({ ...state, access });
+      if (state) write({ ...state, access, receivedAt: Date.now() });
     },
     replaceTokens(tokens) {
-      if (state) write({ ...state, ...tokens });
+      if (state) write({ ...state, ...tokens, receivedAt: Date.now() });
     },
     setOrg(orgId) {
       if (state) write({ ...state, orgId });
@@ -86,14 +96,13 @@ export function createSessionStore(storage: Storage = window.localStorage): Sess
   };
 }
 
-/** Seconds since the epoch at which a JWT expires (its `exp` claim), read without verifying it. */
-export function tokenExpiry(token: string): number | null {
+/** How long a JWT is valid, in seconds (`exp - iat`), read without verifying it. */
+export function tokenLifetime(token: string): number | null {
   const payload = token.split('.')[1];
   if (!payload) return null;
   try {
-    const json = atob(payload.replaceAll('-', '+').replaceAll('_', '/'));
-    const exp = (JSON.parse(json) as { exp?: unknown }).exp;
-    return typeof exp === 'number' ? exp : null;
+    const claims = JSON.parse(atob(payload.replaceAll('-', '+').replaceAll('_', '/'))) as { exp?: unknown; iat?: unknown };
+    return typeof claims.exp === 'number' && typeof claims.iat === 'number' ? claims.exp - claims.iat : null;
   } catch {
     return null;
   }

@@ -37,15 +37,22 @@ export function highlight(text: string, terms: string[]): Segment[] {
       ranges.push([origin[at]!, originalEnd]);
     }
   }
-  ranges.sort((a, b) => a[0] - b[0] || b[1] - a[1]);
+  ranges.sort((a, b) => a[0] - b[0]);
 
+  // Overlapping or touching matches make one mark.
   const segments: Segment[] = [];
   let cursor = 0;
   for (const [start, end] of ranges) {
-    if (end <= cursor) continue;
-    const from = Math.max(start, cursor);
-    if (from > cursor) segments.push({ text: text.slice(cursor, from), match: false });
-    segments.push({ text: text.slice(from, end), match: true });
+    const last = segments.at(-1);
+    if (last?.match && start <= cursor) {
+      if (end > cursor) {
+        last.text += text.slice(cursor, end);
+        cursor = end;
+      }
+      continue;
+    }
+    if (start > cursor) segments.push({ text: text.slice(cursor, start), match: false });
+    segments.push({ text: text.slice(start, end), match: true });
     cursor = end;
   }
   if (cursor < text.length) segments.push({ text: text.slice(cursor), match: false });

@@ -1,6 +1,6 @@
 import { useInfiniteQuery } from '@tanstack/react-query';
 import { Link } from '@tanstack/react-router';
-import { useRef } from 'react';
+import { useEffect, useRef } from 'react';
 import { useApi, useScopedKey } from '../../api/api-context.tsx';
 import { unwrap } from '../../api/client.ts';
 import type { SearchResponse, SearchResult } from '../../api/types.ts';
@@ -39,11 +39,17 @@ export function SearchResults({ historyId, options }: { historyId: number; optio
 
   const list = useRef<HTMLOListElement>(null);
   const items = results.data?.pages.flatMap((page) => page.results) ?? [];
-  const loadMore = async () => {
-    const shown = items.length;
-    await results.fetchNextPage();
-    // Keyboard and screen-reader users continue at the first new result.
-    (list.current?.children[shown] as HTMLElement | undefined)?.focus();
+  // After "load more", keyboard and screen-reader users continue at the first new result.
+  const focusFrom = useRef<number | null>(null);
+  useEffect(() => {
+    const from = focusFrom.current;
+    if (from === null || items.length <= from) return;
+    focusFrom.current = null;
+    (list.current?.children[from] as HTMLElement | undefined)?.focus();
+  }, [items.length]);
+  const loadMore = () => {
+    focusFrom.current = items.length;
+    void results.fetchNextPage();
   };
 
   if (results.isPending) return <Loading label="Loading results…" />;
@@ -85,7 +91,7 @@ export function SearchResults({ historyId, options }: { historyId: number; optio
       </ol>
       {results.hasNextPage && (
         <div className="actions">
-          <button type="button" onClick={() => void loadMore()} disabled={results.isFetchingNextPage}>
+          <button type="button" onClick={loadMore} disabled={results.isFetchingNextPage}>
             {results.isFetchingNextPage ? 'Loading…' : 'Load more'}
           </button>
           <span className="muted">

@@ -1,0 +1,86 @@
+import { screen, waitFor } from '@testing-library/react';
+import { userEvent } from '@testing-library/user-event';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { TestApp } from '../../../test/support/test-app.ts';
+import { nextStepCode, wrongCode } from '../../../test/support/totp.ts';
+import { DEFAULT_PASSWORD, enableTwoFactor, renderDashboard, startTestServer } from '../test/test-server.tsx';
+
+describe('signing in', () => {
+  let t: TestApp;
+  let seed: string;
+  beforeAll(async () => {
+    t = await startTestServer();
+    await t.createUser({ org: 'Acme', email: 'ana@acme.test' });
+    await t.createUser({ org: 'Acme', email: 'tom@acme.test' });
+    seed = await enableTwoFactor(t, 'tom@acme.test');
+  });
+  afterAll(() => t.close());
+
+  const fillPassword = async (email: string, password: string) => {
+    const user = userEvent.setup();
+    await user.type(await screen.findByLabelText('Email'), email);
+    await user.type(screen.getByLabelText('Password'), password);
+    await user.click(screen.getByRole('button', { name: 'Sign in' }));
+    return user;
+  };
+
+  it('asks a visitor to sign in, then opens the page they asked for', async () => {
+    const { history, api } = await renderDashboard(t, '/settings/security');
+    await waitFor(() => expect(history.location.pathname).toBe('/sign-in'));
+    await fillPassword('ana@acme.test', DEFAULT_PASSWORD);
+
+    expect(await screen.findByRole('heading', { name: 'Security' })).toBeTruthy();
+    expect(history.location.pathname).toBe('/settings/security');
+    expect(api.session.get()?.refresh).toEqual(expect.any(String));
+    expect((await screen.findAllByText('ana@acme.test')).length).toBeGreaterThan(0);
+  });
+
+  it("shows the server's message when the password is wrong, and stays on the sign-in page", async () => {
+    const expected = (await t.request({ method: 'POST', url: '/token/', body: { email: 'ana@acme.test', password: 'wrong password!' } })).json().message;
+    const { history, api } = await renderDashboard(t, '/sign-in');
+    await fillPassword('ana@acme.test', 'wrong password!');
+
+    expect((await screen.findByRole('alert')).textContent).toContain(expected);
+    expect(history.location.pathname).toBe('/sign-in');
+    expect(api.session.get()).toBeNull();
+  });
+
+  it('asks for the authenticator code of a 2FA account, refuses a wrong one, accepts a right one', async () => {
+    const { history } = await renderDashboard(t, '/sign-in?redirect=%2Fsearch%2Fhistory');
+    const user = await fillPassword('tom@acme.test', DEFAULT_PASSWORD);
+
+    const code = await screen.findByLabelText('Authentication code');
+    expect(screen.queryByRole('alert')).toBeNull();
+    await user.type(code, wrongCode(seed, t.clock.now()));
+    await user.click(screen.getByRole('button', { name: 'Verify' }));
+    expect((await screen.findByRole('alert')).textContent).toMatch(/code/i);
+    expect(history.location.pathname).toBe('/sign-in');
+
+    await user.clear(code);
+    await user.type(code, nextStepCode(seed, t.clock.now()));
+    await user.click(screen.getByRole('button', { name: 'Verify' }));
+    expect(await screen.findByRole('heading', { name: 'Search history' })).toBeTruthy();
+    expect(history.location.pathname).toBe('/search/history');
+  });
+
+  it('signs out: the tokens are forgotten and pages ask to sign in again', async () => {
+    const { history, api } = await renderDashboard(t, '/search', { email: 'ana@acme.test' });
+    await userEvent.setup().click(await screen.findByRole('button', { name: 'Sign out' }));
+
+    await waitFor(() => expect(history.location.pathname).toBe('/sign-in'));
+    expect(api.session.get()).toBeNull();
+    expect(localStorage.getItem('dragnet.session')).toBeNull();
+    expect(screen.queryByText(/session has expired/)).toBeNull();
+  });
+
+  it('when the session can no longer be refreshed, says so and returns to the page after signing in', async () => {
+    const { history, api } = await renderDashboard(t, '/search/history');
+    api.session.signIn({ access: 'expired.access.token', refresh: 'expired.refresh.token' });
+    history.push('/search/history?page=2');
+
+    expect(await screen.findByText(/session has expired/)).toBeTruthy();
+    expect(history.location.pathname).toBe('/sign-in');
+    await fillPassword('ana@acme.test', DEFAULT_PASSWORD);
+    await waitFor(() => expect(history.location.href).toBe('/search/history?page=2'));
+  });
+});
