@@ -6,8 +6,12 @@
  * a 5xx, a dropped connection or an error answer without the error body is a finding.
  * Used by test/fuzz.test.ts (a small seeded sample in CI) and bench/fuzz.bench.ts (10,000+).
  */
+import type { AddressInfo } from 'node:net';
 import fc from 'fast-check';
 import { Agent, request } from 'undici';
+import { channel, loadCorpus, message } from './corpus.ts';
+import { createTestApp } from './test-app.ts';
+import { createTestStoreLocation } from './test-store.ts';
 
 type Schema = Record<string, unknown> & {
   type?: string | string[];
@@ -100,7 +104,7 @@ const HOSTILE_STRINGS = [
   '', ' ', '\t\n', '__proto__', 'constructor', 'prototype', 'toString', 'hasOwnProperty', 'valueOf', '__defineGetter__',
   '{__proto__}', '{constructor}', '{toString}', '__proto__:x', 'constructor:constructor', 'prototype:1',
   "' OR 1=1 --", '"; DROP TABLE users; --', '\\', '%', '%25', '%00', '_', '../../etc/passwd', '*', '?', '#',
-  '0', '-1', '1.5', '1e309', '-0', 'NaN', 'Infinity', '9007199254740993', '99999999999999999999', '0x10', ' 1', '1 ',
+  'a\u0000b', '0', '-1', '1.5', '1e309', '-0', 'NaN', 'Infinity', '9007199254740993', '99999999999999999999', '0x10', ' 1', '1 ',
   'null', 'true', '[]', '{}', '${jndi:x}', '{{7*7}}', '%s%n', '\u202e', 'ß', 'İ', 'ǅ', '\uD800', '\uDFFF', '\uFFFE',
   '😀'.repeat(64), 'a'.repeat(5000), 'AND', 'OR NOT', '"', '(((', ')', '" OR "',
 ];
@@ -197,7 +201,7 @@ export interface FuzzContext {
 }
 
 /** Values for a field or parameter: mostly valid-shaped (to reach services and SQL), sometimes hostile. */
-export function valueFor(schema: Schema, context: FuzzContext, depth = 0, name?: string): fc.Arbitrary<unknown> {
+function valueFor(schema: Schema, context: FuzzContext, depth = 0, name?: string): fc.Arbitrary<unknown> {
   const shaped = shapedValueFor(schema, context, depth);
   const hint = name !== undefined && Object.hasOwn(context.hints, name) ? context.hints[name] : undefined;
   return fc.oneof({ weight: hint ? 6 : 0, arbitrary: hint ?? shaped }, { weight: 5, arbitrary: shaped }, { weight: 1, arbitrary: hostileValue });
@@ -395,11 +399,20 @@ export async function runFuzz(options: {
 }): Promise<FuzzReport> {
   const report: FuzzReport = { cases: 0, byStatus: new Map(), serverErrors: [], dropped: [], unshapedErrors: [] };
   const dispatcher = new Agent({ connections: options.concurrency, pipelining: 1 });
-  const cases = fc.sample(options.arbitrary, { seed: options.seed, numRuns: options.count });
-  let next = 0;
+  // Drawn in batches (batch i from seed + i): some cases carry bodies of hundreds of kilobytes.
+  const BATCH = 500;
+  let batch: FuzzCase[] = [];
+  let drawn = 0;
+  const nextCase = (): FuzzCase | undefined => {
+    if (batch.length === 0 && drawn < options.count) {
+      const size = Math.min(BATCH, options.count - drawn);
+      batch = fc.sample(options.arbitrary, { seed: options.seed + drawn / BATCH, numRuns: size }).reverse();
+      drawn += size;
+    }
+    return batch.pop();
+  };
   const worker = async () => {
-    while (next < cases.length) {
-      const fuzzCase = cases[next++]!;
+    for (let fuzzCase = nextCase(); fuzzCase; fuzzCase = nextCase()) {
       const outcome = await sendCase(options.baseUrl, fuzzCase, dispatcher);
       report.cases++;
       if (outcome.status !== undefined) report.byStatus.set(outcome.status, (report.byStatus.get(outcome.status) ?? 0) + 1);
@@ -439,7 +452,7 @@ const argOfType = (type: string): fc.Arbitrary<unknown> => {
  * whose args fit their service (its examples, valid values, or hostile values of the declared
  * type), and the source fields that filters, sorts and exclusions name.
  */
-export function catalogHints(catalog: CatalogRow[], ids: readonly number[]): Pick<FuzzContext, 'hints' | 'bodyHints'> {
+function catalogHints(catalog: CatalogRow[], ids: readonly number[]): Pick<FuzzContext, 'hints' | 'bodyHints'> {
   const argsFor = (row: CatalogRow) =>
     fc.record(
       Object.fromEntries(
@@ -488,11 +501,6 @@ export interface FuzzTarget {
  * slow-down is set out of reach, so every case is judged rather than refused.
  */
 export async function startFuzzTarget(options: { adminUrl?: string } = {}): Promise<FuzzTarget> {
-  const [{ createTestApp }, { channel, loadCorpus, message }, { createTestStoreLocation }] = await Promise.all([
-    import('./test-app.ts'),
-    import('./corpus.ts'),
-    import('./test-store.ts'),
-  ]);
   const location = await createTestStoreLocation(options.adminUrl ? { adminUrl: options.adminUrl } : {});
   const t = await createTestApp({ location, env: { DRAGNET_RATE_LIMITS: 'off', DRAGNET_LOGIN_MAX_FAILURES_PER_ADDRESS: '1000000000' } });
   try {
@@ -531,7 +539,7 @@ export async function startFuzzTarget(options: { adminUrl?: string } = {}): Prom
       await post(token, '/service/messenger-search-create/', { query: 'acme.com' });
     }
     await t.app.listen({ host: '127.0.0.1', port: 0 });
-    const address = t.app.server.address() as import('node:net').AddressInfo;
+    const address = t.app.server.address() as AddressInfo;
     const doc = (await t.app.inject({ method: 'GET', url: '/openapi.json' })).json() as OpenApiDocument;
     const operations = operationsOf(doc);
     const known = [...ids, 1, 2, 3];
@@ -546,10 +554,14 @@ export async function startFuzzTarget(options: { adminUrl?: string } = {}): Prom
       operations,
       arbitrary,
       seeded: { organizations: 3, ids: ids.size },
-      close: () => t.close(),
+      close: async () => {
+        await t.close();
+        await location.drop();
+      },
     };
   } catch (error) {
     await t.close();
+    await location.drop();
     throw error;
   }
 }
