@@ -2,6 +2,7 @@ import Fastify from 'fastify';
 import { operationsOptions } from '../app.ts';
 import type { Container } from '../container.ts';
 import { registerErrorHandling } from './error-handler.ts';
+import { serverLogger } from './logging.ts';
 import { operationsRoutes, registerRequestMetrics } from './operations.routes.ts';
 import { ErrorBody } from './schemas.ts';
 
@@ -10,7 +11,8 @@ import { ErrorBody } from './schemas.ts';
  * need its metrics (rule runs, deliveries, collectors) and health, on a port of its own.
  */
 export async function startOperationsServer(container: Container, options: { host: string; port: number }) {
-  const app = Fastify({ logger: false });
+  // The API's JSON log, for what the probes log (why a readiness check failed), not per request.
+  const app = Fastify({ logger: serverLogger(container.config.logLevel), disableRequestLogging: true });
   app.addSchema(ErrorBody);
   registerErrorHandling(app);
   registerRequestMetrics(app, container.metrics);
