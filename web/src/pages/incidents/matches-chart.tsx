@@ -19,7 +19,7 @@ export default function MatchesChart({ matches, highlight }: { matches: Match[];
   const points = chartPoints(matches);
   return (
     <ResponsiveContainer width="100%" height={220}>
-      <BarChart data={points} margin={{ top: 8, right: 8, bottom: 0, left: -16 }}>
+      <BarChart data={points} margin={{ top: 8, right: 8, bottom: 0, left: -16 }} maxBarSize={48}>
         <CartesianGrid strokeDasharray="3 3" vertical={false} stroke="var(--border)" />
         <XAxis dataKey="at" tickFormatter={(at: number) => day.format(at)} stroke="var(--muted)" fontSize={12} />
         <YAxis allowDecimals={false} stroke="var(--muted)" fontSize={12} />

@@ -44,7 +44,7 @@ export function RecipientsPage() {
                   <td>{formatDateTime(recipient.created_at)}</td>
                   <td>
                     <div className="actions">
-                      <Link to="/rules" search={{ recipient: recipient.id }}>
+                      <Link to="/rules" search={{ recipient: recipient.id }} aria-label={`Rules using ${recipient.email}`}>
                         Rules
                       </Link>
                       <ConfirmButton label={`Delete ${recipient.email}`} confirm={`Delete ${recipient.email}`} onConfirm={() => remove.mutate(recipient.id)}>

@@ -54,7 +54,7 @@ export function SendersPage() {
                   </td>
                   <td>
                     <div className="actions">
-                      <Link to="/rules" search={{ sender: sender.id }}>
+                      <Link to="/rules" search={{ sender: sender.id }} aria-label={`Rules using ${sender.email}`}>
                         Rules
                       </Link>
                       {!sender.is_system_created && (

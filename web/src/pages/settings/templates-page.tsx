@@ -7,6 +7,7 @@ import { Field } from '../../ui/field.tsx';
 import { formatDateTime } from '../../ui/format.ts';
 import { ErrorNotice, Loading } from '../../ui/notices.tsx';
 import { Page } from '../../ui/page.tsx';
+import { EmailFrame } from './email-frame.tsx';
 import { useDeliveryChange, useOrganization, useTemplates, type Template } from './delivery-queries.ts';
 import { OPTIONAL_PLACEHOLDERS, previewTemplate, REQUIRED_PLACEHOLDERS, sampleValues } from './template-preview.ts';
 
@@ -68,7 +69,7 @@ export function TemplatesPage() {
                       <button type="button" onClick={() => setEditing({ kind: 'edit', template })} aria-label={`Edit ${template.name}`}>
                         Edit
                       </button>
-                      <Link to="/rules" search={{ template: template.id }}>
+                      <Link to="/rules" search={{ template: template.id }} aria-label={`Rules using ${template.name}`}>
                         Rules
                       </Link>
                       <ConfirmButton label={`Delete ${template.name}`} confirm={`Delete ${template.name}`} onConfirm={() => remove.mutate(template.id)}>
@@ -161,8 +162,7 @@ export function TemplateEditor({ template, starter, onDone }: { template?: Templ
         <p>
           <strong>Subject:</strong> <span data-testid="preview-subject">{preview.subject}</span>
         </p>
-        {/* Sandboxed: the preview runs nothing and reaches nothing. */}
-        <iframe title="Email body preview" sandbox="" srcDoc={preview.html} className="email-preview" />
+        <EmailFrame title="Email body preview" html={preview.html} />
       </section>
     </div>
   );

@@ -24,13 +24,16 @@ export function UsagePage() {
   const { client } = useApi();
   const filterId = useId();
   const [filter, setFilter] = useState('');
+  const [usedOnly, setUsedOnly] = useState(false);
   const usage = useQuery({
     queryKey: useScopedKey('usage'),
     queryFn: () => unwrap(client.GET('/service/get_usage_limits/', { params: { query: {} } })),
     refetchInterval: 60_000,
   });
   const text = filter.trim().toLowerCase();
-  const services = usage.data?.services.filter((service) => !text || `${service.service_name} ${service.service_slug} ${service.feature}`.toLowerCase().includes(text));
+  const services = usage.data?.services
+    .filter((service) => !text || `${service.service_name} ${service.service_slug} ${service.feature}`.toLowerCase().includes(text))
+    .filter((service) => !usedOnly || service.limits.some((limit) => limit.used > 0));
   return (
     <Page title="Usage">
       <p className="muted">Successful requests count against these limits; a refused or failed one does not. Windows reset on UTC calendar boundaries.</p>
@@ -39,63 +42,65 @@ export function UsagePage() {
       {usage.data?.total && (
         <section className="card" aria-labelledby="account-wide">
           <h2 id="account-wide">Whole account</h2>
-          <LimitBars limits={usage.data.total} label="Whole account" />
+          <ul className="limit-bars">
+            {usage.data.total.map((limit) => (
+              <LimitBar key={limit.period} limit={limit} label="Whole account" />
+            ))}
+          </ul>
         </section>
       )}
       {usage.data && (
         <section aria-labelledby="per-service">
           <h2 id="per-service">Per endpoint</h2>
-          <div className="field">
-            <label htmlFor={filterId}>Find an endpoint</label>
-            <input id={filterId} type="search" value={filter} onChange={(event) => setFilter(event.target.value)} />
+          <div className="actions">
+            <div className="field">
+              <label htmlFor={filterId}>Find an endpoint</label>
+              <input id={filterId} type="search" value={filter} onChange={(event) => setFilter(event.target.value)} />
+            </div>
+            <label className="check">
+              <input type="checkbox" checked={usedOnly} onChange={(event) => setUsedOnly(event.target.checked)} />
+              Only endpoints in use
+            </label>
           </div>
           {services?.length === 0 && <p>No endpoint matches.</p>}
-          <div className="usage-grid">
-            {services?.map((service) => (
-              <section key={service.service_slug} className="card" aria-label={service.service_name}>
-                <h3>{service.service_name}</h3>
-                <p className="muted">
-                  <code>{service.service_slug}</code> · {service.feature}
-                </p>
-                {service.limits.length ? <LimitBars limits={service.limits} label={service.service_name} /> : <p className="muted">No limit.</p>}
-              </section>
-            ))}
-          </div>
+          {features(services ?? []).map(([feature, list]) => (
+            <section key={feature} aria-label={feature}>
+              <h3>{feature}</h3>
+              <ul className="limit-bars">
+                {list.flatMap((service) =>
+                  service.limits.map((limit) => <LimitBar key={`${service.service_slug} ${limit.period}`} limit={limit} label={service.service_name} detail={service.service_slug} />),
+                )}
+              </ul>
+            </section>
+          ))}
         </section>
       )}
     </Page>
   );
 }
 
-/** One bar per window: used of the limit, what remains and when it resets. */
-function LimitBars({ limits, label }: { limits: Limit[]; label: string }) {
+/** The endpoints grouped by feature, features in the order the server lists them. */
+function features(services: Usage['services']): [string, Usage['services']][] {
+  const groups = new Map<string, Usage['services']>();
+  for (const service of services) groups.set(service.feature, [...(groups.get(service.feature) ?? []), service]);
+  return [...groups];
+}
+
+/** One window of one limit: used of the limit as a bar, what remains and when it resets. */
+function LimitBar({ limit, label, detail }: { limit: Limit; label: string; detail?: string }) {
+  const max = Math.max(limit.limit, 1);
+  const period = limit.period.replace(/^1 /, '').toLowerCase();
   return (
-    <ul className="limit-bars">
-      {limits.map((limit) => {
-        const share = limit.limit > 0 ? limit.used / limit.limit : 1;
-        return (
-          <li key={limit.period}>
-            <div className="limit-label">
-              <span>
-                {limit.used.toLocaleString()} of {limit.limit.toLocaleString()} per {limit.period.replace(/^1 /, '').toLowerCase()}
-              </span>
-              <span className="muted">
-                {limit.remaining.toLocaleString()} left, resets {resetIn(limit.reset_seconds)}
-              </span>
-            </div>
-            <meter
-              min={0}
-              max={Math.max(limit.limit, 1)}
-              value={Math.min(limit.used, Math.max(limit.limit, 1))}
-              low={limit.limit * 0.75}
-              high={limit.limit * 0.9}
-              optimum={0}
-              aria-label={`${label}: ${limit.used} of ${limit.limit} per ${limit.period} used`}
-              className={share >= 1 ? 'exhausted' : undefined}
-            />
-          </li>
-        );
-      })}
-    </ul>
+    <li className={limit.remaining === 0 ? 'exhausted' : undefined}>
+      <div className="limit-label">
+        <span>
+          <strong>{label}</strong> {detail && <code className="muted">{detail}</code>}
+        </span>
+        <span>
+          {limit.used.toLocaleString()} of {limit.limit.toLocaleString()} per {period} · {limit.remaining.toLocaleString()} left · resets {resetIn(limit.reset_seconds)}
+        </span>
+      </div>
+      <meter min={0} max={max} value={Math.min(limit.used, max)} low={max * 0.75} high={max * 0.9} optimum={0} aria-label={`${label}: ${limit.used} of ${limit.limit} per ${period} used`} />
+    </li>
   );
 }

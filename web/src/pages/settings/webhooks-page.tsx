@@ -77,7 +77,7 @@ export function WebhooksPage() {
                         Edit
                       </button>
                       <TestWebhook webhook={webhook} />
-                      <Link to="/rules" search={{ webhook: webhook.id }}>
+                      <Link to="/rules" search={{ webhook: webhook.id }} aria-label={`Rules using ${webhook.name}`}>
                         Rules
                       </Link>
                       <ConfirmButton label={`Delete ${webhook.name}`} confirm={`Delete ${webhook.name}`} onConfirm={() => remove.mutate(webhook.id)}>
