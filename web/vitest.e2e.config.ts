@@ -10,6 +10,7 @@ export default defineConfig({
   test: {
     include: ['e2e/**/*.e2e.test.ts'],
     environment: 'node',
+    globalSetup: ['./e2e/global-setup.ts'],
     testTimeout: 120_000,
     hookTimeout: 180_000,
     pool: 'forks',

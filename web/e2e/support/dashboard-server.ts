@@ -1,0 +1,43 @@
+import { runCli } from '../../../test/support/cli.ts';
+import { startServer, type ServerProcess } from '../../../test/support/server-process.ts';
+import { createTestStoreLocation, type TestStoreLocation } from '../../../test/support/test-store.ts';
+
+export interface DashboardServer {
+  baseUrl: string;
+  server: ServerProcess;
+  location: TestStoreLocation;
+  /** The account `dragnet demo` created, with its demo data loaded. */
+  demo: { email: string; password: string };
+  stop(): Promise<void>;
+}
+
+/**
+ * What a newcomer does: `npm start` on an empty data folder, then `npx dragnet demo` beside it.
+ * The store is SQLite, or PostgreSQL with DRAGNET_TEST_DATABASE_URL, as in the other suites.
+ */
+export async function startDashboardServer(env: Record<string, string> = {}): Promise<DashboardServer> {
+  const location = await createTestStoreLocation();
+  const server = await startServer({ ...location.env, HOST: '127.0.0.1', PORT: '0', ...env });
+  try {
+    const demo = await runCli(['demo', '--json'], { env: { ...location.env, ...env }, timeoutMs: 180_000 });
+    if (demo.code !== 0) throw new Error(`dragnet demo failed: ${demo.stderr}`);
+    const { email, password } = JSON.parse(demo.stdout) as { email: string; password: string };
+    return {
+      baseUrl: server.baseUrl,
+      server,
+      location,
+      demo: { email, password },
+      async stop() {
+        if (server.child.exitCode === null && server.child.signalCode === null) {
+          server.child.kill('SIGTERM');
+          await server.exited;
+        }
+        await location.drop();
+      },
+    };
+  } catch (error) {
+    server.child.kill('SIGKILL');
+    await location.drop();
+    throw error;
+  }
+}
