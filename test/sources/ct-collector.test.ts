@@ -136,6 +136,7 @@ describe(`ct-logs collector against local RFC 6962 logs (${testEngine})`, () => 
     const precertHit = hits.find((hit) => hit.update_type === 'PrecertLogEntry' && hit.common_name === 'login.acme-bank.com')!;
     expect(precertHit).toEqual({
       id: expect.any(Number),
+      hit_key: expect.stringMatching(/^certificate:\d+$/),
       is_excluded: false,
       common_name: 'login.acme-bank.com',
       all_domains: ['login.acme-bank.com'],
