@@ -1,5 +1,5 @@
 import { screen, waitFor, within } from '@testing-library/react';
-import userEvent from '@testing-library/user-event';
+import { userEvent } from '@testing-library/user-event';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { channel, loadCorpus, message } from '../../../../test/support/corpus.ts';
 import { createDeliveryKit, messengerRule, rulesUser, type DeliveryKit, type RulesApi } from '../../../../test/support/rules-api.ts';
