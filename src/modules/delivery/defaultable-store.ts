@@ -103,16 +103,17 @@ export function createDefaultableStore<Row extends BaseRow>(deps: { db: Kysely<D
       });
     },
 
-    /** Creates the organization's first row, as its default, unless it already has one. */
+    /**
+     * Creates the organization's first row, as its default, unless it already has one. An
+     * organization with rows has a default among them, so the one-default index decides: of
+     * several callers at once, one inserts.
+     */
     async createIfNone(orgId: number, values: Record<string, unknown>): Promise<void> {
-      await inOrgTransaction(orgId, async (tx) => {
-        const existing = await tx.selectFrom(table).select('id').where('org_id', '=', orgId).limit(1).executeTakeFirst();
-        if (existing) return;
-        await tx
-          .insertInto(table)
-          .values({ ...values, ...createdNow(values), org_id: orgId, is_default: 1 } as never)
-          .execute();
-      });
+      await db
+        .insertInto(table)
+        .values({ ...values, ...createdNow(values), org_id: orgId, is_default: 1 } as never)
+        .onConflict((oc) => oc.column('org_id').where(sql<boolean>`is_default = 1`).doNothing())
+        .execute();
     },
 
     /** Full replacement of the editable values; is_default true makes it the default. */

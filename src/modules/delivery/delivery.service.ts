@@ -1,4 +1,4 @@
-import type { Kysely, Selectable, Transaction } from 'kysely';
+import { sql, type Kysely, type Selectable, type Transaction } from 'kysely';
 import type {
   Database,
   EmailTemplateTable,
@@ -361,9 +361,13 @@ export function createDeliveryService(deps: {
         encryption_method: config.encryption,
         authentication_required: config.username ? 1 : 0,
       };
-      const existing = await db.selectFrom('senders').select('id').where('is_system_created', '=', 1).executeTakeFirst();
-      if (existing) await db.updateTable('senders').set(values).where('id', '=', existing.id).execute();
-      else await db.insertInto('senders').values({ ...values, org_id: null, is_default: 0, is_system_created: 1, created_at: clock.now().getTime() }).execute();
+      // One system sender (unique index, migration 0011): every process starting at once
+      // writes the same row.
+      await db
+        .insertInto('senders')
+        .values({ ...values, org_id: null, is_default: 0, is_system_created: 1, created_at: clock.now().getTime() })
+        .onConflict((oc) => oc.column('is_system_created').where(sql<boolean>`is_system_created = 1`).doUpdateSet(values))
+        .execute();
     },
 
     /** Resolves when every background delivery started so far has finished (shutdown, tests). */

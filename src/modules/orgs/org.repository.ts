@@ -13,6 +13,17 @@ export interface OrganizationChanges {
   managed_by_org_id?: number | null;
 }
 
+export interface NewOrganization {
+  name: string;
+  alert_rule_limit: number;
+  default_frequency: string;
+  dashboard_url: string | null;
+  managed_by_org_id: number | null;
+  now: number;
+}
+
+const rowOf = ({ now, ...values }: NewOrganization) => ({ ...values, created_at: now, updated_at: now });
+
 /** `changeStamp`: see Store.changeStamp; reads by id outside a transaction reuse rows while it holds. */
 export function createOrganizationRepository(db: Kysely<Database>, changeStamp: () => string | null) {
   const byId = createReadCache<number, OrganizationRow | undefined>(changeStamp);
@@ -28,23 +39,15 @@ export function createOrganizationRepository(db: Kysely<Database>, changeStamp: 
     listManagedBy: (managerOrgId: number, tx: Executor = db) =>
       tx.selectFrom('organizations').selectAll().where('managed_by_org_id', '=', managerOrgId).orderBy('id').execute(),
 
-    insert: (
-      values: { name: string; alert_rule_limit: number; default_frequency: string; dashboard_url: string | null; managed_by_org_id: number | null; now: number },
-      tx: Executor = db,
-    ) =>
+    insert: (values: NewOrganization, tx: Executor = db) => tx.insertInto('organizations').values(rowOf(values)).returningAll().executeTakeFirstOrThrow(),
+
+    /** Inserts unless an organization of that name exists (unique name: of several at once, one inserts). */
+    insertIfMissing: (values: NewOrganization, tx: Executor = db) =>
       tx
         .insertInto('organizations')
-        .values({
-          name: values.name,
-          alert_rule_limit: values.alert_rule_limit,
-          default_frequency: values.default_frequency,
-          dashboard_url: values.dashboard_url,
-          managed_by_org_id: values.managed_by_org_id,
-          created_at: values.now,
-          updated_at: values.now,
-        })
-        .returningAll()
-        .executeTakeFirstOrThrow(),
+        .values(rowOf(values))
+        .onConflict((oc) => oc.column('name').doNothing())
+        .execute(),
 
     update: (id: number, changes: OrganizationChanges, now: number, tx: Executor = db) =>
       tx

@@ -97,6 +97,15 @@ export function createOrganizationService(deps: {
     return changes;
   }
 
+  const newOrganization = (name: string, changes: OrganizationChanges) => ({
+    name: checkedName(name),
+    alert_rule_limit: changes.alert_rule_limit ?? defaults.alertRuleLimit,
+    default_frequency: changes.default_frequency ?? 'daily',
+    dashboard_url: changes.dashboard_url ?? null,
+    managed_by_org_id: changes.managed_by_org_id ?? null,
+    now: clock.now().getTime(),
+  });
+
   /** An organization other than the caller's own: allowed for system users and managing MSSPs. */
   async function resolveManagedOrg(user: Pick<UserRow, 'org_id' | 'role'>, requestedOrgId: number): Promise<number> {
     const target = await organizations.findById(requestedOrgId);
@@ -121,15 +130,7 @@ export function createOrganizationService(deps: {
     async create(name: string, settings: OrganizationSettings = {}): Promise<OrganizationView> {
       const changes = await resolveChanges(undefined, settings);
       try {
-        const row = await organizations.insert({
-          name: checkedName(name),
-          alert_rule_limit: changes.alert_rule_limit ?? defaults.alertRuleLimit,
-          default_frequency: changes.default_frequency ?? 'daily',
-          dashboard_url: changes.dashboard_url ?? null,
-          managed_by_org_id: changes.managed_by_org_id ?? null,
-          now: clock.now().getTime(),
-        });
-        return toView(row);
+        return toView(await organizations.insert(newOrganization(name, changes)));
       } catch (error) {
         if (isUniqueViolation(error)) throw conflict(`organization "${name.trim()}" already exists`);
         throw error;
@@ -140,11 +141,7 @@ export function createOrganizationService(deps: {
     async ensure(name: string): Promise<OrganizationRow> {
       const existing = await organizations.findByName(name.trim());
       if (existing) return existing;
-      try {
-        await this.create(name);
-      } catch (error) {
-        if (!(error instanceof AppError && error.code === 'conflict')) throw error;
-      }
+      await organizations.insertIfMissing(newOrganization(name, {}));
       return requireByName(name);
     },
 

@@ -130,13 +130,14 @@ export function createMatchService(deps: { context: SourceContext; runner: RuleR
       if (input.field !== HIT_KEY_FIELD && !source.excludableFields.includes(input.field)) {
         throw validationError('field', `must be ${HIT_KEY_FIELD} or one of ${source.excludableFields.join(', ')}`);
       }
-      const existing = await db.selectFrom('exclusions').select('id').where('rule_id', '=', ruleId).where('field', '=', input.field).where('value', '=', input.value).executeTakeFirst();
-      if (existing) throw conflict('this exclusion already exists');
+      // Unique on (rule, field, value): of two identical requests at once, one inserts.
       const row = await db
         .insertInto('exclusions')
         .values({ org_id: orgId, rule_id: ruleId, field: input.field, value: input.value, created_at: clock.now().getTime() })
+        .onConflict((oc) => oc.columns(['rule_id', 'field', 'value']).doNothing())
         .returningAll()
-        .executeTakeFirstOrThrow();
+        .executeTakeFirst();
+      if (!row) throw conflict('this exclusion already exists');
       await applyExclusions(ruleId);
       return { id: Number(row.id), rule_id: ruleId, field: row.field, value: row.value, created_at: iso(row.created_at)! };
     },

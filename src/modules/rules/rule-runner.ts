@@ -2,7 +2,6 @@ import { sql, type Kysely, type Transaction } from 'kysely';
 import type { Database } from '../../db/schema.ts';
 import type { JobQueue } from '../../jobs/job-queue.ts';
 import { HOUR_MS } from '../../lib/clock.ts';
-import { isUniqueViolation } from '../../lib/errors.ts';
 import { findSource, type Hit, type MatchResult, type SourceContext, type SourceDefinition } from '../sources/index.ts';
 import { effectiveHours, type RuleRow } from './rule.service.ts';
 
@@ -52,25 +51,21 @@ export function createRuleRunner(deps: { context: SourceContext; jobs: JobQueue 
   const { db, clock } = context;
 
   async function claimRun(rule: RuleRow, until: number, executor: Kysely<Database> | Transaction<Database> = db): Promise<number | null> {
-    try {
-      const run = await executor
-        .insertInto('rule_runs')
-        .values({
-          org_id: rule.org_id,
-          rule_id: rule.id,
-          run_key: `${rule.id}:${until}`,
-          window_start: rule.last_run,
-          window_end: until,
-          status: 'running',
-          created_at: clock.now().getTime(),
-        })
-        .returning('id')
-        .executeTakeFirstOrThrow();
-      return Number(run.id);
-    } catch (error) {
-      if (isUniqueViolation(error)) return null;
-      throw error;
-    }
+    const run = await executor
+      .insertInto('rule_runs')
+      .values({
+        org_id: rule.org_id,
+        rule_id: rule.id,
+        run_key: `${rule.id}:${until}`,
+        window_start: rule.last_run,
+        window_end: until,
+        status: 'running',
+        created_at: clock.now().getTime(),
+      })
+      .onConflict((oc) => oc.column('run_key').doNothing())
+      .returning('id')
+      .executeTakeFirst();
+    return run ? Number(run.id) : null;
   }
 
   const markFailed = (runId: number, error: unknown) =>

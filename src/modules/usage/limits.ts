@@ -112,17 +112,15 @@ export function createLimitResolver(deps: { db: Kysely<Database>; clock: Clock }
       if (limit !== null && limit !== 'default' && (!Number.isInteger(limit) || limit < 0)) {
         throw validationError('limit', 'must be a whole number >= 0, "none" or "default"');
       }
-      await db.transaction().execute(async (tx) => {
-        await tx
-          .deleteFrom('rate_limit_overrides')
-          .where('org_id', '=', orgId)
-          .where('scope', '=', scope)
-          .where('period', '=', period)
+      if (limit === 'default') {
+        await db.deleteFrom('rate_limit_overrides').where('org_id', '=', orgId).where('scope', '=', scope).where('period', '=', period).execute();
+      } else {
+        await db
+          .insertInto('rate_limit_overrides')
+          .values({ org_id: orgId, scope, period, limit_value: limit })
+          .onConflict((oc) => oc.columns(['org_id', 'scope', 'period']).doUpdateSet({ limit_value: limit }))
           .execute();
-        if (limit !== 'default') {
-          await tx.insertInto('rate_limit_overrides').values({ org_id: orgId, scope, period, limit_value: limit }).execute();
-        }
-      });
+      }
       cache.delete(orgId);
     },
 

@@ -57,15 +57,14 @@ const channelKey = (channel: ChannelInput): string =>
 export function createCorpusWriter(deps: { db: Kysely<Database>; engine: Engine; clock: Clock }) {
   const { db, engine, clock } = deps;
 
+  /** The category's id, created when missing (unique name: of two writers at once, one inserts). */
   async function categoryId(tx: Transaction<Database>, name: string): Promise<number> {
-    const found = await tx.selectFrom('categories').select('id').where('name', '=', name).executeTakeFirst();
-    if (found) return Number(found.id);
-    const inserted = await tx
-      .insertInto('categories')
-      .values({ name, created_at: clock.now().getTime() })
-      .returning('id')
-      .executeTakeFirstOrThrow();
-    return Number(inserted.id);
+    const find = () => tx.selectFrom('categories').select('id').where('name', '=', name).executeTakeFirst();
+    const found =
+      (await find()) ??
+      (await tx.insertInto('categories').values({ name, created_at: clock.now().getTime() }).onConflict((oc) => oc.column('name').doNothing()).returning('id').executeTakeFirst()) ??
+      (await find());
+    return Number(found!.id);
   }
 
   async function upsertChannel(tx: Transaction<Database>, channel: ChannelInput): Promise<number> {
@@ -79,22 +78,13 @@ export function createCorpusWriter(deps: { db: Kysely<Database>; engine: Engine;
       ...(category !== null ? { category_id: category } : {}),
       ...(channel.isActive !== undefined ? { is_active: channel.isActive ? 1 : 0 } : {}),
     };
-    const existing = await tx
-      .selectFrom('channels')
-      .select('id')
-      .where('platform', '=', channel.platform)
-      .where('channel_key', '=', key)
-      .executeTakeFirst();
-    if (existing) {
-      await tx.updateTable('channels').set(values).where('id', '=', existing.id).execute();
-      return Number(existing.id);
-    }
-    const inserted = await tx
+    const row = await tx
       .insertInto('channels')
       .values({ ...values, platform: channel.platform, channel_key: key, created_at: clock.now().getTime() })
+      .onConflict((oc) => oc.columns(['platform', 'channel_key']).doUpdateSet(values))
       .returning('id')
       .executeTakeFirstOrThrow();
-    return Number(inserted.id);
+    return Number(row.id);
   }
 
   async function lastMessageId(tx: Transaction<Database>): Promise<number> {
