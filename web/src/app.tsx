@@ -32,7 +32,7 @@ function createQueryClient() {
 /** The whole dashboard: data cache, API client and router. Tests pass a memory history. */
 export function App({ api, history }: { api: Api; history?: RouterHistory }) {
   const [queryClient] = useState(createQueryClient);
-  const [router] = useState(() => createAppRouter({ session: api.session, history }));
+  const [router] = useState(() => createAppRouter({ session: api.session, api, queryClient, history }));
   return (
     <QueryClientProvider client={queryClient}>
       <ApiProvider api={api}>

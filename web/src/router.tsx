@@ -7,6 +7,8 @@ import {
   redirect,
   type RouterHistory,
 } from '@tanstack/react-router';
+import type { QueryClient } from '@tanstack/react-query';
+import type { Api } from './api/client.ts';
 import type { SessionStore } from './api/session.ts';
 import { AppLayout } from './app-layout.tsx';
 import { validateSignInSearch } from './auth/sign-in-search.ts';
@@ -14,6 +16,7 @@ import { validateIncidentSearch } from './pages/incidents/incident-search.ts';
 import { validateNewRuleSearch } from './pages/rules/new-rule-search.ts';
 import { idParam, validateRulesSearch } from './pages/rules/rules-search.ts';
 import { validateHistorySearch, validateSearchPageSearch } from './pages/search/search-params.ts';
+import { searchResultsQuery } from './pages/search/search-queries.ts';
 import { ErrorNotice, Loading } from './ui/notices.tsx';
 import { NotFoundPage } from './ui/not-found-page.tsx';
 
@@ -24,6 +27,8 @@ import { NotFoundPage } from './ui/not-found-page.tsx';
  */
 export interface RouterContext {
   session: SessionStore;
+  api: Api;
+  queryClient: QueryClient;
 }
 
 const rootRoute = createRootRouteWithContext<RouterContext>()({ component: Outlet });
@@ -63,6 +68,12 @@ const searchRoute = createRoute({
   getParentRoute: () => appRoute,
   path: '/search',
   validateSearch: validateSearchPageSearch,
+  loaderDeps: ({ search }) => ({ history: search.history }),
+  // Asks for the results while the page's code loads, instead of after (not awaited: the page
+  // draws its form at once and the results when they come).
+  loader: ({ context, deps }) => {
+    if (deps.history) void context.queryClient.prefetchInfiniteQuery(searchResultsQuery(context.api, context.session.get(), deps.history));
+  },
   component: lazyRouteComponent(() => import('./pages/search/search-page.tsx'), 'SearchPage'),
 });
 
@@ -169,11 +180,12 @@ const routeTree = rootRoute.addChildren([
   ]),
 ]);
 
-export function createAppRouter(options: { session: SessionStore; history?: RouterHistory }) {
+export function createAppRouter(options: RouterContext & { history?: RouterHistory }) {
+  const { history, ...context } = options;
   return createRouter({
     routeTree,
-    context: { session: options.session },
-    ...(options.history ? { history: options.history } : {}),
+    context,
+    ...(history ? { history } : {}),
     defaultPreload: 'intent',
     defaultPendingComponent: () => <Loading />,
     defaultNotFoundComponent: NotFoundPage,

@@ -30,6 +30,10 @@ export function useSession(): SessionState | null {
  * shows another organization's cached data: `useQuery({ queryKey: useScopedKey('rules', page) })`.
  */
 export function useScopedKey<const Parts extends readonly unknown[]>(...parts: Parts) {
-  const orgId = useSession()?.orgId ?? 'own';
-  return ['org', orgId, ...parts] as const;
+  return scopedKey(useSession(), ...parts);
+}
+
+/** useScopedKey outside components (a route loader): the key for the session's organization. */
+export function scopedKey<const Parts extends readonly unknown[]>(session: SessionState | null, ...parts: Parts) {
+  return ['org', session?.orgId ?? 'own', ...parts] as const;
 }

@@ -1,13 +1,13 @@
 import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { useNavigate } from '@tanstack/react-router';
 import { useId, useState, type FormEvent } from 'react';
-import { useApi, useScopedKey } from '../../api/api-context.tsx';
+import { useApi, useScopedKey, useSession } from '../../api/api-context.tsx';
 import { unwrap } from '../../api/client.ts';
 import { ApiError } from '../../api/errors.ts';
 import { Field } from '../../ui/field.tsx';
 import { ErrorNotice } from '../../ui/notices.tsx';
 import { ChannelFilter } from './channel-filter.tsx';
-import { PAGE_SIZE, resultsKey } from './search-results.tsx';
+import { PAGE_SIZE, searchResultsQuery } from './search-queries.ts';
 import type { SearchPageSearch } from './search-params.ts';
 import { SyntaxHelp } from './syntax-help.tsx';
 
@@ -19,7 +19,9 @@ const CONTEXT = { min: 10, max: 5000, default: 500 };
  * puts the recorded search in the address, so a reload re-reads it instead of searching again.
  */
 export function SearchForm({ initial }: { initial: SearchPageSearch }) {
-  const { client } = useApi();
+  const api = useApi();
+  const { client } = api;
+  const session = useSession();
   const queryClient = useQueryClient();
   const navigate = useNavigate();
   const scope = useScopedKey();
@@ -28,12 +30,13 @@ export function SearchForm({ initial }: { initial: SearchPageSearch }) {
   const [channels, setChannels] = useState(initial.channels ?? []);
   const [unique, setUnique] = useState(initial.unique ?? false);
   const [context, setContext] = useState(initial.context ? String(initial.context) : '');
+  const [filtersOpen, setFiltersOpen] = useState(channels.length > 0 || unique || Boolean(context));
 
   const search = useMutation({
     mutationFn: (body: { query: string; channel_ids: number[] | null; context_chars?: number; unique_only: boolean }) =>
       unwrap(client.POST('/service/messenger-search-create/', { body: { ...body, page: 1, page_size: PAGE_SIZE } })),
     onSuccess: (response, body) => {
-      queryClient.setQueryData(resultsKey(scope, response.search_history_id), { pages: [response], pageParams: [1] });
+      queryClient.setQueryData(searchResultsQuery(api, session, response.search_history_id).queryKey, { pages: [response], pageParams: [1] });
       void queryClient.invalidateQueries({ queryKey: [...scope, 'search-history'] });
       void navigate({
         to: '/search',
@@ -93,9 +96,10 @@ export function SearchForm({ initial }: { initial: SearchPageSearch }) {
         )}
       </Field>
       <SyntaxHelp id={syntaxId} />
-      <details open={channels.length > 0 || unique || Boolean(context)}>
+      <details open={filtersOpen} onToggle={(event) => setFiltersOpen(event.currentTarget.open)}>
         <summary>Filters and options</summary>
-        <ChannelFilter selected={channels} onChange={setChannels} />
+        {/* Mounted when opened: its channel lists are not asked for on every search page load. */}
+        {filtersOpen && <ChannelFilter selected={channels} onChange={setChannels} />}
         <Field
           label="Context characters"
           hint={`Text shown around each match, ${CONTEXT.min} to ${CONTEXT.max} (default ${CONTEXT.default}).`}

@@ -1,41 +1,21 @@
 import { useInfiniteQuery } from '@tanstack/react-query';
 import { Link } from '@tanstack/react-router';
 import { useEffect, useRef } from 'react';
-import { useApi, useScopedKey } from '../../api/api-context.tsx';
-import { unwrap } from '../../api/client.ts';
-import type { SearchResponse, SearchResult } from '../../api/types.ts';
+import { useApi, useSession } from '../../api/api-context.tsx';
+import type { SearchResult } from '../../api/types.ts';
 import { ErrorNotice, Loading } from '../../ui/notices.tsx';
 import { ruleFromSearch } from '../rules/new-rule-search.ts';
 import { ExportButtons } from './export-buttons.tsx';
 import { highlight, highlightTerms } from './highlight.ts';
 import type { SearchPageSearch } from './search-params.ts';
-
-export const PAGE_SIZE = 20;
-
-export const resultsKey = (scope: readonly unknown[], historyId: number) => [...scope, 'search-results', historyId] as const;
+import { searchResultsQuery } from './search-queries.ts';
 
 const dateFormat = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'short' });
 
-/**
- * The results of a recorded search, read page by page through messenger-search-history-results:
- * the search as it ran (at its watermark), so "load more" continues the same list however many
- * messages arrived since, without running (and counting) a new search.
- */
+/** The results of a recorded search (search-queries.ts), with exports and "load more". */
 export function SearchResults({ historyId, options }: { historyId: number; options: SearchPageSearch }) {
-  const { client } = useApi();
-  const results = useInfiniteQuery({
-    queryKey: resultsKey(useScopedKey(), historyId),
-    queryFn: ({ pageParam }) =>
-      unwrap(
-        client.GET('/service/messenger-search-history-results/{history_id}/', {
-          params: { path: { history_id: historyId }, query: { page: pageParam, page_size: PAGE_SIZE } },
-        }),
-      ),
-    initialPageParam: 1,
-    getNextPageParam: (last: SearchResponse) => (last.page < last.total_pages ? last.page + 1 : undefined),
-    // A recorded search reads the same forever.
-    staleTime: Infinity,
-  });
+  const api = useApi();
+  const results = useInfiniteQuery(searchResultsQuery(api, useSession(), historyId));
 
   const list = useRef<HTMLOListElement>(null);
   const items = results.data?.pages.flatMap((page) => page.results) ?? [];
