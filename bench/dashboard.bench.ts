@@ -13,6 +13,7 @@
  * The dashboard is built first when web/dist is older than web/src.
  */
 import { readFileSync } from 'node:fs';
+import { loadavg } from 'node:os';
 import path from 'node:path';
 import { brotliCompressSync, constants, gzipSync } from 'node:zlib';
 import { Command } from 'commander';
@@ -26,6 +27,7 @@ import { positive } from './support/options.ts';
 const GOAL_GZIP_BYTES = 300 * 1024;
 const QUERY = '"fresh logs" AND (acme-bank.com OR acmebank.net)';
 
+const load = () => loadavg().map((value) => value.toFixed(2)).join(' ');
 const kB = (bytes: number) => `${(bytes / 1024).toFixed(1)} kB`;
 
 /** The scripts and styles index.html makes the browser fetch before the app can draw anything. */
@@ -129,13 +131,14 @@ export async function run(args: string[]): Promise<void> {
       ['open (warm cache)', () => open(false)],
       ['new search', newSearch],
     ];
-    console.log(`\nTime to first results in Chromium (${options.runs} runs each; demo corpus, query ${QUERY})`);
+    console.log(`\nTime to first results in Chromium (${options.runs} runs each; demo corpus, query ${QUERY}; load average ${load()})`);
     for (const [label, measure] of kinds) {
       await measure(); // warm-up: the server's statement cache, the browser's code cache
       const times: number[] = [];
       for (let i = 0; i < options.runs; i++) times.push(await measure());
       console.log(`  ${label.padEnd(18)} median ${percentile(times, 50).toFixed(0)} ms, p90 ${percentile(times, 90).toFixed(0)} ms`);
     }
+    console.log(`  load average after: ${load()}`);
     if (browser.problems.length) throw new Error(`the browser reported problems:\n${browser.problems.join('\n')}`);
   } finally {
     await scope.close();
