@@ -175,6 +175,7 @@ describe(`sources: credit cards and BIN-CVV end to end (${testEngine})`, () => {
     expect(new Set(last4s(hits))).toEqual(new Set([DUMP.chase1, DUMP.chase2, DUMP.chase3, ...Object.values(SHOP)].map(last4)));
     expect(hits.find((hit) => hit.last4 === last4(SHOP.cheap))).toEqual({
       id: expect.any(Number),
+      hit_key: expect.stringMatching(/^card:\d+$/),
       is_excluded: false,
       bin: '414720',
       last4: last4(SHOP.cheap),

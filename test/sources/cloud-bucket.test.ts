@@ -202,6 +202,7 @@ describe(`sources: cloud buckets end to end (${testEngine})`, () => {
     ]);
     expect(hits.find((hit) => hit.extension === 'sql')).toEqual({
       id: expect.any(Number),
+      hit_key: expect.stringMatching(/^object:\d+$/),
       is_excluded: false,
       bucket: 'acmebank-backups',
       key: 'db/core-2026-03-01.sql',
