@@ -4,12 +4,13 @@ import { useApi, useScopedKey } from '../../api/api-context.tsx';
 import { unwrap } from '../../api/client.ts';
 import type { HistoryItem } from '../../api/types.ts';
 import { ErrorNotice, Loading } from '../../ui/notices.tsx';
+import { formatDateTime, plural } from '../../ui/format.ts';
 import { Page } from '../../ui/page.tsx';
+import { Table } from '../../ui/table.tsx';
 import type { SearchPageSearch } from './search-params.ts';
 
 const route = getRouteApi('/app/search/history');
 const PAGE_SIZE = 20;
-const dateFormat = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'short' });
 
 /** The search page's address that re-opens a recorded search with its query and options. */
 export function reopen(item: HistoryItem): SearchPageSearch {
@@ -43,49 +44,34 @@ export function HistoryPage() {
       )}
       {history.data && history.data.items.length > 0 && (
         <>
-          <div className="table-scroll">
-            <table>
-              <thead>
-                <tr>
-                  <th scope="col">Query</th>
-                  <th scope="col">Matches</th>
-                  <th scope="col">Channels</th>
-                  <th scope="col">Searched</th>
-                  <th scope="col">
-                    <span className="visually-hidden">Actions</span>
-                  </th>
-                </tr>
-              </thead>
-              <tbody>
-                {history.data.items.map((item) => (
-                  <tr key={item.id}>
-                    <td>
-                      <code>{item.query}</code>
-                      <div className="muted">
-                        {[
-                          item.channel_ids?.length ? `${item.channel_ids.length} channel${item.channel_ids.length === 1 ? '' : 's'}` : null,
-                          item.unique_only ? 'unique only' : null,
-                          `context ${item.context_chars}`,
-                        ]
-                          .filter(Boolean)
-                          .join(' · ')}
-                      </div>
-                    </td>
-                    <td>{item.total_matches.toLocaleString()}</td>
-                    <td>{item.channels_matched.toLocaleString()}</td>
-                    <td>
-                      <time dateTime={item.searched_at}>{dateFormat.format(new Date(item.searched_at))}</time>
-                    </td>
-                    <td>
-                      <Link to="/search" search={reopen(item)} aria-label={`Open the search ${item.query}`}>
-                        Open
-                      </Link>
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
+          <Table headings={['Query', 'Matches', 'Channels', 'Searched']} actions="Actions">
+            {history.data.items.map((item) => (
+              <tr key={item.id}>
+                <td>
+                  <code>{item.query}</code>
+                  <div className="muted">
+                    {[
+                      item.channel_ids?.length ? plural(item.channel_ids.length, 'channel') : null,
+                      item.unique_only ? 'unique only' : null,
+                      `context ${item.context_chars}`,
+                    ]
+                      .filter(Boolean)
+                      .join(' · ')}
+                  </div>
+                </td>
+                <td>{item.total_matches.toLocaleString()}</td>
+                <td>{item.channels_matched.toLocaleString()}</td>
+                <td>
+                  <time dateTime={item.searched_at}>{formatDateTime(item.searched_at)}</time>
+                </td>
+                <td>
+                  <Link to="/search" search={reopen(item)} aria-label={`Open the search ${item.query}`}>
+                    Open
+                  </Link>
+                </td>
+              </tr>
+            ))}
+          </Table>
           <nav aria-label="Pages" className="actions">
             {page > 1 && (
               <Link to="/search/history" search={page > 2 ? { page: page - 1 } : {}}>

@@ -3,14 +3,13 @@ import { Link } from '@tanstack/react-router';
 import { useEffect, useRef } from 'react';
 import { useApi, useSession } from '../../api/api-context.tsx';
 import type { SearchResult } from '../../api/types.ts';
+import { formatDateTime, plural } from '../../ui/format.ts';
 import { ErrorNotice, Loading } from '../../ui/notices.tsx';
 import { ruleFromSearch } from '../rules/new-rule-search.ts';
 import { ExportButtons } from './export-buttons.tsx';
 import { highlight, highlightTerms } from './highlight.ts';
 import type { SearchPageSearch } from './search-params.ts';
 import { searchResultsQuery } from './search-queries.ts';
-
-const dateFormat = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'short' });
 
 /** The results of a recorded search (search-queries.ts), with exports and "load more". */
 export function SearchResults({ historyId, options }: { historyId: number; options: SearchPageSearch }) {
@@ -43,8 +42,7 @@ export function SearchResults({ historyId, options }: { historyId: number; optio
     <section aria-labelledby="results-heading">
       <div className="results-summary">
         <h2 id="results-heading" aria-live="polite">
-          {first.total === 1 ? '1 match' : `${first.total.toLocaleString()} matches`} in{' '}
-          {first.channels_matched === 1 ? '1 channel' : `${first.channels_matched.toLocaleString()} channels`}
+          {plural(first.total, 'match', 'matches')} in {plural(first.channels_matched, 'channel')}
         </h2>
         <Link
           to="/rules/new"
@@ -90,7 +88,7 @@ function Result({ item, terms }: { item: SearchResult; terms: string[] }) {
     <article>
       <header>
         <span>{channel}</span>
-        <time dateTime={item.date}>{dateFormat.format(new Date(item.date))}</time>
+        <time dateTime={item.date}>{formatDateTime(item.date)}</time>
         {item.has_media && <span>{[item.media_type ?? 'attachment', item.file_name].filter(Boolean).join(': ')}</span>}
         {item.channel_count > 1 && (
           <span title={item.channels_list?.join(', ')}>
