@@ -29,14 +29,21 @@ export function fieldText(value: unknown): string {
   return String(value);
 }
 
-/** The source fields of a hit worth showing (empty ones left out), in the source's order. */
+/**
+ * The source fields of a hit worth showing, in the source's order: empty ones are left out, and
+ * so is a field that repeats an earlier one (a messenger text and its preview of a short message).
+ */
 export function hitFields(hit: Hit): HitField[] {
-  return Object.entries(hit)
-    .filter(([name, value]) => !OWN_FIELDS.has(name) && value !== null && value !== undefined && value !== '' && !(Array.isArray(value) && value.length === 0))
-    .map(([name, value]) => {
-      const text = fieldText(value);
-      return { name, text, block: typeof value === 'string' && (text.length > LONG_TEXT || text.includes('\n')) };
-    });
+  const shown = new Set<string>();
+  const fields: HitField[] = [];
+  for (const [name, value] of Object.entries(hit)) {
+    if (OWN_FIELDS.has(name) || value === null || value === undefined || value === '' || (Array.isArray(value) && value.length === 0)) continue;
+    const text = fieldText(value);
+    if (typeof value === 'string' && shown.has(text)) continue;
+    shown.add(text);
+    fields.push({ name, text, block: typeof value === 'string' && (text.length > LONG_TEXT || text.includes('\n')) });
+  }
+  return fields;
 }
 
 /**
