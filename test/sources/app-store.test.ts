@@ -201,6 +201,7 @@ describe(`sources: app stores end to end (${testEngine})`, () => {
     ]);
     expect(hits.find((hit) => hit.name === 'AcmeBank Wallet')).toEqual({
       id: expect.any(Number),
+      hit_key: expect.any(String),
       is_excluded: false,
       app_id: 'com.wallettools.acmebank',
       name: 'AcmeBank Wallet',

@@ -131,6 +131,7 @@ describe(`sources: certificates from CT end to end (${testEngine})`, () => {
     const openssl = new X509Certificate(vpn);
     expect(hits[0]).toEqual({
       id: expect.any(Number),
+      hit_key: expect.any(String),
       is_excluded: false,
       common_name: 'vpn.acme-bank.com',
       all_domains: ['vpn.acme-bank.com', 'vpn2.acme-bank.com'],
@@ -154,6 +155,7 @@ describe(`sources: certificates from CT end to end (${testEngine})`, () => {
     });
     expect(hits[2]).toEqual({
       id: expect.any(Number),
+      hit_key: expect.any(String),
       is_excluded: false,
       common_name: 'login.acme-bank.com',
       all_domains: ['login.acme-bank.com'],

@@ -125,6 +125,7 @@ describe(`sources: chat servers end to end (${testEngine})`, () => {
     expect(ids(hits)).toEqual([ID.cloud, ID.repost, ID.combo]);
     expect(hits[2]).toEqual({
       id: expect.any(Number),
+      hit_key: expect.any(String),
       is_excluded: false,
       message_id: ID.combo,
       server_id: MARKET.id,

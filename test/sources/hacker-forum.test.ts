@@ -92,6 +92,7 @@ describe(`sources: hacker forums end to end (${testEngine})`, () => {
     expect(postIds(hits)).toEqual([KEY.leak, KEY.offer, KEY.reply, KEY.opening]);
     expect(hits[3]).toEqual({
       id: expect.any(Number),
+      hit_key: expect.any(String),
       is_excluded: false,
       post_id: KEY.opening,
       thread_id: '91742',

@@ -104,6 +104,7 @@ describe(`sources: paste sites end to end (${testEngine})`, () => {
     expect(keys(hits)).toEqual(['F1leTxt1', 'In1ine01', 'Lp0dUmp1', 'Xq7mTz2K']);
     expect(hits[3]).toEqual({
       id: expect.any(Number),
+      hit_key: expect.any(String),
       is_excluded: false,
       paste_key: 'Xq7mTz2K',
       site: 'pastebin',

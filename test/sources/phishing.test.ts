@@ -138,6 +138,7 @@ describe(`sources: phishing lookalike domains end to end (${testEngine})`, () =>
     expect(domains(hits).slice(2)).toEqual(['acme-bank.com.login-verify.net', 'secure-acme-bank.net', 'acme-bamk.com', 'acme-bank.shop', 'acmebank-secure.com', 'acme-bnak.com']);
     expect(hits.find((hit) => hit.domain === 'acme-bnak.com')).toEqual({
       id: expect.any(Number),
+      hit_key: expect.any(String),
       is_excluded: false,
       domain: 'acme-bnak.com',
       unicode: null,

@@ -194,6 +194,7 @@ describe(`sources: ransomware leak sites end to end (${testEngine})`, () => {
     expect(hits.every((hit) => hit.matched_on === 'victim')).toBe(true);
     expect(hits[0]).toEqual({
       id: expect.any(Number),
+      hit_key: expect.any(String),
       is_excluded: false,
       group: 'alphv',
       victim: 'Acme Bank Europe AG',

@@ -159,6 +159,7 @@ describe(`sources: URL shorteners end to end (${testEngine})`, () => {
     expect(codes(hits)).toEqual(['acme1', '3xAcme', 'g7', 'b2', 'AcB7qz']);
     expect(hits.at(-1)).toEqual({
       id: expect.any(Number),
+      hit_key: expect.any(String),
       is_excluded: false,
       short_url: 'http://v.gd/AcB7qz',
       shortcode: 'AcB7qz',
