@@ -108,7 +108,10 @@ describe('the settings pages', () => {
   it("templates: the preview fills the placeholders and warns of a missing one, which the server then refuses, beside the body", async () => {
     await renderDashboard(t, '/settings/templates', { email: EMAIL });
     const user = userEvent.setup();
-    await user.click(await screen.findByRole('button', { name: 'New template' }));
+    const create = (await screen.findByRole('button', { name: 'New template' })) as HTMLButtonElement;
+    // It starts from the default template, once the list has come.
+    await waitFor(() => expect(create.disabled).toBe(false));
+    await user.click(create);
     await user.type(screen.getByLabelText('Name'), 'Short');
     const subject = screen.getByLabelText('Subject');
     await user.clear(subject);
