@@ -1,0 +1,166 @@
+import { createServer, type AddressInfo } from 'node:net';
+import type { Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startSmtpTestServer, type SmtpTestServer } from '../../test/support/smtp-test-server.ts';
+import { launchChromium, PHONE, screenshot, type Browser } from './support/browser.ts';
+import { startDashboardServer, type DashboardServer } from './support/dashboard-server.ts';
+
+const QUERY = '"fresh logs" AND acme-bank.com';
+const RULE = 'Acme Bank fresh logs';
+const RECIPIENT = 'soc@acme.test';
+
+/** A port free now, so the server's default notification links (http://HOST:PORT) name it. */
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+/**
+ * An analyst's monitoring, in Debian's Chromium against `npm start` on the demo data and a real
+ * SMTP server: delivery settings, a rule made from a search, its email, whose link opens the
+ * incident page after signing in, and an exclusion that changes the counts. Screenshots of each
+ * page go to test-results/screenshots.
+ */
+describe('the dashboard in a browser: settings, a rule from a search, its email and incident', () => {
+  let dashboard: DashboardServer;
+  let browser: Browser;
+  let smtp: SmtpTestServer;
+  let page: Page;
+  let link: string;
+
+  beforeAll(async () => {
+    // Plaintext without a login: what an SSL sender with no authentication speaks (spec 2.6).
+    smtp = await startSmtpTestServer({ starttls: 'unsupported', auth: null });
+    // The worker looks for notifications to send every 200 ms instead of 2 s.
+    [dashboard, browser] = await Promise.all([startDashboardServer({ PORT: String(await freePort()), DRAGNET_SCHEDULER_POLL_MS: '200' }), launchChromium()]);
+    page = await browser.newPage();
+  });
+  afterAll(async () => {
+    await browser?.close();
+    await dashboard?.stop();
+    await smtp?.close();
+  });
+
+  const signIn = async () => {
+    await page.waitForURL(/\/sign-in\?redirect=/);
+    await page.getByLabel('Email').fill(dashboard.demo.email);
+    await page.getByLabel('Password').fill(dashboard.demo.password);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+  };
+  const settings = async (section: string) => {
+    await page.getByRole('navigation', { name: 'Settings' }).getByRole('link', { name: section }).click();
+    await page.getByRole('heading', { name: section, level: 1 }).waitFor();
+  };
+
+  it('sets up delivery: a sender to the SMTP server and a recipient, both defaults', async () => {
+    await page.goto(`${dashboard.baseUrl}/settings/senders`);
+    await signIn();
+    await page.getByRole('heading', { name: 'Senders' }).waitFor();
+    await page.getByLabel('From address').fill('alerts@acme.test');
+    await page.getByLabel('SMTP server').fill('127.0.0.1');
+    await page.getByLabel('Port').fill(String(smtp.port));
+    await page.getByLabel('Encryption').selectOption('SSL');
+    await page.getByLabel('The server needs a login').uncheck();
+    await page.getByLabel('Make it the default').check();
+    await page.getByRole('button', { name: 'Add sender' }).click();
+    await page.getByRole('cell', { name: 'alerts@acme.test default' }).waitFor();
+    await screenshot(page, 'settings-senders');
+
+    await settings('Recipients');
+    await page.getByLabel('Email address').fill(RECIPIENT);
+    await page.getByLabel('Make it the default').check();
+    await page.getByRole('button', { name: 'Add recipient' }).click();
+    await page.getByRole('cell', { name: `${RECIPIENT} default` }).waitFor();
+    await screenshot(page, 'settings-recipients');
+  });
+
+  it('shows the other settings: the template with its preview, webhooks, defaults, usage', async () => {
+    await settings('Email templates');
+    await page.getByRole('button', { name: 'Edit Dragnet default' }).click();
+    await expect.poll(() => page.getByTestId('preview-subject').textContent()).toContain('Acme Bank on messenger channels');
+    // The preview draws the email's own styles (applied without breaking the page's CSP).
+    const frame = page.frameLocator('iframe[title="Email body preview"]');
+    await expect.poll(() => frame.locator('a').first().evaluate((a) => getComputedStyle(a).backgroundColor)).not.toBe('rgba(0, 0, 0, 0)');
+    await screenshot(page, 'settings-templates');
+    for (const section of ['Webhooks', 'Defaults', 'Usage']) {
+      await settings(section);
+      await screenshot(page, `settings-${section.toLowerCase()}`);
+    }
+  });
+
+  it('makes a rule from a search: the form comes filled in, and the rule runs at once', async () => {
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Search' }).click();
+    await page.getByLabel('Query').fill(QUERY);
+    await page.getByLabel('Query').press('Enter');
+    await page.getByRole('heading', { name: /matches? in/ }).waitFor();
+    await page.getByRole('link', { name: 'Create a rule from this search' }).click();
+
+    await page.getByRole('heading', { name: 'New monitoring rule' }).waitFor();
+    expect(await page.getByLabel(/^Query/).inputValue()).toBe(QUERY);
+    expect(await page.getByLabel(RECIPIENT).isChecked()).toBe(true);
+    expect(await page.getByLabel('Sender').locator('option:checked').textContent()).toBe('alerts@acme.test');
+    await page.getByLabel('Name').fill(RULE);
+    await screenshot(page, 'rule-new');
+    await page.getByRole('button', { name: 'Create the rule' }).click();
+
+    await page.getByRole('heading', { name: RULE }).waitFor();
+    await page.getByRole('link', { name: /^Open the match of / }).waitFor();
+    await page.getByRole('figure', { name: 'Matches over time' }).locator('svg').first().waitFor();
+    await screenshot(page, 'rule');
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Rules' }).click();
+    await page.getByRole('link', { name: RULE, exact: true }).waitFor();
+    await screenshot(page, 'rules');
+  });
+
+  it("emails the recipients through the sender; the email's link is the incident page of this server", async () => {
+    const [mail] = await smtp.waitForMessages(1, 30_000);
+    expect(mail).toMatchObject({ from: 'alerts@acme.test', to: [RECIPIENT] });
+    expect(mail!.parsed.subject).toContain(RULE);
+    link = /href="([^"]*\/incidents\/\d+)"/.exec(String(mail!.parsed.html))![1]!;
+    expect(link).toMatch(new RegExp(`^${dashboard.baseUrl}/incidents/\\d+$`));
+  });
+
+  it('the link asks a signed-out reader to sign in, then opens the incident', async () => {
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.waitForURL(/\/sign-in$/);
+    await page.goto(link);
+    await signIn();
+    await page.getByRole('heading', { name: `Incident: ${RULE}` }).waitFor();
+    expect(page.url()).toBe(link);
+    await page.locator('li.result').first().waitFor();
+    await screenshot(page, 'incident');
+  });
+
+  it('excluding a hit changes the counts', async () => {
+    const count = (testId: string) => page.getByTestId(testId).textContent().then(Number);
+    const before = { fresh: await count('count-new'), excluded: await count('count-excluded') };
+    expect(before.fresh).toBeGreaterThan(0);
+    await page.locator('li.result').first().getByRole('button', { name: 'Exclude this hit' }).click();
+    await expect.poll(() => count('count-new')).toBe(before.fresh - 1);
+    expect(await count('count-excluded')).toBe(before.excluded + 1);
+    await page.getByText(/^Excluded one hit/).waitFor();
+    await screenshot(page, 'incident-excluded');
+
+    // The rule counts it too.
+    await page.getByRole('link', { name: RULE, exact: true }).first().click();
+    await page.getByRole('heading', { name: RULE }).waitFor();
+    await page.getByRole('region', { name: 'Exclusions' }).getByText(/^Excluded: one hit/).waitFor();
+  });
+
+  it('reads on a phone: the incident page fits the screen width', async () => {
+    const phone = await browser.newPage(PHONE);
+    await phone.goto(link);
+    await phone.getByRole('heading', { name: `Incident: ${RULE}` }).waitFor();
+    await phone.locator('li.result').first().waitFor();
+    expect(await phone.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(PHONE.width);
+    await screenshot(phone, 'incident-phone');
+    await phone.close();
+  });
+
+  it('raised no error in the browser (console, uncaught, content security policy)', () => {
+    expect(browser.problems).toEqual([]);
+  });
+});
