@@ -16,6 +16,9 @@ function fixtureBuild(): string {
   return dir;
 }
 
+/** What a browser sends when it opens a page. */
+const BROWSER = { accept: 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8' };
+
 const isJsonNotFound = (response: { statusCode: number; headers: Record<string, unknown>; json(): { code: string } }) =>
   response.statusCode === 404 && String(response.headers['content-type']).startsWith('application/json') && response.json().code === 'not_found';
 
@@ -45,7 +48,7 @@ describe('the dashboard served at /', () => {
   it.each(['/search', '/search/history?page=2', '/settings/security', '/sign-in?redirect=%2Fsearch', '/rules/new?service=1'])(
     'answers the app route %s with index.html',
     async (url) => {
-      const response = await t.request({ method: 'GET', url });
+      const response = await t.request({ method: 'GET', url, headers: BROWSER });
       expect(response.statusCode).toBe(200);
       expect(response.headers['content-type']).toMatch(/^text\/html/);
       expect(response.headers['cache-control']).toBe('no-cache');
@@ -54,7 +57,7 @@ describe('the dashboard served at /', () => {
   );
 
   it('answers HEAD of an app route too', async () => {
-    const response = await t.request({ method: 'HEAD', url: '/search' });
+    const response = await t.request({ method: 'HEAD', url: '/search', headers: BROWSER });
     expect(response.statusCode).toBe(200);
     expect(response.headers['content-type']).toMatch(/^text\/html/);
   });
@@ -74,14 +77,21 @@ describe('the dashboard served at /', () => {
   });
 
   it('answers a missing asset with the JSON 404, not the app', async () => {
-    const response = await t.request({ method: 'GET', url: '/assets/index-Gone0000.js' });
+    const response = await t.request({ method: 'GET', url: '/assets/index-Gone0000.js', headers: BROWSER });
     expect(isJsonNotFound(response)).toBe(true);
+  });
+
+  it('answers an API client that gets a path wrong with the JSON 404, not a page', async () => {
+    for (const accept of [undefined, '*/*', 'application/json']) {
+      const response = await t.request({ method: 'GET', url: '/search', headers: accept ? { accept } : {} });
+      expect(isJsonNotFound(response), `accept ${accept}`).toBe(true);
+    }
   });
 
   it.each(['/service/no-such-thing/', '/service/', '/token/nope/', '/docs/nope/deeper', '/openapi.json/x', '/metrics/x', '/readyz/x', '/healthz/x', '/ingest/nope/'])(
     'keeps the JSON 404 for the unknown API path %s',
     async (url) => {
-      const response = await t.request({ method: 'GET', url });
+      const response = await t.request({ method: 'GET', url, headers: BROWSER });
       expect(isJsonNotFound(response), `${response.statusCode} ${response.body.slice(0, 200)}`).toBe(true);
     },
   );
@@ -95,7 +105,7 @@ describe('the dashboard served at /', () => {
     expect(wrongMethod.statusCode).toBe(405);
     expect(wrongMethod.headers.allow).toBe('POST');
 
-    const post = await t.request({ method: 'POST', url: '/search', body: {} });
+    const post = await t.request({ method: 'POST', url: '/search', body: {}, headers: BROWSER });
     expect(isJsonNotFound(post)).toBe(true);
   });
 
@@ -120,11 +130,11 @@ describe('a server whose dashboard is not built', () => {
   });
 
   it('says how to build it on an app route, and answers the API as before', async () => {
-    const page = await t.request({ method: 'GET', url: '/search' });
+    const page = await t.request({ method: 'GET', url: '/search', headers: BROWSER });
     expect(isJsonNotFound(page)).toBe(true);
     expect(page.json().message).toContain('npm run build:web');
 
-    const api = await t.request({ method: 'GET', url: '/service/no-such-thing/' });
+    const api = await t.request({ method: 'GET', url: '/service/no-such-thing/', headers: BROWSER });
     expect(isJsonNotFound(api)).toBe(true);
     expect(api.json().message).not.toContain('build:web');
   });

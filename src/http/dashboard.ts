@@ -14,6 +14,12 @@ const API_PATH = /^\/(?:service|token|docs|ingest|openapi\.json|metrics|readyz|h
 /** A request for a file (its last segment has an extension): a missing asset is a 404, not the app. */
 const FILE_PATH = /\/[^/]*\.[^/]*$/;
 
+/**
+ * A browser opening a page asks for HTML; an API client that gets a path wrong (curl's default
+ * Accept of any type, application/json) gets the JSON 404 it can read.
+ */
+const WANTS_HTML = /\btext\/html\b|\bapplication\/xhtml\+xml\b/;
+
 // The built app loads only its own scripts, styles and data: URLs (the 2FA QR code); nothing
 // inline, nothing from elsewhere, and no page may frame it.
 const SECURITY_HEADERS = {
@@ -27,8 +33,9 @@ export interface Dashboard {
   /** Serves web/dist: hashed assets cached for a year, everything else revalidated each time. */
   register(app: FastifyInstance): Promise<void>;
   /**
-   * For the not-found handler: answers a GET of a dashboard route (/search, /settings/security, …)
-   * with index.html, whose router shows the page. False when the request is not one.
+   * For the not-found handler: answers a browser's GET of a dashboard route (/search,
+   * /settings/security, …) with index.html, whose router shows the page. False when the request
+   * is not one.
    */
   serveAppShell(request: FastifyRequest, reply: FastifyReply): boolean;
 }
@@ -56,6 +63,7 @@ export function createDashboard(dir: string): Dashboard {
     },
     serveAppShell(request, reply) {
       if (request.method !== 'GET' && request.method !== 'HEAD') return false;
+      if (!WANTS_HTML.test(request.headers.accept ?? '')) return false;
       const pathname = request.url.split('?')[0] ?? '/';
       if (API_PATH.test(pathname) || FILE_PATH.test(pathname)) return false;
       if (built) void reply.sendFile('index.html');
