@@ -173,10 +173,10 @@ describe(`rules: runs, schedule and notifications end to end (${testEngine})`, (
     ]);
     expect((await notificationsOf(t, created.id)).map((row) => row.status)).toEqual(['sent', 'sent']);
 
-    // The link opens the dashboard's incident page (which asks to sign in), with no token;
-    // a link of the earlier /matches/<id> form too (the dashboard sends it on).
+    // A browser opening the link gets the dashboard's incident page (which asks to sign in), with
+    // no token; a link of the earlier /matches/<id> form too (the dashboard sends it on).
     for (const link of [rulePaths.matchLink(match.id), `/matches/${match.id}`]) {
-      const page = await t.request({ method: 'GET', url: link });
+      const page = await t.request({ method: 'GET', url: link, headers: { accept: 'text/html,application/xhtml+xml,*/*;q=0.8' } });
       expect(page.statusCode, link).toBe(200);
       expect(page.headers['content-type'], link).toMatch(/^text\/html/);
       expect(page.body, link).toContain(DASHBOARD_SHELL);
