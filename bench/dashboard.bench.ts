@@ -75,7 +75,7 @@ const firstResultAt = async (page: Page) => {
 export async function run(args: string[]): Promise<void> {
   const options = new Command('dashboard')
     .option('--runs <n>', 'timed runs of each kind', positive('--runs', true, 50), 10)
-    .exitOverride()
+    .exitOverride((error) => process.exit(error.exitCode === 0 ? 0 : 2))
     .parse(args, { from: 'user' })
     .opts<{ runs: number }>();
 
