@@ -2,12 +2,13 @@ import type { ReactNode } from 'react';
 
 /**
  * A data table that scrolls sideways on a narrow screen: column headings, and a last column of
- * row actions whose heading only screen readers hear. Rows (`<tr>`) are the children.
+ * row actions whose heading only screen readers hear, and a `label` when the page has several.
+ * Rows (`<tr>`) are the children.
  */
-export function Table({ headings, actions, children }: { headings: string[]; actions?: string; children: ReactNode }) {
+export function Table({ headings, actions, label, children }: { headings: string[]; actions?: string; label?: string; children: ReactNode }) {
   return (
     <div className="table-scroll">
-      <table>
+      <table aria-label={label}>
         <thead>
           <tr>
             {headings.map((heading) => (

@@ -6,6 +6,7 @@ import { unwrap } from '../../api/client.ts';
 import { ApiError } from '../../api/errors.ts';
 import { plural } from '../../ui/format.ts';
 import { ErrorNotice, Loading } from '../../ui/notices.tsx';
+import { Pager } from '../../ui/pager.tsx';
 import { humanize } from '../rules/args-fields.tsx';
 import type { CatalogService } from '../rules/catalog.ts';
 import { useExclusions, useRefreshRules, type Exclusion, type Match } from '../rules/rule-queries.ts';
@@ -143,23 +144,16 @@ export function HitList({ match, service, ruleDeleted }: { match: Match; service
               </li>
             ))}
           </ol>
-          {pages > 1 && (
-            <nav aria-label="Hit pages" className="actions">
-              {page > 1 && (
-                <Link to="/incidents/$matchId" params={{ matchId: match.id }} search={{ ...search, page: page - 1 }}>
-                  Previous
-                </Link>
-              )}
-              <span className="muted">
-                Page {page} of {pages}
-              </span>
-              {page < pages && (
-                <Link to="/incidents/$matchId" params={{ matchId: match.id }} search={{ ...search, page: page + 1 }}>
-                  Next
-                </Link>
-              )}
-            </nav>
-          )}
+          <Pager
+            page={page}
+            pages={pages}
+            label="Hit pages"
+            to={(target, text) => (
+              <Link to="/incidents/$matchId" params={{ matchId: match.id }} search={{ ...search, page: target }}>
+                {text}
+              </Link>
+            )}
+          />
         </>
       )}
     </section>

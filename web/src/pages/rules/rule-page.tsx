@@ -3,6 +3,8 @@ import { Fragment, useState } from 'react';
 import { formatDateTime, plural } from '../../ui/format.ts';
 import { ErrorNotice, Loading } from '../../ui/notices.tsx';
 import { Page } from '../../ui/page.tsx';
+import { Pager } from '../../ui/pager.tsx';
+import { Table } from '../../ui/table.tsx';
 import { ExclusionList } from '../incidents/exclusion-list.tsx';
 import { MatchesOverTime } from '../incidents/matches-over-time.tsx';
 import { useRecipients, useSenders, useTemplates, useWebhooks } from '../settings/delivery-queries.ts';
@@ -133,57 +135,40 @@ function RunHistory({ ruleId }: { ruleId: number }) {
       <ErrorNotice error={matches.error} />
       {matches.data?.count === 0 && <p>No runs with hits yet.</p>}
       {matches.data && matches.data.results.length > 0 && (
-        <div className="table-scroll">
-          <table>
-            <thead>
-              <tr>
-                <th scope="col">Run</th>
-                <th scope="col">Window</th>
-                <th scope="col">Status</th>
-                <th scope="col">New hits</th>
-                <th scope="col">Excluded</th>
-                <th scope="col">
-                  <span className="visually-hidden">Open</span>
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {matches.data.results.map((match) => (
-                <tr key={match.id}>
-                  <td>{formatDateTime(match.created_at)}</td>
-                  <td>
-                    {match.window_start ? formatDateTime(match.window_start) : 'everything'} – {formatDateTime(match.window_end)}
-                  </td>
-                  <td>
-                    {match.status}
-                    {match.progress && ` (${Math.round((100 * match.progress.done) / Math.max(match.progress.total, 1))}%)`}
-                  </td>
-                  <td>{match.new_hits.toLocaleString()}</td>
-                  <td>{match.excluded_hits.toLocaleString()}</td>
-                  <td>
-                    <Link to="/incidents/$matchId" params={{ matchId: match.id }} aria-label={`Open the match of ${formatDateTime(match.created_at)}, ${plural(match.new_hits, 'new hit')}`}>
-                      Open
-                    </Link>
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <Table headings={['Run', 'Window', 'Status', 'New hits', 'Excluded']} actions="Open">
+          {matches.data.results.map((match) => (
+            <tr key={match.id}>
+              <td>{formatDateTime(match.created_at)}</td>
+              <td>
+                {match.window_start ? formatDateTime(match.window_start) : 'everything'} – {formatDateTime(match.window_end)}
+              </td>
+              <td>
+                {match.status}
+                {match.progress && ` (${Math.round((100 * match.progress.done) / Math.max(match.progress.total, 1))}%)`}
+              </td>
+              <td>{match.new_hits.toLocaleString()}</td>
+              <td>{match.excluded_hits.toLocaleString()}</td>
+              <td>
+                <Link to="/incidents/$matchId" params={{ matchId: match.id }} aria-label={`Open the match of ${formatDateTime(match.created_at)}, ${plural(match.new_hits, 'new hit')}`}>
+                  Open
+                </Link>
+              </td>
+            </tr>
+          ))}
+        </Table>
       )}
-      {pages > 1 && (
-        <nav aria-label="Run history pages" className="actions">
-          <button type="button" onClick={() => setPage(page - 1)} disabled={page === 1}>
-            Newer
+      <Pager
+        page={page}
+        pages={pages}
+        label="Run history pages"
+        previous="Newer"
+        next="Older"
+        to={(target, text) => (
+          <button type="button" onClick={() => setPage(target)}>
+            {text}
           </button>
-          <span className="muted">
-            Page {page} of {pages}
-          </span>
-          <button type="button" onClick={() => setPage(page + 1)} disabled={page >= pages}>
-            Older
-          </button>
-        </nav>
-      )}
+        )}
+      />
     </section>
   );
 }

@@ -6,6 +6,8 @@ import { unwrap } from '../../api/client.ts';
 import { formatDateTime } from '../../ui/format.ts';
 import { ErrorNotice, Loading } from '../../ui/notices.tsx';
 import { Page } from '../../ui/page.tsx';
+import { Pager } from '../../ui/pager.tsx';
+import { Table } from '../../ui/table.tsx';
 import { useRecipients, useSenders, useTemplates, useWebhooks } from '../settings/delivery-queries.ts';
 import { useCatalog } from './catalog.ts';
 import { frequencyLabel } from './frequency.ts';
@@ -63,69 +65,43 @@ export function RulesPage() {
         </p>
       )}
       {rules.data && rules.data.results.length > 0 && (
-        <div className="table-scroll">
-          <table>
-            <caption className="visually-hidden">Monitoring rules, page {page} of {pages}</caption>
-            <thead>
-              <tr>
-                <th scope="col">Rule</th>
-                <th scope="col">Service</th>
-                <th scope="col">Frequency</th>
-                <th scope="col">Last run</th>
-                <th scope="col">Hits</th>
-                <th scope="col">Alerts</th>
-                <th scope="col">
-                  <span className="visually-hidden">Actions</span>
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {rules.data.results.map((rule) => (
-                <tr key={rule.id} className={rule.is_deleted ? 'muted' : undefined}>
-                  <td>
-                    <Link to="/rules/$ruleId" params={{ ruleId: rule.id }}>
-                      {rule.name}
+        <Table headings={['Rule', 'Service', 'Frequency', 'Last run', 'Hits', 'Alerts']} actions="Actions" label={`Monitoring rules, page ${page} of ${pages}`}>
+          {rules.data.results.map((rule) => (
+            <tr key={rule.id} className={rule.is_deleted ? 'muted' : undefined}>
+              <td>
+                <Link to="/rules/$ruleId" params={{ ruleId: rule.id }}>
+                  {rule.name}
+                </Link>
+                {rule.is_deleted && <span className="badge">deleted</span>}
+              </td>
+              <td>{serviceName(rule.service)}</td>
+              <td>{frequencyLabel(rule.frequency)}</td>
+              <td>{formatDateTime(rule.last_run)}</td>
+              <td>{rule.total_matches_count.toLocaleString()}</td>
+              <td>{rule.total_alerts_count.toLocaleString()}</td>
+              <td>
+                <div className="actions">
+                  {!rule.is_deleted && (
+                    <Link to="/rules/$ruleId/edit" params={{ ruleId: rule.id }} aria-label={`Edit ${rule.name}`}>
+                      Edit
                     </Link>
-                    {rule.is_deleted && <span className="badge">deleted</span>}
-                  </td>
-                  <td>{serviceName(rule.service)}</td>
-                  <td>{frequencyLabel(rule.frequency)}</td>
-                  <td>{formatDateTime(rule.last_run)}</td>
-                  <td>{rule.total_matches_count.toLocaleString()}</td>
-                  <td>{rule.total_alerts_count.toLocaleString()}</td>
-                  <td>
-                    <div className="actions">
-                      {!rule.is_deleted && (
-                        <Link to="/rules/$ruleId/edit" params={{ ruleId: rule.id }} aria-label={`Edit ${rule.name}`}>
-                          Edit
-                        </Link>
-                      )}
-                      <RuleDeleteRestore rule={rule} />
-                    </div>
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+                  )}
+                  <RuleDeleteRestore rule={rule} />
+                </div>
+              </td>
+            </tr>
+          ))}
+        </Table>
       )}
-      {rules.data && pages > 1 && (
-        <nav aria-label="Pages" className="actions">
-          {page > 1 && (
-            <Link to="/rules" search={{ ...search, page: page - 1 }}>
-              Previous
-            </Link>
-          )}
-          <span className="muted">
-            Page {page} of {pages}
-          </span>
-          {page < pages && (
-            <Link to="/rules" search={{ ...search, page: page + 1 }}>
-              Next
-            </Link>
-          )}
-        </nav>
-      )}
+      <Pager
+        page={page}
+        pages={pages}
+        to={(target, text) => (
+          <Link to="/rules" search={{ ...search, page: target }}>
+            {text}
+          </Link>
+        )}
+      />
     </Page>
   );
 }

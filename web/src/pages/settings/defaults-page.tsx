@@ -13,6 +13,8 @@ import { useDeliveryChange, useOrganization, useRecipients, useSenders, useTempl
  * delivery resource (spec 3.5); templates and webhooks can be switched here, recipients and
  * senders (which cannot be updated, spec 4.4) when a new one is added as the default.
  */
+const defaultOf = <T extends { is_default: boolean }>(items: T[] | undefined) => items?.find((item) => item.is_default);
+
 export function DefaultsPage() {
   const organization = useOrganization();
   const { client } = useApi();
@@ -24,7 +26,6 @@ export function DefaultsPage() {
   const senders = useSenders();
   const templates = useTemplates();
   const webhooks = useWebhooks();
-  const ids = { template: useId(), webhook: useId() };
   const setTemplate = useDeliveryChange('templates', (api, template: Template) =>
     unwrap(
       api.PUT('/service/alert_system_setting_update_template/{id}/', {
@@ -41,8 +42,6 @@ export function DefaultsPage() {
       }),
     ),
   );
-  const defaultOf = <T extends { is_default: boolean }>(items: T[] | undefined) => items?.find((item) => item.is_default);
-
   return (
     <Page title="Defaults">
       {organization.isPending && <Loading />}
@@ -79,46 +78,37 @@ export function DefaultsPage() {
           </dd>
         </dl>
         <div className="form-grid">
-          <div className="field">
-            <label htmlFor={ids.template}>Email template</label>
-            <select
-              id={ids.template}
-              value={defaultOf(templates.data)?.id ?? ''}
-              disabled={setTemplate.isPending || !templates.data?.length}
-              onChange={(event) => {
-                const chosen = templates.data?.find((template) => template.id === Number(event.target.value));
-                if (chosen) setTemplate.mutate(chosen);
-              }}
-            >
-              {!defaultOf(templates.data) && <option value="">None</option>}
-              {templates.data?.map((template) => (
-                <option key={template.id} value={template.id}>
-                  {template.name}
-                </option>
-              ))}
-            </select>
-          </div>
-          <div className="field">
-            <label htmlFor={ids.webhook}>Webhook</label>
-            <select
-              id={ids.webhook}
-              value={defaultOf(webhooks.data)?.id ?? ''}
-              disabled={setWebhook.isPending || !webhooks.data?.length}
-              onChange={(event) => {
-                const chosen = webhooks.data?.find((webhook) => webhook.id === Number(event.target.value));
-                if (chosen) setWebhook.mutate(chosen);
-              }}
-            >
-              {!defaultOf(webhooks.data) && <option value="">None</option>}
-              {webhooks.data?.map((webhook) => (
-                <option key={webhook.id} value={webhook.id}>
-                  {webhook.name}
-                </option>
-              ))}
-            </select>
-          </div>
+          <DefaultPicker label="Email template" items={templates.data} busy={setTemplate.isPending} onPick={(template) => setTemplate.mutate(template)} />
+          <DefaultPicker label="Webhook" items={webhooks.data} busy={setWebhook.isPending} onPick={(webhook) => setWebhook.mutate(webhook)} />
         </div>
       </section>
     </Page>
+  );
+}
+
+/** Picks the default among a resource that can be updated in place (templates, webhooks). */
+function DefaultPicker<T extends { id: number; name: string; is_default: boolean }>(props: { label: string; items: T[] | undefined; busy: boolean; onPick: (item: T) => void }) {
+  const id = useId();
+  const current = defaultOf(props.items);
+  return (
+    <div className="field">
+      <label htmlFor={id}>{props.label}</label>
+      <select
+        id={id}
+        value={current?.id ?? ''}
+        disabled={props.busy || !props.items?.length}
+        onChange={(event) => {
+          const chosen = props.items?.find((item) => item.id === Number(event.target.value));
+          if (chosen) props.onPick(chosen);
+        }}
+      >
+        {!current && <option value="">None</option>}
+        {props.items?.map((item) => (
+          <option key={item.id} value={item.id}>
+            {item.name}
+          </option>
+        ))}
+      </select>
+    </div>
   );
 }

@@ -3,6 +3,7 @@ import { useApi, useScopedKey } from '../../api/api-context.tsx';
 import { unwrap } from '../../api/client.ts';
 import { formatDateTime } from '../../ui/format.ts';
 import { ErrorNotice, Loading } from '../../ui/notices.tsx';
+import { Table } from '../../ui/table.tsx';
 
 const SHOWN = 10;
 
@@ -25,34 +26,22 @@ export function DeliveryLog() {
       {attempts.data.results.length === 0 ? (
         <p className="muted">Nothing sent yet.</p>
       ) : (
-        <div className="table-scroll">
-          <table aria-label="Recent deliveries">
-            <thead>
-              <tr>
-                <th scope="col">When</th>
-                <th scope="col">What</th>
-                <th scope="col">To</th>
-                <th scope="col">Outcome</th>
-              </tr>
-            </thead>
-            <tbody>
-              {attempts.data.results.map((attempt) => (
-                <tr key={attempt.id}>
-                  <td>{formatDateTime(attempt.created_at)}</td>
-                  <td>
-                    {attempt.channel} · {attempt.purpose.replace('_', ' ')}
-                  </td>
-                  <td className="wrap">{attempt.target}</td>
-                  <td>
-                    <span className={attempt.status === 'success' ? 'ok' : 'error'}>{attempt.status === 'success' ? 'sent' : 'failed'}</span>
-                    {attempt.status_code !== null && ` (${attempt.status_code})`}
-                    {attempt.error && <div className="muted wrap">{attempt.error}</div>}
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <Table headings={['When', 'What', 'To', 'Outcome']} label="Recent deliveries">
+          {attempts.data.results.map((attempt) => (
+            <tr key={attempt.id}>
+              <td>{formatDateTime(attempt.created_at)}</td>
+              <td>
+                {attempt.channel} · {attempt.purpose.replace('_', ' ')}
+              </td>
+              <td className="wrap">{attempt.target}</td>
+              <td>
+                <span className={attempt.status === 'success' ? 'ok' : 'error'}>{attempt.status === 'success' ? 'sent' : 'failed'}</span>
+                {attempt.status_code !== null && ` (${attempt.status_code})`}
+                {attempt.error && <div className="muted wrap">{attempt.error}</div>}
+              </td>
+            </tr>
+          ))}
+        </Table>
       )}
     </>
   );

@@ -1,13 +1,13 @@
-import { Link } from '@tanstack/react-router';
 import { useState, type FormEvent } from 'react';
 import { unwrap } from '../../api/client.ts';
 import { ApiError } from '../../api/errors.ts';
-import { ConfirmButton } from '../../ui/confirm-button.tsx';
 import { Field } from '../../ui/field.tsx';
 import { formatDateTime } from '../../ui/format.ts';
 import { ErrorNotice, Loading } from '../../ui/notices.tsx';
 import { Page } from '../../ui/page.tsx';
+import { Table } from '../../ui/table.tsx';
 import { PER_ORGANIZATION, useDeliveryChange, useRecipients } from './delivery-queries.ts';
+import { ResourceActions } from './resource-actions.tsx';
 
 /** Settings → Recipients (spec 2.5): the addresses rules email. */
 export function RecipientsPage() {
@@ -24,39 +24,19 @@ export function RecipientsPage() {
       <ErrorNotice error={remove.error} title="Not deleted" />
       {recipients.data?.length === 0 && <p>No recipients yet.</p>}
       {recipients.data && recipients.data.length > 0 && (
-        <div className="table-scroll">
-          <table>
-            <thead>
-              <tr>
-                <th scope="col">Email</th>
-                <th scope="col">Added</th>
-                <th scope="col">
-                  <span className="visually-hidden">Actions</span>
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {recipients.data.map((recipient) => (
-                <tr key={recipient.id}>
-                  <td>
-                    {recipient.email} {recipient.is_default && <span className="badge">default</span>}
-                  </td>
-                  <td>{formatDateTime(recipient.created_at)}</td>
-                  <td>
-                    <div className="actions">
-                      <Link to="/rules" search={{ recipient: recipient.id }} aria-label={`Rules using ${recipient.email}`}>
-                        Rules
-                      </Link>
-                      <ConfirmButton label={`Delete ${recipient.email}`} confirm={`Delete ${recipient.email}`} onConfirm={() => remove.mutate(recipient.id)}>
-                        Delete
-                      </ConfirmButton>
-                    </div>
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <Table headings={['Email', 'Added']} actions="Actions">
+          {recipients.data.map((recipient) => (
+            <tr key={recipient.id}>
+              <td>
+                {recipient.email} {recipient.is_default && <span className="badge">default</span>}
+              </td>
+              <td>{formatDateTime(recipient.created_at)}</td>
+              <td>
+                <ResourceActions name={recipient.email} rules={{ recipient: recipient.id }} onDelete={() => remove.mutate(recipient.id)} />
+              </td>
+            </tr>
+          ))}
+        </Table>
       )}
     </Page>
   );

@@ -1,15 +1,15 @@
 import { useMutation } from '@tanstack/react-query';
-import { Link } from '@tanstack/react-router';
 import { useId, useState, type FormEvent } from 'react';
 import { useApi } from '../../api/api-context.tsx';
 import { unwrap } from '../../api/client.ts';
 import { ApiError } from '../../api/errors.ts';
-import { ConfirmButton } from '../../ui/confirm-button.tsx';
 import { Field } from '../../ui/field.tsx';
 import { ErrorNotice, Loading } from '../../ui/notices.tsx';
 import { Page } from '../../ui/page.tsx';
+import { Table } from '../../ui/table.tsx';
 import { DeliveryLog } from './delivery-log.tsx';
 import { PER_ORGANIZATION, useDeliveryChange, useSenders, type Sender } from './delivery-queries.ts';
+import { ResourceActions } from './resource-actions.tsx';
 
 /** Settings → Senders (spec 2.6): SMTP accounts that emails go out from, and a test email. */
 export function SendersPage() {
@@ -28,47 +28,25 @@ export function SendersPage() {
       <ErrorNotice error={remove.error} title="Not deleted" />
       {senders.data?.length === 0 && <p>No senders yet: rules email through the system sender when the operator set one up.</p>}
       {senders.data && senders.data.length > 0 && (
-        <div className="table-scroll">
-          <table>
-            <thead>
-              <tr>
-                <th scope="col">From</th>
-                <th scope="col">Server</th>
-                <th scope="col">Security</th>
-                <th scope="col">
-                  <span className="visually-hidden">Actions</span>
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {senders.data.map((sender) => (
-                <tr key={sender.id}>
-                  <td>
-                    {sender.email} {sender.is_default && <span className="badge">default</span>}
-                    {sender.is_system_created && <span className="badge">system</span>}
-                  </td>
-                  <td>{sender.server_host}</td>
-                  <td>
-                    {sender.encryption_method === 'TLS' ? 'STARTTLS' : 'plaintext'}
-                    {sender.authentication_required ? ', with login' : ', no login'}
-                  </td>
-                  <td>
-                    <div className="actions">
-                      <Link to="/rules" search={{ sender: sender.id }} aria-label={`Rules using ${sender.email}`}>
-                        Rules
-                      </Link>
-                      {!sender.is_system_created && (
-                        <ConfirmButton label={`Delete ${sender.email}`} confirm={`Delete ${sender.email}`} onConfirm={() => remove.mutate(sender.id)}>
-                          Delete
-                        </ConfirmButton>
-                      )}
-                    </div>
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <Table headings={['From', 'Server', 'Security']} actions="Actions">
+          {senders.data.map((sender) => (
+            <tr key={sender.id}>
+              <td>
+                {sender.email} {sender.is_default && <span className="badge">default</span>}
+                {sender.is_system_created && <span className="badge">system</span>}
+              </td>
+              <td>{sender.server_host}</td>
+              <td>
+                {sender.encryption_method === 'TLS' ? 'STARTTLS' : 'plaintext'}
+                {sender.authentication_required ? ', with login' : ', no login'}
+              </td>
+              <td>
+                {/* spec 2.6: a system-created sender cannot be deleted. */}
+                <ResourceActions name={sender.email} rules={{ sender: sender.id }} onDelete={sender.is_system_created ? undefined : () => remove.mutate(sender.id)} />
+              </td>
+            </tr>
+          ))}
+        </Table>
       )}
       <NewSender />
       {senders.data && senders.data.length > 0 && <TestEmail senders={senders.data} />}

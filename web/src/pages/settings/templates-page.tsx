@@ -1,13 +1,13 @@
-import { Link } from '@tanstack/react-router';
 import { useDeferredValue, useState, type FormEvent } from 'react';
 import { unwrap } from '../../api/client.ts';
 import { ApiError } from '../../api/errors.ts';
-import { ConfirmButton } from '../../ui/confirm-button.tsx';
 import { Field } from '../../ui/field.tsx';
 import { formatDateTime } from '../../ui/format.ts';
 import { ErrorNotice, Loading } from '../../ui/notices.tsx';
 import { Page } from '../../ui/page.tsx';
+import { Table } from '../../ui/table.tsx';
 import { EmailFrame } from './email-frame.tsx';
+import { ResourceActions } from './resource-actions.tsx';
 import { useDeliveryChange, useOrganization, useTemplates, type Template } from './delivery-queries.ts';
 import { OPTIONAL_PLACEHOLDERS, previewTemplate, REQUIRED_PLACEHOLDERS, sampleValues } from './template-preview.ts';
 
@@ -44,44 +44,24 @@ export function TemplatesPage() {
         />
       )}
       {templates.data && templates.data.length > 0 && (
-        <div className="table-scroll">
-          <table>
-            <thead>
-              <tr>
-                <th scope="col">Name</th>
-                <th scope="col">Subject</th>
-                <th scope="col">Changed</th>
-                <th scope="col">
-                  <span className="visually-hidden">Actions</span>
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {templates.data.map((template) => (
-                <tr key={template.id}>
-                  <td>
-                    {template.name} {template.is_default && <span className="badge">default</span>}
-                  </td>
-                  <td className="wrap">{template.subject}</td>
-                  <td>{formatDateTime(template.updated_at)}</td>
-                  <td>
-                    <div className="actions">
-                      <button type="button" onClick={() => setEditing({ kind: 'edit', template })} aria-label={`Edit ${template.name}`}>
-                        Edit
-                      </button>
-                      <Link to="/rules" search={{ template: template.id }} aria-label={`Rules using ${template.name}`}>
-                        Rules
-                      </Link>
-                      <ConfirmButton label={`Delete ${template.name}`} confirm={`Delete ${template.name}`} onConfirm={() => remove.mutate(template.id)}>
-                        Delete
-                      </ConfirmButton>
-                    </div>
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <Table headings={['Name', 'Subject', 'Changed']} actions="Actions">
+          {templates.data.map((template) => (
+            <tr key={template.id}>
+              <td>
+                {template.name} {template.is_default && <span className="badge">default</span>}
+              </td>
+              <td className="wrap">{template.subject}</td>
+              <td>{formatDateTime(template.updated_at)}</td>
+              <td>
+                <ResourceActions name={template.name} rules={{ template: template.id }} onDelete={() => remove.mutate(template.id)}>
+                  <button type="button" onClick={() => setEditing({ kind: 'edit', template })} aria-label={`Edit ${template.name}`}>
+                    Edit
+                  </button>
+                </ResourceActions>
+              </td>
+            </tr>
+          ))}
+        </Table>
       )}
     </Page>
   );

@@ -1,14 +1,14 @@
 import { useMutation } from '@tanstack/react-query';
-import { Link } from '@tanstack/react-router';
 import { useState, type FormEvent } from 'react';
 import { useApi } from '../../api/api-context.tsx';
 import { unwrap } from '../../api/client.ts';
 import { ApiError } from '../../api/errors.ts';
-import { ConfirmButton } from '../../ui/confirm-button.tsx';
 import { Field } from '../../ui/field.tsx';
 import { ErrorNotice, Loading } from '../../ui/notices.tsx';
 import { Page } from '../../ui/page.tsx';
+import { Table } from '../../ui/table.tsx';
 import { PER_ORGANIZATION, useDeliveryChange, useRefreshDelivery, useWebhooks, type Webhook } from './delivery-queries.ts';
+import { ResourceActions } from './resource-actions.tsx';
 
 type Editing = { kind: 'new' } | { kind: 'edit'; webhook: Webhook } | null;
 
@@ -51,45 +51,25 @@ export function WebhooksPage() {
       <ErrorNotice error={remove.error} title="Not deleted" />
       {webhooks.data?.length === 0 && !editing && <p>No webhooks yet.</p>}
       {webhooks.data && webhooks.data.length > 0 && (
-        <div className="table-scroll">
-          <table>
-            <thead>
-              <tr>
-                <th scope="col">Name</th>
-                <th scope="col">URL</th>
-                <th scope="col">Headers</th>
-                <th scope="col">
-                  <span className="visually-hidden">Actions</span>
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {webhooks.data.map((webhook) => (
-                <tr key={webhook.id}>
-                  <td>
-                    {webhook.name} {webhook.is_default && <span className="badge">default</span>}
-                  </td>
-                  <td className="wrap">{webhook.url}</td>
-                  <td>{Object.keys(webhook.headers).join(', ') || '—'}</td>
-                  <td>
-                    <div className="actions">
-                      <button type="button" onClick={() => setEditing({ kind: 'edit', webhook })} aria-label={`Edit ${webhook.name}`}>
-                        Edit
-                      </button>
-                      <TestWebhook webhook={webhook} />
-                      <Link to="/rules" search={{ webhook: webhook.id }} aria-label={`Rules using ${webhook.name}`}>
-                        Rules
-                      </Link>
-                      <ConfirmButton label={`Delete ${webhook.name}`} confirm={`Delete ${webhook.name}`} onConfirm={() => remove.mutate(webhook.id)}>
-                        Delete
-                      </ConfirmButton>
-                    </div>
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <Table headings={['Name', 'URL', 'Headers']} actions="Actions">
+          {webhooks.data.map((webhook) => (
+            <tr key={webhook.id}>
+              <td>
+                {webhook.name} {webhook.is_default && <span className="badge">default</span>}
+              </td>
+              <td className="wrap">{webhook.url}</td>
+              <td>{Object.keys(webhook.headers).join(', ') || '—'}</td>
+              <td>
+                <ResourceActions name={webhook.name} rules={{ webhook: webhook.id }} onDelete={() => remove.mutate(webhook.id)}>
+                  <button type="button" onClick={() => setEditing({ kind: 'edit', webhook })} aria-label={`Edit ${webhook.name}`}>
+                    Edit
+                  </button>
+                  <TestWebhook webhook={webhook} />
+                </ResourceActions>
+              </td>
+            </tr>
+          ))}
+        </Table>
       )}
     </Page>
   );
