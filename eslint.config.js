@@ -14,6 +14,17 @@ export default tseslint.config(
       '@typescript-eslint/no-non-null-assertion': 'off',
     },
   },
+  {
+    // Which better-sqlite3 build loads depends on the Node version (src/db/sqlite-native.ts).
+    files: ['**/*.ts'],
+    ignores: ['src/db/sqlite-native.ts'],
+    rules: {
+      '@typescript-eslint/no-restricted-imports': [
+        'error',
+        { paths: [{ name: 'better-sqlite3', allowTypeImports: true, message: "import { SqliteDatabase } from src/db/sqlite-native.ts: it loads the build that works on this Node" }] },
+      ],
+    },
+  },
   // The dashboard runs in the browser, with React's rules of hooks.
   {
     files: ['web/src/**/*.{ts,tsx}'],

@@ -2,11 +2,11 @@ import { execFile } from 'node:child_process';
 import { copyFileSync, existsSync, linkSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import SqliteDatabase from 'better-sqlite3';
 import { sql } from 'kysely';
 import * as tar from 'tar';
 import { AppError } from '../lib/errors.ts';
 import { migrateToLatest } from './migrate.ts';
+import { SqliteDatabase } from './sqlite-native.ts';
 import { openStore, searchHistoryFile, type Engine, type Store } from './store.ts';
 
 const run = promisify(execFile);

@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import SqliteDatabase from 'better-sqlite3';
+import { SqliteDatabase } from './sqlite-native.ts';
 import { Migrator, type Migration, type MigrationProvider } from 'kysely';
 import type { Store } from './store.ts';
 import type { MigrationModule } from './migration-helpers.ts';

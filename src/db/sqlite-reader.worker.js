@@ -1,7 +1,9 @@
 // One read-only SQLite connection in a worker thread (src/db/sqlite-readers.ts). Plain
 // JavaScript: a worker starts without the TypeScript loader of the thread that made it.
 import { parentPort, workerData } from 'node:worker_threads';
-import Database from 'better-sqlite3';
+
+// The better-sqlite3 build the main thread chose for this Node (src/db/sqlite-native.ts).
+const { default: Database } = await import(workerData.driver);
 
 const database = new Database(workerData.file, { readonly: true, fileMustExist: true });
 database.pragma(`busy_timeout = ${workerData.busyTimeoutMs}`);

@@ -1,6 +1,7 @@
 import { Worker } from 'node:worker_threads';
 import { Kysely, SqliteDialect, type CompiledQuery, type DatabaseConnection, type Driver, type QueryResult } from 'kysely';
 import type { Database } from './schema.ts';
+import { SQLITE_DRIVER } from './sqlite-native.ts';
 
 /**
  * Read-only SQLite connections in worker threads, behind a Kysely of their own.
@@ -31,7 +32,7 @@ const WORKER_URL = new URL('./sqlite-reader.worker.js', import.meta.url);
 
 function startReader(file: string) {
   const worker = new Worker(WORKER_URL, {
-    workerData: { file, busyTimeoutMs: 10_000, cacheSizeKib: -32_768 },
+    workerData: { file, driver: SQLITE_DRIVER, busyTimeoutMs: 10_000, cacheSizeKib: -32_768 },
   });
   const pending = new Map<number, Pending>();
   let nextId = 0;

@@ -1,13 +1,14 @@
 import { mkdirSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import path from 'node:path';
-import SqliteDatabase from 'better-sqlite3';
+import type BetterSqlite3 from 'better-sqlite3';
 import { Kysely, PostgresDialect, sql } from 'kysely';
 import type pg from 'pg';
 import { createChangeFeed, type WatchedTable } from './change-feed.ts';
 import { loadPg } from './pg.ts';
 import type { Database } from './schema.ts';
 import { BetterSqliteDialect, CachedStatementConnection } from './sqlite-driver.ts';
+import { SqliteDatabase } from './sqlite-native.ts';
 import { createSqliteReaders } from './sqlite-readers.ts';
 
 export type Engine = 'sqlite' | 'postgres';
@@ -69,7 +70,7 @@ export const searchHistoryFile = (storeFile: string) => path.join(path.dirname(s
  * Writers of two processes wait for each other in the driver (sqlite-driver.ts), not in
  * SQLite's busy handler, which would stop the event loop while it waits.
  */
-function openSqlite(file: string): SqliteDatabase.Database {
+function openSqlite(file: string): BetterSqlite3.Database {
   const connection = new SqliteDatabase(file);
   connection.pragma('journal_mode = WAL');
   connection.pragma('busy_timeout = 0');
