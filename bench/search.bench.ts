@@ -628,9 +628,9 @@ async function concurrentSearches(
     const body = { query: query.query, page_size: 10, ...(query.channels ? { channel_ids: channelIds } : {}) };
     return { label: query.label, send: () => postJson(`${server.url}/service/messenger-search-create/`, body, token) };
   });
-  // SQLite has one writer at a time, and every search writes its history row: a search waits
-  // for the ingest transaction in progress, so transactions are as small as a collector's.
-  const chunk = Math.min(options.chunk, 1000);
+  // As `dragnet ingest` writes a file: one transaction per --chunk messages. Searches read on
+  // connections of their own and write their history to a file of its own: none waits for it.
+  const chunk = options.chunk;
   say(`\n(f) ${options.clients} concurrent search clients, the query set in turn; ingest of ${int(options.concurrencyMessages)} messages by a child process, ${int(chunk)} per transaction`);
 
   const input = (round: number) => ({ shape, count: options.concurrencyMessages, round, chunk });

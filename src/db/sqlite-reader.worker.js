@@ -1,6 +1,14 @@
 // One read-only SQLite connection in a worker thread (src/db/sqlite-readers.ts). Plain
 // JavaScript: a worker starts without the TypeScript loader of the thread that made it.
+import { getPriority, setPriority } from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
+
+// Linux keeps a nice value per thread: searches run a little below the process's priority, so
+// an ingest, the API's own thread and the scheduler keep their CPU while searches run back to
+// back, and searches still get every idle core (docs/architecture.md, "Concurrency").
+// Elsewhere the value would apply to the whole process.
+const SEARCH_NICENESS = 5;
+if (process.platform === 'linux') setPriority(Math.min(19, getPriority() + SEARCH_NICENESS));
 
 // The better-sqlite3 build the main thread chose for this Node (src/db/sqlite-native.ts).
 const { default: Database } = await import(workerData.driver);
