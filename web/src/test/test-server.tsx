@@ -10,10 +10,12 @@ import { App } from '../app.tsx';
 /**
  * Component tests run the dashboard against a real Dragnet app on a fresh store (SQLite, or
  * PostgreSQL with DRAGNET_TEST_DATABASE_URL), reached through app.inject instead of a socket:
- * every answer, error body and token is the server's own.
+ * every answer, error body and token is the server's own. `env` configures the app (a suite
+ * whose setup calls the API in bursts beside the page turns the 25-per-second limit off with
+ * DRAGNET_RATE_LIMITS: 'off').
  */
-export async function startTestServer(): Promise<TestApp> {
-  return createTestApp({ clock: realTimeClock() });
+export async function startTestServer(options: { env?: Record<string, string> } = {}): Promise<TestApp> {
+  return createTestApp({ clock: realTimeClock(), ...options });
 }
 
 /**

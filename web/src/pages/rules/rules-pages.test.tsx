@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { channel, loadCorpus, message } from '../../../../test/support/corpus.ts';
 import { createDeliveryKit, messengerRule, rulesUser, type DeliveryKit, type RulesApi } from '../../../../test/support/rules-api.ts';
 import type { TestApp } from '../../../../test/support/test-app.ts';
+import { NO_RATE_LIMITS } from '../../../../test/support/delivery-api.ts';
 import { renderDashboard, startTestServer } from '../../test/test-server.tsx';
 
 const EMAIL = 'ana@acme.test';
@@ -13,7 +14,7 @@ describe('the rules pages', () => {
   let ana: RulesApi;
   let kit: DeliveryKit;
   beforeAll(async () => {
-    t = await startTestServer();
+    t = await startTestServer({ env: NO_RATE_LIMITS });
     ana = await rulesUser(t, 'Acme', EMAIL);
     kit = await createDeliveryKit(ana, { tag: 'acme' });
     await loadCorpus(t, [

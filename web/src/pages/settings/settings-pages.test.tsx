@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDeliveryKit, messengerRule, rulesUser, type RulesApi } from '../../../../test/support/rules-api.ts';
 import { startSmtpTestServer, type SmtpTestServer } from '../../../../test/support/smtp-test-server.ts';
 import type { TestApp } from '../../../../test/support/test-app.ts';
+import { NO_RATE_LIMITS } from '../../../../test/support/delivery-api.ts';
 import { renderDashboard, startTestServer } from '../../test/test-server.tsx';
 
 const EMAIL = 'ana@acme.test';
@@ -16,7 +17,7 @@ describe('the settings pages', () => {
   /** Plaintext SMTP without a login, as an SSL sender (spec 2.6) with no authentication speaks it. */
   let smtp: SmtpTestServer;
   beforeAll(async () => {
-    [t, smtp] = await Promise.all([startTestServer(), startSmtpTestServer({ starttls: 'unsupported', auth: null })]);
+    [t, smtp] = await Promise.all([startTestServer({ env: NO_RATE_LIMITS }), startSmtpTestServer({ starttls: 'unsupported', auth: null })]);
     ana = await rulesUser(t, 'Acme', EMAIL);
   });
   afterAll(async () => {
