@@ -31,6 +31,8 @@ export interface Config {
   bodyLimitBytes: number;
   delivery: DeliveryConfig;
   schedulerPollMs: number;
+  /** How often a process that claims work tells the store it is alive (src/jobs/worker-presence.ts). */
+  workerHeartbeatMs: number;
   /** The collectors file (docs/collectors.md); absent means every collector at its default. */
   collectorsFile: string;
   /** Largest body `POST /ingest/<source>/` takes. */
@@ -168,6 +170,7 @@ export function loadConfig(env: Env = process.env): Config {
       },
     },
     schedulerPollMs: integer(env, 'DRAGNET_SCHEDULER_POLL_MS', 2000, 10),
+    workerHeartbeatMs: integer(env, 'DRAGNET_WORKER_HEARTBEAT_MS', 5000, 10),
     collectorsFile: path.resolve(env.DRAGNET_COLLECTORS_FILE || path.join(dataDir, 'collectors.json')),
     ingestMaxBytes: integer(env, 'DRAGNET_INGEST_MAX_BYTES', 1024 ** 3, 1024),
     loginThrottle: {

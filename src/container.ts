@@ -10,6 +10,7 @@ import { createAuthModule } from './modules/auth/index.ts';
 import { createDeliveryModule } from './modules/delivery/index.ts';
 import { createRulesModule } from './modules/rules/index.ts';
 import { createJobQueue } from './jobs/job-queue.ts';
+import { createWorkerPresence } from './jobs/worker-presence.ts';
 import { createOrgsModule } from './modules/orgs/index.ts';
 import { createSearchModule } from './modules/search/index.ts';
 import { createIngestionModule } from './modules/ingestion/index.ts';
@@ -43,11 +44,13 @@ export async function createContainer(config: Config, options: { clock?: Clock; 
     metrics,
     audit: audit.log,
   });
-  const jobs = createJobQueue({ db: store.db, clock });
+  const presence = createWorkerPresence({ db: store.db, clock, heartbeatMs: config.workerHeartbeatMs });
+  const jobs = createJobQueue({ db: store.db, engine: store.engine, clock, presence });
   const rules = createRulesModule({
     store,
     clock,
     keys,
+    presence,
     dataDir: config.dataDir,
     jobs,
     organizations: orgs.organizations,
@@ -90,6 +93,7 @@ export async function createContainer(config: Config, options: { clock?: Clock; 
     async close() {
       await delivery.close();
       await usage.limiter.close();
+      await presence.close();
       await store.close();
     },
   };

@@ -13,6 +13,7 @@ import * as m0008 from './migrations/0008_collector_state.ts';
 import * as m0009 from './migrations/0009_change_notifications.ts';
 import * as m0010 from './migrations/0010_audit_log.ts';
 import * as m0011 from './migrations/0011_system_sender_unique.ts';
+import * as m0012 from './migrations/0012_worker_claims.ts';
 
 // Listed explicitly (not read from disk) so the set is the same under tsx, a bundle or tests.
 // Each source brings the migrations of its own tables (src/modules/sources/<name>/migrations).
@@ -26,6 +27,7 @@ const coreMigrations: Record<string, MigrationModule> = {
   '0009_change_notifications': m0009,
   '0010_audit_log': m0010,
   '0011_system_sender_unique': m0011,
+  '0012_worker_claims': m0012,
 };
 
 /** How often a process waiting for another's migrations on SQLite tries the lock again. */

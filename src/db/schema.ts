@@ -126,6 +126,11 @@ export interface AlertRuleTable {
   total_alerts_count: Generated<number>;
   total_matches_count: Generated<number>;
   last_run: number | null;
+  /** When the rule next falls due (last_run + its effective frequency); 0 before its first run. */
+  due_at: Generated<number>;
+  /** The window end the hourly tick last claimed the rule for, and the worker that claimed it. */
+  tick_window: number | null;
+  tick_claimed_by: string | null;
   is_deleted: Generated<number>;
   deleted_at: number | null;
   deleted_by: number | null;
@@ -150,6 +155,8 @@ export interface RuleRunTable {
   status: string;
   hits: Generated<number>;
   error: string | null;
+  /** The worker running it (src/jobs/worker-presence.ts). */
+  claimed_by: string | null;
   created_at: number;
   completed_at: number | null;
 }
@@ -197,7 +204,8 @@ export interface NotificationTable {
   match_id: number;
   channel: string;
   status: string;
-  claimed_until: number | null;
+  /** The worker sending it (src/jobs/worker-presence.ts). */
+  claimed_by: string | null;
   created_at: number;
   sent_at: number | null;
 }
@@ -210,7 +218,8 @@ export interface JobTable {
   status: string;
   attempts: Generated<number>;
   run_after: number;
-  claimed_until: number | null;
+  /** The worker running it (src/jobs/worker-presence.ts). */
+  claimed_by: string | null;
   error: string | null;
   created_at: number;
   finished_at: number | null;
@@ -232,7 +241,17 @@ export interface CollectorStateTable {
   last_error_at: number | null;
 }
 
+/** Processes that claim work, and when they were last seen (src/jobs/worker-presence.ts). */
+export interface WorkerTable {
+  id: string;
+  pid: number;
+  host: string;
+  started_at: number;
+  seen_at: number;
+}
+
 export interface Database extends MessengerTables {
+  workers: WorkerTable;
   collector_state: CollectorStateTable;
   alert_rules: AlertRuleTable;
   alert_rule_recipients: AlertRuleRecipientTable;

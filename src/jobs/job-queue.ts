@@ -1,6 +1,9 @@
 import type { Kysely, Transaction } from 'kysely';
+import { claimable } from '../db/claim.ts';
 import type { Database } from '../db/schema.ts';
+import type { Engine } from '../db/store.ts';
 import type { Clock } from '../lib/clock.ts';
+import type { WorkerPresence } from './worker-presence.ts';
 
 /** A job is a definition: an id (type), what its payload holds, and the handler that runs it. */
 export interface JobDefinition<Payload> {
@@ -10,17 +13,16 @@ export interface JobDefinition<Payload> {
 
 type Executor = Kysely<Database> | Transaction<Database>;
 
-const LEASE_MS = 5 * 60_000;
 const MAX_ATTEMPTS = 3;
 
 /**
  * Jobs live in the store, so every worker process (and a restarted one) sees the same queue. A
- * job key makes enqueueing idempotent; a worker claims a job with a conditional update, so two
- * workers never run it at once; a claim expires after a lease, so a crashed worker's job is
- * taken up again.
+ * job key makes enqueueing idempotent; a worker claims one job at a time (FOR UPDATE SKIP LOCKED
+ * on PostgreSQL), so two workers never run it at once; a job whose worker died is taken up again
+ * by another (src/jobs/worker-presence.ts), and after MAX_ATTEMPTS claims it fails for good.
  */
-export function createJobQueue(deps: { db: Kysely<Database>; clock: Clock }) {
-  const { db, clock } = deps;
+export function createJobQueue(deps: { db: Kysely<Database>; engine: Engine; clock: Clock; presence: WorkerPresence }) {
+  const { db, engine, clock, presence } = deps;
   const definitions = new Map<string, JobDefinition<never>>();
 
   return {
@@ -38,50 +40,47 @@ export function createJobQueue(deps: { db: Kysely<Database>; clock: Clock }) {
         .execute();
     },
 
-    /** Runs every job that is due now; returns how many ran. */
+    /** Runs jobs that are due now, one claim at a time, at most `limit`; returns how many ran. */
     async runDue(limit = 20): Promise<number> {
-      const now = clock.now().getTime();
-      const candidates = await db
-        .selectFrom('jobs')
-        .selectAll()
-        .where((eb) =>
-          eb.or([
-            eb.and([eb('status', '=', 'queued'), eb('run_after', '<=', now)]),
-            eb.and([eb('status', '=', 'running'), eb('claimed_until', '<', now)]),
-          ]),
-        )
-        .orderBy('id')
-        .limit(limit)
-        .execute();
       let ran = 0;
-      for (const job of candidates) {
-        const claimed = await db
+      for (; ran < limit; ran++) {
+        await presence.ensure();
+        const now = clock.now().getTime();
+        const next = db
+          .selectFrom('jobs')
+          .select('id')
+          .where((eb) =>
+            eb.or([
+              eb.and([eb('status', '=', 'queued'), eb('run_after', '<=', now)]),
+              eb.and([eb('status', '=', 'running'), presence.abandoned('jobs.claimed_by')]),
+            ]),
+          )
+          .orderBy('id')
+          .limit(1);
+        const job = await db
           .updateTable('jobs')
-          .set({ status: 'running', claimed_until: now + LEASE_MS, attempts: job.attempts + 1 })
-          .where('id', '=', job.id)
-          .where('status', '=', job.status)
-          .where('attempts', '=', job.attempts)
+          .set((eb) => ({ status: 'running', claimed_by: presence.id, attempts: eb('attempts', '+', 1) }))
+          .where('id', 'in', claimable(next, engine))
+          .returningAll()
           .executeTakeFirst();
-        if (claimed.numUpdatedRows === 0n) continue;
+        if (!job) break;
+        // Written only while this worker holds the claim: one presumed dead keeps its hands off.
+        const settle = (values: { status: string; run_after?: number; error: string | null; finished_at: number | null }) =>
+          db.updateTable('jobs').set(values).where('id', '=', job.id).where('claimed_by', '=', presence.id).execute();
         const definition = definitions.get(job.type);
         try {
           if (!definition) throw new Error(`no job definition for type ${job.type}`);
           await definition.handler(JSON.parse(job.payload) as never);
-          await db.updateTable('jobs').set({ status: 'done', finished_at: clock.now().getTime(), error: null }).where('id', '=', job.id).execute();
+          await settle({ status: 'done', finished_at: clock.now().getTime(), error: null });
         } catch (error) {
-          const failedForGood = job.attempts + 1 >= MAX_ATTEMPTS;
-          await db
-            .updateTable('jobs')
-            .set({
-              status: failedForGood ? 'failed' : 'queued',
-              run_after: clock.now().getTime() + 60_000 * (job.attempts + 1),
-              error: (error as Error).message,
-              finished_at: failedForGood ? clock.now().getTime() : null,
-            })
-            .where('id', '=', job.id)
-            .execute();
+          const failedForGood = job.attempts >= MAX_ATTEMPTS;
+          await settle({
+            status: failedForGood ? 'failed' : 'queued',
+            run_after: clock.now().getTime() + 60_000 * job.attempts,
+            error: (error as Error).message,
+            finished_at: failedForGood ? clock.now().getTime() : null,
+          });
         }
-        ran++;
       }
       return ran;
     },

@@ -100,6 +100,8 @@ describe(`rules: concurrent evaluation on one store (${testEngine})`, () => {
       expect(crowdNames).toHaveLength(CROWD);
       expect(new Set(crowdNames).size).toBe(CROWD);
       expect(sum(first, 'ran')).toBe(3 + CROWD);
+      // Each due rule was claimed by one process: none read every rule.
+      expect(sum(first, 'due')).toBe(3 + CROWD);
       expect(sum(first, 'matches')).toBe(3 + CROWD);
       // One webhook per rule and one email, whichever process sent them.
       expect(sum(first, 'notifications_handled')).toBe(4 + CROWD);
@@ -118,6 +120,7 @@ describe(`rules: concurrent evaluation on one store (${testEngine})`, () => {
       for (const rule of crowd) expect((await runsOf(t, rule.id)).map((run) => [run.window_end, run.status]), rule.name).toEqual([[T0, 'empty'], [T0 + DAY, 'completed'], [T0 + 2 * DAY, 'completed']]);
       expect(requestsTo(receiver, crowdKit)).toHaveLength(2 * CROWD);
       expect(sum(second, 'ran')).toBe(3 + CROWD);
+      expect(sum(second, 'due')).toBe(3 + CROWD);
       expect(sum(second, 'notifications_handled')).toBe(4 + CROWD);
     },
     CLI_TEST_MS,

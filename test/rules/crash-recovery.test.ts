@@ -50,6 +50,19 @@ describe(`rules: restart after a crash loses nothing and sends nothing twice (${
     await Promise.all([smtp?.close(), receiver?.close()]);
   });
 
+  /**
+   * Another worker process as the store knows it: a row in `workers`, seen now. `dies()` moves
+   * the clock past the heartbeats it would have had to send to count as alive (6 × 5 s).
+   */
+  async function aWorker(id: string) {
+    const now = t.clock.now().getTime();
+    await t.container.store.db.insertInto('workers').values({ id, pid: 1, host: 'elsewhere', started_at: now, seen_at: now }).execute();
+    return {
+      id,
+      dies: async () => t.clock.advance(60_000),
+    };
+  }
+
   /** Closes the current container and opens a new one on the same store (same clock time). */
   async function restart(): Promise<void> {
     const clock = createManualClock(t.clock.now());
@@ -80,78 +93,79 @@ describe(`rules: restart after a crash loses nothing and sends nothing twice (${
     expect((await notificationsOf(t, rule.id)).map((n) => n.status)).toEqual(['sent', 'sent']);
   });
 
-  it('a window claimed by a process that died before committing is covered by the next hourly run', async () => {
+  it('a window claimed by a worker that died before committing is run by the next worker that reaches it, once', async () => {
     const kit = await createDeliveryKit(alice, { tag: 'claimed', receiver });
     const rule = await alice.created(messengerRule(kit, 'Papa', 'papa-bank.com', { recipients: [] }));
     await writeCorpus(t, [channel('papa_leaks', [message(1, 'papa-bank.com combo', { date: T0 + 2 * DAY + HOUR })])]);
-    // What a process killed between claiming the run and committing its result leaves behind.
+    // What a worker killed between claiming the run and committing its result leaves behind.
     const until = T0 + 3 * DAY;
+    const worker = await aWorker('papa-worker');
     await t.container.store.db
       .insertInto('rule_runs')
-      .values({ org_id: alice.orgId, rule_id: rule.id, run_key: `${rule.id}:${until}`, window_start: T0, window_end: until, status: 'running', created_at: until })
+      .values({ org_id: alice.orgId, rule_id: rule.id, run_key: `${rule.id}:${until}`, window_start: T0, window_end: until, status: 'running', claimed_by: worker.id, created_at: until })
       .execute();
     await restart();
 
-    // The same tick again finds the window taken: nothing is recorded, nothing is lost either.
+    // While that worker is still seen, its run is left to it: nothing is recorded twice.
     await t.container.runner.tick(new Date(until));
     expect((await alice.find(rule.id))!.last_run).toBe(iso(T0));
     expect((await alice.matches(rule.id)).count).toBe(0);
 
-    // The next hour's run covers the whole gap since last_run.
-    await t.container.runner.tick(new Date(until + HOUR));
+    // Once it has missed its heartbeats, the next tick takes the run over.
+    await worker.dies();
+    await t.container.runner.tick(new Date(until));
     await deliverPending(t);
     const matches = (await alice.matches(rule.id)).results;
-    expect(matches).toEqual([expect.objectContaining({ total_hits: 1, window_start: iso(T0), window_end: iso(until + HOUR) })]);
+    expect(matches).toEqual([expect.objectContaining({ total_hits: 1, window_start: iso(T0), window_end: iso(until) })]);
     expect(requestsTo(receiver, kit)).toHaveLength(1);
 
     // And only once.
-    await t.container.runner.tick(new Date(until + 2 * HOUR));
+    await t.container.runner.tick(new Date(until));
     await t.container.runner.tick(new Date(until + 2 * DAY));
     await deliverPending(t);
     expect((await alice.matches(rule.id)).count).toBe(1);
     expect(requestsTo(receiver, kit)).toHaveLength(1);
-    expect((await runsOf(t, rule.id)).map((run) => run.status)).toEqual(['empty', 'running', 'completed', 'empty']);
+    expect((await runsOf(t, rule.id)).map((run) => run.status)).toEqual(['empty', 'completed', 'empty']);
   });
 
-  it('a notification claimed by a dispatcher that died mid-send is marked failed once its claim expires, never sent twice', async () => {
+  it('a notification claimed by a dispatcher that died mid-send is marked failed once the dispatcher is taken for dead, never sent twice', async () => {
     const kit = await createDeliveryKit(alice, { tag: 'claim', receiver });
     const rule = await alice.created(messengerRule(kit, 'Quebec', 'quebec-bank.com', { recipients: [] }));
     await writeCorpus(t, [channel('quebec_leaks', [message(1, 'quebec-bank.com dump', { date: T0 + 4 * DAY + HOUR })])]);
     await t.container.runner.tick(new Date(T0 + 5 * DAY));
     const [notification] = await notificationsOf(t, rule.id);
-    // A dispatcher claimed it (10 minutes) and died before it sent anything.
-    const now = t.clock.now().getTime();
-    await t.container.store.db.updateTable('notifications').set({ status: 'sending', claimed_until: now + 10 * 60_000 }).where('id', '=', notification!.id).execute();
+    // A dispatcher claimed it and died before it sent anything.
+    const worker = await aWorker('quebec-dispatcher');
+    await t.container.store.db.updateTable('notifications').set({ status: 'sending', claimed_by: worker.id }).where('id', '=', notification!.id).execute();
     await restart();
 
     expect(await deliverPending(t)).toBe(0);
-    t.clock.set(new Date(now + 11 * 60_000));
+    expect((await notificationsOf(t, rule.id)).map((n) => n.status)).toEqual(['sending']);
+    await worker.dies();
     // The dead dispatcher may have delivered it: spec 6.2 has no retry, so it is not sent again.
     expect(await deliverPending(t)).toBe(0);
     expect(requestsTo(receiver, kit)).toHaveLength(0);
     expect((await notificationsOf(t, rule.id)).map((n) => n.status)).toEqual(['failed']);
-    t.clock.set(new Date(T0));
   });
 
-  it("an async run's job claimed by a worker that died is run by another worker after its lease", async () => {
+  it("an async run's job claimed by a worker that died is run by another worker once the first is taken for dead", async () => {
     const kit = await createDeliveryKit(alice, { tag: 'lease', receiver });
     const rule = await alice.created({ ...messengerRule(kit, 'Romeo scan', 'x', { recipients: [] }), service: 4, args: { query: 'romeo-bank.com' }, frequency: 'weekly' });
     const db = t.container.store.db;
     const [match] = (await alice.matches(rule.id)).results;
     expect(match).toMatchObject({ status: 'pending' });
     const job = (await db.selectFrom('jobs').selectAll().where('type', '=', 'rules.complete-async-run').execute()).find((row) => JSON.parse(row.payload).matchId === match!.id)!;
-    // A worker claimed the job (5-minute lease) and died.
-    const now = t.clock.now().getTime();
-    await db.updateTable('jobs').set({ status: 'running', attempts: 1, claimed_until: now + 5 * 60_000 }).where('id', '=', job.id).execute();
+    // A worker claimed the job and died.
+    const worker = await aWorker('romeo-worker');
+    await db.updateTable('jobs').set({ status: 'running', attempts: 1, claimed_by: worker.id }).where('id', '=', job.id).execute();
     await restart();
 
     expect(await t.container.jobs.runDue()).toBe(0);
     expect((await alice.matches(rule.id)).results).toEqual([expect.objectContaining({ status: 'pending' })]);
-    t.clock.set(new Date(now + 6 * 60_000));
+    await worker.dies();
     expect(await t.container.jobs.runDue()).toBe(1);
     expect(await t.container.jobs.runDue()).toBe(0);
     expect((await alice.matches(rule.id)).count).toBe(0);
     expect(await t.container.store.db.selectFrom('jobs').select(['status', 'attempts']).where('id', '=', job.id).executeTakeFirstOrThrow()).toEqual({ status: 'done', attempts: 2 });
-    t.clock.set(new Date(T0));
   });
 });

@@ -1,11 +1,12 @@
 import type { Kysely } from 'kysely';
+import { claimable } from '../../db/claim.ts';
 import type { Database } from '../../db/schema.ts';
+import type { Engine } from '../../db/store.ts';
+import type { WorkerPresence } from '../../jobs/worker-presence.ts';
 import type { Clock } from '../../lib/clock.ts';
 import type { DeliveryService } from '../delivery/index.ts';
 import type { OrganizationService } from '../orgs/index.ts';
 import { findSource } from '../sources/index.ts';
-
-const CLAIM_MS = 10 * 60_000;
 
 /**
  * `{dashboard_url}/incidents/<id>`: the dashboard's page of the match (spec 2.7, 6.2), which asks
@@ -14,14 +15,22 @@ const CLAIM_MS = 10 * 60_000;
 export const matchLink = (dashboardUrl: string, matchId: number) => `${dashboardUrl}/incidents/${matchId}`;
 
 /**
- * Delivers the notification outbox. A notification is claimed with a conditional update (one
- * dispatcher wins), sent once through the delivery transports (spec 6.2: no retry; every
- * attempt is recorded there) and marked sent or failed. Pending notifications survive a crash
- * and are sent after a restart; one whose send was in flight when its process died may have
- * arrived, so when its claim expires it is marked failed, never sent twice.
+ * Delivers the notification outbox. A dispatcher claims one notification at a time (FOR UPDATE
+ * SKIP LOCKED on PostgreSQL: dispatchers at once take different ones), sends it once through
+ * the delivery transports (spec 6.2: no retry; every attempt is recorded there) and marks it
+ * sent or failed. Pending notifications survive a crash and are sent after a restart; one whose
+ * send was in flight when its worker died may have arrived, so once that worker is taken for
+ * dead (src/jobs/worker-presence.ts) it is marked failed, never sent twice.
  */
-export function createNotifier(deps: { db: Kysely<Database>; clock: Clock; delivery: DeliveryService; organizations: OrganizationService }) {
-  const { db, clock, delivery } = deps;
+export function createNotifier(deps: {
+  db: Kysely<Database>;
+  engine: Engine;
+  clock: Clock;
+  presence: WorkerPresence;
+  delivery: DeliveryService;
+  organizations: OrganizationService;
+}) {
+  const { db, engine, clock, presence, delivery } = deps;
 
   async function send(notification: { id: number; org_id: number; rule_id: number; match_id: number; channel: string }): Promise<boolean> {
     const rule = await db.selectFrom('alert_rules').selectAll().where('id', '=', notification.rule_id).executeTakeFirstOrThrow();
@@ -67,31 +76,25 @@ export function createNotifier(deps: { db: Kysely<Database>; clock: Clock; deliv
   }
 
   return {
-    /** Sends every pending notification; returns how many were handled. */
+    /** Sends pending notifications, at most `limit`; returns how many were handled. */
     async dispatchPending(limit = 100): Promise<number> {
-      const now = clock.now().getTime();
+      await presence.ensure();
       await db
         .updateTable('notifications')
-        .set({ status: 'failed', sent_at: now })
+        .set({ status: 'failed', sent_at: clock.now().getTime() })
         .where('status', '=', 'sending')
-        .where('claimed_until', '<', now)
-        .execute();
-      const candidates = await db
-        .selectFrom('notifications')
-        .selectAll()
-        .where('status', '=', 'pending')
-        .orderBy('id')
-        .limit(limit)
+        .where(presence.abandoned('notifications.claimed_by'))
         .execute();
       let handled = 0;
-      for (const notification of candidates) {
-        const claimed = await db
+      for (; handled < limit; handled++) {
+        const next = db.selectFrom('notifications').select('id').where('status', '=', 'pending').orderBy('id').limit(1);
+        const notification = await db
           .updateTable('notifications')
-          .set({ status: 'sending', claimed_until: now + CLAIM_MS })
-          .where('id', '=', notification.id)
-          .where('status', '=', 'pending')
+          .set({ status: 'sending', claimed_by: presence.id })
+          .where('id', 'in', claimable(next, engine))
+          .returningAll()
           .executeTakeFirst();
-        if (claimed.numUpdatedRows === 0n) continue;
+        if (!notification) break;
         let ok = false;
         try {
           ok = await send({ ...notification, id: Number(notification.id), org_id: Number(notification.org_id), rule_id: Number(notification.rule_id), match_id: Number(notification.match_id) });
@@ -100,9 +103,9 @@ export function createNotifier(deps: { db: Kysely<Database>; clock: Clock; deliv
             .updateTable('notifications')
             .set({ status: ok ? 'sent' : 'failed', sent_at: clock.now().getTime() })
             .where('id', '=', notification.id)
+            .where('claimed_by', '=', presence.id)
             .execute();
         }
-        handled++;
       }
       return handled;
     },

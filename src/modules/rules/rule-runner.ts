@@ -1,13 +1,25 @@
 import { sql, type Kysely, type Transaction } from 'kysely';
+import { claimable } from '../../db/claim.ts';
 import type { Database } from '../../db/schema.ts';
 import type { JobQueue } from '../../jobs/job-queue.ts';
+import type { WorkerPresence } from '../../jobs/worker-presence.ts';
 import { HOUR_MS } from '../../lib/clock.ts';
-import { findSource, type Hit, type MatchResult, type SourceContext, type SourceDefinition } from '../sources/index.ts';
+import { findSource, sourceCatalog, type Hit, type MatchResult, type SourceContext, type SourceDefinition } from '../sources/index.ts';
 import { effectiveHours, type RuleRow } from './rule.service.ts';
 
 /** Hits kept per match; the match's total still counts them all. */
 export const MAX_STORED_HITS = 10_000;
 const ASYNC_JOB = 'rules.complete-async-run';
+/**
+ * Due rules a worker claims at once. Rules of a source that matches many rules in one pass
+ * over new data (the messenger percolator) are claimed in large batches, each batch one pass;
+ * the others, run one by one, in small batches that several workers share out.
+ */
+const BATCH_OF_MATCHED_TOGETHER = 5_000;
+const BATCH_OF_RUN_ALONE = 50;
+
+/** Thrown inside a run's result transaction when another worker has taken the run over. */
+class RunTakenOver extends Error {}
 
 interface ExclusionRow {
   field: string;
@@ -42,34 +54,89 @@ export interface TickReport {
  * Runs of monitoring rules (spec 3.3). A run evaluates the window (last_run, until] of one rule.
  * Its run key "<rule>:<until>" is unique in the store, so a window is evaluated once even when
  * two schedulers (or a tick beside a crashed process's restart) reach it: the second insert of
- * the key fails and that scheduler moves on. The match, its hits, the rule's counters, its new
- * last_run and the notifications to send are written in one transaction; the notifications
- * are an outbox that the dispatcher delivers, so a crash after the commit loses nothing.
+ * the key does nothing and that scheduler moves on. A run whose worker died before it recorded
+ * anything is taken over by the next worker that reaches its key. The match, its hits, the
+ * rule's counters, its new last_run and due_at and the notifications to send are written in
+ * one transaction, only while the run is still this worker's; the notifications are an outbox
+ * that the dispatcher delivers, so a crash after the commit loses nothing.
+ *
+ * The hourly tick does not read every rule: workers claim due rules (due_at <= the window end)
+ * in batches, each rule once per window, so several workers share one tick and a dead worker's
+ * batch is claimed again by the others.
  */
-export function createRuleRunner(deps: { context: SourceContext; jobs: JobQueue }) {
-  const { context, jobs } = deps;
+export function createRuleRunner(deps: { context: SourceContext; jobs: JobQueue; presence: WorkerPresence }) {
+  const { context, jobs, presence } = deps;
   const { db, clock } = context;
 
-  async function claimRun(rule: RuleRow, until: number, executor: Kysely<Database> | Transaction<Database> = db): Promise<number | null> {
-    const run = await executor
+  /**
+   * The run of `rule`'s window ending at `until`, for this worker; null when another worker has
+   * it or had it. A run that another, live worker is running hands that worker the rule's tick
+   * claim for the window, so that the rule is claimed again should that worker die.
+   */
+  async function claimRun(rule: RuleRow, until: number): Promise<number | null> {
+    await presence.ensure();
+    const runKey = `${rule.id}:${until}`;
+    const run = await db
       .insertInto('rule_runs')
       .values({
         org_id: rule.org_id,
         rule_id: rule.id,
-        run_key: `${rule.id}:${until}`,
+        run_key: runKey,
         window_start: rule.last_run,
         window_end: until,
         status: 'running',
+        claimed_by: presence.id,
         created_at: clock.now().getTime(),
       })
       .onConflict((oc) => oc.column('run_key').doNothing())
       .returning('id')
       .executeTakeFirst();
-    return run ? Number(run.id) : null;
+    if (run) return Number(run.id);
+    // Nothing was recorded for a window whose worker died running it: run it here.
+    const takenOver = await db
+      .updateTable('rule_runs')
+      .set({ claimed_by: presence.id, window_start: rule.last_run })
+      .where('run_key', '=', runKey)
+      .where('status', '=', 'running')
+      .where(presence.abandoned('rule_runs.claimed_by'))
+      .returning('id')
+      .executeTakeFirst();
+    if (takenOver) return Number(takenOver.id);
+    await db
+      .updateTable('alert_rules')
+      .set((eb) => ({
+        tick_claimed_by: eb.selectFrom('rule_runs').select('claimed_by').where('run_key', '=', runKey).where('status', '=', 'running'),
+      }))
+      .where('id', '=', rule.id)
+      .where('tick_window', '=', until)
+      .where('tick_claimed_by', '=', presence.id)
+      .where((eb) => eb.exists(eb.selectFrom('rule_runs').select('id').where('run_key', '=', runKey).where('status', '=', 'running')))
+      .execute();
+    return null;
+  }
+
+  /**
+   * Inside a run's result transaction, before anything is written: the run is still this
+   * worker's (on PostgreSQL the row stays locked until the commit, so no takeover lands between).
+   */
+  async function holdRun(tx: Transaction<Database>, runId: number): Promise<void> {
+    const held = await tx
+      .updateTable('rule_runs')
+      .set({ claimed_by: presence.id })
+      .where('id', '=', runId)
+      .where('claimed_by', '=', presence.id)
+      .where('status', '=', 'running')
+      .executeTakeFirst();
+    if (held.numUpdatedRows === 0n) throw new RunTakenOver(`run ${runId} was taken over by another worker`);
   }
 
   const markFailed = (runId: number, error: unknown) =>
-    db.updateTable('rule_runs').set({ status: 'failed', error: (error as Error).message, completed_at: clock.now().getTime() }).where('id', '=', runId).execute();
+    db
+      .updateTable('rule_runs')
+      .set({ status: 'failed', error: (error as Error).message, completed_at: clock.now().getTime() })
+      .where('id', '=', runId)
+      .where('claimed_by', '=', presence.id)
+      .execute();
 
   async function exclusionsOf(ruleId: number, executor: Kysely<Database> | Transaction<Database> = db) {
     return executor.selectFrom('exclusions').select(['field', 'value']).where('rule_id', '=', ruleId).execute();
@@ -158,26 +225,28 @@ export function createRuleRunner(deps: { context: SourceContext; jobs: JobQueue 
     return matchId;
   }
 
-  /** Advances last_run, never backwards (a slow run must not undo a later one). */
-  const advance = (tx: Transaction<Database>, ruleId: number, until: number) =>
+  /** Advances last_run and due_at, never backwards (a slow run must not undo a later one). */
+  const advance = (tx: Transaction<Database>, rule: RuleRow, source: SourceDefinition, until: number) =>
     tx
       .updateTable('alert_rules')
-      .set({ last_run: until })
-      .where('id', '=', ruleId)
+      .set({ last_run: until, due_at: until + effectiveHours(rule, source) * HOUR_MS })
+      .where('id', '=', rule.id)
       .where((eb) => eb.or([eb('last_run', 'is', null), eb('last_run', '<', until)]))
       .execute();
 
-  async function finishSync(rule: RuleRow, runId: number, result: MatchResult, until: number): Promise<number | null> {
+  async function finishSync(rule: RuleRow, source: SourceDefinition, runId: number, result: MatchResult, until: number): Promise<number | null> {
     return db.transaction().execute(async (tx) => {
+      await holdRun(tx, runId);
       const matchId = await recordResult(tx, rule, runId, result, null);
-      await advance(tx, Number(rule.id), until);
+      await advance(tx, rule, source, until);
       return matchId;
     });
   }
 
   /** An async source: the window is claimed and a pending match recorded now; a job fills it. */
-  async function startAsync(rule: RuleRow, runId: number, until: number) {
+  async function startAsync(rule: RuleRow, source: SourceDefinition, runId: number, until: number) {
     await db.transaction().execute(async (tx) => {
+      await holdRun(tx, runId);
       const now = clock.now().getTime();
       const match = await tx
         .insertInto('matches')
@@ -185,7 +254,7 @@ export function createRuleRunner(deps: { context: SourceContext; jobs: JobQueue 
         .returning('id')
         .executeTakeFirstOrThrow();
       await tx.updateTable('rule_runs').set({ status: 'pending' }).where('id', '=', runId).execute();
-      await advance(tx, Number(rule.id), until);
+      await advance(tx, rule, source, until);
       await jobs.enqueue(ASYNC_JOB, `run:${runId}`, { runId, matchId: Number(match.id) }, tx);
     });
   }
@@ -193,17 +262,101 @@ export function createRuleRunner(deps: { context: SourceContext; jobs: JobQueue 
   async function runOne(rule: RuleRow, source: SourceDefinition, until: number): Promise<{ ran: boolean; matchId: number | null }> {
     const runId = await claimRun(rule, until);
     if (runId === null) return { ran: false, matchId: null };
-    if (source.serviceType === 'async') {
-      await startAsync(rule, runId, until);
-      return { ran: true, matchId: null };
-    }
     try {
+      if (source.serviceType === 'async') {
+        await startAsync(rule, source, runId, until);
+        return { ran: true, matchId: null };
+      }
       const result = await source.match(context, JSON.parse(rule.args) as Record<string, unknown>, { since: rule.last_run, until }, MAX_STORED_HITS);
-      return { ran: true, matchId: await finishSync(rule, runId, result, until) };
+      return { ran: true, matchId: await finishSync(rule, source, runId, result, until) };
     } catch (error) {
+      if (error instanceof RunTakenOver) return { ran: false, matchId: null };
       // The window stays unevaluated (last_run unchanged): the next tick's run covers it.
       await markFailed(runId, error);
       throw error;
+    }
+  }
+
+  /**
+   * Claims up to `limit` rules of `serviceIds` that are due by `until` and not yet claimed for
+   * that window (or claimed by a worker since dead), for this worker.
+   */
+  async function claimDue(until: number, serviceIds: number[], limit: number): Promise<RuleRow[]> {
+    if (serviceIds.length === 0) return [];
+    await presence.ensure();
+    const due = db
+      .selectFrom('alert_rules')
+      .select('id')
+      .where('is_deleted', '=', 0)
+      .where('due_at', '<=', until)
+      .where('service_id', 'in', serviceIds)
+      .where((eb) =>
+        eb.or([
+          eb('tick_window', 'is', null),
+          eb('tick_window', '<', until),
+          eb.and([eb('tick_window', '=', until), presence.abandoned('alert_rules.tick_claimed_by')]),
+        ]),
+      )
+      .orderBy('due_at')
+      .orderBy('id')
+      .limit(limit);
+    return db
+      .updateTable('alert_rules')
+      .set({ tick_window: until, tick_claimed_by: presence.id })
+      .where('id', 'in', claimable(due, context.engine))
+      .returningAll()
+      .execute();
+  }
+
+  /** Runs claimed rules of one source: one by one, or those with a last run in one pass (matchMany). */
+  async function runClaimed(source: SourceDefinition, claimed: RuleRow[], until: number, report: TickReport): Promise<void> {
+    const due: RuleRow[] = [];
+    for (const rule of claimed) {
+      // due_at is a bound the tick trusts; a rule whose effective frequency grew since is re-dated.
+      const dueAt = rule.last_run === null ? 0 : Number(rule.last_run) + effectiveHours(rule, source) * HOUR_MS;
+      if (dueAt <= until) due.push(rule);
+      else await db.updateTable('alert_rules').set({ due_at: dueAt }).where('id', '=', rule.id).execute();
+    }
+    report.due += due.length;
+    const batchable = source.matchMany && source.serviceType === 'sync' ? due.filter((r) => r.last_run !== null) : [];
+    for (const rule of due.filter((r) => !batchable.includes(r))) {
+      try {
+        const outcome = await runOne(rule, source, until);
+        if (outcome.ran) report.ran++;
+        else report.skipped++;
+        if (outcome.matchId !== null) report.matches++;
+      } catch {
+        report.failed++;
+      }
+    }
+    if (batchable.length === 0) return;
+    const runs = new Map<number, { rule: RuleRow; runId: number }>();
+    for (const rule of batchable) {
+      const runId = await claimRun(rule, until);
+      if (runId === null) report.skipped++;
+      else runs.set(Number(rule.id), { rule, runId });
+    }
+    if (runs.size === 0) return;
+    const results = await source.matchMany!(
+      context,
+      [...runs.values()].map(({ rule }) => ({ ruleId: Number(rule.id), args: JSON.parse(rule.args) as Record<string, unknown>, since: Number(rule.last_run) })),
+      until,
+      MAX_STORED_HITS,
+    );
+    for (const { rule, runId } of runs.values()) {
+      try {
+        const matchId = await finishSync(rule, source, runId, results.get(Number(rule.id)) ?? { hits: [], total: 0 }, until);
+        report.ran++;
+        if (matchId !== null) report.matches++;
+      } catch (error) {
+        if (error instanceof RunTakenOver) {
+          report.skipped++;
+          continue;
+        }
+        // One rule's failure must not strand the others' claimed windows.
+        await markFailed(runId, error);
+        report.failed++;
+      }
     }
   }
 
@@ -236,56 +389,20 @@ export function createRuleRunner(deps: { context: SourceContext; jobs: JobQueue 
     },
 
     /**
-     * The hourly evaluation: every active rule whose effective frequency has elapsed since its
-     * last run. Rules of a source with a batch matcher (messenger) are percolated in one pass.
+     * The hourly evaluation of the window ending at the hour of `now`: claims due rules in
+     * batches until none is left, and runs them. Cheap when there is nothing to claim, so a
+     * worker calls it on every poll: rules a dead worker had claimed are run within seconds.
      */
     async tick(now: Date = clock.now()): Promise<TickReport> {
       const until = tickWindowEnd(now);
-      const rules = await db.selectFrom('alert_rules').selectAll().where('is_deleted', '=', 0).orderBy('id').execute();
-      const due = rules.filter((rule) => {
-        const source = findSource(Number(rule.service_id));
-        return source && (rule.last_run === null || until - Number(rule.last_run) >= effectiveHours(rule, source) * HOUR_MS);
-      });
-      const report: TickReport = { due: due.length, ran: 0, skipped: 0, failed: 0, matches: 0 };
-      const bySource = new Map<number, RuleRow[]>();
-      for (const rule of due) bySource.set(Number(rule.service_id), [...(bySource.get(Number(rule.service_id)) ?? []), rule]);
-
-      for (const [serviceId, group] of bySource) {
-        const source = findSource(serviceId)!;
-        const batchable = source.matchMany && source.serviceType === 'sync' ? group.filter((r) => r.last_run !== null) : [];
-        for (const rule of group.filter((r) => !batchable.includes(r))) {
-          try {
-            const outcome = await runOne(rule, source, until);
-            if (outcome.ran) report.ran++;
-            else report.skipped++;
-            if (outcome.matchId !== null) report.matches++;
-          } catch {
-            report.failed++;
-          }
-        }
-        if (batchable.length === 0) continue;
-        const claimed = new Map<number, { rule: RuleRow; runId: number }>();
-        for (const rule of batchable) {
-          const runId = await claimRun(rule, until);
-          if (runId === null) report.skipped++;
-          else claimed.set(Number(rule.id), { rule, runId });
-        }
-        const results = await source.matchMany!(
-          context,
-          [...claimed.values()].map(({ rule }) => ({ ruleId: Number(rule.id), args: JSON.parse(rule.args) as Record<string, unknown>, since: Number(rule.last_run) })),
-          until,
-          MAX_STORED_HITS,
-        );
-        for (const { rule, runId } of claimed.values()) {
-          try {
-            const matchId = await finishSync(rule, runId, results.get(Number(rule.id)) ?? { hits: [], total: 0 }, until);
-            report.ran++;
-            if (matchId !== null) report.matches++;
-          } catch (error) {
-            // One rule's failure must not strand the others' claimed windows.
-            await markFailed(runId, error);
-            report.failed++;
-          }
+      const report: TickReport = { due: 0, ran: 0, skipped: 0, failed: 0, matches: 0 };
+      const matchedTogether = sourceCatalog.filter((source) => source.matchMany && source.serviceType === 'sync');
+      const runAlone = sourceCatalog.filter((source) => !matchedTogether.includes(source));
+      for (const [sources, limit] of [[matchedTogether, BATCH_OF_MATCHED_TOGETHER], [runAlone, BATCH_OF_RUN_ALONE]] as const) {
+        for (let claimed; (claimed = await claimDue(until, sources.map((s) => s.id), limit)).length > 0; ) {
+          const bySource = new Map<number, RuleRow[]>();
+          for (const rule of claimed) bySource.set(Number(rule.service_id), [...(bySource.get(Number(rule.service_id)) ?? []), rule]);
+          for (const [serviceId, rules] of bySource) await runClaimed(findSource(serviceId)!, rules, until, report);
         }
       }
       return report;

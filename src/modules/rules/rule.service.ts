@@ -1,6 +1,6 @@
 import type { Kysely, Selectable, Transaction } from 'kysely';
 import type { AlertRuleTable, Database } from '../../db/schema.ts';
-import type { Clock } from '../../lib/clock.ts';
+import { HOUR_MS, type Clock } from '../../lib/clock.ts';
 import { AppError, notFound, type FieldError } from '../../lib/errors.ts';
 import { linkedPage, pageWindow } from '../../lib/pagination.ts';
 import type { DeliveryKind } from '../delivery/index.ts';
@@ -232,9 +232,11 @@ export function createRuleService(deps: {
       if (Number(existing.is_deleted) === 1) throw new AppError('conflict', 'a deleted rule cannot be updated; restore it first');
       const valid = await validate(context.orgId, input, id);
       return db.transaction().execute(async (tx) => {
+        // A new frequency or service moves when the rule next falls due.
+        const dueAt = existing.last_run === null ? 0 : Number(existing.last_run) + effectiveHours(valid, valid.source) * HOUR_MS;
         const row = await tx
           .updateTable('alert_rules')
-          .set({ ...storedColumns(valid), updated_at: clock.now().getTime() })
+          .set({ ...storedColumns(valid), due_at: dueAt, updated_at: clock.now().getTime() })
           .where('id', '=', id)
           .returningAll()
           .executeTakeFirstOrThrow();

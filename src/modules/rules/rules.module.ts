@@ -1,6 +1,7 @@
 import type { Store } from '../../db/store.ts';
 import type { KeyRing } from '../../lib/crypto.ts';
 import type { JobQueue } from '../../jobs/job-queue.ts';
+import type { WorkerPresence } from '../../jobs/worker-presence.ts';
 import type { Clock } from '../../lib/clock.ts';
 import type { DeliveryService } from '../delivery/index.ts';
 import type { OrganizationService } from '../orgs/index.ts';
@@ -17,6 +18,7 @@ export function createRulesModule(deps: {
   keys: KeyRing;
   dataDir: string;
   jobs: JobQueue;
+  presence: WorkerPresence;
   organizations: OrganizationService;
   delivery: DeliveryService;
   followUps: FollowUpTokens;
@@ -24,9 +26,9 @@ export function createRulesModule(deps: {
   const { store, clock } = deps;
   const context = { db: store.db, engine: store.engine, clock, keys: deps.keys, dataDir: deps.dataDir };
   const rules = createRuleService({ db: store.db, clock, context, organizations: deps.organizations, followUps: deps.followUps });
-  const runner = createRuleRunner({ context, jobs: deps.jobs });
+  const runner = createRuleRunner({ context, jobs: deps.jobs, presence: deps.presence });
   const matches = createMatchService({ context, runner });
-  const notifier = createNotifier({ db: store.db, clock, delivery: deps.delivery, organizations: deps.organizations });
+  const notifier = createNotifier({ db: store.db, engine: store.engine, clock, presence: deps.presence, delivery: deps.delivery, organizations: deps.organizations });
   // A delivery resource used by an active rule cannot be deleted (spec 3.5).
   deps.delivery.setReferenceCheck((orgId, kind, id, tx) => rules.referencing(orgId, kind, id, tx));
   return { rules, runner, matches, notifier, routes: ruleRoutes({ rules, runner, matches }) };
