@@ -16,7 +16,7 @@ const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const srcDir = path.join(root, 'src');
 export const distDir = path.join(root, 'dist');
 export const entryFile = path.join(distDir, 'dragnet.js');
-/** Written last: its presence says the build finished, its mtime when. */
+/** Written last: its presence says the build finished; it holds the sources' newest mtime then. */
 const stampFile = path.join(distDir, 'build.json');
 
 const INLINED = new Set([
@@ -63,7 +63,8 @@ function newestSourceMtime() {
 /** Why dist/ needs building, or null when it is current. */
 export function staleReason() {
   if (!existsSync(stampFile)) return 'dist/ has not been built';
-  return statSync(stampFile).mtimeMs < newestSourceMtime() ? 'src/ changed since dist/ was built' : null;
+  const { sourcesMtime } = JSON.parse(readFileSync(stampFile, 'utf8'));
+  return !(newestSourceMtime() <= sourcesMtime) ? 'src/ changed since dist/ was built' : null;
 }
 
 /**
@@ -118,6 +119,8 @@ function writeAtomically(file, contents) {
 /** Builds dist/ (about a second); files of an earlier build that this one does not write are removed. */
 export async function build() {
   const esbuild = await import('esbuild');
+  // Taken before esbuild reads the sources: a file saved while it runs leaves dist/ stale.
+  const sourcesMtime = newestSourceMtime();
   const copies = new Map();
   const result = await esbuild.build({
     entryPoints: { dragnet: path.join(srcDir, 'cli/index.ts') },
@@ -154,7 +157,7 @@ export async function build() {
     const kept = name.endsWith('.tmp') || [...written].some((file) => full === file || full.startsWith(file + path.sep));
     if (!kept && statSync(full, { throwIfNoEntry: false })?.isFile()) rmSync(full, { force: true });
   }
-  writeAtomically(stampFile, JSON.stringify({ builtAt: new Date().toISOString(), esbuild: esbuild.version }) + '\n');
+  writeAtomically(stampFile, JSON.stringify({ builtAt: new Date().toISOString(), sourcesMtime, esbuild: esbuild.version }) + '\n');
 }
 
 if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
