@@ -32,7 +32,9 @@ describe(`email delivery through a real SMTP server (${testEngine})`, () => {
       startSmtpTestServer({ auth, allowInsecureAuth: true }),
       startSmtpTestServer({ auth: null }),
     ]);
-    t = await createTestApp({ env: { ...NO_RATE_LIMITS, DRAGNET_SMTP_CA_FILE: cert.caFile, DRAGNET_SMTP_TIMEOUT_MS: '1500' } });
+    t = await createTestApp({
+      env: { ...NO_RATE_LIMITS, DRAGNET_SMTP_CA_FILE: cert.caFile, DRAGNET_SMTP_TIMEOUT_MS: '1500', DRAGNET_DASHBOARD_URL: 'https://intel.acme.test' },
+    });
     alice = await deliveryUser(t, 'Acme', 'alice@acme.test');
     other = await deliveryUser(t, 'Globex', 'gina@globex.test');
   });
@@ -73,6 +75,7 @@ describe(`email delivery through a real SMTP server (${testEngine})`, () => {
     expect(message!.user).toBe(SMTP_USER);
     expect(message!.parsed.subject).toMatch(/^\[Test\] /);
     expect(message!.parsed.html).toContain('Test message');
+    expect(message!.parsed.html).toContain('href="https://intel.acme.test/"');
 
     const attempts = await alice.attempts({ channel: 'email' });
     expect(attempts.results[0]).toMatchObject({ channel: 'email', purpose: 'test_email', status: 'success', target: 'soc@acme.test', error: null });

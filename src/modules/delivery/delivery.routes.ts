@@ -180,7 +180,8 @@ export function deliveryRoutes(deps: { delivery: DeliveryService; audit: AuditLo
         },
       },
       async (request, reply) => {
-        const queued = await delivery.queueTestEmail(requireAuth(request).orgId, request.body.sender_id, request.body.recipient);
+        const { orgId } = requireAuth(request);
+        const queued = await delivery.queueTestEmail(orgId, request.body.sender_id, request.body.recipient, await deps.dashboardUrl(orgId));
         return reply.code(202).send(queued);
       },
     );

@@ -285,8 +285,11 @@ export function createDeliveryService(deps: {
 
     attempts,
 
-    /** spec 4.4: answer 202 at once; the message goes out in the background and is recorded. */
-    async queueTestEmail(orgId: number, senderId: number, rawRecipient: string) {
+    /**
+     * spec 4.4: answer 202 at once; the message goes out in the background and is recorded.
+     * Its {match_detail_link} opens the dashboard, so the link in the test shows where real ones lead.
+     */
+    async queueTestEmail(orgId: number, senderId: number, rawRecipient: string, dashboardUrl: string) {
       const recipient = normalizeEmail(rawRecipient, 'recipient');
       const sender = await senders.get(orgId, senderId);
       await ensureDefaultTemplate(orgId);
@@ -297,7 +300,7 @@ export function createDeliveryService(deps: {
         alert_rule_name: 'Test message',
         number_of_hits: 0,
         service: 'Dragnet test',
-        match_detail_link: 'https://example.invalid/dragnet-test',
+        match_detail_link: `${dashboardUrl}/`,
         total_results: 0,
         excluded_count: 0,
       });
