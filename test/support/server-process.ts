@@ -12,16 +12,14 @@ export interface ServerProcess {
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 }
 
+export type WorkerProcess = Omit<ServerProcess, 'baseUrl'>;
+
 /**
- * Starts the server the way the README says (`npm start`, i.e. the package's start script) with
- * the given environment and waits for its "Dragnet is listening on …" line. `extraArgs` go after
- * the script's own (`--no-worker` for an API-only process).
+ * Spawns `command args` with the environment and waits until its standard output matches
+ * `ready`; returns the process and the match.
  */
-export async function startServer(env: Record<string, string>, timeoutMs = 60_000, extraArgs: string[] = []): Promise<ServerProcess> {
-  const pkg = JSON.parse(readFileSync(path.join(repoRoot, 'package.json'), 'utf8')) as { scripts: { start: string } };
-  const [command, ...scriptArgs] = pkg.scripts.start.split(/\s+/);
-  const args = [...scriptArgs, ...extraArgs];
-  const child = spawn(command === 'node' ? process.execPath : command!, args, {
+async function spawnUntilReady(command: string, args: string[], env: Record<string, string>, ready: RegExp, timeoutMs: number) {
+  const child = spawn(command, args, {
     cwd: repoRoot,
     env: { ...process.env, DRAGNET_LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -34,24 +32,47 @@ export async function startServer(env: Record<string, string>, timeoutMs = 60_00
     child.once('exit', (code, signal) => resolve({ code, signal })),
   );
 
-  const baseUrl = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => fail(`no "listening" line within ${timeoutMs} ms`), timeoutMs);
+  const match = await new Promise<RegExpExecArray>((resolve, reject) => {
+    const timer = setTimeout(() => fail(`no line matching ${ready} within ${timeoutMs} ms`), timeoutMs);
     const fail = (why: string) => {
       clearTimeout(timer);
       child.stdout!.off('data', check);
       if (child.exitCode === null) child.kill('SIGKILL');
-      reject(new Error(`server did not start: ${why}\nstdout:\n${stdout}\nstderr:\n${stderr}`));
+      reject(new Error(`${args.join(' ')} did not start: ${why}\nstdout:\n${stdout}\nstderr:\n${stderr}`));
     };
     const check = () => {
-      const match = /Dragnet is listening on (http:\/\/\S+)/.exec(stdout);
-      if (!match) return;
+      const found = ready.exec(stdout);
+      if (!found) return;
       clearTimeout(timer);
       child.stdout!.off('data', check);
-      resolve(match[1]!);
+      resolve(found);
     };
     child.stdout!.on('data', check);
     void exited.then(({ code, signal }) => fail(`exited with ${code ?? signal}`));
   });
 
-  return { child, baseUrl, exited, output: () => ({ stdout, stderr }) };
+  return { process: { child, exited, output: () => ({ stdout, stderr }) }, match };
+}
+
+/**
+ * Starts the server the way the README says (`npm start`, i.e. the package's start script) with
+ * the given environment and waits for its "Dragnet is listening on …" line. `extraArgs` go after
+ * the script's own (`--no-worker` for an API-only process).
+ */
+export async function startServer(env: Record<string, string>, timeoutMs = 60_000, extraArgs: string[] = []): Promise<ServerProcess> {
+  const pkg = JSON.parse(readFileSync(path.join(repoRoot, 'package.json'), 'utf8')) as { scripts: { start: string } };
+  const [command, ...scriptArgs] = pkg.scripts.start.split(/\s+/);
+  const { process: started, match } = await spawnUntilReady(
+    command === 'node' ? process.execPath : command!,
+    [...scriptArgs, ...extraArgs],
+    env,
+    /Dragnet is listening on (http:\/\/\S+)/,
+    timeoutMs,
+  );
+  return { ...started, baseUrl: match[1]! };
+}
+
+/** Starts `dragnet worker` and waits for its "Dragnet worker running" line. */
+export async function startWorker(env: Record<string, string>, timeoutMs = 60_000): Promise<WorkerProcess> {
+  return (await spawnUntilReady(process.execPath, ['bin/dragnet.js', 'worker'], env, /Dragnet worker running/, timeoutMs)).process;
 }

@@ -10,8 +10,11 @@ export interface ReceivedRequest {
   body: Buffer;
 }
 
-/** What the receiver does with a request: answer a status (and optional headers), or never answer. */
-export type ReceiverBehaviour = { status: number; headers?: Record<string, string>; body?: string } | 'hang';
+/**
+ * What the receiver does with a request: answer a status (and optional headers), `delayMs`
+ * after the request arrived, or never answer.
+ */
+export type ReceiverBehaviour = { status: number; headers?: Record<string, string>; body?: string; delayMs?: number } | 'hang';
 
 export interface WebhookReceiver {
   /** http://127.0.0.1:<port><path> */
@@ -39,8 +42,12 @@ export async function startWebhookReceiver(host = '127.0.0.1', initial: Receiver
         hanging.add(response);
         return;
       }
-      response.writeHead(now.status, now.headers);
-      response.end(now.body ?? '');
+      const answer = () => {
+        response.writeHead(now.status, now.headers);
+        response.end(now.body ?? '');
+      };
+      if (now.delayMs) setTimeout(answer, now.delayMs);
+      else answer();
     });
   });
   server.on('connection', (socket) => {

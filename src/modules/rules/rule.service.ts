@@ -31,6 +31,9 @@ export interface RuleContext {
 
 const iso = (ms: number | null) => (ms === null ? null : new Date(Number(ms)).toISOString());
 
+/** How long workers wait for a new rule's first run (the creating request's) before running it. */
+const FIRST_RUN_GRACE_MS = 10 * 60_000;
+
 /** The slower of the rule's frequency and the source's floor (spec 3.4). */
 export const effectiveHours = (rule: { frequency: string }, source: SourceDefinition): number =>
   Math.max(frequencyHours[rule.frequency as Frequency] ?? 24, frequencyHours[source.frequency]);
@@ -216,6 +219,9 @@ export function createRuleService(deps: {
             ...storedColumns(valid),
             org_id: context.orgId,
             created_by: context.userId,
+            // spec 3.3.1: the first run is the creating request's (runNow); workers leave the
+            // rule alone meanwhile, and run it themselves only if that never happened.
+            due_at: now + FIRST_RUN_GRACE_MS,
             created_at: now,
             updated_at: now,
           })
