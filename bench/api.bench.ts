@@ -10,6 +10,7 @@ import { positive } from './support/options.ts';
 import { cpus, loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { Command, Option } from 'commander';
+import { logInBenchUser } from './support/bench-org.ts';
 import { startChildServer } from './support/child-server.ts';
 import { CleanupScope } from './support/cleanup.ts';
 import { httpJson, withDeadline } from './support/http.ts';
@@ -72,18 +73,7 @@ async function measureDragnet(options: ApiBenchOptions, load: LoadOptions): Prom
       ...store.env,
     };
     const server = await startChildServer({ entry: SERVERS_ENTRY, args: ['dragnet'], env, scope, label: 'Dragnet server' });
-    const { email, password } = server.info as unknown as { email: string; password: string };
-
-    const login = await httpJson(`${server.url}/token/`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ email, password }),
-    });
-    const access = (login.body as { access?: unknown } | null)?.access;
-    if (login.status !== 200 || typeof access !== 'string') {
-      throw new Error(`login failed: ${login.status} ${JSON.stringify(login.body)}`);
-    }
-    const headers = { authorization: `Bearer ${access}` };
+    const { email, headers } = await logInBenchUser(server);
     const url = `${server.url}/service/account/`;
     const probe = await httpJson(url, { headers });
     if (probe.status !== 200 || (probe.body as { email?: unknown } | null)?.email !== email) {

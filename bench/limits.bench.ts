@@ -21,7 +21,7 @@ import { positive } from './support/options.ts';
 import { cpus, loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { Command, InvalidArgumentError, Option } from 'commander';
-import { DEFAULT_REDIS_URL, deleteRedisCounters, prepareOrganization, RAISED_LIMIT, reachable } from './support/bench-org.ts';
+import { DEFAULT_REDIS_URL, deleteRedisCounters, logInBenchUser, prepareOrganization, RAISED_LIMIT, reachable } from './support/bench-org.ts';
 import { startChildServer } from './support/child-server.ts';
 import { CleanupScope } from './support/cleanup.ts';
 import { httpJson, withDeadline } from './support/http.ts';
@@ -114,16 +114,7 @@ async function startSide(backend: Backend, limiter: Limiter, options: LimitsBenc
   const orgId = await prepareOrganization(env, [endpoint.slug]);
   if (redis) scope.defer(`delete the Redis counters of organization ${orgId}`, () => deleteRedisCounters(options.redisUrl, orgId));
   const server = await startChildServer({ entry: SERVERS_ENTRY, args: ['dragnet'], env, scope, label: `Dragnet server (${backend}, limiter ${limiter})` });
-  const { email, password } = server.info as unknown as { email: string; password: string };
-
-  const login = await httpJson(`${server.url}/token/`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ email, password }),
-  });
-  const access = (login.body as { access?: unknown } | null)?.access;
-  if (login.status !== 200 || typeof access !== 'string') throw new Error(`login failed: ${login.status} ${JSON.stringify(login.body)}`);
-  const headers = { authorization: `Bearer ${access}` };
+  const { headers } = await logInBenchUser(server);
   const url = `${server.url}${endpoint.path}`;
 
   // The probe proves which side this is: the raised limits in the headers, or no limiter at all.

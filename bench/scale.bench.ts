@@ -26,7 +26,7 @@ import { fileURLToPath } from 'node:url';
 import { Command } from 'commander';
 import { Pool } from 'undici';
 import { generateCorpus } from '../src/modules/sources/messenger/index.ts';
-import { DEFAULT_REDIS_URL, deleteRedisCounters, prepareOrganization, RAISED_LIMIT, reachable } from './support/bench-org.ts';
+import { DEFAULT_REDIS_URL, deleteRedisCounters, logInBenchUser, prepareOrganization, RAISED_LIMIT, reachable } from './support/bench-org.ts';
 import { startChildServer } from './support/child-server.ts';
 import { CleanupScope } from './support/cleanup.ts';
 import { httpJson, withDeadline } from './support/http.ts';
@@ -102,15 +102,7 @@ async function deploy(
   for (let i = 1; i < setup.processes; i++) {
     peers.push(await startChildServer({ entry: SERVERS_ENTRY, args: ['dragnet-peer'], env, scope, label: `Dragnet (${setup.label}) #${i + 1}` }));
   }
-  const { email, password } = first.info as unknown as { email: string; password: string };
-  const login = await httpJson(`${first.url}/token/`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ email, password }),
-  });
-  const access = (login.body as { access?: unknown } | null)?.access;
-  if (login.status !== 200 || typeof access !== 'string') throw new Error(`login failed: ${login.status} ${JSON.stringify(login.body)}`);
-  const headers = { authorization: `Bearer ${access}` };
+  const { email, password, headers } = await logInBenchUser(first);
   const servers = [first, ...peers];
   for (const server of servers) {
     // The probe proves the deployment is what it claims: the raised limits, or no limiter.

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runCli } from './support/cli.ts';
+import { createUserByCli } from './support/cli.ts';
 import { startServer, type ServerProcess } from './support/server-process.ts';
 import { createTestStoreLocation, testEngine, type TestStoreLocation } from './support/test-store.ts';
 
@@ -12,11 +12,7 @@ describe(`the server process (${testEngine})`, () => {
 
   beforeAll(async () => {
     location = await createTestStoreLocation();
-    const created = await runCli(['user', 'create', '--org', 'Acme', '--email', 'alice@acme.test', '--password-stdin'], {
-      env: location.env,
-      input: `${PASSWORD}\n`,
-    });
-    expect(created.code, created.stderr).toBe(0);
+    await createUserByCli(location.env, { org: 'Acme', email: 'alice@acme.test', password: PASSWORD });
     // At the default log level, as `npm start` runs it.
     server = await startServer({ ...location.env, HOST: '127.0.0.1', PORT: '0', DRAGNET_LOG_LEVEL: 'info' });
   }, SLOW_MS);
@@ -90,11 +86,7 @@ describe(`the server process (${testEngine})`, () => {
   it(
     'sees users the CLI creates while it runs',
     async () => {
-      const created = await runCli(['user', 'create', '--org', 'Acme', '--email', 'bob@acme.test', '--password-stdin'], {
-        env: location.env,
-        input: `${PASSWORD}\n`,
-      });
-      expect(created.code, created.stderr).toBe(0);
+      await createUserByCli(location.env, { org: 'Acme', email: 'bob@acme.test', password: PASSWORD });
       expect((await login('bob@acme.test', PASSWORD)).status).toBe(200);
     },
     SLOW_MS,

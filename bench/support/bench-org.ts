@@ -4,6 +4,8 @@ import pg from 'pg';
 import { loadConfig } from '../../src/config.ts';
 import { createContainer } from '../../src/container.ts';
 import { ACCOUNT_SCOPE, serviceScope } from '../../src/modules/usage/limits.ts';
+import type { ChildServer } from './child-server.ts';
+import { httpJson } from './http.ts';
 
 /** The organization bench/support/servers.ts puts its user in. */
 export const BENCH_ORG = 'Bench';
@@ -83,4 +85,17 @@ export async function deleteRedisCounters(url: string, orgId: number): Promise<v
   } finally {
     await redis.quit();
   }
+}
+
+/** Logs in as the user a `servers.ts dragnet` child created; its credentials and Authorization header. */
+export async function logInBenchUser(server: ChildServer) {
+  const { email, password } = server.info as unknown as { email: string; password: string };
+  const login = await httpJson(`${server.url}/token/`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ email, password }),
+  });
+  const access = (login.body as { access?: unknown } | null)?.access;
+  if (login.status !== 200 || typeof access !== 'string') throw new Error(`login failed: ${login.status} ${JSON.stringify(login.body)}`);
+  return { email, password, headers: { authorization: `Bearer ${access}` } };
 }

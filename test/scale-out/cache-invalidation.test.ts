@@ -1,6 +1,6 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runCli } from '../support/cli.ts';
+import { createUserByCli, runCli } from '../support/cli.ts';
 import { startServer, type ServerProcess } from '../support/server-process.ts';
 import { createTestStoreLocation, testEngine, type TestStoreLocation } from '../support/test-store.ts';
 
@@ -62,11 +62,7 @@ describe(`cached users and organizations across processes (${testEngine})`, () =
 
   beforeAll(async () => {
     location = await createTestStoreLocation();
-    const created = await runCli(['user', 'create', '--org', 'Acme', '--email', 'alice@acme.test', '--password-stdin'], {
-      env: location.env,
-      input: `${PASSWORD}\n`,
-    });
-    expect(created.code, created.stderr).toBe(0);
+    await createUserByCli(location.env, { org: 'Acme', email: 'alice@acme.test', password: PASSWORD });
     const env = { ...location.env, HOST: '127.0.0.1', PORT: '0' };
     servers.push(...(await Promise.all([startServer(env, 120_000, ['--no-worker']), startServer(env, 120_000, ['--no-worker'])])));
     await logIn();

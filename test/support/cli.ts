@@ -36,3 +36,9 @@ export function runCli(args: string[], options: { env: Record<string, string>; i
     child.stdin?.end(options.input ?? '');
   });
 }
+
+/** `dragnet user create --org <org> --email <email> --password-stdin`, which must succeed. */
+export async function createUserByCli(env: Record<string, string>, user: { org: string; email: string; password: string }): Promise<void> {
+  const created = await runCli(['user', 'create', '--org', user.org, '--email', user.email, '--password-stdin'], { env, input: `${user.password}\n` });
+  if (created.code !== 0) throw new Error(`user create ${user.email} exited ${created.code}: ${created.stderr}`);
+}
