@@ -24,6 +24,7 @@ import { readFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { Command } from 'commander';
+import { Redis } from 'ioredis';
 import { Pool } from 'undici';
 import { generateCorpus } from '../src/modules/sources/messenger/index.ts';
 import { DEFAULT_REDIS_URL, deleteRedisCounters, logInBenchUser, prepareOrganization, RAISED_LIMIT, reachable } from './support/bench-org.ts';
@@ -122,6 +123,40 @@ interface Config {
   processes: number;
   target: { url: string | string[]; headers?: Record<string, string> };
   connections: number;
+  /** The server processes under load, for their CPU time. */
+  pids: number[];
+}
+
+/** CPU seconds used, by whom, while a configuration was under load. */
+interface CpuUse {
+  servers: number;
+  loadGenerator: number;
+  redis: number;
+}
+
+const CLOCK_TICKS_PER_SECOND = 100;
+
+/** User + system CPU seconds of a process so far (Linux /proc; NaN elsewhere). */
+function cpuSecondsOf(pid: number): number {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS_PER_SECOND;
+  } catch {
+    return Number.NaN;
+  }
+}
+
+/** Measures the CPU time `work` costs the servers, this process (autocannon) and Redis. */
+async function withCpu<T>(pids: number[], redisPid: number | null, work: () => Promise<T>): Promise<[T, CpuUse]> {
+  const servers = () => pids.reduce((sum, pid) => sum + cpuSecondsOf(pid), 0);
+  const own = () => {
+    const { user, system } = process.cpuUsage();
+    return (user + system) / 1e6;
+  };
+  const redis = () => (redisPid === null ? Number.NaN : cpuSecondsOf(redisPid));
+  const before = { servers: servers(), loadGenerator: own(), redis: redis() };
+  const result = await work();
+  return [result, { servers: servers() - before.servers, loadGenerator: own() - before.loadGenerator, redis: redis() - before.redis }];
 }
 
 const CONFIG_NAMES = {
@@ -134,7 +169,13 @@ const CONFIG_NAMES = {
 } as const;
 type ConfigKey = keyof typeof CONFIG_NAMES;
 
-async function throughputRound(options: ScaleOptions, round: number): Promise<Record<ConfigKey, LoadFigures>> {
+interface RoundResult {
+  figures: Record<ConfigKey, LoadFigures>;
+  /** CPU cores in use during the measured slices (CPU seconds / measured seconds). */
+  cores: Record<ConfigKey, CpuUse>;
+}
+
+async function throughputRound(options: ScaleOptions, round: number, redisPid: number | null): Promise<RoundResult> {
   const scope = new CleanupScope();
   try {
     const n = options.connections;
@@ -144,31 +185,46 @@ async function throughputRound(options: ScaleOptions, round: number): Promise<Re
     const sqliteOff = await deploy(scope, options, { kind: 'sqlite', redis: false, limiter: false, processes: 1, slugs, label: 'SQLite, limiter off' });
     const pgOn = await deploy(scope, options, { kind: 'postgres', redis: true, limiter: true, processes: 2, slugs, label: 'PostgreSQL + Redis' });
     const pgOff = await deploy(scope, options, { kind: 'postgres', redis: true, limiter: false, processes: 1, slugs, label: 'PostgreSQL + Redis, limiter off' });
-    const one = (d: Deployment) => ({ url: `${d.urls[0]}${ACCOUNT_PATH}`, headers: d.headers });
+    const one = (d: Deployment) => ({ target: { url: `${d.urls[0]}${ACCOUNT_PATH}`, headers: d.headers }, pids: [d.pids[0]!] });
     const configs: Record<ConfigKey, Config> = {
-      bare: { name: CONFIG_NAMES.bare, processes: 1, target: { url: `${bare.url}/bare` }, connections: n },
-      sqliteOn: { name: CONFIG_NAMES.sqliteOn, processes: 1, target: one(sqliteOn), connections: n },
-      sqliteOff: { name: CONFIG_NAMES.sqliteOff, processes: 1, target: one(sqliteOff), connections: n },
-      pgOn: { name: CONFIG_NAMES.pgOn, processes: 1, target: one(pgOn), connections: n },
-      pgOff: { name: CONFIG_NAMES.pgOff, processes: 1, target: one(pgOff), connections: n },
-      pgTwo: { name: CONFIG_NAMES.pgTwo, processes: 2, target: { url: pgOn.urls.map((u) => `${u}${ACCOUNT_PATH}`), headers: pgOn.headers }, connections: 2 * n },
+      bare: { name: CONFIG_NAMES.bare, processes: 1, target: { url: `${bare.url}/bare` }, pids: [bare.pid], connections: n },
+      sqliteOn: { name: CONFIG_NAMES.sqliteOn, processes: 1, ...one(sqliteOn), connections: n },
+      sqliteOff: { name: CONFIG_NAMES.sqliteOff, processes: 1, ...one(sqliteOff), connections: n },
+      pgOn: { name: CONFIG_NAMES.pgOn, processes: 1, ...one(pgOn), connections: n },
+      pgOff: { name: CONFIG_NAMES.pgOff, processes: 1, ...one(pgOff), connections: n },
+      pgTwo: {
+        name: CONFIG_NAMES.pgTwo,
+        processes: 2,
+        target: { url: pgOn.urls.map((u) => `${u}${ACCOUNT_PATH}`), headers: pgOn.headers },
+        pids: pgOn.pids,
+        connections: 2 * n,
+      },
     };
     const keys = Object.keys(configs) as ConfigKey[];
     for (const key of keys) await loadSlice(configs[key].target, configs[key].connections, options.warmup);
 
     const collected = Object.fromEntries(keys.map((key) => [key, [] as LoadFigures[]])) as Record<ConfigKey, LoadFigures[]>;
+    const cpu = Object.fromEntries(keys.map((key) => [key, { servers: 0, loadGenerator: 0, redis: 0 }])) as Record<ConfigKey, CpuUse>;
     const slices = Math.max(1, Math.round(options.duration / options.slice));
     for (let i = 0; i < slices; i++) {
       // Each slice starts the rotation one place further (and each round elsewhere again).
       const shift = (i + round) % keys.length;
       for (const key of [...keys.slice(shift), ...keys.slice(0, shift)]) {
-        const figures = await loadSlice(configs[key].target, configs[key].connections, options.slice);
-        if (figures.requests === 0) process.stdout.write(`  note: ${configs[key].name}: no request completed in slice ${i + 1}\n`);
+        const config = configs[key];
+        const [figures, used] = await withCpu(config.pids, redisPid, () => loadSlice(config.target, config.connections, options.slice));
+        if (figures.requests === 0) process.stdout.write(`  note: ${config.name}: no request completed in slice ${i + 1}\n`);
         collected[key].push(figures);
+        for (const part of ['servers', 'loadGenerator', 'redis'] as const) cpu[key][part] += used[part];
       }
     }
     await new Promise((resolve) => setTimeout(resolve, SETTLE_MS));
-    return Object.fromEntries(keys.map((key) => [key, combineSlices(collected[key], options.slice)])) as Record<ConfigKey, LoadFigures>;
+    const measured = slices * options.slice;
+    return {
+      figures: Object.fromEntries(keys.map((key) => [key, combineSlices(collected[key], options.slice)])) as Record<ConfigKey, LoadFigures>,
+      cores: Object.fromEntries(
+        keys.map((key) => [key, { servers: cpu[key].servers / measured, loadGenerator: cpu[key].loadGenerator / measured, redis: cpu[key].redis / measured }]),
+      ) as Record<ConfigKey, CpuUse>,
+    };
   } finally {
     await scope.close();
   }
@@ -182,28 +238,45 @@ function table(rows: string[][]): string {
 const pct = (value: number) => `${value.toFixed(1)}%`;
 const loadText = () => loadavg().map((value) => value.toFixed(2)).join(' ');
 
+/** Redis's process id, when it runs on this host (its CPU time is then read from /proc). */
+async function redisPid(url: string): Promise<number | null> {
+  const redis = new Redis(url, { maxRetriesPerRequest: 1 });
+  try {
+    const pid = Number(/process_id:(\d+)/.exec(await redis.info('server'))?.[1]);
+    return Number.isInteger(pid) && cpuSecondsOf(pid) >= 0 ? pid : null;
+  } finally {
+    await redis.quit();
+  }
+}
+
 async function throughput(options: ScaleOptions): Promise<boolean> {
-  const rounds: Array<Record<ConfigKey, LoadFigures>> = [];
+  const rounds: RoundResult[] = [];
   const budgetMs = options.rounds * (6 * (options.warmup + options.duration) + 300) * 1000;
+  const redis = await redisPid(options.redisUrl);
   await withDeadline(
     budgetMs,
     (async () => {
       for (let round = 1; round <= options.rounds; round++) {
         process.stdout.write(`${options.rounds > 1 ? `round ${round}/${options.rounds}: ` : ''}starting the servers, then loading them in turn ...\n`);
-        rounds.push(await throughputRound(options, round));
+        rounds.push(await throughputRound(options, round, redis));
       }
     })(),
   );
   const keys = Object.keys(CONFIG_NAMES) as ConfigKey[];
-  const figures = Object.fromEntries(keys.map((key) => [key, medianFigures(rounds.map((r) => r[key]))])) as Record<ConfigKey, LoadFigures>;
+  const figures = Object.fromEntries(keys.map((key) => [key, medianFigures(rounds.map((r) => r.figures[key]))])) as Record<ConfigKey, LoadFigures>;
+  const cores = (key: ConfigKey, part: keyof CpuUse) => median(rounds.map((r) => r.cores[key][part]));
   // Ratios per round, then their median: each round's configurations ran at the same moments.
-  const perRound = (of: (r: Record<ConfigKey, LoadFigures>) => number) => median(rounds.map(of));
+  const perRound = (of: (r: Record<ConfigKey, LoadFigures>) => number) => {
+    const values = rounds.map((r) => of(r.figures));
+    return { value: median(values), rounds: values };
+  };
   const share = (key: ConfigKey) => perRound((r) => (r[key].rps / r.bare.rps) * 100);
   const cost = (on: ConfigKey, off: ConfigKey) => perRound((r) => (1 - r[on].rps / r[off].rps) * 100);
   const scaling = perRound((r) => r.pgTwo.rps / r.pgOn.rps);
-  const costs: Partial<Record<ConfigKey, number>> = { sqliteOn: cost('sqliteOn', 'sqliteOff'), pgOn: cost('pgOn', 'pgOff') };
+  const costs: Partial<Record<ConfigKey, ReturnType<typeof cost>>> = { sqliteOn: cost('sqliteOn', 'sqliteOff'), pgOn: cost('pgOn', 'pgOff') };
+  const roundsOf = (values: number[], format: (v: number) => string) => (values.length > 1 ? ` (rounds: ${values.map(format).join(', ')})` : '');
 
-  const rows = [['configuration', 'processes', 'connections', 'req/s', 'p50 ms', 'p99 ms', 'of bare', 'limiter cost', 'vs 1 process']];
+  const rows = [['configuration', 'processes', 'connections', 'req/s', 'p50 ms', 'p99 ms', 'of bare', 'limiter cost', 'vs 1 process', 'CPU: servers / autocannon / Redis']];
   for (const key of keys) {
     const f = figures[key];
     rows.push([
@@ -213,18 +286,22 @@ async function throughput(options: ScaleOptions): Promise<boolean> {
       int(f.rps),
       ms(f.p50),
       ms(f.p99),
-      key === 'bare' ? '' : pct(share(key)),
-      costs[key] === undefined ? '' : pct(costs[key]!),
-      key === 'pgTwo' ? `×${scaling.toFixed(2)}` : '',
+      key === 'bare' ? '' : pct(share(key).value),
+      costs[key] === undefined ? '' : pct(costs[key].value),
+      key === 'pgTwo' ? `×${scaling.value.toFixed(2)}` : '',
+      `${cores(key, 'servers').toFixed(2)} / ${cores(key, 'loadGenerator').toFixed(2)} / ${cores(key, 'redis').toFixed(2)}`,
     ]);
   }
-  process.stdout.write(`\n${table(rows)}\nload average after: ${loadText()}\n\n`);
+  process.stdout.write(`\n${table(rows)}\n(CPU in cores while loaded; req/s, latencies and CPU are medians over rounds, ratios medians of each round's ratio)\nload average after: ${loadText()}\n\n`);
 
   const goals = [
-    { text: `PostgreSQL + Redis, 1 API process: ${pct(share('pgOn'))} of bare Fastify (goal >= ${GOALS.sharePercent}%)`, ok: share('pgOn') >= GOALS.sharePercent },
-    { text: `limiter cost, PostgreSQL + Redis: ${pct(costs.pgOn!)} (goal <= ${GOALS.limiterCostPercent}%)`, ok: costs.pgOn! <= GOALS.limiterCostPercent },
-    { text: `limiter cost, SQLite: ${pct(costs.sqliteOn!)} (goal <= ${GOALS.limiterCostPercent}%)`, ok: costs.sqliteOn! <= GOALS.limiterCostPercent },
-    { text: `2 API processes: ×${scaling.toFixed(2)} the requests/s of one (goal >= ×${GOALS.scaling})`, ok: scaling >= GOALS.scaling },
+    { text: `PostgreSQL + Redis, 1 API process: ${pct(share('pgOn').value)} of bare Fastify${roundsOf(share('pgOn').rounds, pct)} (goal >= ${GOALS.sharePercent}%)`, ok: share('pgOn').value >= GOALS.sharePercent },
+    { text: `limiter cost, PostgreSQL + Redis: ${pct(costs.pgOn!.value)}${roundsOf(costs.pgOn!.rounds, pct)} (goal <= ${GOALS.limiterCostPercent}%)`, ok: costs.pgOn!.value <= GOALS.limiterCostPercent },
+    { text: `limiter cost, SQLite: ${pct(costs.sqliteOn!.value)}${roundsOf(costs.sqliteOn!.rounds, pct)} (goal <= ${GOALS.limiterCostPercent}%)`, ok: costs.sqliteOn!.value <= GOALS.limiterCostPercent },
+    {
+      text: `2 API processes: ×${scaling.value.toFixed(2)} the requests/s of one${roundsOf(scaling.rounds, (v) => `×${v.toFixed(2)}`)} (goal >= ×${GOALS.scaling})`,
+      ok: scaling.value >= GOALS.scaling,
+    },
   ];
   for (const goal of goals) process.stdout.write(`scale: ${goal.text}: ${goal.ok ? 'PASS' : 'FAIL'}\n`);
   return goals.every((goal) => goal.ok);
