@@ -357,8 +357,11 @@ function rssBytes(pid: number): number {
 
 interface Minute {
   latencies: number[];
+  /** The latencies of each operation of the mix. */
+  byOperation: Map<string, number[]>;
   failures: Map<string, number>;
-  rss: number[];
+  /** Per process, the RSS samples taken in the minute. */
+  rss: number[][];
 }
 
 function percentileOf(values: number[], p: number): number {
@@ -390,7 +393,7 @@ async function soak(options: ScaleOptions): Promise<boolean> {
     const minutes: Minute[] = [];
     const minute = () => {
       const index = Math.floor((Date.now() - started) / 60_000);
-      while (minutes.length <= index) minutes.push({ latencies: [], failures: new Map(), rss: [] });
+      while (minutes.length <= index) minutes.push({ latencies: [], byOperation: new Map(), failures: new Map(), rss: deployment.pids.map(() => []) });
       return minutes[index]!;
     };
     async function send(pool: Pool, name: string, method: 'GET' | 'POST' | 'DELETE', path: string, body?: unknown): Promise<unknown> {
@@ -403,7 +406,11 @@ async function soak(options: ScaleOptions): Promise<boolean> {
       });
       const text = await response.body.text();
       const bucket = minute();
-      bucket.latencies.push(performance.now() - begun);
+      const took = performance.now() - begun;
+      bucket.latencies.push(took);
+      const ofOperation = bucket.byOperation.get(name);
+      if (ofOperation) ofOperation.push(took);
+      else bucket.byOperation.set(name, [took]);
       if (response.statusCode >= 300) {
         const key = `${name} ${response.statusCode}`;
         bucket.failures.set(key, (bucket.failures.get(key) ?? 0) + 1);
@@ -446,18 +453,22 @@ async function soak(options: ScaleOptions): Promise<boolean> {
     };
     const sampler = setInterval(() => {
       const bucket = minute();
-      bucket.rss = deployment.pids.map(rssBytes);
+      deployment.pids.forEach((pid, i) => bucket.rss[i]!.push(rssBytes(pid)));
     }, RSS_EVERY_MS);
     scope.defer('stop the RSS sampler', () => clearInterval(sampler));
+    // A minute's RSS is the median of its samples: one sample lands before or after a GC at random.
+    const rssOf = (m: Minute) => m.rss.map((samples) => median(samples));
+    const mb = (bytes: number[]) => bytes.map((b) => `${(b / 2 ** 20).toFixed(1)} MB`).join(' / ');
+    let printed = 0;
     const progress = setInterval(() => {
-      const done = minutes.length - 1;
-      const last = minutes[done - 1];
-      if (!last) return;
-      process.stdout.write(
-        `  minute ${done}: ${int(last.latencies.length / 60)} req/s, p50 ${ms(percentileOf(last.latencies, 50))} ms, p99 ${ms(percentileOf(last.latencies, 99))} ms, ` +
-          `RSS ${last.rss.map((b) => `${(b / 2 ** 20).toFixed(0)} MB`).join(' / ')}${last.failures.size ? `, non-2xx: ${[...last.failures].map(([k, v]) => `${k} ×${v}`).join(', ')}` : ''}\n`,
-      );
-    }, 60_000);
+      for (; printed < minutes.length - 1; printed++) {
+        const done = minutes[printed]!;
+        process.stdout.write(
+          `  minute ${printed + 1}: ${int(done.latencies.length / 60)} req/s, p50 ${ms(percentileOf(done.latencies, 50))} ms, p99 ${ms(percentileOf(done.latencies, 99))} ms, ` +
+            `RSS ${mb(rssOf(done))}${done.failures.size ? `, non-2xx: ${[...done.failures].map(([k, v]) => `${k} ×${v}`).join(', ')}` : ''}\n`,
+        );
+      }
+    }, 10_000);
     scope.defer('stop the progress lines', () => clearInterval(progress));
     await Promise.all([...Array.from({ length: options.soakClients - 1 }, (_, i) => reader(i)), writer(), logins()]);
     clearInterval(sampler);
@@ -466,14 +477,26 @@ async function soak(options: ScaleOptions): Promise<boolean> {
     const full = minutes.filter((_, i) => i < options.soakMinutes);
     const first = full[0]!;
     const last = full[full.length - 1]!;
-    const growth = deployment.pids.map((_, i) => (last.rss[i]! / first.rss[i]! - 1) * 100);
+    const [rssFirst, rssLast] = [rssOf(first), rssOf(last)];
+    const growth = deployment.pids.map((_, i) => (rssLast[i]! / rssFirst[i]! - 1) * 100);
     const failures = full.reduce((sum, m) => sum + [...m.failures.values()].reduce((a, b) => a + b, 0), 0);
     const requests = full.reduce((sum, m) => sum + m.latencies.length, 0);
-    const mb = (bytes: number[]) => bytes.map((b) => `${(b / 2 ** 20).toFixed(1)} MB`).join(' / ');
+    const rows = [['operation', 'minute 1 requests', 'p50 ms', 'p99 ms', `minute ${full.length} requests`, 'p50 ms', 'p99 ms']];
+    const line = (label: string, start: number[], end: number[]) => [
+      label,
+      int(start.length),
+      ms(percentileOf(start, 50)),
+      ms(percentileOf(start, 99)),
+      int(end.length),
+      ms(percentileOf(end, 50)),
+      ms(percentileOf(end, 99)),
+    ];
+    rows.push(line('all', first.latencies, last.latencies));
+    for (const name of [...first.byOperation.keys()].sort()) rows.push(line(name, first.byOperation.get(name)!, last.byOperation.get(name) ?? []));
     process.stdout.write(
-      `\nsoak: ${options.soakMinutes} min, ${int(requests)} requests (${int(requests / (options.soakMinutes * 60))} req/s), ${failures} non-2xx\n` +
-        `  minute 1:  p50 ${ms(percentileOf(first.latencies, 50))} ms, p99 ${ms(percentileOf(first.latencies, 99))} ms, RSS ${mb(first.rss)}\n` +
-        `  minute ${full.length}: p50 ${ms(percentileOf(last.latencies, 50))} ms, p99 ${ms(percentileOf(last.latencies, 99))} ms, RSS ${mb(last.rss)}\n`,
+      `\nsoak: ${options.soakMinutes} min, ${int(requests)} requests (${int(requests / (options.soakMinutes * 60))} req/s), ${failures} non-2xx; load average ${loadText()}\n` +
+        `${table(rows)}\n` +
+        `  RSS (median of the minute's samples, per API process): minute 1 ${mb(rssFirst)}, minute ${full.length} ${mb(rssLast)}\n`,
     );
     const ok = growth.every((g) => g < GOALS.rssGrowthPercent) && failures === 0;
     process.stdout.write(
