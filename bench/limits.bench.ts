@@ -17,7 +17,7 @@
  * reservation instead.)
  * Goal: cost = 1 - on/off of requests/s at most 15% per backend; exit code 1 when missed.
  */
-import { positive } from './support/options.ts';
+import { positive, withSliceOptions } from './support/options.ts';
 import { cpus, loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { Command, InvalidArgumentError, Option } from 'commander';
@@ -70,7 +70,7 @@ const backendList = (raw: string): Backend[] => {
 };
 
 function parseOptions(args: string[]): LimitsBenchOptions {
-  const program = new Command('npm run bench -- limits')
+  const program = withSliceOptions(new Command('npm run bench -- limits'), 'side')
     .description('requests/s of a limited GET with the rate limiter on versus DRAGNET_RATE_LIMITS=off, per counter backend')
     .option('--backends <list>', 'comma-separated: embedded, redis, postgres', backendList, ['embedded', 'redis', 'postgres'] as Backend[])
     .addOption(new Option('--endpoint <name>', 'the limited GET to load').choices(Object.keys(ENDPOINTS)).default('account'))
@@ -80,9 +80,6 @@ function parseOptions(args: string[]): LimitsBenchOptions {
       process.env.DRAGNET_BENCH_DATABASE_URL || DEFAULT_POSTGRES_ADMIN_URL,
     )
     .option('--redis-url <url>', 'Redis for the redis backend', process.env.DRAGNET_BENCH_REDIS_URL || DEFAULT_REDIS_URL)
-    .option('--duration <seconds>', 'measured load per side (limiter on, off), in slices', positive('--duration', false, 600), 20)
-    .option('--slice <seconds>', 'length of one slice; the sides take turns slice by slice', positive('--slice', false, 60), 2)
-    .option('--warmup <seconds>', 'unmeasured load per side before measuring', positive('--warmup', false, 600), 3)
     .option('--connections <n>', 'concurrent autocannon connections', positive('--connections', true, 1000), 10)
     .option('--rounds <n>', 'repeat each backend on a fresh pair of servers; figures are medians', positive('--rounds', true, 20), 1)
     .exitOverride((error) => process.exit(error.exitCode === 0 ? 0 : 2))

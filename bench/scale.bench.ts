@@ -32,7 +32,7 @@ import { startChildServer } from './support/child-server.ts';
 import { CleanupScope } from './support/cleanup.ts';
 import { httpJson, withDeadline } from './support/http.ts';
 import { combineSlices, int, loadSlice, median, medianFigures, ms, type LoadFigures } from './support/load.ts';
-import { positive } from './support/options.ts';
+import { positive, withSliceOptions } from './support/options.ts';
 import { createBenchStore, DEFAULT_POSTGRES_ADMIN_URL, type StoreKind } from './support/store.ts';
 
 const SERVERS_ENTRY = fileURLToPath(new URL('./support/servers.ts', import.meta.url));
@@ -54,13 +54,10 @@ interface ScaleOptions {
 }
 
 function parseOptions(args: string[]): ScaleOptions {
-  const program = new Command('npm run bench -- scale')
+  const program = withSliceOptions(new Command('npm run bench -- scale'), 'configuration')
     .description('throughput of 1 and 2 API processes, SQLite and PostgreSQL + Redis, limiter cost; then a soak of mixed traffic')
     .option('--admin-url <url>', 'PostgreSQL admin connection (fresh databases are created and dropped)', process.env.DRAGNET_BENCH_DATABASE_URL || DEFAULT_POSTGRES_ADMIN_URL)
     .option('--redis-url <url>', 'Redis for the counts', process.env.DRAGNET_BENCH_REDIS_URL || DEFAULT_REDIS_URL)
-    .option('--duration <seconds>', 'measured load per configuration, in slices', positive('--duration', false, 600), 20)
-    .option('--slice <seconds>', 'length of one slice; configurations take turns slice by slice', positive('--slice', false, 60), 2)
-    .option('--warmup <seconds>', 'unmeasured load per configuration first', positive('--warmup', false, 600), 3)
     .option('--connections <n>', 'autocannon connections per API process', positive('--connections', true, 1000), 10)
     .option('--rounds <n>', 'repeat the throughput table on fresh servers; figures are medians', positive('--rounds', true, 20), 1)
     .option('--no-throughput', 'skip the throughput table')
