@@ -5,6 +5,7 @@ import { createContainer } from '../../src/container.ts';
 import { ACCOUNT_SCOPE } from '../../src/modules/usage/limits.ts';
 import { runCli } from '../support/cli.ts';
 import {
+  CATEGORIES_PATH,
   CHANNELS_PATH,
   REDIS_URL,
   USAGE_PATH,
@@ -22,8 +23,11 @@ import { createTestStoreLocation, testDatabaseAdminUrl, type TestStoreLocation }
  * The proof that a limit is exact across API processes: four real servers (`npm start`) share
  * one PostgreSQL store, an organization's messenger-channels limit is 50 a day (per-second cap
  * lifted so it cannot interfere), and 200 requests are fired at once, spread over the four.
- * Exactly 50 are admitted and 150 refused, and the usage report reads 50. Run with the counts in
- * Redis (DRAGNET_REDIS_URL) and, without Redis, in PostgreSQL rows (dragnet_rate_reserve).
+ * Exactly 50 are admitted and 150 refused, and the usage report reads 50. Then a larger limit
+ * (2,000 a day of the channel categories) under sustained load from 64 clients, where Redis
+ * leases units to the busy processes: never more than the limit is admitted, and once the
+ * leases are given back exactly the limit. Run with the counts in Redis (DRAGNET_REDIS_URL)
+ * and, without Redis, in PostgreSQL rows (dragnet_rate_reserve).
  *
  * Always on PostgreSQL (several processes cannot share the embedded store): the database is
  * created on DRAGNET_TEST_DATABASE_URL, or on the local default server when the suite runs on
@@ -34,6 +38,7 @@ const ADMIN_URL = testDatabaseAdminUrl ?? 'postgres://postgres@127.0.0.1:5432/po
 const PROCESSES = 4;
 const REQUESTS = 200;
 const LIMIT = 50;
+const LEASED_LIMIT = 2_000;
 const PASSWORD = 'a long enough password for four servers';
 // Generous: four servers start at once (migrations check) on a possibly busy machine.
 const SLOW_MS = 360_000;
@@ -89,7 +94,10 @@ describe.each([
     } finally {
       await container.close();
     }
-    const limits = await runCli(['org', 'set-limits', 'Concurrency', '--service', `messenger-channels=${LIMIT}`], { env });
+    const limits = await runCli(
+      ['org', 'set-limits', 'Concurrency', '--service', `messenger-channels=${LIMIT}`, '--service', `messenger-channels-categories=${LEASED_LIMIT}`],
+      { env },
+    );
     expect(limits.code, limits.stderr).toBe(0);
     expect(limits.stdout).toMatch(/account\s+second\s+none/);
     expect(limits.stdout).toMatch(/service:messenger-channels\s+day\s+50/);
@@ -143,6 +151,41 @@ describe.each([
         const report = await fetch(`${server.baseUrl}${USAGE_PATH}?service_slug=messenger-channels`, { headers });
         expect(report.status).toBe(200);
         expect(dailyOf((await report.json()) as UsageBody, 'messenger-channels')).toMatchObject({ limit: LIMIT, used: LIMIT, remaining: 0 });
+      }
+    },
+    SLOW_MS,
+  );
+
+  it.skipIf(skip)(
+    `a limit of ${LEASED_LIMIT} under sustained load from 16 clients per process: never exceeded, and reached exactly`,
+    async () => {
+      const headers = { authorization: `Bearer ${token}` };
+      const get = async (server: ServerProcess) => (await fetch(`${server.baseUrl}${CATEGORIES_PATH}`, { headers })).status;
+      const statuses: number[] = [];
+      await Promise.all(
+        servers.flatMap((server) =>
+          Array.from({ length: 16 }, async () => {
+            for (let i = 0; i < 50; i++) statuses.push(await get(server));
+          }),
+        ),
+      );
+      const admitted = statuses.filter((s) => s === 200).length;
+      expect(statuses.filter((s) => s !== 200 && s !== 429)).toEqual([]);
+      expect(admitted).toBeLessThanOrEqual(LEASED_LIMIT);
+      // Units another process held near the limit may have refused a request early; they are
+      // given back within two lease periods (0.5 s), and then the rest can be taken.
+      await new Promise((resolve) => setTimeout(resolve, 1_000));
+      let topUp = 0;
+      for (let i = 0; ; i++) {
+        const status = await get(servers[i % PROCESSES]!);
+        if (status === 429) break;
+        expect(status).toBe(200);
+        topUp++;
+      }
+      expect(admitted + topUp).toBe(LEASED_LIMIT);
+      for (const server of servers) {
+        const report = await fetch(`${server.baseUrl}${USAGE_PATH}?service_slug=messenger-channels-categories`, { headers });
+        expect(dailyOf((await report.json()) as UsageBody, 'messenger-channels-categories')).toMatchObject({ used: LEASED_LIMIT, remaining: 0 });
       }
     },
     SLOW_MS,

@@ -151,6 +151,77 @@ describe.skipIf(!redisUp)(`rate limits on Redis (${testEngine} store)`, () => {
   });
 });
 
+describe.skipIf(!redisUp)(`Redis counters leased to a busy process (${testEngine} store)`, () => {
+  let t: TestApp;
+  const orgIds: number[] = [];
+  const channelsDay = (orgId: number) => `${REDIS_PREFIX}${orgId}|service:messenger-channels|day|${DAY}`;
+
+  beforeAll(async () => {
+    t = await createTestApp({ env, clock: createManualClock(NOW) });
+  });
+  afterAll(async () => {
+    await t?.close();
+    await deleteRedisCounters(orgIds);
+  });
+
+  /** A member whose only limits are the endpoint's `daily` and the account's `monthly`. */
+  async function busyMember(org: string, daily: number, monthly: number) {
+    const m = await randomOrgMember(t, org);
+    orgIds.push(m.orgId);
+    await t.container.limits.setOverride(m.orgId, ACCOUNT_SCOPE, 'second', null);
+    await t.container.limits.setOverride(m.orgId, ACCOUNT_SCOPE, 'month', monthly);
+    await t.container.limits.setOverride(m.orgId, serviceScope('messenger-channels'), 'day', daily);
+    return m;
+  }
+
+  it('far below the limits, every response still counts exactly one unit', async () => {
+    const { token, orgId } = await busyMember('Redis Lease Headers', 100_000, 1_000_000);
+    const remaining: number[] = [];
+    const accountRemaining: number[] = [];
+    for (let i = 0; i < 200; i++) {
+      const response = await t.request({ method: 'GET', url: CHANNELS_PATH, token });
+      expect(response.statusCode).toBe(200);
+      const headers = rateHeaders(response);
+      remaining.push(headers.remaining!);
+      accountRemaining.push(headers.accountRemaining!);
+    }
+    expect(remaining).toEqual(Array.from({ length: 200 }, (_, i) => 100_000 - 1 - i));
+    expect(accountRemaining).toEqual(Array.from({ length: 200 }, (_, i) => 1_000_000 - 1 - i));
+    // Units leased to this process but not used are not reported as used...
+    const report = await usage(t, token, '?service_slug=messenger-channels');
+    expect(dailyOf(report, 'messenger-channels')).toMatchObject({ used: 200, remaining: 100_000 - 200 });
+    expect(totalOf(report, '1 Month').used).toBe(201);
+    // ...and go back to Redis within two lease periods (0.5 s).
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    expect(await redisGet(channelsDay(orgId))).toBe('200');
+  });
+
+  it('a refund while leasing is given back with the lease', async () => {
+    const { token, orgId } = await busyMember('Redis Lease Refund', 100_000, 1_000_000);
+    expect(await getTimes(t, token, CHANNELS_PATH, 50)).toEqual(Array(50).fill(200));
+    for (let i = 0; i < 5; i++) expectError(await t.request({ method: 'GET', url: `${CHANNELS_PATH}?page_size=0`, token }), 400);
+    expect(await getTimes(t, token, CHANNELS_PATH, 10)).toEqual(Array(10).fill(200));
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    expect(await redisGet(channelsDay(orgId))).toBe('60');
+  });
+
+  it('as a limit comes near, leases shrink and stop: exactly the limit is admitted', async () => {
+    const limit = 3_000;
+    const { token, orgId } = await busyMember('Redis Lease Limit', limit, 1_000_000);
+    const statuses: number[] = [];
+    // 16 clients at once, well past the limit.
+    await Promise.all(
+      Array.from({ length: 16 }, async () => {
+        for (let i = 0; i < 200; i++) statuses.push((await t.request({ method: 'GET', url: CHANNELS_PATH, token })).statusCode);
+      }),
+    );
+    expect(statuses.filter((s) => s === 200)).toHaveLength(limit);
+    expect(statuses.filter((s) => s === 429)).toHaveLength(16 * 200 - limit);
+    expect(dailyOf(await usage(t, token, '?service_slug=messenger-channels'), 'messenger-channels')).toMatchObject({ used: limit, remaining: 0 });
+    expect(await redisGet(channelsDay(orgId))).toBe(String(limit));
+  });
+});
+
 describe.skipIf(!redisUp)(`Redis counts across a restart (${testEngine} store)`, () => {
   let location: TestStoreLocation;
   const clock = createManualClock(NOW);

@@ -13,7 +13,7 @@ export interface WindowState {
 }
 
 export interface Admission {
-  keys: string[];
+  slots: CounterSlot[];
   /** The endpoint's own daily window, which X-RateLimit-* describe. */
   endpoint: WindowState | null;
   /** The account's monthly window (X-RateLimit-Account-*). */
@@ -132,7 +132,7 @@ export function createRateLimiter(deps: { counters: CounterStore; limits: LimitR
         return chain(counters.reserve(current.slots), (outcome) => {
           if (!outcome.ok) return refuse(slug, entries, current, outcome.index, now);
           return {
-            keys: current.keys,
+            slots: current.slots,
             endpoint: stateOf(entries, current, current.endpointDay, outcome.counts[current.endpointDay]!, now),
             account: stateOf(entries, current, current.accountMonth, outcome.counts[current.accountMonth]!, now),
             released: false,
@@ -144,7 +144,7 @@ export function createRateLimiter(deps: { counters: CounterStore; limits: LimitR
     async release(admission: Admission): Promise<void> {
       if (admission.released) return;
       admission.released = true;
-      await counters.release(admission.keys);
+      await counters.release(admission.slots);
     },
 
     /** Current use of each limit, for the usage report. */

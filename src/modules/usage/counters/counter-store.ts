@@ -16,8 +16,8 @@ export type ReserveOutcome = { ok: true; counts: number[] } | { ok: false; index
 export interface CounterStore {
   /** Synchronous where the counts are in this process (the embedded store). */
   reserve(slots: CounterSlot[]): MaybePromise<ReserveOutcome>;
-  /** Gives back one unit of each key (never below zero). */
-  release(keys: string[]): Promise<void>;
+  /** Gives back one unit of each slot a reservation took (never below zero). */
+  release(slots: CounterSlot[]): Promise<void>;
   read(keys: string[]): Promise<number[]>;
   close(): Promise<void>;
 }

@@ -74,8 +74,8 @@ export async function createEmbeddedCounters(deps: { db: Kysely<Database>; clock
       return { ok: true, counts: reserved };
     },
 
-    async release(keys: string[]): Promise<void> {
-      for (const key of keys) {
+    async release(slots: CounterSlot[]): Promise<void> {
+      for (const { key } of slots) {
         const entry = counts.get(key);
         if (entry && entry.count > 0) {
           entry.count--;

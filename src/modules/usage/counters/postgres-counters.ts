@@ -23,10 +23,10 @@ export function createPostgresCounters(deps: { db: Kysely<Database>; clock: Cloc
       return { ok: true, counts: result };
     },
 
-    async release(keys: string[]): Promise<void> {
+    async release(slots: CounterSlot[]): Promise<void> {
       // One key per statement: a multi-row update would lock the rows in physical order, not
       // in the order dragnet_rate_reserve locks them, and the two could deadlock.
-      for (const key of keys) {
+      for (const { key } of slots) {
         await db
           .updateTable('rate_counters')
           .set((eb) => ({ count: eb('count', '-', 1) }))
