@@ -34,7 +34,7 @@ export async function startChildServer(options: {
   startTimeoutMs?: number;
 }): Promise<ChildServer> {
   const child: ChildProcess = fork(options.entry, options.args ?? [], {
-    execArgv: ['--import', 'tsx'],
+    execArgv: ['--import', 'tsx', ...(process.env.BENCH_PROF ? ['--cpu-prof', '--cpu-prof-dir=' + process.env.BENCH_PROF] : [])],
     env: options.env,
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
