@@ -1,4 +1,14 @@
-import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { createRequire } from 'node:module';
+import type { Registry } from 'prom-client';
+
+type PromClient = typeof import('prom-client');
+let promClient: PromClient | undefined;
+/**
+ * prom-client takes a fifth of a short `dragnet` command's start-up and only serving processes
+ * use it: it is loaded on the first metric recorded or scraped (a CommonJS package, so it can
+ * be loaded synchronously where it is first needed).
+ */
+const loadPromClient = (): PromClient => (promClient ??= createRequire(import.meta.url)('prom-client') as PromClient);
 
 /** A queue's backlog as the store holds it: `queue` is jobs or notifications, `status` one of its states. */
 export interface QueueDepth {
@@ -27,6 +37,7 @@ let processRegistry: Registry | undefined;
  */
 function processMetrics(): Registry {
   if (!processRegistry) {
+    const { Registry, collectDefaultMetrics } = loadPromClient();
     processRegistry = new Registry();
     collectDefaultMetrics({ register: processRegistry });
   }
@@ -39,6 +50,48 @@ function processMetrics(): Registry {
  * scale-out deployment reports the same shared backlog.
  */
 export function createMetrics(deps: { queueDepth: () => Promise<QueueDepth[]> }) {
+  let instruments: ReturnType<typeof createInstruments> | undefined;
+  const use = () => (instruments ??= createInstruments(deps));
+
+  return {
+    get contentType() {
+      return use().registry.contentType;
+    },
+
+    /** The exposition text: this container's metrics after the process's. */
+    async render(): Promise<string> {
+      return (await processMetrics().metrics()) + (await use().registry.metrics());
+    },
+
+    request(method: string, route: string, statusCode: number, seconds: number) {
+      use().requestDuration.observe({ method, route, status_code: statusCode }, seconds);
+    },
+
+    refused(route: string, code: string) {
+      use().refusals.inc({ route, code });
+    },
+
+    ruleRuns(counts: { matched: number; empty: number; failed: number; skipped: number }) {
+      const { ruleRuns } = use();
+      for (const [outcome, count] of Object.entries(counts)) if (count > 0) ruleRuns.inc({ outcome }, count);
+    },
+
+    delivery(attempt: { channel: string; ok: boolean; purpose: string; durationMs: number }) {
+      const { deliveries, deliveryDuration } = use();
+      deliveries.inc({ channel: attempt.channel, outcome: attempt.ok ? 'success' : 'failed', purpose: attempt.purpose });
+      deliveryDuration.observe({ channel: attempt.channel }, attempt.durationMs / 1000);
+    },
+
+    ingested(source: string, via: 'api' | 'collector', tally: { added: number; duplicates?: number; rejected?: number }) {
+      const { ingested } = use();
+      const counts = { added: tally.added, duplicate: tally.duplicates ?? 0, rejected: tally.rejected ?? 0 };
+      for (const [outcome, count] of Object.entries(counts)) if (count > 0) ingested.inc({ source, outcome, via }, count);
+    },
+  };
+}
+
+function createInstruments(deps: { queueDepth: () => Promise<QueueDepth[]> }) {
+  const { Counter, Gauge, Histogram, Registry } = loadPromClient();
   const registry = new Registry();
   const registers = [registry];
 
@@ -95,36 +148,7 @@ export function createMetrics(deps: { queueDepth: () => Promise<QueueDepth[]> })
     },
   });
 
-  return {
-    contentType: registry.contentType,
-
-    /** The exposition text: this container's metrics after the process's. */
-    async render(): Promise<string> {
-      return (await processMetrics().metrics()) + (await registry.metrics());
-    },
-
-    request(method: string, route: string, statusCode: number, seconds: number) {
-      requestDuration.observe({ method, route, status_code: statusCode }, seconds);
-    },
-
-    refused(route: string, code: string) {
-      refusals.inc({ route, code });
-    },
-
-    ruleRuns(counts: { matched: number; empty: number; failed: number; skipped: number }) {
-      for (const [outcome, count] of Object.entries(counts)) if (count > 0) ruleRuns.inc({ outcome }, count);
-    },
-
-    delivery(attempt: { channel: string; ok: boolean; purpose: string; durationMs: number }) {
-      deliveries.inc({ channel: attempt.channel, outcome: attempt.ok ? 'success' : 'failed', purpose: attempt.purpose });
-      deliveryDuration.observe({ channel: attempt.channel }, attempt.durationMs / 1000);
-    },
-
-    ingested(source: string, via: 'api' | 'collector', tally: { added: number; duplicates?: number; rejected?: number }) {
-      const counts = { added: tally.added, duplicate: tally.duplicates ?? 0, rejected: tally.rejected ?? 0 };
-      for (const [outcome, count] of Object.entries(counts)) if (count > 0) ingested.inc({ source, outcome, via }, count);
-    },
-  };
+  return { registry, requestDuration, refusals, ruleRuns, deliveries, deliveryDuration, ingested };
 }
 
 export type Metrics = ReturnType<typeof createMetrics>;
