@@ -222,6 +222,23 @@ describe.skipIf(!redisUp)(`Redis counters leased to a busy process (${testEngine
   });
 });
 
+describe(`Redis unreachable (${testEngine} store)`, () => {
+  it('a limited request answers 503 with Retry-After, not a 500, and nothing else is affected', async () => {
+    // Nothing listens on port 1.
+    const t = await createTestApp({ env: { DRAGNET_REDIS_URL: 'redis://127.0.0.1:1' }, clock: createManualClock(NOW) });
+    try {
+      const { token } = await newMember(t, 'Redis Down');
+      const response = await t.request({ method: 'GET', url: ACCOUNT_PATH, token });
+      expect(expectError(response, 503, 'service_unavailable').message).toMatch(/rate-limit counters are unavailable/);
+      expect(response.headers['retry-after']).toBe('1');
+      // Routes outside /service/ do not count against limits.
+      expect((await t.request({ method: 'GET', url: '/healthz' })).statusCode).toBe(200);
+    } finally {
+      await t.close();
+    }
+  });
+});
+
 describe.skipIf(!redisUp)(`Redis counts across a restart (${testEngine} store)`, () => {
   let location: TestStoreLocation;
   const clock = createManualClock(NOW);

@@ -1,5 +1,6 @@
 import { Redis } from 'ioredis';
 import type { Clock } from '../../../lib/clock.ts';
+import { AppError } from '../../../lib/errors.ts';
 import type { CounterSlot, CounterStore, ReserveOutcome } from './counter-store.ts';
 
 // Reservations of many requests in one call. KEYS: every reservation's bucket keys, one
@@ -178,7 +179,12 @@ export function createRedisCounters(deps: { url: string; clock: Clock }): Counte
     }
     scripts.dragnetReserveMany(keys.length, ...keys, ...args).then(
       (results) => batch.forEach((pending, i) => pending.resolve(settleReservation(pending, results[i]!))),
-      (error: unknown) => batch.forEach((pending) => pending.reject(error)),
+      (error: unknown) => {
+        // Without its counts no request can be admitted: the client may retry, the outage is
+        // logged once (reportError) and /readyz reports it.
+        const unavailable = new AppError('service_unavailable', 'rate-limit counters are unavailable; retry shortly', { retryAfterSeconds: 1, cause: error });
+        batch.forEach((pending) => pending.reject(unavailable));
+      },
     );
   };
 
@@ -223,7 +229,8 @@ export function createRedisCounters(deps: { url: string; clock: Clock }): Counte
         lease.leasedIn = period;
         return;
       }
-      await giveBack(new Map(slots.map((slot) => [slot.key, 1])));
+      // A refund lost in a Redis outage leaves one unit counted: the response stays as it was.
+      await giveBack(new Map(slots.map((slot) => [slot.key, 1]))).catch(reportError);
     },
 
     async read(keys: string[]): Promise<number[]> {
