@@ -273,7 +273,7 @@ async function throughput(options: ScaleOptions): Promise<boolean> {
   const costs: Partial<Record<ConfigKey, ReturnType<typeof cost>>> = { sqliteOn: cost('sqliteOn', 'sqliteOff'), pgOn: cost('pgOn', 'pgOff') };
   const roundsOf = (values: number[], format: (v: number) => string) => (values.length > 1 ? ` (rounds: ${values.map(format).join(', ')})` : '');
 
-  const rows = [['configuration', 'processes', 'connections', 'req/s', 'p50 ms', 'p99 ms', 'of bare', 'limiter cost', 'vs 1 process', 'CPU: servers / autocannon / Redis']];
+  const rows = [['configuration', 'processes', 'connections', 'req/s', 'p50 ms', 'p99 ms', 'of bare', 'limiter cost', 'vs 1 process', 'CPU: servers / autocannon / Redis', 'server µs/req']];
   for (const key of keys) {
     const f = figures[key];
     rows.push([
@@ -287,9 +287,12 @@ async function throughput(options: ScaleOptions): Promise<boolean> {
       costs[key] === undefined ? '' : pct(costs[key].value),
       key === 'pgTwo' ? `×${scaling.value.toFixed(2)}` : '',
       `${cores(key, 'servers').toFixed(2)} / ${cores(key, 'loadGenerator').toFixed(2)} / ${cores(key, 'redis').toFixed(2)}`,
+      // What a request costs the servers: when it stays the same with two processes, the
+      // throughput is bounded by the cores, not by anything the processes share.
+      ((cores(key, 'servers') / f.rps) * 1e6).toFixed(1),
     ]);
   }
-  process.stdout.write(`\n${table(rows)}\n(CPU in cores while loaded; req/s, latencies and CPU are medians over rounds, ratios medians of each round's ratio)\nload average after: ${loadText()}\n\n`);
+  process.stdout.write(`\n${table(rows)}\n(CPU in cores while loaded, and the servers' CPU time per request; req/s, latencies and CPU are medians over rounds, ratios medians of each round's ratio)\nload average after: ${loadText()}\n\n`);
 
   const goals = [
     { text: `PostgreSQL + Redis, 1 API process: ${pct(share('pgOn').value)} of bare Fastify${roundsOf(share('pgOn').rounds, pct)} (goal >= ${GOALS.sharePercent}%)`, ok: share('pgOn').value >= GOALS.sharePercent },
