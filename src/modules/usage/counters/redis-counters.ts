@@ -95,6 +95,8 @@ interface Lease {
   previousDemand: number;
   /** The period in which the units still held were leased. */
   leasedIn: number;
+  /** Reservations sent to Redis and not answered yet: their lease must not be dropped. */
+  inFlight: number;
 }
 
 /**
@@ -152,7 +154,7 @@ export function createRedisCounters(deps: { url: string; clock: Clock }): Counte
     const unused = new Map<string, number>();
     for (const [slots, lease] of leases) {
       if (lease.units > 0 && lease.leasedIn < period - 1) collect(unused, lease);
-      if (lease.units === 0 && lease.demand === 0 && lease.previousDemand === 0) leases.delete(slots);
+      if (lease.units === 0 && lease.inFlight === 0 && lease.demand === 0 && lease.previousDemand === 0) leases.delete(slots);
       lease.previousDemand = lease.demand;
       lease.demand = 0;
     }
@@ -180,6 +182,7 @@ export function createRedisCounters(deps: { url: string; clock: Clock }): Counte
     scripts.dragnetReserveMany(keys.length, ...keys, ...args).then(
       (results) => batch.forEach((pending, i) => pending.resolve(settleReservation(pending, results[i]!))),
       (error: unknown) => {
+        for (const pending of batch) pending.lease.inFlight--;
         // Without its counts no request can be admitted: the client may retry, the outage is
         // logged once (reportError) and /readyz reports it.
         const unavailable = new AppError('service_unavailable', 'rate-limit counters are unavailable; retry shortly', { retryAfterSeconds: 1, cause: error });
@@ -189,6 +192,7 @@ export function createRedisCounters(deps: { url: string; clock: Clock }): Counte
   };
 
   const settleReservation = ({ lease, slots }: Pending, result: number[]): ReserveOutcome => {
+    lease.inFlight--;
     if (result[0]! < 0) return { ok: false, index: -result[0]! - 1, count: result[1]! };
     const leased = result[slots.length]!;
     if (leased > 0) {
@@ -203,7 +207,7 @@ export function createRedisCounters(deps: { url: string; clock: Clock }): Counte
     reserve(slots: CounterSlot[]) {
       let lease = leases.get(slots);
       if (!lease) {
-        lease = { slots, units: 0, counts: [], demand: 0, previousDemand: 0, leasedIn: period };
+        lease = { slots, units: 0, counts: [], demand: 0, previousDemand: 0, leasedIn: period, inFlight: 0 };
         leases.set(slots, lease);
       }
       lease.demand++;
@@ -215,6 +219,7 @@ export function createRedisCounters(deps: { url: string; clock: Clock }): Counte
       // A plan asked for once a period gets no lease: it would only be given back unused.
       const ask = Math.min(MAX_LEASE, Math.max(lease.demand, lease.previousDemand) - 1);
       const pending = lease;
+      pending.inFlight++;
       return new Promise<ReserveOutcome>((resolve, reject) => {
         if (queue.length === 0) setImmediate(send);
         queue.push({ slots, lease: pending, ask, resolve, reject });
