@@ -74,7 +74,6 @@ const LEASE_PERIOD_MS = 250;
 type ScriptCall<T> = (numberOfKeys: number, ...args: (string | number)[]) => Promise<T>;
 
 interface Pending {
-  slots: CounterSlot[];
   lease: Lease;
   ask: number;
   resolve(outcome: ReserveOutcome): void;
@@ -144,10 +143,16 @@ export function createRedisCounters(deps: { url: string; clock: Clock }): Counte
     if (units.size === 0) return Promise.resolve();
     return scripts.dragnetGiveBack(units.size, ...[...units.keys()].map((key) => PREFIX + key), ...units.values()).then(() => undefined);
   };
-  const collect = (into: Map<string, number>, lease: Lease) => {
+  /** Adds the units `lease` holds to each of its keys' totals in `into`. */
+  const tally = (into: Map<string, number>, lease: Lease) => {
     for (const slot of lease.slots) into.set(slot.key, (into.get(slot.key) ?? 0) + lease.units);
+  };
+  const collect = (into: Map<string, number>, lease: Lease) => {
+    tally(into, lease);
     lease.units = 0;
   };
+  /** A request admitted under `lease`: the counts it sees leave out the units still held. */
+  const admitted = (lease: Lease): ReserveOutcome => ({ ok: true, counts: lease.counts.map((count) => count - lease.units) });
 
   const sweep = () => {
     period++;
@@ -171,7 +176,8 @@ export function createRedisCounters(deps: { url: string; clock: Clock }): Counte
     const args: number[] = [LEASE_HEADROOM];
     // Alive until a minute past the window end, so a late refund still finds its key.
     const now = deps.clock.now().getTime();
-    for (const { slots, ask } of batch) {
+    for (const { lease, ask } of batch) {
+      const { slots } = lease;
       args.push(slots.length, ask);
       for (const slot of slots) {
         keys.push(PREFIX + slot.key);
@@ -191,16 +197,17 @@ export function createRedisCounters(deps: { url: string; clock: Clock }): Counte
     );
   };
 
-  const settleReservation = ({ lease, slots }: Pending, result: number[]): ReserveOutcome => {
+  const settleReservation = ({ lease }: Pending, result: number[]): ReserveOutcome => {
     lease.inFlight--;
     if (result[0]! < 0) return { ok: false, index: -result[0]! - 1, count: result[1]! };
-    const leased = result[slots.length]!;
+    const buckets = lease.slots.length;
+    const leased = result[buckets]!;
     if (leased > 0) {
       lease.units += leased;
       lease.leasedIn = period;
     }
-    lease.counts = result.slice(0, slots.length);
-    return { ok: true, counts: lease.counts.map((count) => count - lease.units) };
+    lease.counts = result.slice(0, buckets);
+    return admitted(lease);
   };
 
   return {
@@ -213,16 +220,14 @@ export function createRedisCounters(deps: { url: string; clock: Clock }): Counte
       lease.demand++;
       if (lease.units > 0) {
         lease.units--;
-        const held = lease.units;
-        return { ok: true, counts: lease.counts.map((count) => count - held) };
+        return admitted(lease);
       }
       // A plan asked for once a period gets no lease: it would only be given back unused.
       const ask = Math.min(MAX_LEASE, Math.max(lease.demand, lease.previousDemand) - 1);
-      const pending = lease;
-      pending.inFlight++;
+      lease.inFlight++;
       return new Promise<ReserveOutcome>((resolve, reject) => {
         if (queue.length === 0) setImmediate(send);
-        queue.push({ slots, lease: pending, ask, resolve, reject });
+        queue.push({ lease, ask, resolve, reject });
       });
     },
 
@@ -243,9 +248,7 @@ export function createRedisCounters(deps: { url: string; clock: Clock }): Counte
       const values = await redis.mget(...keys.map((key) => PREFIX + key));
       // This process's leased units are not used yet.
       const held = new Map<string, number>();
-      for (const lease of leases.values()) {
-        for (const slot of lease.slots) held.set(slot.key, (held.get(slot.key) ?? 0) + lease.units);
-      }
+      for (const lease of leases.values()) tally(held, lease);
       return values.map((value, i) => Math.max(0, Number(value ?? 0) - (held.get(keys[i]!) ?? 0)));
     },
 
