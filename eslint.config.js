@@ -25,6 +25,17 @@ export default tseslint.config(
       ],
     },
   },
+  // A promise nobody awaits or catches turns a failed background task (a delivery log insert, a
+  // counter flush) into an unhandled rejection, which ends the process: every one is awaited,
+  // returned, or given a handler.
+  {
+    files: ['src/**/*.ts'],
+    languageOptions: { parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname } },
+    rules: {
+      '@typescript-eslint/no-floating-promises': ['error', { ignoreVoid: false }],
+      '@typescript-eslint/no-misused-promises': ['error', { checksVoidReturn: { arguments: true, attributes: false } }],
+    },
+  },
   // The dashboard runs in the browser, with React's rules of hooks.
   {
     files: ['web/src/**/*.{ts,tsx}'],

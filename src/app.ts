@@ -46,6 +46,8 @@ export async function buildApp(container: Container, options: AppOptions = {}) {
       done(new AppError('bad_request', `body nests deeper than ${MAX_JSON_DEPTH} levels`), undefined);
       return;
     }
+    // Fastify's default parser answers through done; its type also allows a promise, which it never returns.
+    // eslint-disable-next-line @typescript-eslint/no-floating-promises
     parseJson(request, text, done);
   });
 

@@ -46,6 +46,13 @@ export async function serve(config: Config, options: { withWorker?: boolean } = 
     await container.close();
     process.exit(0);
   };
-  process.once('SIGTERM', () => void shutdown('SIGTERM'));
-  process.once('SIGINT', () => void shutdown('SIGINT'));
+  // A shutdown that fails half-way must still end the process, and say why.
+  const shutdownOrExit = (signal: NodeJS.Signals) => {
+    shutdown(signal).catch((error: unknown) => {
+      app.log.error({ err: error }, 'shutdown failed');
+      process.exit(1);
+    });
+  };
+  process.once('SIGTERM', shutdownOrExit);
+  process.once('SIGINT', shutdownOrExit);
 }

@@ -95,8 +95,15 @@ program
       await container.close();
       process.exit(0);
     };
-    process.once('SIGTERM', () => void stop());
-    process.once('SIGINT', () => void stop());
+    // A shutdown that fails half-way must still end the process, and say why.
+    const stopOrExit = () => {
+      stop().catch((error: unknown) => {
+        process.stderr.write(`worker shutdown failed: ${(error as Error).message}\n`);
+        process.exit(1);
+      });
+    };
+    process.once('SIGTERM', stopOrExit);
+    process.once('SIGINT', stopOrExit);
   });
 
 program

@@ -16,7 +16,7 @@ export const protocolErrorOptions: Pick<FastifyServerOptions, 'frameworkErrors' 
     const message = error.code === 'FST_ERR_MAX_PARAM_LENGTH' ? 'a path segment is too long' : 'the URL is not valid';
     // The onRequest hook that sets it runs only for requests that found their route.
     void reply.header('x-request-id', request.id);
-    return sendError(request, reply, new AppError('bad_request', message));
+    sendError(request, reply, new AppError('bad_request', message));
   },
   clientErrorHandler: (error, socket) => {
     // A reset connection has nobody left to answer.
