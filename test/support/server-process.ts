@@ -19,9 +19,12 @@ export type WorkerProcess = Omit<ServerProcess, 'baseUrl'>;
  * `ready`; returns the process and the match.
  */
 async function spawnUntilReady(command: string, args: string[], env: Record<string, string>, ready: RegExp, timeoutMs: number) {
+  // Every server and worker a test starts ends on an unhandled rejection, so no test can pass
+  // while a background task's failure goes unhandled.
+  const nodeOptions = [process.env.NODE_OPTIONS, '--unhandled-rejections=strict', env.NODE_OPTIONS].filter(Boolean).join(' ');
   const child = spawn(command, args, {
     cwd: repoRoot,
-    env: { ...process.env, DRAGNET_LOG_LEVEL: 'warn', ...env },
+    env: { ...process.env, DRAGNET_LOG_LEVEL: 'warn', ...env, NODE_OPTIONS: nodeOptions },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let stdout = '';
