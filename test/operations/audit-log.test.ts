@@ -6,6 +6,7 @@ import { deliveryApi, NO_RATE_LIMITS, relative, senderBody, webhookBody, type Li
 import { expectError, fieldsOf } from '../support/http.ts';
 import { createTestApp, DEFAULT_PASSWORD, type TestApp } from '../support/test-app.ts';
 import { testEngine } from '../support/test-store.ts';
+import { createDeliveryKit, messengerRule, rulesUser } from '../support/rules-api.ts';
 import { totpCode, wrongCode } from '../support/totp.ts';
 
 /**
@@ -138,6 +139,23 @@ describe(`audit log (${testEngine})`, () => {
     expect(mine.every((entry) => entry.actor_email === email && entry.via === 'api' && entry.ip_address === '127.0.0.1')).toBe(true);
     const text = JSON.stringify(mine);
     for (const secret of [seed, NEW, DEFAULT_PASSWORD, ...enrolled.backup_codes, ...renewed.backup_codes]) expect(text).not.toContain(secret);
+  });
+
+  it('records the deletion and the restoration of a rule, with its name and who did it', async () => {
+    const api = await rulesUser(t, 'Initech', 'ian@initech.example');
+    const kit = await createDeliveryKit(api, { tag: 'audit' });
+    const rule = await api.created(messengerRule(kit, 'Leaked VPN logins', 'vpn.initech.example'));
+    expect((await api.remove(rule.id)).statusCode).toBe(200);
+    expect((await api.restore(rule.id)).statusCode).toBe(200);
+    expectError(await api.restore(rule.id), 409, 'conflict');
+
+    const page = await read(api.token, '?page_size=3');
+    expect(page.results.map((entry) => [entry.event, entry.target_type, entry.target_id, entry.target_name, entry.actor_email])).toEqual([
+      ['rule.restored', 'rule', rule.id, 'Leaked VPN logins', 'ian@initech.example'],
+      ['rule.deleted', 'rule', rule.id, 'Leaked VPN logins', 'ian@initech.example'],
+      ['login.succeeded', 'user', api.userId, 'ian@initech.example', 'ian@initech.example'],
+    ]);
+    expect(page.results[0]!.details).toEqual({ service_id: 1 });
   });
 
   it('records sender and webhook changes with names and hosts, never credentials, secrets or webhook paths', async () => {
