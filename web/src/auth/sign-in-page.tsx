@@ -11,7 +11,9 @@ const route = getRouteApi('/sign-in');
 
 /**
  * Email and password, then, when the server answers `otp_required` (the account has 2FA), a
- * second step for the authenticator code or a backup code (spec 5.1, 5.5).
+ * second step for the authenticator code or a backup code (spec 5.1, 5.5). While someone else's
+ * guesses slow the account down (429 `too_many_attempts`), only the password sent with a code
+ * gets in at once, so the page offers that step then too (docs/api.md "Login throttling").
  */
 export function SignInPage() {
   const api = useApi();
@@ -31,6 +33,7 @@ export function SignInPage() {
     },
   });
   const otpRequested = signIn.error instanceof ApiError && signIn.error.code === 'otp_required';
+  const slowedDown = step === 'password' && signIn.error instanceof ApiError && signIn.error.code === 'too_many_attempts';
 
   const submit = (event: FormEvent) => {
     event.preventDefault();
@@ -86,6 +89,17 @@ export function SignInPage() {
                 }}
               >
                 Back
+              </button>
+            )}
+            {slowedDown && (
+              <button
+                type="button"
+                onClick={() => {
+                  setStep('otp');
+                  signIn.reset();
+                }}
+              >
+                Sign in now with a 2FA code
               </button>
             )}
           </div>
