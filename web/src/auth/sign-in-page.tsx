@@ -5,6 +5,7 @@ import { useApi } from '../api/api-context.tsx';
 import { ApiError } from '../api/errors.ts';
 import { Field } from '../ui/field.tsx';
 import { ErrorNotice } from '../ui/notices.tsx';
+import { OtpInput } from './otp-input.tsx';
 import { Page } from '../ui/page.tsx';
 
 const route = getRouteApi('/sign-in');
@@ -61,18 +62,7 @@ export function SignInPage() {
             </>
           ) : (
             <Field label="Authentication code" hint="The 6-digit code from your authenticator app, or one of your backup codes.">
-              {(props) => (
-                <input
-                  {...props}
-                  autoComplete="one-time-code"
-                  autoCapitalize="characters"
-                  spellCheck={false}
-                  required
-                  autoFocus
-                  value={otp}
-                  onChange={(e) => setOtp(e.target.value)}
-                />
-              )}
+              {(props) => <OtpInput {...props} autoFocus value={otp} onChange={setOtp} />}
             </Field>
           )}
           <div className="actions">

@@ -4,6 +4,7 @@ import { useApi } from '../../api/api-context.tsx';
 import { unwrap } from '../../api/client.ts';
 import { saveFile } from '../../api/download.ts';
 import { ApiError } from '../../api/errors.ts';
+import { OtpInput } from '../../auth/otp-input.tsx';
 import { Field } from '../../ui/field.tsx';
 import { ErrorNotice } from '../../ui/notices.tsx';
 
@@ -144,17 +145,7 @@ function TwoFactorSettings() {
         <ErrorNotice error={error} fieldsShown={['password', 'otp']} />
         <PasswordField value={values.password} onChange={(password) => setValues((current) => ({ ...current, password }))} error={error} />
         <Field label="Code from the app or a backup code" error={fieldError(error, 'otp')}>
-          {(props) => (
-            <input
-              {...props}
-              autoComplete="one-time-code"
-              autoCapitalize="characters"
-              spellCheck={false}
-              required
-              value={values.otp}
-              onChange={(event) => setValues((current) => ({ ...current, otp: event.target.value }))}
-            />
-          )}
+          {(props) => <OtpInput {...props} value={values.otp} onChange={(otp) => setValues((current) => ({ ...current, otp }))} />}
         </Field>
         <div className="actions">
           <button type="submit" disabled={renew.isPending || disable.isPending}>
