@@ -72,6 +72,12 @@ export function createLoginThrottle(deps: { db: Kysely<Database>; clock: Clock; 
     if (attempt.ids.length) await db.deleteFrom('auth_failures').where('id', 'in', attempt.ids).execute();
   }
 
+  /** Forgets an attempt that was not judged and answers 429 with when to come back. */
+  async function refuse(attempt: { ids: number[] }, retryAfterSeconds: number): Promise<never> {
+    await forget(attempt);
+    throw tooManyAttempts(retryAfterSeconds);
+  }
+
   return {
     /**
      * Counts this attempt as a failure before the password is checked, then looks at the
@@ -93,19 +99,14 @@ export function createLoginThrottle(deps: { db: Kysely<Database>; clock: Clock; 
         (await delayOf(scope.pair, settings.maxFailuresPerAccount, idOf(scope.pair), now)) ??
         (await delayOf(scope.address, settings.maxFailuresPerAddress, idOf(scope.address), now));
       // A refused attempt is not a guess: it must not extend the delay.
-      if (retryAfter !== null) return this.refuse(attempt, retryAfter);
+      if (retryAfter !== null) return refuse(attempt, retryAfter);
       const accountRetryAfter = await delayOf(scope.account, settings.maxFailuresPerAccount, idOf(scope.account), now);
       await db.deleteFrom('auth_failures').where('failed_at', '<=', now - windowMs).execute();
       return { ...attempt, accountRetryAfter };
     },
 
     forget,
-
-    /** Forgets an attempt that was not judged and answers 429 with when to come back. */
-    async refuse(attempt: { ids: number[] }, retryAfterSeconds: number): Promise<never> {
-      await forget(attempt);
-      throw tooManyAttempts(retryAfterSeconds);
-    },
+    refuse,
 
     /** After a success: the account's earlier failures from this address were its owner's. */
     async clearPair(email: string, address: string): Promise<void> {
