@@ -56,6 +56,7 @@ export async function createContainer(config: Config, options: { clock?: Clock; 
     organizations: orgs.organizations,
     delivery: delivery.service,
     followUps: search.followUps,
+    audit: audit.log,
   });
 
   const sourceContext = { db: store.db, engine: store.engine, clock, keys, dataDir: config.dataDir };

@@ -200,11 +200,15 @@ describe('authentication over HTTP', () => {
   });
 
   describe('two-factor authentication', () => {
-    const setup = (access: string) => t.request({ method: 'POST', url: '/service/setup_2fa/', token: access });
+    const setup = (access: string, password = DEFAULT_PASSWORD) =>
+      t.request({ method: 'POST', url: '/service/setup_2fa/', token: access, body: { password } });
     const verify = (access: string, otp: string) =>
       t.request({ method: 'POST', url: '/service/verify_2fa_enrollment/', token: access, body: { otp } });
 
-    /** A user with 2FA enabled through the API; the clock is then one step past enrollment. */
+    /**
+     * A user with 2FA enabled through the API, and the access token the enrolment answered; the
+     * clock is then one step past enrollment.
+     */
     async function enrolledUser() {
       const { email } = await newUser();
       const { access } = await t.login(email);
@@ -213,7 +217,7 @@ describe('authentication over HTTP', () => {
       const verified = await verify(access, enrollmentCode);
       expect(verified.statusCode, verified.body).toBe(200);
       t.clock.advance(TOTP_PERIOD_MS);
-      return { email, access, seed, enrollmentCode, backupCodes: verified.json().backup_codes as string[] };
+      return { email, access: verified.json().access as string, seed, enrollmentCode, backupCodes: verified.json().backup_codes as string[] };
     }
 
     it('setup_2fa returns a seed, its otpauth:// URI and a PNG QR code', async () => {
@@ -265,7 +269,70 @@ describe('authentication over HTTP', () => {
       expect(codes).toHaveLength(10);
       for (const code of codes) expect(code).toEqual(expect.any(String));
       expect(new Set(codes).size).toBe(10);
+      expect((await account(response.json().access)).json().two_factor_enabled).toBe(true);
+    });
+
+    it('verify_2fa_enrollment revokes every session opened before and answers new tokens for this one', async () => {
+      const { email } = await newUser();
+      const here = await t.login(email);
+      // A session opened elsewhere before 2FA, perhaps with a stolen password.
+      const elsewhere = await t.login(email);
+      const { seed } = (await setup(here.access)).json();
+      const response = await verify(here.access, totpCode(seed, t.clock.now()));
+      expect(response.statusCode, response.body).toBe(200);
+      expect(response.json()).toMatchObject({ access: expect.any(String), refresh: expect.any(String) });
+
+      for (const old of [here, elsewhere]) {
+        expectError(await account(old.access), 401, 'unauthorized');
+        expectError(await postRefresh(old.refresh), 401, 'unauthorized');
+      }
+      expect((await account(response.json().access)).statusCode).toBe(200);
+      expect((await postRefresh(response.json().refresh)).statusCode).toBe(200);
+    });
+
+    it('setup_2fa needs the current password: missing or wrong is 400 naming password, and starts nothing', async () => {
+      const { email } = await newUser();
+      const { access } = await t.login(email);
+      const missing = expectError(await t.request({ method: 'POST', url: '/service/setup_2fa/', token: access }), 400);
+      expect(missing.code).toBe('validation_failed');
+      expect(fieldsOf(expectError(await setup(access, 'not the password at all'), 400))).toEqual(['password']);
+      // Nothing pending: there is no seed to confirm.
+      expectError(await verify(access, '123456'), 409, 'conflict');
+      expect((await setup(access)).statusCode).toBe(200);
+    });
+
+    it('disable_2fa needs the password and a current code or a backup code, and turns 2FA off', async () => {
+      const disable = (access: string, body: Record<string, string>) => t.request({ method: 'POST', url: '/service/disable_2fa/', token: access, body });
+      const { email, access, seed, backupCodes } = await enrolledUser();
+      const code = totpCode(seed, t.clock.now());
+      expectError(await disable(access, { password: DEFAULT_PASSWORD }), 400, 'validation_failed');
+      expect(fieldsOf(expectError(await disable(access, { password: 'not the password at all', otp: code }), 400))).toEqual(['password']);
+      expect(fieldsOf(expectError(await disable(access, { password: DEFAULT_PASSWORD, otp: wrongCode(seed, t.clock.now()) }), 400))).toEqual(['otp']);
       expect((await account(access)).json().two_factor_enabled).toBe(true);
+
+      const off = await disable(access, { password: DEFAULT_PASSWORD, otp: backupCodes[0]! });
+      expect(off.statusCode, off.body).toBe(200);
+      expect((await account(access)).json().two_factor_enabled).toBe(false);
+      expect((await postLogin({ email, password: DEFAULT_PASSWORD })).statusCode).toBe(200);
+      // Its backup codes went with it.
+      expectError(await disable(access, { password: DEFAULT_PASSWORD, otp: backupCodes[1]! }), 409, 'conflict');
+    });
+
+    it('new_backup_codes needs the password and a code, and replaces every earlier backup code', async () => {
+      const renew = (access: string, body: Record<string, string>) => t.request({ method: 'POST', url: '/service/new_backup_codes/', token: access, body });
+      const { email, access, seed, backupCodes } = await enrolledUser();
+      expect(fieldsOf(expectError(await renew(access, { password: 'not the password at all', otp: totpCode(seed, t.clock.now()) }), 400))).toEqual(['password']);
+      const response = await renew(access, { password: DEFAULT_PASSWORD, otp: totpCode(seed, t.clock.now()) });
+      expect(response.statusCode, response.body).toBe(200);
+      const fresh = response.json().backup_codes as string[];
+      expect(fresh).toHaveLength(10);
+      expect(fresh.some((code) => backupCodes.includes(code))).toBe(false);
+
+      expectError(await postLogin({ email, password: DEFAULT_PASSWORD, otp: backupCodes[0] }), 401, 'invalid_otp');
+      expect((await postLogin({ email, password: DEFAULT_PASSWORD, otp: fresh[0] })).statusCode).toBe(200);
+
+      const { email: other } = await newUser();
+      expectError(await renew((await t.login(other)).access, { password: DEFAULT_PASSWORD, otp: '123456' }), 409, 'conflict');
     });
 
     it('concurrent confirmations of one enrollment hand out only backup codes that work', async () => {
@@ -334,7 +401,10 @@ describe('authentication over HTTP', () => {
       const { email, seed, backupCodes } = await enrolledUser();
       for (const otp of [totpCode(seed, t.clock.now()), backupCodes[0]!]) {
         const responses = await Promise.all([1, 2, 3, 4].map(() => postLogin({ email, password: DEFAULT_PASSWORD, otp })));
-        expect(responses.map((r) => r.statusCode).sort(), otp).toEqual([200, 401, 401, 401]);
+        const statuses = responses.map((r) => r.statusCode).sort();
+        // The losers are failures: once they pass the account's limit they answer 429, not 401.
+        expect(statuses.filter((s) => s === 200), otp).toHaveLength(1);
+        expect(statuses.every((s) => [200, 401, 429].includes(s)), `${otp}: ${statuses.join(',')}`).toBe(true);
       }
     });
 
@@ -414,12 +484,12 @@ describe('login throttling', () => {
     });
     await t.createUser({ org: 'Acme', email: 'target@acme.test' });
     await t.createUser({ org: 'Acme', email: 'bystander@acme.test' });
-    await t.createUser({ org: 'Acme', email: 'racer@acme.test' });
+    for (const name of ['racer', 'owner', 'plain', 'paired', 'session', 'confirm', 'enrolling']) await t.createUser({ org: 'Acme', email: `${name}@acme.test` });
   });
   afterAll(() => t.close());
 
-  const login = (email: string, password: string, remoteAddress: string) =>
-    t.app.inject({ method: 'POST', url: '/token/', payload: { email, password }, remoteAddress });
+  const login = (email: string, password: string, remoteAddress: string, otp?: string) =>
+    t.app.inject({ method: 'POST', url: '/token/', payload: { email, password, ...(otp ? { otp } : {}) }, remoteAddress });
 
   function expectThrottled(response: Awaited<ReturnType<typeof login>>) {
     const body = expectError(response, 429, 'too_many_attempts');
@@ -431,22 +501,100 @@ describe('login throttling', () => {
     return retryAfter;
   }
 
-  it('blocks an account after its failures, from any address, even with the right password, until the window passes', async () => {
-    // Each failure from its own address, so only the account limit can be what blocks.
-    for (const address of ['10.0.0.1', '10.0.0.2', '10.0.0.3']) {
-      expectError(await login('target@acme.test', 'not the password at all', address), 401, 'invalid_credentials');
-    }
-    const retryAfter = expectThrottled(await login('target@acme.test', 'not the password at all', '10.0.0.4'));
-    expectThrottled(await login('target@acme.test', DEFAULT_PASSWORD, '10.0.0.5'));
-    expectThrottled(await login('TARGET@acme.test', DEFAULT_PASSWORD, '10.0.0.5'));
+  /** Enrols `email` in 2FA over HTTP (from an address of its own) and returns the seed. */
+  async function enrol(email: string): Promise<string> {
+    const { access } = (await login(email, DEFAULT_PASSWORD, '10.99.0.1')).json();
+    const request = (url: string, payload: object) =>
+      t.app.inject({ method: 'POST', url, payload, headers: { authorization: `Bearer ${access}` }, remoteAddress: '10.99.0.1' });
+    const { seed } = (await request('/service/setup_2fa/', { password: DEFAULT_PASSWORD })).json();
+    expect((await request('/service/verify_2fa_enrollment/', { otp: totpCode(seed, t.clock.now()) })).statusCode).toBe(200);
+    t.clock.advance(TOTP_PERIOD_MS);
+    return seed;
+  }
 
+  it('slows an account attacked from many addresses down, but its right password with a valid second factor gets in at once', async () => {
+    const seed = await enrol('owner@acme.test');
+    // Each failure from its own address, so only the account-wide limit can be what slows down.
+    for (const address of ['10.0.0.1', '10.0.0.2', '10.0.0.3']) {
+      expectError(await login('owner@acme.test', 'not the password at all', address), 401, 'invalid_credentials');
+    }
+    expectThrottled(await login('owner@acme.test', 'not the password at all', '10.0.0.4'));
+    // Without a second factor, or with a wrong one, the answer is the same 429: it tells nothing.
+    expectThrottled(await login('owner@acme.test', DEFAULT_PASSWORD, '10.0.0.5'));
+    expectThrottled(await login('owner@acme.test', DEFAULT_PASSWORD, '10.0.0.5', wrongCode(seed, t.clock.now())));
+    expectThrottled(await login('owner@acme.test', 'not the password at all', '10.0.0.6', totpCode(seed, t.clock.now())));
+
+    const owner = await login('owner@acme.test', DEFAULT_PASSWORD, '10.0.0.7', totpCode(seed, t.clock.now()));
+    expect(owner.statusCode, owner.body).toBe(200);
     // Another account is not affected.
     expect((await login('bystander@acme.test', DEFAULT_PASSWORD, '10.0.0.5')).statusCode).toBe(200);
+  });
 
-    t.clock.advance((retryAfter - 1) * 1000);
-    expectThrottled(await login('target@acme.test', DEFAULT_PASSWORD, '10.0.0.5'));
-    t.clock.advance(2000);
-    expect((await login('target@acme.test', DEFAULT_PASSWORD, '10.0.0.5')).statusCode).toBe(200);
+  it('slows an account without 2FA down for seconds, never locks it for the window', async () => {
+    for (const address of ['10.0.1.1', '10.0.1.2', '10.0.1.3']) {
+      expectError(await login('plain@acme.test', 'not the password at all', address), 401, 'invalid_credentials');
+    }
+    const wait = expectThrottled(await login('plain@acme.test', DEFAULT_PASSWORD, '10.0.1.5'));
+    expect(wait).toBeLessThanOrEqual(MAX_ADDRESS_DELAY_SECONDS);
+    t.clock.advance(wait * 1000);
+    expect((await login('plain@acme.test', DEFAULT_PASSWORD, '10.0.1.5')).statusCode).toBe(200);
+  });
+
+  it('holds one address to growing delays on one account, even with the right password and code; other addresses are not held', async () => {
+    const seed = await enrol('paired@acme.test');
+    const address = '10.0.2.1';
+    for (let i = 0; i < 3; i++) expectError(await login('paired@acme.test', 'not the password at all', address), 401);
+    expect(expectThrottled(await login('paired@acme.test', 'not the password at all', address))).toBe(1);
+    t.clock.advance(1000);
+    expectError(await login('paired@acme.test', 'not the password at all', address), 401, 'invalid_credentials');
+    expect(expectThrottled(await login('paired@acme.test', DEFAULT_PASSWORD, address, totpCode(seed, t.clock.now())))).toBe(2);
+
+    const elsewhere = await login('paired@acme.test', DEFAULT_PASSWORD, '10.0.2.2', totpCode(seed, t.clock.now()));
+    expect(elsewhere.statusCode, elsewhere.body).toBe(200);
+  });
+
+  it('counts wrong current passwords at new_password like failed logins: a session gives no faster guessing', async () => {
+    const { access } = (await login('session@acme.test', DEFAULT_PASSWORD, '10.0.3.1')).json();
+    const change = (password: string) =>
+      t.app.inject({
+        method: 'POST',
+        url: '/service/new_password/',
+        headers: { authorization: `Bearer ${access}` },
+        payload: { password, new_password: 'a much better passphrase 42', confirm_new_password: 'a much better passphrase 42' },
+        remoteAddress: '10.0.3.2',
+      });
+    const statuses = [];
+    for (let i = 0; i < 10; i++) statuses.push((await change(`guess number ${i}`)).statusCode);
+    expect(statuses).toEqual([400, 400, 400, 429, 429, 429, 429, 429, 429, 429]);
+    // The right password is not judged either while the delay runs, and /token/ shares the count.
+    const wait = expectThrottled(await change(DEFAULT_PASSWORD));
+    expectThrottled(await login('session@acme.test', DEFAULT_PASSWORD, '10.0.3.2'));
+    t.clock.advance(wait * 1000);
+    expect((await change(DEFAULT_PASSWORD)).statusCode).toBe(200);
+  });
+
+  it('counts wrong passwords at setup_2fa, disable_2fa and new_backup_codes in the same throttle', async () => {
+    const seed = await enrol('confirm@acme.test');
+    const { access } = (await login('confirm@acme.test', DEFAULT_PASSWORD, '10.0.4.1', totpCode(seed, t.clock.now()))).json();
+    const post = (url: string, password: string) =>
+      t.app.inject({
+        method: 'POST',
+        url,
+        headers: { authorization: `Bearer ${access}` },
+        payload: { password, otp: totpCode(seed, t.clock.now()) },
+        remoteAddress: '10.0.4.2',
+      });
+    expect((await post('/service/disable_2fa/', 'not the password at all')).statusCode).toBe(400);
+    expect((await post('/service/new_backup_codes/', 'not the password at all')).statusCode).toBe(400);
+    expect((await post('/service/disable_2fa/', 'not the password at all')).statusCode).toBe(400);
+    expectThrottled(await post('/service/new_backup_codes/', DEFAULT_PASSWORD));
+    expectThrottled(await post('/service/disable_2fa/', DEFAULT_PASSWORD));
+
+    const { access: plain } = (await login('enrolling@acme.test', DEFAULT_PASSWORD, '10.0.4.3')).json();
+    const setup = (password: string) =>
+      t.app.inject({ method: 'POST', url: '/service/setup_2fa/', headers: { authorization: `Bearer ${plain}` }, payload: { password }, remoteAddress: '10.0.4.3' });
+    for (let i = 0; i < 3; i++) expect((await setup('not the password at all')).statusCode).toBe(400);
+    expectThrottled(await setup(DEFAULT_PASSWORD));
   });
 
   it('slows an address down after failures across different emails instead of locking everyone behind it out', async () => {
@@ -531,7 +679,7 @@ describe('login throttling', () => {
     expect(statuses.filter((s) => s === 429).length, statuses.join(',')).toBeGreaterThanOrEqual(9);
   });
 
-  it('keeps counting in the store: a second app on the same store sees the block', async () => {
+  it('keeps counting in the store: a second app on the same store sees the slow-down', async () => {
     for (const address of ['10.9.0.1', '10.9.0.2', '10.9.0.3']) {
       expectError(await login('bystander@acme.test', 'not the password at all', address), 401);
     }

@@ -28,7 +28,7 @@ describe(`secrets at rest (${testEngine})`, () => {
 
     // alice finishes enrollment; bob only starts it, so a pending seed is stored too.
     const alice = await t.login('alice@acme.test');
-    enrolledSeed = (await t.request({ method: 'POST', url: '/service/setup_2fa/', token: alice.access })).json().seed;
+    enrolledSeed = (await t.request({ method: 'POST', url: '/service/setup_2fa/', token: alice.access, body: { password: DEFAULT_PASSWORD } })).json().seed;
     const verified = await t.request({
       method: 'POST',
       url: '/service/verify_2fa_enrollment/',
@@ -38,7 +38,7 @@ describe(`secrets at rest (${testEngine})`, () => {
     expect(verified.statusCode).toBe(200);
     backupCodes = verified.json().backup_codes;
     const bob = await t.login('bob@acme.test');
-    pendingSeed = (await t.request({ method: 'POST', url: '/service/setup_2fa/', token: bob.access })).json().seed;
+    pendingSeed = (await t.request({ method: 'POST', url: '/service/setup_2fa/', token: bob.access, body: { password: DEFAULT_PASSWORD } })).json().seed;
 
     const rows = await t.container.store.db.selectFrom('users').select('password_hash').execute();
     passwordHashes = rows.map((row) => row.password_hash);

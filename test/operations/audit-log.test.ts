@@ -6,7 +6,8 @@ import { deliveryApi, NO_RATE_LIMITS, relative, senderBody, webhookBody, type Li
 import { expectError, fieldsOf } from '../support/http.ts';
 import { createTestApp, DEFAULT_PASSWORD, type TestApp } from '../support/test-app.ts';
 import { testEngine } from '../support/test-store.ts';
-import { totpCode } from '../support/totp.ts';
+import { createDeliveryKit, messengerRule, rulesUser } from '../support/rules-api.ts';
+import { totpCode, wrongCode } from '../support/totp.ts';
 
 /**
  * The audit log (docs/api.md "Audit log") through HTTP and the CLI, on a real store: which
@@ -68,7 +69,7 @@ describe(`audit log (${testEngine})`, () => {
     const email = 'carol@acme.example';
     await t.createUser({ org: 'Acme', email });
     const first = await t.login(email);
-    const seed = (await t.request({ method: 'POST', url: '/service/setup_2fa/', token: first.access })).json().seed as string;
+    const seed = (await t.request({ method: 'POST', url: '/service/setup_2fa/', token: first.access, body: { password: DEFAULT_PASSWORD } })).json().seed as string;
     const enrolled = await t.request({ method: 'POST', url: '/service/verify_2fa_enrollment/', token: first.access, body: { otp: totpCode(seed, t.clock.now()) } });
     expect(enrolled.statusCode, enrolled.body).toBe(200);
     t.clock.advance(60_000);
@@ -95,6 +96,66 @@ describe(`audit log (${testEngine})`, () => {
     ]);
     expect(JSON.stringify(mine)).not.toContain(seed);
     expect(JSON.stringify(mine)).not.toContain('a brand new passphrase');
+  });
+
+  it('records failed password changes, failed 2FA checks, backup code use and renewal, and 2FA turned off by its user', async () => {
+    const email = 'erin@acme.example';
+    await t.createUser({ org: 'Acme', email });
+    const post = async (url: string, token: string, body: object, status: number) => {
+      const response = await t.request({ method: 'POST', url, token, body });
+      expect(response.statusCode, response.body).toBe(status);
+      return response.json();
+    };
+    const NEW = 'a brand new passphrase';
+    const { access } = await t.login(email);
+    await post('/service/new_password/', access, { password: 'not the password at all', new_password: NEW, confirm_new_password: NEW }, 400);
+    await post('/service/new_password/', access, { password: DEFAULT_PASSWORD, new_password: NEW, confirm_new_password: `${NEW}!` }, 400);
+    await post('/service/setup_2fa/', access, { password: 'not the password at all' }, 400);
+    const { seed } = await post('/service/setup_2fa/', access, { password: DEFAULT_PASSWORD }, 200);
+    await post('/service/verify_2fa_enrollment/', access, { otp: wrongCode(seed, t.clock.now()) }, 400);
+    const enrolled = await post('/service/verify_2fa_enrollment/', access, { otp: totpCode(seed, t.clock.now()) }, 200);
+    t.clock.advance(60_000);
+    const signedIn = await t.login(email, DEFAULT_PASSWORD, enrolled.backup_codes[0]);
+    const renewed = await post('/service/new_backup_codes/', signedIn.access, { password: DEFAULT_PASSWORD, otp: totpCode(seed, t.clock.now()) }, 200);
+    await post('/service/disable_2fa/', signedIn.access, { password: DEFAULT_PASSWORD, otp: '000000' }, 400);
+    await post('/service/disable_2fa/', signedIn.access, { password: DEFAULT_PASSWORD, otp: renewed.backup_codes[0] }, 200);
+
+    const mine = (await read(enrolled.access, '?page_size=100')).results.filter((entry) => entry.target_name === email);
+    expect(mine.map((entry) => [entry.event, entry.details])).toEqual([
+      ['two_factor.disabled', {}],
+      ['two_factor.backup_code_used', { during: 'disable' }],
+      ['two_factor.verification_failed', { during: 'disable', reason: 'otp' }],
+      ['two_factor.backup_codes_regenerated', {}],
+      ['login.succeeded', {}],
+      ['two_factor.backup_code_used', { during: 'login' }],
+      ['two_factor.enabled', {}],
+      ['two_factor.verification_failed', { during: 'enrollment', reason: 'otp' }],
+      ['two_factor.verification_failed', { during: 'setup', reason: 'password' }],
+      ['password.change_failed', { reason: 'confirm_new_password' }],
+      ['password.change_failed', { reason: 'password' }],
+      ['login.succeeded', {}],
+    ]);
+    // The user did all of it from their own session: they are the actor of every entry.
+    expect(mine.every((entry) => entry.actor_email === email && entry.via === 'api' && entry.ip_address === '127.0.0.1')).toBe(true);
+    const text = JSON.stringify(mine);
+    for (const secret of [seed, NEW, DEFAULT_PASSWORD, ...enrolled.backup_codes, ...renewed.backup_codes]) expect(text).not.toContain(secret);
+  });
+
+  it('records the deletion and the restoration of a rule, with its name and who did it', async () => {
+    const api = await rulesUser(t, 'Initech', 'ian@initech.example');
+    const kit = await createDeliveryKit(api, { tag: 'audit' });
+    const rule = await api.created(messengerRule(kit, 'Leaked VPN logins', 'vpn.initech.example'));
+    expect((await api.remove(rule.id)).statusCode).toBe(200);
+    expect((await api.restore(rule.id)).statusCode).toBe(200);
+    expectError(await api.restore(rule.id), 409, 'conflict');
+
+    const page = await read(api.token, '?page_size=3');
+    expect(page.results.map((entry) => [entry.event, entry.target_type, entry.target_id, entry.target_name, entry.actor_email])).toEqual([
+      ['rule.restored', 'rule', rule.id, 'Leaked VPN logins', 'ian@initech.example'],
+      ['rule.deleted', 'rule', rule.id, 'Leaked VPN logins', 'ian@initech.example'],
+      ['login.succeeded', 'user', api.userId, 'ian@initech.example', 'ian@initech.example'],
+    ]);
+    expect(page.results[0]!.details).toEqual({ service_id: 1 });
   });
 
   it('records sender and webhook changes with names and hosts, never credentials, secrets or webhook paths', async () => {
@@ -170,7 +231,7 @@ describe(`audit log (${testEngine})`, () => {
       };
       await cli(['user', 'create', '--org', 'Acme', '--email', email, '--password-stdin'], DEFAULT_PASSWORD);
       const pair = await t.login(email);
-      const seed = (await t.request({ method: 'POST', url: '/service/setup_2fa/', token: pair.access })).json().seed as string;
+      const seed = (await t.request({ method: 'POST', url: '/service/setup_2fa/', token: pair.access, body: { password: DEFAULT_PASSWORD } })).json().seed as string;
       await t.request({ method: 'POST', url: '/service/verify_2fa_enrollment/', token: pair.access, body: { otp: totpCode(seed, t.clock.now()) } });
 
       await cli(['user', 'disable', email]);

@@ -68,10 +68,12 @@ describe(`dragnet backup and restore (${testEngine})`, () => {
       const app = await createTestApp({ location: { ...source, env: source.cliEnv }, clock });
       let seed: string;
       try {
-        const { access } = await app.login(EMAIL, PASSWORD);
-        seed = (await app.request({ method: 'POST', url: '/service/setup_2fa/', token: access })).json().seed;
-        const enrolled = await app.request({ method: 'POST', url: '/service/verify_2fa_enrollment/', token: access, body: { otp: totpCode(seed, clock.now()) } });
+        const first = await app.login(EMAIL, PASSWORD);
+        seed = (await app.request({ method: 'POST', url: '/service/setup_2fa/', token: first.access, body: { password: PASSWORD } })).json().seed;
+        const enrolled = await app.request({ method: 'POST', url: '/service/verify_2fa_enrollment/', token: first.access, body: { otp: totpCode(seed, clock.now()) } });
         expect(enrolled.statusCode, enrolled.body).toBe(200);
+        // Enabling 2FA revoked the tokens issued before; the enrolment answered new ones.
+        const { access } = enrolled.json() as { access: string };
         const search = await app.request({ method: 'POST', url: '/service/messenger-search-create/', token: access, body: { query: TERM } });
         expect(search.json().total).toBe(1);
 

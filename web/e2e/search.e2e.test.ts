@@ -50,6 +50,7 @@ describe('the dashboard in a browser: sign-in with 2FA, search and export', () =
 
   it('turns on 2FA in settings; signing in again asks for a code from the app', async () => {
     await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Settings' }).click();
+    await page.getByLabel('Your password').fill(dashboard.demo.password);
     await page.getByRole('button', { name: 'Set up two-factor authentication' }).click();
     seed = (await page.getByLabel('Key for manual entry').textContent())!.replaceAll(' ', '');
     await expect(page.getByRole('img', { name: /QR code/ }).getAttribute('src')).resolves.toMatch(/^data:image\/png;base64,/);

@@ -15,7 +15,7 @@ export function auditRoutes(audit: AuditLog): FastifyPluginAsyncTypebox {
         schema: {
           operationId: 'listAuditLog',
           tags: ['audit'],
-          summary: "The organization's security events (logins, 2FA, passwords, users, senders, webhooks), newest first",
+          summary: "The organization's security events (logins, 2FA, passwords, users, senders, webhooks, rule deletions), newest first",
           querystring: AuditLogQuery,
           response: withErrors({ 200: AuditLogPage }, [400, 401, 403, 404, 429]),
         },

@@ -8,7 +8,11 @@ export const auditEvents = [
   'token.refresh_refused',
   'two_factor.enabled',
   'two_factor.disabled',
+  'two_factor.verification_failed',
+  'two_factor.backup_code_used',
+  'two_factor.backup_codes_regenerated',
   'password.changed',
+  'password.change_failed',
   'user.created',
   'user.disabled',
   'user.enabled',
@@ -17,6 +21,8 @@ export const auditEvents = [
   'webhook.created',
   'webhook.updated',
   'webhook.deleted',
+  'rule.deleted',
+  'rule.restored',
 ] as const;
 
 export type AuditEventName = (typeof auditEvents)[number];
@@ -27,13 +33,13 @@ export const AuditEntry = Type.Object({
   created_at: Type.String({ format: 'date-time' }),
   actor_user_id: Nullable(Type.Integer(), { description: 'The user who did it; null for an operator command or a failed login' }),
   actor_email: Nullable(Type.String()),
-  target_type: Type.String({ description: 'user, sender or webhook' }),
+  target_type: Type.String({ description: 'user, sender, webhook or rule' }),
   target_id: Type.Integer(),
-  target_name: Nullable(Type.String({ description: "The user's email, the sender's address or the webhook's name, as it was then" })),
+  target_name: Nullable(Type.String({ description: "The user's email, the sender's address, the webhook's or the rule's name, as it was then" })),
   via: Type.String({ description: 'api (an HTTP request) or cli (an operator\'s dragnet command)' }),
   ip_address: Nullable(Type.String({ description: 'The client address of an api event' })),
   details: Type.Record(Type.String(), Type.Union([Type.String(), Type.Number(), Type.Boolean(), Type.Null()]), {
-    description: 'A few facts about the event, never a secret: reason of a failed login, server host of a sender, host of a webhook',
+    description: 'A few facts about the event, never a secret: reason of a failed login or check, server host of a sender, host of a webhook',
   }),
 });
 

@@ -37,7 +37,7 @@ export interface AuditOrigin {
 
 export interface AuditRecord extends AuditOrigin {
   event: AuditEventName;
-  target: { type: 'user' | 'sender' | 'webhook'; id: number; name: string | null };
+  target: { type: 'user' | 'sender' | 'webhook' | 'rule'; id: number; name: string | null };
   details?: AuditDetails;
 }
 

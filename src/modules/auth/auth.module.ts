@@ -27,5 +27,5 @@ export function createAuthModule(deps: {
     clock: deps.clock,
     audit: deps.audit,
   });
-  return { service, tokens, routes: authRoutes(service, deps.audit) };
+  return { service, tokens, routes: authRoutes(service) };
 }

@@ -1,21 +1,24 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { requireAuth } from '../../http/auth.plugin.ts';
 import { withErrors } from '../../http/schemas.ts';
-import { requestOrigin, userTarget, type AuditLog } from '../audit/index.ts';
 import type { AuthService } from './auth.service.ts';
 import {
   AccessOnly,
   BackupCodesResponse,
+  ConfirmedByTwoFactorBody,
+  DisableTwoFactorResponse,
+  EnrollmentResponse,
   LoginBody,
   NewPasswordBody,
   NewPasswordResponse,
   RefreshBody,
+  SetupTwoFactorBody,
   SetupTwoFactorResponse,
   TokenPair,
   VerifyTwoFactorBody,
 } from './auth.schemas.ts';
 
-export function authRoutes(auth: AuthService, audit: AuditLog): FastifyPluginAsyncTypebox {
+export function authRoutes(auth: AuthService): FastifyPluginAsyncTypebox {
   return async (app) => {
     app.post(
       '/token/',
@@ -51,11 +54,12 @@ export function authRoutes(auth: AuthService, audit: AuditLog): FastifyPluginAsy
         schema: {
           operationId: 'setup2fa',
           tags: ['auth'],
-          summary: 'Start 2FA enrollment: returns a new TOTP seed and its QR code',
-          response: withErrors({ 200: SetupTwoFactorResponse }, [401, 409]),
+          summary: 'Start 2FA enrollment with the current password: returns a new TOTP seed and its QR code',
+          body: SetupTwoFactorBody,
+          response: withErrors({ 200: SetupTwoFactorResponse }, [400, 401, 409, 429]),
         },
       },
-      (request) => auth.setupTwoFactor(requireAuth(request).user),
+      (request) => auth.setupTwoFactor(requireAuth(request).user, request.body, request.ip),
     );
 
     app.post(
@@ -64,18 +68,40 @@ export function authRoutes(auth: AuthService, audit: AuditLog): FastifyPluginAsy
         schema: {
           operationId: 'verify2faEnrollment',
           tags: ['auth'],
-          summary: 'Finish 2FA enrollment with a current code; returns ten backup codes',
+          summary: 'Finish 2FA enrollment with a current code; returns ten backup codes and new tokens (earlier ones are revoked)',
           body: VerifyTwoFactorBody,
-          response: withErrors({ 200: BackupCodesResponse }, [400, 401, 409]),
+          response: withErrors({ 200: EnrollmentResponse }, [400, 401, 409]),
         },
       },
-      async (request) => {
-        const { user } = requireAuth(request);
-        const codes = await auth.verifyTwoFactorEnrollment(user, request.body.otp);
-        // In the user's own log: an MSSP acting for another organization still enrols itself.
-        await audit.record({ ...requestOrigin(request), orgId: user.org_id, event: 'two_factor.enabled', target: userTarget(user) });
-        return codes;
+      (request) => auth.verifyTwoFactorEnrollment(requireAuth(request).user, request.body.otp, request.ip),
+    );
+
+    app.post(
+      '/service/disable_2fa/',
+      {
+        schema: {
+          operationId: 'disable2fa',
+          tags: ['auth'],
+          summary: 'Turn 2FA off with the current password and a current code or a backup code (beyond the spec)',
+          body: ConfirmedByTwoFactorBody,
+          response: withErrors({ 200: DisableTwoFactorResponse }, [400, 401, 409, 429]),
+        },
       },
+      (request) => auth.disableTwoFactor(requireAuth(request).user, request.body, request.ip),
+    );
+
+    app.post(
+      '/service/new_backup_codes/',
+      {
+        schema: {
+          operationId: 'newBackupCodes',
+          tags: ['auth'],
+          summary: 'Replace the backup codes, with the current password and a current code or a backup code (beyond the spec)',
+          body: ConfirmedByTwoFactorBody,
+          response: withErrors({ 200: BackupCodesResponse }, [400, 401, 409, 429]),
+        },
+      },
+      (request) => auth.newBackupCodes(requireAuth(request).user, request.body, request.ip),
     );
 
     app.post(
@@ -86,15 +112,10 @@ export function authRoutes(auth: AuthService, audit: AuditLog): FastifyPluginAsy
           tags: ['auth'],
           summary: 'Change the password; revokes every token issued before',
           body: NewPasswordBody,
-          response: withErrors({ 200: NewPasswordResponse }, [400, 401]),
+          response: withErrors({ 200: NewPasswordResponse }, [400, 401, 429]),
         },
       },
-      async (request) => {
-        const { user } = requireAuth(request);
-        const changed = await auth.changePassword(user, request.body);
-        await audit.record({ ...requestOrigin(request), orgId: user.org_id, event: 'password.changed', target: userTarget(user) });
-        return changed;
-      },
+      (request) => auth.changePassword(requireAuth(request).user, request.body, request.ip),
     );
   };
 }

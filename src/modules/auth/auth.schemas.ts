@@ -20,6 +20,11 @@ export const RefreshBody = Type.Object({ refresh: Type.String({ minLength: 1, ma
 
 export const AccessOnly = Type.Object({ access: Type.String() });
 
+const CurrentPassword = Type.String({ minLength: 1, maxLength: 1024, description: 'The current password' });
+const SecondFactorCode = Type.String({ minLength: 1, maxLength: 32, description: 'A current authenticator code or an unused backup code' });
+
+export const SetupTwoFactorBody = Type.Object({ password: CurrentPassword }, { additionalProperties: false });
+
 export const SetupTwoFactorResponse = Type.Object({
   seed: Type.String({ description: 'Base32 TOTP secret for manual entry' }),
   qr_code_url: Type.String({ description: 'otpauth:// URI (what the QR code encodes)' }),
@@ -32,9 +37,19 @@ export const BackupCodesResponse = Type.Object({
   backup_codes: Type.Array(Type.String(), { description: 'Ten single-use codes, shown only this once' }),
 });
 
+export const EnrollmentResponse = Type.Object({
+  backup_codes: BackupCodesResponse.properties.backup_codes,
+  access: Type.String({ description: 'A fresh access token: enabling 2FA revokes every token issued before' }),
+  refresh: Type.String(),
+});
+
+export const ConfirmedByTwoFactorBody = Type.Object({ password: CurrentPassword, otp: SecondFactorCode }, { additionalProperties: false });
+
+export const DisableTwoFactorResponse = Type.Object({ message: Type.String() });
+
 export const NewPasswordBody = Type.Object(
   {
-    password: Type.String({ minLength: 1, maxLength: 1024, description: 'The current password' }),
+    password: CurrentPassword,
     new_password: Type.String({ minLength: 1, maxLength: 1024 }),
     confirm_new_password: Type.String({ minLength: 1, maxLength: 1024 }),
   },

@@ -5,54 +5,77 @@ import { AppError } from '../../lib/errors.ts';
 
 export interface LoginThrottleSettings {
   windowSeconds: number;
+  /** Failures for one account, from one address or from all together, before its delays start. */
   maxFailuresPerAccount: number;
   maxFailuresPerAddress: number;
-  /** Longest spacing an address over its limit must keep between attempts. */
+  /** Longest delay any limit imposes between attempts. */
   maxAddressDelaySeconds: number;
 }
 
+/** A password check in progress: counted as a failure until the caller forgets it. */
+export interface ThrottledAttempt {
+  ids: number[];
+  /**
+   * Seconds the account as a whole is slowed down for, or null. Only a right password with a
+   * valid second factor may pass while it is; the caller decides, as only it can check them.
+   */
+  accountRetryAfter: number | null;
+}
+
+export const tooManyAttempts = (retryAfterSeconds: number) =>
+  new AppError('too_many_attempts', 'too many failed password attempts; try again later', {
+    retryAfterSeconds,
+    extra: { retry_after_seconds: retryAfterSeconds },
+  });
+
 /**
- * Failed logins are counted in the store, not in memory, so every API process and a restart
- * see the same count (docs/api.md "Login throttling").
+ * Failed password checks (logins and the password a signed-in user confirms) are counted in the
+ * store, not in memory, so every API process and a restart see the same count (docs/api.md
+ * "Login throttling"). No limit locks anyone out: past each limit, attempts must keep a delay
+ * after the last failure in its scope (1 s, doubling with every further failure, up to
+ * maxAddressDelaySeconds), and an attempt that waited is judged like any other.
  *
- * - An account is blocked once its failures within the window reach the maximum, until the
- *   oldest counted failure ages out: the right password is refused too, as it may be a guess.
- * - A client address is never blocked, since one address is often a whole office behind NAT:
- *   past its maximum, each attempt from it must come a delay after the previous failure from
- *   it (1 s, doubling with every further failure, up to maxAddressDelaySeconds). An attempt
- *   that waited is judged like any other, so a colleague's right password logs in.
+ * - An account from one client address: the guesses of one attacker at one account. An attempt
+ *   sooner than the delay is refused unheard.
+ * - A client address, whatever the account: password spraying. Refused unheard too, but never
+ *   more than the delay, since one address is often a whole office behind NAT.
+ * - An account from every address together: a guesser spread over many addresses. This one only
+ *   slows the account down and is never a refusal of its owner: the caller lets a right password
+ *   with a valid second factor through (ThrottledAttempt.accountRetryAfter).
  */
 export function createLoginThrottle(deps: { db: Kysely<Database>; clock: Clock; settings: LoginThrottleSettings }) {
   const { db, clock, settings } = deps;
   const windowMs = settings.windowSeconds * 1000;
-  const accountScope = (email: string) => `account:${email.trim().toLowerCase()}`;
   const secondsUntil = (at: number, now: number) => Math.max(1, Math.ceil((at - now) / 1000));
+  const scopes = (rawEmail: string, address: string) => {
+    const email = rawEmail.trim().toLowerCase();
+    // An address has no space, so no email can make one pair's scope equal another's.
+    return { account: `account:${email}`, address: `address:${address}`, pair: `pair:${address} ${email}` };
+  };
 
-  async function failuresOf(scope: string, now: number, except: number) {
+  /** Seconds an attempt in `scope` must still wait, or null: `limit` failures pass freely. */
+  async function delayOf(scope: string, limit: number, ownId: number, now: number): Promise<number | null> {
     const row = await db
       .selectFrom('auth_failures')
-      .select((eb) => [eb.fn.countAll<number>().as('failures'), eb.fn.min('failed_at').as('oldest'), eb.fn.max('failed_at').as('newest')])
+      .select((eb) => [eb.fn.countAll<number>().as('failures'), eb.fn.max('failed_at').as('newest')])
       .where('scope', '=', scope)
       .where('failed_at', '>', now - windowMs)
-      .where('id', '<>', except)
+      .where('id', '<>', ownId)
       .executeTakeFirstOrThrow();
-    return { failures: Number(row.failures), oldest: Number(row.oldest), newest: Number(row.newest) };
-  }
-
-  /** Seconds the account stays blocked, or null. */
-  async function accountBlock(scope: string, ownId: number, now: number): Promise<number | null> {
-    const { failures, oldest } = await failuresOf(scope, now, ownId);
-    // This attempt counts as well: the maximum-th failure is the last one judged.
-    return failures + 1 > settings.maxFailuresPerAccount ? secondsUntil(oldest + windowMs, now) : null;
-  }
-
-  /** Seconds this address must still wait before an attempt of it is judged, or null. */
-  async function addressWait(scope: string, ownId: number, now: number): Promise<number | null> {
-    const { failures, newest } = await failuresOf(scope, now, ownId);
-    const beyond = failures - settings.maxFailuresPerAddress;
+    const beyond = Number(row.failures) - limit;
     if (beyond < 0) return null;
-    const delayMs = Math.min(settings.maxAddressDelaySeconds, 2 ** beyond) * 1000;
-    return newest + delayMs > now ? secondsUntil(newest + delayMs, now) : null;
+    const until = Number(row.newest) + Math.min(settings.maxAddressDelaySeconds, 2 ** beyond) * 1000;
+    return until > now ? secondsUntil(until, now) : null;
+  }
+
+  async function forget(attempt: { ids: number[] }): Promise<void> {
+    if (attempt.ids.length) await db.deleteFrom('auth_failures').where('id', 'in', attempt.ids).execute();
+  }
+
+  /** Forgets an attempt that was not judged and answers 429 with when to come back. */
+  async function refuse(attempt: { ids: number[] }, retryAfterSeconds: number): Promise<never> {
+    await forget(attempt);
+    throw tooManyAttempts(retryAfterSeconds);
   }
 
   return {
@@ -62,38 +85,32 @@ export function createLoginThrottle(deps: { db: Kysely<Database>; clock: Clock; 
      * sent at once, each sees the others, so no more than the limit get a password check. The
      * caller forgets the attempt (`forget`) when it turns out not to be a failure.
      */
-    async begin(email: string, address: string): Promise<{ ids: number[] }> {
+    async begin(email: string, address: string): Promise<ThrottledAttempt> {
       const now = clock.now().getTime();
-      const [account, client] = await db
+      const scope = scopes(email, address);
+      const rows = await db
         .insertInto('auth_failures')
-        .values([
-          { scope: accountScope(email), failed_at: now },
-          { scope: `address:${address}`, failed_at: now },
-        ])
+        .values([scope.account, scope.address, scope.pair].map((name) => ({ scope: name, failed_at: now })))
         .returning(['id', 'scope'])
-        .execute()
-        .then((rows) => [rows.find((r) => r.scope.startsWith('account:'))!, rows.find((r) => r.scope.startsWith('address:'))!]);
-      const attempt = { ids: [Number(account!.id), Number(client!.id)] };
-      const retryAfterSeconds =
-        (await addressWait(client!.scope, Number(client!.id), now)) ?? (await accountBlock(account!.scope, Number(account!.id), now));
-      if (retryAfterSeconds !== null) {
-        // A refused attempt is not a guess: it must not extend the block or the delay.
-        await this.forget(attempt);
-        throw new AppError('too_many_attempts', 'too many failed login attempts; try again later', {
-          retryAfterSeconds,
-          extra: { retry_after_seconds: retryAfterSeconds },
-        });
-      }
+        .execute();
+      const idOf = (name: string) => Number(rows.find((row) => row.scope === name)!.id);
+      const attempt = { ids: rows.map((row) => Number(row.id)) };
+      const retryAfter =
+        (await delayOf(scope.pair, settings.maxFailuresPerAccount, idOf(scope.pair), now)) ??
+        (await delayOf(scope.address, settings.maxFailuresPerAddress, idOf(scope.address), now));
+      // A refused attempt is not a guess: it must not extend the delay.
+      if (retryAfter !== null) return refuse(attempt, retryAfter);
+      const accountRetryAfter = await delayOf(scope.account, settings.maxFailuresPerAccount, idOf(scope.account), now);
       await db.deleteFrom('auth_failures').where('failed_at', '<=', now - windowMs).execute();
-      return attempt;
+      return { ...attempt, accountRetryAfter };
     },
 
-    async forget(attempt: { ids: number[] }): Promise<void> {
-      if (attempt.ids.length) await db.deleteFrom('auth_failures').where('id', 'in', attempt.ids).execute();
-    },
+    forget,
+    refuse,
 
-    async clearAccount(email: string): Promise<void> {
-      await db.deleteFrom('auth_failures').where('scope', '=', accountScope(email)).execute();
+    /** After a success: the account's earlier failures from this address were its owner's. */
+    async clearPair(email: string, address: string): Promise<void> {
+      await db.deleteFrom('auth_failures').where('scope', '=', scopes(email, address).pair).execute();
     },
   };
 }

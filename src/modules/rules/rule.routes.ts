@@ -1,7 +1,9 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { FastifyRequest } from 'fastify';
 import { requireAuth } from '../../http/auth.plugin.ts';
 import { IdInteger, MAX_PAGE, Nullable, withErrors } from '../../http/schemas.ts';
+import { requestOrigin, type AuditLog } from '../audit/index.ts';
 import { catalogRow, sourceCatalog } from '../sources/index.ts';
 import type { MatchService } from './match.service.ts';
 import type { RuleRunner } from './rule-runner.ts';
@@ -43,8 +45,11 @@ const Hit = Type.Object(
   { additionalProperties: true },
 );
 
-export function ruleRoutes(deps: { rules: RuleService; runner: RuleRunner; matches: MatchService }): FastifyPluginAsyncTypebox {
-  const { rules, runner, matches } = deps;
+export function ruleRoutes(deps: { rules: RuleService; runner: RuleRunner; matches: MatchService; audit: AuditLog }): FastifyPluginAsyncTypebox {
+  const { rules, runner, matches, audit } = deps;
+  // A deleted rule stops alerting: who did that, and who brought it back, goes in the audit log.
+  const auditRule = (request: FastifyRequest, event: 'rule.deleted' | 'rule.restored', rule: { id: number; name: string; service_id: number }) =>
+    audit.record({ ...requestOrigin(request), event, target: { type: 'rule', id: rule.id, name: rule.name }, details: { service_id: rule.service_id } });
   return async (app) => {
     app.get(
       '/service/alert_system_service_get_service_list/',
@@ -138,7 +143,9 @@ export function ruleRoutes(deps: { rules: RuleService; runner: RuleRunner; match
       },
       async (request) => {
         const auth = requireAuth(request);
-        return rules.viewOf(await rules.softDelete({ orgId: auth.orgId, userId: auth.user.id }, request.params.id));
+        const deleted = await rules.softDelete({ orgId: auth.orgId, userId: auth.user.id }, request.params.id);
+        await auditRule(request, 'rule.deleted', deleted);
+        return rules.viewOf(deleted);
       },
     );
 
@@ -155,7 +162,9 @@ export function ruleRoutes(deps: { rules: RuleService; runner: RuleRunner; match
       },
       async (request) => {
         const auth = requireAuth(request);
-        return rules.viewOf(await rules.restore({ orgId: auth.orgId, userId: auth.user.id }, request.params.id));
+        const restored = await rules.restore({ orgId: auth.orgId, userId: auth.user.id }, request.params.id);
+        await auditRule(request, 'rule.restored', restored);
+        return rules.viewOf(restored);
       },
     );
 

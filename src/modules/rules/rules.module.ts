@@ -3,6 +3,7 @@ import type { KeyRing } from '../../lib/crypto.ts';
 import type { JobQueue } from '../../jobs/job-queue.ts';
 import type { WorkerPresence } from '../../jobs/worker-presence.ts';
 import type { Clock } from '../../lib/clock.ts';
+import type { AuditLog } from '../audit/index.ts';
 import type { DeliveryService } from '../delivery/index.ts';
 import type { OrganizationService } from '../orgs/index.ts';
 import type { FollowUpTokens } from '../search/index.ts';
@@ -22,6 +23,7 @@ export function createRulesModule(deps: {
   organizations: OrganizationService;
   delivery: DeliveryService;
   followUps: FollowUpTokens;
+  audit: AuditLog;
 }) {
   const { store, clock } = deps;
   const context = { db: store.db, engine: store.engine, clock, keys: deps.keys, dataDir: deps.dataDir };
@@ -31,5 +33,5 @@ export function createRulesModule(deps: {
   const notifier = createNotifier({ db: store.db, engine: store.engine, clock, presence: deps.presence, delivery: deps.delivery, organizations: deps.organizations });
   // A delivery resource used by an active rule cannot be deleted (spec 3.5).
   deps.delivery.setReferenceCheck((orgId, kind, id, tx) => rules.referencing(orgId, kind, id, tx));
-  return { rules, runner, matches, notifier, routes: ruleRoutes({ rules, runner, matches }) };
+  return { rules, runner, matches, notifier, routes: ruleRoutes({ rules, runner, matches, audit: deps.audit }) };
 }

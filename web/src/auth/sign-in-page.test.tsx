@@ -63,6 +63,31 @@ describe('signing in', () => {
     expect(history.location.pathname).toBe('/search/history');
   });
 
+  it('while guesses from elsewhere slow a 2FA account down, offers to sign in at once with the password and a code', async () => {
+    await t.createUser({ org: 'Acme', email: 'sam@acme.test' });
+    const samSeed = await enableTwoFactor(t, 'sam@acme.test');
+    // Guesses from other addresses, none from this browser's, past the account-wide limit (5),
+    // each after the delay the one before set: the next attempt must wait 16 s.
+    for (let i = 1; i <= 9; i++) {
+      const guess = () => t.app.inject({ method: 'POST', url: '/token/', payload: { email: 'sam@acme.test', password: `guess ${i} of many` }, remoteAddress: `10.20.0.${i}` });
+      let answer = await guess();
+      if (answer.statusCode === 429) {
+        t.clock.advance(Number(answer.headers['retry-after']) * 1000);
+        answer = await guess();
+      }
+      expect(answer.statusCode).toBe(401);
+    }
+    const { history } = await renderDashboard(t, '/sign-in');
+    const user = await fillPassword('sam@acme.test', DEFAULT_PASSWORD);
+    expect((await screen.findByRole('alert')).textContent).toMatch(/too many/i);
+
+    await user.click(screen.getByRole('button', { name: 'Sign in now with a 2FA code' }));
+    await user.type(await screen.findByLabelText('Authentication code'), nextStepCode(samSeed, t.clock.now()));
+    await user.click(screen.getByRole('button', { name: 'Verify' }));
+    expect(await screen.findByRole('heading', { name: 'Search' })).toBeTruthy();
+    expect(history.location.pathname).toBe('/search');
+  });
+
   it('signs out: the tokens are forgotten and pages ask to sign in again', async () => {
     const { history, api } = await renderDashboard(t, '/search', { email: 'ana@acme.test' });
     await userEvent.setup().click(await screen.findByRole('button', { name: 'Sign out' }));

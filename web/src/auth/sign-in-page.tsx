@@ -5,13 +5,16 @@ import { useApi } from '../api/api-context.tsx';
 import { ApiError } from '../api/errors.ts';
 import { Field } from '../ui/field.tsx';
 import { ErrorNotice } from '../ui/notices.tsx';
+import { OtpInput } from './otp-input.tsx';
 import { Page } from '../ui/page.tsx';
 
 const route = getRouteApi('/sign-in');
 
 /**
  * Email and password, then, when the server answers `otp_required` (the account has 2FA), a
- * second step for the authenticator code or a backup code (spec 5.1, 5.5).
+ * second step for the authenticator code or a backup code (spec 5.1, 5.5). While someone else's
+ * guesses slow the account down (429 `too_many_attempts`), only the password sent with a code
+ * gets in at once, so the page offers that step then too (docs/api.md "Login throttling").
  */
 export function SignInPage() {
   const api = useApi();
@@ -31,6 +34,7 @@ export function SignInPage() {
     },
   });
   const otpRequested = signIn.error instanceof ApiError && signIn.error.code === 'otp_required';
+  const slowedDown = step === 'password' && signIn.error instanceof ApiError && signIn.error.code === 'too_many_attempts';
 
   const submit = (event: FormEvent) => {
     event.preventDefault();
@@ -58,18 +62,7 @@ export function SignInPage() {
             </>
           ) : (
             <Field label="Authentication code" hint="The 6-digit code from your authenticator app, or one of your backup codes.">
-              {(props) => (
-                <input
-                  {...props}
-                  autoComplete="one-time-code"
-                  autoCapitalize="characters"
-                  spellCheck={false}
-                  required
-                  autoFocus
-                  value={otp}
-                  onChange={(e) => setOtp(e.target.value)}
-                />
-              )}
+              {(props) => <OtpInput {...props} autoFocus value={otp} onChange={setOtp} />}
             </Field>
           )}
           <div className="actions">
@@ -86,6 +79,17 @@ export function SignInPage() {
                 }}
               >
                 Back
+              </button>
+            )}
+            {slowedDown && (
+              <button
+                type="button"
+                onClick={() => {
+                  setStep('otp');
+                  signIn.reset();
+                }}
+              >
+                Sign in now with a 2FA code
               </button>
             )}
           </div>
