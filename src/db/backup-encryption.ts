@@ -47,8 +47,11 @@ function checkPassphrase(passphrase: string) {
   }
 }
 
-/** The archive `plain` streams, encrypted: the key file's recipients (its identities' too), or the passphrase. */
-export async function encryptBackup(key: BackupKey, plain: Readable): Promise<Readable> {
+/**
+ * What encrypts an archive for `key`: the key file's recipients (its identities' too), or the
+ * passphrase. Made before the backup starts, so a bad key fails before any work.
+ */
+export async function createBackupEncrypter(key: BackupKey): Promise<(plain: Readable) => Promise<Readable>> {
   const encrypter = new Encrypter();
   if ('passphrase' in key) {
     checkPassphrase(key.passphrase);
@@ -63,8 +66,7 @@ export async function encryptBackup(key: BackupKey, plain: Readable): Promise<Re
       }
     }
   }
-  const encrypted = await encrypter.encrypt(Readable.toWeb(plain) as ReadableStream<Uint8Array>);
-  return Readable.fromWeb(encrypted as WebReadableStream<Uint8Array>);
+  return async (plain) => Readable.fromWeb((await encrypter.encrypt(Readable.toWeb(plain) as ReadableStream<Uint8Array>)) as WebReadableStream<Uint8Array>);
 }
 
 /** The first bytes of a file, to tell an age file from anything else before decrypting it. */

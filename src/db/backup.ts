@@ -8,7 +8,7 @@ import { sql } from 'kysely';
 import * as tar from 'tar';
 import type { KeyRing } from '../lib/crypto.ts';
 import { AppError } from '../lib/errors.ts';
-import { decryptBackup, encryptBackup, type BackupKey } from './backup-encryption.ts';
+import { createBackupEncrypter, decryptBackup, type BackupKey } from './backup-encryption.ts';
 import { migrateToLatest } from './migrate.ts';
 import { SqliteDatabase } from './sqlite-native.ts';
 import { openStore, searchHistoryFile, type Engine, type Store } from './store.ts';
@@ -91,6 +91,7 @@ function stageDataFile(from: string, to: string) {
  */
 export async function backupStore(location: BackupLocation, file: string, key: BackupKey): Promise<Manifest & { bytes: number }> {
   const engine: Engine = location.databaseUrl ? 'postgres' : 'sqlite';
+  const encrypt = await createBackupEncrypter(key);
   mkdirSync(location.dataDir, { recursive: true });
   const staging = mkdtempSync(path.join(location.dataDir, '.backup-'));
   const partial = `${file}.partial`;
@@ -127,7 +128,7 @@ export async function backupStore(location: BackupLocation, file: string, key: B
     mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
     rmSync(partial, { force: true });
     const archive = tar.create({ cwd: staging, portable: true }, [MANIFEST, ...files]);
-    await pipeline(await encryptBackup(key, Readable.from(archive)), createWriteStream(partial, { mode: 0o600, flags: 'wx' }));
+    await pipeline(await encrypt(Readable.from(archive)), createWriteStream(partial, { mode: 0o600, flags: 'wx' }));
     renameSync(partial, file);
     return { ...manifest, bytes: statSync(file).size };
   } finally {

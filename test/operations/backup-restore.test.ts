@@ -188,6 +188,10 @@ describe(`dragnet backup and restore (${testEngine})`, () => {
     async () => {
       const source = await freshLocation();
       await expectCli(source, ['user', 'create', '--org', 'Acme', '--email', EMAIL, '--password-stdin'], PASSWORD);
+      const leak = path.join(scratch, 'raw-leak.txt');
+      writeFileSync(leak, `${EMAIL}:raw-leak-line\n`);
+      await expectCli(source, ['ingest', 'raw_leak_extended', leak]);
+      const [rawLeakFile] = readdirSync(path.join(source.dataDir, 'raw-leaks'));
 
       const unkeyed = path.join(scratch, 'unkeyed.age');
       const refused = await cli(source, ['backup', unkeyed]);
@@ -204,7 +208,7 @@ describe(`dragnet backup and restore (${testEngine})`, () => {
       expect(sealed.subarray(0, 22).toString()).toBe('age-encryption.org/v1\n');
       expect(sealed.includes(EMAIL)).toBe(false);
       const entries = await tarEntries(await ageDecrypt(sealed, key.identity));
-      expect(entries).toEqual(expect.arrayContaining(['manifest.json', 'secret.key']));
+      expect(entries).toEqual(expect.arrayContaining(['manifest.json', 'secret.key', `raw-leaks/${rawLeakFile}`]));
       expect(existsSync(path.join(source.dataDir, 'card-hash.key'))).toBe(true);
       expect(entries).not.toContain('card-hash.key');
 
@@ -218,6 +222,7 @@ describe(`dragnet backup and restore (${testEngine})`, () => {
       expect(noIdentity.code).toBe(1);
       expect(noIdentity.stderr).toMatch(/holds only recipients \(age1…\): a restore needs the identity/);
       await expectCli(target, ['restore', ...keyArgs, toRecipient]);
+      expect(readFileSync(path.join(target.dataDir, 'raw-leaks', rawLeakFile!), 'utf8')).toContain('raw-leak-line');
       expect(JSON.parse(await expectCli(target, ['--json', 'user', 'list'])).map((user: { email: string }) => user.email)).toEqual([EMAIL]);
     },
     CLI_TEST_MS,
