@@ -8,7 +8,7 @@ import { ageDecrypt, ageEncrypt, createBackupKeyFile, type BackupKeyFile } from 
 import { runCli } from '../support/cli.ts';
 import { startServer } from '../support/server-process.ts';
 import { createTestApp } from '../support/test-app.ts';
-import { createTestStoreLocation, testEngine, type TestStoreLocation } from '../support/test-store.ts';
+import { createKeysInDataFolderLocation, createTestStoreLocation, testEngine } from '../support/test-store.ts';
 import { totpCode } from '../support/totp.ts';
 
 /**
@@ -28,15 +28,8 @@ afterAll(async () => {
   for (const cleanup of cleanups.reverse()) await cleanup();
 });
 
-/**
- * A fresh store whose secret key lives in its data folder (`secret.key`), as in a default
- * embedded install: the backup must carry it, or the restored 2FA seeds could not be read.
- */
-async function freshLocation(): Promise<TestStoreLocation & { cliEnv: Record<string, string> }> {
-  const location = await createTestStoreLocation();
-  cleanups.push(() => location.drop());
-  return { ...location, cliEnv: { ...location.env, DRAGNET_SECRET_KEY: '' } };
-}
+// Keys in the data folder: the backup must carry secret.key, or the restored 2FA seeds could not be read.
+const freshLocation = createKeysInDataFolderLocation;
 
 const scratch = mkdtempSync(path.join(tmpdir(), 'dragnet-backup-'));
 cleanups.push(() => rmSync(scratch, { recursive: true, force: true }));
@@ -89,12 +82,21 @@ async function expectCli(location: { cliEnv: Record<string, string> }, args: str
   return result.stdout;
 }
 
+/** A fresh location with one user, made by the CLI. */
+async function locationWithUser() {
+  const location = await freshLocation();
+  await expectCli(location, ['user', 'create', '--org', 'Acme', '--email', EMAIL, '--password-stdin'], PASSWORD);
+  return location;
+}
+
+const userEmails = async (location: { cliEnv: Record<string, string> }): Promise<string[]> =>
+  JSON.parse(await expectCli(location, ['--json', 'user', 'list'])).map((user: { email: string }) => user.email);
+
 describe(`dragnet backup and restore (${testEngine})`, () => {
   it(
     'restores users, 2FA, messages and search history into a fresh store, where the server finds them again',
     async () => {
-      const source = await freshLocation();
-      await expectCli(source, ['user', 'create', '--org', 'Acme', '--email', EMAIL, '--password-stdin'], PASSWORD);
+      const source = await locationWithUser();
       const messages = path.join(scratch, 'messages.jsonl');
       writeFileSync(
         messages,
@@ -186,8 +188,7 @@ describe(`dragnet backup and restore (${testEngine})`, () => {
   it(
     'writes an owner-only age file that age decrypts with the key file, without card-hash.key; no key, no backup',
     async () => {
-      const source = await freshLocation();
-      await expectCli(source, ['user', 'create', '--org', 'Acme', '--email', EMAIL, '--password-stdin'], PASSWORD);
+      const source = await locationWithUser();
       const leak = path.join(scratch, 'raw-leak.txt');
       writeFileSync(leak, `${EMAIL}:raw-leak-line\n`);
       await expectCli(source, ['ingest', 'raw_leak_extended', leak]);
@@ -223,7 +224,7 @@ describe(`dragnet backup and restore (${testEngine})`, () => {
       expect(noIdentity.stderr).toMatch(/holds only recipients \(age1…\): a restore needs the identity/);
       await expectCli(target, ['restore', ...keyArgs, toRecipient]);
       expect(readFileSync(path.join(target.dataDir, 'raw-leaks', rawLeakFile!), 'utf8')).toContain('raw-leak-line');
-      expect(JSON.parse(await expectCli(target, ['--json', 'user', 'list'])).map((user: { email: string }) => user.email)).toEqual([EMAIL]);
+      expect(await userEmails(target)).toEqual([EMAIL]);
     },
     CLI_TEST_MS,
   );
@@ -231,8 +232,7 @@ describe(`dragnet backup and restore (${testEngine})`, () => {
   it(
     'a passphrase backup: a short or doubly given passphrase is refused, a wrong one fails clearly and leaves nothing behind',
     async () => {
-      const source = await freshLocation();
-      await expectCli(source, ['user', 'create', '--org', 'Acme', '--email', EMAIL, '--password-stdin'], PASSWORD);
+      const source = await locationWithUser();
       const archive = path.join(scratch, 'passphrase.age');
       const short = await cli(source, ['backup', '--passphrase-stdin', archive], 'too short\n');
       expect(short.code).toBe(1);
@@ -251,10 +251,10 @@ describe(`dragnet backup and restore (${testEngine})`, () => {
       expect(wrong.code).toBe(1);
       expect(wrong.stderr).toMatch(/cannot be decrypted with this passphrase/);
       expect(leftovers(target.dataDir)).toEqual([]);
-      expect(JSON.parse(await expectCli(target, ['--json', 'user', 'list']))).toEqual([]);
+      expect(await userEmails(target)).toEqual([]);
 
       await expectCli(target, ['restore', '--force', '--passphrase-stdin', archive], 'correct staple battery horse\n');
-      expect(JSON.parse(await expectCli(target, ['--json', 'user', 'list'])).map((user: { email: string }) => user.email)).toEqual([EMAIL]);
+      expect(await userEmails(target)).toEqual([EMAIL]);
     },
     CLI_TEST_MS,
   );

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createUserByCli, runCli } from '../support/cli.ts';
 import { startServer } from '../support/server-process.ts';
-import { createTestStoreLocation, testEngine, type TestStoreLocation } from '../support/test-store.ts';
+import { createKeysInDataFolderLocation as freshLocation, testEngine } from '../support/test-store.ts';
 
 /**
  * The data folder holds the keys, the store, raw leak files and search history: only its owner
@@ -15,17 +15,6 @@ import { createTestStoreLocation, testEngine, type TestStoreLocation } from '../
 const CLI_TEST_MS = 180_000;
 const PASSWORD = 'private files only please';
 
-const cleanups: (() => Promise<void> | void)[] = [];
-afterAll(async () => {
-  for (const cleanup of cleanups.reverse()) await cleanup();
-});
-
-async function freshLocation(): Promise<TestStoreLocation & { cliEnv: Record<string, string> }> {
-  const location = await createTestStoreLocation();
-  cleanups.push(() => location.drop());
-  // The keys in the data folder, as in a default install.
-  return { ...location, cliEnv: { ...location.env, DRAGNET_SECRET_KEY: '' } };
-}
 
 /** Every entry below `folder` (itself included) whose mode is not owner-only: `name mode`. */
 function notPrivate(folder: string): string[] {
@@ -41,7 +30,7 @@ function notPrivate(folder: string): string[] {
 }
 
 const scratch = mkdtempSync(path.join(tmpdir(), 'dragnet-modes-'));
-cleanups.push(() => rmSync(scratch, { recursive: true, force: true }));
+afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 
 describe(`the data folder is its owner's alone (${testEngine})`, () => {
   it(
