@@ -52,8 +52,8 @@ export interface Config {
 
 export type Env = Record<string, string | undefined>;
 
-/** The card hash key's file in the data folder; backups leave it out (src/db/backup.ts). */
-export const CARD_HASH_KEY_FILE = 'card-hash.key';
+/** The card hash key's file in the data folder; backups leave it out (DATA_FILES in src/db/backup.ts). */
+const CARD_HASH_KEY_FILE = 'card-hash.key';
 
 function integer(env: Env, name: string, fallback: number, min = 0): number {
   const raw = env[name];

@@ -39,6 +39,17 @@ function readKeyFile(file: string): KeyFile {
   return keys;
 }
 
+/** Runs `use` on a key file's keys; a key age rejects is a 4xx naming the file, not a crash. */
+async function withKeyFile<T>(file: string, use: (keys: KeyFile) => T | Promise<T>): Promise<T> {
+  const keys = readKeyFile(file);
+  try {
+    return await use(keys);
+  } catch (error) {
+    if (error instanceof AppError) throw error;
+    throw new AppError('validation_failed', `--key-file ${file}: ${(error as Error).message}`);
+  }
+}
+
 function checkPassphrase(passphrase: string) {
   if (passphrase.length < MIN_PASSPHRASE_LENGTH) {
     throw new AppError('validation_failed', `the backup passphrase must be at least ${MIN_PASSPHRASE_LENGTH} characters`, {
@@ -57,14 +68,9 @@ export async function createBackupEncrypter(key: BackupKey): Promise<(plain: Rea
     checkPassphrase(key.passphrase);
     encrypter.setPassphrase(key.passphrase);
   } else {
-    const { identities, recipients } = readKeyFile(key.keyFile);
-    for (const recipient of [...recipients, ...(await Promise.all(identities.map((identity) => identityToRecipient(identity))))]) {
-      try {
-        encrypter.addRecipient(recipient);
-      } catch (error) {
-        throw new AppError('validation_failed', `--key-file ${key.keyFile}: ${(error as Error).message}`);
-      }
-    }
+    await withKeyFile(key.keyFile, async ({ identities, recipients }) => {
+      for (const recipient of [...recipients, ...(await Promise.all(identities.map((identity) => identityToRecipient(identity))))]) encrypter.addRecipient(recipient);
+    });
   }
   return async (plain) => Readable.fromWeb((await encrypter.encrypt(Readable.toWeb(plain) as ReadableStream<Uint8Array>)) as WebReadableStream<Uint8Array>);
 }
@@ -98,9 +104,10 @@ export async function decryptBackup(key: BackupKey, file: string): Promise<Reada
   if ('passphrase' in key) {
     decrypter.addPassphrase(key.passphrase);
   } else {
-    const { identities } = readKeyFile(key.keyFile);
-    if (identities.length === 0) throw new AppError('validation_failed', `--key-file ${key.keyFile} holds only recipients (age1…): a restore needs the identity (AGE-SECRET-KEY-1…)`);
-    for (const identity of identities) decrypter.addIdentity(identity);
+    await withKeyFile(key.keyFile, ({ identities }) => {
+      if (identities.length === 0) throw new AppError('validation_failed', `--key-file ${key.keyFile} holds only recipients (age1…): a restore needs the identity (AGE-SECRET-KEY-1…)`);
+      for (const identity of identities) decrypter.addIdentity(identity);
+    });
   }
   const encrypted = Readable.toWeb(createReadStream(file)) as ReadableStream<Uint8Array>;
   try {

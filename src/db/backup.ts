@@ -198,7 +198,6 @@ async function extractArchive(archive: Readable, staging: string, file: string):
     await pipeline(archive, unpack);
   } catch (error) {
     if (refused) throw refused;
-    if (error instanceof AppError) throw error;
     throw new AppError('validation_failed', `${file} is not a readable backup archive: ${(error as Error).message}`);
   }
 }
