@@ -303,6 +303,11 @@ backupKeyOptions(
   createOutput(Boolean(program.opts().json)).emit({ file, ...summary }, () =>
     `restored the ${summary.engine} store from ${file} (${summary.files.join(', ')})${summary.applied.length ? `; migrated: ${summary.applied.join(', ')}` : ''}`,
   );
+  if (summary.card_key === 'different') {
+    process.stderr.write(
+      'warning: this data folder\'s card hash key (card-hash.key or DRAGNET_CARD_HASH_KEY) is not the one the backup\'s cards were stored with: cards ingested again are stored again, and 7- or 8-digit BIN rules miss the restored cards. Put the old key in place before dragnet starts again (docs/operations.md "Card hash key").\n',
+    );
+  }
 });
 
 const rulesCommand = program.command('rules').description('monitoring rules');

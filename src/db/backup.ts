@@ -6,7 +6,7 @@ import { pipeline } from 'node:stream/promises';
 import { promisify } from 'node:util';
 import { sql } from 'kysely';
 import * as tar from 'tar';
-import type { KeyRing } from '../lib/crypto.ts';
+import { keyId, type KeyRing } from '../lib/crypto.ts';
 import { AppError } from '../lib/errors.ts';
 import { createBackupEncrypter, decryptBackup, type BackupKey } from './backup-encryption.ts';
 import { migrateToLatest } from './migrate.ts';
@@ -38,11 +38,14 @@ interface Manifest {
   engine: Engine;
   created_at: string;
   files: string[];
+  /** keyId of the card hash key the store's card digests were made with (absent before 0002). */
+  card_key_id?: string;
 }
 
 export interface BackupLocation {
   dataDir: string;
   databaseUrl?: string;
+  cardHashKey: Buffer;
 }
 
 /**
@@ -123,7 +126,7 @@ export async function backupStore(location: BackupLocation, file: string, key: B
       stageDataFile(source, path.join(staging, name));
       files.push(name);
     }
-    const manifest: Manifest = { format: FORMAT, version: 1, engine, created_at: new Date().toISOString(), files };
+    const manifest: Manifest = { format: FORMAT, version: 1, engine, created_at: new Date().toISOString(), files, card_key_id: keyId(location.cardHashKey) };
     writeFileSync(path.join(staging, MANIFEST), JSON.stringify(manifest, null, 2) + '\n');
     mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
     rmSync(partial, { force: true });
@@ -213,7 +216,7 @@ export async function restoreStore(
   location: BackupLocation,
   file: string,
   options: { force: boolean; key: BackupKey; keys: () => KeyRing },
-): Promise<{ engine: Engine; files: string[]; applied: string[] }> {
+): Promise<{ engine: Engine; files: string[]; applied: string[]; card_key: 'same' | 'different' | 'unknown' }> {
   if (!existsSync(file)) throw new AppError('not_found', `no backup at ${file}`);
   const engine: Engine = location.databaseUrl ? 'postgres' : 'sqlite';
   // Decrypted before the staging folder exists: a wrong passphrase leaves nothing behind.
@@ -260,7 +263,8 @@ export async function restoreStore(
 
     const restored = openStore(location);
     try {
-      return { engine, files: manifest.files, applied: await migrateToLatest(restored, options.keys()) };
+      const cardKey = manifest.card_key_id === undefined ? 'unknown' : manifest.card_key_id === keyId(location.cardHashKey) ? 'same' : 'different';
+      return { engine, files: manifest.files, applied: await migrateToLatest(restored, options.keys()), card_key: cardKey };
     } finally {
       await restored.close();
     }

@@ -67,6 +67,12 @@ export function createKeyRing(masterKey: Buffer, cardHashKey: Buffer): KeyRing {
   };
 }
 
+/**
+ * A name for a key that reveals nothing of it: a backup records its card hash key's, so a
+ * restore can tell whether the data folder holds the same one.
+ */
+export const keyId = (key: Buffer): string => createHmac('sha256', key).update('dragnet:key-id').digest('hex').slice(0, 16);
+
 export function constantTimeEqual(a: string, b: string): boolean {
   const left = Buffer.from(a);
   const right = Buffer.from(b);

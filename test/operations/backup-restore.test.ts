@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import * as tar from 'tar';
@@ -186,7 +186,7 @@ describe(`dragnet backup and restore (${testEngine})`, () => {
   );
 
   it(
-    'writes an owner-only age file that age decrypts with the key file, without card-hash.key; no key, no backup',
+    'writes an owner-only age file that age decrypts with the key file, without card-hash.key (a restore warns of a different one); no key, no backup',
     async () => {
       const source = await locationWithUser();
       const leak = path.join(scratch, 'raw-leak.txt');
@@ -222,7 +222,16 @@ describe(`dragnet backup and restore (${testEngine})`, () => {
       const noIdentity = await cli(target, ['restore', '--key-file', publicOnly, toRecipient]);
       expect(noIdentity.code).toBe(1);
       expect(noIdentity.stderr).toMatch(/holds only recipients \(age1…\): a restore needs the identity/);
-      await expectCli(target, ['restore', ...keyArgs, toRecipient]);
+      // A new machine has a new card hash key: the restore says so; with the old one copied first, it does not.
+      const elsewhere = await cli(target, ['--json', 'restore', ...keyArgs, toRecipient]);
+      expect(elsewhere.code, elsewhere.stderr).toBe(0);
+      expect(JSON.parse(elsewhere.stdout).card_key).toBe('different');
+      expect(elsewhere.stderr).toMatch(/warning: this data folder's card hash key .* is not the one the backup's cards were stored with/);
+      const withCardKey = await freshLocation();
+      copyFileSync(path.join(source.dataDir, 'card-hash.key'), path.join(withCardKey.dataDir, 'card-hash.key'));
+      const same = await cli(withCardKey, ['--json', 'restore', ...keyArgs, toRecipient]);
+      expect(JSON.parse(same.stdout).card_key).toBe('same');
+      expect(same.stderr).not.toMatch(/warning/);
       expect(readFileSync(path.join(target.dataDir, 'raw-leaks', rawLeakFile!), 'utf8')).toContain('raw-leak-line');
       expect(await userEmails(target)).toEqual([EMAIL]);
     },
