@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { randomBytes, createHash } from 'node:crypto';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -16,6 +16,11 @@ export interface Config {
   /** Off only for measuring the limiter's own cost (bench). */
   rateLimitsEnabled: boolean;
   masterKey: Buffer;
+  /**
+   * Second key of the card store's digests (PAN, sighting), kept out of backups so that an
+   * archive with secret.key still cannot confirm a guessed card number (docs/operations.md).
+   */
+  cardHashKey: Buffer;
   logLevel: string;
   /**
    * Whose X-Forwarded-For to believe (Fastify's trustProxy): false, true (every hop, so only
@@ -47,6 +52,9 @@ export interface Config {
 
 export type Env = Record<string, string | undefined>;
 
+/** The card hash key's file in the data folder; backups leave it out (DATA_FILES in src/db/backup.ts). */
+const CARD_HASH_KEY_FILE = 'card-hash.key';
+
 function integer(env: Env, name: string, fallback: number, min = 0): number {
   const raw = env[name];
   if (raw === undefined || raw === '') return fallback;
@@ -58,18 +66,17 @@ function integer(env: Env, name: string, fallback: number, min = 0): number {
 }
 
 /**
- * The master key comes from DRAGNET_SECRET_KEY when set (several processes sharing one
- * PostgreSQL must share it), otherwise from `secret.key` in the data folder, made on first use.
+ * A key from an environment variable (any text of 32+ characters, hashed to 32 bytes; several
+ * processes sharing one PostgreSQL must share it), otherwise from a file of the data folder,
+ * made on first use.
  */
-function loadMasterKey(env: Env, dataDir: string): Buffer {
-  const fromEnv = env.DRAGNET_SECRET_KEY;
+function loadKey(env: Env, variable: string, keyFile: string): Buffer {
+  const fromEnv = env[variable];
   if (fromEnv) {
-    if (fromEnv.length < 32) throw new Error('DRAGNET_SECRET_KEY must be at least 32 characters');
+    if (fromEnv.length < 32) throw new Error(`${variable} must be at least 32 characters`);
     return createHash('sha256').update(fromEnv).digest();
   }
-  const keyFile = path.join(dataDir, 'secret.key');
   if (!existsSync(keyFile)) {
-    mkdirSync(dataDir, { recursive: true });
     try {
       writeFileSync(keyFile, randomBytes(32).toString('base64') + '\n', { mode: 0o600, flag: 'wx' });
     } catch (error) {
@@ -80,6 +87,31 @@ function loadMasterKey(env: Env, dataDir: string): Buffer {
   const key = Buffer.from(readFileSync(keyFile, 'utf8').trim(), 'base64');
   if (key.length !== 32) throw new Error(`${keyFile} does not hold a 32-byte base64 key`);
   return key;
+}
+
+/** Makes every file and folder below `folder` readable by its owner only. */
+function restrictTree(folder: string) {
+  for (const entry of readdirSync(folder, { withFileTypes: true })) {
+    const file = path.join(folder, entry.name);
+    if (entry.isDirectory()) {
+      chmodSync(file, 0o700);
+      restrictTree(file);
+    } else if (entry.isFile()) {
+      chmodSync(file, 0o600);
+    }
+  }
+}
+
+/**
+ * The data folder holds the keys, the store and raw leak files: only its owner may enter it.
+ * A folder made by an older version (0755, files 0644) is corrected once, file by file; after
+ * that the folder's own 0700 is the whole check, so a start never walks the raw leak files.
+ */
+export function privateDataDir(dataDir: string): void {
+  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  if ((statSync(dataDir).mode & 0o077) === 0) return;
+  restrictTree(dataDir);
+  chmodSync(dataDir, 0o700);
 }
 
 /**
@@ -144,6 +176,7 @@ export function loadConfig(env: Env = process.env): Config {
     throw new Error('DRAGNET_DATABASE_URL must be a postgres:// URL');
   }
   const displayHost = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host;
+  privateDataDir(dataDir);
   return {
     host,
     port,
@@ -151,7 +184,8 @@ export function loadConfig(env: Env = process.env): Config {
     databaseUrl,
     redisUrl: env.DRAGNET_REDIS_URL || undefined,
     rateLimitsEnabled: env.DRAGNET_RATE_LIMITS !== 'off',
-    masterKey: loadMasterKey(env, dataDir),
+    masterKey: loadKey(env, 'DRAGNET_SECRET_KEY', path.join(dataDir, 'secret.key')),
+    cardHashKey: loadKey(env, 'DRAGNET_CARD_HASH_KEY', path.join(dataDir, CARD_HASH_KEY_FILE)),
     logLevel: env.DRAGNET_LOG_LEVEL || 'info',
     trustProxy: trustProxy(env.DRAGNET_TRUST_PROXY),
     metricsToken: metricsToken(env.DRAGNET_METRICS_TOKEN),

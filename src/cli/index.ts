@@ -6,8 +6,12 @@ import { AppError } from '../lib/errors.ts';
 import { cliOrigin, userTarget } from '../modules/audit/index.ts';
 import type { OrganizationSettings } from '../modules/orgs/index.ts';
 import { createOutput, keyValues, table, type Output } from './output.ts';
-import { resolvePassword } from './password-input.ts';
+import { resolveBackupKey, resolvePassword, type BackupKeyOptions } from './password-input.ts';
 import { createIngestProgress } from './ingest-progress.ts';
+
+// Everything a dragnet process creates (the store and its -wal/-shm, keys, raw leak files, the
+// inbox, backups) is its owner's alone, whatever the service manager's umask.
+process.umask(0o077);
 
 // A command imports the modules it runs when it runs: loading every module and its libraries
 // took most of a second, which `dragnet --help` or `dragnet user list` should not pay. The
@@ -111,10 +115,10 @@ program
   .description('apply pending store migrations')
   .action(async () => {
     const config = loadConfig();
-    const [{ openStore }, { migrateToLatest }] = await Promise.all([import('../db/store.ts'), import('../db/migrate.ts')]);
+    const [{ openStore }, { migrateToLatest }, { createKeyRing }] = await Promise.all([import('../db/store.ts'), import('../db/migrate.ts'), import('../lib/crypto.ts')]);
     const store = openStore({ dataDir: config.dataDir, databaseUrl: config.databaseUrl });
     try {
-      const applied = await migrateToLatest(store);
+      const applied = await migrateToLatest(store, createKeyRing(config.masterKey, config.cardHashKey));
       createOutput(Boolean(program.opts().json)).emit({ applied, store: store.engine }, () =>
         applied.length ? `applied: ${applied.join(', ')}` : 'store is up to date',
       );
@@ -268,28 +272,50 @@ user
     });
   });
 
-program
-  .command('backup <file>')
-  .description('write the store (SQLite online backup, or pg_dump) and the data files a restore needs into one tar archive')
-  .action(async (file: string) => {
-    const config = loadConfig();
-    const { backupStore } = await import('../db/backup.ts');
-    const summary = await backupStore(config, file);
-    createOutput(Boolean(program.opts().json)).emit({ file, ...summary }, () => `backed up the ${summary.engine} store to ${file} (${summary.bytes} bytes: ${summary.files.join(', ')})`);
-  });
+/** How backups are encrypted and decrypted (docs/operations.md "Backups"). */
+const backupKeyOptions = (command: Command) =>
+  command
+    .addOption(new Option('--key-file <file>', 'an age key file (age-keygen): its identity, or for a backup only its recipient (age1…)').env('DRAGNET_BACKUP_KEY_FILE'))
+    .addOption(new Option('--passphrase-file <file>', 'the passphrase: the first line of this file').env('DRAGNET_BACKUP_PASSPHRASE_FILE'))
+    .option('--passphrase-stdin', 'read the passphrase from standard input');
 
-program
-  .command('restore <file>')
-  .description('restore a backup into the configured store (a fresh data folder or database); stop every dragnet process of the store first')
-  .option('--force', 'replace a store that already holds data')
-  .action(async (file: string, options: { force?: boolean }) => {
-    const config = loadConfig();
-    const { restoreStore } = await import('../db/backup.ts');
-    const summary = await restoreStore(config, file, { force: Boolean(options.force) });
-    createOutput(Boolean(program.opts().json)).emit({ file, ...summary }, () =>
-      `restored the ${summary.engine} store from ${file} (${summary.files.join(', ')})${summary.applied.length ? `; migrated: ${summary.applied.join(', ')}` : ''}`,
-    );
+backupKeyOptions(
+  program
+    .command('backup <file>')
+    .description('write the store (SQLite online backup, or pg_dump) and the data files a restore needs into one age-encrypted tar archive'),
+).action(async (file: string, options: BackupKeyOptions) => {
+  const config = loadConfig();
+  const { backupStore } = await import('../db/backup.ts');
+  const summary = await backupStore(config, file, await resolveBackupKey(options, 'backup'));
+  createOutput(Boolean(program.opts().json)).emit({ file, ...summary }, () => `backed up the ${summary.engine} store to ${file} (${summary.bytes} bytes: ${summary.files.join(', ')})`);
+});
+
+backupKeyOptions(
+  program
+    .command('restore <file>')
+    .description('restore a backup into the configured store (a fresh data folder or database); stop every dragnet process of the store first')
+    .option('--force', 'replace a store that already holds data'),
+).action(async (file: string, options: BackupKeyOptions & { force?: boolean }) => {
+  const config = loadConfig();
+  const [{ restoreStore }, { createKeyRing }] = await Promise.all([import('../db/backup.ts'), import('../lib/crypto.ts')]);
+  const summary = await restoreStore(config, file, {
+    force: Boolean(options.force),
+    key: await resolveBackupKey(options, 'restore'),
+    // The backup's secret.key replaces the data folder's: read the keys again after it.
+    keys: () => {
+      const restored = loadConfig();
+      return createKeyRing(restored.masterKey, restored.cardHashKey);
+    },
   });
+  createOutput(Boolean(program.opts().json)).emit({ file, ...summary }, () =>
+    `restored the ${summary.engine} store from ${file} (${summary.files.join(', ')})${summary.applied.length ? `; migrated: ${summary.applied.join(', ')}` : ''}`,
+  );
+  if (summary.card_key === 'different') {
+    process.stderr.write(
+      'warning: this data folder\'s card hash key (card-hash.key or DRAGNET_CARD_HASH_KEY) is not the one the backup\'s cards were stored with: cards ingested again are stored again, and 7- or 8-digit BIN rules miss the restored cards. Put the old key in place before dragnet starts again (docs/operations.md "Card hash key").\n',
+    );
+  }
+});
 
 const rulesCommand = program.command('rules').description('monitoring rules');
 

@@ -1,10 +1,14 @@
 import { execFile } from 'node:child_process';
-import { copyFileSync, existsSync, linkSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { copyFileSync, createWriteStream, existsSync, linkSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 import { promisify } from 'node:util';
 import { sql } from 'kysely';
 import * as tar from 'tar';
+import { keyId, type KeyRing } from '../lib/crypto.ts';
 import { AppError } from '../lib/errors.ts';
+import { createBackupEncrypter, decryptBackup, type BackupKey } from './backup-encryption.ts';
 import { migrateToLatest } from './migrate.ts';
 import { SqliteDatabase } from './sqlite-native.ts';
 import { openStore, searchHistoryFile, type Engine, type Store } from './store.ts';
@@ -19,8 +23,14 @@ const POSTGRES_DUMP = 'postgres.dump';
  * Files of the data folder a restore needs besides the store: the key that seals SMTP
  * passwords, webhook secrets and TOTP seeds (when it is not DRAGNET_SECRET_KEY), the collectors
  * file, and the raw leak files raw_leak_extended scans. Inbox, incoming and tmp are transient.
+ * card-hash.key stays out on purpose: with it, the stored BIN and last four of a card leave few
+ * enough candidates to confirm the full number against its digest (docs/operations.md).
  */
 const DATA_FILES = ['secret.key', 'collectors.json', 'raw-leaks'];
+/** The top-level names an archive may hold: a restore refuses any other entry. */
+const ARCHIVE_NAMES = new Set([MANIFEST, ...SQLITE_FILES, POSTGRES_DUMP, ...DATA_FILES]);
+/** Plain files and folders: links, devices and FIFOs in a backup are refused. */
+const ENTRY_TYPES = new Set(['File', 'OldFile', 'ContiguousFile', 'Directory']);
 
 interface Manifest {
   format: typeof FORMAT;
@@ -28,11 +38,14 @@ interface Manifest {
   engine: Engine;
   created_at: string;
   files: string[];
+  /** keyId of the card hash key the store's card digests were made with (absent before 0002). */
+  card_key_id?: string;
 }
 
 export interface BackupLocation {
   dataDir: string;
   databaseUrl?: string;
+  cardHashKey: Buffer;
 }
 
 /**
@@ -72,14 +85,16 @@ function stageDataFile(from: string, to: string) {
 }
 
 /**
- * `dragnet backup <file>`: one tar archive of the store and the data files a restore needs.
- * SQLite: both database files through SQLite's online backup, consistent while the server
- * keeps writing. PostgreSQL: pg_dump in its custom format (compressed, and what pg_restore
- * reads). The archive is written beside its final name and renamed when complete, so a
- * backup that failed half-way never looks like a backup.
+ * `dragnet backup <file>`: one tar archive of the store and the data files a restore needs,
+ * encrypted with age as it is written (never a plaintext copy on disk but the staging folder
+ * inside the data folder). SQLite: both database files through SQLite's online backup,
+ * consistent while the server keeps writing. PostgreSQL: pg_dump in its custom format
+ * (compressed, and what pg_restore reads). The archive is written, owner-only, beside its final
+ * name and renamed when complete, so a backup that failed half-way never looks like a backup.
  */
-export async function backupStore(location: BackupLocation, file: string): Promise<Manifest & { bytes: number }> {
+export async function backupStore(location: BackupLocation, file: string, key: BackupKey): Promise<Manifest & { bytes: number }> {
   const engine: Engine = location.databaseUrl ? 'postgres' : 'sqlite';
+  const encrypt = await createBackupEncrypter(key);
   mkdirSync(location.dataDir, { recursive: true });
   const staging = mkdtempSync(path.join(location.dataDir, '.backup-'));
   const partial = `${file}.partial`;
@@ -111,10 +126,12 @@ export async function backupStore(location: BackupLocation, file: string): Promi
       stageDataFile(source, path.join(staging, name));
       files.push(name);
     }
-    const manifest: Manifest = { format: FORMAT, version: 1, engine, created_at: new Date().toISOString(), files };
+    const manifest: Manifest = { format: FORMAT, version: 1, engine, created_at: new Date().toISOString(), files, card_key_id: keyId(location.cardHashKey) };
     writeFileSync(path.join(staging, MANIFEST), JSON.stringify(manifest, null, 2) + '\n');
     mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
-    await tar.create({ file: partial, cwd: staging, portable: true }, [MANIFEST, ...files]);
+    rmSync(partial, { force: true });
+    const archive = tar.create({ cwd: staging, portable: true }, [MANIFEST, ...files]);
+    await pipeline(await encrypt(Readable.from(archive)), createWriteStream(partial, { mode: 0o600, flags: 'wx' }));
     renameSync(partial, file);
     return { ...manifest, bytes: statSync(file).size };
   } finally {
@@ -151,23 +168,63 @@ function readManifest(staging: string, file: string): Manifest {
   return manifest;
 }
 
+/** Why an archive entry is refused, or null: only the plain files and folders a backup writes are restored. */
+function refusal(entry: tar.ReadEntry): string | null {
+  const name = entry.path;
+  if (path.posix.isAbsolute(name) || path.win32.isAbsolute(name)) return 'an absolute path';
+  if (name.split(/[\\/]/).includes('..')) return "a path with '..'";
+  if (!ENTRY_TYPES.has(entry.type)) return `a ${entry.type} entry (only plain files and folders are restored)`;
+  if (!ARCHIVE_NAMES.has(name.split('/')[0]!)) return 'not a file a dragnet backup holds';
+  return null;
+}
+
+/**
+ * Unpacks the decrypted archive into `staging`. The first entry that is a link, a device, an
+ * absolute path or a path out of the folder (`..`) stops the restore, named in the error:
+ * a backup never holds one, so its presence means a damaged or hostile archive.
+ */
+async function extractArchive(archive: Readable, staging: string, file: string): Promise<void> {
+  let refused: AppError | null = null;
+  const unpack = tar.extract({
+    cwd: staging,
+    strict: true,
+    filter: (_path, entry) => {
+      const reason = refused ? null : refusal(entry as tar.ReadEntry);
+      if (reason) {
+        refused = new AppError('validation_failed', `${file} holds a refused entry "${(entry as tar.ReadEntry).path}": ${reason}`);
+        unpack.abort(refused);
+      }
+      return !refused;
+    },
+  });
+  try {
+    await pipeline(archive, unpack);
+  } catch (error) {
+    if (refused) throw refused;
+    throw new AppError('validation_failed', `${file} is not a readable backup archive: ${(error as Error).message}`);
+  }
+}
+
 /**
  * `dragnet restore <file> [--force]`: the store and data files of a backup, into the configured
  * store (a fresh data folder, or a fresh PostgreSQL database). A store that holds any data is
  * refused unless `force`; then its contents are replaced whole. Stop every Dragnet process of
- * the store first. The restored store is migrated to this version.
+ * the store first. The restored store is migrated to this version, with the keys `keys` reads
+ * once the backup's secret.key is in place.
  */
-export async function restoreStore(location: BackupLocation, file: string, options: { force: boolean }): Promise<{ engine: Engine; files: string[]; applied: string[] }> {
+export async function restoreStore(
+  location: BackupLocation,
+  file: string,
+  options: { force: boolean; key: BackupKey; keys: () => KeyRing },
+): Promise<{ engine: Engine; files: string[]; applied: string[]; card_key: 'same' | 'different' | 'unknown' }> {
   if (!existsSync(file)) throw new AppError('not_found', `no backup at ${file}`);
   const engine: Engine = location.databaseUrl ? 'postgres' : 'sqlite';
+  // Decrypted before the staging folder exists: a wrong passphrase leaves nothing behind.
+  const archive = await decryptBackup(options.key, file);
   mkdirSync(location.dataDir, { recursive: true });
   const staging = mkdtempSync(path.join(location.dataDir, '.restore-'));
   try {
-    try {
-      await tar.extract({ file, cwd: staging, strict: true });
-    } catch (error) {
-      throw new AppError('validation_failed', `${file} is not a readable backup archive: ${(error as Error).message}`);
-    }
+    await extractArchive(archive, staging, file);
     const manifest = readManifest(staging, file);
     if (manifest.engine !== engine) {
       throw new AppError('validation_failed', `${file} is a backup of the ${manifest.engine} store, but this dragnet is configured for ${engine} (DRAGNET_DATABASE_URL ${location.databaseUrl ? 'is' : 'is not'} set)`);
@@ -206,7 +263,8 @@ export async function restoreStore(location: BackupLocation, file: string, optio
 
     const restored = openStore(location);
     try {
-      return { engine, files: manifest.files, applied: await migrateToLatest(restored) };
+      const cardKey = manifest.card_key_id === undefined ? 'unknown' : manifest.card_key_id === keyId(location.cardHashKey) ? 'same' : 'different';
+      return { engine, files: manifest.files, applied: await migrateToLatest(restored, options.keys()), card_key: cardKey };
     } finally {
       await restored.close();
     }

@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { SqliteDatabase } from './sqlite-native.ts';
 import { Migrator, type Migration, type MigrationProvider } from 'kysely';
+import type { KeyRing } from '../lib/crypto.ts';
 import type { Store } from './store.ts';
 import type { MigrationModule } from './migration-helpers.ts';
 import { sourceMigrations } from '../modules/sources/index.ts';
@@ -67,19 +68,19 @@ async function withSqliteFileLock<T>(file: string, work: () => Promise<T>): Prom
  * ones, all in one transaction. On SQLite it takes no lock and runs each migration outside a
  * transaction, so processes take turns through a lock file.
  */
-export async function migrateToLatest(store: Store): Promise<string[]> {
-  const migrate = () => runMigrations(store);
+export async function migrateToLatest(store: Store, keys: KeyRing): Promise<string[]> {
+  const migrate = () => runMigrations(store, keys);
   return store.engine === 'sqlite' ? withSqliteFileLock(`${store.location}.migrate-lock`, migrate) : migrate();
 }
 
-async function runMigrations(store: Store): Promise<string[]> {
+async function runMigrations(store: Store, keys: KeyRing): Promise<string[]> {
   const migrations = { ...coreMigrations, ...sourceMigrations() };
   const provider: MigrationProvider = {
     getMigrations: async () =>
       Object.fromEntries(
         Object.entries(migrations).map(([name, module]): [string, Migration] => [
           name,
-          { up: (db) => module.up(db, { engine: store.engine }) },
+          { up: (db) => module.up(db, { engine: store.engine, keys }) },
         ]),
       ),
   };

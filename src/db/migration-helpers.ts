@@ -1,8 +1,11 @@
 import { sql, type CreateTableBuilder, type Kysely } from 'kysely';
+import type { KeyRing } from '../lib/crypto.ts';
 import type { Engine } from './store.ts';
 
 export interface MigrationContext {
   engine: Engine;
+  /** For migrations that re-key stored digests. */
+  keys: KeyRing;
 }
 
 export interface MigrationModule {

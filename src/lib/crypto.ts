@@ -11,6 +11,14 @@ export interface KeyRing {
   decryptSecret(sealed: string): string;
   /** Keyed digest for values that are only ever compared (backup codes, signed tokens). */
   digest(value: string): string;
+  /**
+   * Digest of a card number (or a part of one): `digest`, then keyed again with the card hash
+   * key, which backups leave out. A backup holds secret.key, and with it alone a stored BIN and
+   * last four leave few enough candidates to confirm each against a digest.
+   */
+  cardDigest(value: string): string;
+  /** The second step of `cardDigest`, for digests stored before the card hash key existed. */
+  rekeyCardDigest(legacyDigest: string): string;
 }
 
 const SEALED_PREFIX = 'v1:';
@@ -29,12 +37,14 @@ function nextIv(): Buffer {
   return ivPool.subarray(ivOffset - IV_BYTES, ivOffset);
 }
 
-export function createKeyRing(masterKey: Buffer): KeyRing {
+export function createKeyRing(masterKey: Buffer, cardHashKey: Buffer): KeyRing {
   const derive = (purpose: string) =>
     Buffer.from(hkdfSync('sha256', masterKey, Buffer.alloc(0), `dragnet:${purpose}`, 32));
   const jwtKey = derive('jwt');
   const encryptionKey = derive('secrets-at-rest');
   const digestKey = derive('digest');
+  const digest = (value: string) => createHmac('sha256', digestKey).update(value).digest('hex');
+  const rekeyCardDigest = (legacyDigest: string) => createHmac('sha256', cardHashKey).update(legacyDigest).digest('hex');
 
   return {
     jwtKey,
@@ -51,11 +61,17 @@ export function createKeyRing(masterKey: Buffer): KeyRing {
       decipher.setAuthTag(raw.subarray(12, 28));
       return Buffer.concat([decipher.update(raw.subarray(28)), decipher.final()]).toString('utf8');
     },
-    digest(value) {
-      return createHmac('sha256', digestKey).update(value).digest('hex');
-    },
+    digest,
+    cardDigest: (value) => rekeyCardDigest(digest(value)),
+    rekeyCardDigest,
   };
 }
+
+/**
+ * A name for a key that reveals nothing of it: a backup records its card hash key's, so a
+ * restore can tell whether the data folder holds the same one.
+ */
+export const keyId = (key: Buffer): string => createHmac('sha256', key).update('dragnet:key-id').digest('hex').slice(0, 16);
 
 export function constantTimeEqual(a: string, b: string): boolean {
   const left = Buffer.from(a);

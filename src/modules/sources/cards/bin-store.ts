@@ -3,7 +3,8 @@ import { newInputResult, reject, type InputResult } from '../ingest/ingest-kit.t
 import type { SourceContext } from '../source.ts';
 import { createBinTable, DEFAULT_BIN_FILE, readBinRanges, type BinEntry, type BinRow, type BinTable } from './bin-table.ts';
 import type { CardBrand, CardType } from './card-number.ts';
-import { cardDb, type CardBinTable, type CardDb, type CardTransaction } from './card-store.ts';
+import type { KeyRing } from '../../../lib/crypto.ts';
+import { cardDb, iin8Digests, type CardBinTable, type CardDb, type CardTransaction } from './card-store.ts';
 
 /** The BIN table in the store (card_bins): loaded for each ingest, replaced by `dragnet ingest bins`. */
 
@@ -66,17 +67,26 @@ export async function loadBinTable(context: SourceContext): Promise<BinTable> {
 
 /**
  * Applies a new table to the stored cards: each distinct issuer prefix is looked up again, and
- * what the table knows replaces what the row had. Returns the number of cards changed.
+ * what the table knows replaces what the row had. Returns the number of cards changed. A card
+ * keeps its 8-digit prefix only as a digest: the prefix is found again among the hundred that
+ * extend its BIN.
  */
-export async function reenrichCards(tx: CardTransaction, table: BinTable): Promise<number> {
-  const prefixes = await tx.selectFrom('cards').select(['bin6', 'iin']).distinct().execute();
+export async function reenrichCards(tx: CardTransaction, table: BinTable, keys: KeyRing): Promise<number> {
+  const prefixes = await tx.selectFrom('cards').select(['bin6', 'iin8_hash']).distinct().execute();
+  const iin8ByDigest = new Map<string, Map<string, string>>();
   let changed = 0;
-  for (const { bin6, iin } of prefixes) {
-    const known = table.lookup(iin);
+  for (const { bin6, iin8_hash } of prefixes) {
+    if (iin8_hash !== null && !iin8ByDigest.has(bin6)) iin8ByDigest.set(bin6, iin8Digests(keys, bin6));
+    const known = table.lookup((iin8_hash !== null && iin8ByDigest.get(bin6)!.get(iin8_hash)) || bin6);
     if (!known) continue;
     const knownFields = Object.entries({ brand: known.scheme, card_type: known.cardType, issuer: known.bank, country: known.country }).filter(([, value]) => value !== null);
     if (knownFields.length === 0) continue;
-    const result = await tx.updateTable('cards').set(Object.fromEntries(knownFields)).where('bin6', '=', bin6).where('iin', '=', iin).executeTakeFirst();
+    const result = await tx
+      .updateTable('cards')
+      .set(Object.fromEntries(knownFields))
+      .where('bin6', '=', bin6)
+      .where((eb) => (iin8_hash === null ? eb('iin8_hash', 'is', null) : eb('iin8_hash', '=', iin8_hash)))
+      .executeTakeFirst();
     changed += Number(result.numUpdatedRows);
   }
   return changed;

@@ -131,7 +131,7 @@ export const binsIngester: Ingester = {
           // All or nothing: a failed input or an empty table keeps the table there was.
           if (results.some((result) => !result.ok) || results.every((result) => result.added === 0)) throw new TableKept();
           const table = await readBinTable(tx);
-          return { prefixes: table.size, cards: await reenrichCards(tx, table) };
+          return { prefixes: table.size, cards: await reenrichCards(tx, table, context.keys) };
         });
     } catch (error) {
       if (!(error instanceof TableKept)) throw error;

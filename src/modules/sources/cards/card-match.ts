@@ -2,7 +2,7 @@ import { sql, type Expression, type Selectable, type SqlBool } from 'kysely';
 import { likeContains } from '../../../db/like.ts';
 import type { Hit, MatchResult, MatchWindow, SourceContext } from '../source.ts';
 import { maskedPan } from './card-number.ts';
-import { cardDb, type CardTable } from './card-store.ts';
+import { cardDb, iin8Digests, type CardTable } from './card-store.ts';
 
 /** Which stored cards a rule of either card source reports. */
 export interface CardFilter {
@@ -60,7 +60,7 @@ export async function matchCards(context: SourceContext, filter: CardFilter, win
     .selectFrom('cards')
     .where((eb) => {
       const asset: Expression<SqlBool>[] = filter.bins.map((bin) =>
-        bin.length === 6 ? eb('bin6', '=', bin) : eb.and([eb('bin6', '=', bin.slice(0, 6)), eb('iin', 'like', `${bin}%`)]),
+        bin.length === 6 ? eb('bin6', '=', bin) : eb.and([eb('bin6', '=', bin.slice(0, 6)), eb('iin8_hash', 'in', [...iin8Digests(context.keys, bin).keys()])]),
       );
       if (filter.issuer) asset.push(likeContains(sql`lower(issuer)`, filter.issuer.toLowerCase()));
       const conditions: Expression<SqlBool>[] = [eb.or(asset), eb('discovered_at', '<=', window.until)];

@@ -63,9 +63,9 @@ describe('schemeOf', () => {
 });
 
 describe('what is kept of a PAN', () => {
-  it('keeps 8 leading digits of a 16-digit PAN, 6 of a shorter one, and the last four', () => {
-    expect(panParts('4147201234567890')).toEqual({ iin: '41472012', bin: '414720', last4: '7890', length: 16 });
-    expect(panParts('378282246310005')).toEqual({ iin: '378282', bin: '378282', last4: '0005', length: 15 });
+  it('splits off the BIN, the last four and, of a PAN of 16 digits or more, the 8-digit prefix', () => {
+    expect(panParts('4147201234567890')).toEqual({ iin8: '41472012', bin: '414720', last4: '7890', length: 16 });
+    expect(panParts('378282246310005')).toEqual({ iin8: null, bin: '378282', last4: '0005', length: 15 });
   });
 
   it('masks everything between the BIN and the last four', () => {

@@ -1,7 +1,6 @@
 /**
  * Card numbers (PANs): validation, the card scheme of a number's first digits, and the only
- * parts of a PAN Dragnet keeps (PCI DSS 3.4: the first six, or eight for 16+ digit PANs, and
- * the last four).
+ * parts of a PAN Dragnet keeps (PCI DSS 3.4: the first six and the last four).
  */
 
 /** Card brands (schemes) the card sources know. */
@@ -78,10 +77,16 @@ export function schemeOf(digits: string): CardBrand | null {
   return null;
 }
 
-/** What is kept of a PAN: the issuer prefix (8 digits for PANs of 16 or more, else 6) and the last four. */
-export function panParts(pan: string): { iin: string; bin: string; last4: string; length: number } {
-  return { iin: pan.slice(0, pan.length >= 16 ? 8 : 6), bin: pan.slice(0, 6), last4: pan.slice(-4), length: pan.length };
+/**
+ * The parts of a PAN: the BIN and last four, which are stored, and the 8-digit issuer prefix of
+ * PANs of 16 or more digits (null for shorter ones), which is stored only as a keyed digest.
+ */
+export function panParts(pan: string): { iin8: string | null; bin: string; last4: string; length: number } {
+  return { iin8: pan.length >= 16 ? pan.slice(0, 8) : null, bin: pan.slice(0, 6), last4: pan.slice(-4), length: pan.length };
 }
+
+/** What a card's stored `iin8_hash` is the card digest of. */
+export const iin8DigestInput = (iin8: string): string => `iin8:${iin8}`;
 
 /** 414720******1234: the BIN, the hidden middle, the last four. */
 export const maskedPan = (bin: string, last4: string, length: number): string => `${bin}${'*'.repeat(Math.max(length - bin.length - 4, 0))}${last4}`;

@@ -1,18 +1,21 @@
 import type { Generated, Transaction } from 'kysely';
 import type { Database } from '../../../db/schema.ts';
+import type { KeyRing } from '../../../lib/crypto.ts';
 import type { SourceContext } from '../source.ts';
 import type { BinTable } from './bin-table.ts';
-import { panParts, schemeOf } from './card-number.ts';
+import { iin8DigestInput, panParts, schemeOf } from './card-number.ts';
 import type { CardRecord } from './card-record.ts';
 import * as m0001 from './migrations/0001_cards.ts';
+import * as m0002 from './migrations/0002_card_hash_key.ts';
 
-/** The tables of the card store (migration cards/0001_cards). */
+/** The tables of the card store (migrations cards/0001_cards, cards/0002_card_hash_key). */
 export interface CardTable {
   id: Generated<number>;
   sighting_key: string;
   pan_hash: string;
   bin6: string;
-  iin: string;
+  /** Card digest of the first 8 digits of a PAN of 16 or more; null for shorter PANs. */
+  iin8_hash: string | null;
   last4: string;
   pan_length: number;
   brand: string | null;
@@ -48,18 +51,32 @@ export type CardTables = {
 };
 
 /** Both card sources declare the store's tables; the registry applies the migration once. */
-export const cardStoreMigrations = { 'cards/0001_cards': m0001 };
+export const cardStoreMigrations = { 'cards/0001_cards': m0001, 'cards/0002_card_hash_key': m0002 };
 
 export const cardDb = (context: SourceContext) => context.db.withTables<CardTables>();
 
 export type CardDb = ReturnType<typeof cardDb>;
 export type CardTransaction = Transaction<Database & CardTables>;
 
+/**
+ * The card digests of every 8-digit prefix that starts with `prefix` (6 to 8 digits), each
+ * with its prefix: at most 100, which a BIN rule or the BIN table compares with `iin8_hash`.
+ */
+export function iin8Digests(keys: KeyRing, prefix: string): Map<string, string> {
+  const digests = new Map<string, string>();
+  const count = 10 ** (8 - prefix.length);
+  for (let n = 0; n < count; n++) {
+    const iin8 = prefix + (count > 1 ? String(n).padStart(8 - prefix.length, '0') : '');
+    digests.set(keys.cardDigest(iin8DigestInput(iin8)), iin8);
+  }
+  return digests;
+}
+
 /** What the BIN table says about a card, falling back on what its input claims. */
-function enrichment(bins: BinTable, iin: string, claimed: CardRecord['claimed']) {
-  const known = bins.lookup(iin);
+function enrichment(bins: BinTable, prefix: string, claimed: CardRecord['claimed']) {
+  const known = bins.lookup(prefix);
   return {
-    brand: known?.scheme ?? claimed.brand ?? schemeOf(iin),
+    brand: known?.scheme ?? claimed.brand ?? schemeOf(prefix),
     card_type: known?.cardType ?? claimed.cardType,
     issuer: known?.bank ?? claimed.issuer,
     country: known?.country ?? null,
@@ -80,7 +97,7 @@ export interface WriteCounts {
 /**
  * Writes card sightings. Each `write` is one transaction, so a batch is stored whole or not at
  * all; a sighting already stored (same PAN, expiry and source name) is skipped. The PAN is split
- * here and goes no further.
+ * here and goes no further: the BIN table sees its 8-digit prefix, the store gets card digests.
  */
 export function createCardWriter(context: SourceContext, bins: BinTable) {
   const db = cardDb(context);
@@ -89,13 +106,13 @@ export function createCardWriter(context: SourceContext, bins: BinTable) {
   const row = (record: CardRecord, sourceName: string, discoveredAt: number) => {
     const parts = panParts(record.pan);
     return {
-      sighting_key: keys.digest(`card-sighting:${record.pan}\n${record.expMonth}/${record.expYear}\n${sourceName}`),
-      pan_hash: keys.digest(`pan:${record.pan}`),
+      sighting_key: keys.cardDigest(`card-sighting:${record.pan}\n${record.expMonth}/${record.expYear}\n${sourceName}`),
+      pan_hash: keys.cardDigest(`pan:${record.pan}`),
       bin6: parts.bin,
-      iin: parts.iin,
+      iin8_hash: parts.iin8 === null ? null : keys.cardDigest(iin8DigestInput(parts.iin8)),
       last4: parts.last4,
       pan_length: parts.length,
-      ...enrichment(bins, parts.iin, record.claimed),
+      ...enrichment(bins, parts.iin8 ?? parts.bin, record.claimed),
       level: record.level,
       exp_month: record.expMonth,
       exp_year: record.expYear,
