@@ -160,10 +160,12 @@ describe(`secrets and cards in the store, a pg_dump and a backup (${testEngine})
     const t = await createTestApp({ location: { ...location, env: { ...env, ...NO_RATE_LIMITS } } });
     try {
       const user = await t.createUser({ org: 'Acme', email: 'carol@acme.test' });
-      const { access } = await t.login('carol@acme.test');
-      const seed = (await t.request({ method: 'POST', url: '/service/setup_2fa/', token: access })).json().seed as string;
-      const enrolled = await t.request({ method: 'POST', url: '/service/verify_2fa_enrollment/', token: access, body: { otp: totpCode(seed, t.clock.now()) } });
+      const session = await t.login('carol@acme.test');
+      const seed = (await t.request({ method: 'POST', url: '/service/setup_2fa/', token: session.access, body: { password: DEFAULT_PASSWORD } })).json().seed as string;
+      const enrolled = await t.request({ method: 'POST', url: '/service/verify_2fa_enrollment/', token: session.access, body: { otp: totpCode(seed, t.clock.now()) } });
       expect(enrolled.statusCode, enrolled.body).toBe(200);
+      // Enrolment revokes earlier sessions and hands back a new one.
+      const access = enrolled.json().access as string;
       secrets.push({ name: 'TOTP seed', needles: seedSpellings(seed) });
 
       const api = deliveryApi(t, access, user.org_id);
