@@ -105,7 +105,7 @@ program
   .action(async () => {
     const config = loadConfig();
     const [{ openStore }, { migrateToLatest }] = await Promise.all([import('../db/store.ts'), import('../db/migrate.ts')]);
-    const store = openStore({ dataDir: config.dataDir, databaseUrl: config.databaseUrl });
+    const store = openStore({ dataDir: config.dataDir, databaseUrl: config.databaseUrl, busyTimeoutMs: config.sqliteBusyTimeoutMs });
     try {
       const applied = await migrateToLatest(store);
       createOutput(Boolean(program.opts().json)).emit({ applied, store: store.engine }, () =>

@@ -51,6 +51,8 @@ export interface StoreOptions {
   databaseUrl?: string;
   /** Upper bound of pooled PostgreSQL connections per process. */
   poolSize?: number;
+  /** SQLite: how long a write waits for another process's write lock before it fails. */
+  busyTimeoutMs?: number;
 }
 
 // PostgreSQL returns BIGINT (int8) and NUMERIC as strings; our ids, counts and epoch-ms
@@ -121,9 +123,9 @@ export function openStore(options: StoreOptions): Store {
   // Large sorts stay in memory instead of temp files.
   connection.pragma('temp_store = MEMORY');
   connection.pragma('cache_size = -65536');
-  const cached = new CachedStatementConnection(connection);
+  const cached = new CachedStatementConnection(connection, options.busyTimeoutMs);
   const db = new Kysely<Database>({ dialect: new BetterSqliteDialect(cached) });
-  const history = new Kysely<Database>({ dialect: new BetterSqliteDialect(new CachedStatementConnection(openSqlite(searchHistoryFile(file)))) });
+  const history = new Kysely<Database>({ dialect: new BetterSqliteDialect(new CachedStatementConnection(openSqlite(searchHistoryFile(file)), options.busyTimeoutMs)) });
   // One reader per core (two at least, so a long search never keeps a short one waiting alone).
   const readers = createSqliteReaders(file, Math.min(4, Math.max(2, availableParallelism())));
   return {
