@@ -3,7 +3,7 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import type { ChannelBatch, CorpusWriter } from './corpus-writer.ts';
-import { expandInputs, jsonErrorLocation, type IngestProgress } from '../../ingest/ingest-kit.ts';
+import { expandInputs, jsonErrorLocation, parseJson, type IngestProgress } from '../../ingest/ingest-kit.ts';
 import { IngestError, type Rejection } from './ingest-errors.ts';
 import { readJsonLines } from './jsonl.ts';
 import { parseTelegramExport } from './telegram-export.ts';
@@ -41,7 +41,7 @@ async function readAll(stream: Readable): Promise<string> {
 function parseTelegramText(text: string, source: string, rejected: Rejection[]): ChannelBatch[] {
   let document: unknown;
   try {
-    document = JSON.parse(text);
+    document = parseJson(text);
   } catch (error) {
     throw new IngestError(source, jsonErrorLocation(text, error), 'malformed JSON');
   }
@@ -55,7 +55,7 @@ function parseTelegramText(text: string, source: string, rejected: Rejection[]):
  */
 function isTelegramExport(text: string): boolean {
   try {
-    const document = JSON.parse(text) as unknown;
+    const document = parseJson(text);
     return typeof document === 'object' && document !== null && ('messages' in document || 'chats' in document);
   } catch {
     const firstLine = text.split('\n').find((line) => line.trim()) ?? '';
