@@ -13,6 +13,7 @@ import { phishingSource } from './phishing/phishing.source.ts';
 import { ransomwareSource } from './ransomware/ransomware.source.ts';
 import { rawLeakExtendedSource } from './raw_leak_extended/raw_leak_extended.source.ts';
 import type { MigrationModule } from '../../db/migration-helpers.ts';
+import { withoutDataPaths } from './ingest/ingest-kit.ts';
 import type { ArgType, Collector, Ingester, SourceDefinition } from './source.ts';
 import { urlShortenerSource } from './url_shortener/url_shortener.source.ts';
 
@@ -46,7 +47,23 @@ export function findSource(id: number): SourceDefinition | undefined {
   return byId.get(id);
 }
 
-const ingesters = new Map(sourceCatalog.flatMap((source) => (source.ingesters ?? []).map((ingester) => [ingester.name, ingester] as const)));
+/**
+ * An ingester whose report and errors name no path inside the data folder (withoutDataPaths):
+ * the ingestion API, the inbox and standard input read files the server keeps there.
+ */
+const hidingDataPaths = (ingester: Ingester): Ingester => ({
+  ...ingester,
+  async run(context, inputs, options) {
+    try {
+      return withoutDataPaths(await ingester.run(context, inputs, options), context.dataDir);
+    } catch (error) {
+      if (error instanceof Error) error.message = withoutDataPaths(error.message, context.dataDir);
+      throw error;
+    }
+  },
+});
+
+const ingesters = new Map(sourceCatalog.flatMap((source) => (source.ingesters ?? []).map((ingester) => [ingester.name, hidingDataPaths(ingester)] as const)));
 
 /** Every `dragnet ingest <name>` target, by name. */
 export const listIngesters = (): Ingester[] => [...ingesters.values()];
