@@ -23,6 +23,12 @@ export interface Store {
    * has a connection and a server process of its own. No transactions.
    */
   reader: Kysely<Database>;
+  /**
+   * Where a rule run's matching queries go. PostgreSQL: connections of their own whose
+   * statement_timeout is a rule run's (`reader`'s is a search's), so that one broad rule cannot
+   * keep a server process busy for minutes; SQLite: `db`.
+   */
+  ruleRuns: Kysely<Database>;
   /** How many statements `reader` runs at once: a long read may be split into that many parts. */
   readerSlots: number;
   /**
@@ -53,6 +59,9 @@ export interface StoreOptions {
   poolSize?: number;
   /** SQLite: how long a write waits for another process's write lock before it fails. */
   busyTimeoutMs?: number;
+  /** PostgreSQL: statement_timeout of `reader` (searches) and of `ruleRuns`; none when absent. */
+  searchTimeoutMs?: number;
+  ruleRunTimeoutMs?: number;
 }
 
 // PostgreSQL returns BIGINT (int8) and NUMERIC as strings; our ids, counts and epoch-ms
@@ -82,25 +91,33 @@ function openSqlite(file: string): BetterSqlite3.Database {
 
 export function openStore(options: StoreOptions): Store {
   if (options.databaseUrl) {
-    const pool = new (loadPg().Pool)({
-      connectionString: options.databaseUrl,
-      max: options.poolSize ?? 10,
-      types: pgTypes as pg.CustomTypesConfig,
-      // JIT compilation pays off for analytical queries of many seconds; a broad search paid
-      // 150 ms for it on every call, and the short queries never gain from it.
-      options: '-c jit=off',
-    });
-    // An idle pooled connection that the server closes (a restart, a terminated backend) emits
-    // 'error' on the pool; unhandled, that would crash the process. The pool drops the
-    // connection and the next query opens a new one or fails visibly (readyz turns 503).
-    pool.on('error', () => undefined);
-    const changes = createChangeFeed(options.databaseUrl);
-    const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: changes.observe(pool) }) });
-    const url = new URL(options.databaseUrl);
+    const databaseUrl = options.databaseUrl;
+    const openPool = (statementTimeoutMs?: number) => {
+      const pool = new (loadPg().Pool)({
+        connectionString: databaseUrl,
+        max: options.poolSize ?? 10,
+        types: pgTypes as pg.CustomTypesConfig,
+        // JIT compilation pays off for analytical queries of many seconds; a broad search paid
+        // 150 ms for it on every call, and the short queries never gain from it.
+        options: `-c jit=off${statementTimeoutMs ? ` -c statement_timeout=${statementTimeoutMs}` : ''}`,
+      });
+      // An idle pooled connection that the server closes (a restart, a terminated backend) emits
+      // 'error' on the pool; unhandled, that would crash the process. The pool drops the
+      // connection and the next query opens a new one or fails visibly (readyz turns 503).
+      pool.on('error', () => undefined);
+      return pool;
+    };
+    const changes = createChangeFeed(databaseUrl);
+    const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: changes.observe(openPool()) }) });
+    // Connections are opened on first use: a command that never searches opens none of these.
+    const reader = new Kysely<Database>({ dialect: new PostgresDialect({ pool: openPool(options.searchTimeoutMs) }) });
+    const ruleRuns = new Kysely<Database>({ dialect: new PostgresDialect({ pool: openPool(options.ruleRunTimeoutMs) }) });
+    const url = new URL(databaseUrl);
     return {
       engine: 'postgres',
       db,
-      reader: db,
+      reader,
+      ruleRuns,
       // PostgreSQL splits a long read over its own parallel workers.
       readerSlots: 1,
       searchHistory: db,
@@ -111,6 +128,7 @@ export function openStore(options: StoreOptions): Store {
       },
       close: async () => {
         await changes.close();
+        await Promise.all([reader.destroy(), ruleRuns.destroy()]);
         await db.destroy();
       },
     };
@@ -132,6 +150,7 @@ export function openStore(options: StoreOptions): Store {
     engine: 'sqlite',
     db,
     reader: readers.db,
+    ruleRuns: db,
     readerSlots: readers.size,
     searchHistory: history,
     location: file,
