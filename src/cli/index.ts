@@ -88,6 +88,7 @@ program
     const scheduler = startScheduler(container, { pollMs: config.schedulerPollMs, log });
     const collectors = container.collectors.start({ pollMs: config.schedulerPollMs, log });
     process.stdout.write(`Dragnet worker running (store: ${container.store.engine})${operations ? `; metrics on ${operations.url}/metrics` : ''}\n`);
+    for (const warning of await (await import('../db/maintenance.ts')).autovacuumWarnings(container.store)) log(`warning: ${warning}`);
     const stop = async () => {
       await operations?.close();
       await collectors.stop();
