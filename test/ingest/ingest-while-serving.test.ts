@@ -3,7 +3,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createUserByCli } from '../support/cli.ts';
 import { spawnCli } from '../support/cli-process.ts';
-import { startServer, type ServerProcess } from '../support/server-process.ts';
+import { killServer, startServer, type ServerProcess } from '../support/server-process.ts';
 import { createTestStoreLocation, testEngine, type TestStoreLocation } from '../support/test-store.ts';
 
 const SLOW_MS = 120_000;
@@ -33,10 +33,7 @@ describe(`a large CLI ingest while the server serves (${testEngine})`, () => {
   }, SLOW_MS);
 
   afterAll(async () => {
-    if (server && server.child.exitCode === null && server.child.signalCode === null) {
-      server.child.kill('SIGKILL');
-      await server.exited;
-    }
+    await killServer(server);
     await location?.drop();
   });
 

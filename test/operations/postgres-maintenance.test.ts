@@ -4,7 +4,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../support/cli.ts';
 import { waitUntil } from '../support/cli-process.ts';
-import { startServer, type ServerProcess } from '../support/server-process.ts';
+import { killServer, startServer, type ServerProcess } from '../support/server-process.ts';
 import { createTestStoreLocation, testEngine, type TestStoreLocation } from '../support/test-store.ts';
 
 const SLOW_MS = 120_000;
@@ -24,10 +24,7 @@ describe.skipIf(testEngine !== 'postgres')('PostgreSQL upkeep: ANALYZE after a l
   }, SLOW_MS);
 
   afterAll(async () => {
-    if (server && server.child.exitCode === null && server.child.signalCode === null) {
-      server.child.kill('SIGKILL');
-      await server.exited;
-    }
+    await killServer(server);
     await client?.end();
     await location?.drop();
   });
