@@ -10,7 +10,7 @@ const SLOW_MS = 120_000;
 const PASSWORD = 'a long enough password 1';
 // Enough for an ingest of several seconds (PostgreSQL ingests slower, and has no one write lock): one transaction of it held SQLite's write lock past
 // the server's busy timeout (lowered below so that the test needs seconds, not a minute).
-const MESSAGES = testEngine === 'sqlite' ? 40_000 : 5_000;
+const MESSAGES = testEngine === 'sqlite' ? 40_000 : 2_000;
 const BUSY_TIMEOUT_MS = 1_500;
 // A login may wait for an ingest's batch, never for the whole ingest.
 const LOGIN_WITHIN_MS = 3_000;
