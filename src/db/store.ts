@@ -34,8 +34,8 @@ export interface Store {
   /**
    * Where searches are recorded. SQLite: a database file of its own beside the store
    * (search-history.sqlite, migration messenger/0004), with its own connection and write lock, because
-   * SQLite has one writer at a time and an ingest holds the store's lock for a whole source
-   * file: a search would wait for it to record its history row. PostgreSQL: `db`.
+   * SQLite has one writer at a time and an ingest keeps the store's lock busy, batch after
+   * batch: a search would wait for its turn to record its history row. PostgreSQL: `db`.
    */
   searchHistory: Kysely<Database>;
   /** Human-readable location for start-up messages (never includes credentials). */
