@@ -1,5 +1,6 @@
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { waitUntil } from '../support/cli-process.ts';
 import { SqliteDatabase } from '../../src/db/sqlite-native.ts';
 import { createTestApp, type TestApp } from '../support/test-app.ts';
 import { testEngine } from '../support/test-store.ts';
@@ -28,6 +29,31 @@ describe.skipIf(testEngine !== 'sqlite')('a request while another process holds 
       other.exec('commit');
       await t.login('alice@acme.test');
     } finally {
+      if (other.inTransaction) other.exec('rollback');
+      other.close();
+    }
+  });
+
+  it('a rate-limit flush that meets the held lock keeps its counts and writes them once the lock is free, without an unhandled rejection', async () => {
+    const { access } = await t.login('alice@acme.test');
+    const other = new SqliteDatabase(path.join(t.location.dataDir, 'dragnet.sqlite'));
+    const stored = () => (other.prepare('select coalesce(sum(count), 0) as n from rate_counters').get() as { n: number }).n;
+    const failures: string[] = [];
+    const stderr = vi.spyOn(process.stderr, 'write').mockImplementation((chunk) => {
+      if (String(chunk).startsWith('rate-limit counters: flush failed')) failures.push(String(chunk));
+      return true;
+    });
+    try {
+      const before = stored();
+      other.exec('begin immediate');
+      for (let i = 0; i < 3; i++) expect((await t.request({ method: 'GET', url: '/service/get_usage_limits/', token: access })).statusCode).toBe(200);
+      await waitUntil(() => failures.length > 0, 10_000, 20, 'a failed flush');
+      other.exec('commit');
+      // The next flush writes the counts the failed one kept (3 requests, each counted in every window of the org).
+      await waitUntil(() => stored() >= before + 3, 10_000, 20, 'the kept counts in rate_counters');
+      expect(failures).toHaveLength(1);
+    } finally {
+      stderr.mockRestore();
       if (other.inTransaction) other.exec('rollback');
       other.close();
     }
