@@ -11,6 +11,11 @@ export interface Config {
   dataDir: string;
   /** postgres://… for scale-out; absent means the embedded SQLite store in dataDir. */
   databaseUrl?: string;
+  /** SQLite: how long a write waits for another process (an ingest) to release the write lock. */
+  sqliteBusyTimeoutMs: number;
+  /** PostgreSQL statement timeouts of a search and of one rule run's queries. */
+  searchTimeoutMs: number;
+  ruleRunTimeoutMs: number;
   /** redis://… : rate-limit counts shared by several API processes. */
   redisUrl?: string;
   /** Off only for measuring the limiter's own cost (bench). */
@@ -182,6 +187,9 @@ export function loadConfig(env: Env = process.env): Config {
     port,
     dataDir,
     databaseUrl,
+    sqliteBusyTimeoutMs: integer(env, 'DRAGNET_SQLITE_BUSY_TIMEOUT_MS', 10_000, 1),
+    searchTimeoutMs: integer(env, 'DRAGNET_SEARCH_TIMEOUT_MS', 30_000, 1),
+    ruleRunTimeoutMs: integer(env, 'DRAGNET_RULE_RUN_TIMEOUT_MS', 120_000, 1),
     redisUrl: env.DRAGNET_REDIS_URL || undefined,
     rateLimitsEnabled: env.DRAGNET_RATE_LIMITS !== 'off',
     masterKey: loadKey(env, 'DRAGNET_SECRET_KEY', path.join(dataDir, 'secret.key')),

@@ -20,7 +20,13 @@ import { createUsageModule } from './modules/usage/index.ts';
 /** The composition root: opens the store and calls each module's factory, nothing else. */
 export async function createContainer(config: Config, options: { clock?: Clock; store?: Store } = {}) {
   const clock = options.clock ?? systemClock;
-  const store = options.store ?? openStore({ dataDir: config.dataDir, databaseUrl: config.databaseUrl });
+  const store = options.store ?? openStore({
+      dataDir: config.dataDir,
+      databaseUrl: config.databaseUrl,
+      busyTimeoutMs: config.sqliteBusyTimeoutMs,
+      searchTimeoutMs: config.searchTimeoutMs,
+      ruleRunTimeoutMs: config.ruleRunTimeoutMs,
+    });
   const keys = createKeyRing(config.masterKey, config.cardHashKey);
   await migrateToLatest(store, keys);
   const metrics = createMetrics({ queueDepth: () => readQueueDepth(store.db) });

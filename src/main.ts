@@ -2,6 +2,7 @@ import { buildApp } from './app.ts';
 import { serverLogger } from './http/logging.ts';
 import type { Config } from './config.ts';
 import { createContainer } from './container.ts';
+import { autovacuumWarnings } from './db/maintenance.ts';
 import { startScheduler } from './modules/rules/index.ts';
 
 /**
@@ -32,6 +33,7 @@ export async function serve(config: Config, options: { withWorker?: boolean } = 
       : 'No users yet: run `npx dragnet demo` for a demo account, or `npx dragnet user create --org <name> --email <email>`.',
   ];
   process.stdout.write(lines.join('\n') + '\n');
+  for (const warning of await autovacuumWarnings(container.store)) app.log.warn(warning);
 
   let stopping = false;
   const shutdown = async (signal: string) => {

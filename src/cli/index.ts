@@ -92,6 +92,7 @@ program
     const scheduler = startScheduler(container, { pollMs: config.schedulerPollMs, log });
     const collectors = container.collectors.start({ pollMs: config.schedulerPollMs, log });
     process.stdout.write(`Dragnet worker running (store: ${container.store.engine})${operations ? `; metrics on ${operations.url}/metrics` : ''}\n`);
+    for (const warning of await (await import('../db/maintenance.ts')).autovacuumWarnings(container.store)) log(`warning: ${warning}`);
     const stop = async () => {
       await operations?.close();
       await collectors.stop();
@@ -116,7 +117,7 @@ program
   .action(async () => {
     const config = loadConfig();
     const [{ openStore }, { migrateToLatest }, { createKeyRing }] = await Promise.all([import('../db/store.ts'), import('../db/migrate.ts'), import('../lib/crypto.ts')]);
-    const store = openStore({ dataDir: config.dataDir, databaseUrl: config.databaseUrl });
+    const store = openStore({ dataDir: config.dataDir, databaseUrl: config.databaseUrl, busyTimeoutMs: config.sqliteBusyTimeoutMs });
     try {
       const applied = await migrateToLatest(store, createKeyRing(config.masterKey, config.cardHashKey));
       createOutput(Boolean(program.opts().json)).emit({ applied, store: store.engine }, () =>

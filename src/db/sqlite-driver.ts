@@ -3,9 +3,16 @@ import { CompiledQuery, SqliteDialect, type DatabaseConnection, type Driver, typ
 
 /** Statements kept prepared per connection; dynamic SQL (IN lists) beyond this is evicted. */
 const STATEMENT_CACHE_SIZE = 500;
-/** How long a statement waits for another process's write lock before it fails. */
-const BUSY_TIMEOUT_MS = 10_000;
+/** How long a statement waits for another process's write lock before it fails (DRAGNET_SQLITE_BUSY_TIMEOUT_MS). */
+const DEFAULT_BUSY_TIMEOUT_MS = 10_000;
 const BUSY_RETRY_MS = 3;
+/**
+ * A transaction that held the write lock this long leaves it free for a tenth of that time
+ * (at most MAX_TURN_MS) before this connection starts another, so that another process's
+ * writers, retrying every BUSY_RETRY_MS, get their turn between an ingest's batches.
+ */
+const LONG_TRANSACTION_MS = 20;
+const MAX_TURN_MS = 20;
 
 /**
  * The one connection's turn: callers queue in order and are woken one at a time; Kysely's own
@@ -44,7 +51,10 @@ export class CachedStatementConnection implements DatabaseConnection {
 
   readonly lock = new ConnectionLock();
 
-  constructor(private readonly database: SqliteDatabase.Database) {
+  constructor(
+    private readonly database: SqliteDatabase.Database,
+    private readonly busyTimeoutMs = DEFAULT_BUSY_TIMEOUT_MS,
+  ) {
     this.dataVersion = database.prepare('pragma data_version').pluck();
   }
 
@@ -103,7 +113,7 @@ export class CachedStatementConnection implements DatabaseConnection {
         return this.run<R>(query);
       } catch (error) {
         const busy = (error as { code?: string }).code === 'SQLITE_BUSY';
-        if (!busy || Date.now() - started > BUSY_TIMEOUT_MS) throw error;
+        if (!busy || Date.now() - started > this.busyTimeoutMs) throw error;
       }
       const inTransaction = this.database.inTransaction;
       if (!inTransaction) this.lock.release();
@@ -134,6 +144,8 @@ export class CachedStatementConnection implements DatabaseConnection {
  * and no waiting can help it; taking the write lock up front makes writers wait their turn.
  */
 class BetterSqliteDriver implements Driver {
+  private transactionStarted = 0;
+
   constructor(private readonly connection: CachedStatementConnection) {}
 
   async init(): Promise<void> {}
@@ -149,14 +161,22 @@ class BetterSqliteDriver implements Driver {
 
   async beginTransaction(connection: DatabaseConnection): Promise<void> {
     await connection.executeQuery(CompiledQuery.raw('begin immediate'));
+    this.transactionStarted = Date.now();
   }
 
   async commitTransaction(connection: DatabaseConnection): Promise<void> {
     await connection.executeQuery(CompiledQuery.raw('commit'));
+    await this.giveOthersTheirTurn();
   }
 
   async rollbackTransaction(connection: DatabaseConnection): Promise<void> {
     await connection.executeQuery(CompiledQuery.raw('rollback'));
+    await this.giveOthersTheirTurn();
+  }
+
+  private async giveOthersTheirTurn(): Promise<void> {
+    const held = Date.now() - this.transactionStarted;
+    if (held >= LONG_TRANSACTION_MS) await new Promise((resolve) => setTimeout(resolve, Math.min(MAX_TURN_MS, Math.ceil(held / 10))));
   }
 
   async destroy(): Promise<void> {

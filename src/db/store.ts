@@ -23,13 +23,19 @@ export interface Store {
    * has a connection and a server process of its own. No transactions.
    */
   reader: Kysely<Database>;
+  /**
+   * Where a rule run's matching queries go. PostgreSQL: connections of their own whose
+   * statement_timeout is a rule run's (`reader`'s is a search's), so that one broad rule cannot
+   * keep a server process busy for minutes; SQLite: `db`.
+   */
+  ruleRuns: Kysely<Database>;
   /** How many statements `reader` runs at once: a long read may be split into that many parts. */
   readerSlots: number;
   /**
    * Where searches are recorded. SQLite: a database file of its own beside the store
    * (search-history.sqlite, migration messenger/0004), with its own connection and write lock, because
-   * SQLite has one writer at a time and an ingest holds the store's lock for a whole source
-   * file: a search would wait for it to record its history row. PostgreSQL: `db`.
+   * SQLite has one writer at a time and an ingest keeps the store's lock busy, batch after
+   * batch: a search would wait for its turn to record its history row. PostgreSQL: `db`.
    */
   searchHistory: Kysely<Database>;
   /** Human-readable location for start-up messages (never includes credentials). */
@@ -51,6 +57,11 @@ export interface StoreOptions {
   databaseUrl?: string;
   /** Upper bound of pooled PostgreSQL connections per process. */
   poolSize?: number;
+  /** SQLite: how long a write waits for another process's write lock before it fails. */
+  busyTimeoutMs?: number;
+  /** PostgreSQL: statement_timeout of `reader` (searches) and of `ruleRuns`; none when absent. */
+  searchTimeoutMs?: number;
+  ruleRunTimeoutMs?: number;
 }
 
 // PostgreSQL returns BIGINT (int8) and NUMERIC as strings; our ids, counts and epoch-ms
@@ -80,25 +91,33 @@ function openSqlite(file: string): BetterSqlite3.Database {
 
 export function openStore(options: StoreOptions): Store {
   if (options.databaseUrl) {
-    const pool = new (loadPg().Pool)({
-      connectionString: options.databaseUrl,
-      max: options.poolSize ?? 10,
-      types: pgTypes as pg.CustomTypesConfig,
-      // JIT compilation pays off for analytical queries of many seconds; a broad search paid
-      // 150 ms for it on every call, and the short queries never gain from it.
-      options: '-c jit=off',
-    });
-    // An idle pooled connection that the server closes (a restart, a terminated backend) emits
-    // 'error' on the pool; unhandled, that would crash the process. The pool drops the
-    // connection and the next query opens a new one or fails visibly (readyz turns 503).
-    pool.on('error', () => undefined);
-    const changes = createChangeFeed(options.databaseUrl);
-    const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: changes.observe(pool) }) });
-    const url = new URL(options.databaseUrl);
+    const databaseUrl = options.databaseUrl;
+    const openPool = (statementTimeoutMs?: number) => {
+      const pool = new (loadPg().Pool)({
+        connectionString: databaseUrl,
+        max: options.poolSize ?? 10,
+        types: pgTypes as pg.CustomTypesConfig,
+        // JIT compilation pays off for analytical queries of many seconds; a broad search paid
+        // 150 ms for it on every call, and the short queries never gain from it.
+        options: `-c jit=off${statementTimeoutMs ? ` -c statement_timeout=${statementTimeoutMs}` : ''}`,
+      });
+      // An idle pooled connection that the server closes (a restart, a terminated backend) emits
+      // 'error' on the pool; unhandled, that would crash the process. The pool drops the
+      // connection and the next query opens a new one or fails visibly (readyz turns 503).
+      pool.on('error', () => undefined);
+      return pool;
+    };
+    const changes = createChangeFeed(databaseUrl);
+    const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: changes.observe(openPool()) }) });
+    // Connections are opened on first use: a command that never searches opens none of these.
+    const reader = new Kysely<Database>({ dialect: new PostgresDialect({ pool: openPool(options.searchTimeoutMs) }) });
+    const ruleRuns = new Kysely<Database>({ dialect: new PostgresDialect({ pool: openPool(options.ruleRunTimeoutMs) }) });
+    const url = new URL(databaseUrl);
     return {
       engine: 'postgres',
       db,
-      reader: db,
+      reader,
+      ruleRuns,
       // PostgreSQL splits a long read over its own parallel workers.
       readerSlots: 1,
       searchHistory: db,
@@ -109,6 +128,7 @@ export function openStore(options: StoreOptions): Store {
       },
       close: async () => {
         await changes.close();
+        await Promise.all([reader.destroy(), ruleRuns.destroy()]);
         await db.destroy();
       },
     };
@@ -121,15 +141,16 @@ export function openStore(options: StoreOptions): Store {
   // Large sorts stay in memory instead of temp files.
   connection.pragma('temp_store = MEMORY');
   connection.pragma('cache_size = -65536');
-  const cached = new CachedStatementConnection(connection);
+  const cached = new CachedStatementConnection(connection, options.busyTimeoutMs);
   const db = new Kysely<Database>({ dialect: new BetterSqliteDialect(cached) });
-  const history = new Kysely<Database>({ dialect: new BetterSqliteDialect(new CachedStatementConnection(openSqlite(searchHistoryFile(file)))) });
+  const history = new Kysely<Database>({ dialect: new BetterSqliteDialect(new CachedStatementConnection(openSqlite(searchHistoryFile(file)), options.busyTimeoutMs)) });
   // One reader per core (two at least, so a long search never keeps a short one waiting alone).
   const readers = createSqliteReaders(file, Math.min(4, Math.max(2, availableParallelism())));
   return {
     engine: 'sqlite',
     db,
     reader: readers.db,
+    ruleRuns: db,
     readerSlots: readers.size,
     searchHistory: history,
     location: file,

@@ -11,8 +11,24 @@ const frameworkCodes: Record<string, ErrorCode> = {
   FST_ERR_CTP_INVALID_JSON_BODY: 'bad_request',
 };
 
+/**
+ * A store too busy to answer in time is no fault of the request: SQLite's write lock held by
+ * another process (an ingest) past DRAGNET_SQLITE_BUSY_TIMEOUT_MS, or a PostgreSQL statement
+ * cancelled by its statement timeout (SQLSTATE 57014). The client may try again.
+ */
+function storeBusy(error: FastifyError): AppError | null {
+  const code = (error as { code?: unknown }).code;
+  if (code === 'SQLITE_BUSY') return new AppError('service_unavailable', 'the store is busy with another writer; try again shortly', { retryAfterSeconds: 5, cause: error });
+  if (code === '57014') {
+    return new AppError('service_unavailable', 'the query took longer than the statement timeout allows; narrow it or try again later', { retryAfterSeconds: 30, cause: error });
+  }
+  return null;
+}
+
 function toAppError(error: FastifyError): AppError {
   if (error instanceof AppError) return error;
+  const busy = storeBusy(error);
+  if (busy) return busy;
   if (error.validation) {
     const fields = fieldErrorsFrom(error.validation as never, error.validationContext);
     const summary = fields.map((f) => `${f.field} ${f.message}`).join('; ');
@@ -48,6 +64,7 @@ export function registerErrorHandling(app: FastifyInstance, options: { appShell?
   app.setErrorHandler((error: FastifyError, request, reply) => {
     const appError = toAppError(error);
     if (appError.code === 'internal_error') request.log.error({ err: error }, 'request failed');
+    else if (appError.code === 'service_unavailable' && appError.cause) request.log.warn({ err: error }, 'store busy');
     return sendError(request, reply, appError);
   });
 

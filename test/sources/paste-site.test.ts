@@ -44,7 +44,7 @@ const pastes = lines([
   paste('Py7hon01', { syntax: 'python', content: 'password = input()  # globex.com login' }),
   paste('Bad51te0', { site: 'paste bin', content: 'acme-bank.com password' }),
   paste('Xq7mTz2K', { title: 'acme-bank.com employees', user: 'anon1337', content: STAFF }),
-  // PostgreSQL keeps no NUL in text or jsonb: stored as U+FFFD on both engines.
+  // PostgreSQL keeps no NUL in text or jsonb: removed on both engines (docs/ingest.md).
   paste('NulByte1', { user: 'nul\u0000user', content: 'MZ\u0000\u0000 binary acme-bank.com' }),
 ]);
 const listEntry = (key: string, extra: Record<string, unknown> = {}) => ({
@@ -158,7 +158,7 @@ describe(`sources: paste sites end to end (${testEngine})`, () => {
     const result = await findSource(12)!.match(s.t.container.sourceContext, { query: QUERY }, { since: T0 - 2 * HOUR, until: T0 }, 1);
     expect(result).toMatchObject({ total: 2, hits: [{ key: 'pastebin:F1leTxt1', date: T0 - HOUR }] });
     const binary = await findSource(12)!.match(s.t.container.sourceContext, { query: 'binary' }, { since: null, until: T0 }, 10);
-    expect(binary.hits.map((hit) => [hit.data.user, hit.data.snippet])).toEqual([['nul\uFFFDuser', 'MZ\uFFFD\uFFFD binary acme-bank.com']]);
+    expect(binary.hits.map((hit) => [hit.data.user, hit.data.snippet])).toEqual([['nuluser', 'MZ binary acme-bank.com']]);
     const error = expectError(await s.alice.create(sourceRule(kit, 'bad', 12, { query: '"acme' })), 400, 'validation_failed');
     expect(error.fields).toEqual([{ field: 'args.query', message: expect.stringContaining('unterminated quote'), rule: 3 }]);
   });

@@ -79,3 +79,10 @@ export async function startServer(env: Record<string, string>, timeoutMs = 60_00
 export async function startWorker(env: Record<string, string>, timeoutMs = 60_000): Promise<WorkerProcess> {
   return (await spawnUntilReady(process.execPath, ['bin/dragnet.js', 'worker'], env, /Dragnet worker running/, timeoutMs)).process;
 }
+
+/** Kills a server a test started (if it is still running) and waits for it to end. */
+export async function killServer(server: ServerProcess | undefined): Promise<void> {
+  if (!server || server.child.exitCode !== null || server.child.signalCode !== null) return;
+  server.child.kill('SIGKILL');
+  await server.exited;
+}

@@ -156,7 +156,10 @@ export function ingestionRoutes(deps: { context: SourceContext; runner: Collecto
           }
           const report = await ingester.run(deps.context, [file], { format });
           deps.metrics.ingested(ingester.name, 'api', report.tally);
-          const errors = report.tally.errors.slice(0, ERRORS_SHOWN).map((entry) => ({ location: entry.location.replace(file, 'body').replace(/^body /, ''), reason: entry.reason }));
+          // The ingester names the body by its file name (no server path): a record is told by its place in it.
+          const errors = report.tally.errors
+            .slice(0, ERRORS_SHOWN)
+            .map((entry) => ({ location: entry.location === name ? 'body' : entry.location.startsWith(`${name} `) ? entry.location.slice(name.length + 1) : entry.location, reason: entry.reason }));
           if (report.failed) {
             throw new AppError('validation_failed', `the body is not ${ingester.name} input in format ${format}: ${errors[0]?.reason ?? 'unreadable'}`, {
               fields: [{ field: 'body', message: errors[0]?.reason ?? 'unreadable' }],

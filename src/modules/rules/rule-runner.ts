@@ -4,6 +4,7 @@ import type { Database } from '../../db/schema.ts';
 import type { JobQueue } from '../../jobs/job-queue.ts';
 import type { WorkerPresence } from '../../jobs/worker-presence.ts';
 import { HOUR_MS } from '../../lib/clock.ts';
+import { AppError } from '../../lib/errors.ts';
 import { findSource, sourceCatalog, type Hit, type MatchResult, type SourceContext, type SourceDefinition } from '../sources/index.ts';
 import { effectiveHours, type RuleRow } from './rule.service.ts';
 
@@ -39,6 +40,11 @@ export const isExcluded = (hit: Hit, exclusions: ExclusionRow[]): boolean =>
     return value !== null && value !== undefined && String(value).toLowerCase() === e.value.toLowerCase();
   });
 
+/** SQLSTATE of a statement PostgreSQL cancelled at its statement_timeout. */
+const STATEMENT_TIMEOUT = '57014';
+/** Tries of a rule's matching that PostgreSQL cancelled at the statement timeout. */
+const TIMEOUT_ATTEMPTS = 2;
+
 /** The end of a scheduled window: the start of the hour, so every scheduler agrees on it. */
 export const tickWindowEnd = (now: Date): number => now.getTime() - (now.getTime() % HOUR_MS);
 
@@ -64,9 +70,38 @@ export interface TickReport {
  * in batches, each rule once per window, so several workers share one tick and a dead worker's
  * batch is claimed again by the others.
  */
-export function createRuleRunner(deps: { context: SourceContext; jobs: JobQueue; presence: WorkerPresence }) {
+export function createRuleRunner(deps: {
+  context: SourceContext;
+  /** Where the rule's own queries run (Store.ruleRuns: PostgreSQL's rule-run statement timeout). */
+  ruleRuns?: SourceContext['db'];
+  jobs: JobQueue;
+  presence: WorkerPresence;
+}) {
   const { context, jobs, presence } = deps;
   const { db, clock } = context;
+  const matchContext: SourceContext = { ...context, db: deps.ruleRuns ?? db };
+
+  /**
+   * A source's matching, tried again once when PostgreSQL cancelled it at the statement timeout
+   * (a busy moment, a cold cache); a second timeout fails the run with a reason that says so.
+   */
+  async function withTimeoutRetry<T>(match: () => Promise<T>): Promise<T> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await match();
+      } catch (error) {
+        if ((error as { code?: string }).code !== STATEMENT_TIMEOUT) throw error;
+        if (attempt === TIMEOUT_ATTEMPTS) {
+          // A 503 where a request waits for the run (the first run of a new rule): the rule
+          // stands, and the scheduler runs its window again at the next tick.
+          throw new AppError('service_unavailable', `the rule's query ran past the statement timeout (DRAGNET_RULE_RUN_TIMEOUT_MS) ${attempt} times; narrow the rule`, {
+            retryAfterSeconds: 60,
+            cause: error,
+          });
+        }
+      }
+    }
+  }
 
   /**
    * The run of `rule`'s window ending at `until`, for this worker; null when another worker has
@@ -267,7 +302,7 @@ export function createRuleRunner(deps: { context: SourceContext; jobs: JobQueue;
         await startAsync(rule, source, runId, until);
         return { ran: true, matchId: null };
       }
-      const result = await source.match(context, JSON.parse(rule.args) as Record<string, unknown>, { since: rule.last_run, until }, MAX_STORED_HITS);
+      const result = await withTimeoutRetry(() => source.match(matchContext, JSON.parse(rule.args) as Record<string, unknown>, { since: rule.last_run, until }, MAX_STORED_HITS));
       return { ran: true, matchId: await finishSync(rule, source, runId, result, until) };
     } catch (error) {
       if (error instanceof RunTakenOver) return { ran: false, matchId: null };
@@ -337,12 +372,22 @@ export function createRuleRunner(deps: { context: SourceContext; jobs: JobQueue;
       else runs.set(Number(rule.id), { rule, runId });
     }
     if (runs.size === 0) return;
-    const results = await source.matchMany!(
-      context,
-      [...runs.values()].map(({ rule }) => ({ ruleId: Number(rule.id), args: JSON.parse(rule.args) as Record<string, unknown>, since: Number(rule.last_run) })),
-      until,
-      MAX_STORED_HITS,
-    );
+    let results: Awaited<ReturnType<NonNullable<SourceDefinition['matchMany']>>>;
+    try {
+      results = await withTimeoutRetry(() =>
+        source.matchMany!(
+          matchContext,
+          [...runs.values()].map(({ rule }) => ({ ruleId: Number(rule.id), args: JSON.parse(rule.args) as Record<string, unknown>, since: Number(rule.last_run) })),
+          until,
+          MAX_STORED_HITS,
+        ),
+      );
+    } catch (error) {
+      // The pass failed for every rule in it: each run is recorded failed, its window left for the next tick.
+      for (const { runId } of runs.values()) await markFailed(runId, error);
+      report.failed += runs.size;
+      return;
+    }
     for (const { rule, runId } of runs.values()) {
       try {
         const matchId = await finishSync(rule, source, runId, results.get(Number(rule.id)) ?? { hits: [], total: 0 }, until);
@@ -374,7 +419,7 @@ export function createRuleRunner(deps: { context: SourceContext; jobs: JobQueue;
         reported = now;
         await db.updateTable('matches').set({ progress: JSON.stringify({ done, total, unit }) }).where('id', '=', matchId).execute();
       };
-      const result = await source.match({ ...context, reportProgress }, JSON.parse(rule.args) as Record<string, unknown>, { since: run.window_start, until: Number(run.window_end) }, MAX_STORED_HITS);
+      const result = await source.match({ ...matchContext, reportProgress }, JSON.parse(rule.args) as Record<string, unknown>, { since: run.window_start, until: Number(run.window_end) }, MAX_STORED_HITS);
       await db.transaction().execute((tx) => recordResult(tx, rule, runId, result, matchId));
     },
   });

@@ -1,7 +1,7 @@
 import type { Kysely, Selectable, Transaction } from 'kysely';
 import type { AlertRuleTable, Database } from '../../db/schema.ts';
 import { HOUR_MS, type Clock } from '../../lib/clock.ts';
-import { AppError, notFound, type FieldError } from '../../lib/errors.ts';
+import { AppError, conflict, isUniqueViolation, notFound, type FieldError } from '../../lib/errors.ts';
 import { linkedPage, pageWindow } from '../../lib/pagination.ts';
 import type { DeliveryKind } from '../delivery/index.ts';
 import type { OrganizationService } from '../orgs/index.ts';
@@ -194,6 +194,29 @@ export function createRuleService(deps: {
     if (recipients.length) await tx.insertInto('alert_rule_recipients').values(recipients.map((recipient_id) => ({ rule_id: ruleId, recipient_id }))).execute();
   };
 
+  /**
+   * The rule's row, locked until the transaction ends: changes to one rule (update, delete,
+   * restore) take turns, and each sees what the one before it committed. Without it, two deletes
+   * at once both snapshotted the rule, the second after the first had detached its recipients
+   * and exclusions, and a restore brought back none. (SQLite transactions take turns anyway.)
+   */
+  const lockRule = async (tx: Transaction<Database>, orgId: number, id: number): Promise<RuleRow> => {
+    const query = tx.selectFrom('alert_rules').selectAll().where('org_id', '=', orgId).where('id', '=', id);
+    const row = await (deps.context.engine === 'postgres' ? query.forUpdate() : query).executeTakeFirst();
+    if (!row) throw notFound('monitoring rule');
+    return row;
+  };
+
+  /** A transaction of rule changes; a unique index that a concurrent change won is a 409, not a 500. */
+  const changeRules = async <T>(work: (tx: Transaction<Database>) => Promise<T>): Promise<T> => {
+    try {
+      return await db.transaction().execute(work);
+    } catch (error) {
+      if (isUniqueViolation(error)) throw conflict('another change to the same rule or name came first; read the rule again and retry');
+      throw error;
+    }
+  };
+
   const lockOrg = async (tx: Transaction<Database>, orgId: number) => {
     // Serializes rule creation per organization on PostgreSQL (the rule limit and name checks).
     await tx.updateTable('organizations').set((eb) => ({ updated_at: eb.ref('updated_at') })).where('id', '=', orgId).execute();
@@ -207,7 +230,7 @@ export function createRuleService(deps: {
     async create(context: RuleContext, input: RuleInput): Promise<RuleRow> {
       const valid = await validate(context.orgId, input);
       const now = clock.now().getTime();
-      return db.transaction().execute(async (tx) => {
+      return changeRules(async (tx) => {
         await lockOrg(tx, context.orgId);
         await assertWithinLimit(context.orgId, valid.org.alert_rule_limit, tx);
         if (await tx.selectFrom('alert_rules').select('id').where('org_id', '=', context.orgId).where('is_deleted', '=', 0).where('name', '=', valid.name).executeTakeFirst()) {
@@ -237,9 +260,11 @@ export function createRuleService(deps: {
       const existing = await load(context.orgId, id);
       if (Number(existing.is_deleted) === 1) throw new AppError('conflict', 'a deleted rule cannot be updated; restore it first');
       const valid = await validate(context.orgId, input, id);
-      return db.transaction().execute(async (tx) => {
+      return changeRules(async (tx) => {
+        const locked = await lockRule(tx, context.orgId, id);
+        if (Number(locked.is_deleted) === 1) throw new AppError('conflict', 'a deleted rule cannot be updated; restore it first');
         // A new frequency or service moves when the rule next falls due.
-        const dueAt = existing.last_run === null ? 0 : Number(existing.last_run) + effectiveHours(valid, valid.source) * HOUR_MS;
+        const dueAt = locked.last_run === null ? 0 : Number(locked.last_run) + effectiveHours(valid, valid.source) * HOUR_MS;
         const row = await tx
           .updateTable('alert_rules')
           .set({ ...storedColumns(valid), due_at: dueAt, updated_at: clock.now().getTime() })
@@ -255,10 +280,12 @@ export function createRuleService(deps: {
     async softDelete(context: RuleContext, id: number): Promise<RuleRow> {
       const existing = await load(context.orgId, id);
       if (Number(existing.is_deleted) === 1) throw notFound('monitoring rule');
-      return db.transaction().execute(async (tx) => {
+      return changeRules(async (tx) => {
+        const locked = await lockRule(tx, context.orgId, id);
+        if (Number(locked.is_deleted) === 1) throw notFound('monitoring rule');
         const recipients = (await recipientIds([id], tx)).get(id) ?? [];
         const exclusions = await tx.selectFrom('exclusions').select(['field', 'value', 'created_at']).where('rule_id', '=', id).execute();
-        const snapshot = { ...view(existing, recipients), exclusions: exclusions.map((e) => ({ field: e.field, value: e.value })) };
+        const snapshot = { ...view(locked, recipients), exclusions: exclusions.map((e) => ({ field: e.field, value: e.value })) };
         const now = clock.now().getTime();
         const row = await tx
           .updateTable('alert_rules')
@@ -299,8 +326,12 @@ export function createRuleService(deps: {
         webhook: snapshot.webhook,
         frequency: snapshot.frequency,
       });
-      return db.transaction().execute(async (tx) => {
+      return changeRules(async (tx) => {
         await lockOrg(tx, context.orgId);
+        // The snapshot read above must still be the rule's: a restore (or a restore and a new
+        // delete) may have come first.
+        const locked = await lockRule(tx, context.orgId, id);
+        if (Number(locked.is_deleted) !== 1 || locked.deletion_snapshot !== existing.deletion_snapshot) throw new AppError('conflict', 'the rule is not deleted');
         await assertWithinLimit(context.orgId, valid.org.alert_rule_limit, tx);
         const now = clock.now().getTime();
         const row = await tx

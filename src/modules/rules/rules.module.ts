@@ -28,7 +28,7 @@ export function createRulesModule(deps: {
   const { store, clock } = deps;
   const context = { db: store.db, engine: store.engine, clock, keys: deps.keys, dataDir: deps.dataDir };
   const rules = createRuleService({ db: store.db, clock, context, organizations: deps.organizations, followUps: deps.followUps });
-  const runner = createRuleRunner({ context, jobs: deps.jobs, presence: deps.presence });
+  const runner = createRuleRunner({ context, ruleRuns: store.ruleRuns, jobs: deps.jobs, presence: deps.presence });
   const matches = createMatchService({ context, runner });
   const notifier = createNotifier({ db: store.db, engine: store.engine, clock, presence: deps.presence, delivery: deps.delivery, organizations: deps.organizations });
   // A delivery resource used by an active rule cannot be deleted (spec 3.5).

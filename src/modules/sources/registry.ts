@@ -12,7 +12,9 @@ import { pasteSiteSource } from './paste_site/paste_site.source.ts';
 import { phishingSource } from './phishing/phishing.source.ts';
 import { ransomwareSource } from './ransomware/ransomware.source.ts';
 import { rawLeakExtendedSource } from './raw_leak_extended/raw_leak_extended.source.ts';
+import { analyzeLargeWrites, createWriteTally } from '../../db/maintenance.ts';
 import type { MigrationModule } from '../../db/migration-helpers.ts';
+import { withoutDataPaths } from './ingest/ingest-kit.ts';
 import type { ArgType, Collector, Ingester, SourceDefinition } from './source.ts';
 import { urlShortenerSource } from './url_shortener/url_shortener.source.ts';
 
@@ -46,7 +48,28 @@ export function findSource(id: number): SourceDefinition | undefined {
   return byId.get(id);
 }
 
-const ingesters = new Map(sourceCatalog.flatMap((source) => (source.ingesters ?? []).map((ingester) => [ingester.name, ingester] as const)));
+/**
+ * What every ingester gets around its own run: a report and errors that name no path inside the
+ * data folder (withoutDataPaths: the ingestion API, the inbox and standard input read files the
+ * server keeps there), and on PostgreSQL fresh planner statistics for the tables it wrote many
+ * rows to (db/maintenance.ts), also when it failed part-way.
+ */
+const sharedIngest = (ingester: Ingester): Ingester => ({
+  ...ingester,
+  async run(context, inputs, options) {
+    const tally = context.engine === 'postgres' ? createWriteTally() : null;
+    try {
+      return withoutDataPaths(await ingester.run(tally ? { ...context, db: context.db.withPlugin(tally.plugin) } : context, inputs, options), context.dataDir);
+    } catch (error) {
+      if (error instanceof Error) error.message = withoutDataPaths(error.message, context.dataDir);
+      throw error;
+    } finally {
+      if (tally) await analyzeLargeWrites(context.db, tally.rows);
+    }
+  },
+});
+
+const ingesters = new Map(sourceCatalog.flatMap((source) => (source.ingesters ?? []).map((ingester) => [ingester.name, sharedIngest(ingester)] as const)));
 
 /** Every `dragnet ingest <name>` target, by name. */
 export const listIngesters = (): Ingester[] => [...ingesters.values()];

@@ -1,3 +1,4 @@
+import { parseJson } from '../ingest/ingest-kit.ts';
 import { domainsOf, logIdOf, type CertificateRecord, type LogEntryRef } from './certificate-record.ts';
 import { fingerprint } from './x509.ts';
 
@@ -10,7 +11,7 @@ import { fingerprint } from './x509.ts';
 export function parseCertstreamFrame(line: string): CertificateRecord | null | string {
   let frame: unknown;
   try {
-    frame = JSON.parse(line);
+    frame = parseJson(line);
   } catch {
     return 'not a JSON frame';
   }

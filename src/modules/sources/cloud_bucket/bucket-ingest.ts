@@ -1,7 +1,7 @@
 import { readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { StringDecoder } from 'node:string_decoder';
-import { expandInputs, IngestError, jsonErrorLocation, newInputResult, openInput, reportInputs, storeInBatches, type IngestProgress, type InputResult } from '../ingest/ingest-kit.ts';
+import { expandInputs, IngestError, jsonErrorLocation, newInputResult, openInput, parseJson, reportInputs, storeInBatches, type IngestProgress, type InputResult } from '../ingest/ingest-kit.ts';
 import type { Ingester, SourceContext } from '../source.ts';
 import { createXmlListingReader, gcsObjects, ListingError, type ReadObject } from './bucket-listing.ts';
 import { writeObjects } from './bucket-store.ts';
@@ -84,7 +84,7 @@ async function* objectsOf(input: string, format: Format, progress?: IngestProgre
       const text = json.join('').replace(/^\uFEFF/, '');
       let document: unknown;
       try {
-        document = JSON.parse(text);
+        document = parseJson(text);
       } catch (error) {
         throw new IngestError(input, jsonErrorLocation(text, error), 'malformed JSON');
       }

@@ -4,6 +4,7 @@ import {
   jsonErrorLocation,
   newInputResult,
   openInput,
+  parseJson,
   recordsOfJsonLines,
   reportInputs,
   storeInBatches,
@@ -94,7 +95,7 @@ export async function readJsonDocument(input: string, maxBytes: number, progress
     }
     const text = Buffer.concat(chunks).toString('utf8').replace(/^\uFEFF/, '');
     try {
-      return JSON.parse(text);
+      return parseJson(text);
     } catch (error) {
       throw new IngestError(input, jsonErrorLocation(text, error), 'malformed JSON');
     }

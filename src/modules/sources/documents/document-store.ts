@@ -1,6 +1,7 @@
 import type { Generated } from 'kysely';
 import { foldText } from '../../search/index.ts';
 import type { SourceContext } from '../source.ts';
+import { withoutNul } from '../ingest/ingest-kit.ts';
 import * as m0001 from './migrations/0001_documents.ts';
 
 /**
@@ -42,10 +43,11 @@ export interface WriteCounts {
   duplicates: number;
 }
 
-// PostgreSQL refuses NUL in text and a lone surrogate in jsonb; both are replaced, on both
-// engines alike, so a paste with a stray NUL is stored and found the same way everywhere.
-const UNSTORABLE = /[\0\p{Cs}]/gu;
-export const storable = (text: string): string => text.replace(UNSTORABLE, '\uFFFD');
+// PostgreSQL refuses NUL in text and a lone surrogate in jsonb, on both engines alike, so a
+// paste with a stray NUL is stored and found the same way everywhere: NUL is removed, as from
+// everything an ingest reads (withoutNul), and a lone surrogate replaced.
+const LONE_SURROGATE = /\p{Cs}/gu;
+export const storable = (text: string): string => withoutNul(text).replace(LONE_SURROGATE, '\uFFFD');
 
 // JSON.stringify writes NUL as \u0000 and a lone surrogate as \udXXX: only JSON holding such an
 // escape (or a literal backslash-u that looks like one) is written again value by value.

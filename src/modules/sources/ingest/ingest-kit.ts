@@ -76,6 +76,41 @@ export function jsonErrorLocation(text: string, error: unknown): string {
   return `line ${line}, column ${offset - lineStart + 1}`;
 }
 
+// PostgreSQL refuses U+0000 in text (and a NUL in a record aborted its whole batch); it carries
+// nothing a search could look for, so it is removed from whatever an ingest reads, on both
+// engines alike. A NUL byte is removed from each line, and `\u0000` from JSON before it is
+// parsed (only where the backslash is not itself escaped: `\\u0000` is a backslash and text).
+const NUL_ESCAPE = /(?<!\\)((?:\\\\)*)\\u0000/g;
+
+/** `text` without U+0000. */
+export const withoutNul = (text: string): string => (text.includes('\0') ? text.replaceAll('\0', '') : text);
+
+/** JSON.parse of ingested text: no string of the value holds U+0000. */
+export function parseJson(text: string): unknown {
+  const clean = withoutNul(text);
+  return JSON.parse(clean.includes('\\u0000') ? clean.replace(NUL_ESCAPE, '$1') : clean);
+}
+
+const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
+/**
+ * `value` (a report, an error message) with every path inside the server's data folder cut to
+ * its file name: a body posted to the ingestion API, standard input, an inbox file are kept
+ * there while they are read, and neither a client nor the operator's terminal is told where
+ * the server keeps its files (`/srv/dragnet/tmp/ingest-…/dump.jsonl` is `dump.jsonl`).
+ */
+export function withoutDataPaths<T>(value: T, dataDir: string): T {
+  const roots = [...new Set([dataDir, path.resolve(dataDir)])].map(escapeRegExp).join('|');
+  const inDataDir = new RegExp(`(?:${roots})(?:[/\\\\][^/\\\\\\s'"]*)*[/\\\\]`, 'g');
+  const strip = (item: unknown): unknown => {
+    if (typeof item === 'string') return item.replace(inDataDir, '');
+    if (Array.isArray(item)) return item.map(strip);
+    if (typeof item === 'object' && item !== null) return Object.fromEntries(Object.entries(item).map(([key, entry]) => [key, strip(entry)]));
+    return item;
+  };
+  return strip(value) as T;
+}
+
 /** One record that was skipped, and why. */
 export interface Rejection {
   location: string;
@@ -159,7 +194,7 @@ export async function* readLines(stream: Readable, onBytes?: (bytes: number) => 
     pending = [];
     pendingBytes = 0;
     number++;
-    const text = bytes.toString('utf8', 0, bytes.length > 0 && bytes[bytes.length - 1] === 13 ? bytes.length - 1 : bytes.length);
+    const text = withoutNul(bytes.toString('utf8', 0, bytes.length > 0 && bytes[bytes.length - 1] === 13 ? bytes.length - 1 : bytes.length));
     return { line: number === 1 ? text.replace(/^\uFEFF/, '') : text, number };
   };
   const keep = (piece: Buffer) => {
@@ -201,7 +236,7 @@ export async function* recordsOfJsonLines<T>(input: string, parse: (value: unkno
       if (line.trim() === '') continue;
       let value: unknown;
       try {
-        value = JSON.parse(line);
+        value = parseJson(line);
       } catch {
         // readLines cut the line at MAX_LINE_BYTES: say so rather than blame the JSON.
         const cut = Buffer.byteLength(line) >= MAX_LINE_BYTES - 3;

@@ -196,9 +196,10 @@ function createCredentialIngest(context: SourceContext, progress?: IngestProgres
 
   /** Standard input is kept in the data folder while it is read: its hash names it first. */
   async function stdin(format: Format, result: InputResult) {
-    const folder = path.join(context.dataDir, 'incoming');
+    // A folder of its own, so that the file is called stdin wherever an error names it.
+    const folder = path.join(context.dataDir, 'incoming', `stdin-${randomBytes(8).toString('hex')}`);
     mkdirSync(folder, { recursive: true });
-    const spooled = path.join(folder, `stdin-${randomBytes(8).toString('hex')}`);
+    const spooled = path.join(folder, 'stdin');
     try {
       await pipeline(process.stdin, createWriteStream(spooled));
       if (format === 'stealer_log') {
@@ -208,7 +209,7 @@ function createCredentialIngest(context: SourceContext, progress?: IngestProgres
         await combolist(spooled, 'stdin', result);
       }
     } finally {
-      rmSync(spooled, { force: true });
+      rmSync(folder, { recursive: true, force: true });
     }
   }
 

@@ -103,8 +103,7 @@ export const messengerSource: SourceDefinition = {
           channels: sum('channels'),
           messages_added: sum('added'),
           duplicates_skipped: sum('duplicates'),
-          // Rejections of a failed source are moot: nothing of it was stored.
-          rejected: results.reduce((n, r) => n + (r.ok ? r.rejected.length : 0), 0),
+          rejected: results.reduce((n, r) => n + r.rejected.length, 0),
           results,
         };
         const lines = [
@@ -117,7 +116,7 @@ export const messengerSource: SourceDefinition = {
         }
         const errors = results.flatMap((result) => [
           ...(result.ok ? [] : [{ location: result.source, reason: result.error ?? 'could not be read' }]),
-          ...(result.ok ? result.rejected.map((rejection) => ({ location: `${result.source} ${rejection.location}`, reason: rejection.reason })) : []),
+          ...result.rejected.map((rejection) => ({ location: `${result.source} ${rejection.location}`, reason: rejection.reason })),
         ]);
         const tally = {
           records: summary.messages_added + summary.duplicates_skipped + summary.rejected,

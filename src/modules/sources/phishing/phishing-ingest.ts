@@ -5,6 +5,7 @@ import {
   IngestError,
   newInputResult,
   openInput,
+  parseJson,
   readLines,
   reportInputs,
   storeInBatches,
@@ -112,7 +113,7 @@ async function readWhole(stream: Readable, progress?: IngestProgress): Promise<s
 async function* dnstwistDomains(stream: Readable, input: string, counts: Counts, progress?: IngestProgress): AsyncGenerator<ReadRecord<CheckedDomain>> {
   let entries: unknown;
   try {
-    entries = JSON.parse(await readWhole(stream, progress));
+    entries = parseJson(await readWhole(stream, progress));
   } catch (error) {
     if (error instanceof IngestError) throw new IngestError(input, error.location, error.reason);
     throw new IngestError(input, 'file', `not JSON: ${(error as Error).message}`);

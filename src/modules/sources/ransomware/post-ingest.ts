@@ -6,6 +6,7 @@ import {
   jsonErrorLocation,
   newInputResult,
   openInput,
+  parseJson,
   readLines,
   reportInputs,
   storeInBatches,
@@ -50,7 +51,7 @@ async function* postsOfArray(first: Buffer[], rest: AsyncIterator<Buffer>, input
   const text = Buffer.concat(chunks).toString('utf8').replace(/^\uFEFF/, '');
   let records: unknown[];
   try {
-    records = JSON.parse(text) as unknown[];
+    records = parseJson(text) as unknown[];
   } catch (error) {
     throw new IngestError(input, jsonErrorLocation(text, error), `not valid JSON: ${(error as Error).message}`);
   }
@@ -62,7 +63,7 @@ async function* postsOfLines(lines: AsyncIterable<{ line: string; number: number
     if (line.trim() === '') continue;
     let record: unknown;
     try {
-      record = JSON.parse(line);
+      record = parseJson(line);
     } catch {
       yield { location: `line ${number}`, record: 'not valid JSON' };
       continue;

@@ -21,18 +21,22 @@ export async function createEmbeddedCounters(deps: { db: Kysely<Database>; clock
     counts.set(row.key, { count: Number(row.count), expiresAt: Number(row.expires_at) });
   }
 
-  let flushing: Promise<void> = Promise.resolve();
-  const flush = () => {
-    flushing = flushing.then(async () => {
-      if (dirty.size === 0) return;
-      const keys = [...dirty];
-      dirty.clear();
-      const rows = keys.flatMap((key) => {
-        const entry = counts.get(key);
-        return entry ? [{ key, count: entry.count, expires_at: entry.expiresAt }] : [];
-      });
-      const current = clock.now().getTime();
-      for (const [key, entry] of counts) if (entry.expiresAt <= current) counts.delete(key);
+  // A flush that fails (SQLITE_BUSY past the driver's wait while another process holds the
+  // write lock for long) must neither reject into nothing (the process would exit) nor lose its
+  // counts: its keys go back to `dirty`, the next flush writes them, and one line per failing
+  // streak is logged.
+  let failing = false;
+  const write = async () => {
+    if (dirty.size === 0) return;
+    const keys = [...dirty];
+    dirty.clear();
+    const rows = keys.flatMap((key) => {
+      const entry = counts.get(key);
+      return entry ? [{ key, count: entry.count, expires_at: entry.expiresAt }] : [];
+    });
+    const current = clock.now().getTime();
+    for (const [key, entry] of counts) if (entry.expiresAt <= current) counts.delete(key);
+    try {
       await db.transaction().execute(async (tx) => {
         for (let i = 0; i < rows.length; i += 300) {
           await tx
@@ -43,7 +47,17 @@ export async function createEmbeddedCounters(deps: { db: Kysely<Database>; clock
         }
         await tx.deleteFrom('rate_counters').where('expires_at', '<=', current).execute();
       });
-    });
+      failing = false;
+    } catch (error) {
+      for (const key of keys) if (counts.has(key)) dirty.add(key);
+      if (!failing) process.stderr.write(`rate-limit counters: flush failed, kept for the next one: ${error instanceof Error ? error.message : String(error)}\n`);
+      failing = true;
+    }
+  };
+  // One flush at a time; a tick during a slow flush (waiting for the write lock) adds none.
+  let flushing: Promise<void> | null = null;
+  const flush = (): Promise<void> => {
+    flushing ??= write().finally(() => (flushing = null));
     return flushing;
   };
   const timer = setInterval(() => void flush(), FLUSH_INTERVAL_MS);
@@ -91,6 +105,8 @@ export async function createEmbeddedCounters(deps: { db: Kysely<Database>; clock
 
     async close(): Promise<void> {
       clearInterval(timer);
+      // A tick's flush may be under way with counts that came after it: wait for it, then write.
+      await flushing;
       await flush();
     },
   };

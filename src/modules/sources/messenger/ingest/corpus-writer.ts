@@ -39,6 +39,7 @@ export interface WriteTotals {
 }
 
 const INSERT_ROWS_PER_STATEMENT = 500;
+const MESSAGES_PER_TRANSACTION = 1000;
 /** PostgreSQL advisory lock key of message writers (any constant no other lock uses). */
 const MESSAGE_WRITER_LOCK = 0x6d657373;
 
@@ -50,9 +51,8 @@ const channelKey = (channel: ChannelInput): string =>
   channel.platformId ? `id:${channel.platformId}` : channel.username ? `username:${channel.username.toLowerCase()}` : `title:${channel.title}`;
 
 /**
- * Writes channels and messages. One call of `write` is one transaction: a source that fails
- * half-way leaves nothing behind. Re-writing the same messages adds nothing (unique on
- * channel + message id).
+ * Writes channels and messages, in bounded transactions. Re-writing the same messages adds
+ * nothing (unique on channel + message id).
  */
 export function createCorpusWriter(deps: { db: Kysely<Database>; engine: Engine; clock: Clock }) {
   const { db, engine, clock } = deps;
@@ -134,44 +134,88 @@ export function createCorpusWriter(deps: { db: Kysely<Database>; engine: Engine;
     return added;
   }
 
+  /** One transaction's worth of messages: its channels, their messages and their FTS rows. */
+  async function writeTransaction(batches: ChannelBatch[], partitions: PartitionKeeper | null, channelIds: Set<number>): Promise<number> {
+    return db.transaction().execute(async (tx) => {
+      // PostgreSQL hands out ids when rows are inserted, not when they commit: two writers at
+      // once could commit id 101 before id 100, and a search that saw 101 would miss 100
+      // below its watermark, which a later re-read would then find. Writers take turns, so a
+      // committed id is never below one still to commit. (SQLite has one writer at a time.)
+      if (engine === 'postgres') await sql`select pg_advisory_xact_lock(${MESSAGE_WRITER_LOCK})`.execute(tx);
+      const lastIdBefore = engine === 'sqlite' ? await lastMessageId(tx) : 0;
+      let added = 0;
+      for (const batch of batches) {
+        const channelId = await upsertChannel(tx, batch.channel);
+        channelIds.add(channelId);
+        added += await insertMessages(tx, channelId, batch.messages, partitions);
+      }
+      // SQLite: the trigram index of the new rows in one statement (migration 0006).
+      if (engine === 'sqlite' && added > 0) {
+        await sql`insert into messages_fts (rowid, text_folded) select id, text_folded from messages where id > ${lastIdBefore}`.execute(tx);
+      }
+      return added;
+    });
+  }
+
+  /** The channels' message counts, once a source is written (or stopped). */
+  async function countChannels(channelIds: Set<number>): Promise<void> {
+    const now = clock.now().getTime();
+    for (const id of channelIds) {
+      await db
+        .updateTable('channels')
+        .set((eb) => ({
+          last_scraped_at: now,
+          total_messages_scraped: eb.selectFrom('messages').select((m) => m.fn.countAll<number>().as('n')).where('channel_id', '=', id),
+        }))
+        .where('id', '=', id)
+        .execute();
+    }
+  }
+
   return {
-    /** Writes every batch of one source in one transaction. */
-    async write(batches: AsyncIterable<ChannelBatch> | Iterable<ChannelBatch>, onBatch?: (messages: number) => void): Promise<WriteTotals> {
-      return db.transaction().execute(async (tx) => {
-        // PostgreSQL hands out ids when rows are inserted, not when they commit: two writers at
-        // once could commit id 101 before id 100, and a search that saw 101 would miss 100
-        // below its watermark, which a later re-read would then find. Writers take turns, so a
-        // committed id is never below one still to commit. (SQLite has one writer at a time.)
-        if (engine === 'postgres') await sql`select pg_advisory_xact_lock(${MESSAGE_WRITER_LOCK})`.execute(tx);
-        const lastIdBefore = engine === 'sqlite' ? await lastMessageId(tx) : 0;
-        const partitions = engine === 'postgres' ? createPartitionKeeper() : null;
-        const channelIds = new Set<number>();
-        let added = 0;
-        let seen = 0;
+    /**
+     * Writes the batches of one source in transactions of at most MESSAGES_PER_TRANSACTION
+     * messages: SQLite has one write lock for every process, and a source written in one
+     * transaction kept the server's writes (a login, the rate-limit counts) waiting for as long
+     * as the whole file took. A source that fails half-way keeps the transactions committed
+     * before (counted in `totals` as they commit); written again, those add nothing.
+     */
+    async write(
+      batches: AsyncIterable<ChannelBatch> | Iterable<ChannelBatch>,
+      onBatch?: (messages: number) => void,
+      totals: WriteTotals = { channels: 0, added: 0, duplicates: 0 },
+    ): Promise<WriteTotals> {
+      const partitions = engine === 'postgres' ? createPartitionKeeper() : null;
+      const channelIds = new Set<number>();
+      let pending: ChannelBatch[] = [];
+      let pendingMessages = 0;
+      const commit = async () => {
+        if (pending.length === 0) return;
+        const added = await writeTransaction(pending, partitions, channelIds);
+        totals.channels = channelIds.size;
+        totals.added += added;
+        totals.duplicates += pendingMessages - added;
+        onBatch?.(pendingMessages);
+        pending = [];
+        pendingMessages = 0;
+      };
+      try {
         for await (const batch of batches) {
-          const channelId = await upsertChannel(tx, batch.channel);
-          channelIds.add(channelId);
-          added += await insertMessages(tx, channelId, batch.messages, partitions);
-          seen += batch.messages.length;
-          onBatch?.(batch.messages.length);
+          // A channel's batch may be a whole export: it is cut to fit the transactions.
+          let offset = 0;
+          do {
+            const messages = batch.messages.slice(offset, offset + MESSAGES_PER_TRANSACTION - pendingMessages);
+            offset += messages.length;
+            pending.push({ channel: batch.channel, messages });
+            pendingMessages += messages.length;
+            if (pendingMessages >= MESSAGES_PER_TRANSACTION) await commit();
+          } while (offset < batch.messages.length);
         }
-        // SQLite: the trigram index of the new rows in one statement (migration 0006).
-        if (engine === 'sqlite' && added > 0) {
-          await sql`insert into messages_fts (rowid, text_folded) select id, text_folded from messages where id > ${lastIdBefore}`.execute(tx);
-        }
-        const now = clock.now().getTime();
-        for (const id of channelIds) {
-          await tx
-            .updateTable('channels')
-            .set((eb) => ({
-              last_scraped_at: now,
-              total_messages_scraped: eb.selectFrom('messages').select((m) => m.fn.countAll<number>().as('n')).where('channel_id', '=', id),
-            }))
-            .where('id', '=', id)
-            .execute();
-        }
-        return { channels: channelIds.size, added, duplicates: seen - added };
-      });
+        await commit();
+      } finally {
+        await countChannels(channelIds);
+      }
+      return totals;
     },
   };
 }

@@ -3,7 +3,7 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import type { ChannelBatch, CorpusWriter } from './corpus-writer.ts';
-import { expandInputs, jsonErrorLocation, type IngestProgress } from '../../ingest/ingest-kit.ts';
+import { expandInputs, jsonErrorLocation, parseJson, type IngestProgress } from '../../ingest/ingest-kit.ts';
 import { IngestError, type Rejection } from './ingest-errors.ts';
 import { readJsonLines } from './jsonl.ts';
 import { parseTelegramExport } from './telegram-export.ts';
@@ -30,7 +30,7 @@ export const expandSources = (args: string[]): string[] => expandInputs(args, (f
 export const sourceLine = (result: SourceResult): string =>
   result.ok
     ? `${result.source}: ${result.channels} channels, ${result.added} messages added, ${result.duplicates} duplicates skipped, ${result.rejected.length} rejected`
-    : `${result.source}: FAILED, nothing stored: ${(result.error ?? '').replace(`${result.source}: `, '')}`;
+    : `${result.source}: FAILED, ${result.added ? `${result.added} messages stored before it` : 'nothing stored'}: ${(result.error ?? '').replace(`${result.source}: `, '')}`;
 
 async function readAll(stream: Readable): Promise<string> {
   const chunks: Buffer[] = [];
@@ -41,7 +41,7 @@ async function readAll(stream: Readable): Promise<string> {
 function parseTelegramText(text: string, source: string, rejected: Rejection[]): ChannelBatch[] {
   let document: unknown;
   try {
-    document = JSON.parse(text);
+    document = parseJson(text);
   } catch (error) {
     throw new IngestError(source, jsonErrorLocation(text, error), 'malformed JSON');
   }
@@ -55,7 +55,7 @@ function parseTelegramText(text: string, source: string, rejected: Rejection[]):
  */
 function isTelegramExport(text: string): boolean {
   try {
-    const document = JSON.parse(text) as unknown;
+    const document = parseJson(text);
     return typeof document === 'object' && document !== null && ('messages' in document || 'chats' in document);
   } catch {
     const firstLine = text.split('\n').find((line) => line.trim()) ?? '';
@@ -92,6 +92,8 @@ export function createIngestService(deps: { writer: CorpusWriter }) {
     const withCategory = (batch: ChannelBatch): ChannelBatch =>
       defaults.category && !batch.channel.category ? { ...batch, channel: { ...batch.channel, category: defaults.category } } : batch;
 
+    // Filled as the writer commits: a source that fails half-way keeps what it committed.
+    const totals = { channels: 0, added: 0, duplicates: 0 };
     try {
       let batches: AsyncIterable<ChannelBatch> | ChannelBatch[];
       if (source === '-') {
@@ -112,13 +114,13 @@ export function createIngestService(deps: { writer: CorpusWriter }) {
       const mapped = (async function* () {
         for await (const batch of batches) yield withCategory(batch);
       })();
-      const totals = await deps.writer.write(mapped, Array.isArray(batches) ? (n) => progress?.advance(n) : undefined);
+      await deps.writer.write(mapped, Array.isArray(batches) ? (n) => progress?.advance(n) : undefined, totals);
       const done = result(totals);
       progress?.finish(sourceLine(done));
       return done;
     } catch (error) {
       if (!(error instanceof IngestError)) throw error;
-      const failed = result({ ok: false, error: error.message });
+      const failed = result({ ...totals, ok: false, error: error.message });
       progress?.finish(sourceLine(failed));
       return failed;
     }

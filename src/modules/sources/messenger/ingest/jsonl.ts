@@ -1,7 +1,7 @@
 import { createInterface } from 'node:readline';
 import type { Readable } from 'node:stream';
 import type { ChannelBatch, ChannelInput, MessageInput } from './corpus-writer.ts';
-import { jsonErrorLocation } from '../../ingest/ingest-kit.ts';
+import { jsonErrorLocation, parseJson } from '../../ingest/ingest-kit.ts';
 import { IngestError, linksInText, type Rejection } from './ingest-errors.ts';
 
 /**
@@ -87,7 +87,7 @@ export async function* readJsonLines(
     if (!line.trim()) continue;
     let record: unknown;
     try {
-      record = JSON.parse(line);
+      record = parseJson(line);
     } catch (error) {
       throw new IngestError(source, `line ${lineNumber}, ${jsonErrorLocation(line, error).replace(/^line 1, /, '')}`, 'malformed JSON');
     }

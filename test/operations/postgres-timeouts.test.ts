@@ -1,0 +1,41 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { channel, loadCorpus, message } from '../support/corpus.ts';
+import { expectError } from '../support/http.ts';
+import { postSearch } from '../support/messenger-search.ts';
+import { createDeliveryKit, messengerRule, rulesApi, type RulesApi } from '../support/rules-api.ts';
+import { createTestApp, type TestApp } from '../support/test-app.ts';
+import { testEngine } from '../support/test-store.ts';
+
+// PostgreSQL's statement_timeout; SQLite has no statement timeout to set.
+describe.skipIf(testEngine !== 'postgres')('PostgreSQL statement timeouts of searches and rule runs', () => {
+  let t: TestApp;
+  let token: string;
+  let alice: RulesApi;
+
+  beforeAll(async () => {
+    // 1 ms: no search or rule run of a few thousand messages finishes in time.
+    t = await createTestApp({ env: { DRAGNET_SEARCH_TIMEOUT_MS: '1', DRAGNET_RULE_RUN_TIMEOUT_MS: '1', DRAGNET_RATE_LIMITS: 'off' } });
+    const user = await t.createUser({ org: 'Acme', email: 'alice@acme.test' });
+    token = (await t.login('alice@acme.test')).access;
+    alice = rulesApi(t, token, user.org_id, user.id, 'alice@acme.test');
+    const messages = Array.from({ length: 3000 }, (_, i) => message(i + 1, `fresh logs ${i} of acme-bank.com and more ${i % 50}`));
+    await loadCorpus(t, [channel('bulk', messages)]);
+  });
+  afterAll(async () => t?.close());
+
+  it('a search past DRAGNET_SEARCH_TIMEOUT_MS answers 503 service_unavailable with Retry-After, not a 500', async () => {
+    const response = await postSearch(t, token, { query: 'acme-bank.com OR logs' });
+    const body = expectError(response, 503, 'service_unavailable');
+    expect(body.message).toMatch(/statement timeout/);
+    expect(response.headers['retry-after']).toMatch(/^\d+$/);
+  });
+
+  it('a rule run past DRAGNET_RULE_RUN_TIMEOUT_MS is tried again, then recorded as failed with the reason', async () => {
+    const kit = await createDeliveryKit(alice, { tag: 'timeout' });
+    const created = await alice.create(messengerRule(kit, 'Broad rule', 'acme-bank.com OR logs'));
+    const body = expectError(created, 503, 'service_unavailable');
+    expect(body.message).toMatch(/statement timeout .* 2 times/);
+    const runs = await t.container.store.db.selectFrom('rule_runs').select(['status', 'error']).execute();
+    expect(runs).toEqual([{ status: 'failed', error: expect.stringMatching(/statement timeout .* 2 times/) }]);
+  });
+});
