@@ -60,7 +60,10 @@ export async function createEmbeddedCounters(deps: { db: Kysely<Database>; clock
     flushing ??= write().finally(() => (flushing = null));
     return flushing;
   };
-  const timer = setInterval(() => void flush(), FLUSH_INTERVAL_MS);
+  // write() keeps a store failure for the next flush; anything else it throws is still only logged.
+  const timer = setInterval(() => {
+    flush().catch((error: unknown) => process.stderr.write(`rate-limit counters: flush failed: ${String(error)}\n`));
+  }, FLUSH_INTERVAL_MS);
   timer.unref();
 
   const current = (key: string, now: number) => {
