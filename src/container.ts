@@ -4,6 +4,7 @@ import { openStore, type Store } from './db/store.ts';
 import { systemClock, type Clock } from './lib/clock.ts';
 import { createKeyRing } from './lib/crypto.ts';
 import { createMetrics } from './lib/metrics.ts';
+import { createOutboundGuard, parseAllowList } from './lib/outbound/index.ts';
 import { readQueueDepth } from './jobs/queue-depth.ts';
 import { createAuditModule } from './modules/audit/index.ts';
 import { createAuthModule } from './modules/auth/index.ts';
@@ -25,6 +26,7 @@ export async function createContainer(config: Config, options: { clock?: Clock; 
   const keys = createKeyRing(config.masterKey);
   const metrics = createMetrics({ queueDepth: () => readQueueDepth(store.db) });
   const audit = createAuditModule({ db: store.db, clock });
+  const outbound = createOutboundGuard(parseAllowList(config.outboundAllowHosts));
 
   const orgs = createOrgsModule({
     store,
@@ -43,6 +45,7 @@ export async function createContainer(config: Config, options: { clock?: Clock; 
     dashboardUrl: async (orgId) => (await orgs.organizations.get(orgId)).dashboard_url,
     metrics,
     audit: audit.log,
+    guard: outbound,
   });
   const presence = createWorkerPresence({ db: store.db, clock, heartbeatMs: config.workerHeartbeatMs });
   const jobs = createJobQueue({ db: store.db, engine: store.engine, clock, presence });

@@ -198,12 +198,16 @@ export async function startSmtpTestServer(options: SmtpTestServerOptions = {}): 
   };
 }
 
-/** A TCP server that accepts connections and never says anything (an SMTP server that hangs). */
-export async function startSilentServer(): Promise<{ port: number; connections: number; close(): Promise<void> }> {
+/**
+ * A TCP server on loopback that counts the connections it accepts and says nothing (an SMTP
+ * server that hangs), or only `greeting` (another service's banner).
+ */
+export async function startSilentServer(greeting?: Buffer): Promise<{ port: number; connections: number; close(): Promise<void> }> {
   const sockets = new Set<Socket>();
   let connections = 0;
   const server = createNetServer((socket) => {
     connections += 1;
+    if (greeting) socket.write(greeting);
     sockets.add(socket);
     socket.on('close', () => sockets.delete(socket));
     socket.on('error', () => {});

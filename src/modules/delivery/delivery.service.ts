@@ -194,9 +194,15 @@ export function createDeliveryService(deps: {
     };
   }
 
-  const track = <T>(work: Promise<T>) => {
-    background.add(work);
-    void work.finally(() => background.delete(work));
+  /**
+   * A delivery nobody awaits (test_email answers 202 first). Its failure, even the attempt's own
+   * insert failing, is logged and swallowed here: an unhandled rejection would end the process.
+   */
+  const track = (what: string, work: Promise<unknown>) => {
+    const settled = work
+      .catch((error: unknown) => process.stderr.write(`delivery: ${what} failed: ${error instanceof Error ? error.message : String(error)}\n`))
+      .finally(() => background.delete(settled));
+    background.add(settled);
   };
 
   /** Every organization starts with the shipped template (created under the org lock: once). */
@@ -305,6 +311,7 @@ export function createDeliveryService(deps: {
         excluded_count: 0,
       });
       track(
+        'test email',
         (async () => {
           const outcome = await deps.email.send(smtpAccount(sender), [recipient], { ...message, subject: `[Test] ${message.subject}` });
           await attempts.record({ orgId, channel: 'email', target: recipient, purpose: 'test_email', ...outcome, statusCode: null });
