@@ -63,7 +63,7 @@ export async function createContainer(config: Config, options: { clock?: Clock; 
 
   const sourceContext = { db: store.db, engine: store.engine, clock, keys, dataDir: config.dataDir };
   const quickSearch = createQuickSearchModule({ context: sourceContext, limiter: usage.limiter, limits: usage.limits });
-  const ingestion = createIngestionModule({ db: store.db, clock, context: sourceContext, collectorsFile: config.collectorsFile, ingestMaxBytes: config.ingestMaxBytes, metrics });
+  const ingestion = createIngestionModule({ db: store.db, clock, context: sourceContext, collectorsFile: config.collectorsFile, ingestMaxBytes: config.ingestMaxBytes, metrics, guard: outbound });
 
   return {
     config,
@@ -92,9 +92,12 @@ export async function createContainer(config: Config, options: { clock?: Clock; 
     notifier: rules.notifier,
     /** The collectors this process may run (the worker starts them). */
     collectors: ingestion.collectors,
+    /** HTTP out through the outbound guard, as collectors get it. */
+    collectorHttp: ingestion.http,
     routes: [auth.routes, orgs.routes, search.routes, usage.routes, delivery.routes, rules.routes, quickSearch.routes, ingestion.routes, audit.routes],
     async close() {
       await delivery.close();
+      await ingestion.close();
       await usage.limiter.close();
       await presence.close();
       await store.close();

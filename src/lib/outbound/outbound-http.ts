@@ -43,7 +43,10 @@ export function createOutboundHttp(guard: OutboundGuard, options: { timeoutMs?: 
       const { undici, agent } = await load();
       let current = new URL(url);
       for (let hop = 0; ; hop++) {
-        const response = await undici.fetch(current, { headers: init.headers, signal: init.signal, redirect: 'manual', dispatcher: agent });
+        const response = await undici.fetch(current, { headers: init.headers, signal: init.signal, redirect: 'manual', dispatcher: agent }).catch((error: unknown) => {
+          // fetch says only "fetch failed"; a refusal is the answer the operator needs.
+          throw (error as Error).cause instanceof BlockedAddressError ? (error as Error).cause : error;
+        });
         const location = response.headers.get('location');
         if (!REDIRECT_STATUSES.has(response.status) || location === null) return response;
         await response.body?.cancel();
@@ -60,3 +63,4 @@ export function createOutboundHttp(guard: OutboundGuard, options: { timeoutMs?: 
 }
 
 export type OutboundHttp = ReturnType<typeof createOutboundHttp>;
+export type OutboundResponse = Awaited<ReturnType<OutboundHttp['get']>>;

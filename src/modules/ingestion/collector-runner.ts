@@ -2,6 +2,7 @@ import { sql, type Kysely } from 'kysely';
 import type { Database } from '../../db/schema.ts';
 import type { Clock } from '../../lib/clock.ts';
 import type { Metrics } from '../../lib/metrics.ts';
+import type { OutboundHttp } from '../../lib/outbound/index.ts';
 import type { SourceContext } from '../sources/index.ts';
 import type { ConfiguredCollector } from './collectors-file.ts';
 
@@ -46,7 +47,7 @@ const iso = (ms: number | string | null) => (ms === null ? null : new Date(Numbe
  * /service/collectors/). A failed run is retried after a backoff that doubles per consecutive
  * failure.
  */
-export function createCollectorRunner(deps: { db: Kysely<Database>; clock: Clock; context: SourceContext; collectors: ConfiguredCollector[]; metrics: Metrics }) {
+export function createCollectorRunner(deps: { db: Kysely<Database>; clock: Clock; context: SourceContext; collectors: ConfiguredCollector[]; metrics: Metrics; http: OutboundHttp }) {
   const { db, clock, context, collectors } = deps;
   const now = () => clock.now().getTime();
 
@@ -96,6 +97,7 @@ export function createCollectorRunner(deps: { db: Kysely<Database>; clock: Clock
         cursor,
         saveCursor,
         signal,
+        http: deps.http,
         log: (message) => process.stderr.write(`collector ${name}: ${message}\n`),
       });
       const finishedAt = now();
