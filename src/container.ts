@@ -22,8 +22,8 @@ import { createUsageModule } from './modules/usage/index.ts';
 export async function createContainer(config: Config, options: { clock?: Clock; store?: Store } = {}) {
   const clock = options.clock ?? systemClock;
   const store = options.store ?? openStore({ dataDir: config.dataDir, databaseUrl: config.databaseUrl });
-  await migrateToLatest(store);
   const keys = createKeyRing(config.masterKey);
+  await migrateToLatest(store, () => keys);
   const metrics = createMetrics({ queueDepth: () => readQueueDepth(store.db) });
   const audit = createAuditModule({ db: store.db, clock });
   const outbound = createOutboundGuard(parseAllowList(config.outboundAllowHosts));

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { loadConfig, type Config } from '../config.ts';
 import type { Container } from '../container.ts';
+import { createKeyRing } from '../lib/crypto.ts';
 import { AppError } from '../lib/errors.ts';
 import { cliOrigin, userTarget } from '../modules/audit/index.ts';
 import type { OrganizationSettings } from '../modules/orgs/index.ts';
@@ -107,7 +108,7 @@ program
     const [{ openStore }, { migrateToLatest }] = await Promise.all([import('../db/store.ts'), import('../db/migrate.ts')]);
     const store = openStore({ dataDir: config.dataDir, databaseUrl: config.databaseUrl });
     try {
-      const applied = await migrateToLatest(store);
+      const applied = await migrateToLatest(store, () => createKeyRing(config.masterKey));
       createOutput(Boolean(program.opts().json)).emit({ applied, store: store.engine }, () =>
         applied.length ? `applied: ${applied.join(', ')}` : 'store is up to date',
       );
@@ -278,7 +279,8 @@ program
   .action(async (file: string, options: { force?: boolean }) => {
     const config = loadConfig();
     const { restoreStore } = await import('../db/backup.ts');
-    const summary = await restoreStore(config, file, { force: Boolean(options.force) });
+    // The restored data folder may hold the backup's secret.key: read the key after the restore.
+    const summary = await restoreStore(config, file, { force: Boolean(options.force), keys: () => createKeyRing(loadConfig().masterKey) });
     createOutput(Boolean(program.opts().json)).emit({ file, ...summary }, () =>
       `restored the ${summary.engine} store from ${file} (${summary.files.join(', ')})${summary.applied.length ? `; migrated: ${summary.applied.join(', ')}` : ''}`,
     );

@@ -4,6 +4,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { sql } from 'kysely';
 import * as tar from 'tar';
+import type { KeyRing } from '../lib/crypto.ts';
 import { AppError } from '../lib/errors.ts';
 import { migrateToLatest } from './migrate.ts';
 import { SqliteDatabase } from './sqlite-native.ts';
@@ -157,7 +158,7 @@ function readManifest(staging: string, file: string): Manifest {
  * refused unless `force`; then its contents are replaced whole. Stop every Dragnet process of
  * the store first. The restored store is migrated to this version.
  */
-export async function restoreStore(location: BackupLocation, file: string, options: { force: boolean }): Promise<{ engine: Engine; files: string[]; applied: string[] }> {
+export async function restoreStore(location: BackupLocation, file: string, options: { force: boolean; keys: () => KeyRing }): Promise<{ engine: Engine; files: string[]; applied: string[] }> {
   if (!existsSync(file)) throw new AppError('not_found', `no backup at ${file}`);
   const engine: Engine = location.databaseUrl ? 'postgres' : 'sqlite';
   mkdirSync(location.dataDir, { recursive: true });
@@ -206,7 +207,7 @@ export async function restoreStore(location: BackupLocation, file: string, optio
 
     const restored = openStore(location);
     try {
-      return { engine, files: manifest.files, applied: await migrateToLatest(restored) };
+      return { engine, files: manifest.files, applied: await migrateToLatest(restored, options.keys) };
     } finally {
       await restored.close();
     }

@@ -1,8 +1,11 @@
 import { sql, type CreateTableBuilder, type Kysely } from 'kysely';
+import type { KeyRing } from '../lib/crypto.ts';
 import type { Engine } from './store.ts';
 
 export interface MigrationContext {
   engine: Engine;
+  /** The master key's ring, for migrations that seal values already stored (made on first use). */
+  keys(): KeyRing;
 }
 
 export interface MigrationModule {
