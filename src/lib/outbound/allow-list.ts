@@ -20,11 +20,13 @@ function parseEntry(raw: string): Entry {
   const bracketed = /^\[([^\]]+)\](?::(\d+))?$/.exec(text);
   let body = text;
   let port: string | undefined;
-  if (bracketed) [, body, port] = bracketed as unknown as [string, string, string | undefined];
-  else if (text.split(':').length === 2) [body, port] = text.split(':') as [string, string];
+  if (bracketed) {
+    body = bracketed[1]!;
+    port = bracketed[2];
+  } else if (/^[^:]+:\d+$/.test(text)) [body, port] = text.split(':') as [string, string];
   if (port !== undefined && !(/^\d{1,5}$/.test(port) && Number(port) >= 1 && Number(port) <= 65535)) throw new Error(`"${raw}": the port must be 1 to 65535`);
   const withPort = port === undefined ? {} : { port: Number(port) };
-  if (body.includes('/')) {
+  if (/^[0-9a-f:.]+\/\d+$/.test(body)) {
     try {
       const [address, bits] = ipaddr.parseCIDR(body);
       return { kind: 'range', range: [ipaddr.process(address.toString()), address.kind() === 'ipv6' && (address as ipaddr.IPv6).isIPv4MappedAddress() ? bits - 96 : bits], ...withPort };
