@@ -1,6 +1,8 @@
+import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
+import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { deliveryUser, NO_RATE_LIMITS, senderBody, webhookBody, type DeliveryApi } from '../support/delivery-api.ts';
-import { startSilentServer } from '../support/smtp-test-server.ts';
+import { selfSignedCertificate, startSilentServer, startSmtpTestServer, type SmtpTestServer, type TestCertificate } from '../support/smtp-test-server.ts';
 import { createTestApp, type TestApp } from '../support/test-app.ts';
 import { testEngine } from '../support/test-store.ts';
 
@@ -91,5 +93,65 @@ describe(`outbound guard: webhooks and senders (${testEngine})`, () => {
     expect(attempt!.error).not.toContain('\u0000');
     // The process is still up and its store still writable.
     expect((await api.create('recipient', { email: 'after@acme.test' })).statusCode).toBe(201);
+  });
+});
+
+describe(`outbound guard: TLS to the checked address still names the host (${testEngine})`, () => {
+  let t: TestApp;
+  let api: DeliveryApi;
+  let certificate: TestCertificate;
+  let smtp: SmtpTestServer;
+  let https: HttpsServer;
+  /** The server name (SNI) of each TLS handshake the HTTPS receiver saw. */
+  const serverNames: string[] = [];
+
+  beforeAll(async () => {
+    // Valid for the name only: a check against the address connected to (127.0.0.1) fails.
+    certificate = await selfSignedCertificate('localhost', [{ type: 2, value: 'localhost' }]);
+    smtp = await startSmtpTestServer({ certificate, auth: null });
+    // SNICallback runs on the ClientHello, before the client can judge the certificate.
+    const SNICallback = (name: string, done: (error: Error | null) => void) => {
+      serverNames.push(name);
+      done(null);
+    };
+    https = createHttpsServer({ key: certificate.key, cert: certificate.cert, SNICallback }, (_request, response) => response.writeHead(204).end());
+    await new Promise<void>((resolve) => https.listen(0, '127.0.0.1', resolve));
+    const httpsPort = (https.address() as AddressInfo).port;
+    t = await createTestApp({
+      env: { ...NO_RATE_LIMITS, DRAGNET_OUTBOUND_ALLOW_HOSTS: `127.0.0.1:${smtp.port},127.0.0.1:${httpsPort}`, DRAGNET_SMTP_CA_FILE: certificate.caFile, DRAGNET_SMTP_TIMEOUT_MS: '3000', DRAGNET_WEBHOOK_TIMEOUT_MS: '3000' },
+    });
+    api = await deliveryUser(t, 'Acme', 'alice@acme.test');
+  });
+  afterAll(async () => {
+    await t?.close();
+    await smtp?.close();
+    https?.closeAllConnections();
+    await new Promise((resolve) => https?.close(resolve));
+    certificate?.remove();
+  });
+
+  it('a webhook to https://localhost connects to the checked address and sends localhost as the TLS server name', async () => {
+    const hook = await api.created('webhook', webhookBody('tls', { url: `https://localhost:${(https.address() as AddressInfo).port}/hook` }));
+    // The receiver's certificate is self-signed, which webhooks do not trust: the handshake is what counts here.
+    expect((await api.testWebhook(hook.id)).json()).toMatchObject({ status: 'failed', status_code: null });
+    expect(serverNames).toEqual(['localhost']);
+  });
+
+  const sendTo = async (host: string) => {
+    const sender = await api.created('sender', senderBody(`via-${host}@acme.test`, { server_host: host, port: smtp.port, authentication_required: false, username: null, password: null }));
+    expect((await api.testEmail({ sender_id: sender.id, recipient: 'soc@acme.test' })).statusCode).toBe(202);
+    await t.container.delivery.idle();
+    return (await api.attempts({ channel: 'email' })).results[0]!;
+  };
+
+  it('a sender named localhost connects to the address it resolved and checks the certificate against localhost', async () => {
+    expect(await sendTo('localhost')).toMatchObject({ status: 'success', error: null });
+    expect(smtp.messages).toHaveLength(1);
+    expect(smtp.mailFromSecure).toEqual([true]);
+  });
+
+  it('the same server by address fails the certificate check, before anything is sent', async () => {
+    expect(await sendTo('127.0.0.1')).toMatchObject({ status: 'failed', error: expect.stringMatching(/^TLS with the SMTP server failed: the server's certificate was not accepted/) });
+    expect(smtp.messages).toHaveLength(1);
   });
 });

@@ -46,9 +46,10 @@ export function createOutboundGuard(allow: AllowList) {
       const addresses = await lookup(host, { all: true, verbatim: true });
       // Every answer is judged, not only the one used: a name that also points inside is refused.
       for (const { address } of addresses) judge(address);
-      const [first] = addresses;
-      if (!first) throw new BlockedAddressError(`${host} has no address`);
-      return { address: first.address, family: first.family as 4 | 6 };
+      // IPv4 first, as nodemailer and most clients do: an IPv6 route is missing more often.
+      const chosen = addresses.find((a) => a.family === 4) ?? addresses[0];
+      if (!chosen) throw new BlockedAddressError(`${host} has no address`);
+      return { address: chosen.address, family: chosen.family as 4 | 6 };
     },
   };
 }

@@ -52,11 +52,10 @@ export function describeSmtpFailure(error: unknown): string {
   if (error instanceof BlockedAddressError) return `refused: ${error.message}`;
   const e = error as { code?: unknown; originalCode?: unknown; responseCode?: unknown; command?: unknown; message?: unknown };
   const code = typeof e.code === 'string' ? e.code : '';
-  let text = FAILURES[code] ?? 'sending failed';
   // Node's own error code (ECONNREFUSED, DEPTH_ZERO_SELF_SIGNED_CERT), never the server's words.
   const systemCode = [e.originalCode, code].find((c): c is string => typeof c === 'string' && /^[A-Z][A-Z0-9_]{2,40}$/.test(c) && !(c in FAILURES));
   const certificate = /CERT|SIGNATURE|ISSUER/.test(systemCode ?? '') || (code === 'ETLS' && typeof e.message === 'string' && /certificate/i.test(e.message));
-  if (certificate) text += ": the server's certificate was not accepted";
+  let text = certificate ? `${FAILURES.ETLS}: the server's certificate was not accepted` : (FAILURES[code] ?? 'sending failed');
   if (systemCode) text += ` (${systemCode})`;
   const reply = typeof e.responseCode === 'number' && Number.isInteger(e.responseCode) ? e.responseCode : null;
   const command = typeof e.command === 'string' && /^[A-Z][A-Z0-9 -]{0,23}$/.test(e.command) && e.command !== 'API' ? e.command : null;
