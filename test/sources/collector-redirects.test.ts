@@ -39,6 +39,8 @@ describe(`collectors do not follow redirects the guard refuses (${testEngine})`,
       const url = request.url!;
       if (url === '/ok/posts.json') return void response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(posts));
       if (url === '/hop/posts.json') return void response.writeHead(301, { location: '/ok/posts.json' }).end();
+      // Not a list: a banner with a NUL and bytes that are not UTF-8, which the run's error quotes.
+      if (url === '/banner/api_scraping.php') return void response.writeHead(200).end(Buffer.from([0x4a, 0x00, 0x0a, 0x35, 0x2e, 0x37, 0xff, 0xfe, 0x00]));
       const target = url.startsWith('/metadata') ? 'http://169.254.169.254/latest/meta-data/' : `http://127.0.0.1:${internalPort}${url}`;
       response.writeHead(302, { location: target }).end();
     });
@@ -87,6 +89,21 @@ describe(`collectors do not follow redirects the guard refuses (${testEngine})`,
       expect(await hop.container.collectors.runNow(['ransomware-live'])).toEqual([{ name: 'ransomware-live', outcome: 'ran', items: 1 }]);
     } finally {
       await hop.close();
+    }
+  });
+
+  it("a feed's answer quoted in a run's error is stored without its NUL and control bytes", async () => {
+    const feedPort = (feed.address() as AddressInfo).port;
+    const collectorsFile = path.join(dir, 'collectors-banner.json');
+    writeFileSync(collectorsFile, JSON.stringify({ 'pastebin-scraping': { url: `http://127.0.0.1:${feedPort}/banner/api_scraping.php`, timeout_ms: 5000 } }));
+    const banner = await createTestApp({ env: { DRAGNET_COLLECTORS_FILE: collectorsFile, DRAGNET_OUTBOUND_ALLOW_HOSTS: `127.0.0.1:${feedPort}` } });
+    try {
+      expect(await banner.container.collectors.runNow(['pastebin-scraping'])).toMatchObject([{ outcome: 'failed' }]);
+      const state = (await banner.container.collectors.status()).find((collector) => collector.name === 'pastebin-scraping')!;
+      expect(state.last_error).toMatch(/not a JSON array: J.*5\.7/);
+      expect(state.last_error).not.toContain('\u0000');
+    } finally {
+      await banner.close();
     }
   });
 });

@@ -2,6 +2,7 @@ import type { Kysely } from 'kysely';
 import type { Database } from '../../db/schema.ts';
 import type { Clock } from '../../lib/clock.ts';
 import type { Metrics } from '../../lib/metrics.ts';
+import { storableText } from '../../lib/storable-text.ts';
 
 export interface AttemptRecord {
   orgId: number;
@@ -22,15 +23,8 @@ export interface AttemptFilter {
   ruleId?: number;
 }
 
-/** Longest error text kept: ours are a sentence; anything longer is not for reading. */
+/** Longest text kept: our errors are a sentence; anything longer is not for reading. */
 const MAX_TEXT = 1000;
-
-/**
- * Text from outside (an error that quotes a peer, a tenant's target) as the store can keep it:
- * PostgreSQL refuses NUL in text, and control characters have no business in a log line.
- */
-// eslint-disable-next-line no-control-regex -- control characters are what it removes
-export const storableText = (text: string) => text.replace(/[\u0000-\u001f\u007f-\u009f]/g, '\ufffd').slice(0, MAX_TEXT);
 
 /** Every delivery attempt, successful or not, so an operator can see why an alert did not arrive. */
 export function createAttemptLog(deps: { db: Kysely<Database>; clock: Clock; metrics: Metrics }) {
@@ -66,11 +60,11 @@ export function createAttemptLog(deps: { db: Kysely<Database>; clock: Clock; met
         .values({
           org_id: attempt.orgId,
           channel: attempt.channel,
-          target: storableText(attempt.target),
+          target: storableText(attempt.target, MAX_TEXT),
           purpose: attempt.purpose,
           status: attempt.ok ? 'success' : 'failed',
           status_code: attempt.statusCode,
-          error: attempt.error === null ? null : storableText(attempt.error),
+          error: attempt.error === null ? null : storableText(attempt.error, MAX_TEXT),
           duration_ms: attempt.durationMs,
           rule_id: attempt.ruleId ?? null,
           match_id: attempt.matchId ?? null,

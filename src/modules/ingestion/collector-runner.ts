@@ -3,6 +3,7 @@ import type { Database } from '../../db/schema.ts';
 import type { Clock } from '../../lib/clock.ts';
 import type { Metrics } from '../../lib/metrics.ts';
 import type { OutboundHttp } from '../../lib/outbound/index.ts';
+import { storableText } from '../../lib/storable-text.ts';
 import type { SourceContext } from '../sources/index.ts';
 import type { ConfiguredCollector } from './collectors-file.ts';
 
@@ -139,7 +140,8 @@ export function createCollectorRunner(deps: { db: Kysely<Database>; clock: Clock
           consecutive_failures: failures,
           items_last_run: null,
           last_run_at: startedAt,
-          last_error: message.slice(0, 2000),
+          // A collector's error may quote what a feed answered.
+          last_error: storableText(message, 2000),
           last_error_at: failedAt,
           next_run_at: failedAt + backoff,
         })
