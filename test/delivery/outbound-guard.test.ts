@@ -2,7 +2,7 @@ import { createServer as createHttpsServer, type Server as HttpsServer } from 'n
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { deliveryUser, NO_RATE_LIMITS, senderBody, webhookBody, type DeliveryApi } from '../support/delivery-api.ts';
-import { selfSignedCertificate, startSilentServer, startSmtpTestServer, type SmtpTestServer, type TestCertificate } from '../support/smtp-test-server.ts';
+import { selfSignedCertificate, startSilentServer, startSmtpTestServer, testCertificate, type SmtpTestServer, type TestCertificate } from '../support/smtp-test-server.ts';
 import { createTestApp, type TestApp } from '../support/test-app.ts';
 import { testEngine } from '../support/test-store.ts';
 
@@ -153,5 +153,44 @@ describe(`outbound guard: TLS to the checked address still names the host (${tes
   it('the same server by address fails the certificate check, before anything is sent', async () => {
     expect(await sendTo('127.0.0.1')).toMatchObject({ status: 'failed', error: expect.stringMatching(/^TLS with the SMTP server failed: the server's certificate was not accepted/) });
     expect(smtp.messages).toHaveLength(1);
+  });
+});
+
+describe(`outbound guard: the operator's system sender (${testEngine})`, () => {
+  let t: TestApp;
+  let api: DeliveryApi;
+  let relay: SmtpTestServer;
+
+  beforeAll(async () => {
+    relay = await startSmtpTestServer({ auth: null });
+    t = await createTestApp({
+      env: {
+        ...NO_RATE_LIMITS,
+        // No allow-list: the relay on loopback is reachable through the system sender only.
+        DRAGNET_OUTBOUND_ALLOW_HOSTS: '',
+        DRAGNET_SYSTEM_SMTP_URL: `smtp://127.0.0.1:${relay.port}?from=alerts@dragnet.test`,
+        DRAGNET_SMTP_CA_FILE: (await testCertificate()).caFile,
+        DRAGNET_SMTP_TIMEOUT_MS: '3000',
+      },
+    });
+    api = await deliveryUser(t, 'Acme', 'alice@acme.test');
+  });
+  afterAll(async () => {
+    await t?.close();
+    await relay?.close();
+  });
+
+  it('reaches its relay on loopback, while a tenant sender at the same host and port is refused without connecting', async () => {
+    const system = (await api.listAll<{ id: number; is_system_created: boolean }>('sender')).find((sender) => sender.is_system_created)!;
+    expect((await api.testEmail({ sender_id: system.id, recipient: 'soc@acme.test' })).statusCode).toBe(202);
+    await t.container.delivery.idle();
+    expect((await api.attempts({ channel: 'email' })).results[0]).toMatchObject({ status: 'success', error: null });
+    expect(relay.messages).toHaveLength(1);
+
+    const own = await api.created('sender', senderBody('own@acme.test', { server_host: '127.0.0.1', port: relay.port, authentication_required: false, username: null, password: null }));
+    expect((await api.testEmail({ sender_id: own.id, recipient: 'soc@acme.test' })).statusCode).toBe(202);
+    await t.container.delivery.idle();
+    expect((await api.attempts({ channel: 'email' })).results[0]).toMatchObject({ status: 'failed', error: expect.stringMatching(/^refused: address 127\.0\.0\.1 is not a public address \(loopback\)$/) });
+    expect(relay.connections).toBe(1);
   });
 });

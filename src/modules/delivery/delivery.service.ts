@@ -190,6 +190,7 @@ export function createDeliveryService(deps: {
       authenticationRequired: bool(row.authentication_required),
       username: row.username_sealed ? keys.decryptSecret(row.username_sealed) : null,
       password: row.password_sealed ? keys.decryptSecret(row.password_sealed) : null,
+      operatorSet: bool(row.is_system_created),
     };
   }
 

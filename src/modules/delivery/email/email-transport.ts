@@ -11,6 +11,12 @@ export interface SmtpAccount {
   authenticationRequired: boolean;
   username: string | null;
   password: string | null;
+  /**
+   * The system sender (DRAGNET_SYSTEM_SMTP_URL): the operator's own relay, often on loopback or
+   * the private network. It is not judged by the outbound guard, rather than put on the
+   * allow-list, which would open the relay to every tenant's senders too.
+   */
+  operatorSet: boolean;
 }
 
 export interface EmailOutcome {
@@ -73,9 +79,9 @@ export function createEmailTransport(options: EmailTransportOptions & { guard: O
     async send(account: SmtpAccount, to: string[], message: RenderedEmail): Promise<EmailOutcome> {
       const started = performance.now();
       const failed = (error: unknown): EmailOutcome => ({ ok: false, error: describeSmtpFailure(error), durationMs: Math.round(performance.now() - started) });
-      let address: string;
+      let address = account.host;
       try {
-        ({ address } = await options.guard.resolve(account.host, account.port));
+        if (!account.operatorSet) ({ address } = await options.guard.resolve(account.host, account.port));
       } catch (error) {
         return failed(error);
       }
