@@ -45,14 +45,17 @@ function parseEntry(raw: string): Entry {
 export function parseAllowList(entries: string[]) {
   const parsed = entries.map((entry) => entry.trim()).filter(Boolean).map(parseEntry);
   return {
-    /** Whether a connection to `host` (as configured), at `address` (as resolved), on `port` is allowed. */
-    allows(target: { host: string; address: string; port: number }): boolean {
+    /**
+     * Whether a connection to `host` (as configured), at `address` (as resolved), on `port` is
+     * allowed; without an address, whether the name itself is.
+     */
+    allows(target: { host: string; address?: string; port: number }): boolean {
       const host = normalHost(target.host);
-      const address = ipaddr.parse(canonicalAddress(target.address));
+      const address = target.address === undefined ? null : ipaddr.parse(canonicalAddress(target.address));
       return parsed.some((entry) => {
         if (entry.port !== undefined && entry.port !== target.port) return false;
         if (entry.kind === 'host') return entry.host === host;
-        return entry.range[0].kind() === address.kind() && address.match(entry.range);
+        return address !== null && entry.range[0].kind() === address.kind() && address.match(entry.range);
       });
     },
   };

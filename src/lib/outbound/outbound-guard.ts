@@ -17,15 +17,10 @@ export class BlockedAddressError extends Error {
 /** Names the cloud providers' metadata services answer to, refused before any DNS lookup. */
 const METADATA_HOSTS = new Set(['metadata.google.internal', 'metadata', 'instance-data', 'metadata.azure.internal']);
 
-export interface CheckedAddress {
-  address: string;
-  family: 4 | 6;
-}
-
 export function createOutboundGuard(allow: AllowList) {
   return {
     /** The address to connect to for `host`:`port`, or a BlockedAddressError. */
-    async resolve(rawHost: string, port: number): Promise<CheckedAddress> {
+    async resolve(rawHost: string, port: number): Promise<string> {
       const host = normalHost(rawHost);
       const judge = (address: string) => {
         if (allow.allows({ host, address, port })) return;
@@ -35,12 +30,11 @@ export function createOutboundGuard(allow: AllowList) {
           throw new BlockedAddressError(`${which} is not a public address (${range})`);
         }
       };
-      const family = isIP(host);
-      if (family) {
+      if (isIP(host)) {
         judge(host);
-        return { address: host, family: family as 4 | 6 };
+        return host;
       }
-      if (METADATA_HOSTS.has(host) && !allow.allows({ host, address: '0.0.0.0', port })) {
+      if (METADATA_HOSTS.has(host) && !allow.allows({ host, port })) {
         throw new BlockedAddressError(`host ${host} is a cloud metadata name`);
       }
       const addresses = await lookup(host, { all: true, verbatim: true });
@@ -49,7 +43,7 @@ export function createOutboundGuard(allow: AllowList) {
       // IPv4 first, as nodemailer and most clients do: an IPv6 route is missing more often.
       const chosen = addresses.find((a) => a.family === 4) ?? addresses[0];
       if (!chosen) throw new BlockedAddressError(`${host} has no address`);
-      return { address: chosen.address, family: chosen.family as 4 | 6 };
+      return chosen.address;
     },
   };
 }

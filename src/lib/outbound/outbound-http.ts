@@ -23,7 +23,7 @@ export function createOutboundHttp(guard: OutboundGuard, options: { timeoutMs?: 
         const host = normalHost(target.hostname);
         const port = Number(target.port) || (target.protocol === 'https:' ? 443 : 80);
         guard.resolve(host, port).then(
-          ({ address }) => direct({ ...target, hostname: address, servername: target.servername || (isIP(host) ? undefined : host) }, callback),
+          (address) => direct({ ...target, hostname: address, servername: target.servername || (isIP(host) ? undefined : host) }, callback),
           (error: Error) => callback(error, null),
         );
       };
