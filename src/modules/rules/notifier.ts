@@ -15,8 +15,12 @@ import { findSource } from '../sources/index.ts';
  */
 export const matchLink = (dashboardUrl: string, matchId: number) => `${dashboardUrl}/incidents/${matchId}`;
 
-/** Deliveries of one organization in flight at once; the rest of its outbox waits its turn. */
-const PER_ORGANIZATION = 2;
+/**
+ * Deliveries of one organization in flight at once: one, so an organization's notifications
+ * still go out in outbox order (a match's email before its webhook), while organizations do not
+ * wait for each other.
+ */
+const PER_ORGANIZATION = 1;
 /** Deliveries in flight at once per dispatcher. */
 const MAX_IN_FLIGHT = 16;
 /** How often a dispatcher waiting on slow deliveries looks for newly pending ones. */
