@@ -80,30 +80,31 @@ describe(`collectors do not follow redirects the guard refuses (${testEngine})`,
     expect(await count('certificates')).toBe(0);
   });
 
-  it('a redirect within what is allowed is followed, each hop through the guard', async () => {
+  /** A second app whose collectors file holds `collectors`, with only the feed's port allowed. */
+  async function withCollectors(collectors: Record<string, unknown>, use: (app: TestApp) => Promise<void>) {
     const feedPort = (feed.address() as AddressInfo).port;
-    const collectorsFile = path.join(dir, 'collectors-hop.json');
-    writeFileSync(collectorsFile, JSON.stringify({ 'ransomware-live': { url: `http://127.0.0.1:${feedPort}/hop/posts.json`, timeout_ms: 5000 } }));
-    const hop = await createTestApp({ env: { DRAGNET_COLLECTORS_FILE: collectorsFile, DRAGNET_OUTBOUND_ALLOW_HOSTS: `127.0.0.1:${feedPort}` } });
+    const collectorsFile = path.join(dir, `collectors-${Object.keys(collectors).join('-')}.json`);
+    writeFileSync(collectorsFile, JSON.stringify(collectors).replaceAll('FEED', `http://127.0.0.1:${feedPort}`));
+    const app = await createTestApp({ env: { DRAGNET_COLLECTORS_FILE: collectorsFile, DRAGNET_OUTBOUND_ALLOW_HOSTS: `127.0.0.1:${feedPort}` } });
     try {
-      expect(await hop.container.collectors.runNow(['ransomware-live'])).toEqual([{ name: 'ransomware-live', outcome: 'ran', items: 1 }]);
+      await use(app);
     } finally {
-      await hop.close();
+      await app.close();
     }
+  }
+
+  it('a redirect within what is allowed is followed, each hop through the guard', async () => {
+    await withCollectors({ 'ransomware-live': { url: 'FEED/hop/posts.json', timeout_ms: 5000 } }, async (hop) => {
+      expect(await hop.container.collectors.runNow(['ransomware-live'])).toEqual([{ name: 'ransomware-live', outcome: 'ran', items: 1 }]);
+    });
   });
 
   it("a feed's answer quoted in a run's error is stored without its NUL and control bytes", async () => {
-    const feedPort = (feed.address() as AddressInfo).port;
-    const collectorsFile = path.join(dir, 'collectors-banner.json');
-    writeFileSync(collectorsFile, JSON.stringify({ 'pastebin-scraping': { url: `http://127.0.0.1:${feedPort}/banner/api_scraping.php`, timeout_ms: 5000 } }));
-    const banner = await createTestApp({ env: { DRAGNET_COLLECTORS_FILE: collectorsFile, DRAGNET_OUTBOUND_ALLOW_HOSTS: `127.0.0.1:${feedPort}` } });
-    try {
+    await withCollectors({ 'pastebin-scraping': { url: 'FEED/banner/api_scraping.php', timeout_ms: 5000 } }, async (banner) => {
       expect(await banner.container.collectors.runNow(['pastebin-scraping'])).toMatchObject([{ outcome: 'failed' }]);
       const state = (await banner.container.collectors.status()).find((collector) => collector.name === 'pastebin-scraping')!;
       expect(state.last_error).toMatch(/not a JSON array: J.*5\.7/);
       expect(state.last_error).not.toContain('\u0000');
-    } finally {
-      await banner.close();
-    }
+    });
   });
 });
