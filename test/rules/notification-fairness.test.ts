@@ -54,8 +54,11 @@ describe(`notifications: a slow receiver delays only its own organization (${tes
     const dispatch = t.container.notifier.dispatchPending();
     await until("A's receiver has the request", () => requestsTo(slow, kitA).length === 1);
     await until("B's receiver has the request", () => requestsTo(quick, kitB).length === 1);
-    expect((await alice.delivery.attempts({ channel: 'webhook' })).count).toBe(0);
+    // B's delivery completes (its attempt is recorded) while A's is still open.
+    await until("B's attempt is recorded", async () => (await bob.delivery.attempts({ channel: 'webhook' })).count === 1);
     expect((await bob.delivery.attempts({ channel: 'webhook' })).results).toMatchObject([{ status: 'success', status_code: 204 }]);
+    expect((await alice.delivery.attempts({ channel: 'webhook' })).count).toBe(0);
+    expect(requestsTo(slow, kitA)).toHaveLength(1);
 
     // A's receiver goes away: its attempt ends failed, and the dispatch with it.
     await slow.close();
