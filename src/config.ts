@@ -3,6 +3,7 @@ import { randomBytes, createHash } from 'node:crypto';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import ipaddr from 'ipaddr.js';
+import { parseAllowList } from './lib/outbound/index.ts';
 import type { DeliveryConfig, SystemSenderConfig } from './modules/delivery/index.ts';
 
 export interface Config {
@@ -40,6 +41,12 @@ export interface Config {
   defaultAlertRuleLimit: number;
   bodyLimitBytes: number;
   delivery: DeliveryConfig;
+  /**
+   * DRAGNET_OUTBOUND_ALLOW_HOSTS (and its older name DRAGNET_WEBHOOK_ALLOW_HOSTS): hosts,
+   * addresses and CIDRs, optionally with :port, that webhooks, senders and collectors may reach
+   * although they are not public (src/lib/outbound).
+   */
+  outboundAllowHosts: string[];
   schedulerPollMs: number;
   /** How often a process that claims work tells the store it is alive (src/jobs/worker-presence.ts). */
   workerHeartbeatMs: number;
@@ -172,6 +179,21 @@ function metricsToken(raw: string | undefined): string | undefined {
   return raw;
 }
 
+/** Both variables' entries, checked now so a typo stops the start instead of refusing at send time. */
+function outboundAllowHosts(env: Env): string[] {
+  const entries: string[] = [];
+  for (const name of ['DRAGNET_OUTBOUND_ALLOW_HOSTS', 'DRAGNET_WEBHOOK_ALLOW_HOSTS']) {
+    const list = (env[name] ?? '').split(',').map((entry) => entry.trim()).filter(Boolean);
+    try {
+      parseAllowList(list);
+    } catch (error) {
+      throw new Error(`${name}: ${(error as Error).message}`);
+    }
+    entries.push(...list);
+  }
+  return entries;
+}
+
 export function loadConfig(env: Env = process.env): Config {
   const host = env.HOST || '127.0.0.1';
   const port = integer(env, 'PORT', 8080);
@@ -203,7 +225,6 @@ export function loadConfig(env: Env = process.env): Config {
     bodyLimitBytes: integer(env, 'DRAGNET_BODY_LIMIT_BYTES', 1_048_576, 1024),
     delivery: {
       systemSender: systemSender(env.DRAGNET_SYSTEM_SMTP_URL),
-      webhookAllowHosts: (env.DRAGNET_WEBHOOK_ALLOW_HOSTS ?? '').split(',').map((h) => h.trim()).filter(Boolean),
       webhookTimeoutMs: integer(env, 'DRAGNET_WEBHOOK_TIMEOUT_MS', 30_000, 1),
       smtp: {
         timeoutMs: integer(env, 'DRAGNET_SMTP_TIMEOUT_MS', 30_000, 1),
@@ -211,6 +232,7 @@ export function loadConfig(env: Env = process.env): Config {
         ca: env.DRAGNET_SMTP_CA_FILE ? readFileSync(env.DRAGNET_SMTP_CA_FILE, 'utf8') : undefined,
       },
     },
+    outboundAllowHosts: outboundAllowHosts(env),
     schedulerPollMs: integer(env, 'DRAGNET_SCHEDULER_POLL_MS', 2000, 10),
     workerHeartbeatMs: integer(env, 'DRAGNET_WORKER_HEARTBEAT_MS', 5000, 10),
     collectorsFile: path.resolve(env.DRAGNET_COLLECTORS_FILE || path.join(dataDir, 'collectors.json')),

@@ -4,6 +4,7 @@ import { openStore, type Store } from './db/store.ts';
 import { systemClock, type Clock } from './lib/clock.ts';
 import { createKeyRing } from './lib/crypto.ts';
 import { createMetrics } from './lib/metrics.ts';
+import { createOutboundGuard, parseAllowList } from './lib/outbound/index.ts';
 import { readQueueDepth } from './jobs/queue-depth.ts';
 import { createAuditModule } from './modules/audit/index.ts';
 import { createAuthModule } from './modules/auth/index.ts';
@@ -31,6 +32,7 @@ export async function createContainer(config: Config, options: { clock?: Clock; 
   await migrateToLatest(store, keys);
   const metrics = createMetrics({ queueDepth: () => readQueueDepth(store.db) });
   const audit = createAuditModule({ db: store.db, clock });
+  const outbound = createOutboundGuard(parseAllowList(config.outboundAllowHosts));
 
   const orgs = createOrgsModule({
     store,
@@ -49,6 +51,7 @@ export async function createContainer(config: Config, options: { clock?: Clock; 
     dashboardUrl: async (orgId) => (await orgs.organizations.get(orgId)).dashboard_url,
     metrics,
     audit: audit.log,
+    guard: outbound,
   });
   const presence = createWorkerPresence({ db: store.db, clock, heartbeatMs: config.workerHeartbeatMs });
   const jobs = createJobQueue({ db: store.db, engine: store.engine, clock, presence });
@@ -67,7 +70,7 @@ export async function createContainer(config: Config, options: { clock?: Clock; 
 
   const sourceContext = { db: store.db, engine: store.engine, clock, keys, dataDir: config.dataDir };
   const quickSearch = createQuickSearchModule({ context: sourceContext, limiter: usage.limiter, limits: usage.limits });
-  const ingestion = createIngestionModule({ db: store.db, clock, context: sourceContext, collectorsFile: config.collectorsFile, ingestMaxBytes: config.ingestMaxBytes, metrics });
+  const ingestion = createIngestionModule({ db: store.db, clock, context: sourceContext, collectorsFile: config.collectorsFile, ingestMaxBytes: config.ingestMaxBytes, metrics, guard: outbound });
 
   return {
     config,
@@ -96,9 +99,12 @@ export async function createContainer(config: Config, options: { clock?: Clock; 
     notifier: rules.notifier,
     /** The collectors this process may run (the worker starts them). */
     collectors: ingestion.collectors,
+    /** HTTP out through the outbound guard, as collectors get it. */
+    collectorHttp: ingestion.http,
     routes: [auth.routes, orgs.routes, search.routes, usage.routes, delivery.routes, rules.routes, quickSearch.routes, ingestion.routes, audit.routes],
     async close() {
       await delivery.close();
+      await ingestion.close();
       await usage.limiter.close();
       await presence.close();
       await store.close();

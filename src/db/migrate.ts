@@ -15,6 +15,7 @@ import * as m0009 from './migrations/0009_change_notifications.ts';
 import * as m0010 from './migrations/0010_audit_log.ts';
 import * as m0011 from './migrations/0011_system_sender_unique.ts';
 import * as m0012 from './migrations/0012_worker_claims.ts';
+import * as m0013 from './migrations/0013_sealed_webhook_headers.ts';
 
 // Listed explicitly (not read from disk) so the set is the same under tsx, a bundle or tests.
 // Each source brings the migrations of its own tables (src/modules/sources/<name>/migrations).
@@ -29,6 +30,7 @@ const coreMigrations: Record<string, MigrationModule> = {
   '0010_audit_log': m0010,
   '0011_system_sender_unique': m0011,
   '0012_worker_claims': m0012,
+  '0013_sealed_webhook_headers': m0013,
 };
 
 /** How often a process waiting for another's migrations on SQLite tries the lock again. */
@@ -66,7 +68,8 @@ async function withSqliteFileLock<T>(file: string, work: () => Promise<T>): Prom
  * nothing left to do. On PostgreSQL Kysely's Migrator does that itself: it holds a session-level
  * advisory lock (pg_advisory_lock) while it reads the applied migrations and runs the pending
  * ones, all in one transaction. On SQLite it takes no lock and runs each migration outside a
- * transaction, so processes take turns through a lock file.
+ * transaction, so processes take turns through a lock file. `keys` is the master key's ring
+ * (migrations that seal stored values call it).
  */
 export async function migrateToLatest(store: Store, keys: KeyRing): Promise<string[]> {
   const migrate = () => runMigrations(store, keys);

@@ -92,8 +92,8 @@ export interface EmailTemplateTable extends DefaultableRow {
 export interface WebhookTable extends DefaultableRow {
   name: string;
   url: string;
-  /** JSON object of header name to value. */
-  headers: string;
+  /** JSON object of header name to value, sealed (KeyRing.encryptSecret): often the receiver's credentials. */
+  headers_sealed: string;
   secret_sealed: string;
   updated_at: number;
 }

@@ -41,7 +41,7 @@ describe(`webhook SSRF guard (${testEngine})`, () => {
     let api: DeliveryApi;
 
     beforeAll(async () => {
-      t = await createTestApp({ env: { ...NO_RATE_LIMITS, DRAGNET_WEBHOOK_TIMEOUT_MS: '2000' } });
+      t = await createTestApp({ env: { ...NO_RATE_LIMITS, DRAGNET_OUTBOUND_ALLOW_HOSTS: '', DRAGNET_WEBHOOK_TIMEOUT_MS: '2000' } });
       api = await deliveryUser(t, 'Acme', 'alice@acme.test');
     });
     afterAll(() => t?.close());
@@ -85,7 +85,7 @@ describe(`webhook SSRF guard (${testEngine})`, () => {
     let api: DeliveryApi;
 
     beforeAll(async () => {
-      t = await createTestApp({ env: { ...NO_RATE_LIMITS, DRAGNET_WEBHOOK_ALLOW_HOSTS: '127.0.0.1', DRAGNET_WEBHOOK_TIMEOUT_MS: '2000' } });
+      t = await createTestApp({ env: { ...NO_RATE_LIMITS, DRAGNET_OUTBOUND_ALLOW_HOSTS: '', DRAGNET_WEBHOOK_ALLOW_HOSTS: '127.0.0.1', DRAGNET_WEBHOOK_TIMEOUT_MS: '2000' } });
       api = await deliveryUser(t, 'Acme', 'alice@acme.test');
     });
     afterAll(() => t?.close());

@@ -311,6 +311,7 @@ describe(`ct-logs collector against local RFC 6962 logs (${testEngine})`, () => 
         cursor: null,
         saveCursor: async (cursor) => void saved.push(structuredClone(cursor)),
         signal: new AbortController().signal,
+        http: t.container.collectorHttp,
         log: () => {},
       });
       await expect(run).rejects.toThrow(

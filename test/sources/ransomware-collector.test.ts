@@ -149,7 +149,7 @@ describe(`dragnet collectors run ransomware-live (${testEngine})`, () => {
     const base = `http://127.0.0.1:${(slow.address() as AddressInfo).port}`;
     const collector = findSource(10)!.collectors!.find((c) => c.name === 'ransomware-live')!;
     const runOf = (url: string, signal = new AbortController().signal) =>
-      collector.run(t.container.sourceContext, { settings: collector.parseSettings({ url, timeout_ms: 300 }), cursor: null, saveCursor: async () => {}, signal, log: () => {} });
+      collector.run(t.container.sourceContext, { settings: collector.parseSettings({ url, timeout_ms: 300 }), cursor: null, saveCursor: async () => {}, signal, http: t.container.collectorHttp, log: () => {} });
     try {
       await expect(runOf(`${base}/slow-headers`)).rejects.toThrow(`${base}/slow-headers: no complete answer within 300 ms`);
       await expect(runOf(`${base}/slow-body`)).rejects.toThrow(`${base}/slow-body: no complete answer within 300 ms`);

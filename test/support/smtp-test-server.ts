@@ -6,7 +6,7 @@ import { simpleParser, type ParsedMail } from 'mailparser';
 import { generate } from 'selfsigned';
 import { SMTPServer, type SMTPServerOptions, type SMTPServerSession } from 'smtp-server';
 
-/** A self-signed certificate for 127.0.0.1 / localhost, and its PEM in a temp file (DRAGNET_SMTP_CA_FILE). */
+/** A self-signed certificate and its PEM in a temp file (DRAGNET_SMTP_CA_FILE). */
 export interface TestCertificate {
   key: string;
   cert: string;
@@ -19,31 +19,31 @@ let certificate: Promise<TestCertificate> | undefined;
 
 /** One certificate per test process (RSA generation takes a moment). */
 export function testCertificate(): Promise<TestCertificate> {
-  certificate ??= (async () => {
-    const pems = await generate([{ name: 'commonName', value: '127.0.0.1' }], {
-      keySize: 2048,
-      algorithm: 'sha256',
-      notBeforeDate: new Date(Date.now() - 24 * 3600_000),
-      notAfterDate: new Date(Date.now() + 30 * 24 * 3600_000),
-      extensions: [
-        { name: 'basicConstraints', cA: true },
-        { name: 'keyUsage', digitalSignature: true, keyEncipherment: true, keyCertSign: true },
-        { name: 'extKeyUsage', serverAuth: true },
-        {
-          name: 'subjectAltName',
-          altNames: [
-            { type: 7, ip: '127.0.0.1' },
-            { type: 2, value: 'localhost' },
-          ],
-        },
-      ],
-    });
-    const dir = mkdtempSync(path.join(tmpdir(), 'dragnet-smtp-ca-'));
-    const caFile = path.join(dir, 'ca.pem');
-    writeFileSync(caFile, pems.cert);
-    return { key: pems.private, cert: pems.cert, caFile, remove: () => rmSync(dir, { recursive: true, force: true }) };
-  })();
+  certificate ??= selfSignedCertificate('127.0.0.1', [
+    { type: 7, ip: '127.0.0.1' },
+    { type: 2, value: 'localhost' },
+  ]);
   return certificate;
+}
+
+/** A self-signed server certificate (its own CA) for the given subject alternative names. */
+export async function selfSignedCertificate(commonName: string, altNames: ({ type: 7; ip: string } | { type: 2; value: string })[]): Promise<TestCertificate> {
+  const pems = await generate([{ name: 'commonName', value: commonName }], {
+    keySize: 2048,
+    algorithm: 'sha256',
+    notBeforeDate: new Date(Date.now() - 24 * 3600_000),
+    notAfterDate: new Date(Date.now() + 30 * 24 * 3600_000),
+    extensions: [
+      { name: 'basicConstraints', cA: true },
+      { name: 'keyUsage', digitalSignature: true, keyEncipherment: true, keyCertSign: true },
+      { name: 'extKeyUsage', serverAuth: true },
+      { name: 'subjectAltName', altNames },
+    ],
+  });
+  const dir = mkdtempSync(path.join(tmpdir(), 'dragnet-smtp-ca-'));
+  const caFile = path.join(dir, 'ca.pem');
+  writeFileSync(caFile, pems.cert);
+  return { key: pems.private, cert: pems.cert, caFile, remove: () => rmSync(dir, { recursive: true, force: true }) };
 }
 
 export interface AuthRecord {
@@ -78,6 +78,8 @@ export interface SmtpTestServerOptions {
   allowInsecureAuth?: boolean;
   /** Hold every MAIL FROM until `release()` is called. */
   gated?: boolean;
+  /** The STARTTLS certificate; default: testCertificate(). */
+  certificate?: { key: string; cert: string };
 }
 
 export interface SmtpTestServer {
@@ -101,7 +103,7 @@ export interface SmtpTestServer {
  * parsed.
  */
 export async function startSmtpTestServer(options: SmtpTestServerOptions = {}): Promise<SmtpTestServer> {
-  const { key, cert } = await testCertificate();
+  const { key, cert } = options.certificate ?? (await testCertificate());
   const auth = options.auth === undefined ? { user: 'mailer', pass: 'smtp-pass' } : options.auth;
   const messages: ReceivedMessage[] = [];
   const auths: AuthRecord[] = [];
@@ -198,12 +200,16 @@ export async function startSmtpTestServer(options: SmtpTestServerOptions = {}): 
   };
 }
 
-/** A TCP server that accepts connections and never says anything (an SMTP server that hangs). */
-export async function startSilentServer(): Promise<{ port: number; connections: number; close(): Promise<void> }> {
+/**
+ * A TCP server on loopback that counts the connections it accepts and says nothing (an SMTP
+ * server that hangs), or only `greeting` (another service's banner).
+ */
+export async function startSilentServer(greeting?: Buffer): Promise<{ port: number; connections: number; close(): Promise<void> }> {
   const sockets = new Set<Socket>();
   let connections = 0;
   const server = createNetServer((socket) => {
     connections += 1;
+    if (greeting) socket.write(greeting);
     sockets.add(socket);
     socket.on('close', () => sockets.delete(socket));
     socket.on('error', () => {});

@@ -42,6 +42,9 @@ export async function createTestStoreLocation(options: { adminUrl?: string } = {
     env: {
       DRAGNET_DATA_DIR: dataDir,
       DRAGNET_SECRET_KEY: 'test-master-key-that-is-long-enough-0123456789',
+      // Every test's SMTP servers, webhook receivers and feeds listen on loopback, which the
+      // outbound guard refuses unless allowed; the guard's own tests set their own list.
+      DRAGNET_OUTBOUND_ALLOW_HOSTS: '127.0.0.1',
       ...(databaseUrl ? { DRAGNET_DATABASE_URL: databaseUrl } : {}),
     },
     async drop() {

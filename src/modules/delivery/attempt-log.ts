@@ -2,6 +2,7 @@ import type { Kysely } from 'kysely';
 import type { Database } from '../../db/schema.ts';
 import type { Clock } from '../../lib/clock.ts';
 import type { Metrics } from '../../lib/metrics.ts';
+import { storableText } from '../../lib/storable-text.ts';
 
 export interface AttemptRecord {
   orgId: number;
@@ -21,6 +22,9 @@ export interface AttemptFilter {
   status?: string;
   ruleId?: number;
 }
+
+/** Longest text kept: our errors are a sentence; anything longer is not for reading. */
+const MAX_TEXT = 1000;
 
 /** Every delivery attempt, successful or not, so an operator can see why an alert did not arrive. */
 export function createAttemptLog(deps: { db: Kysely<Database>; clock: Clock; metrics: Metrics }) {
@@ -56,11 +60,11 @@ export function createAttemptLog(deps: { db: Kysely<Database>; clock: Clock; met
         .values({
           org_id: attempt.orgId,
           channel: attempt.channel,
-          target: attempt.target,
+          target: storableText(attempt.target, MAX_TEXT),
           purpose: attempt.purpose,
           status: attempt.ok ? 'success' : 'failed',
           status_code: attempt.statusCode,
-          error: attempt.error,
+          error: attempt.error === null ? null : storableText(attempt.error, MAX_TEXT),
           duration_ms: attempt.durationMs,
           rule_id: attempt.ruleId ?? null,
           match_id: attempt.matchId ?? null,

@@ -6,12 +6,11 @@ import type { AuditLog } from '../audit/index.ts';
 import { deliveryRoutes } from './delivery.routes.ts';
 import { createDeliveryService, type SystemSenderConfig } from './delivery.service.ts';
 import { createEmailTransport, type EmailTransportOptions } from './email/email-transport.ts';
-import { createSsrfGuard } from './webhook/ssrf-guard.ts';
+import { createOutboundHttp, type OutboundGuard } from '../../lib/outbound/index.ts';
 import { createWebhookTransport } from './webhook/webhook-transport.ts';
 
 export interface DeliveryConfig {
   systemSender?: SystemSenderConfig;
-  webhookAllowHosts: string[];
   webhookTimeoutMs: number;
   smtp: EmailTransportOptions;
 }
@@ -24,9 +23,11 @@ export async function createDeliveryModule(deps: {
   dashboardUrl: (orgId: number) => Promise<string>;
   metrics: Metrics;
   audit: AuditLog;
+  /** Every webhook and SMTP connection goes through it (src/lib/outbound). */
+  guard: OutboundGuard;
 }) {
   const webhook = createWebhookTransport({
-    guard: createSsrfGuard(deps.config.webhookAllowHosts),
+    http: createOutboundHttp(deps.guard, { timeoutMs: deps.config.webhookTimeoutMs }),
     timeoutMs: deps.config.webhookTimeoutMs,
     clock: deps.clock,
   });
@@ -35,7 +36,7 @@ export async function createDeliveryModule(deps: {
     engine: deps.store.engine,
     clock: deps.clock,
     keys: deps.keys,
-    email: createEmailTransport(deps.config.smtp),
+    email: createEmailTransport({ ...deps.config.smtp, guard: deps.guard }),
     webhook,
     metrics: deps.metrics,
   });

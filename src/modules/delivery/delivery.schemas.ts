@@ -71,7 +71,12 @@ export const WebhookBody = Type.Object(
   {
     name: Type.String({ minLength: 1, maxLength: 200 }),
     url: Type.String({ minLength: 1, maxLength: 2048 }),
-    headers: Type.Optional(Type.Record(Type.String({ maxLength: 256 }), Type.String({ maxLength: 4096 }), { maxProperties: 20 })),
+    headers: Type.Optional(
+      Type.Record(Type.String({ maxLength: 256 }), Type.String({ maxLength: 4096 }), {
+        maxProperties: 20,
+        description: 'Sent with every delivery, encrypted at rest. Values: printable ASCII only. Refused: hop-by-hop and framing headers (Host, Content-Length, Transfer-Encoding, Connection, Upgrade, Expect, Proxy-*, …) and the headers Dragnet sets',
+      }),
+    ),
     is_default: Type.Optional(Type.Boolean()),
     secret: Type.Optional(Type.Unknown({ description: 'Ignored: the server generates the secret' })),
   },

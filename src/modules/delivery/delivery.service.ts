@@ -34,20 +34,17 @@ export type ReferenceCheck = (orgId: number, kind: DeliveryKind, id: number, exe
 /** spec 8.2 */
 export const DELIVERY_LIMITS = { recipients: 10, senders: 10, webhooks: 10, templates: 50 } as const;
 
-/** Header names a webhook's custom headers cannot set (docs/api.md). */
-export const RESERVED_WEBHOOK_HEADERS = new Set([
-  'content-type',
-  'content-length',
-  'user-agent',
-  'host',
-  'connection',
-  'transfer-encoding',
-  'x-alertsystem-signature',
-  'webhook-id',
-  'webhook-timestamp',
-  'webhook-signature',
-]);
+/** Header names a webhook's custom headers cannot set (docs/api.md): Dragnet sets them. */
+export const RESERVED_WEBHOOK_HEADERS = new Set(['content-type', 'user-agent', 'x-alertsystem-signature', 'webhook-id', 'webhook-timestamp', 'webhook-signature']);
+/**
+ * Hop-by-hop and framing headers (RFC 9110 7.6.1, 9112): set by a tenant they would change how
+ * the request is framed or routed (a second request smuggled in the body, an Upgrade, a proxy's
+ * credentials), not just what the receiver reads.
+ */
+const FRAMING_HEADERS = new Set(['host', 'content-length', 'transfer-encoding', 'connection', 'keep-alive', 'upgrade', 'expect', 'te', 'trailer', 'http2-settings']);
 const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+/** Visible ASCII, space and tab (RFC 9110 5.5 without obs-text): nothing a parser could read as a line end. */
+const HEADER_VALUE = /^[\t\x20-\x7e]*$/;
 
 const iso = (ms: number) => new Date(Number(ms)).toISOString();
 const bool = (value: number) => Number(value) === 1;
@@ -143,7 +140,7 @@ export function createDeliveryService(deps: {
     id: Number(row.id),
     name: row.name,
     url: row.url,
-    headers: JSON.parse(row.headers) as Record<string, string>,
+    headers: JSON.parse(keys.decryptSecret(row.headers_sealed)) as Record<string, string>,
     secret: keys.decryptSecret(row.secret_sealed),
     is_default: bool(row.is_default),
     created_at: iso(row.created_at),
@@ -174,12 +171,14 @@ export function createDeliveryService(deps: {
     if (url.username || url.password) throw validationError('url', 'must not carry credentials; use headers');
     const headers = input.headers ?? {};
     for (const [name, value] of Object.entries(headers)) {
+      const lower = name.toLowerCase();
       if (!HEADER_NAME.test(name)) throw validationError(`headers.${name}`, 'is not a valid header name');
-      if (RESERVED_WEBHOOK_HEADERS.has(name.toLowerCase())) throw validationError(`headers.${name}`, 'is set by Dragnet and cannot be overridden');
-      if (/[\r\n\0]/.test(value)) throw validationError(`headers.${name}`, 'must not contain line breaks');
+      if (RESERVED_WEBHOOK_HEADERS.has(lower)) throw validationError(`headers.${name}`, 'is set by Dragnet and cannot be overridden');
+      if (FRAMING_HEADERS.has(lower) || lower.startsWith('proxy-')) throw validationError(`headers.${name}`, 'is a hop-by-hop or framing header and cannot be set');
+      if (!HEADER_VALUE.test(value)) throw validationError(`headers.${name}`, 'must be printable ASCII: no control characters, line breaks or non-ASCII characters');
     }
     if (!input.name.trim()) throw validationError('name', 'must not be empty');
-    return { name: input.name.trim(), url: input.url, headers: JSON.stringify(headers), updated_at: clock.now().getTime() };
+    return { name: input.name.trim(), url: input.url, headers_sealed: keys.encryptSecret(JSON.stringify(headers)), updated_at: clock.now().getTime() };
   }
 
   function smtpAccount(row: SenderRow): SmtpAccount {
@@ -191,12 +190,19 @@ export function createDeliveryService(deps: {
       authenticationRequired: bool(row.authentication_required),
       username: row.username_sealed ? keys.decryptSecret(row.username_sealed) : null,
       password: row.password_sealed ? keys.decryptSecret(row.password_sealed) : null,
+      operatorSet: bool(row.is_system_created),
     };
   }
 
-  const track = <T>(work: Promise<T>) => {
-    background.add(work);
-    void work.finally(() => background.delete(work));
+  /**
+   * A delivery nobody awaits (test_email answers 202 first). Its failure, even the attempt's own
+   * insert failing, is logged and swallowed here: an unhandled rejection would end the process.
+   */
+  const track = (what: string, work: Promise<unknown>) => {
+    const settled = work
+      .catch((error: unknown) => process.stderr.write(`delivery: ${what} failed: ${error instanceof Error ? error.message : String(error)}\n`))
+      .finally(() => background.delete(settled));
+    background.add(settled);
   };
 
   /** Every organization starts with the shipped template (created under the org lock: once). */
@@ -305,6 +311,7 @@ export function createDeliveryService(deps: {
         excluded_count: 0,
       });
       track(
+        'test email',
         (async () => {
           const outcome = await deps.email.send(smtpAccount(sender), [recipient], { ...message, subject: `[Test] ${message.subject}` });
           await attempts.record({ orgId, channel: 'email', target: recipient, purpose: 'test_email', ...outcome, statusCode: null });

@@ -2,6 +2,8 @@ import { sql, type Kysely } from 'kysely';
 import type { Database } from '../../db/schema.ts';
 import type { Clock } from '../../lib/clock.ts';
 import type { Metrics } from '../../lib/metrics.ts';
+import type { OutboundHttp } from '../../lib/outbound/index.ts';
+import { storableText } from '../../lib/storable-text.ts';
 import type { SourceContext } from '../sources/index.ts';
 import type { ConfiguredCollector } from './collectors-file.ts';
 
@@ -46,7 +48,7 @@ const iso = (ms: number | string | null) => (ms === null ? null : new Date(Numbe
  * /service/collectors/). A failed run is retried after a backoff that doubles per consecutive
  * failure.
  */
-export function createCollectorRunner(deps: { db: Kysely<Database>; clock: Clock; context: SourceContext; collectors: ConfiguredCollector[]; metrics: Metrics }) {
+export function createCollectorRunner(deps: { db: Kysely<Database>; clock: Clock; context: SourceContext; collectors: ConfiguredCollector[]; metrics: Metrics; http: OutboundHttp }) {
   const { db, clock, context, collectors } = deps;
   const now = () => clock.now().getTime();
 
@@ -96,6 +98,7 @@ export function createCollectorRunner(deps: { db: Kysely<Database>; clock: Clock
         cursor,
         saveCursor,
         signal,
+        http: deps.http,
         log: (message) => process.stderr.write(`collector ${name}: ${message}\n`),
       });
       const finishedAt = now();
@@ -137,7 +140,8 @@ export function createCollectorRunner(deps: { db: Kysely<Database>; clock: Clock
           consecutive_failures: failures,
           items_last_run: null,
           last_run_at: startedAt,
-          last_error: message.slice(0, 2000),
+          // A collector's error may quote what a feed answered.
+          last_error: storableText(message, 2000),
           last_error_at: failedAt,
           next_run_at: failedAt + backoff,
         })

@@ -1,6 +1,7 @@
-import type { Kysely } from 'kysely';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Kysely, Selectable } from 'kysely';
 import { claimable } from '../../db/claim.ts';
-import type { Database } from '../../db/schema.ts';
+import type { Database, NotificationTable } from '../../db/schema.ts';
 import type { Engine } from '../../db/store.ts';
 import type { WorkerPresence } from '../../jobs/worker-presence.ts';
 import type { Clock } from '../../lib/clock.ts';
@@ -13,6 +14,17 @@ import { findSource } from '../sources/index.ts';
  * to sign in first. Links sent before it existed (`/matches/<id>`) lead there too (web/src/router.tsx).
  */
 export const matchLink = (dashboardUrl: string, matchId: number) => `${dashboardUrl}/incidents/${matchId}`;
+
+/**
+ * Deliveries of one organization in flight at once: one, so an organization's notifications
+ * still go out in outbox order (a match's email before its webhook), while organizations do not
+ * wait for each other.
+ */
+const PER_ORGANIZATION = 1;
+/** Deliveries in flight at once per dispatcher. */
+const MAX_IN_FLIGHT = 16;
+/** How often a dispatcher waiting on slow deliveries looks for newly pending ones. */
+const RECHECK_MS = 1000;
 
 /**
  * Delivers the notification outbox. A dispatcher claims one notification at a time (FOR UPDATE
@@ -75,8 +87,44 @@ export function createNotifier(deps: {
     return attempt.status === 'success';
   }
 
+  /** Sends one claimed notification and settles its outbox row; a failure is logged, never thrown. */
+  async function deliver(notification: Selectable<NotificationTable>): Promise<void> {
+    let ok = false;
+    try {
+      ok = await send({ ...notification, id: Number(notification.id), org_id: Number(notification.org_id), rule_id: Number(notification.rule_id), match_id: Number(notification.match_id) });
+    } catch (error) {
+      process.stderr.write(`notification ${notification.id} failed: ${error instanceof Error ? error.message : String(error)}\n`);
+    } finally {
+      await db
+        .updateTable('notifications')
+        .set({ status: ok ? 'sent' : 'failed', sent_at: clock.now().getTime() })
+        .where('id', '=', notification.id)
+        .where('claimed_by', '=', presence.id)
+        .execute()
+        .catch((error: unknown) => process.stderr.write(`notification ${notification.id}: status not saved: ${error instanceof Error ? error.message : String(error)}\n`));
+    }
+  }
+
+  /** The oldest pending notification of an organization that has a free share, claimed for this worker. */
+  function claimNext(saturated: number[]) {
+    let next = db.selectFrom('notifications').select('id').where('status', '=', 'pending');
+    if (saturated.length) next = next.where('org_id', 'not in', saturated);
+    return db
+      .updateTable('notifications')
+      .set({ status: 'sending', claimed_by: presence.id })
+      .where('id', 'in', claimable(next.orderBy('id').limit(1), engine))
+      .returningAll()
+      .executeTakeFirst();
+  }
+
   return {
-    /** Sends pending notifications, at most `limit`; returns how many were handled. */
+    /**
+     * Sends pending notifications, at most `limit`; returns how many were handled. They go out
+     * side by side, at most PER_ORGANIZATION of one organization at a time: a receiver that
+     * takes its time (up to the delivery timeout) holds up only its own organization's later
+     * notifications, and a notification of another organization that becomes pending meanwhile
+     * is claimed within RECHECK_MS. Resolves when every delivery it started has finished.
+     */
     async dispatchPending(limit = 100): Promise<number> {
       await presence.ensure();
       await db
@@ -85,28 +133,30 @@ export function createNotifier(deps: {
         .where('status', '=', 'sending')
         .where(presence.abandoned('notifications.claimed_by'))
         .execute();
+      const perOrganization = new Map<number, number>();
+      const running = new Set<Promise<void>>();
       let handled = 0;
-      for (; handled < limit; handled++) {
-        const next = db.selectFrom('notifications').select('id').where('status', '=', 'pending').orderBy('id').limit(1);
-        const notification = await db
-          .updateTable('notifications')
-          .set({ status: 'sending', claimed_by: presence.id })
-          .where('id', 'in', claimable(next, engine))
-          .returningAll()
-          .executeTakeFirst();
-        if (!notification) break;
-        let ok = false;
-        try {
-          ok = await send({ ...notification, id: Number(notification.id), org_id: Number(notification.org_id), rule_id: Number(notification.rule_id), match_id: Number(notification.match_id) });
-        } finally {
-          await db
-            .updateTable('notifications')
-            .set({ status: ok ? 'sent' : 'failed', sent_at: clock.now().getTime() })
-            .where('id', '=', notification.id)
-            .where('claimed_by', '=', presence.id)
-            .execute();
+      while (handled < limit) {
+        const saturated = [...perOrganization].filter(([, n]) => n >= PER_ORGANIZATION).map(([org]) => org);
+        const notification = running.size < MAX_IN_FLIGHT ? await claimNext(saturated) : undefined;
+        if (!notification) {
+          if (running.size === 0) break;
+          // Wait for a free slot, or look again shortly for another organization's new work.
+          const pause = new AbortController();
+          await Promise.race([...running, sleep(RECHECK_MS, undefined, { signal: pause.signal }).catch(() => undefined)]);
+          pause.abort();
+          continue;
         }
+        handled++;
+        const org = Number(notification.org_id);
+        perOrganization.set(org, (perOrganization.get(org) ?? 0) + 1);
+        const work: Promise<void> = deliver(notification).finally(() => {
+          perOrganization.set(org, perOrganization.get(org)! - 1);
+          running.delete(work);
+        });
+        running.add(work);
       }
+      await Promise.all(running);
       return handled;
     },
   };

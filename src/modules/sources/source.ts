@@ -4,6 +4,7 @@ import type { Database } from '../../db/schema.ts';
 import type { Engine } from '../../db/store.ts';
 import type { Clock } from '../../lib/clock.ts';
 import type { KeyRing } from '../../lib/crypto.ts';
+import type { OutboundHttp } from '../../lib/outbound/index.ts';
 import type { Frequency } from '../rules/index.ts';
 import type { ArgError } from './args-validation.ts';
 import type { IngestProgress } from './ingest/ingest-kit.ts';
@@ -115,6 +116,12 @@ export interface CollectorRun<Settings> {
   saveCursor(cursor: unknown): Promise<void>;
   /** Aborted when the process stops: end the run at the next safe point. */
   signal: AbortSignal;
+  /**
+   * HTTP out, through the outbound guard (src/lib/outbound): public addresses or the operator's
+   * DRAGNET_OUTBOUND_ALLOW_HOSTS only, redirects followed a few hops, each hop checked. A
+   * collector never uses fetch itself: a feed redirecting to 127.0.0.1 would be followed.
+   */
+  http: OutboundHttp;
   log(message: string): void;
 }
 

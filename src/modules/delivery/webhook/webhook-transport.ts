@@ -1,7 +1,6 @@
-import type { Agent } from 'undici';
 import type { Clock } from '../../../lib/clock.ts';
+import { BlockedAddressError, type OutboundHttp } from '../../../lib/outbound/index.ts';
 import { alertSystemSignature, standardWebhookHeaders } from './signing.ts';
-import { BlockedAddressError, type SsrfGuard } from './ssrf-guard.ts';
 
 export interface WebhookTarget {
   url: string;
@@ -21,19 +20,9 @@ const USER_AGENT = 'AlertSystem/1.0';
 /**
  * spec 6.2: POST with a compact JSON body, a 30-second timeout (configurable for tests), no
  * retry, any 2xx is success. Redirects are not followed (a redirect could point anywhere).
+ * `http` goes through the outbound guard: only public addresses or the operator's allow-list.
  */
-export function createWebhookTransport(deps: { guard: SsrfGuard; timeoutMs: number; clock: Clock }) {
-  // undici is loaded with the first delivery: most processes (every `dragnet` command) send none.
-  let client: Promise<{ agent: Agent; request: typeof import('undici').request }> | undefined;
-  const connect = () =>
-    (client ??= import('undici').then(({ Agent, request }) => ({
-      agent: new Agent({
-        connect: { lookup: deps.guard.lookup as never, timeout: deps.timeoutMs },
-        headersTimeout: deps.timeoutMs,
-        bodyTimeout: deps.timeoutMs,
-      }),
-      request,
-    })));
+export function createWebhookTransport(deps: { http: OutboundHttp; timeoutMs: number; clock: Clock }) {
 
   return {
     async send(target: WebhookTarget, payload: object): Promise<SendOutcome> {
@@ -44,7 +33,6 @@ export function createWebhookTransport(deps: { guard: SsrfGuard; timeoutMs: numb
       });
       try {
         const url = new URL(target.url);
-        deps.guard.checkUrlHost(url);
         const body = Buffer.from(JSON.stringify(payload));
         const headers: Record<string, string> = {
           ...target.headers,
@@ -55,14 +43,7 @@ export function createWebhookTransport(deps: { guard: SsrfGuard; timeoutMs: numb
           headers['x-alertsystem-signature'] = alertSystemSignature(target.secret, body);
           Object.assign(headers, standardWebhookHeaders(target.secret, body, deps.clock.now()));
         }
-        const { agent, request } = await connect();
-        const response = await request(url, {
-          method: 'POST',
-          body,
-          headers,
-          dispatcher: agent,
-          signal: AbortSignal.timeout(deps.timeoutMs),
-        });
+        const response = await deps.http.request(url, { method: 'POST', body, headers, signal: AbortSignal.timeout(deps.timeoutMs) });
         await response.body.dump({ limit: 64 * 1024 });
         const ok = response.statusCode >= 200 && response.statusCode < 300;
         return finish({ ok, statusCode: response.statusCode, error: ok ? null : `receiver answered ${response.statusCode}` });
@@ -70,18 +51,13 @@ export function createWebhookTransport(deps: { guard: SsrfGuard; timeoutMs: numb
         return finish({ ok: false, statusCode: null, error: describe(error, deps.timeoutMs) });
       }
     },
-    close: async () => {
-      if (client) await (await client).agent.close();
-    },
+    close: () => deps.http.close(),
   };
 }
 
 function describe(error: unknown, timeoutMs: number): string {
   const e = error as { name?: string; code?: string; message?: string; cause?: unknown };
-  if (error instanceof BlockedAddressError || (e.cause instanceof BlockedAddressError)) {
-    return `refused: ${(error instanceof BlockedAddressError ? error : (e.cause as Error)).message}`;
-  }
-  if (e.code === 'EBLOCKED') return `refused: ${e.message}`;
+  if (error instanceof BlockedAddressError) return `refused: ${error.message}`;
   if (e.name === 'TimeoutError' || e.name === 'AbortError' || e.code === 'UND_ERR_HEADERS_TIMEOUT' || e.code === 'UND_ERR_CONNECT_TIMEOUT') {
     return `timed out after ${timeoutMs} ms`;
   }

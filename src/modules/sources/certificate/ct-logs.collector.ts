@@ -97,11 +97,11 @@ function noAnswer(url: string, error: unknown, timeoutMs: number): Error {
 }
 
 /** GET a log endpoint's JSON, waiting out a few 429s (Retry-After); any other error status ends the log's run. */
-async function getJson(url: string, settings: Settings, signal: AbortSignal): Promise<unknown> {
+async function getJson(url: string, { settings, signal, http }: CollectorRun<Settings>): Promise<unknown> {
   for (let attempt = 0; ; attempt++) {
     try {
       // The timeout covers the body too: fetch aborts the body stream when the signal fires.
-      const response = await fetch(url, { headers: { accept: 'application/json' }, signal: AbortSignal.any([signal, AbortSignal.timeout(settings.timeoutMs)]) });
+      const response = await http.get(url, { headers: { accept: 'application/json' }, signal: AbortSignal.any([signal, AbortSignal.timeout(settings.timeoutMs)]) });
       if (response.ok) return await response.json();
       await response.body?.cancel();
       if (response.status === 429 && attempt < RATE_LIMIT_RETRIES) {
@@ -142,7 +142,7 @@ function recordOfEntry(entry: unknown, log: { base: string; id: string }, index:
 async function collectLog(context: SourceContext, run: CollectorRun<Settings>, cursor: Cursor, base: string, tally: { added: number }): Promise<void> {
   const { settings, signal } = run;
   const id = logIdOf(base);
-  const sth = await getJson(`${base}ct/v1/get-sth`, settings, signal);
+  const sth = await getJson(`${base}ct/v1/get-sth`, run);
   const treeSize = isObject(sth) ? sth.tree_size : undefined;
   if (typeof treeSize !== 'number' || !Number.isSafeInteger(treeSize) || treeSize < 0) throw new LogError(`${base}ct/v1/get-sth: no tree_size`);
   let next = cursor.logs[id];
@@ -156,7 +156,7 @@ async function collectLog(context: SourceContext, run: CollectorRun<Settings>, c
   let skipped = 0;
   while (next < treeSize && read < settings.maxEntriesPerRun && !signal.aborted) {
     const end = Math.min(next + settings.batchSize, treeSize, next + settings.maxEntriesPerRun - read) - 1;
-    const body = await getJson(`${base}ct/v1/get-entries?start=${next}&end=${end}`, settings, signal);
+    const body = await getJson(`${base}ct/v1/get-entries?start=${next}&end=${end}`, run);
     const entries = isObject(body) && Array.isArray(body.entries) ? body.entries.slice(0, end - next + 1) : [];
     // A log may answer with fewer entries than asked for (RFC 6962 4.6), never with none.
     if (entries.length === 0) throw new LogError(`${base}ct/v1/get-entries?start=${next}&end=${end}: no entries`);

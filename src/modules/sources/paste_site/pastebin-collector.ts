@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createDocumentWriter } from '../documents/document-store.ts';
 import { isJsonObject, RecordError } from '../documents/record-fields.ts';
+import type { OutboundHttp, OutboundResponse } from '../../../lib/outbound/index.ts';
 import { CollectorSettingsError, defineCollector } from '../source.ts';
 import { MAX_PASTE_BYTES, pastebinDocument, pastebinEntry, type PastebinEntry } from './paste-record.ts';
 
@@ -70,7 +71,7 @@ function cursorOf(saved: unknown): PastebinCursor {
 }
 
 /** A response body as text, refused past `maxBytes` without reading the rest. */
-async function cappedText(response: Response, maxBytes: number): Promise<string> {
+async function cappedText(response: OutboundResponse, maxBytes: number): Promise<string> {
   const declared = Number(response.headers.get('content-length') ?? NaN);
   if (declared > maxBytes) throw new Error(`larger than ${maxBytes >> 20} MiB`);
   const chunks: Uint8Array[] = [];
@@ -90,8 +91,8 @@ function describe(error: unknown): string {
   return cause?.message || cause?.code ? `${error.message}: ${cause.message ?? cause.code}` : error.message;
 }
 
-async function fetchText(url: string, settings: PastebinSettings, signal: AbortSignal, maxBytes: number): Promise<string> {
-  const response = await fetch(url, { signal: AbortSignal.any([signal, AbortSignal.timeout(settings.timeoutMs)]) }).catch((error: unknown) => {
+async function fetchText(http: OutboundHttp, url: string, settings: PastebinSettings, signal: AbortSignal, maxBytes: number): Promise<string> {
+  const response = await http.get(url, { signal: AbortSignal.any([signal, AbortSignal.timeout(settings.timeoutMs)]) }).catch((error: unknown) => {
     throw new Error(describe(error));
   });
   if (!response.ok) {
@@ -102,8 +103,8 @@ async function fetchText(url: string, settings: PastebinSettings, signal: AbortS
 }
 
 /** The list: a JSON array. Anything else (Pastebin answers a non-whitelisted IP with a sentence) fails the run. */
-async function fetchList(settings: PastebinSettings, signal: AbortSignal): Promise<unknown[]> {
-  const body = await fetchText(settings.url, settings, signal, 16 << 20).catch((error: Error) => {
+async function fetchList(http: OutboundHttp, settings: PastebinSettings, signal: AbortSignal): Promise<unknown[]> {
+  const body = await fetchText(http, settings.url, settings, signal, 16 << 20).catch((error: Error) => {
     throw new Error(`scraping list ${settings.url}: ${error.message}`);
   });
   let list: unknown;
@@ -129,7 +130,7 @@ export const pastebinCollector = defineCollector<PastebinSettings>({
     const writer = createDocumentWriter(context, 'paste_site');
     const cursor = cursorOf(run.cursor);
     const listed: { entry: PastebinEntry; raw: Record<string, unknown> }[] = [];
-    for (const raw of await fetchList(settings, signal)) {
+    for (const raw of await fetchList(run.http, settings, signal)) {
       try {
         listed.push({ entry: pastebinEntry(raw), raw: raw as Record<string, unknown> });
       } catch (error) {
@@ -154,7 +155,7 @@ export const pastebinCollector = defineCollector<PastebinSettings>({
       const entry = pastebinEntry(item.raw);
       let content: string | null = null;
       try {
-        content = await fetchText(settings.itemUrl + encodeURIComponent(entry.key), settings, signal, MAX_PASTE_BYTES);
+        content = await fetchText(run.http, settings.itemUrl + encodeURIComponent(entry.key), settings, signal, MAX_PASTE_BYTES);
       } catch (error) {
         if (signal.aborted) {
           next.retry.push(...unfinished(index));

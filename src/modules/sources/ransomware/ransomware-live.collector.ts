@@ -53,7 +53,7 @@ async function fetchAndStore(context: SourceContext, { url, timeoutMs }: Setting
   if (cursor.etag) headers['if-none-match'] = cursor.etag;
   if (cursor.last_modified) headers['if-modified-since'] = cursor.last_modified;
   // The timeout covers the body too: fetch aborts the body stream when the signal fires.
-  const response = await fetch(url, { headers, signal: AbortSignal.any([run.signal, AbortSignal.timeout(timeoutMs)]) });
+  const response = await run.http.get(url, { headers, signal: AbortSignal.any([run.signal, AbortSignal.timeout(timeoutMs)]) });
   if (response.status === 304) {
     run.log('not modified since the last run');
     return { items: 0, cursor };

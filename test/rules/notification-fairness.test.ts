@@ -1,0 +1,68 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { channel, message } from '../support/corpus.ts';
+import { createDeliveryKit, createRulesApp, HOUR, messengerRule, requestsTo, rulesUser, writeCorpus, type RulesApi } from '../support/rules-api.ts';
+import type { TestApp } from '../support/test-app.ts';
+import { testEngine } from '../support/test-store.ts';
+import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.ts';
+
+const AT = new Date(Date.parse('2026-03-11T09:00:00Z'));
+
+/** Polls `check` until it holds, failing after `timeoutMs`. */
+async function until(what: string, check: () => boolean | Promise<boolean>, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+/**
+ * One organization's slow webhook must not hold up another's notification: org A's receiver
+ * takes the request and never answers (within a 30 s delivery timeout); org B's notification,
+ * queued after A's, must arrive while A's attempt is still open.
+ */
+describe(`notifications: a slow receiver delays only its own organization (${testEngine})`, () => {
+  let t: TestApp;
+  let alice: RulesApi;
+  let bob: RulesApi;
+  let slow: WebhookReceiver;
+  let quick: WebhookReceiver;
+
+  beforeAll(async () => {
+    [slow, quick] = await Promise.all([startWebhookReceiver('127.0.0.1', 'hang'), startWebhookReceiver()]);
+    t = await createRulesApp({ env: { DRAGNET_WEBHOOK_TIMEOUT_MS: '30000' } });
+    alice = await rulesUser(t, 'Acme', 'alice@acme.test');
+    bob = await rulesUser(t, 'Globex', 'bob@globex.test');
+  });
+  afterAll(async () => {
+    await slow?.close();
+    await t?.close();
+    await quick?.close();
+  });
+
+  it("org B's webhook arrives while org A's is still waiting for its receiver", async () => {
+    const kitA = await createDeliveryKit(alice, { tag: 'slow', receiver: slow });
+    const kitB = await createDeliveryKit(bob, { tag: 'quick', receiver: quick });
+    await alice.created(messengerRule(kitA, 'A', 'fairness-bank.com'));
+    await bob.created(messengerRule(kitB, 'B', 'fairness-bank.com'));
+    await writeCorpus(t, [channel('fairness_leaks', [message(1, 'fairness-bank.com combolist', { date: AT.getTime() - HOUR })])]);
+    expect((await t.container.runner.tick(AT)).matches).toBe(2);
+    // A's webhook notification is first in the outbox: a one-at-a-time dispatcher would send it first.
+    const outbox = await t.container.store.db.selectFrom('notifications').select(['id', 'org_id', 'channel']).where('channel', '=', 'webhook').orderBy('id').execute();
+    expect(outbox.map((n) => Number(n.org_id))).toEqual([alice.orgId, bob.orgId]);
+
+    const dispatch = t.container.notifier.dispatchPending();
+    await until("A's receiver has the request", () => requestsTo(slow, kitA).length === 1);
+    await until("B's receiver has the request", () => requestsTo(quick, kitB).length === 1);
+    // B's delivery completes (its attempt is recorded) while A's is still open.
+    await until("B's attempt is recorded", async () => (await bob.delivery.attempts({ channel: 'webhook' })).count === 1);
+    expect((await bob.delivery.attempts({ channel: 'webhook' })).results).toMatchObject([{ status: 'success', status_code: 204 }]);
+    expect((await alice.delivery.attempts({ channel: 'webhook' })).count).toBe(0);
+    expect(requestsTo(slow, kitA)).toHaveLength(1);
+
+    // A's receiver goes away: its attempt ends failed, and the dispatch with it.
+    await slow.close();
+    expect(await dispatch).toBe(4);
+    expect((await alice.delivery.attempts({ channel: 'webhook' })).results).toMatchObject([{ status: 'failed', status_code: null }]);
+  });
+});
