@@ -2,7 +2,6 @@ import { randomBytes } from 'node:crypto';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { loadConfig, type Config } from '../config.ts';
 import type { Container } from '../container.ts';
-import { createKeyRing } from '../lib/crypto.ts';
 import { AppError } from '../lib/errors.ts';
 import { cliOrigin, userTarget } from '../modules/audit/index.ts';
 import type { OrganizationSettings } from '../modules/orgs/index.ts';
