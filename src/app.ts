@@ -10,6 +10,7 @@ import { registerErrorHandling } from './http/error-handler.ts';
 import { answerConnect, protocolErrorOptions } from './http/protocol-errors.ts';
 import { AccessLog } from './http/logging.ts';
 import { registerRateLimiting } from './http/rate-limit.plugin.ts';
+import { guardDocumentation } from './http/security-headers.ts';
 import { operationsRoutes, registerRequestMetrics } from './http/operations.routes.ts';
 import { ErrorBody } from './http/schemas.ts';
 import { createValidatorCompiler, findNulCharacter, MAX_JSON_DEPTH, nestsDeeperThan } from './http/validation.ts';
@@ -80,7 +81,12 @@ export async function buildApp(container: Container, options: AppOptions = {}) {
     },
     refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => String(json.$id ?? `def-${i}`) },
   });
-  await app.register(swaggerUi, { routePrefix: '/docs' });
+  // The documentation in a scope of its own, whose every response carries its security headers.
+  await app.register(async (docs) => {
+    guardDocumentation(docs);
+    await docs.register(swaggerUi, { routePrefix: '/docs' });
+    docs.get('/openapi.json', { schema: { hide: true } }, () => app.swagger());
+  });
 
   registerAuthentication(app, { auth: container.auth, organizations: container.organizations });
   registerRateLimiting(app, {
@@ -92,8 +98,6 @@ export async function buildApp(container: Container, options: AppOptions = {}) {
   await app.register(operationsRoutes(operationsOptions(container)));
   for (const routes of container.routes) await app.register(routes);
   await dashboard.register(app);
-
-  app.get('/openapi.json', { schema: { hide: true } }, () => app.swagger());
   return app;
 }
 

@@ -4,6 +4,7 @@ import fastifyStatic from '@fastify/static';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError } from '../lib/errors.ts';
 import { sendError } from './error-handler.ts';
+import { securityHeaders } from './security-headers.ts';
 
 /**
  * Paths of the API and of operations: an unknown one answers the JSON 404, never the dashboard,
@@ -21,13 +22,10 @@ const FILE_PATH = /\/[^/]*\.[^/]*$/;
 const WANTS_HTML = /\btext\/html\b|\bapplication\/xhtml\+xml\b/;
 
 // The built app loads only its own scripts, styles and data: URLs (the 2FA QR code); nothing
-// inline, nothing from elsewhere, and no page may frame it.
-const SECURITY_HEADERS = {
-  'content-security-policy':
-    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; font-src 'self'; connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'",
-  'x-content-type-options': 'nosniff',
-  'referrer-policy': 'no-referrer',
-};
+// inline, nothing from elsewhere.
+const SECURITY_HEADERS = securityHeaders(
+  "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; font-src 'self'; connect-src 'self'",
+);
 
 export interface Dashboard {
   /** Serves web/dist: hashed assets cached for a year, everything else revalidated each time. */
