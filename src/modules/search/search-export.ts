@@ -1,7 +1,7 @@
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { Readable } from 'node:stream';
-import { stringify } from 'csv-stringify/sync';
+import { csvRows } from '../../lib/csv.ts';
 import type { ExportItem } from './search.service.ts';
 
 // Messages are in every script (Cyrillic, Arabic, …): the PDF standard fonts cover Latin only,
@@ -56,15 +56,9 @@ const cellText = (item: ExportItem, column: (typeof columns)[number]): string =>
   return Array.isArray(value) ? value.join(' ') : String(value);
 };
 
-/**
- * A cell a spreadsheet would run as a formula (OWASP "CSV injection": = + - @, tab, CR) gets a
- * leading apostrophe so it is shown as text.
- */
-export const neutralizeFormula = (cell: string): string => (/^[=+\-@\t\r]/.test(cell) ? `'${cell}` : cell);
-
 async function* toCsv(input: ExportInput): AsyncGenerator<string> {
-  yield stringify([[...columns]], { bom: true });
-  for await (const batch of input.batches) yield stringify(batch.map((item) => columns.map((c) => neutralizeFormula(cellText(item, c)))));
+  yield csvRows([[...columns]], { bom: true });
+  for await (const batch of input.batches) yield csvRows(batch.map((item) => columns.map((c) => cellText(item, c))));
 }
 
 const indented = (value: unknown, depth: number) => JSON.stringify(value, null, 2).replaceAll('\n', `\n${' '.repeat(depth)}`);
