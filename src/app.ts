@@ -9,6 +9,7 @@ import { createDashboard } from './http/dashboard.ts';
 import { registerErrorHandling } from './http/error-handler.ts';
 import { answerConnect, protocolErrorOptions } from './http/protocol-errors.ts';
 import { AccessLog } from './http/logging.ts';
+import { headerDeadlineOptions, registerBodyDeadlines } from './http/request-deadlines.ts';
 import { registerRateLimiting } from './http/rate-limit.plugin.ts';
 import { guardDocumentation } from './http/security-headers.ts';
 import { operationsRoutes, registerRequestMetrics } from './http/operations.routes.ts';
@@ -34,8 +35,10 @@ export async function buildApp(container: Container, options: AppOptions = {}) {
     },
     ajv: { customOptions: { removeAdditional: false } },
     ...protocolErrorOptions,
+    ...headerDeadlineOptions(container.config.requestDeadlines),
   }).withTypeProvider<TypeBoxTypeProvider>();
   answerConnect(app);
+  registerBodyDeadlines(app, container.config.requestDeadlines);
 
   // Fastify's own JSON parser (prototype poisoning refused), behind a nesting check: JSON.parse
   // recurses, and a body nested 100,000 deep would exhaust its stack (a 500) before any schema ran.

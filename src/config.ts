@@ -54,12 +54,25 @@ export interface Config {
   collectorsFile: string;
   /** Largest body `POST /ingest/<source>/` takes. */
   ingestMaxBytes: number;
+  /** How long a client may take to send a request (docs/api.md "Slow requests"). */
+  requestDeadlines: RequestDeadlines;
+  /** Days a search stays in the search history; 0 keeps it forever. */
+  searchHistoryRetentionDays: number;
   loginThrottle: {
     windowSeconds: number;
     maxFailuresPerAccount: number;
     maxFailuresPerAddress: number;
     maxAddressDelaySeconds: number;
   };
+}
+
+export interface RequestDeadlines {
+  /** The request line and headers must arrive within this. */
+  headersMs: number;
+  /** A body a route reads whole (JSON) must arrive within this, counted from its headers. */
+  bodyMs: number;
+  /** A streamed body (POST /ingest/) must bring this many bytes a second, over every `bodyMs`. */
+  streamMinBytesPerSecond: number;
 }
 
 export type Env = Record<string, string | undefined>;
@@ -237,6 +250,12 @@ export function loadConfig(env: Env = process.env): Config {
     workerHeartbeatMs: integer(env, 'DRAGNET_WORKER_HEARTBEAT_MS', 5000, 10),
     collectorsFile: path.resolve(env.DRAGNET_COLLECTORS_FILE || path.join(dataDir, 'collectors.json')),
     ingestMaxBytes: integer(env, 'DRAGNET_INGEST_MAX_BYTES', 1024 ** 3, 1024),
+    requestDeadlines: {
+      headersMs: integer(env, 'DRAGNET_REQUEST_HEADERS_TIMEOUT_MS', 10_000, 1),
+      bodyMs: integer(env, 'DRAGNET_REQUEST_BODY_TIMEOUT_MS', 30_000, 1),
+      streamMinBytesPerSecond: integer(env, 'DRAGNET_INGEST_MIN_BYTES_PER_SECOND', 1024, 0),
+    },
+    searchHistoryRetentionDays: integer(env, 'DRAGNET_SEARCH_HISTORY_RETENTION_DAYS', 0, 0),
     loginThrottle: {
       windowSeconds: integer(env, 'DRAGNET_LOGIN_WINDOW_SECONDS', 900, 1),
       maxFailuresPerAccount: integer(env, 'DRAGNET_LOGIN_MAX_FAILURES_PER_ACCOUNT', 5, 1),

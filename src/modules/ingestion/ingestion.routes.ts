@@ -8,6 +8,7 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyRequest } from 'fastify';
 import { requireAuth } from '../../http/auth.plugin.ts';
+import { bodyStream } from '../../http/request-deadlines.ts';
 import { Nullable, withErrors } from '../../http/schemas.ts';
 import { AppError, validationError } from '../../lib/errors.ts';
 import type { Metrics } from '../../lib/metrics.ts';
@@ -125,7 +126,7 @@ export function ingestionRoutes(deps: { context: SourceContext; runner: Collecto
           response: withErrors({ 200: IngestAnswer }, [400, 401, 403, 404, 413, 415]),
           security: [{ bearerAuth: [] }],
         },
-        config: { requiresAuth: true },
+        config: { requiresAuth: true, streamedBody: true },
       },
       async (request) => {
         requireSystemAccount(request);
@@ -147,7 +148,8 @@ export function ingestionRoutes(deps: { context: SourceContext; runner: Collecto
         const file = path.join(folder, name);
         const counted = { bytes: 0 };
         try {
-          const stages = encoding === 'gzip' ? [request.raw, createGunzip(), byteLimit(deps.maxBytes, counted)] : [request.raw, byteLimit(deps.maxBytes, counted)];
+          const body = bodyStream(request);
+          const stages = encoding === 'gzip' ? [body, createGunzip(), byteLimit(deps.maxBytes, counted)] : [body, byteLimit(deps.maxBytes, counted)];
           try {
             await pipeline([...stages, createWriteStream(file)]);
           } catch (error) {
