@@ -19,6 +19,18 @@ database.pragma(`cache_size = ${workerData.cacheSizeKib}`);
 // No mmap_size: with the file mapped, every commit by another connection cost the next read
 // about a millisecond (6 ms for a trigram lookup), more than most searches take.
 
+// dragnet_live() (sqlite-readers.ts livenessCheck): fails the running statement once the main
+// thread has written its id into the shared interrupt slot.
+const interrupt = workerData.interrupt;
+let running = 0;
+class Interrupted extends Error {
+  code = 'query_cancelled';
+}
+database.function('dragnet_live', { deterministic: false }, () => {
+  if (Atomics.load(interrupt, 0) === running) throw new Interrupted('interrupted');
+  return 1;
+});
+
 const statements = new Map();
 const STATEMENT_CACHE_SIZE = 200;
 
@@ -35,6 +47,7 @@ function statement(text) {
 }
 
 parentPort.on('message', ({ id, sql, parameters }) => {
+  running = id;
   try {
     const prepared = statement(sql);
     if (!prepared.reader) throw new Error('a reader connection only runs statements that return rows');

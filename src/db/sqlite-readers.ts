@@ -1,5 +1,6 @@
 import { Worker } from 'node:worker_threads';
 import { Kysely, SqliteDialect, type CompiledQuery, type DatabaseConnection, type Driver, type QueryResult } from 'kysely';
+import { cancellationSignal, QueryCancelledError } from './cancellation.ts';
 import type { Database } from './schema.ts';
 import { SQLITE_DRIVER } from './sqlite-native.ts';
 
@@ -30,9 +31,21 @@ interface ReaderError extends Error {
 
 const WORKER_URL = new URL('./sqlite-reader.worker.js', import.meta.url);
 
+/**
+ * A condition a long read puts on the rows it visits so that it can be interrupted: every 128th
+ * row (by its id) calls the reader thread's dragnet_live(), which fails the statement once it
+ * has been cancelled. better-sqlite3 has no sqlite3_interrupt, and terminating the thread does
+ * not stop a statement running in SQLite's C code. A cheap bit test on the other rows keeps the
+ * cost out of the search's row checks. True only on the readers' connections.
+ */
+export const livenessCheck = (rowId: string) => `(${rowId} & 127 <> 0 or dragnet_live())`;
+
 function startReader(file: string) {
+  // The id of the statement to interrupt, read by the thread while the statement runs (see
+  // LIVENESS_CHECK): the thread is busy in SQLite and reads no message until it is done.
+  const interrupt = new Int32Array(new SharedArrayBuffer(4));
   const worker = new Worker(WORKER_URL, {
-    workerData: { file, driver: SQLITE_DRIVER, busyTimeoutMs: 10_000, cacheSizeKib: -32_768 },
+    workerData: { file, driver: SQLITE_DRIVER, busyTimeoutMs: 10_000, cacheSizeKib: -32_768, interrupt },
   });
   const pending = new Map<number, Pending>();
   let nextId = 0;
@@ -46,7 +59,8 @@ function startReader(file: string) {
     const waiter = pending.get(message.id);
     if (!waiter) return;
     pending.delete(message.id);
-    if (message.error) waiter.reject(Object.assign(new Error(message.error.message) as ReaderError, { code: message.error.code }));
+    if (message.error?.code === 'query_cancelled') waiter.reject(new QueryCancelledError());
+    else if (message.error) waiter.reject(Object.assign(new Error(message.error.message) as ReaderError, { code: message.error.code }));
     else waiter.resolve(message.rows!);
   });
   worker.on('error', failAll);
@@ -54,11 +68,15 @@ function startReader(file: string) {
   return {
     run(sql: string, parameters: readonly unknown[]): Promise<unknown[]> {
       if (failure) return Promise.reject(failure);
-      const id = nextId++;
-      return new Promise((resolve, reject) => {
+      const signal = cancellationSignal();
+      if (signal?.aborted) return Promise.reject(new QueryCancelledError());
+      const id = ++nextId;
+      const onAbort = () => Atomics.store(interrupt, 0, id);
+      signal?.addEventListener('abort', onAbort, { once: true });
+      return new Promise<unknown[]>((resolve, reject) => {
         pending.set(id, { resolve, reject });
         worker.postMessage({ id, sql, parameters });
-      });
+      }).finally(() => signal?.removeEventListener('abort', onAbort));
     },
     async terminate() {
       worker.removeAllListeners('exit');

@@ -4,6 +4,7 @@ import path from 'node:path';
 import type BetterSqlite3 from 'better-sqlite3';
 import { Kysely, PostgresDialect, sql } from 'kysely';
 import type pg from 'pg';
+import { cancelStatementsOnAbort } from './cancellation.ts';
 import { createChangeFeed, type WatchedTable } from './change-feed.ts';
 import { loadPg } from './pg.ts';
 import type { Database } from './schema.ts';
@@ -105,6 +106,7 @@ export function openStore(options: StoreOptions): Store {
       // 'error' on the pool; unhandled, that would crash the process. The pool drops the
       // connection and the next query opens a new one or fails visibly (readyz turns 503).
       pool.on('error', () => undefined);
+      cancelStatementsOnAbort(pool);
       return pool;
     };
     const changes = createChangeFeed(databaseUrl);

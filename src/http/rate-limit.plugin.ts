@@ -2,6 +2,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { chain, settle } from '../lib/maybe-promise.ts';
 import { rateLimitHeaders, type Admission, type RateLimiter, type UsageCatalog } from '../modules/usage/index.ts';
 import { SERVICE_PREFIX } from './auth.plugin.ts';
+import { onClientGone } from './client-gone.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -18,7 +19,8 @@ const isSuccess = (status: number) => status >= 200 && status < 300;
 /**
  * Rate limiting of every /service/ route (spec 8.1, docs/api.md "Rate limits"). It runs in
  * onRequest right after authentication, so a refused request never reaches validation or its
- * handler; the reservation is given back when the response is not a 2xx.
+ * handler; the reservation is given back when the response is not a 2xx, or when the client
+ * leaves before it has the whole response.
  */
 export function registerRateLimiting(app: FastifyInstance, deps: { limiter: RateLimiter; catalog: UsageCatalog; enabled: boolean }) {
   const { limiter, catalog } = deps;
@@ -40,6 +42,10 @@ export function registerRateLimiting(app: FastifyInstance, deps: { limiter: Rate
         chain(limiter.admit(orgId, catalog.slugOf(url)), (admission) => {
           request.rateLimit = admission;
           reply.headers(rateLimitHeaders(admission.endpoint, admission.account));
+          // spec 7 again: a request whose client went away before its answer was complete (a
+          // search, a download) did not succeed for it. The release itself stays quiet when the
+          // counters cannot be reached: the unit then stays counted.
+          onClientGone(reply, () => void limiter.release(admission).catch((error: unknown) => request.log.warn({ err: error }, 'refund failed')));
         }),
       done,
     );
@@ -55,9 +61,5 @@ export function registerRateLimiting(app: FastifyInstance, deps: { limiter: Rate
       reply.headers(rateLimitHeaders(admission.endpoint, admission.account, 1));
       done(null, payload);
     }, done);
-  });
-
-  app.addHook('onRequestAbort', async (request) => {
-    if (request.rateLimit) await limiter.release(request.rateLimit);
   });
 }

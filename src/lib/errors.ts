@@ -17,6 +17,8 @@ export const statusByCode = {
   payload_too_large: 413,
   unsupported_media_type: 415,
   too_many_attempts: 429,
+  /** The client went away before its answer (nginx's code): nobody reads the body, the log does. */
+  client_closed_request: 499,
   rate_limited: 429,
   internal_error: 500,
   bad_gateway: 502,

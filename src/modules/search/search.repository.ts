@@ -1,5 +1,6 @@
 import { sql, type Kysely } from 'kysely';
 import type { Database } from '../../db/schema.ts';
+import { livenessCheck } from '../../db/sqlite-readers.ts';
 import type { Engine } from '../../db/store.ts';
 import type { CompiledMatch } from './message-search.sql.ts';
 
@@ -83,6 +84,9 @@ export function createSearchRepository(deps: { reader: Kysely<Database>; readerS
 
   const channelCondition = (query: MatchQuery) => (query.channelIds?.length ? sql`m.channel_id in (${sql.join(query.channelIds)})` : sql`1 = 1`);
   const keysetCondition = (after: OrderKey | undefined) => (after ? sql`(m.date, m.id) < (${after.date}, ${after.id})` : sql`1 = 1`);
+  // SQLite: the rows a long read visits let it be interrupted (its client gone); PostgreSQL
+  // cancels the backend's statement instead (db/cancellation.ts).
+  const alive = (rowId: string) => (engine === 'sqlite' ? sql.raw(livenessCheck(rowId)) : sql`1 = 1`);
   const sqliteIndexMatch = (query: MatchQuery) => (query.match.narrowing?.engine === 'sqlite' ? query.match.narrowing.match : null);
 
   /**
@@ -93,7 +97,7 @@ export function createSearchRepository(deps: { reader: Kysely<Database>; readerS
    */
   function matchSource(query: MatchQuery, range: { above: number; upTo: number }, useIndex = true) {
     const { narrowing, exact } = query.match;
-    const where = sql<boolean>`${exact} and m.id > ${range.above} and m.id <= ${range.upTo} and ${channelCondition(query)}`;
+    const where = sql<boolean>`${alive('m.id')} and ${exact} and m.id > ${range.above} and m.id <= ${range.upTo} and ${channelCondition(query)}`;
     if (!useIndex || !narrowing) return { from: sql`messages m`, where };
     if (narrowing.engine === 'sqlite') {
       return {
@@ -127,6 +131,7 @@ export function createSearchRepository(deps: { reader: Kysely<Database>; readerS
         select m.channel_id, count(*) as n
         from messages_fts f cross join messages m indexed by messages_id_channel_idx on m.id = f.rowid
         where f.messages_fts match ${match} and f.rowid > ${integer(range.above)} and f.rowid <= ${integer(range.upTo)} and ${channelCondition(query)}
+          and ${alive('f.rowid')}
         group by m.channel_id`.execute(reader);
       return rows;
     });
@@ -189,7 +194,8 @@ export function createSearchRepository(deps: { reader: Kysely<Database>; readerS
       if (indexMatch && !query.channelIds?.length && query.match.share * query.maxMessageId > tuning.channelsFromMatches) {
         const totals = await overRanges(query, async (range) => {
           const { rows } = await sql<{ n: number }>`
-            select count(*) as n from messages_fts where messages_fts match ${indexMatch} and rowid > ${integer(range.above)} and rowid <= ${integer(range.upTo)}`.execute(reader);
+            select count(*) as n from messages_fts
+            where messages_fts match ${indexMatch} and rowid > ${integer(range.above)} and rowid <= ${integer(range.upTo)} and ${alive('rowid')}`.execute(reader);
           return rows;
         });
         const total = totals.reduce((sum, row) => sum + Number(row.n), 0);

@@ -1,6 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { requireAuth } from '../../http/auth.plugin.ts';
+import { clientSignal } from '../../http/client-gone.ts';
 import { withErrors } from '../../http/schemas.ts';
 import type { ChannelRepository } from './channel.repository.ts';
 import { contentTypes, exportRowLimit, renderExport } from './search-export.ts';
@@ -35,9 +36,9 @@ export function searchRoutes(deps: { search: SearchService; channels: ChannelRep
         },
         config: { rateLimit: { service: 'messenger-search-create', name: 'Messenger search' } },
       },
-      (request) => {
+      (request, reply) => {
         const auth = requireAuth(request);
-        return search.search({ orgId: auth.orgId, userId: auth.user.id }, request.body);
+        return search.search({ orgId: auth.orgId, userId: auth.user.id }, request.body, clientSignal(reply));
       },
     );
 
@@ -132,8 +133,8 @@ export function searchRoutes(deps: { search: SearchService; channels: ChannelRep
         },
         config: { rateLimit: { service: 'messenger-search-history', name: 'Messenger search history' } },
       },
-      (request) =>
-        search.readPage(requireAuth(request).orgId, request.params.history_id, request.query.page, request.query.page_size),
+      (request, reply) =>
+        search.readPage(requireAuth(request).orgId, request.params.history_id, request.query.page, request.query.page_size, clientSignal(reply)),
     );
 
     app.get(
@@ -151,7 +152,7 @@ export function searchRoutes(deps: { search: SearchService; channels: ChannelRep
       },
       async (request, reply) => {
         const { format } = request.query;
-        const input = await search.exportRows(requireAuth(request).orgId, request.params.history_id, exportRowLimit(format));
+        const input = await search.exportRows(requireAuth(request).orgId, request.params.history_id, exportRowLimit(format), clientSignal(reply));
         const body = renderExport(format, input);
         return reply
           .header('content-type', contentTypes[format])

@@ -1,4 +1,5 @@
 import type { Kysely } from 'kysely';
+import { cancellable, uncancellable } from '../../db/cancellation.ts';
 import type { Database } from '../../db/schema.ts';
 import type { Engine } from '../../db/store.ts';
 import type { Clock } from '../../lib/clock.ts';
@@ -247,8 +248,15 @@ export function createSearchService(deps: {
     truncated: parse.truncated,
   });
 
-  /** One page of a recorded search: the query run again as it ran then. */
-  async function readPage(orgId: number, historyId: number, page: number, pageSize: number) {
+  /**
+   * One page of a recorded search: the query run again as it ran then. Its reads stop when
+   * `signal` aborts (the client went away, docs/api.md "Abandoned requests").
+   */
+  function readPage(orgId: number, historyId: number, page: number, pageSize: number, signal?: AbortSignal) {
+    return cancellable(signal, () => readPageNow(orgId, historyId, page, pageSize));
+  }
+
+  async function readPageNow(orgId: number, historyId: number, page: number, pageSize: number) {
     const { row, parse, options, recorded } = await requireHistory(orgId, historyId);
     const rows = await readRows(recorded, (page - 1) * pageSize, pageSize);
     const results = (await toItems(rows, parse, options, recorded.watermark)).map(({ text: _text, ...item }) => item);
@@ -271,41 +279,57 @@ export function createSearchService(deps: {
     };
   }
 
+  /** Spec 4.2 (see `search` below); `signal` is the request's, its reads run cancellable by it. */
+  async function searchNow(context: { orgId: number; userId: number }, request: SearchRequest, signal: AbortSignal | undefined) {
+    const parsed = parseOrReject(request.query);
+    const channelFilter = await checkedChannels(request.channel_ids);
+    const options: SearchOptions = {
+      channel_ids: channelFilter?.ids ?? null,
+      context_chars: request.context_chars ?? SEARCH_LIMITS.defaultContextChars,
+      unique_only: request.unique_only ?? false,
+    };
+    const stored = { tree: parsed.tree, terms: parsed.terms, truncated: parsed.truncated, normalized: formatQuery(parsed.tree) };
+
+    const watermark = await searches.maxMessageId();
+    const { query } = await matchQuery(parsed.tree, channelFilter, watermark);
+    const counts = await searches.count(query, options.unique_only);
+    const total = options.unique_only ? counts.groups : counts.total;
+    signal?.throwIfAborted();
+    const inserted = await db
+      .insertInto('search_history')
+      .values({
+        org_id: context.orgId,
+        user_id: context.userId,
+        query: parsed.query,
+        parsed_query: JSON.stringify(stored),
+        options: JSON.stringify(options),
+        total_matches: total,
+        channels_matched: counts.channels,
+        watermark_message_id: watermark,
+        searched_at: clock.now().getTime(),
+      })
+      .returning('id')
+      .executeTakeFirstOrThrow();
+    const historyId = Number(inserted.id);
+    try {
+      const answer = await readPageNow(context.orgId, historyId, request.page ?? 1, request.page_size ?? 10);
+      signal?.throwIfAborted();
+      return answer;
+    } catch (error) {
+      // Nobody got the answer: the search is not in the history either.
+      if (signal?.aborted) await uncancellable(() => db.deleteFrom('search_history').where('id', '=', historyId).execute());
+      throw error;
+    }
+  }
+
   return {
     /**
      * Spec 4.2: counts the matches and records the search (its query, options and watermark,
-     * not its matches), then answers with the requested page read like any later re-read.
+     * not its matches), then answers with the requested page read like any later re-read. A
+     * search whose `signal` aborts (its client went away) stops reading and is not recorded.
      */
-    async search(context: { orgId: number; userId: number }, request: SearchRequest) {
-      const parsed = parseOrReject(request.query);
-      const channelFilter = await checkedChannels(request.channel_ids);
-      const options: SearchOptions = {
-        channel_ids: channelFilter?.ids ?? null,
-        context_chars: request.context_chars ?? SEARCH_LIMITS.defaultContextChars,
-        unique_only: request.unique_only ?? false,
-      };
-      const stored = { tree: parsed.tree, terms: parsed.terms, truncated: parsed.truncated, normalized: formatQuery(parsed.tree) };
-
-      const watermark = await searches.maxMessageId();
-      const { query } = await matchQuery(parsed.tree, channelFilter, watermark);
-      const counts = await searches.count(query, options.unique_only);
-      const total = options.unique_only ? counts.groups : counts.total;
-      const inserted = await db
-        .insertInto('search_history')
-        .values({
-          org_id: context.orgId,
-          user_id: context.userId,
-          query: parsed.query,
-          parsed_query: JSON.stringify(stored),
-          options: JSON.stringify(options),
-          total_matches: total,
-          channels_matched: counts.channels,
-          watermark_message_id: watermark,
-          searched_at: clock.now().getTime(),
-        })
-        .returning('id')
-        .executeTakeFirstOrThrow();
-      return readPage(context.orgId, Number(inserted.id), request.page ?? 1, request.page_size ?? 10);
+    search(context: { orgId: number; userId: number }, request: SearchRequest, signal?: AbortSignal) {
+      return cancellable(signal, () => searchNow(context, request, signal));
     },
 
     readPage,
@@ -348,20 +372,24 @@ export function createSearchService(deps: {
      * included, read batch by batch as the export is written (each batch after the last row of
      * the one before), so a large export never sits in memory whole.
      */
-    async exportRows(orgId: number, historyId: number, limit: number) {
+    async exportRows(orgId: number, historyId: number, limit: number, signal?: AbortSignal) {
       const { row, parse, options, recorded } = await requireHistory(orgId, historyId);
+      // Each batch is read cancellable: the stream pulls batches outside the request's context.
       async function* items(): AsyncGenerator<ExportItem[]> {
         const total = Math.min(limit, recorded.total);
-        const { query, scope } = await recordedQuery(recorded);
+        const { query, scope } = await cancellable(signal, () => recordedQuery(recorded));
         let after: OrderKey | undefined;
         for (let read = 0; read < total; ) {
           const size = Math.min(EXPORT_BATCH, total - read);
           const plan = pagePlan({ total: recorded.total, scope, offset: 0, limit: size, narrowed: query.match.narrowing !== null });
-          const keys = await searches.page(query, { plan, uniqueOnly: options.unique_only, offset: 0, limit: size, after });
-          if (keys.length === 0) return;
-          yield toItems(await searches.messages(keys), parse, options, recorded.watermark);
-          read += keys.length;
-          after = keys[keys.length - 1];
+          const batch = await cancellable(signal, async () => {
+            const keys = await searches.page(query, { plan, uniqueOnly: options.unique_only, offset: 0, limit: size, after });
+            return { keys, items: await toItems(await searches.messages(keys), parse, options, recorded.watermark) };
+          });
+          if (batch.keys.length === 0) return;
+          yield batch.items;
+          read += batch.keys.length;
+          after = batch.keys[batch.keys.length - 1];
         }
       }
       return {
