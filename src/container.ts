@@ -84,6 +84,8 @@ export async function createContainer(config: Config, options: { clock?: Clock; 
     auth: auth.service,
     tokens: auth.tokens,
     search: search.service,
+    /** The scheduler's housekeeping: searches older than DRAGNET_SEARCH_HISTORY_RETENTION_DAYS go. */
+    pruneSearchHistory: (now: Date) => search.service.pruneHistory(now, config.searchHistoryRetentionDays),
     followUps: search.followUps,
     corpus: search.writer,
     /** What source plugins run with: ingesters, demo data and matchers. */

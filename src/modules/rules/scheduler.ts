@@ -1,5 +1,5 @@
 import type { JobQueue } from '../../jobs/job-queue.ts';
-import type { Clock } from '../../lib/clock.ts';
+import { HOUR_MS, type Clock } from '../../lib/clock.ts';
 import type { Metrics } from '../../lib/metrics.ts';
 import type { Notifier } from './notifier.ts';
 import type { RuleRunner } from './rule-runner.ts';
@@ -17,9 +17,13 @@ export interface SchedulerOptions {
  * store: rule, run, job and notification claims keep each piece of work to one of them, and a
  * worker that dies leaves its claims to the others (src/jobs/worker-presence.ts).
  */
-export function startScheduler(deps: { runner: RuleRunner; notifier: Notifier; jobs: JobQueue; clock: Clock; metrics: Metrics }, options: SchedulerOptions) {
+export function startScheduler(
+  deps: { runner: RuleRunner; notifier: Notifier; jobs: JobQueue; clock: Clock; metrics: Metrics; pruneSearchHistory: (now: Date) => Promise<number> },
+  options: SchedulerOptions,
+) {
   let busy: Promise<void> = Promise.resolve();
   let stopped = false;
+  let prunedAt = -Infinity;
 
   const cycle = async () => {
     const report = await deps.runner.tick(deps.clock.now());
@@ -29,6 +33,14 @@ export function startScheduler(deps: { runner: RuleRunner; notifier: Notifier; j
     }
     while ((await deps.jobs.runDue()) > 0 && !stopped);
     while ((await deps.notifier.dispatchPending()) > 0 && !stopped);
+    // Housekeeping, hourly: a search history past its retention (one delete; with
+    // several workers, each runs it and all but the first find nothing).
+    const now = deps.clock.now();
+    if (now.getTime() - prunedAt >= HOUR_MS) {
+      prunedAt = now.getTime();
+      const pruned = await deps.pruneSearchHistory(now);
+      if (pruned) options.log(`search history: ${pruned} searches past their retention removed`);
+    }
   };
 
   const timer = setInterval(() => {

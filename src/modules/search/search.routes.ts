@@ -120,6 +120,25 @@ export function searchRoutes(deps: { search: SearchService; channels: ChannelRep
       (request) => search.listHistory(requireAuth(request).orgId, request.query.page, request.query.page_size),
     );
 
+    app.delete(
+      '/service/messenger-search-history/:history_id/',
+      {
+        schema: {
+          operationId: 'messengerSearchHistoryDelete',
+          tags: ['messenger search'],
+          summary: "Delete one of your own past searches (docs/api.md: an addition to the spec); another user's is not found",
+          params: HistoryParams,
+          response: withErrors({ 204: Type.Null({ description: 'Deleted' }) }, [400, 401, 404, 429]),
+        },
+        config: { rateLimit: { service: 'messenger-search-history', name: 'Messenger search history' } },
+      },
+      async (request, reply) => {
+        const auth = requireAuth(request);
+        await search.deleteHistory({ orgId: auth.orgId, userId: auth.user.id }, request.params.history_id);
+        return reply.code(204).send(null);
+      },
+    );
+
     app.get(
       '/service/messenger-search-history-results/:history_id/',
       {

@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely';
 import { cancellable, uncancellable } from '../../db/cancellation.ts';
 import type { Database } from '../../db/schema.ts';
 import type { Engine } from '../../db/store.ts';
-import type { Clock } from '../../lib/clock.ts';
+import { DAY_MS, type Clock } from '../../lib/clock.ts';
 import { AppError, notFound, validationError } from '../../lib/errors.ts';
 import type { ChannelRepository } from './channel.repository.ts';
 import type { FollowUpTokens } from './follow-up-token.ts';
@@ -333,6 +333,28 @@ export function createSearchService(deps: {
     },
 
     readPage,
+
+    /** Deletes one of the user's own searches; another user's or organization's is not found. */
+    async deleteHistory(context: { orgId: number; userId: number }, historyId: number) {
+      const deleted = await db
+        .deleteFrom('search_history')
+        .where('org_id', '=', context.orgId)
+        .where('user_id', '=', context.userId)
+        .where('id', '=', historyId)
+        .executeTakeFirst();
+      if (Number(deleted.numDeletedRows) === 0) throw notFound('search history entry');
+      bookmarks.delete(historyId);
+    },
+
+    /** Removes the searches made more than `retentionDays` before `now` (0: keeps them all); how many went. */
+    async pruneHistory(now: Date, retentionDays: number): Promise<number> {
+      if (retentionDays === 0) return 0;
+      const deleted = await db
+        .deleteFrom('search_history')
+        .where('searched_at', '<', now.getTime() - retentionDays * DAY_MS)
+        .executeTakeFirst();
+      return Number(deleted.numDeletedRows);
+    },
 
     async listHistory(orgId: number, page: number, pageSize: number) {
       const base = db.selectFrom('search_history').where('org_id', '=', orgId);
