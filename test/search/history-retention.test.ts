@@ -58,6 +58,13 @@ describe(`search history delete and retention (${testEngine})`, () => {
     expectError(await t.request({ method: 'DELETE', url: entryUrl(id), token: carol }), 404, 'not_found');
     expect(await historyIds(alice)).toContain(id);
     expect(await historyIds(carol)).toContain(id);
+    // The list is the organization's; `mine` tells each user which entries they may delete.
+    const mine = async (token: string) => {
+      const response = await t.request({ method: 'GET', url: `${HISTORY}?page_size=100`, token });
+      return (response.json() as ListBody<HistoryItemBody & { mine: boolean }>).items.find((item) => item.id === id)?.mine;
+    };
+    expect(await mine(alice)).toBe(true);
+    expect(await mine(carol)).toBe(false);
   });
 
   it('names the id when it is not one', async () => {

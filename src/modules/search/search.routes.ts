@@ -117,7 +117,10 @@ export function searchRoutes(deps: { search: SearchService; channels: ChannelRep
         },
         config: { rateLimit: { service: 'messenger-search-history', name: 'Messenger search history' } },
       },
-      (request) => search.listHistory(requireAuth(request).orgId, request.query.page, request.query.page_size),
+      (request) => {
+        const auth = requireAuth(request);
+        return search.listHistory({ orgId: auth.orgId, userId: auth.user.id }, request.query.page, request.query.page_size);
+      },
     );
 
     app.delete(

@@ -120,6 +120,7 @@ export const HistoryList = Type.Object({
       channel_ids: Nullable(Type.Array(Type.Integer())),
       unique_only: Type.Boolean(),
       context_chars: Type.Integer(),
+      mine: Type.Boolean({ description: 'Made by the caller, who may delete it' }),
     }),
   ),
   ...pagination,

@@ -356,8 +356,8 @@ export function createSearchService(deps: {
       return Number(deleted.numDeletedRows);
     },
 
-    async listHistory(orgId: number, page: number, pageSize: number) {
-      const base = db.selectFrom('search_history').where('org_id', '=', orgId);
+    async listHistory(context: { orgId: number; userId: number }, page: number, pageSize: number) {
+      const base = db.selectFrom('search_history').where('org_id', '=', context.orgId);
       const { total } = await base.select((eb) => eb.fn.countAll<number>().as('total')).executeTakeFirstOrThrow();
       const rows = await base
         .selectAll()
@@ -380,6 +380,7 @@ export function createSearchService(deps: {
             channel_ids: options.channel_ids,
             unique_only: options.unique_only,
             context_chars: options.context_chars,
+            mine: Number(row.user_id) === context.userId,
           };
         }),
         total: Number(total),

@@ -1,4 +1,4 @@
-import { keepPreviousData, useQuery } from '@tanstack/react-query';
+import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { getRouteApi, Link } from '@tanstack/react-router';
 import { useApi, useScopedKey } from '../../api/api-context.tsx';
 import { unwrap } from '../../api/client.ts';
@@ -23,20 +23,27 @@ export function reopen(item: HistoryItem): SearchPageSearch {
   };
 }
 
-/** The organization's past searches, newest first; each re-opens as it ran. */
+/** The organization's past searches, newest first; each re-opens as it ran, and its author may delete it. */
 export function HistoryPage() {
   const { client } = useApi();
   const { page = 1 } = route.useSearch();
+  const historyKey = useScopedKey('search-history');
   const history = useQuery({
-    queryKey: useScopedKey('search-history', page),
+    queryKey: [...historyKey, page],
     queryFn: () => unwrap(client.GET('/service/messenger-search-history/', { params: { query: { page, page_size: PAGE_SIZE } } })),
     placeholderData: keepPreviousData,
+  });
+  const queries = useQueryClient();
+  const remove = useMutation({
+    mutationFn: (id: number) => unwrap(client.DELETE('/service/messenger-search-history/{history_id}/', { params: { path: { history_id: id } } })),
+    onSuccess: () => queries.invalidateQueries({ queryKey: historyKey }),
   });
 
   return (
     <Page title="Search history">
       {history.isPending && <Loading />}
       <ErrorNotice error={history.error} />
+      <ErrorNotice error={remove.error} title="Not deleted" />
       {history.data && history.data.total === 0 && (
         <p>
           No searches yet. <Link to="/search">Run one</Link>.
@@ -68,6 +75,11 @@ export function HistoryPage() {
                   <Link to="/search" search={reopen(item)} aria-label={`Open the search ${item.query}`}>
                     Open
                   </Link>
+                  {item.mine && (
+                    <button type="button" onClick={() => remove.mutate(item.id)} disabled={remove.isPending} aria-label={`Delete the search ${item.query}`}>
+                      Delete
+                    </button>
+                  )}
                 </td>
               </tr>
             ))}

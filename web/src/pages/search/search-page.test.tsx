@@ -113,6 +113,27 @@ describe('the search page', () => {
     expect(history.location.pathname).toBe('/search');
   });
 
+  it("deletes one's own past search from the history page, and offers no delete for a colleague's", async () => {
+    await t.createUser({ org: 'Acme', email: 'ben@acme.test' });
+    const post = async (email: string, query: string) => {
+      const { access } = await t.login(email);
+      const response = await t.request({ method: 'POST', url: '/service/messenger-search-create/', token: access, body: { query } });
+      return (response.json() as { search_history_id: number }).search_history_id;
+    };
+    const own = await post('ana@acme.test', 'deletable ana');
+    await post('ben@acme.test', 'kept ben');
+    await renderDashboard(t, '/search/history', { email: 'ana@acme.test' });
+    const remove = await screen.findByRole('button', { name: 'Delete the search deletable ana' });
+    expect(screen.getByRole('link', { name: 'Open the search kept ben' })).toBeTruthy();
+    expect(screen.queryByRole('button', { name: 'Delete the search kept ben' })).toBeNull();
+
+    await userEvent.setup().click(remove);
+    await waitFor(() => expect(screen.queryByRole('link', { name: 'Open the search deletable ana' })).toBeNull());
+    expect(screen.getByRole('link', { name: 'Open the search kept ben' })).toBeTruthy();
+    const { access } = await t.login('ana@acme.test');
+    expect((await t.request({ method: 'GET', url: `/service/messenger-search-history-results/${own}/`, token: access })).statusCode).toBe(404);
+  });
+
   it('offers a rule made from the search, carrying its follow-up token and options', async () => {
     await search('acme-bank.com');
     const link = await screen.findByRole('link', { name: 'Create a rule from this search' });
