@@ -41,7 +41,7 @@ export class QueryCancelledError extends Error {
  * backend that has moved on to another statement in the meantime is left alone.
  */
 export function cancelStatementsOnAbort(pool: pg.Pool): void {
-  const cancel = (pid: number, text: string) =>
+  const cancel = (pid: number, text: string) => {
     pool
       .query(
         `select pg_cancel_backend(pid) from pg_stat_activity
@@ -49,6 +49,7 @@ export function cancelStatementsOnAbort(pool: pg.Pool): void {
         [pid, text],
       )
       .catch(() => undefined);
+  };
   pool.on('connect', (client) => {
     const send = client.query.bind(client) as (...args: unknown[]) => unknown;
     const pid = (client as unknown as { processID: number }).processID;
@@ -57,7 +58,7 @@ export function cancelStatementsOnAbort(pool: pg.Pool): void {
       const text = args[0];
       if (!signal || typeof text !== 'string') return send(...args);
       if (signal.aborted) return Promise.reject(new QueryCancelledError());
-      const onAbort = () => void cancel(pid, text);
+      const onAbort = () => cancel(pid, text);
       signal.addEventListener('abort', onAbort, { once: true });
       return (send(...args) as Promise<unknown>).finally(() => signal.removeEventListener('abort', onAbort));
     }) as typeof client.query;
