@@ -484,7 +484,7 @@ describe('login throttling', () => {
     });
     await t.createUser({ org: 'Acme', email: 'target@acme.test' });
     await t.createUser({ org: 'Acme', email: 'bystander@acme.test' });
-    for (const name of ['racer', 'owner', 'plain', 'paired', 'session', 'confirm', 'enrolling']) await t.createUser({ org: 'Acme', email: `${name}@acme.test` });
+    for (const name of ['racer', 'owner', 'plain', 'paired', 'session', 'confirm', 'enrolling', 'sixtyfour']) await t.createUser({ org: 'Acme', email: `${name}@acme.test` });
   });
   afterAll(() => t.close());
 
@@ -538,6 +538,24 @@ describe('login throttling', () => {
     expect(wait).toBeLessThanOrEqual(MAX_ADDRESS_DELAY_SECONDS);
     t.clock.advance(wait * 1000);
     expect((await login('plain@acme.test', DEFAULT_PASSWORD, '10.0.1.5')).statusCode).toBe(200);
+  });
+
+  it('counts the addresses of one IPv6 /64 as one address, and an IPv4-mapped address as the IPv4 one', async () => {
+    // Address limit 5: five emails from five addresses of one /64, then a sixth address of it.
+    for (let i = 1; i <= 5; i++) expectError(await login(`v6guess${i}@acme.test`, 'not the password at all', `2001:db8:7:1::${i}`), 401);
+    expect(expectThrottled(await login('v6guess6@acme.test', 'not the password at all', '2001:db8:7:1:ffff:ffff:ffff:ffff'))).toBe(1);
+    expectError(await login('v6guess6@acme.test', 'not the password at all', '2001:db8:7:2::1'), 401, 'invalid_credentials');
+
+    for (let i = 1; i <= 5; i++) expectError(await login(`v4guess${i}@acme.test`, 'not the password at all', '::ffff:192.0.2.77'), 401);
+    expect(expectThrottled(await login('v4guess6@acme.test', 'not the password at all', '192.0.2.77'))).toBe(1);
+
+    // The pair count too: an account's three failures from one /64 hold a fourth address of it
+    // even with the right password and code, which passes from another /64.
+    const seed = await enrol('sixtyfour@acme.test');
+    for (let i = 1; i <= 3; i++) expectError(await login('sixtyfour@acme.test', 'not the password at all', `2001:db8:8:1::${i}`), 401);
+    expectThrottled(await login('sixtyfour@acme.test', DEFAULT_PASSWORD, '2001:db8:8:1::4', totpCode(seed, t.clock.now())));
+    const elsewhere = await login('sixtyfour@acme.test', DEFAULT_PASSWORD, '2001:db8:8:2::1', totpCode(seed, t.clock.now()));
+    expect(elsewhere.statusCode, elsewhere.body).toBe(200);
   });
 
   it('holds one address to growing delays on one account, even with the right password and code; other addresses are not held', async () => {

@@ -1,3 +1,4 @@
+import ipaddr from 'ipaddr.js';
 import type { Kysely } from 'kysely';
 import type { Database } from '../../db/schema.ts';
 import type { Clock } from '../../lib/clock.ts';
@@ -22,6 +23,18 @@ export interface ThrottledAttempt {
   accountRetryAfter: number | null;
 }
 
+/**
+ * The address as the throttle counts it. A host is usually given a whole IPv6 /64 and can pick
+ * any address in it, so an IPv6 address counts as its /64; an IPv4-mapped one as the IPv4 address.
+ */
+export function loginAddressKey(address: string): string {
+  if (!ipaddr.isValid(address)) return address;
+  const parsed = ipaddr.process(address);
+  if (parsed.kind() === 'ipv4') return parsed.toString();
+  const prefix = (parsed as ipaddr.IPv6).parts.slice(0, 4);
+  return `${new ipaddr.IPv6([...prefix, 0, 0, 0, 0]).toString()}/64`;
+}
+
 export const tooManyAttempts = (retryAfterSeconds: number) =>
   new AppError('too_many_attempts', 'too many failed password attempts; try again later', {
     retryAfterSeconds,
@@ -42,6 +55,8 @@ export const tooManyAttempts = (retryAfterSeconds: number) =>
  * - An account from every address together: a guesser spread over many addresses. This one only
  *   slows the account down and is never a refusal of its owner: the caller lets a right password
  *   with a valid second factor through (ThrottledAttempt.accountRetryAfter).
+ *
+ * Addresses are counted by loginAddressKey().
  */
 export function createLoginThrottle(deps: { db: Kysely<Database>; clock: Clock; settings: LoginThrottleSettings }) {
   const { db, clock, settings } = deps;
@@ -49,8 +64,9 @@ export function createLoginThrottle(deps: { db: Kysely<Database>; clock: Clock; 
   const secondsUntil = (at: number, now: number) => Math.max(1, Math.ceil((at - now) / 1000));
   const scopes = (rawEmail: string, address: string) => {
     const email = rawEmail.trim().toLowerCase();
-    // An address has no space, so no email can make one pair's scope equal another's.
-    return { account: `account:${email}`, address: `address:${address}`, pair: `pair:${address} ${email}` };
+    const key = loginAddressKey(address);
+    // An address key has no space, so no email can make one pair's scope equal another's.
+    return { account: `account:${email}`, address: `address:${key}`, pair: `pair:${key} ${email}` };
   };
 
   /** Seconds an attempt in `scope` must still wait, or null: `limit` failures pass freely. */
