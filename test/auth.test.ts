@@ -484,7 +484,9 @@ describe('login throttling', () => {
     });
     await t.createUser({ org: 'Acme', email: 'target@acme.test' });
     await t.createUser({ org: 'Acme', email: 'bystander@acme.test' });
-    for (const name of ['racer', 'owner', 'plain', 'paired', 'session', 'confirm', 'enrolling', 'sixtyfour']) await t.createUser({ org: 'Acme', email: `${name}@acme.test` });
+    for (const name of ['racer', 'owner', 'plain', 'paired', 'session', 'confirm', 'enrolling', 'changer', 'sixtyfour']) {
+      await t.createUser({ org: 'Acme', email: `${name}@acme.test` });
+    }
   });
   afterAll(() => t.close());
 
@@ -538,6 +540,26 @@ describe('login throttling', () => {
     expect(wait).toBeLessThanOrEqual(MAX_ADDRESS_DELAY_SECONDS);
     t.clock.advance(wait * 1000);
     expect((await login('plain@acme.test', DEFAULT_PASSWORD, '10.0.1.5')).statusCode).toBe(200);
+  });
+
+  /** Wrong passwords for `email`, one from each address, past the account-wide limit (3). */
+  async function slowDownFromElsewhere(email: string, addresses: string[]) {
+    for (const address of addresses) expectError(await login(email, 'not the password at all', address), 401, 'invalid_credentials');
+  }
+
+  it('judges the current password a signed-in user confirms while the account is slowed down by others', async () => {
+    const { access } = (await login('changer@acme.test', DEFAULT_PASSWORD, '10.0.6.1')).json();
+    await slowDownFromElsewhere('changer@acme.test', ['10.0.6.11', '10.0.6.12', '10.0.6.13']);
+    expectThrottled(await login('changer@acme.test', DEFAULT_PASSWORD, '10.0.6.14'));
+    // From an address the account never logged in from, so only the session lets these through.
+    const post = (url: string, payload: object) =>
+      t.app.inject({ method: 'POST', url, headers: { authorization: `Bearer ${access}` }, payload, remoteAddress: '10.0.6.2' });
+    const setup = await post('/service/setup_2fa/', { password: DEFAULT_PASSWORD });
+    expect(setup.statusCode, setup.body).toBe(200);
+    // A wrong one is judged too: 400 naming the field, not 429.
+    expect(fieldsOf(expectError(await post('/service/new_password/', { password: 'not the password at all', new_password: NEW_PASSWORD, confirm_new_password: NEW_PASSWORD }), 400))).toEqual(['password']);
+    const change = await post('/service/new_password/', { password: DEFAULT_PASSWORD, new_password: NEW_PASSWORD, confirm_new_password: NEW_PASSWORD });
+    expect(change.statusCode, change.body).toBe(200);
   });
 
   it('counts the addresses of one IPv6 /64 as one address, and an IPv4-mapped address as the IPv4 one', async () => {

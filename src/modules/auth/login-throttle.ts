@@ -17,11 +17,15 @@ export interface LoginThrottleSettings {
 export interface ThrottledAttempt {
   ids: number[];
   /**
-   * Seconds the account as a whole is slowed down for, or null. Only a right password with a
-   * valid second factor may pass while it is; the caller decides, as only it can check them.
+   * Seconds the account as a whole is slowed down for, or null: always null for a signed-in
+   * user's confirmation. Only a right password with a valid second factor may pass while it
+   * runs; the caller decides, as only it can check them.
    */
   accountRetryAfter: number | null;
 }
+
+/** A password check: a login, or the current password a signed-in user confirms. */
+export type PasswordCheck = 'login' | 'confirmation';
 
 /**
  * The address as the throttle counts it. A host is usually given a whole IPv6 /64 and can pick
@@ -53,8 +57,9 @@ export const tooManyAttempts = (retryAfterSeconds: number) =>
  * - A client address, whatever the account: password spraying. Refused unheard too, but never
  *   more than the delay, since one address is often a whole office behind NAT.
  * - An account from every address together: a guesser spread over many addresses. This one only
- *   slows the account down and is never a refusal of its owner: the caller lets a right password
- *   with a valid second factor through (ThrottledAttempt.accountRetryAfter).
+ *   slows the account down and is never a refusal of its owner: it does not apply to a signed-in
+ *   user's confirmation, and the caller lets a right password with a valid second factor through
+ *   (ThrottledAttempt.accountRetryAfter).
  *
  * Addresses are counted by loginAddressKey().
  */
@@ -101,7 +106,7 @@ export function createLoginThrottle(deps: { db: Kysely<Database>; clock: Clock; 
      * sent at once, each sees the others, so no more than the limit get a password check. The
      * caller forgets the attempt (`forget`) when it turns out not to be a failure.
      */
-    async begin(email: string, address: string): Promise<ThrottledAttempt> {
+    async begin(email: string, address: string, check: PasswordCheck): Promise<ThrottledAttempt> {
       const now = clock.now().getTime();
       const scope = scopes(email, address);
       const rows = await db
@@ -116,7 +121,7 @@ export function createLoginThrottle(deps: { db: Kysely<Database>; clock: Clock; 
         (await delayOf(scope.address, settings.maxFailuresPerAddress, idOf(scope.address), now));
       // A refused attempt is not a guess: it must not extend the delay.
       if (retryAfter !== null) return refuse(attempt, retryAfter);
-      const accountRetryAfter = await delayOf(scope.account, settings.maxFailuresPerAccount, idOf(scope.account), now);
+      const accountRetryAfter = check === 'login' ? await delayOf(scope.account, settings.maxFailuresPerAccount, idOf(scope.account), now) : null;
       await db.deleteFrom('auth_failures').where('failed_at', '<=', now - windowMs).execute();
       return { ...attempt, accountRetryAfter };
     },
