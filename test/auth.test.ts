@@ -484,7 +484,7 @@ describe('login throttling', () => {
     });
     await t.createUser({ org: 'Acme', email: 'target@acme.test' });
     await t.createUser({ org: 'Acme', email: 'bystander@acme.test' });
-    for (const name of ['racer', 'owner', 'plain', 'paired', 'session', 'confirm', 'enrolling', 'changer', 'sixtyfour']) {
+    for (const name of ['racer', 'owner', 'plain', 'paired', 'session', 'confirm', 'enrolling', 'regular', 'traveller', 'changer', 'sixtyfour']) {
       await t.createUser({ org: 'Acme', email: `${name}@acme.test` });
     }
   });
@@ -546,6 +546,34 @@ describe('login throttling', () => {
   async function slowDownFromElsewhere(email: string, addresses: string[]) {
     for (const address of addresses) expectError(await login(email, 'not the password at all', address), 401, 'invalid_credentials');
   }
+
+  it('lets an account without 2FA in from an address it logged in from before, while strangers keep being slowed down', async () => {
+    const home = '10.0.5.1';
+    expect((await login('regular@acme.test', DEFAULT_PASSWORD, home)).statusCode).toBe(200);
+    await slowDownFromElsewhere('regular@acme.test', ['10.0.5.11', '10.0.5.12', '10.0.5.13']);
+    // One guess from a new address each time the delay ends would keep the owner out forever
+    // if the delay applied to the owner's own address too.
+    for (let round = 0; round < 4; round++) {
+      const wait = expectThrottled(await login('regular@acme.test', 'not the password at all', `10.0.5.${20 + round}`));
+      // A stranger's right password is held to the account's rate: it is no known address.
+      expectThrottled(await login('regular@acme.test', DEFAULT_PASSWORD, `10.0.5.${30 + round}`));
+      const owner = await login('regular@acme.test', DEFAULT_PASSWORD, home);
+      expect(owner.statusCode, owner.body).toBe(200);
+      t.clock.advance(wait * 1000);
+      expectError(await login('regular@acme.test', 'not the password at all', `10.0.5.${40 + round}`), 401, 'invalid_credentials');
+    }
+    // The known address still has its own count: guesses from there are held like any pair's.
+    for (let i = 0; i < 3; i++) expectError(await login('regular@acme.test', 'not the password at all', home), 401, 'invalid_credentials');
+    expectThrottled(await login('regular@acme.test', DEFAULT_PASSWORD, home));
+  });
+
+  it('forgets a known address 90 days after its last successful login', async () => {
+    const home = '10.0.7.1';
+    expect((await login('traveller@acme.test', DEFAULT_PASSWORD, home)).statusCode).toBe(200);
+    t.clock.advance(91 * DAY_MS);
+    await slowDownFromElsewhere('traveller@acme.test', ['10.0.7.11', '10.0.7.12', '10.0.7.13']);
+    expectThrottled(await login('traveller@acme.test', DEFAULT_PASSWORD, home));
+  });
 
   it('judges the current password a signed-in user confirms while the account is slowed down by others', async () => {
     const { access } = (await login('changer@acme.test', DEFAULT_PASSWORD, '10.0.6.1')).json();

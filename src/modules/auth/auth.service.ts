@@ -130,8 +130,9 @@ export function createAuthService(deps: {
       // Every attempt counts as a failure until it succeeds (see LoginThrottle.begin).
       const attempt = await throttle.begin(input.email, clientAddress, 'login');
       const slowed = attempt.accountRetryAfter;
-      // While the account is slowed down only a right password with a valid second factor gets
-      // in, so an attempt without otp is refused before any check.
+      // While the account is slowed down (never at an address it logged in from before) only a
+      // right password with a valid second factor gets in, so an attempt without otp is refused
+      // before any check.
       if (slowed !== null && !input.otp) return throttle.refuse(attempt, slowed);
       const user = await users.findByEmail(input.email.trim().toLowerCase());
       const passwordOk = user
@@ -166,7 +167,7 @@ export function createAuthService(deps: {
         if (used === 'backup_code') await auditSelf(user, clientAddress, 'two_factor.backup_code_used', { during: 'login' });
       }
       await throttle.forget(attempt);
-      await throttle.clearPair(input.email, clientAddress);
+      await throttle.loggedIn(user, clientAddress);
       await users.update(user.id, { last_login_at: clock.now().getTime() });
       await auditAccess(user, clientAddress, 'login.succeeded');
       return tokens.issuePair(user);

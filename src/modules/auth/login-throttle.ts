@@ -1,8 +1,11 @@
 import ipaddr from 'ipaddr.js';
 import type { Kysely } from 'kysely';
 import type { Database } from '../../db/schema.ts';
-import type { Clock } from '../../lib/clock.ts';
+import { DAY_MS, type Clock } from '../../lib/clock.ts';
 import { AppError } from '../../lib/errors.ts';
+
+/** How long after its last successful login an address stays known to an account. */
+const KNOWN_ADDRESS_MS = 90 * DAY_MS;
 
 export interface LoginThrottleSettings {
   windowSeconds: number;
@@ -17,9 +20,9 @@ export interface LoginThrottleSettings {
 export interface ThrottledAttempt {
   ids: number[];
   /**
-   * Seconds the account as a whole is slowed down for, or null: always null for a signed-in
-   * user's confirmation. Only a right password with a valid second factor may pass while it
-   * runs; the caller decides, as only it can check them.
+   * Seconds the account as a whole is slowed down for, or null: always null at an address the
+   * account logged in from before, and for a signed-in user's confirmation. Only a right password
+   * with a valid second factor may pass while it runs; the caller decides, as only it can check them.
    */
   accountRetryAfter: number | null;
 }
@@ -57,9 +60,10 @@ export const tooManyAttempts = (retryAfterSeconds: number) =>
  * - A client address, whatever the account: password spraying. Refused unheard too, but never
  *   more than the delay, since one address is often a whole office behind NAT.
  * - An account from every address together: a guesser spread over many addresses. This one only
- *   slows the account down and is never a refusal of its owner: it does not apply to a signed-in
- *   user's confirmation, and the caller lets a right password with a valid second factor through
- *   (ThrottledAttempt.accountRetryAfter).
+ *   slows the account down and is never a refusal of its owner: it does not apply at an address
+ *   the account logged in from within 90 days (its pair count still does), nor to a signed-in
+ *   user's confirmation, and elsewhere the caller lets a right password with a valid second
+ *   factor through (ThrottledAttempt.accountRetryAfter).
  *
  * Addresses are counted by loginAddressKey().
  */
@@ -71,8 +75,20 @@ export function createLoginThrottle(deps: { db: Kysely<Database>; clock: Clock; 
     const email = rawEmail.trim().toLowerCase();
     const key = loginAddressKey(address);
     // An address key has no space, so no email can make one pair's scope equal another's.
-    return { account: `account:${email}`, address: `address:${key}`, pair: `pair:${key} ${email}` };
+    return { email, key, account: `account:${email}`, address: `address:${key}`, pair: `pair:${key} ${email}` };
   };
+
+  async function isKnownAddress(email: string, key: string, now: number): Promise<boolean> {
+    const row = await db
+      .selectFrom('known_login_addresses')
+      .innerJoin('users', 'users.id', 'known_login_addresses.user_id')
+      .select('known_login_addresses.user_id')
+      .where('users.email', '=', email)
+      .where('known_login_addresses.address_key', '=', key)
+      .where('known_login_addresses.last_success_at', '>', now - KNOWN_ADDRESS_MS)
+      .executeTakeFirst();
+    return row !== undefined;
+  }
 
   /** Seconds an attempt in `scope` must still wait, or null: `limit` failures pass freely. */
   async function delayOf(scope: string, limit: number, ownId: number, now: number): Promise<number | null> {
@@ -121,7 +137,8 @@ export function createLoginThrottle(deps: { db: Kysely<Database>; clock: Clock; 
         (await delayOf(scope.address, settings.maxFailuresPerAddress, idOf(scope.address), now));
       // A refused attempt is not a guess: it must not extend the delay.
       if (retryAfter !== null) return refuse(attempt, retryAfter);
-      const accountRetryAfter = check === 'login' ? await delayOf(scope.account, settings.maxFailuresPerAccount, idOf(scope.account), now) : null;
+      const accountDelay = check === 'login' ? await delayOf(scope.account, settings.maxFailuresPerAccount, idOf(scope.account), now) : null;
+      const accountRetryAfter = accountDelay !== null && !(await isKnownAddress(scope.email, scope.key, now)) ? accountDelay : null;
       await db.deleteFrom('auth_failures').where('failed_at', '<=', now - windowMs).execute();
       return { ...attempt, accountRetryAfter };
     },
@@ -129,9 +146,24 @@ export function createLoginThrottle(deps: { db: Kysely<Database>; clock: Clock; 
     forget,
     refuse,
 
-    /** After a success: the account's earlier failures from this address were its owner's. */
-    async clearPair(email: string, address: string): Promise<void> {
-      await db.deleteFrom('auth_failures').where('scope', '=', scopes(email, address).pair).execute();
+    /**
+     * After a successful login: the account's earlier failures from this address were its
+     * owner's, and the address is known to the account from now on.
+     */
+    async loggedIn(user: { id: number; email: string }, address: string): Promise<void> {
+      const now = clock.now().getTime();
+      const scope = scopes(user.email, address);
+      await db.deleteFrom('auth_failures').where('scope', '=', scope.pair).execute();
+      await db
+        .insertInto('known_login_addresses')
+        .values({ user_id: user.id, address_key: scope.key, last_success_at: now })
+        .onConflict((conflict) => conflict.columns(['user_id', 'address_key']).doUpdateSet({ last_success_at: now }))
+        .execute();
+      await db
+        .deleteFrom('known_login_addresses')
+        .where('user_id', '=', user.id)
+        .where('last_success_at', '<=', now - KNOWN_ADDRESS_MS)
+        .execute();
     },
   };
 }
