@@ -484,7 +484,9 @@ describe('login throttling', () => {
     });
     await t.createUser({ org: 'Acme', email: 'target@acme.test' });
     await t.createUser({ org: 'Acme', email: 'bystander@acme.test' });
-    for (const name of ['racer', 'owner', 'plain', 'paired', 'session', 'confirm', 'enrolling']) await t.createUser({ org: 'Acme', email: `${name}@acme.test` });
+    for (const name of ['racer', 'owner', 'plain', 'paired', 'session', 'confirm', 'enrolling', 'regular', 'traveller', 'changer', 'sixtyfour']) {
+      await t.createUser({ org: 'Acme', email: `${name}@acme.test` });
+    }
   });
   afterAll(() => t.close());
 
@@ -538,6 +540,72 @@ describe('login throttling', () => {
     expect(wait).toBeLessThanOrEqual(MAX_ADDRESS_DELAY_SECONDS);
     t.clock.advance(wait * 1000);
     expect((await login('plain@acme.test', DEFAULT_PASSWORD, '10.0.1.5')).statusCode).toBe(200);
+  });
+
+  /** Wrong passwords for `email`, one from each address, past the account-wide limit (3). */
+  async function slowDownFromElsewhere(email: string, addresses: string[]) {
+    for (const address of addresses) expectError(await login(email, 'not the password at all', address), 401, 'invalid_credentials');
+  }
+
+  it('lets an account without 2FA in from an address it logged in from before, while strangers keep being slowed down', async () => {
+    const home = '10.0.5.1';
+    expect((await login('regular@acme.test', DEFAULT_PASSWORD, home)).statusCode).toBe(200);
+    await slowDownFromElsewhere('regular@acme.test', ['10.0.5.11', '10.0.5.12', '10.0.5.13']);
+    // One guess from a new address each time the delay ends would keep the owner out forever
+    // if the delay applied to the owner's own address too.
+    for (let round = 0; round < 4; round++) {
+      const wait = expectThrottled(await login('regular@acme.test', 'not the password at all', `10.0.5.${20 + round}`));
+      // A stranger's right password is held to the account's rate: it is no known address.
+      expectThrottled(await login('regular@acme.test', DEFAULT_PASSWORD, `10.0.5.${30 + round}`));
+      const owner = await login('regular@acme.test', DEFAULT_PASSWORD, home);
+      expect(owner.statusCode, owner.body).toBe(200);
+      t.clock.advance(wait * 1000);
+      expectError(await login('regular@acme.test', 'not the password at all', `10.0.5.${40 + round}`), 401, 'invalid_credentials');
+    }
+    // The known address still has its own count: guesses from there are held like any pair's.
+    for (let i = 0; i < 3; i++) expectError(await login('regular@acme.test', 'not the password at all', home), 401, 'invalid_credentials');
+    expectThrottled(await login('regular@acme.test', DEFAULT_PASSWORD, home));
+  });
+
+  it('forgets a known address 90 days after its last successful login', async () => {
+    const home = '10.0.7.1';
+    expect((await login('traveller@acme.test', DEFAULT_PASSWORD, home)).statusCode).toBe(200);
+    t.clock.advance(91 * DAY_MS);
+    await slowDownFromElsewhere('traveller@acme.test', ['10.0.7.11', '10.0.7.12', '10.0.7.13']);
+    expectThrottled(await login('traveller@acme.test', DEFAULT_PASSWORD, home));
+  });
+
+  it('judges the current password a signed-in user confirms while the account is slowed down by others', async () => {
+    const { access } = (await login('changer@acme.test', DEFAULT_PASSWORD, '10.0.6.1')).json();
+    await slowDownFromElsewhere('changer@acme.test', ['10.0.6.11', '10.0.6.12', '10.0.6.13']);
+    expectThrottled(await login('changer@acme.test', DEFAULT_PASSWORD, '10.0.6.14'));
+    // From an address the account never logged in from, so only the session lets these through.
+    const post = (url: string, payload: object) =>
+      t.app.inject({ method: 'POST', url, headers: { authorization: `Bearer ${access}` }, payload, remoteAddress: '10.0.6.2' });
+    const setup = await post('/service/setup_2fa/', { password: DEFAULT_PASSWORD });
+    expect(setup.statusCode, setup.body).toBe(200);
+    // A wrong one is judged too: 400 naming the field, not 429.
+    expect(fieldsOf(expectError(await post('/service/new_password/', { password: 'not the password at all', new_password: NEW_PASSWORD, confirm_new_password: NEW_PASSWORD }), 400))).toEqual(['password']);
+    const change = await post('/service/new_password/', { password: DEFAULT_PASSWORD, new_password: NEW_PASSWORD, confirm_new_password: NEW_PASSWORD });
+    expect(change.statusCode, change.body).toBe(200);
+  });
+
+  it('counts the addresses of one IPv6 /64 as one address, and an IPv4-mapped address as the IPv4 one', async () => {
+    // Address limit 5: five emails from five addresses of one /64, then a sixth address of it.
+    for (let i = 1; i <= 5; i++) expectError(await login(`v6guess${i}@acme.test`, 'not the password at all', `2001:db8:7:1::${i}`), 401);
+    expect(expectThrottled(await login('v6guess6@acme.test', 'not the password at all', '2001:db8:7:1:ffff:ffff:ffff:ffff'))).toBe(1);
+    expectError(await login('v6guess6@acme.test', 'not the password at all', '2001:db8:7:2::1'), 401, 'invalid_credentials');
+
+    for (let i = 1; i <= 5; i++) expectError(await login(`v4guess${i}@acme.test`, 'not the password at all', '::ffff:192.0.2.77'), 401);
+    expect(expectThrottled(await login('v4guess6@acme.test', 'not the password at all', '192.0.2.77'))).toBe(1);
+
+    // The pair count too: an account's three failures from one /64 hold a fourth address of it
+    // even with the right password and code, which passes from another /64.
+    const seed = await enrol('sixtyfour@acme.test');
+    for (let i = 1; i <= 3; i++) expectError(await login('sixtyfour@acme.test', 'not the password at all', `2001:db8:8:1::${i}`), 401);
+    expectThrottled(await login('sixtyfour@acme.test', DEFAULT_PASSWORD, '2001:db8:8:1::4', totpCode(seed, t.clock.now())));
+    const elsewhere = await login('sixtyfour@acme.test', DEFAULT_PASSWORD, '2001:db8:8:2::1', totpCode(seed, t.clock.now()));
+    expect(elsewhere.statusCode, elsewhere.body).toBe(200);
   });
 
   it('holds one address to growing delays on one account, even with the right password and code; other addresses are not held', async () => {

@@ -46,6 +46,13 @@ export interface AuthFailureTable {
   failed_at: number;
 }
 
+export interface KnownLoginAddressTable {
+  user_id: number;
+  /** loginAddressKey(): an IPv4 address or an IPv6 /64. */
+  address_key: string;
+  last_success_at: number;
+}
+
 export interface RateCounterTable {
   key: string;
   count: number;
@@ -272,6 +279,7 @@ export interface Database extends MessengerTables {
   users: UserTable;
   backup_codes: BackupCodeTable;
   auth_failures: AuthFailureTable;
+  known_login_addresses: KnownLoginAddressTable;
 }
 
 export interface CategoryTable {

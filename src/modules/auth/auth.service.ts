@@ -81,11 +81,12 @@ export function createAuthService(deps: {
   }
 
   /**
-   * A password a signed-in user confirms, judged and counted like a login: a stolen session must
-   * not be a faster way to guess the password than /token/. With `otp`, a TOTP code or backup
-   * code is checked (and spent) too, which also lets the user through an account slow-down.
-   * Failures are recorded as `failure` and answered 400 naming the field (429 while slowed down,
-   * which tells nothing about the password).
+   * A password a signed-in user confirms, counted like a login and held by the delays of its
+   * account and address pair and of its address: a stolen session must not be a faster way to
+   * guess the password than /token/. The account-wide delay, which others' guesses cause, does
+   * not hold it: the owner must be able to change a password under attack. With `otp`, a TOTP
+   * code or backup code is checked (and spent) too. Failures are recorded as `failure` and
+   * answered 400 naming the field.
    */
   async function confirmIdentity(
     user: UserRow,
@@ -93,17 +94,15 @@ export function createAuthService(deps: {
     clientAddress: string,
     failure: (reason: 'password' | 'otp') => Promise<void>,
   ): Promise<SecondFactor | null> {
-    const attempt = await throttle.begin(user.email, clientAddress);
-    const slowed = attempt.accountRetryAfter;
-    if (slowed !== null && input.otp === undefined) return throttle.refuse(attempt, slowed);
+    const attempt = await throttle.begin(user.email, clientAddress, 'confirmation');
     if (!(await verifyPassword(user.password_hash, input.password))) {
       await failure('password');
-      throw slowed !== null ? tooManyAttempts(slowed) : validationError('password', 'is not the current password');
+      throw validationError('password', 'is not the current password');
     }
     const used = input.otp === undefined ? null : await consumeSecondFactor(user, input.otp);
     if (input.otp !== undefined && used === null) {
       await failure('otp');
-      throw slowed !== null ? tooManyAttempts(slowed) : validationError('otp', 'is not a current authenticator code or an unused backup code');
+      throw validationError('otp', 'is not a current authenticator code or an unused backup code');
     }
     await throttle.forget(attempt);
     return used;
@@ -129,10 +128,11 @@ export function createAuthService(deps: {
   return {
     async login(input: { email: string; password: string; otp?: string }, clientAddress: string) {
       // Every attempt counts as a failure until it succeeds (see LoginThrottle.begin).
-      const attempt = await throttle.begin(input.email, clientAddress);
+      const attempt = await throttle.begin(input.email, clientAddress, 'login');
       const slowed = attempt.accountRetryAfter;
-      // While the account is slowed down only a right password with a valid second factor gets
-      // in, so an attempt without otp is refused before any check.
+      // While the account is slowed down (never at an address it logged in from before) only a
+      // right password with a valid second factor gets in, so an attempt without otp is refused
+      // before any check.
       if (slowed !== null && !input.otp) return throttle.refuse(attempt, slowed);
       const user = await users.findByEmail(input.email.trim().toLowerCase());
       const passwordOk = user
@@ -167,7 +167,7 @@ export function createAuthService(deps: {
         if (used === 'backup_code') await auditSelf(user, clientAddress, 'two_factor.backup_code_used', { during: 'login' });
       }
       await throttle.forget(attempt);
-      await throttle.clearPair(input.email, clientAddress);
+      await throttle.loggedIn(user, clientAddress);
       await users.update(user.id, { last_login_at: clock.now().getTime() });
       await auditAccess(user, clientAddress, 'login.succeeded');
       return tokens.issuePair(user);
