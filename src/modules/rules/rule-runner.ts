@@ -1,5 +1,6 @@
 import { sql, type Kysely, type Transaction } from 'kysely';
 import { claimable } from '../../db/claim.ts';
+import { isStatementTimeout } from '../../db/pg.ts';
 import type { Database } from '../../db/schema.ts';
 import type { JobQueue } from '../../jobs/job-queue.ts';
 import type { WorkerPresence } from '../../jobs/worker-presence.ts';
@@ -40,8 +41,6 @@ export const isExcluded = (hit: Hit, exclusions: ExclusionRow[]): boolean =>
     return value !== null && value !== undefined && String(value).toLowerCase() === e.value.toLowerCase();
   });
 
-/** SQLSTATE of a statement PostgreSQL cancelled at its statement_timeout. */
-const STATEMENT_TIMEOUT = '57014';
 /** Tries of a rule's matching that PostgreSQL cancelled at the statement timeout. */
 const TIMEOUT_ATTEMPTS = 2;
 
@@ -90,7 +89,7 @@ export function createRuleRunner(deps: {
       try {
         return await match();
       } catch (error) {
-        if ((error as { code?: string }).code !== STATEMENT_TIMEOUT) throw error;
+        if (!isStatementTimeout(error)) throw error;
         if (attempt === TIMEOUT_ATTEMPTS) {
           // A 503 where a request waits for the run (the first run of a new rule): the rule
           // stands, and the scheduler runs its window again at the next tick.
