@@ -69,7 +69,8 @@ export async function createContainer(config: Config, options: { clock?: Clock; 
   });
 
   const sourceContext = { db: store.db, engine: store.engine, clock, keys, dataDir: config.dataDir };
-  const quickSearch = createQuickSearchModule({ context: sourceContext, limiter: usage.limiter, limits: usage.limits });
+  // Quick searches are searches: on the search pool, under DRAGNET_SEARCH_TIMEOUT_MS on PostgreSQL.
+  const quickSearch = createQuickSearchModule({ context: { ...sourceContext, db: store.reader }, limiter: usage.limiter, limits: usage.limits });
   const ingestion = createIngestionModule({ db: store.db, clock, context: sourceContext, collectorsFile: config.collectorsFile, ingestMaxBytes: config.ingestMaxBytes, metrics, guard: outbound });
 
   return {
