@@ -46,7 +46,7 @@ export async function createContainer(config: Config, options: { clock?: Clock; 
   const auth = createAuthModule({ db: store.db, users: orgs.userRepository, keys, clock, throttle: config.loginThrottle, audit: audit.log });
 
   const search = createSearchModule({ store, clock, jwtKey: keys.jwtKey, log });
-  const usage = await createUsageModule({ store, clock, redisUrl: config.redisUrl });
+  const usage = await createUsageModule({ store, clock, redisUrl: config.redisUrl, log });
   const delivery = await createDeliveryModule({
     store,
     clock,
