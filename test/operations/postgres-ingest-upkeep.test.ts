@@ -4,8 +4,9 @@ import { waitUntil } from '../support/cli-process.ts';
 import { createTestApp, type TestApp } from '../support/test-app.ts';
 import { testEngine } from '../support/test-store.ts';
 
-// The ANALYZE after a large ingest is PostgreSQL's (db/maintenance.ts); SQLite runs none.
-describe.skipIf(testEngine !== 'postgres')('PostgreSQL: the ANALYZE after an ingest neither delays nor decides its answer', () => {
+// The ANALYZE after a large ingest is PostgreSQL's (db/maintenance.ts); SQLite runs none. A
+// trigger, to make the channels' recount fail, is PostgreSQL's too.
+describe.skipIf(testEngine !== 'postgres')('PostgreSQL: the upkeep after an ingest (ANALYZE, channel counts) neither delays nor decides its answer', () => {
   let t: TestApp;
   let admin: pg.Client;
   let locker: pg.Client;
@@ -49,5 +50,21 @@ describe.skipIf(testEngine !== 'postgres')('PostgreSQL: the ANALYZE after an ing
     expect(logged).toEqual(['ANALYZE after an ingest failed: division by zero']);
     const stored = await admin.query<{ n: number }>("select count(*)::int as n from leak_credentials where login like '%@analyze-http.test'");
     expect(stored.rows[0]!.n).toBe(1500);
+  });
+
+  it('a messenger ingest whose channel recount fails answers 200 with what it stored, and the failure is logged', async () => {
+    logged.length = 0;
+    await admin.query(`create function refuse_recount() returns trigger language plpgsql as $$ begin raise exception 'recount refused'; end $$`);
+    await admin.query('create trigger refuse_recount before update of total_messages_scraped on channels for each row execute function refuse_recount()');
+    const line = (id: number) => JSON.stringify({ channel: { platform: 'telegram', id: '-100888', username: 'recount', title: 'Recount' }, message_id: id, date: '2026-03-10T08:00:00Z', text: `line ${id}` });
+    const response = await t.app.inject({
+      method: 'POST',
+      url: '/ingest/messenger/?format=jsonl',
+      payload: [line(1), line(2)].join('\n'),
+      headers: { authorization: `Bearer ${system}`, 'content-type': 'application/x-ndjson' },
+    });
+    expect(response.statusCode, response.body).toBe(200);
+    expect(response.json()).toMatchObject({ accepted: 2 });
+    expect(logged).toEqual(["messenger: the channels' message counts were not refreshed: recount refused"]);
   });
 });
