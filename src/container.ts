@@ -1,8 +1,10 @@
 import type { Config } from './config.ts';
+import { createBackgroundTasks } from './db/maintenance.ts';
 import { migrateToLatest } from './db/migrate.ts';
 import { openStore, type Store } from './db/store.ts';
 import { systemClock, type Clock } from './lib/clock.ts';
 import { createKeyRing } from './lib/crypto.ts';
+import { stderrLog, type Log } from './lib/log.ts';
 import { createMetrics } from './lib/metrics.ts';
 import { createOutboundGuard, parseAllowList } from './lib/outbound/index.ts';
 import { readQueueDepth } from './jobs/queue-depth.ts';
@@ -19,8 +21,10 @@ import { createQuickSearchModule } from './modules/quick-search/index.ts';
 import { createUsageModule } from './modules/usage/index.ts';
 
 /** The composition root: opens the store and calls each module's factory, nothing else. */
-export async function createContainer(config: Config, options: { clock?: Clock; store?: Store } = {}) {
+export async function createContainer(config: Config, options: { clock?: Clock; store?: Store; log?: Log } = {}) {
   const clock = options.clock ?? systemClock;
+  const log = options.log ?? stderrLog;
+  const background = createBackgroundTasks(log);
   const store = options.store ?? openStore({
       dataDir: config.dataDir,
       databaseUrl: config.databaseUrl,
@@ -41,8 +45,8 @@ export async function createContainer(config: Config, options: { clock?: Clock; 
   });
   const auth = createAuthModule({ db: store.db, users: orgs.userRepository, keys, clock, throttle: config.loginThrottle, audit: audit.log });
 
-  const search = createSearchModule({ store, clock, jwtKey: keys.jwtKey });
-  const usage = await createUsageModule({ store, clock, redisUrl: config.redisUrl });
+  const search = createSearchModule({ store, clock, jwtKey: keys.jwtKey, log });
+  const usage = await createUsageModule({ store, clock, redisUrl: config.redisUrl, log });
   const delivery = await createDeliveryModule({
     store,
     clock,
@@ -61,6 +65,8 @@ export async function createContainer(config: Config, options: { clock?: Clock; 
     keys,
     presence,
     dataDir: config.dataDir,
+    background,
+    log,
     jobs,
     organizations: orgs.organizations,
     delivery: delivery.service,
@@ -68,8 +74,9 @@ export async function createContainer(config: Config, options: { clock?: Clock; 
     audit: audit.log,
   });
 
-  const sourceContext = { db: store.db, engine: store.engine, clock, keys, dataDir: config.dataDir };
-  const quickSearch = createQuickSearchModule({ context: sourceContext, limiter: usage.limiter, limits: usage.limits });
+  const sourceContext = { db: store.db, engine: store.engine, clock, keys, dataDir: config.dataDir, background, log };
+  // Quick searches are searches: on the search pool, under DRAGNET_SEARCH_TIMEOUT_MS on PostgreSQL.
+  const quickSearch = createQuickSearchModule({ context: { ...sourceContext, db: store.reader }, limiter: usage.limiter, limits: usage.limits });
   const ingestion = createIngestionModule({ db: store.db, clock, context: sourceContext, collectorsFile: config.collectorsFile, ingestMaxBytes: config.ingestMaxBytes, metrics, guard: outbound });
 
   return {
@@ -109,6 +116,7 @@ export async function createContainer(config: Config, options: { clock?: Clock; 
       await ingestion.close();
       await usage.limiter.close();
       await presence.close();
+      await background.settle();
       await store.close();
     },
   };

@@ -1,3 +1,4 @@
+import { pino, type LoggerOptions } from 'pino';
 import { buildApp } from './app.ts';
 import { serverLogger } from './http/logging.ts';
 import type { Config } from './config.ts';
@@ -11,7 +12,9 @@ import { startScheduler } from './modules/rules/index.ts';
  * SIGTERM or Ctrl-C.
  */
 export async function serve(config: Config, options: { withWorker?: boolean } = {}): Promise<void> {
-  const container = await createContainer(config);
+  // Background work (ANALYZE after an ingest, rate-limit flushes) logs to the server's JSON log.
+  const background = pino(serverLogger(config.logLevel) as LoggerOptions);
+  const container = await createContainer(config, { log: (message, error) => (error === undefined ? background.warn(message) : background.error({ err: error }, message)) });
   const app = await buildApp(container, {
     logger: serverLogger(config.logLevel),
   });

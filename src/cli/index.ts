@@ -3,6 +3,7 @@ import { Command, InvalidArgumentError, Option } from 'commander';
 import { loadConfig, type Config } from '../config.ts';
 import type { Container } from '../container.ts';
 import { AppError } from '../lib/errors.ts';
+import { stderrLog } from '../lib/log.ts';
 import { cliOrigin, userTarget } from '../modules/audit/index.ts';
 import type { OrganizationSettings } from '../modules/orgs/index.ts';
 import { createOutput, keyValues, table, type Output } from './output.ts';
@@ -85,7 +86,7 @@ program
     const config = loadConfig();
     const container = await loadContainer(config);
     const { startScheduler } = await import('../modules/rules/index.ts');
-    const log = (message: string, error?: unknown) => process.stderr.write(`${message}${error ? `: ${String(error)}` : ''}\n`);
+    const log = stderrLog;
     // Listening first: a port in use fails the command before any work starts. Loaded only
     // here, as in serve: a worker without the port needs no HTTP stack.
     const operations = options.metricsPort === undefined ? null : await (await import('../http/operations-server.ts')).startOperationsServer(container, { host: config.host, port: options.metricsPort });

@@ -6,3 +6,6 @@ import type pg from 'pg';
  * tenth of a `dragnet` command's start-up, which commands on the embedded store need not pay.
  */
 export const loadPg = (): typeof pg => createRequire(import.meta.url)('pg') as typeof pg;
+
+/** A statement PostgreSQL cancelled at its statement_timeout (SQLSTATE 57014, query_canceled). */
+export const isStatementTimeout = (error: unknown): boolean => (error as { code?: unknown } | null)?.code === '57014';

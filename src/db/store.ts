@@ -56,7 +56,11 @@ export interface Store {
 export interface StoreOptions {
   dataDir: string;
   databaseUrl?: string;
-  /** Upper bound of pooled PostgreSQL connections per process. */
+  /**
+   * Upper bound of pooled PostgreSQL connections per process for `db`; `reader` gets 40% of it
+   * and `ruleRuns` 20% (4 and 2 of the default 10), so that a process holds about 17 connections
+   * with the change feed's, and serve, worker and a CLI ingest stay far below max_connections.
+   */
   poolSize?: number;
   /** SQLite: how long a write waits for another process's write lock before it fails. */
   busyTimeoutMs?: number;
@@ -93,10 +97,13 @@ function openSqlite(file: string): BetterSqlite3.Database {
 export function openStore(options: StoreOptions): Store {
   if (options.databaseUrl) {
     const databaseUrl = options.databaseUrl;
-    const openPool = (statementTimeoutMs?: number) => {
+    const poolSize = options.poolSize ?? 10;
+    // application_name: which pool a backend belongs to, in pg_stat_activity.
+    const openPool = (name: string, max: number, statementTimeoutMs?: number) => {
       const pool = new (loadPg().Pool)({
         connectionString: databaseUrl,
-        max: options.poolSize ?? 10,
+        application_name: name,
+        max,
         types: pgTypes as pg.CustomTypesConfig,
         // JIT compilation pays off for analytical queries of many seconds; a broad search paid
         // 150 ms for it on every call, and the short queries never gain from it.
@@ -110,10 +117,11 @@ export function openStore(options: StoreOptions): Store {
       return pool;
     };
     const changes = createChangeFeed(databaseUrl);
-    const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: changes.observe(openPool()) }) });
+    const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: changes.observe(openPool('dragnet', poolSize)) }) });
     // Connections are opened on first use: a command that never searches opens none of these.
-    const reader = new Kysely<Database>({ dialect: new PostgresDialect({ pool: openPool(options.searchTimeoutMs) }) });
-    const ruleRuns = new Kysely<Database>({ dialect: new PostgresDialect({ pool: openPool(options.ruleRunTimeoutMs) }) });
+    // Searches and rule runs beyond their pool's size wait for a connection rather than open more.
+    const reader = new Kysely<Database>({ dialect: new PostgresDialect({ pool: openPool('dragnet-search', Math.max(1, Math.round(poolSize * 0.4)), options.searchTimeoutMs) }) });
+    const ruleRuns = new Kysely<Database>({ dialect: new PostgresDialect({ pool: openPool('dragnet-rule-runs', Math.max(1, Math.round(poolSize * 0.2)), options.ruleRunTimeoutMs) }) });
     const url = new URL(databaseUrl);
     return {
       engine: 'postgres',

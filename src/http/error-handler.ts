@@ -1,4 +1,5 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { isStatementTimeout } from '../db/pg.ts';
 import { AppError, type ErrorCode, statusByCode } from '../lib/errors.ts';
 import { fieldErrorsFrom } from './validation.ts';
 
@@ -19,7 +20,7 @@ const frameworkCodes: Record<string, ErrorCode> = {
 function storeBusy(error: FastifyError): AppError | null {
   const code = (error as { code?: unknown }).code;
   if (code === 'SQLITE_BUSY') return new AppError('service_unavailable', 'the store is busy with another writer; try again shortly', { retryAfterSeconds: 5, cause: error });
-  if (code === '57014') {
+  if (isStatementTimeout(error)) {
     return new AppError('service_unavailable', 'the query took longer than the statement timeout allows; narrow it or try again later', { retryAfterSeconds: 30, cause: error });
   }
   return null;

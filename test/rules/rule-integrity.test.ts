@@ -68,4 +68,18 @@ describe(`rules: concurrent changes to one rule (${testEngine})`, () => {
     expect([...restored.recipients].sort()).toEqual([...recipients].sort());
     expect((await alice.exclusions(rule.id)).map((exclusion) => exclusion.value).sort()).toEqual(exclusions);
   });
+
+  it('exclusions added while the rule is deleted are in its snapshot (201) or refused (409), never left on the deleted rule', async () => {
+    for (let round = 0; round < 8; round++) {
+      const rule = await newRule(`Exclude while deleting ${round}`);
+      const values = Array.from({ length: 6 }, (_, n) => String(100 + n));
+      const [deleted, ...added] = await Promise.all([alice.remove(rule.id), ...values.map((value) => alice.createExclusion(rule.id, { field: 'user_id', value }))]);
+      expect(deleted!.statusCode, deleted!.body).toBe(200);
+      expect(statuses(added).filter((status) => status !== 201 && status !== 409)).toEqual([]);
+      const snapshot = deleted!.json<{ deletion_snapshot: { exclusions: { value: string }[] } }>().deletion_snapshot;
+      const kept = values.filter((_, n) => added[n]!.statusCode === 201);
+      expect(snapshot.exclusions.map((exclusion) => exclusion.value).sort()).toEqual(kept);
+      expect(await alice.exclusions(rule.id)).toEqual([]);
+    }
+  });
 });

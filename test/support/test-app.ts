@@ -2,6 +2,7 @@ import type { LightMyRequestResponse } from 'fastify';
 import { buildApp, type App } from '../../src/app.ts';
 import { loadConfig } from '../../src/config.ts';
 import { createContainer, type Container } from '../../src/container.ts';
+import type { Log } from '../../src/lib/log.ts';
 import { createManualClock, type ManualClock } from '../../src/lib/clock.ts';
 import { createTestStoreLocation, type TestStoreLocation } from './test-store.ts';
 
@@ -26,13 +27,13 @@ export interface TestApp {
  * `location` to open an existing store instead (e.g. one the CLI wrote); it is then left in place.
  */
 export async function createTestApp(
-  options: { env?: Record<string, string>; clock?: ManualClock; location?: TestStoreLocation } = {},
+  options: { env?: Record<string, string>; clock?: ManualClock; location?: TestStoreLocation; log?: Log } = {},
 ): Promise<TestApp> {
   const ownsLocation = !options.location;
   const location = options.location ?? (await createTestStoreLocation());
   const clock = options.clock ?? createManualClock('2026-03-10T09:00:00Z');
   const config = loadConfig({ ...location.env, ...options.env });
-  const container = await createContainer(config, { clock });
+  const container = await createContainer(config, { clock, log: options.log });
   const app = await buildApp(container);
 
   const request: TestApp['request'] = ({ method, url, token, body, headers }) =>

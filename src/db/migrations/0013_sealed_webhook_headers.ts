@@ -1,5 +1,5 @@
 import { sql, type Kysely } from 'kysely';
-import type { MigrationContext } from '../migration-helpers.ts';
+import { withoutOldCopies, type MigrationContext } from '../migration-helpers.ts';
 
 // Landed migrations are never edited: add a new numbered file instead.
 //
@@ -11,16 +11,9 @@ export async function up(db: Kysely<unknown>, context: MigrationContext): Promis
   const { rows } = await sql<{ id: number; headers_sealed: string }>`select id, headers_sealed from webhooks`.execute(db);
   if (rows.length === 0) return;
   const keys = context.keys;
-  // SQLite leaves an overwritten value in the freed space of its page, and in the WAL until a
-  // checkpoint: zero freed space while sealing, then fold the WAL into the database and empty it.
-  const sqlite = context.engine === 'sqlite';
-  const secureDelete = sqlite ? Number((await sql<{ secure_delete: number }>`pragma secure_delete`.execute(db)).rows[0]?.secure_delete) : 0;
-  if (sqlite) await sql`pragma secure_delete = on`.execute(db);
-  for (const row of rows) {
-    await sql`update webhooks set headers_sealed = ${keys.encryptSecret(row.headers_sealed)} where id = ${row.id}`.execute(db);
-  }
-  if (sqlite) {
-    await sql.raw(`pragma secure_delete = ${secureDelete ? 'on' : 'off'}`).execute(db);
-    await sql`pragma wal_checkpoint(truncate)`.execute(db);
-  }
+  await withoutOldCopies(db, context.engine, async () => {
+    for (const row of rows) {
+      await sql`update webhooks set headers_sealed = ${keys.encryptSecret(row.headers_sealed)} where id = ${row.id}`.execute(db);
+    }
+  });
 }

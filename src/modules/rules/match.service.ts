@@ -2,6 +2,7 @@ import { conflict, notFound, validationError } from '../../lib/errors.ts';
 import { linkedPage, pageWindow, type PageRequest } from '../../lib/pagination.ts';
 import { findSource, type SourceContext } from '../sources/index.ts';
 import { HIT_KEY_FIELD, isExcluded, type RuleRunner } from './rule-runner.ts';
+import { lockRule } from './rule-lock.ts';
 
 const iso = (ms: number | null) => (ms === null ? null : new Date(Number(ms)).toISOString());
 
@@ -125,18 +126,23 @@ export function createMatchService(deps: { context: SourceContext; runner: RuleR
     },
 
     async createExclusion(orgId: number, ruleId: number, input: { field: string; value: string }) {
-      const { rule, source } = await ruleOf(orgId, ruleId);
-      if (Number(rule.is_deleted) === 1) throw conflict('a deleted rule has no exclusions; restore it first');
-      if (input.field !== HIT_KEY_FIELD && !source.excludableFields.includes(input.field)) {
-        throw validationError('field', `must be ${HIT_KEY_FIELD} or one of ${source.excludableFields.join(', ')}`);
-      }
-      // Unique on (rule, field, value): of two identical requests at once, one inserts.
-      const row = await db
-        .insertInto('exclusions')
-        .values({ org_id: orgId, rule_id: ruleId, field: input.field, value: input.value, created_at: clock.now().getTime() })
-        .onConflict((oc) => oc.columns(['rule_id', 'field', 'value']).doNothing())
-        .returningAll()
-        .executeTakeFirst();
+      // Under the rule's lock: a delete at the same moment either snapshots this exclusion or
+      // comes first and makes this a 409, never leaves it on the deleted rule.
+      const row = await db.transaction().execute(async (tx) => {
+        const rule = await lockRule(tx, context.engine, orgId, ruleId);
+        if (Number(rule.is_deleted) === 1) throw conflict('a deleted rule has no exclusions; restore it first');
+        const source = findSource(Number(rule.service_id))!;
+        if (input.field !== HIT_KEY_FIELD && !source.excludableFields.includes(input.field)) {
+          throw validationError('field', `must be ${HIT_KEY_FIELD} or one of ${source.excludableFields.join(', ')}`);
+        }
+        // Unique on (rule, field, value): of two identical requests at once, one inserts.
+        return tx
+          .insertInto('exclusions')
+          .values({ org_id: orgId, rule_id: ruleId, field: input.field, value: input.value, created_at: clock.now().getTime() })
+          .onConflict((oc) => oc.columns(['rule_id', 'field', 'value']).doNothing())
+          .returningAll()
+          .executeTakeFirst();
+      });
       if (!row) throw conflict('this exclusion already exists');
       await applyExclusions(ruleId);
       return { id: Number(row.id), rule_id: ruleId, field: row.field, value: row.value, created_at: iso(row.created_at)! };
@@ -151,7 +157,11 @@ export function createMatchService(deps: { context: SourceContext; runner: RuleR
     async deleteExclusion(orgId: number, exclusionId: number) {
       const row = await db.selectFrom('exclusions').selectAll().where('org_id', '=', orgId).where('id', '=', exclusionId).executeTakeFirst();
       if (!row) throw notFound('exclusion');
-      await db.deleteFrom('exclusions').where('id', '=', exclusionId).execute();
+      // Under the rule's lock, as a create: a delete of the rule snapshots the exclusions before or after this.
+      await db.transaction().execute(async (tx) => {
+        await lockRule(tx, context.engine, orgId, Number(row.rule_id));
+        await tx.deleteFrom('exclusions').where('id', '=', exclusionId).execute();
+      });
       await applyExclusions(Number(row.rule_id));
     },
   };

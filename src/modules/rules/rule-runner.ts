@@ -1,10 +1,10 @@
 import { sql, type Kysely, type Transaction } from 'kysely';
 import { claimable } from '../../db/claim.ts';
+import { isStatementTimeout } from '../../db/pg.ts';
 import type { Database } from '../../db/schema.ts';
 import type { JobQueue } from '../../jobs/job-queue.ts';
 import type { WorkerPresence } from '../../jobs/worker-presence.ts';
 import { HOUR_MS } from '../../lib/clock.ts';
-import { AppError } from '../../lib/errors.ts';
 import { findSource, sourceCatalog, type Hit, type MatchResult, type SourceContext, type SourceDefinition } from '../sources/index.ts';
 import { effectiveHours, type RuleRow } from './rule.service.ts';
 
@@ -21,6 +21,9 @@ const BATCH_OF_RUN_ALONE = 50;
 
 /** Thrown inside a run's result transaction when another worker has taken the run over. */
 class RunTakenOver extends Error {}
+
+/** A run whose matching PostgreSQL cancelled at the statement timeout on every try. */
+class RunTimedOut extends Error {}
 
 interface ExclusionRow {
   field: string;
@@ -40,8 +43,6 @@ export const isExcluded = (hit: Hit, exclusions: ExclusionRow[]): boolean =>
     return value !== null && value !== undefined && String(value).toLowerCase() === e.value.toLowerCase();
   });
 
-/** SQLSTATE of a statement PostgreSQL cancelled at its statement_timeout. */
-const STATEMENT_TIMEOUT = '57014';
 /** Tries of a rule's matching that PostgreSQL cancelled at the statement timeout. */
 const TIMEOUT_ATTEMPTS = 2;
 
@@ -90,14 +91,9 @@ export function createRuleRunner(deps: {
       try {
         return await match();
       } catch (error) {
-        if ((error as { code?: string }).code !== STATEMENT_TIMEOUT) throw error;
+        if (!isStatementTimeout(error)) throw error;
         if (attempt === TIMEOUT_ATTEMPTS) {
-          // A 503 where a request waits for the run (the first run of a new rule): the rule
-          // stands, and the scheduler runs its window again at the next tick.
-          throw new AppError('service_unavailable', `the rule's query ran past the statement timeout (DRAGNET_RULE_RUN_TIMEOUT_MS) ${attempt} times; narrow the rule`, {
-            retryAfterSeconds: 60,
-            cause: error,
-          });
+          throw new RunTimedOut(`the rule's query ran past the statement timeout (DRAGNET_RULE_RUN_TIMEOUT_MS) ${attempt} times; narrow the rule`, { cause: error });
         }
       }
     }
@@ -427,10 +423,19 @@ export function createRuleRunner(deps: {
   return {
     recount,
 
-    /** spec 3.3.1: the run at creation, over everything up to now. */
+    /**
+     * spec 3.3.1: the run at creation, over everything up to now. One past the statement timeout
+     * is recorded as failed and not thrown: the rule is created all the same (an error would have
+     * a client retry into a duplicate), and the scheduler runs its window again at the next tick.
+     */
     async runNow(rule: RuleRow) {
       const source = findSource(Number(rule.service_id))!;
-      return runOne(rule, source, clock.now().getTime());
+      try {
+        return await runOne(rule, source, clock.now().getTime());
+      } catch (error) {
+        if (error instanceof RunTimedOut) return { ran: false, matchId: null };
+        throw error;
+      }
     },
 
     /**

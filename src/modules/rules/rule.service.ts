@@ -8,6 +8,7 @@ import type { OrganizationService } from '../orgs/index.ts';
 import type { FollowUpTokens } from '../search/index.ts';
 import { findSource, normalizeArgs, validateArgs, type SourceContext, type SourceDefinition } from '../sources/index.ts';
 import { frequencyHours, isFrequency, type Frequency } from './frequency.ts';
+import { lockRule as lockRuleRow } from './rule-lock.ts';
 
 export type RuleRow = Selectable<AlertRuleTable>;
 type Executor = Kysely<Database> | Transaction<Database>;
@@ -194,18 +195,7 @@ export function createRuleService(deps: {
     if (recipients.length) await tx.insertInto('alert_rule_recipients').values(recipients.map((recipient_id) => ({ rule_id: ruleId, recipient_id }))).execute();
   };
 
-  /**
-   * The rule's row, locked until the transaction ends: changes to one rule (update, delete,
-   * restore) take turns, and each sees what the one before it committed. Without it, two deletes
-   * at once both snapshotted the rule, the second after the first had detached its recipients
-   * and exclusions, and a restore brought back none. (SQLite transactions take turns anyway.)
-   */
-  const lockRule = async (tx: Transaction<Database>, orgId: number, id: number): Promise<RuleRow> => {
-    const query = tx.selectFrom('alert_rules').selectAll().where('org_id', '=', orgId).where('id', '=', id);
-    const row = await (deps.context.engine === 'postgres' ? query.forUpdate() : query).executeTakeFirst();
-    if (!row) throw notFound('monitoring rule');
-    return row;
-  };
+  const lockRule = (tx: Transaction<Database>, orgId: number, id: number): Promise<RuleRow> => lockRuleRow(tx, deps.context.engine, orgId, id);
 
   /** A transaction of rule changes; a unique index that a concurrent change won is a 409, not a 500. */
   const changeRules = async <T>(work: (tx: Transaction<Database>) => Promise<T>): Promise<T> => {

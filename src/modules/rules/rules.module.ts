@@ -1,5 +1,7 @@
 import type { Store } from '../../db/store.ts';
+import type { BackgroundTasks } from '../../db/maintenance.ts';
 import type { KeyRing } from '../../lib/crypto.ts';
+import type { Log } from '../../lib/log.ts';
 import type { JobQueue } from '../../jobs/job-queue.ts';
 import type { WorkerPresence } from '../../jobs/worker-presence.ts';
 import type { Clock } from '../../lib/clock.ts';
@@ -18,6 +20,8 @@ export function createRulesModule(deps: {
   clock: Clock;
   keys: KeyRing;
   dataDir: string;
+  background: BackgroundTasks;
+  log: Log;
   jobs: JobQueue;
   presence: WorkerPresence;
   organizations: OrganizationService;
@@ -26,7 +30,7 @@ export function createRulesModule(deps: {
   audit: AuditLog;
 }) {
   const { store, clock } = deps;
-  const context = { db: store.db, engine: store.engine, clock, keys: deps.keys, dataDir: deps.dataDir };
+  const context = { db: store.db, engine: store.engine, clock, keys: deps.keys, dataDir: deps.dataDir, background: deps.background, log: deps.log };
   const rules = createRuleService({ db: store.db, clock, context, organizations: deps.organizations, followUps: deps.followUps });
   const runner = createRuleRunner({ context, ruleRuns: store.ruleRuns, jobs: deps.jobs, presence: deps.presence });
   const matches = createMatchService({ context, runner });

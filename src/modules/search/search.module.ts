@@ -1,5 +1,6 @@
 import type { Store } from '../../db/store.ts';
 import type { Clock } from '../../lib/clock.ts';
+import type { Log } from '../../lib/log.ts';
 import { createChannelRepository } from './channel.repository.ts';
 import { createFollowUpTokens } from './follow-up-token.ts';
 import { createCorpusWriter } from '../sources/messenger/index.ts';
@@ -8,7 +9,7 @@ import { createSearchRepository } from './search.repository.ts';
 import { createSearchService } from './search.service.ts';
 import { createTrigramStats } from './trigram-stats.ts';
 
-export function createSearchModule(deps: { store: Store; clock: Clock; jwtKey: Uint8Array }) {
+export function createSearchModule(deps: { store: Store; clock: Clock; jwtKey: Uint8Array; log: Log }) {
   // Channel lists and filters are reads: on the readers, never behind a writer.
   const channels = createChannelRepository(deps.store.reader);
   const followUps = createFollowUpTokens({ jwtKey: deps.jwtKey, clock: deps.clock });
@@ -21,7 +22,7 @@ export function createSearchModule(deps: { store: Store; clock: Clock; jwtKey: U
     trigrams: createTrigramStats(deps.store.reader),
     clock: deps.clock,
   });
-  const writer = createCorpusWriter({ db: deps.store.db, engine: deps.store.engine, clock: deps.clock });
+  const writer = createCorpusWriter({ db: deps.store.db, engine: deps.store.engine, clock: deps.clock, log: deps.log });
   return {
     service,
     channels,

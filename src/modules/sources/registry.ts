@@ -52,7 +52,7 @@ export function findSource(id: number): SourceDefinition | undefined {
  * What every ingester gets around its own run: a report and errors that name no path inside the
  * data folder (withoutDataPaths: the ingestion API, the inbox and standard input read files the
  * server keeps there), and on PostgreSQL fresh planner statistics for the tables it wrote many
- * rows to (db/maintenance.ts), also when it failed part-way.
+ * rows to (db/maintenance.ts), also when it failed part-way, refreshed in the background.
  */
 const sharedIngest = (ingester: Ingester): Ingester => ({
   ...ingester,
@@ -64,7 +64,9 @@ const sharedIngest = (ingester: Ingester): Ingester => ({
       if (error instanceof Error) error.message = withoutDataPaths(error.message, context.dataDir);
       throw error;
     } finally {
-      if (tally) await analyzeLargeWrites(context.db, tally.rows);
+      // After the answer, not before it: an ANALYZE of a large table takes a while, and its
+      // failure is the operator's to hear of, not the ingest's outcome.
+      if (tally) context.background.run('ANALYZE after an ingest', () => analyzeLargeWrites(context.db, tally.rows));
     }
   },
 });

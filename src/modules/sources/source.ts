@@ -2,8 +2,10 @@ import type { Kysely } from 'kysely';
 import type { MigrationModule } from '../../db/migration-helpers.ts';
 import type { Database } from '../../db/schema.ts';
 import type { Engine } from '../../db/store.ts';
+import type { BackgroundTasks } from '../../db/maintenance.ts';
 import type { Clock } from '../../lib/clock.ts';
 import type { KeyRing } from '../../lib/crypto.ts';
+import type { Log } from '../../lib/log.ts';
 import type { OutboundHttp } from '../../lib/outbound/index.ts';
 import type { Frequency } from '../rules/index.ts';
 import type { ArgError } from './args-validation.ts';
@@ -53,6 +55,10 @@ export interface SourceContext {
   clock: Clock;
   keys: KeyRing;
   dataDir: string;
+  /** Upkeep after an ingest (ANALYZE), which no answer waits for. */
+  background: BackgroundTasks;
+  /** Where failures that must not change an outcome are reported. */
+  log: Log;
   /** Set while an async source's background job runs: how much of the work is done. */
   reportProgress?(done: number, total: number, unit: string): Promise<void>;
 }

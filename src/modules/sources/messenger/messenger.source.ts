@@ -53,7 +53,7 @@ async function checkChannels(context: SourceContext, args: Record<string, unknow
   return unknown.length ? [{ field: 'args.channel_ids', message: `unknown channel ids: ${unknown.join(', ')}`, rule: 3 }] : [];
 }
 
-const writerOf = (context: SourceContext) => createCorpusWriter({ db: context.db, engine: context.engine, clock: context.clock });
+const writerOf = (context: SourceContext) => createCorpusWriter({ db: context.db, engine: context.engine, clock: context.clock, log: context.log });
 
 export const messengerSource: SourceDefinition = {
   id: 1,

@@ -1,6 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../../../db/schema.ts';
 import type { Clock } from '../../../lib/clock.ts';
+import type { Log } from '../../../lib/log.ts';
 import type { CounterSlot, CounterStore, ReserveOutcome } from './counter-store.ts';
 
 const FLUSH_INTERVAL_MS = 250;
@@ -10,8 +11,8 @@ const FLUSH_INTERVAL_MS = 250;
  * its increment cannot interleave, and written behind to the store so they survive a restart
  * (flushed every 250 ms and on shutdown; a crash loses at most that much).
  */
-export async function createEmbeddedCounters(deps: { db: Kysely<Database>; clock: Clock }): Promise<CounterStore> {
-  const { db, clock } = deps;
+export async function createEmbeddedCounters(deps: { db: Kysely<Database>; clock: Clock; log: Log }): Promise<CounterStore> {
+  const { db, clock, log } = deps;
   const counts = new Map<string, { count: number; expiresAt: number }>();
   const dirty = new Set<string>();
 
@@ -50,7 +51,7 @@ export async function createEmbeddedCounters(deps: { db: Kysely<Database>; clock
       failing = false;
     } catch (error) {
       for (const key of keys) if (counts.has(key)) dirty.add(key);
-      if (!failing) process.stderr.write(`rate-limit counters: flush failed, kept for the next one: ${error instanceof Error ? error.message : String(error)}\n`);
+      if (!failing) log('rate-limit counters: flush failed, kept for the next one', error);
       failing = true;
     }
   };
@@ -62,7 +63,7 @@ export async function createEmbeddedCounters(deps: { db: Kysely<Database>; clock
   };
   // write() keeps a store failure for the next flush; anything else it throws is still only logged.
   const timer = setInterval(() => {
-    flush().catch((error: unknown) => process.stderr.write(`rate-limit counters: flush failed: ${String(error)}\n`));
+    flush().catch((error: unknown) => log('rate-limit counters: flush failed', error));
   }, FLUSH_INTERVAL_MS);
   timer.unref();
 

@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import type { MigrationContext } from '../../../../db/migration-helpers.ts';
+import { withoutOldCopies, type MigrationContext } from '../../../../db/migration-helpers.ts';
 import { iin8DigestInput } from '../card-number.ts';
 
 // Landed migrations are never edited: add a new numbered file instead.
@@ -43,9 +43,12 @@ export async function up(db: Kysely<unknown>, { engine, keys }: MigrationContext
       after = Number(batch.at(-1)!.id);
     }
   };
-  // PostgreSQL runs each migration in a transaction; SQLite does not, and one transaction saves
-  // a commit per card.
-  if (engine === 'sqlite') await cards.transaction().execute(rekey);
-  else await rekey(cards);
-  await cards.schema.alterTable('cards').dropColumn('iin').execute();
+  // The old digests and IINs must not survive in SQLite's free space or WAL either.
+  await withoutOldCopies(db, engine, async () => {
+    // PostgreSQL runs each migration in a transaction; SQLite does not, and one transaction saves
+    // a commit per card.
+    if (engine === 'sqlite') await cards.transaction().execute(rekey);
+    else await rekey(cards);
+    await cards.schema.alterTable('cards').dropColumn('iin').execute();
+  });
 }

@@ -3,6 +3,7 @@ import { sql, type Kysely, type Transaction } from 'kysely';
 import type { Database } from '../../../../db/schema.ts';
 import type { Engine } from '../../../../db/store.ts';
 import type { Clock } from '../../../../lib/clock.ts';
+import type { Log } from '../../../../lib/log.ts';
 import { foldText } from '../../../search/index.ts';
 import { createPartitionKeeper, type PartitionKeeper } from './message-partitions.ts';
 
@@ -54,7 +55,7 @@ const channelKey = (channel: ChannelInput): string =>
  * Writes channels and messages, in bounded transactions. Re-writing the same messages adds
  * nothing (unique on channel + message id).
  */
-export function createCorpusWriter(deps: { db: Kysely<Database>; engine: Engine; clock: Clock }) {
+export function createCorpusWriter(deps: { db: Kysely<Database>; engine: Engine; clock: Clock; log: Log }) {
   const { db, engine, clock } = deps;
 
   /** The category's id, created when missing (unique name: of two writers at once, one inserts). */
@@ -213,7 +214,10 @@ export function createCorpusWriter(deps: { db: Kysely<Database>; engine: Engine;
         }
         await commit();
       } finally {
-        await countChannels(channelIds);
+        // The counts are a convenience of the channel list: a failure to refresh them (the write
+        // lock busy past its wait) is logged, and neither hides the write's own error nor fails
+        // a write that succeeded; the next write to the channel counts again.
+        await countChannels(channelIds).catch((error: unknown) => deps.log("messenger: the channels' message counts were not refreshed", error));
       }
       return totals;
     },
