@@ -35,7 +35,7 @@ export type ReferenceCheck = (orgId: number, kind: DeliveryKind, id: number, exe
 export const DELIVERY_LIMITS = { recipients: 10, senders: 10, webhooks: 10, templates: 50 } as const;
 
 /** Header names a webhook's custom headers cannot set (docs/api.md): Dragnet sets them. */
-export const RESERVED_WEBHOOK_HEADERS = new Set(['content-type', 'user-agent', 'x-alertsystem-signature', 'webhook-id', 'webhook-timestamp', 'webhook-signature']);
+const RESERVED_WEBHOOK_HEADERS = new Set(['content-type', 'user-agent', 'x-alertsystem-signature', 'webhook-id', 'webhook-timestamp', 'webhook-signature']);
 /**
  * Hop-by-hop and framing headers (RFC 9110 7.6.1, 9112): set by a tenant they would change how
  * the request is framed or routed (a second request smuggled in the body, an Upgrade, a proxy's

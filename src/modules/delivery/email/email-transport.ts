@@ -54,7 +54,7 @@ const FAILURES: Record<string, string> = {
  * or greeting, which is the peer's bytes (a MySQL greeting holds a NUL; another service's banner
  * would be shown to the tenant who pointed a sender at it).
  */
-export function describeSmtpFailure(error: unknown): string {
+function describeSmtpFailure(error: unknown): string {
   if (error instanceof BlockedAddressError) return `refused: ${error.message}`;
   const e = error as { code?: unknown; originalCode?: unknown; responseCode?: unknown; command?: unknown; message?: unknown };
   const code = typeof e.code === 'string' ? e.code : '';
