@@ -29,7 +29,7 @@ export function createOutboundHttp(guard: OutboundGuard, options: { timeoutMs?: 
       const connect: buildConnector.connector = (target, callback) => {
         const host = normalHost(target.hostname);
         const port = Number(target.port) || (target.protocol === 'https:' ? 443 : 80);
-        guard.resolve(host, port).then(
+        guard.resolve(host, port, options.timeoutMs).then(
           (address) => {
             // Inside a promise handler a throw would be an unhandled rejection, not the request's error.
             try {

@@ -81,7 +81,7 @@ export function createEmailTransport(options: EmailTransportOptions & { guard: O
       const failed = (error: unknown): EmailOutcome => ({ ok: false, error: describeSmtpFailure(error), durationMs: Math.round(performance.now() - started) });
       let address = account.host;
       try {
-        if (!account.operatorSet) address = await options.guard.resolve(account.host, account.port);
+        if (!account.operatorSet) address = await options.guard.resolve(account.host, account.port, options.timeoutMs);
       } catch (error) {
         return failed(error);
       }
