@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { deliveryUser, webhookBody } from '../support/delivery-api.ts';
 import { createTestApp, type TestApp } from '../support/test-app.ts';
 import { testEngine } from '../support/test-store.ts';
 
@@ -24,6 +25,7 @@ describe(`collectors do not follow redirects the guard refuses (${testEngine})`,
   let t: TestApp;
   let dir: string;
   let feed: Server;
+  const feedPaths: string[] = [];
   let internal: Server;
   let internalConnections = 0;
   let other: Server;
@@ -45,6 +47,8 @@ describe(`collectors do not follow redirects the guard refuses (${testEngine})`,
     const otherPort = await listen(other);
     feed = createServer((request, response) => {
       const url = request.url!;
+      feedPaths.push(url);
+      if (url === '/hook') return void response.writeHead(204).end();
       if (url === '/ok/posts.json') return void response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(posts));
       if (url === '/hop/posts.json') return void response.writeHead(301, { location: '/ok/posts.json' }).end();
       if (url === '/loop/posts.json') return void response.writeHead(302, { location: url }).end();
@@ -96,12 +100,12 @@ describe(`collectors do not follow redirects the guard refuses (${testEngine})`,
   });
 
   let collectorFiles = 0;
-  /** A second app whose collectors file holds `collectors`, with only the feed's port (and `alsoAllow`) allowed. */
-  async function withCollectors(collectors: Record<string, unknown>, use: (app: TestApp) => Promise<void>, alsoAllow: string[] = []) {
+  /** A second app whose collectors file holds `collectors`, with only the feed's port allowed unless `env` says otherwise. */
+  async function withCollectors(collectors: Record<string, unknown>, use: (app: TestApp) => Promise<void>, env: Record<string, string> = {}) {
     const feedPort = (feed.address() as AddressInfo).port;
     const collectorsFile = path.join(dir, `collectors-${++collectorFiles}.json`);
     writeFileSync(collectorsFile, JSON.stringify(collectors).replaceAll('FEED', `http://127.0.0.1:${feedPort}`));
-    const app = await createTestApp({ env: { DRAGNET_COLLECTORS_FILE: collectorsFile, DRAGNET_OUTBOUND_ALLOW_HOSTS: [`127.0.0.1:${feedPort}`, ...alsoAllow].join(',') } });
+    const app = await createTestApp({ env: { DRAGNET_COLLECTORS_FILE: collectorsFile, DRAGNET_OUTBOUND_ALLOW_HOSTS: `127.0.0.1:${feedPort}`, ...env } });
     try {
       await use(app);
     } finally {
@@ -142,6 +146,19 @@ describe(`collectors do not follow redirects the guard refuses (${testEngine})`,
       expect(otherRequests).toHaveLength(1);
       expect(otherRequests[0]).not.toHaveProperty('if-none-match');
       expect(otherRequests[0]).toMatchObject({ accept: 'application/json' });
-    }, [`127.0.0.1:${otherPort}`]);
+    }, { DRAGNET_OUTBOUND_ALLOW_HOSTS: `127.0.0.1:${(feed.address() as AddressInfo).port},127.0.0.1:${otherPort}` });
+  });
+
+  it('a feed on the collector allow-list only is reachable by its collector, and refused to a tenant webhook', async () => {
+    const feedPort = (feed.address() as AddressInfo).port;
+    await withCollectors({ 'ransomware-live': { url: 'FEED/ok/posts.json', timeout_ms: 5000 } }, async (app) => {
+      expect(await app.container.collectors.runNow(['ransomware-live'])).toMatchObject([{ outcome: 'ran', items: 1 }]);
+      const tenant = await deliveryUser(app, 'Acme', 'alice@acme.test');
+      const created = await tenant.create('webhook', webhookBody('internal-feed', { url: `http://127.0.0.1:${feedPort}/hook` }));
+      expect(created.statusCode, created.body).toBe(201);
+      const tested = await tenant.testWebhook(created.json().id);
+      expect(tested.json()).toMatchObject({ status: 'failed', status_code: null, error: expect.stringMatching(/^refused: address 127\.0\.0\.1 is not a public address/) });
+      expect(feedPaths).not.toContain('/hook');
+    }, { DRAGNET_OUTBOUND_ALLOW_HOSTS: '', DRAGNET_COLLECTOR_ALLOW_HOSTS: `127.0.0.1:${feedPort}` });
   });
 });
