@@ -11,6 +11,7 @@ import type { Clock } from '../../lib/clock.ts';
 import type { Metrics } from '../../lib/metrics.ts';
 import type { KeyRing } from '../../lib/crypto.ts';
 import { AppError, validationError } from '../../lib/errors.ts';
+import { logFailure } from '../../lib/log-failure.ts';
 import { normalizeEmail } from '../orgs/index.ts';
 import { createAttemptLog, type AttemptLog } from './attempt-log.ts';
 import { createDefaultableStore } from './defaultable-store.ts';
@@ -200,7 +201,7 @@ export function createDeliveryService(deps: {
    */
   const track = (what: string, work: Promise<unknown>) => {
     const settled = work
-      .catch((error: unknown) => process.stderr.write(`delivery: ${what} failed: ${error instanceof Error ? error.message : String(error)}\n`))
+      .catch((error: unknown) => logFailure(`delivery: ${what} failed`, error))
       .finally(() => background.delete(settled));
     background.add(settled);
   };
