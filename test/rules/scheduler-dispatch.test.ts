@@ -1,19 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startScheduler } from '../../src/modules/rules/index.ts';
 import { channel, message } from '../support/corpus.ts';
-import { createDeliveryKit, createRulesApp, HOUR, messengerRule, requestsTo, rulesUser, runsOf, writeCorpus, type RulesApi } from '../support/rules-api.ts';
+import { createDeliveryKit, HOUR, messengerRule, requestsTo, runsOf, slowAndQuickOrgs, until, writeCorpus, type RulesApi } from '../support/rules-api.ts';
 import type { TestApp } from '../support/test-app.ts';
 import { testEngine } from '../support/test-store.ts';
-import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.ts';
-
-/** Polls `check` until it holds, failing after `timeoutMs`. */
-async function until(what: string, check: () => boolean | Promise<boolean>, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
+import type { WebhookReceiver } from '../support/webhook-receiver.ts';
 
 /**
  * The worker's scheduler, as `dragnet serve` and `dragnet worker` run it: org A's webhook
@@ -29,10 +20,7 @@ describe(`scheduler: a slow delivery does not hold up rule runs (${testEngine})`
   let scheduler: ReturnType<typeof startScheduler> | undefined;
 
   beforeAll(async () => {
-    [slow, quick] = await Promise.all([startWebhookReceiver('127.0.0.1', 'hang'), startWebhookReceiver()]);
-    t = await createRulesApp({ env: { DRAGNET_WEBHOOK_TIMEOUT_MS: '30000' } });
-    alice = await rulesUser(t, 'Acme', 'alice@acme.test');
-    bob = await rulesUser(t, 'Globex', 'bob@globex.test');
+    ({ t, alice, bob, slow, quick } = await slowAndQuickOrgs());
   });
   afterAll(async () => {
     // A's receiver going away ends its attempt, so the scheduler stops at once.
