@@ -47,6 +47,12 @@ export interface Config {
    * although they are not public (src/lib/outbound).
    */
   outboundAllowHosts: string[];
+  /**
+   * DRAGNET_COLLECTOR_ALLOW_HOSTS: the same kind of entries, for the operator's collectors only
+   * (which also reach what outboundAllowHosts allows): an internal feed listed here stays out of
+   * reach of the tenants' webhooks and senders.
+   */
+  collectorAllowHosts: string[];
   schedulerPollMs: number;
   /** How often a process that claims work tells the store it is alive (src/jobs/worker-presence.ts). */
   workerHeartbeatMs: number;
@@ -192,10 +198,10 @@ function metricsToken(raw: string | undefined): string | undefined {
   return raw;
 }
 
-/** Both variables' entries, checked now so a typo stops the start instead of refusing at send time. */
-function outboundAllowHosts(env: Env): string[] {
+/** The variables' entries, checked now so a typo stops the start instead of refusing at send time. */
+function allowHosts(env: Env, names: string[]): string[] {
   const entries: string[] = [];
-  for (const name of ['DRAGNET_OUTBOUND_ALLOW_HOSTS', 'DRAGNET_WEBHOOK_ALLOW_HOSTS']) {
+  for (const name of names) {
     const list = (env[name] ?? '').split(',').map((entry) => entry.trim()).filter(Boolean);
     try {
       parseAllowList(list);
@@ -245,7 +251,8 @@ export function loadConfig(env: Env = process.env): Config {
         ca: env.DRAGNET_SMTP_CA_FILE ? readFileSync(env.DRAGNET_SMTP_CA_FILE, 'utf8') : undefined,
       },
     },
-    outboundAllowHosts: outboundAllowHosts(env),
+    outboundAllowHosts: allowHosts(env, ['DRAGNET_OUTBOUND_ALLOW_HOSTS', 'DRAGNET_WEBHOOK_ALLOW_HOSTS']),
+    collectorAllowHosts: allowHosts(env, ['DRAGNET_COLLECTOR_ALLOW_HOSTS']),
     schedulerPollMs: integer(env, 'DRAGNET_SCHEDULER_POLL_MS', 2000, 10),
     workerHeartbeatMs: integer(env, 'DRAGNET_WORKER_HEARTBEAT_MS', 5000, 10),
     collectorsFile: path.resolve(env.DRAGNET_COLLECTORS_FILE || path.join(dataDir, 'collectors.json')),

@@ -36,7 +36,10 @@ export async function createContainer(config: Config, options: { clock?: Clock; 
   await migrateToLatest(store, keys);
   const metrics = createMetrics({ queueDepth: () => readQueueDepth(store.db) });
   const audit = createAuditModule({ db: store.db, clock });
+  // Tenants choose their webhooks' and senders' targets; only the operator chooses collectors'
+  // feeds, so only collectors get the operator's collector list on top.
   const outbound = createOutboundGuard(parseAllowList(config.outboundAllowHosts));
+  const collectorOutbound = createOutboundGuard(parseAllowList([...config.outboundAllowHosts, ...config.collectorAllowHosts]));
 
   const orgs = createOrgsModule({
     store,
@@ -77,7 +80,7 @@ export async function createContainer(config: Config, options: { clock?: Clock; 
   const sourceContext = { db: store.db, engine: store.engine, clock, keys, dataDir: config.dataDir, background, log };
   // Quick searches are searches: on the search pool, under DRAGNET_SEARCH_TIMEOUT_MS on PostgreSQL.
   const quickSearch = createQuickSearchModule({ context: { ...sourceContext, db: store.reader }, limiter: usage.limiter, limits: usage.limits });
-  const ingestion = createIngestionModule({ db: store.db, clock, context: sourceContext, collectorsFile: config.collectorsFile, ingestMaxBytes: config.ingestMaxBytes, metrics, guard: outbound });
+  const ingestion = createIngestionModule({ db: store.db, clock, context: sourceContext, collectorsFile: config.collectorsFile, ingestMaxBytes: config.ingestMaxBytes, metrics, guard: collectorOutbound });
 
   return {
     config,

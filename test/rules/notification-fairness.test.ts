@@ -1,20 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { channel, message } from '../support/corpus.ts';
-import { createDeliveryKit, createRulesApp, HOUR, messengerRule, requestsTo, rulesUser, writeCorpus, type RulesApi } from '../support/rules-api.ts';
+import { createDeliveryKit, HOUR, messengerRule, requestsTo, slowAndQuickOrgs, until, writeCorpus, type RulesApi } from '../support/rules-api.ts';
 import type { TestApp } from '../support/test-app.ts';
 import { testEngine } from '../support/test-store.ts';
-import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.ts';
+import type { WebhookReceiver } from '../support/webhook-receiver.ts';
 
 const AT = new Date(Date.parse('2026-03-11T09:00:00Z'));
-
-/** Polls `check` until it holds, failing after `timeoutMs`. */
-async function until(what: string, check: () => boolean | Promise<boolean>, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
 
 /**
  * One organization's slow webhook must not hold up another's notification: org A's receiver
@@ -29,10 +20,7 @@ describe(`notifications: a slow receiver delays only its own organization (${tes
   let quick: WebhookReceiver;
 
   beforeAll(async () => {
-    [slow, quick] = await Promise.all([startWebhookReceiver('127.0.0.1', 'hang'), startWebhookReceiver()]);
-    t = await createRulesApp({ env: { DRAGNET_WEBHOOK_TIMEOUT_MS: '30000' } });
-    alice = await rulesUser(t, 'Acme', 'alice@acme.test');
-    bob = await rulesUser(t, 'Globex', 'bob@globex.test');
+    ({ t, alice, bob, slow, quick } = await slowAndQuickOrgs());
   });
   afterAll(async () => {
     await slow?.close();

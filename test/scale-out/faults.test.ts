@@ -217,7 +217,7 @@ describe(`faults: ${TOPOLOGY.api} API and ${TOPOLOGY.workers} worker processes k
       }
       expect((await runsOfWindow()).map((run) => run.status)).toEqual(Array<string>(RULES).fill('completed'));
 
-      // No notification twice. One in flight when its dispatcher died is failed (it may have
+      // No notification twice. One in flight when its worker died is failed (it may have
       // arrived); every other one was delivered exactly once.
       const webhooksByRule = new Map<string, number>();
       for (const request of receiver.requests) {
@@ -230,8 +230,10 @@ describe(`faults: ${TOPOLOGY.api} API and ${TOPOLOGY.workers} worker processes k
         const name = /^Alert (.+) \(template fault\)$/.exec(mail.parsed.subject ?? '')?.[1];
         if (name) mailsByRule.set(name, (mailsByRule.get(name) ?? 0) + 1);
       }
+      // At most the one in flight of each killed worker: dispatch runs beside the tick, so the
+      // worker killed mid-tick may have had one of the organization's notifications in flight too.
       const failed = notifications.filter((n) => n.status === 'failed');
-      expect(failed.length).toBeLessThanOrEqual(1);
+      expect(failed.length).toBeLessThanOrEqual(2);
       for (const notification of notifications) {
         const rule = rules.find((r) => r.id === Number(notification.rule_id))!;
         const deliveries = (notification.channel === 'webhook' ? webhooksByRule : mailsByRule).get(rule.name) ?? 0;

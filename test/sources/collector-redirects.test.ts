@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { deliveryUser, webhookBody } from '../support/delivery-api.ts';
 import { createTestApp, type TestApp } from '../support/test-app.ts';
 import { testEngine } from '../support/test-store.ts';
 
@@ -24,8 +25,11 @@ describe(`collectors do not follow redirects the guard refuses (${testEngine})`,
   let t: TestApp;
   let dir: string;
   let feed: Server;
+  const feedPaths: string[] = [];
   let internal: Server;
   let internalConnections = 0;
+  let other: Server;
+  const otherRequests: Array<Record<string, string | string[] | undefined>> = [];
 
   beforeAll(async () => {
     // What an internal service would answer: a valid feed of each kind.
@@ -35,10 +39,24 @@ describe(`collectors do not follow redirects the guard refuses (${testEngine})`,
     });
     internal.on('connection', () => internalConnections++);
     const internalPort = await listen(internal);
+    // Another origin the operator allows, where a feed's redirect may lead.
+    other = createServer((request, response) => {
+      otherRequests.push(request.headers);
+      response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(posts));
+    });
+    const otherPort = await listen(other);
     feed = createServer((request, response) => {
       const url = request.url!;
+      feedPaths.push(url);
+      if (url === '/hook') return void response.writeHead(204).end();
       if (url === '/ok/posts.json') return void response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(posts));
       if (url === '/hop/posts.json') return void response.writeHead(301, { location: '/ok/posts.json' }).end();
+      if (url === '/loop/posts.json') return void response.writeHead(302, { location: url }).end();
+      // A feed that answers with an ETag, then sends the conditional GET on to another origin.
+      if (url === '/moved/posts.json') {
+        if (request.headers['if-none-match'] === undefined) return void response.writeHead(200, { 'content-type': 'application/json', etag: '"v1"' }).end(JSON.stringify(posts));
+        return void response.writeHead(302, { location: `http://127.0.0.1:${otherPort}/posts.json` }).end();
+      }
       // Not a list: a banner with a NUL and bytes that are not UTF-8, which the run's error quotes.
       if (url === '/banner/api_scraping.php') return void response.writeHead(200).end(Buffer.from([0x4a, 0x00, 0x0a, 0x35, 0x2e, 0x37, 0xff, 0xfe, 0x00]));
       const target = url.startsWith('/metadata') ? 'http://169.254.169.254/latest/meta-data/' : `http://127.0.0.1:${internalPort}${url}`;
@@ -62,6 +80,7 @@ describe(`collectors do not follow redirects the guard refuses (${testEngine})`,
     await t?.close();
     await close(feed);
     await close(internal);
+    await close(other);
     if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
@@ -80,12 +99,13 @@ describe(`collectors do not follow redirects the guard refuses (${testEngine})`,
     expect(await count('certificates')).toBe(0);
   });
 
-  /** A second app whose collectors file holds `collectors`, with only the feed's port allowed. */
-  async function withCollectors(collectors: Record<string, unknown>, use: (app: TestApp) => Promise<void>) {
+  let collectorFiles = 0;
+  /** A second app whose collectors file holds `collectors`, with only the feed's port allowed unless `env` says otherwise. */
+  async function withCollectors(collectors: Record<string, unknown>, use: (app: TestApp) => Promise<void>, env: Record<string, string> = {}) {
     const feedPort = (feed.address() as AddressInfo).port;
-    const collectorsFile = path.join(dir, `collectors-${Object.keys(collectors).join('-')}.json`);
+    const collectorsFile = path.join(dir, `collectors-${++collectorFiles}.json`);
     writeFileSync(collectorsFile, JSON.stringify(collectors).replaceAll('FEED', `http://127.0.0.1:${feedPort}`));
-    const app = await createTestApp({ env: { DRAGNET_COLLECTORS_FILE: collectorsFile, DRAGNET_OUTBOUND_ALLOW_HOSTS: `127.0.0.1:${feedPort}` } });
+    const app = await createTestApp({ env: { DRAGNET_COLLECTORS_FILE: collectorsFile, DRAGNET_OUTBOUND_ALLOW_HOSTS: `127.0.0.1:${feedPort}`, ...env } });
     try {
       await use(app);
     } finally {
@@ -106,5 +126,39 @@ describe(`collectors do not follow redirects the guard refuses (${testEngine})`,
       expect(state.last_error).toMatch(/not a JSON array: J.*5\.7/);
       expect(state.last_error).not.toContain('\u0000');
     });
+  });
+
+  it('a feed that keeps redirecting fails the run with its own error, not as a refusal', async () => {
+    await withCollectors({ 'ransomware-live': { url: 'FEED/loop/posts.json', timeout_ms: 5000 } }, async (loop) => {
+      const [report] = await loop.container.collectors.runNow(['ransomware-live']);
+      expect(report).toMatchObject({ outcome: 'failed', items: 0 });
+      expect(report!.error).toMatch(/gave up after 5 redirects/);
+      expect(report!.error).not.toMatch(/not a public address|refused/);
+    });
+  });
+
+  it("a redirect to another origin goes without the feed's validators", async () => {
+    const otherPort = (other.address() as AddressInfo).port;
+    await withCollectors({ 'ransomware-live': { url: 'FEED/moved/posts.json', timeout_ms: 5000 } }, async (moved) => {
+      expect(await moved.container.collectors.runNow(['ransomware-live'])).toMatchObject([{ outcome: 'ran', items: 1 }]);
+      // The second run sends If-None-Match "v1" to the feed, which redirects it to the other origin.
+      expect(await moved.container.collectors.runNow(['ransomware-live'])).toMatchObject([{ outcome: 'ran' }]);
+      expect(otherRequests).toHaveLength(1);
+      expect(otherRequests[0]).not.toHaveProperty('if-none-match');
+      expect(otherRequests[0]).toMatchObject({ accept: 'application/json' });
+    }, { DRAGNET_OUTBOUND_ALLOW_HOSTS: `127.0.0.1:${(feed.address() as AddressInfo).port},127.0.0.1:${otherPort}` });
+  });
+
+  it('a feed on the collector allow-list only is reachable by its collector, and refused to a tenant webhook', async () => {
+    const feedPort = (feed.address() as AddressInfo).port;
+    await withCollectors({ 'ransomware-live': { url: 'FEED/ok/posts.json', timeout_ms: 5000 } }, async (app) => {
+      expect(await app.container.collectors.runNow(['ransomware-live'])).toMatchObject([{ outcome: 'ran', items: 1 }]);
+      const tenant = await deliveryUser(app, 'Acme', 'alice@acme.test');
+      const created = await tenant.create('webhook', webhookBody('internal-feed', { url: `http://127.0.0.1:${feedPort}/hook` }));
+      expect(created.statusCode, created.body).toBe(201);
+      const tested = await tenant.testWebhook(created.json().id);
+      expect(tested.json()).toMatchObject({ status: 'failed', status_code: null, error: expect.stringMatching(/^refused: address 127\.0\.0\.1 is not a public address/) });
+      expect(feedPaths).not.toContain('/hook');
+    }, { DRAGNET_OUTBOUND_ALLOW_HOSTS: '', DRAGNET_COLLECTOR_ALLOW_HOSTS: `127.0.0.1:${feedPort}` });
   });
 });

@@ -8,7 +8,7 @@ import { createTestApp, type TestApp } from './test-app.ts';
 import type { TestStoreLocation } from './test-store.ts';
 import type { ManualClock } from '../../src/lib/clock.ts';
 import { findIngester } from '../../src/modules/sources/index.ts';
-import type { WebhookReceiver } from './webhook-receiver.ts';
+import { startWebhookReceiver, type WebhookReceiver } from './webhook-receiver.ts';
 
 /** The monitoring-rule endpoints (spec 4.5 and docs/api.md "Matches and exclusions"). */
 export const rulePaths = {
@@ -350,3 +350,24 @@ export const writeCorpus = (t: TestApp, batches: ChannelBatch[]) => t.container.
 
 export const HOUR = 3_600_000;
 export const iso = (ms: number) => new Date(ms).toISOString();
+
+/** Polls `check` until it holds, failing after `timeoutMs`. */
+export async function until(what: string, check: () => boolean | Promise<boolean>, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+/**
+ * A rules app with two organizations: Acme (alice), whose receiver `slow` takes a request and
+ * never answers (within a 30 s delivery timeout), and Globex (bob), whose `quick` answers 204.
+ */
+export async function slowAndQuickOrgs() {
+  const [slow, quick] = await Promise.all([startWebhookReceiver('127.0.0.1', 'hang'), startWebhookReceiver()]);
+  const t = await createRulesApp({ env: { DRAGNET_WEBHOOK_TIMEOUT_MS: '30000' } });
+  const alice = await rulesUser(t, 'Acme', 'alice@acme.test');
+  const bob = await rulesUser(t, 'Globex', 'bob@globex.test');
+  return { t, alice, bob, slow, quick };
+}

@@ -42,8 +42,10 @@ export function blockedRange(address: string): string | null {
   return v6.match(GLOBAL_UNICAST_V6) ? null : 'outside global unicast 2000::/3';
 }
 
+/** A host as URLs spell an IPv6 address (`[::1]`) without its brackets. */
+export const unbracketed = (host: string) => host.replace(/^\[|\]$/g, '');
+
 /** The address as one canonical string: IPv4-mapped IPv6 as its IPv4, IPv6 in its shortest form. */
 export function canonicalAddress(address: string): string {
-  const parsed = ipaddr.process(address.replace(/^\[|\]$/g, ''));
-  return parsed.toString();
+  return ipaddr.process(unbracketed(address)).toString();
 }

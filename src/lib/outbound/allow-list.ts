@@ -1,5 +1,5 @@
 import ipaddr from 'ipaddr.js';
-import { canonicalAddress } from './address-policy.ts';
+import { canonicalAddress, unbracketed } from './address-policy.ts';
 
 /**
  * The operator's exceptions to the address policy (DRAGNET_OUTBOUND_ALLOW_HOSTS): internal
@@ -13,7 +13,7 @@ type Entry =
 
 const HOST_NAME = /^[a-z0-9_]([a-z0-9_-]*[a-z0-9_])?(\.[a-z0-9_]([a-z0-9_-]*[a-z0-9_])?)*$/;
 
-export const normalHost = (host: string) => host.trim().toLowerCase().replace(/^\[|\]$/g, '').replace(/\.$/, '');
+export const normalHost = (host: string) => unbracketed(host.trim().toLowerCase()).replace(/\.$/, '');
 
 function parseEntry(raw: string): Entry {
   const text = raw.trim().toLowerCase();

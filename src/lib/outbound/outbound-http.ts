@@ -4,8 +4,15 @@ import { normalHost } from './allow-list.ts';
 import { BlockedAddressError, type OutboundGuard } from './outbound-guard.ts';
 
 /** Redirects a GET follows, each hop through the guard. */
-export const MAX_REDIRECTS = 5;
+const MAX_REDIRECTS = 5;
 const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
+/**
+ * Headers that belong to the origin they were sent to (credentials, and validators such as a
+ * feed's ETag): not sent on to another origin a redirect points at, as browsers' fetch does.
+ */
+const ORIGIN_BOUND_HEADERS = new Set(['authorization', 'proxy-authorization', 'cookie', 'if-none-match', 'if-modified-since', 'if-match', 'if-unmodified-since', 'if-range']);
+
+const sameOriginOnly = (headers: Record<string, string>) => Object.fromEntries(Object.entries(headers).filter(([name]) => !ORIGIN_BOUND_HEADERS.has(name.toLowerCase())));
 
 /**
  * HTTP through the outbound guard: every connection the agent opens first asks the guard for
@@ -22,8 +29,15 @@ export function createOutboundHttp(guard: OutboundGuard, options: { timeoutMs?: 
       const connect: buildConnector.connector = (target, callback) => {
         const host = normalHost(target.hostname);
         const port = Number(target.port) || (target.protocol === 'https:' ? 443 : 80);
-        guard.resolve(host, port).then(
-          (address) => direct({ ...target, hostname: address, servername: target.servername || (isIP(host) ? undefined : host) }, callback),
+        guard.resolve(host, port, options.timeoutMs).then(
+          (address) => {
+            // Inside a promise handler a throw would be an unhandled rejection, not the request's error.
+            try {
+              direct({ ...target, hostname: address, servername: target.servername || (isIP(host) ? undefined : host) }, callback);
+            } catch (error) {
+              callback(error as Error, null);
+            }
+          },
           (error: Error) => callback(error, null),
         );
       };
@@ -38,20 +52,27 @@ export function createOutboundHttp(guard: OutboundGuard, options: { timeoutMs?: 
       return undici.request(url, { ...init, dispatcher: agent });
     },
 
-    /** A GET that follows up to MAX_REDIRECTS redirects to http(s) URLs, each checked before connecting. */
+    /**
+     * A GET that follows up to MAX_REDIRECTS redirects to http(s) URLs, each checked before
+     * connecting; a hop to another origin goes without the ORIGIN_BOUND_HEADERS.
+     */
     async get(url: string, init: { headers?: Record<string, string>; signal: AbortSignal }) {
       const { undici, agent } = await load();
       let current = new URL(url);
+      let headers = init.headers ?? {};
       for (let hop = 0; ; hop++) {
-        const response = await undici.fetch(current, { headers: init.headers, signal: init.signal, redirect: 'manual', dispatcher: agent }).catch((error: unknown) => {
+        const response = await undici.fetch(current, { headers, signal: init.signal, redirect: 'manual', dispatcher: agent }).catch((error: unknown) => {
           // fetch says only "fetch failed"; a refusal is the answer the operator needs.
           throw (error as Error).cause instanceof BlockedAddressError ? (error as Error).cause : error;
         });
         const location = response.headers.get('location');
         if (!REDIRECT_STATUSES.has(response.status) || location === null) return response;
         await response.body?.cancel();
-        if (hop === MAX_REDIRECTS) throw new BlockedAddressError(`${url}: more than ${MAX_REDIRECTS} redirects`);
-        current = new URL(location, current);
+        // Not a refusal: nothing was refused, the feed keeps redirecting (a loop, most likely).
+        if (hop === MAX_REDIRECTS) throw new Error(`${url}: gave up after ${MAX_REDIRECTS} redirects`);
+        const next = new URL(location, current);
+        if (next.origin !== current.origin) headers = sameOriginOnly(headers);
+        current = next;
         if (current.protocol !== 'http:' && current.protocol !== 'https:') throw new BlockedAddressError(`${url}: redirected to a ${current.protocol} URL`);
       }
     },

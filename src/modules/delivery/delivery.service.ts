@@ -11,6 +11,7 @@ import type { Clock } from '../../lib/clock.ts';
 import type { Metrics } from '../../lib/metrics.ts';
 import type { KeyRing } from '../../lib/crypto.ts';
 import { AppError, validationError } from '../../lib/errors.ts';
+import { logFailure } from '../../lib/log-failure.ts';
 import { normalizeEmail } from '../orgs/index.ts';
 import { createAttemptLog, type AttemptLog } from './attempt-log.ts';
 import { createDefaultableStore } from './defaultable-store.ts';
@@ -35,7 +36,7 @@ export type ReferenceCheck = (orgId: number, kind: DeliveryKind, id: number, exe
 export const DELIVERY_LIMITS = { recipients: 10, senders: 10, webhooks: 10, templates: 50 } as const;
 
 /** Header names a webhook's custom headers cannot set (docs/api.md): Dragnet sets them. */
-export const RESERVED_WEBHOOK_HEADERS = new Set(['content-type', 'user-agent', 'x-alertsystem-signature', 'webhook-id', 'webhook-timestamp', 'webhook-signature']);
+const RESERVED_WEBHOOK_HEADERS = new Set(['content-type', 'user-agent', 'x-alertsystem-signature', 'webhook-id', 'webhook-timestamp', 'webhook-signature']);
 /**
  * Hop-by-hop and framing headers (RFC 9110 7.6.1, 9112): set by a tenant they would change how
  * the request is framed or routed (a second request smuggled in the body, an Upgrade, a proxy's
@@ -200,7 +201,7 @@ export function createDeliveryService(deps: {
    */
   const track = (what: string, work: Promise<unknown>) => {
     const settled = work
-      .catch((error: unknown) => process.stderr.write(`delivery: ${what} failed: ${error instanceof Error ? error.message : String(error)}\n`))
+      .catch((error: unknown) => logFailure(`delivery: ${what} failed`, error))
       .finally(() => background.delete(settled));
     background.add(settled);
   };

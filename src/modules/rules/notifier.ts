@@ -5,6 +5,7 @@ import type { Database, NotificationTable } from '../../db/schema.ts';
 import type { Engine } from '../../db/store.ts';
 import type { WorkerPresence } from '../../jobs/worker-presence.ts';
 import type { Clock } from '../../lib/clock.ts';
+import { logFailure } from '../../lib/log-failure.ts';
 import type { DeliveryService } from '../delivery/index.ts';
 import type { OrganizationService } from '../orgs/index.ts';
 import { findSource } from '../sources/index.ts';
@@ -93,7 +94,7 @@ export function createNotifier(deps: {
     try {
       ok = await send({ ...notification, id: Number(notification.id), org_id: Number(notification.org_id), rule_id: Number(notification.rule_id), match_id: Number(notification.match_id) });
     } catch (error) {
-      process.stderr.write(`notification ${notification.id} failed: ${error instanceof Error ? error.message : String(error)}\n`);
+      logFailure(`notification ${notification.id} failed`, error);
     } finally {
       await db
         .updateTable('notifications')
@@ -101,7 +102,7 @@ export function createNotifier(deps: {
         .where('id', '=', notification.id)
         .where('claimed_by', '=', presence.id)
         .execute()
-        .catch((error: unknown) => process.stderr.write(`notification ${notification.id}: status not saved: ${error instanceof Error ? error.message : String(error)}\n`));
+        .catch((error: unknown) => logFailure(`notification ${notification.id}: status not saved`, error));
     }
   }
 

@@ -12,27 +12,44 @@ export interface SchedulerOptions {
 
 /**
  * The in-process scheduler and worker: every poll it claims rules due in the current hour's
- * window (nearly always none: each rule is claimed once per window, by one worker), runs due
- * jobs and delivers pending notifications. Any number of processes may run it against one
- * store: rule, run, job and notification claims keep each piece of work to one of them, and a
- * worker that dies leaves its claims to the others (src/jobs/worker-presence.ts).
+ * window (nearly always none: each rule is claimed once per window, by one worker) and runs due
+ * jobs; on a loop of its own, it delivers pending notifications. Any number of processes may run
+ * it against one store: rule, run, job and notification claims keep each piece of work to one of
+ * them, and a worker that dies leaves its claims to the others (src/jobs/worker-presence.ts).
  */
 export function startScheduler(
   deps: { runner: RuleRunner; notifier: Notifier; jobs: JobQueue; clock: Clock; metrics: Metrics; pruneSearchHistory: (now: Date) => Promise<number> },
   options: SchedulerOptions,
 ) {
-  let busy: Promise<void> = Promise.resolve();
   let stopped = false;
   let prunedAt = -Infinity;
 
-  const cycle = async () => {
+  /**
+   * `work` now and every pollMs, one at a time: a poll that finds the previous one still running
+   * is skipped rather than queued behind it.
+   */
+  const loop = (name: string, work: () => Promise<void>) => {
+    let running: Promise<void> | null = null;
+    const poll = () => {
+      running ??= work()
+        .catch((error: unknown) => options.log(`${name} failed`, error))
+        .finally(() => (running = null));
+    };
+    const timer = setInterval(poll, options.pollMs);
+    poll();
+    return async () => {
+      clearInterval(timer);
+      await running;
+    };
+  };
+
+  const stopRules = loop('scheduler cycle', async () => {
     const report = await deps.runner.tick(deps.clock.now());
     if (report.due) {
       deps.metrics.ruleRuns({ matched: report.matches, empty: report.ran - report.matches, failed: report.failed, skipped: report.skipped });
       options.log(`rules tick: ${report.ran} ran, ${report.skipped} already done elsewhere, ${report.matches} new matches`);
     }
     while ((await deps.jobs.runDue()) > 0 && !stopped);
-    while ((await deps.notifier.dispatchPending()) > 0 && !stopped);
     // Housekeeping, hourly: a search history past its retention (one delete; with
     // several workers, each runs it and all but the first find nothing).
     const now = deps.clock.now();
@@ -41,18 +58,17 @@ export function startScheduler(
       const pruned = await deps.pruneSearchHistory(now);
       if (pruned) options.log(`search history: ${pruned} searches past their retention removed`);
     }
-  };
-
-  const timer = setInterval(() => {
-    busy = busy.then(cycle).catch((error) => options.log('scheduler cycle failed', error));
-  }, options.pollMs);
-  busy = busy.then(cycle).catch((error) => options.log('scheduler cycle failed', error));
+  });
+  // A delivery may take the whole delivery timeout: on the same loop, one slow receiver would
+  // hold up every organization's rule runs and jobs until it answers.
+  const stopDispatch = loop('notification dispatch', async () => {
+    while ((await deps.notifier.dispatchPending()) > 0 && !stopped);
+  });
 
   return {
     async stop() {
       stopped = true;
-      clearInterval(timer);
-      await busy;
+      await Promise.all([stopRules(), stopDispatch()]);
     },
   };
 }

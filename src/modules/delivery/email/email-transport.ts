@@ -54,7 +54,7 @@ const FAILURES: Record<string, string> = {
  * or greeting, which is the peer's bytes (a MySQL greeting holds a NUL; another service's banner
  * would be shown to the tenant who pointed a sender at it).
  */
-export function describeSmtpFailure(error: unknown): string {
+function describeSmtpFailure(error: unknown): string {
   if (error instanceof BlockedAddressError) return `refused: ${error.message}`;
   const e = error as { code?: unknown; originalCode?: unknown; responseCode?: unknown; command?: unknown; message?: unknown };
   const code = typeof e.code === 'string' ? e.code : '';
@@ -81,7 +81,7 @@ export function createEmailTransport(options: EmailTransportOptions & { guard: O
       const failed = (error: unknown): EmailOutcome => ({ ok: false, error: describeSmtpFailure(error), durationMs: Math.round(performance.now() - started) });
       let address = account.host;
       try {
-        if (!account.operatorSet) address = await options.guard.resolve(account.host, account.port);
+        if (!account.operatorSet) address = await options.guard.resolve(account.host, account.port, options.timeoutMs);
       } catch (error) {
         return failed(error);
       }
