@@ -1,10 +1,9 @@
 import type { Config } from './config.ts';
-import { createBackgroundTasks } from './db/maintenance.ts';
 import { migrateToLatest } from './db/migrate.ts';
 import { openStore, type Store } from './db/store.ts';
 import { systemClock, type Clock } from './lib/clock.ts';
 import { createKeyRing } from './lib/crypto.ts';
-import { stderrLog, type Log } from './lib/log.ts';
+import { createBackgroundTasks, stderrLog, type Log } from './lib/log.ts';
 import { createMetrics } from './lib/metrics.ts';
 import { createOutboundGuard, parseAllowList } from './lib/outbound/index.ts';
 import { readQueueDepth } from './jobs/queue-depth.ts';
@@ -59,6 +58,7 @@ export async function createContainer(config: Config, options: { clock?: Clock; 
     metrics,
     audit: audit.log,
     guard: outbound,
+    log,
   });
   const presence = createWorkerPresence({ db: store.db, clock, heartbeatMs: config.workerHeartbeatMs });
   const jobs = createJobQueue({ db: store.db, engine: store.engine, clock, presence });

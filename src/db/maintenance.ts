@@ -1,5 +1,4 @@
 import { InsertQueryNode, sql, TableNode, UpdateQueryNode, type Kysely, type KyselyPlugin, type OperationNode } from 'kysely';
-import type { Log } from '../lib/log.ts';
 import type { Database } from './schema.ts';
 import type { Store } from './store.ts';
 
@@ -58,31 +57,6 @@ export async function analyzeLargeWrites(db: Kysely<Database>, rows: Map<string,
   if (large.length) await sql`analyze ${sql.join(large.map((name) => sql.table(name)))}`.execute(db);
   return large;
 }
-
-/**
- * Upkeep that runs after the work it follows has answered (ANALYZE after an ingest): its failure
- * is logged and never becomes the outcome of that work. `settle()` waits for what is still
- * running, so that a process closes its store only after (the CLI ingest's ANALYZE still ends).
- */
-export function createBackgroundTasks(log: Log) {
-  const running = new Set<Promise<void>>();
-  return {
-    run(name: string, task: () => Promise<unknown>): void {
-      const done: Promise<void> = task()
-        .then(
-          () => undefined,
-          (error: unknown) => log(`${name} failed`, error),
-        )
-        .finally(() => running.delete(done));
-      running.add(done);
-    },
-    async settle(): Promise<void> {
-      await Promise.all(running);
-    },
-  };
-}
-
-export type BackgroundTasks = ReturnType<typeof createBackgroundTasks>;
 
 /** What an operator should hear at start about autovacuum: off on the server, or on some of our tables. */
 export async function autovacuumWarnings(store: Pick<Store, 'engine' | 'db'>): Promise<string[]> {

@@ -11,7 +11,7 @@ import type { Clock } from '../../lib/clock.ts';
 import type { Metrics } from '../../lib/metrics.ts';
 import type { KeyRing } from '../../lib/crypto.ts';
 import { AppError, validationError } from '../../lib/errors.ts';
-import { logFailure } from '../../lib/log-failure.ts';
+import type { Log } from '../../lib/log.ts';
 import { normalizeEmail } from '../orgs/index.ts';
 import { createAttemptLog, type AttemptLog } from './attempt-log.ts';
 import { createDefaultableStore } from './defaultable-store.ts';
@@ -92,6 +92,7 @@ export function createDeliveryService(deps: {
   email: EmailTransport;
   webhook: WebhookTransport;
   metrics: Metrics;
+  log: Log;
 }) {
   const { db, clock, keys } = deps;
   const storeDeps = { db, engine: deps.engine, clock };
@@ -201,7 +202,7 @@ export function createDeliveryService(deps: {
    */
   const track = (what: string, work: Promise<unknown>) => {
     const settled = work
-      .catch((error: unknown) => logFailure(`delivery: ${what} failed`, error))
+      .catch((error: unknown) => deps.log(`delivery: ${what} failed`, error))
       .finally(() => background.delete(settled));
     background.add(settled);
   };

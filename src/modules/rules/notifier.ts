@@ -5,7 +5,7 @@ import type { Database, NotificationTable } from '../../db/schema.ts';
 import type { Engine } from '../../db/store.ts';
 import type { WorkerPresence } from '../../jobs/worker-presence.ts';
 import type { Clock } from '../../lib/clock.ts';
-import { logFailure } from '../../lib/log-failure.ts';
+import type { Log } from '../../lib/log.ts';
 import type { DeliveryService } from '../delivery/index.ts';
 import type { OrganizationService } from '../orgs/index.ts';
 import { findSource } from '../sources/index.ts';
@@ -42,8 +42,9 @@ export function createNotifier(deps: {
   presence: WorkerPresence;
   delivery: DeliveryService;
   organizations: OrganizationService;
+  log: Log;
 }) {
-  const { db, engine, clock, presence, delivery } = deps;
+  const { db, engine, clock, presence, delivery, log } = deps;
 
   async function send(notification: { id: number; org_id: number; rule_id: number; match_id: number; channel: string }): Promise<boolean> {
     const rule = await db.selectFrom('alert_rules').selectAll().where('id', '=', notification.rule_id).executeTakeFirstOrThrow();
@@ -94,7 +95,7 @@ export function createNotifier(deps: {
     try {
       ok = await send({ ...notification, id: Number(notification.id), org_id: Number(notification.org_id), rule_id: Number(notification.rule_id), match_id: Number(notification.match_id) });
     } catch (error) {
-      logFailure(`notification ${notification.id} failed`, error);
+      log(`notification ${notification.id} failed`, error);
     } finally {
       await db
         .updateTable('notifications')
@@ -102,7 +103,7 @@ export function createNotifier(deps: {
         .where('id', '=', notification.id)
         .where('claimed_by', '=', presence.id)
         .execute()
-        .catch((error: unknown) => logFailure(`notification ${notification.id}: status not saved`, error));
+        .catch((error: unknown) => log(`notification ${notification.id}: status not saved`, error));
     }
   }
 

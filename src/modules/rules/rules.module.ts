@@ -1,5 +1,5 @@
 import type { Store } from '../../db/store.ts';
-import type { BackgroundTasks } from '../../db/maintenance.ts';
+import type { BackgroundTasks } from '../../lib/log.ts';
 import type { KeyRing } from '../../lib/crypto.ts';
 import type { Log } from '../../lib/log.ts';
 import type { JobQueue } from '../../jobs/job-queue.ts';
@@ -34,7 +34,7 @@ export function createRulesModule(deps: {
   const rules = createRuleService({ db: store.db, clock, context, organizations: deps.organizations, followUps: deps.followUps });
   const runner = createRuleRunner({ context, ruleRuns: store.ruleRuns, jobs: deps.jobs, presence: deps.presence });
   const matches = createMatchService({ context, runner });
-  const notifier = createNotifier({ db: store.db, engine: store.engine, clock, presence: deps.presence, delivery: deps.delivery, organizations: deps.organizations });
+  const notifier = createNotifier({ db: store.db, engine: store.engine, clock, presence: deps.presence, delivery: deps.delivery, organizations: deps.organizations, log: deps.log });
   // A delivery resource used by an active rule cannot be deleted (spec 3.5).
   deps.delivery.setReferenceCheck((orgId, kind, id, tx) => rules.referencing(orgId, kind, id, tx));
   return { rules, runner, matches, notifier, routes: ruleRoutes({ rules, runner, matches, audit: deps.audit }) };

@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely';
 import type { MigrationModule } from '../../db/migration-helpers.ts';
 import type { Database } from '../../db/schema.ts';
 import type { Engine } from '../../db/store.ts';
-import type { BackgroundTasks } from '../../db/maintenance.ts';
+import type { BackgroundTasks } from '../../lib/log.ts';
 import type { Clock } from '../../lib/clock.ts';
 import type { KeyRing } from '../../lib/crypto.ts';
 import type { Log } from '../../lib/log.ts';

@@ -18,7 +18,7 @@ async function createCounters(deps: { store: Store; clock: Clock; redisUrl?: str
   if (deps.redisUrl) {
     // ioredis is loaded only by processes configured for Redis.
     const { createRedisCounters } = await import('./counters/redis-counters.ts');
-    return createRedisCounters({ url: deps.redisUrl, clock: deps.clock });
+    return createRedisCounters({ url: deps.redisUrl, clock: deps.clock, log: deps.log });
   }
   if (deps.store.engine === 'postgres') return createPostgresCounters({ db: deps.store.db, clock: deps.clock });
   return createEmbeddedCounters({ db: deps.store.db, clock: deps.clock, log: deps.log });

@@ -2,6 +2,7 @@ import { Redis } from 'ioredis';
 import type { Clock } from '../../../lib/clock.ts';
 import { AppError } from '../../../lib/errors.ts';
 import type { CounterSlot, CounterStore, ReserveOutcome } from './counter-store.ts';
+import type { Log } from '../../../lib/log.ts';
 
 // Reservations of many requests in one call. KEYS: every reservation's bucket keys, one
 // reservation after the other; ARGV: per reservation its number of buckets n, the extra units it
@@ -118,7 +119,7 @@ interface Lease {
  * our clock would be in the past for Redis whenever the two clocks disagree, and Redis would
  * drop the count at once.
  */
-export function createRedisCounters(deps: { url: string; clock: Clock }): CounterStore {
+export function createRedisCounters(deps: { url: string; clock: Clock; log: Log }): CounterStore {
   const redis = new Redis(deps.url, { maxRetriesPerRequest: 2 });
   // Without a listener ioredis prints every failed reconnection as an unhandled error event;
   // one line per outage is enough (/readyz reports Redis down while it lasts).
@@ -126,7 +127,7 @@ export function createRedisCounters(deps: { url: string; clock: Clock }): Counte
   const reportError = (error: unknown) => {
     if (outageReported) return;
     outageReported = true;
-    process.stderr.write(`rate-limit counters: Redis: ${error instanceof Error ? error.message : String(error)}\n`);
+    deps.log('rate-limit counters: Redis', error);
   };
   redis.on('error', reportError);
   redis.on('ready', () => (outageReported = false));
