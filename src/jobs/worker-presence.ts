@@ -44,11 +44,13 @@ export function createWorkerPresence(deps: { db: Kysely<Database>; clock: Clock;
      */
     async ensure(): Promise<void> {
       if (closed) throw new Error('worker presence is closed');
-      if (lastBeat === null) {
-        await db.deleteFrom('workers').where('seen_at', '<', clock.now().getTime() - FORGET_AFTER_MS).execute();
+      // The timer is set before the first await: the scheduler's two loops may both call this
+      // at start, and a second interval would go on beating after close().
+      if (timer === undefined) {
         timer = setInterval(() => void beat().catch(() => undefined), heartbeatMs);
         // A heartbeat must not keep a finished CLI command alive.
         timer.unref();
+        await db.deleteFrom('workers').where('seen_at', '<', clock.now().getTime() - FORGET_AFTER_MS).execute();
       }
       if (lastBeat === null || clock.now().getTime() - lastBeat >= heartbeatMs) await beat();
     },
