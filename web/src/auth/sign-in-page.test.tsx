@@ -66,6 +66,9 @@ describe('signing in', () => {
   it('while guesses from elsewhere slow a 2FA account down, offers to sign in at once with the password and a code', async () => {
     await t.createUser({ org: 'Acme', email: 'sam@acme.test' });
     const samSeed = await enableTwoFactor(t, 'sam@acme.test');
+    // Enrolment signed in from this browser's address; 91 days later it is no longer an address
+    // the account is known at, which the account-wide delay would let through (docs/api.md).
+    t.clock.advance(91 * 24 * 3600 * 1000);
     // Guesses from other addresses, none from this browser's, past the account-wide limit (5),
     // each after the delay the one before set: the next attempt must wait 16 s.
     for (let i = 1; i <= 9; i++) {
