@@ -4,11 +4,11 @@ import path from 'node:path';
 import * as tar from 'tar';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createManualClock } from '../../src/lib/clock.ts';
-import { ageDecrypt, ageEncrypt, createBackupKeyFile, type BackupKeyFile } from '../support/backup-key.ts';
+import { ageDecrypt, ageEncrypt, createBackupKeyFile, createKeysInDataFolderLocation, type BackupKeyFile } from '../support/backup-key.ts';
 import { runCli } from '../support/cli.ts';
 import { startServer } from '../support/server-process.ts';
 import { createTestApp } from '../support/test-app.ts';
-import { createKeysInDataFolderLocation, createTestStoreLocation, testEngine } from '../support/test-store.ts';
+import { createTestStoreLocation, testEngine } from '../support/test-store.ts';
 import { totpCode } from '../support/totp.ts';
 
 /**

@@ -4,7 +4,8 @@ import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createUserByCli, runCli } from '../support/cli.ts';
 import { startServer } from '../support/server-process.ts';
-import { createKeysInDataFolderLocation as freshLocation, testEngine } from '../support/test-store.ts';
+import { createKeysInDataFolderLocation as freshLocation } from '../support/backup-key.ts';
+import { testEngine } from '../support/test-store.ts';
 
 /**
  * The data folder holds the keys, the store, raw leak files and search history: only its owner

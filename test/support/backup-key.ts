@@ -1,6 +1,8 @@
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { Decrypter, Encrypter, generateIdentity, identityToRecipient } from 'age-encryption';
+import { onTestFinished } from 'vitest';
+import { createTestStoreLocation, type TestStoreLocation } from './test-store.ts';
 
 export interface BackupKeyFile {
   file: string;
@@ -29,4 +31,15 @@ export async function ageDecrypt(file: Buffer, identity: string): Promise<Buffer
   const decrypter = new Decrypter();
   decrypter.addIdentity(identity);
   return Buffer.from(await decrypter.decrypt(file));
+}
+
+/**
+ * A fresh store location, dropped when the current test ends, whose keys live in its data
+ * folder (secret.key, card-hash.key) as in a default install: `cliEnv` leaves
+ * DRAGNET_SECRET_KEY unset, so a backup must carry the key and the data folder holds it.
+ */
+export async function createKeysInDataFolderLocation(): Promise<TestStoreLocation & { cliEnv: Record<string, string> }> {
+  const location = await createTestStoreLocation();
+  onTestFinished(() => location.drop());
+  return { ...location, cliEnv: { ...location.env, DRAGNET_SECRET_KEY: '' } };
 }

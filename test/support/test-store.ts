@@ -3,7 +3,6 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
-import { onTestFinished } from 'vitest';
 
 /**
  * Store-backed tests run on the embedded store by default and on PostgreSQL when
@@ -52,17 +51,6 @@ export async function createTestStoreLocation(options: { adminUrl?: string } = {
       if (databaseName) await adminQuery(adminUrl!, `drop database if exists ${databaseName} with (force)`);
     },
   };
-}
-
-/**
- * A fresh store location, dropped when the current test ends, whose keys live in its data
- * folder (secret.key, card-hash.key) as in a default install: `cliEnv` leaves
- * DRAGNET_SECRET_KEY unset, so a backup must carry the key and the data folder holds it.
- */
-export async function createKeysInDataFolderLocation(): Promise<TestStoreLocation & { cliEnv: Record<string, string> }> {
-  const location = await createTestStoreLocation();
-  onTestFinished(() => location.drop());
-  return { ...location, cliEnv: { ...location.env, DRAGNET_SECRET_KEY: '' } };
 }
 
 async function adminQuery(adminUrl: string, statement: string): Promise<void> {
