@@ -58,7 +58,7 @@ export async function createContainer(config: Config, options: { clock?: Clock; 
     metrics,
     audit: audit.log,
     guard: outbound,
-    log,
+    background,
   });
   const presence = createWorkerPresence({ db: store.db, clock, heartbeatMs: config.workerHeartbeatMs });
   const jobs = createJobQueue({ db: store.db, engine: store.engine, clock, presence });

@@ -7,9 +7,10 @@ export const stderrLog: Log = (message, error) => {
 };
 
 /**
- * Upkeep that runs after the work it follows has answered (ANALYZE after an ingest): its failure
- * is logged and never becomes the outcome of that work. `settle()` waits for what is still
- * running, so that a process closes its store only after (the CLI ingest's ANALYZE still ends).
+ * Work that runs after the request it follows has answered (ANALYZE after an ingest, the email
+ * of test_email): its failure is logged and never becomes the outcome of that request, nor an
+ * unhandled rejection. `settle()` waits until nothing is running, tasks started meanwhile
+ * included, so that a process closes its store only after (the CLI ingest's ANALYZE still ends).
  */
 export function createBackgroundTasks(log: Log) {
   const running = new Set<Promise<void>>();
@@ -24,7 +25,7 @@ export function createBackgroundTasks(log: Log) {
       running.add(done);
     },
     async settle(): Promise<void> {
-      await Promise.all(running);
+      while (running.size) await Promise.all(running);
     },
   };
 }

@@ -1,7 +1,7 @@
 import type { Store } from '../../db/store.ts';
 import type { Clock } from '../../lib/clock.ts';
 import type { KeyRing } from '../../lib/crypto.ts';
-import type { Log } from '../../lib/log.ts';
+import type { BackgroundTasks } from '../../lib/log.ts';
 import type { Metrics } from '../../lib/metrics.ts';
 import type { AuditLog } from '../audit/index.ts';
 import { deliveryRoutes } from './delivery.routes.ts';
@@ -26,7 +26,7 @@ export async function createDeliveryModule(deps: {
   audit: AuditLog;
   /** Every webhook and SMTP connection goes through it (src/lib/outbound). */
   guard: OutboundGuard;
-  log: Log;
+  background: BackgroundTasks;
 }) {
   const webhook = createWebhookTransport({
     http: createOutboundHttp(deps.guard, { timeoutMs: deps.config.webhookTimeoutMs }),
@@ -41,7 +41,7 @@ export async function createDeliveryModule(deps: {
     email: createEmailTransport({ ...deps.config.smtp, guard: deps.guard }),
     webhook,
     metrics: deps.metrics,
-    log: deps.log,
+    background: deps.background,
   });
   await service.syncSystemSender(deps.config.systemSender);
   return {

@@ -11,7 +11,7 @@ import type { Clock } from '../../lib/clock.ts';
 import type { Metrics } from '../../lib/metrics.ts';
 import type { KeyRing } from '../../lib/crypto.ts';
 import { AppError, validationError } from '../../lib/errors.ts';
-import type { Log } from '../../lib/log.ts';
+import type { BackgroundTasks } from '../../lib/log.ts';
 import { normalizeEmail } from '../orgs/index.ts';
 import { createAttemptLog, type AttemptLog } from './attempt-log.ts';
 import { createDefaultableStore } from './defaultable-store.ts';
@@ -92,7 +92,7 @@ export function createDeliveryService(deps: {
   email: EmailTransport;
   webhook: WebhookTransport;
   metrics: Metrics;
-  log: Log;
+  background: BackgroundTasks;
 }) {
   const { db, clock, keys } = deps;
   const storeDeps = { db, engine: deps.engine, clock };
@@ -102,7 +102,6 @@ export function createDeliveryService(deps: {
   const webhooks = createDefaultableStore<WebhookRow>(storeDeps, { table: 'webhooks', label: 'webhook', maxPerOrg: DELIVERY_LIMITS.webhooks });
   const attempts: AttemptLog = createAttemptLog({ db, clock, metrics: deps.metrics });
   let referenceCheck: ReferenceCheck = async () => [];
-  const background = new Set<Promise<unknown>>();
 
   const refuseIfReferenced = async (orgId: number, kind: DeliveryKind, id: number, tx: Transaction<Database>) => {
     const rules = await referenceCheck(orgId, kind, id, tx);
@@ -195,17 +194,6 @@ export function createDeliveryService(deps: {
       operatorSet: bool(row.is_system_created),
     };
   }
-
-  /**
-   * A delivery nobody awaits (test_email answers 202 first). Its failure, even the attempt's own
-   * insert failing, is logged and swallowed here: an unhandled rejection would end the process.
-   */
-  const track = (what: string, work: Promise<unknown>) => {
-    const settled = work
-      .catch((error: unknown) => deps.log(`delivery: ${what} failed`, error))
-      .finally(() => background.delete(settled));
-    background.add(settled);
-  };
 
   /** Every organization starts with the shipped template (created under the org lock: once). */
   async function ensureDefaultTemplate(orgId: number): Promise<void> {
@@ -312,13 +300,11 @@ export function createDeliveryService(deps: {
         total_results: 0,
         excluded_count: 0,
       });
-      track(
-        'test email',
-        (async () => {
-          const outcome = await deps.email.send(smtpAccount(sender), [recipient], { ...message, subject: `[Test] ${message.subject}` });
-          await attempts.record({ orgId, channel: 'email', target: recipient, purpose: 'test_email', ...outcome, statusCode: null });
-        })(),
-      );
+      // Nobody awaits it (the answer is 202): even the attempt's own insert failing is only logged.
+      deps.background.run('delivery: test email', async () => {
+        const outcome = await deps.email.send(smtpAccount(sender), [recipient], { ...message, subject: `[Test] ${message.subject}` });
+        await attempts.record({ orgId, channel: 'email', target: recipient, purpose: 'test_email', ...outcome, statusCode: null });
+      });
       return { message: 'test email queued', sender_id: Number(sender.id), recipient };
     },
 
@@ -383,9 +369,7 @@ export function createDeliveryService(deps: {
     },
 
     /** Resolves when every background delivery started so far has finished (shutdown, tests). */
-    async idle(): Promise<void> {
-      while (background.size) await Promise.allSettled([...background]);
-    },
+    idle: () => deps.background.settle(),
   };
 }
 
