@@ -163,8 +163,11 @@ describe(`collectors on the CLI and in the worker (${testEngine})`, { timeout: 1
     writeFileSync(file, JSON.stringify({ inbox: { interval_seconds: 1 } }));
     const worker = spawnCli(['worker'], { env: { ...location.env, DRAGNET_SCHEDULER_POLL_MS: '200', DRAGNET_COLLECTORS_FILE: file } });
     try {
+      // The file leaves the inbox before the run's status is recorded: stopping the worker in
+      // between (a loaded machine) would leave the run unrecorded and its claim held.
+      const recorded = async () => ((JSON.parse((await collectors([])).stdout) as CollectorStatus[])[0]?.items_total ?? 0) >= 3;
       const deadline = Date.now() + 60_000;
-      while (existsSync(path.join(folder, 'worker.jsonl')) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 200));
+      while ((existsSync(path.join(folder, 'worker.jsonl')) || !(await recorded())) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 200));
       expect(existsSync(path.join(folder, 'worker.jsonl')), worker.output().stderr).toBe(false);
     } finally {
       worker.child.kill('SIGTERM');
