@@ -18,6 +18,7 @@ import { createSearchModule } from './modules/search/index.ts';
 import { createIngestionModule } from './modules/ingestion/index.ts';
 import { createQuickSearchModule } from './modules/quick-search/index.ts';
 import { createUsageModule } from './modules/usage/index.ts';
+import { sourceMigrations } from './modules/sources/index.ts';
 
 /** The composition root: opens the store and calls each module's factory, nothing else. */
 export async function createContainer(config: Config, options: { clock?: Clock; store?: Store; log?: Log } = {}) {
@@ -32,7 +33,7 @@ export async function createContainer(config: Config, options: { clock?: Clock; 
       ruleRunTimeoutMs: config.ruleRunTimeoutMs,
     });
   const keys = createKeyRing(config.masterKey, config.cardHashKey);
-  await migrateToLatest(store, keys);
+  await migrateToLatest(store, { keys, sourceMigrations: sourceMigrations() });
   const metrics = createMetrics({ queueDepth: () => readQueueDepth(store.db) });
   const audit = createAuditModule({ db: store.db, clock });
   // Tenants choose their webhooks' and senders' targets; only the operator chooses collectors'

@@ -117,10 +117,15 @@ program
   .description('apply pending store migrations')
   .action(async () => {
     const config = loadConfig();
-    const [{ openStore }, { migrateToLatest }, { createKeyRing }] = await Promise.all([import('../db/store.ts'), import('../db/migrate.ts'), import('../lib/crypto.ts')]);
+    const [{ openStore }, { migrateToLatest }, { createKeyRing }, { sourceMigrations }] = await Promise.all([
+      import('../db/store.ts'),
+      import('../db/migrate.ts'),
+      import('../lib/crypto.ts'),
+      import('../modules/sources/index.ts'),
+    ]);
     const store = openStore({ dataDir: config.dataDir, databaseUrl: config.databaseUrl, busyTimeoutMs: config.sqliteBusyTimeoutMs });
     try {
-      const applied = await migrateToLatest(store, createKeyRing(config.masterKey, config.cardHashKey));
+      const applied = await migrateToLatest(store, { keys: createKeyRing(config.masterKey, config.cardHashKey), sourceMigrations: sourceMigrations() });
       createOutput(Boolean(program.opts().json)).emit({ applied, store: store.engine }, () =>
         applied.length ? `applied: ${applied.join(', ')}` : 'store is up to date',
       );
@@ -299,7 +304,7 @@ backupKeyOptions(
     .option('--force', 'replace a store that already holds data'),
 ).action(async (file: string, options: BackupKeyOptions & { force?: boolean }) => {
   const config = loadConfig();
-  const [{ restoreStore }, { createKeyRing }] = await Promise.all([import('../db/backup.ts'), import('../lib/crypto.ts')]);
+  const [{ restoreStore }, { createKeyRing }, { sourceMigrations }] = await Promise.all([import('../db/backup.ts'), import('../lib/crypto.ts'), import('../modules/sources/index.ts')]);
   const summary = await restoreStore(config, file, {
     force: Boolean(options.force),
     key: await resolveBackupKey(options, 'restore'),
@@ -308,6 +313,7 @@ backupKeyOptions(
       const restored = loadConfig();
       return createKeyRing(restored.masterKey, restored.cardHashKey);
     },
+    sourceMigrations: sourceMigrations(),
   });
   createOutput(Boolean(program.opts().json)).emit({ file, ...summary }, () =>
     `restored the ${summary.engine} store from ${file} (${summary.files.join(', ')})${summary.applied.length ? `; migrated: ${summary.applied.join(', ')}` : ''}`,

@@ -10,6 +10,7 @@ import { keyId, type KeyRing } from '../lib/crypto.ts';
 import { AppError } from '../lib/errors.ts';
 import { createBackupEncrypter, decryptBackup, type BackupKey } from './backup-encryption.ts';
 import { migrateToLatest } from './migrate.ts';
+import type { MigrationModule } from './migration-helpers.ts';
 import { SqliteDatabase } from './sqlite-native.ts';
 import { openStore, searchHistoryFile, type Engine, type Store } from './store.ts';
 
@@ -209,13 +210,13 @@ async function extractArchive(archive: Readable, staging: string, file: string):
  * `dragnet restore <file> [--force]`: the store and data files of a backup, into the configured
  * store (a fresh data folder, or a fresh PostgreSQL database). A store that holds any data is
  * refused unless `force`; then its contents are replaced whole. Stop every Dragnet process of
- * the store first. The restored store is migrated to this version, with the keys `keys` reads
- * once the backup's secret.key is in place.
+ * the store first. The restored store is migrated to this version (with `sourceMigrations`, the
+ * sources' tables), with the keys `keys` reads once the backup's secret.key is in place.
  */
 export async function restoreStore(
   location: BackupLocation,
   file: string,
-  options: { force: boolean; key: BackupKey; keys: () => KeyRing },
+  options: { force: boolean; key: BackupKey; keys: () => KeyRing; sourceMigrations: Record<string, MigrationModule> },
 ): Promise<{ engine: Engine; files: string[]; applied: string[]; card_key: 'same' | 'different' | 'unknown' }> {
   if (!existsSync(file)) throw new AppError('not_found', `no backup at ${file}`);
   const engine: Engine = location.databaseUrl ? 'postgres' : 'sqlite';
@@ -264,7 +265,7 @@ export async function restoreStore(
     const restored = openStore(location);
     try {
       const cardKey = manifest.card_key_id === undefined ? 'unknown' : manifest.card_key_id === keyId(location.cardHashKey) ? 'same' : 'different';
-      return { engine, files: manifest.files, applied: await migrateToLatest(restored, options.keys()), card_key: cardKey };
+      return { engine, files: manifest.files, applied: await migrateToLatest(restored, { keys: options.keys(), sourceMigrations: options.sourceMigrations }), card_key: cardKey };
     } finally {
       await restored.close();
     }

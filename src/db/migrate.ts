@@ -4,7 +4,6 @@ import { Migrator, type Migration, type MigrationProvider } from 'kysely';
 import type { KeyRing } from '../lib/crypto.ts';
 import type { Store } from './store.ts';
 import type { MigrationModule } from './migration-helpers.ts';
-import { sourceMigrations } from '../modules/sources/index.ts';
 import * as m0001 from './migrations/0001_trunk.ts';
 import * as m0003 from './migrations/0003_rate_limits.ts';
 import * as m0004 from './migrations/0004_delivery.ts';
@@ -19,7 +18,8 @@ import * as m0013 from './migrations/0013_sealed_webhook_headers.ts';
 import * as m0018 from './migrations/0018_known_login_addresses.ts';
 
 // Listed explicitly (not read from disk) so the set is the same under tsx, a bundle or tests.
-// Each source brings the migrations of its own tables (src/modules/sources/<name>/migrations).
+// Each source brings the migrations of its own tables (src/modules/sources/<name>/migrations),
+// which the caller hands in: db/ is below the modules and names none of them.
 const coreMigrations: Record<string, MigrationModule> = {
   '0001_trunk': m0001,
   '0003_rate_limits': m0003,
@@ -71,15 +71,16 @@ async function withSqliteFileLock<T>(file: string, work: () => Promise<T>): Prom
  * advisory lock (pg_advisory_lock) while it reads the applied migrations and runs the pending
  * ones, all in one transaction. On SQLite it takes no lock and runs each migration outside a
  * transaction, so processes take turns through a lock file. `keys` is the master key's ring
- * (migrations that seal stored values call it).
+ * (migrations that seal stored values call it); `sourceMigrations` are the sources' own tables
+ * (the sources module's sourceMigrations()), applied with the core ones.
  */
-export async function migrateToLatest(store: Store, keys: KeyRing): Promise<string[]> {
-  const migrate = () => runMigrations(store, keys);
+export async function migrateToLatest(store: Store, options: { keys: KeyRing; sourceMigrations: Record<string, MigrationModule> }): Promise<string[]> {
+  const migrate = () => runMigrations(store, options);
   return store.engine === 'sqlite' ? withSqliteFileLock(`${store.location}.migrate-lock`, migrate) : migrate();
 }
 
-async function runMigrations(store: Store, keys: KeyRing): Promise<string[]> {
-  const migrations = { ...coreMigrations, ...sourceMigrations() };
+async function runMigrations(store: Store, { keys, sourceMigrations }: { keys: KeyRing; sourceMigrations: Record<string, MigrationModule> }): Promise<string[]> {
+  const migrations = { ...coreMigrations, ...sourceMigrations };
   const provider: MigrationProvider = {
     getMigrations: async () =>
       Object.fromEntries(
