@@ -15,7 +15,7 @@ import type { IngestProgress } from '../common/ingest/ingest-kit.ts';
  * One monitorable data source (spec 2.9) as a plugin: its catalog row and `args` schema, the
  * tables it owns (its migrations), its ingesters (the `dragnet ingest <name>` parsers of real
  * input formats), its matcher, and its demo data. A source lives in one folder under
- * src/modules/sources/ and is listed once in registry.ts; nothing else names it
+ * src/modules/sources/ and is listed once in catalog.ts; nothing else names it
  * (docs/architecture.md "Adding a source").
  */
 export type ArgType = 'Int' | 'Float' | 'Boolean' | 'String' | 'Array[Int]' | 'Array[Float]' | 'Array[String]' | 'Array[Boolean]';

@@ -4,7 +4,7 @@ import type { CatalogParam } from './catalog.ts';
 /**
  * The rule form's `args` inputs, generated from a catalog service's args_schema (spec 2.9): each
  * param's type, required flag and valid values choose a control, and the form's values turn back
- * into the typed `args` the server validates (src/modules/sources/args-validation.ts states the
+ * into the typed `args` the server validates (src/modules/sources/kit/args-validation.ts states the
  * same rules; the server stays the judge and its errors show beside the inputs).
  */
 export type ScalarType = 'Int' | 'Float' | 'Boolean' | 'String';
