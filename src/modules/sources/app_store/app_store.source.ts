@@ -1,5 +1,4 @@
-import type { ArgError } from '../kit/args-validation.ts';
-import type { SourceDefinition } from '../kit/source.ts';
+import type { ArgError, SourceDefinition } from '../kit/source.ts';
 import { appStoreIngester } from './app-ingest.ts';
 import { matchApps } from './app-match.ts';
 import { appStoreMigrations } from './app-store.ts';

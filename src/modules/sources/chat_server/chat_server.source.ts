@@ -1,7 +1,6 @@
-import type { ArgError } from '../kit/args-validation.ts';
 import { fieldIn, fieldIs, queryErrors } from '../common/documents/document-match.ts';
 import { documentSource } from '../common/documents/document-source.ts';
-import type { SourceDefinition } from '../kit/source.ts';
+import type { ArgError, SourceDefinition } from '../kit/source.ts';
 import { DEMO_SERVERS, loadDemoChat } from './demo-chat.ts';
 import { discordFormat } from './discord-export.ts';
 

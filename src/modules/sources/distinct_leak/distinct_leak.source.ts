@@ -2,8 +2,7 @@ import { sql, type SqlBool } from 'kysely';
 import { credentialStoreMigrations, leakDb, openPassword, passwordFields } from '../common/leaks/credential-store.ts';
 import { readDistinct } from '../common/leaks/distinct-view.ts';
 import { parseLeakTarget } from '../common/leaks/leak-target.ts';
-import type { ArgError } from '../kit/args-validation.ts';
-import type { MatchResult, MatchWindow, SourceContext, SourceDefinition } from '../kit/source.ts';
+import type { ArgError, MatchResult, MatchWindow, SourceContext, SourceDefinition } from '../kit/source.ts';
 
 /**
  * Distinct leak (id 5): the deduplicated view of the credential store (leaks/distinct-view.ts),

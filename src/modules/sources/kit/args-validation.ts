@@ -1,4 +1,4 @@
-import type { ArgParam, ArgType, SourceDefinition } from './source.ts';
+import type { ArgError, ArgParam, ArgType, SourceDefinition } from './source.ts';
 
 /**
  * Validation of a rule's `args` against its source's args_schema (spec 2.10 rules 1-4).
@@ -19,13 +19,6 @@ import type { ArgParam, ArgType, SourceDefinition } from './source.ts';
  * Errors name the field as `args.<name>`, or `args.<name>[i]` for one bad array element; all
  * errors are reported, in key order, then param order.
  */
-export interface ArgError {
-  field: string;
-  message: string;
-  /** The spec 2.10 rule broken: 1 unknown key, 2 missing required, 3 type or value, 4 reserved key. */
-  rule: 1 | 2 | 3 | 4;
-}
-
 export const RESERVED_ARG_KEY = 'createdAt';
 
 type ScalarType = 'Int' | 'Float' | 'Boolean' | 'String';

@@ -8,7 +8,6 @@ import type { KeyRing } from '../../../lib/crypto.ts';
 import type { Log } from '../../../lib/log.ts';
 import type { OutboundHttp } from '../../../lib/outbound/index.ts';
 import type { Frequency } from '../../../lib/frequency.ts';
-import type { ArgError } from './args-validation.ts';
 import type { IngestProgress } from '../common/ingest/ingest-kit.ts';
 
 /**
@@ -19,6 +18,14 @@ import type { IngestProgress } from '../common/ingest/ingest-kit.ts';
  * (docs/architecture.md "Adding a source").
  */
 export type ArgType = 'Int' | 'Float' | 'Boolean' | 'String' | 'Array[Int]' | 'Array[Float]' | 'Array[String]' | 'Array[Boolean]';
+
+/** One broken args rule, as a rule's validation error names it (args-validation.ts, `checkArgs`). */
+export interface ArgError {
+  field: string;
+  message: string;
+  /** The spec 2.10 rule broken: 1 unknown key, 2 missing required, 3 type or value, 4 reserved key. */
+  rule: 1 | 2 | 3 | 4;
+}
 
 export interface ArgParam {
   name: string;

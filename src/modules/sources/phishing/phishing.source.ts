@@ -1,5 +1,4 @@
-import type { ArgError } from '../kit/args-validation.ts';
-import type { SourceDefinition } from '../kit/source.ts';
+import type { ArgError, SourceDefinition } from '../kit/source.ts';
 import { loadDemoDomains } from './demo-domains.ts';
 import { parseDomainName } from '../common/domains/domain-name.ts';
 import { phishingMigrations } from '../common/domains/observed-domains.ts';

@@ -1,5 +1,4 @@
-import type { ArgError } from '../kit/args-validation.ts';
-import type { SourceDefinition } from '../kit/source.ts';
+import type { ArgError, SourceDefinition } from '../kit/source.ts';
 import { loadDemoPosts } from './demo-posts.ts';
 import { ransomwareIngester } from './post-ingest.ts';
 import { matchPosts, postQueryOf } from './post-match.ts';

@@ -1,6 +1,5 @@
-import type { ArgError } from '../kit/args-validation.ts';
 import { parseDomainName, type DomainName } from '../common/domains/domain-name.ts';
-import type { SourceDefinition } from '../kit/source.ts';
+import type { ArgError, SourceDefinition } from '../kit/source.ts';
 import { loadDemoLinks } from './demo-links.ts';
 import { urlShortenerIngester } from './short-link-ingest.ts';
 import { matchShortLinks } from './short-link-match.ts';

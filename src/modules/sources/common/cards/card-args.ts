@@ -1,5 +1,4 @@
-import type { ArgError } from '../../kit/args-validation.ts';
-import type { ArgParam } from '../../kit/source.ts';
+import type { ArgError, ArgParam } from '../../kit/source.ts';
 
 /** The `bins` param both card sources take: issuer prefixes, kept as strings for their leading zeros. */
 export const binsParam = (options: { required: boolean; example: string[] }): ArgParam => ({

@@ -2,8 +2,7 @@ import { sql, type RawBuilder } from 'kysely';
 import { predicateCompilers } from '../query/message-search.sql.ts';
 import { parseQuery, positiveTerms, QuerySyntaxError } from '../query/query-language.ts';
 import { textPreview } from '../query/text-preview.ts';
-import type { ArgError } from '../../kit/args-validation.ts';
-import type { Hit, MatchResult, MatchWindow, SourceContext } from '../../kit/source.ts';
+import type { ArgError, Hit, MatchResult, MatchWindow, SourceContext } from '../../kit/source.ts';
 
 /**
  * A rule's documents: the query evaluated in SQL over the window of newly stored documents of

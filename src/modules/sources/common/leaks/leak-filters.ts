@@ -2,7 +2,7 @@ import { Type, type TSchema } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
 import { sql, type Expression, type QueryExecutorProvider, type SqlBool } from 'kysely';
 import { likeContains, likeEndsWith } from '../../../../db/like.ts';
-import type { ArgError } from '../../kit/args-validation.ts';
+import type { ArgError } from '../../kit/source.ts';
 import type { LeakTarget } from './leak-target.ts';
 
 /**
