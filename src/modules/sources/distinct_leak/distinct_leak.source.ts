@@ -4,6 +4,7 @@ import { readDistinct } from '../leaks/distinct-view.ts';
 import { parseLeakTarget } from '../leaks/leak-target.ts';
 import type { ArgError } from '../args-validation.ts';
 import type { MatchResult, MatchWindow, SourceContext, SourceDefinition } from '../source.ts';
+import { isoDate as iso } from '../../../lib/iso-date.ts';
 
 /**
  * Distinct leak (id 5): the deduplicated view of the credential store (leaks/distinct-view.ts),
@@ -19,8 +20,6 @@ interface DistinctLeakArgs {
   query_type: 'domain' | 'email' | 'username';
   include_hashed?: boolean;
 }
-
-const iso = (ms: number) => new Date(Number(ms)).toISOString();
 
 function checkArgs(args: Record<string, unknown>): ArgError[] {
   const query = args.query as string;

@@ -7,6 +7,7 @@ import { generateCredentials } from '../leaks/demo-credentials.ts';
 import { FILTER_IDS, filterConditions, filterParameterErrors, findFilter, LEAK_FILTERS, urlContains } from '../leaks/leak-filters.ts';
 import { parseLeakTarget } from '../leaks/leak-target.ts';
 import type { MatchResult, MatchWindow, SourceContext, SourceDefinition } from '../source.ts';
+import { isoDateOrNull as iso } from '../../../lib/iso-date.ts';
 
 
 /**
@@ -23,8 +24,6 @@ interface FilteredLeakArgs {
   filter_id: number;
   filter_parameters?: string[];
 }
-
-const iso = (ms: number | null) => (ms === null ? null : new Date(Number(ms)).toISOString());
 
 function checkArgs(args: Record<string, unknown>): ArgError[] {
   const errors: ArgError[] = [];
