@@ -7,7 +7,7 @@ import type { DeliveryKind } from '../delivery/index.ts';
 import type { OrganizationService } from '../orgs/index.ts';
 import type { FollowUpTokens } from '../search/index.ts';
 import { findSource, normalizeArgs, validateArgs, type SourceContext, type SourceDefinition } from '../sources/index.ts';
-import { frequencyHours, isFrequency, type Frequency } from './frequency.ts';
+import { frequencyHours, isFrequency, type Frequency } from '../../lib/frequency.ts';
 import { lockRule as lockRuleRow } from './rule-lock.ts';
 import { isoDateOrNull as iso } from '../../lib/iso-date.ts';
 
