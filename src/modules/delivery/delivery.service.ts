@@ -21,6 +21,7 @@ import { missingPlaceholders, renderTemplate, type TemplateValues } from './emai
 import { buildPayload, payloadKindFor, type AlertNotice } from './webhook/payloads.ts';
 import { newWebhookSecret } from './webhook/signing.ts';
 import type { WebhookTransport } from './webhook/webhook-transport.ts';
+import { isoDate as iso } from '../../lib/iso-date.ts';
 
 type RecipientRow = Selectable<RecipientTable>;
 type SenderRow = Selectable<SenderTable>;
@@ -47,7 +48,6 @@ const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 /** Visible ASCII, space and tab (RFC 9110 5.5 without obs-text): nothing a parser could read as a line end. */
 const HEADER_VALUE = /^[\t\x20-\x7e]*$/;
 
-const iso = (ms: number) => new Date(Number(ms)).toISOString();
 const bool = (value: number) => Number(value) === 1;
 
 export interface SenderInput {

@@ -6,6 +6,7 @@ import type { OutboundHttp } from '../../lib/outbound/index.ts';
 import { storableText } from '../../lib/storable-text.ts';
 import type { SourceContext } from '../sources/index.ts';
 import type { ConfiguredCollector } from './collectors-file.ts';
+import { isoDateOrNull as iso } from '../../lib/iso-date.ts';
 
 /** How long a claim holds without a cursor save: a crashed process's collector is free again after it. */
 const LEASE_MS = 10 * 60_000;
@@ -38,8 +39,6 @@ export interface CollectorRunReport {
   items: number;
   error?: string;
 }
-
-const iso = (ms: number | string | null) => (ms === null ? null : new Date(Number(ms)).toISOString());
 
 /**
  * Runs collectors on their schedule and keeps their state in `collector_state`: the cursor a run

@@ -3,8 +3,7 @@ import { linkedPage, pageWindow, type PageRequest } from '../../lib/pagination.t
 import { findSource, type SourceContext } from '../sources/index.ts';
 import { HIT_KEY_FIELD, isExcluded, type RuleRunner } from './rule-runner.ts';
 import { lockRule } from './rule-lock.ts';
-
-const iso = (ms: number | null) => (ms === null ? null : new Date(Number(ms)).toISOString());
+import { isoDateOrNull as iso } from '../../lib/iso-date.ts';
 
 export interface HitQuery extends PageRequest {
   /** `field:value` pairs over the source's filterable fields (all must hold). */

@@ -9,6 +9,7 @@ import type { FollowUpTokens } from '../search/index.ts';
 import { findSource, normalizeArgs, validateArgs, type SourceContext, type SourceDefinition } from '../sources/index.ts';
 import { frequencyHours, isFrequency, type Frequency } from '../../lib/frequency.ts';
 import { lockRule as lockRuleRow } from './rule-lock.ts';
+import { isoDateOrNull as iso } from '../../lib/iso-date.ts';
 
 export type RuleRow = Selectable<AlertRuleTable>;
 type Executor = Kysely<Database> | Transaction<Database>;
@@ -29,8 +30,6 @@ export interface RuleContext {
   orgId: number;
   userId: number;
 }
-
-const iso = (ms: number | null) => (ms === null ? null : new Date(Number(ms)).toISOString());
 
 /** How long workers wait for a new rule's first run (the creating request's) before running it. */
 const FIRST_RUN_GRACE_MS = 10 * 60_000;

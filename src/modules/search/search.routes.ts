@@ -17,9 +17,9 @@ import {
   SearchResponse,
 } from './search.schemas.ts';
 import { SEARCH_LIMITS, type SearchService } from './search.service.ts';
+import { isoDateOrNull as iso } from '../../lib/iso-date.ts';
 
 const pages = (total: number, pageSize: number) => Math.ceil(total / pageSize);
-const iso = (ms: number | null) => (ms === null ? null : new Date(Number(ms)).toISOString());
 
 export function searchRoutes(deps: { search: SearchService; channels: ChannelRepository }): FastifyPluginAsyncTypebox {
   const { search, channels } = deps;

@@ -1,9 +1,7 @@
-import { useQuery } from '@tanstack/react-query';
 import { useNavigate, useLocation } from '@tanstack/react-router';
 import { useId } from 'react';
 import { useApi, useSession } from '../api/api-context.tsx';
-import { unwrap } from '../api/client.ts';
-import { useAccount } from './account.ts';
+import { useAccount, useOrganizations } from './account.ts';
 
 /**
  * The organization the dashboard acts for. Shown to MSSP and system accounts, which see more than
@@ -17,11 +15,7 @@ export function OrgSwitcher() {
   const navigate = useNavigate();
   const { pathname } = useLocation();
   const id = useId();
-  const organizations = useQuery({
-    queryKey: ['organizations'],
-    queryFn: () => unwrap(api.client.GET('/service/organizations/')),
-    staleTime: 5 * 60_000,
-  });
+  const organizations = useOrganizations();
   const own = account.data?.org_id;
   const items = organizations.data?.items ?? [];
   if (own === undefined || items.length < 2) return null;

@@ -1,3 +1,5 @@
+import { isoDateWithOffset as isoWithOffset } from '../../../lib/iso-date.ts';
+
 /**
  * What a notification says, and how each destination wants it said (spec 6.2). The generic
  * payload carries no hits; Slack, Microsoft Teams and Discord URLs get their native formats,
@@ -23,9 +25,6 @@ export function payloadKindFor(url: URL): PayloadKind {
   if (/^(ptb\.|canary\.)?discord(app)?\.com$/.test(host) && url.pathname.startsWith('/api/webhooks/')) return 'discord';
   return 'generic';
 }
-
-/** ISO 8601 with an explicit offset (+00:00), as spec 6.2 asks. */
-export const isoWithOffset = (at: Date): string => at.toISOString().replace('Z', '+00:00');
 
 const cut = (text: string, max: number) => ([...text].length <= max ? text : `${[...text].slice(0, max - 1).join('')}…`);
 

@@ -3,6 +3,7 @@ import { likeContains } from '../../../db/like.ts';
 import type { Hit, MatchResult, MatchWindow, SourceContext } from '../kit/source.ts';
 import { appDb, type AppListingTable } from './app-store.ts';
 import { brandUse, developerKey, isOfficial, prefilterOf, type Brand, type BrandUse } from './brand-match.ts';
+import { isoDateOrNull as iso } from '../../../lib/iso-date.ts';
 
 /** What a rule of the app-store source looks for. */
 export interface AppFilter {
@@ -17,7 +18,6 @@ const LISTING_COLUMNS = ['id', 'platform', 'app_id', 'version', 'store', 'name',
 
 type Row = Pick<Selectable<AppListingTable>, (typeof LISTING_COLUMNS)[number] | 'description_words'>;
 
-const iso = (ms: unknown) => (ms === null || ms === undefined ? null : new Date(Number(ms)).toISOString());
 const numberOrNull = (value: unknown) => (value === null || value === undefined ? null : Number(value));
 
 /** An app as a hit: the latest listing that uses the brand, dated by the first one that did. */

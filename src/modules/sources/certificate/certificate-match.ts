@@ -3,6 +3,7 @@ import { likeContains } from '../../../db/like.ts';
 import { parseDomainName } from '../common/domains/domain-name.ts';
 import type { Hit, MatchResult, MatchWindow, SourceContext } from '../kit/source.ts';
 import { certificateDb, type CertificateTable } from './certificate-store.ts';
+import { isoDateOrNull as iso } from '../../../lib/iso-date.ts';
 
 /** How a certificate name relates to the watched domain. */
 export type MatchType = 'exact' | 'subdomain' | 'lookalike';
@@ -63,8 +64,6 @@ export interface CertificateFilter {
   ignoreIssuers: string[];
   includePrecertificates: boolean;
 }
-
-const iso = (ms: number | string | null) => (ms === null ? null : new Date(Number(ms)).toISOString());
 
 function certificateHit(row: Selectable<CertificateTable>, match: { matchType: MatchType; matchedNames: string[] }): Hit {
   return {

@@ -2,6 +2,7 @@ import { demoPostedAt, demoRandom, writeDemoDocuments } from '../common/document
 import type { DocumentInput } from '../common/documents/document-store.ts';
 import type { SourceContext } from '../kit/source.ts';
 import { exportRecords } from './discord-export.ts';
+import { isoDateWithOffset as isoOffset } from '../../../lib/iso-date.ts';
 
 /**
  * Synthetic DiscordChatExporter exports: the demo data of `dragnet demo` and the benchmark input
@@ -72,8 +73,6 @@ export interface DemoMessage {
   attachment?: string;
   embed?: { title: string; description: string };
 }
-
-const isoOffset = (ms: number) => new Date(ms).toISOString().replace('Z', '+00:00');
 
 /** Messages in the exporter's own shape; ids count up from `firstId`. */
 export function discordExport(server: DemoServer, channel: DemoChannel, messages: DemoMessage[], firstId: bigint) {

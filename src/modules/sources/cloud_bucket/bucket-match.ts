@@ -2,6 +2,7 @@ import { sql, type Expression, type Selectable, type SqlBool } from 'kysely';
 import { likeContains } from '../../../db/like.ts';
 import type { Hit, MatchResult, MatchWindow, SourceContext } from '../kit/source.ts';
 import { bucketDb, type BucketObjectTable } from './bucket-store.ts';
+import { isoDateOrNull as iso } from '../../../lib/iso-date.ts';
 
 /** What a rule of the cloud-bucket source looks for. */
 export interface BucketFilter {
@@ -10,8 +11,6 @@ export interface BucketFilter {
   /** Lowercase, without the dot. */
   extensions?: string[];
 }
-
-const iso = (ms: unknown) => (ms === null || ms === undefined ? null : new Date(Number(ms)).toISOString());
 
 function objectHit(row: Selectable<BucketObjectTable>, keyword: string): Hit {
   return {

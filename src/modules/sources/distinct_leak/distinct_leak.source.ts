@@ -3,6 +3,7 @@ import { credentialStoreMigrations, leakDb, openPassword, passwordFields } from 
 import { readDistinct } from '../common/leaks/distinct-view.ts';
 import { parseLeakTarget } from '../common/leaks/leak-target.ts';
 import type { ArgError, MatchResult, MatchWindow, SourceContext, SourceDefinition } from '../kit/source.ts';
+import { isoDate as iso } from '../../../lib/iso-date.ts';
 
 /**
  * Distinct leak (id 5): the deduplicated view of the credential store (leaks/distinct-view.ts),
@@ -18,8 +19,6 @@ interface DistinctLeakArgs {
   query_type: 'domain' | 'email' | 'username';
   include_hashed?: boolean;
 }
-
-const iso = (ms: number) => new Date(Number(ms)).toISOString();
 
 function checkArgs(args: Record<string, unknown>): ArgError[] {
   const query = args.query as string;

@@ -6,6 +6,7 @@ import { generateCredentials } from '../common/leaks/demo-credentials.ts';
 import { FILTER_IDS, filterConditions, filterParameterErrors, findFilter, LEAK_FILTERS, urlContains } from '../common/leaks/leak-filters.ts';
 import { parseLeakTarget } from '../common/leaks/leak-target.ts';
 import type { ArgError, MatchResult, MatchWindow, SourceContext, SourceDefinition } from '../kit/source.ts';
+import { isoDateOrNull as iso } from '../../../lib/iso-date.ts';
 
 
 /**
@@ -22,8 +23,6 @@ interface FilteredLeakArgs {
   filter_id: number;
   filter_parameters?: string[];
 }
-
-const iso = (ms: number | null) => (ms === null ? null : new Date(Number(ms)).toISOString());
 
 function checkArgs(args: Record<string, unknown>): ArgError[] {
   const errors: ArgError[] = [];

@@ -3,6 +3,7 @@ import type { BatchRule, Hit, MatchResult, MatchWindow, SourceContext } from '..
 import { parseDomainName, unicodeOf } from '../common/domains/domain-name.ts';
 import { createLookalikeIndex, measureLookalike, type Lookalike, type LookalikeIndex } from './lookalike-index.ts';
 import { phishingDb, type ObservedDomainTable } from '../common/domains/observed-domains.ts';
+import { isoDateOrNull as isoOf } from '../../../lib/iso-date.ts';
 
 type ObservedRow = Selectable<ObservedDomainTable>;
 
@@ -10,7 +11,6 @@ type ObservedRow = Selectable<ObservedDomainTable>;
 const SCAN_PAGE = 5000;
 
 const listOf = (json: string | null): string[] => (json === null ? [] : (JSON.parse(json) as string[]));
-const isoOf = (ms: number | null) => (ms === null ? null : new Date(Number(ms)).toISOString());
 
 /** A stored domain as a hit of one watched domain. */
 function lookalikeHit(index: LookalikeIndex, lookalike: Lookalike, row: ObservedRow): Hit {

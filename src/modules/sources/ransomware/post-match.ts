@@ -3,6 +3,7 @@ import { likeContains } from '../../../db/like.ts';
 import type { Hit, MatchResult, MatchWindow, SourceContext } from '../kit/source.ts';
 import { padded, queryDomainOf, wordsOf } from './post-names.ts';
 import { postDb, type RansomwarePostTable } from './post-store.ts';
+import { isoDateOrNull as iso } from '../../../lib/iso-date.ts';
 
 /** What a ransomware rule looks for (docs/sources.md "Ransomware leak sites"). */
 export interface PostQuery {
@@ -30,8 +31,6 @@ function matchedOn(row: Selectable<RansomwarePostTable>, query: PostQuery): Matc
   if (domain && row.site_domains.includes(domain)) return 'website';
   return 'description';
 }
-
-const iso = (ms: number | null) => (ms === null ? null : new Date(Number(ms)).toISOString());
 
 function postHit(row: Selectable<RansomwarePostTable>, query: PostQuery): Hit {
   return {

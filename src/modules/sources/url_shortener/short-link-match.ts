@@ -3,6 +3,7 @@ import { likeContains, likeEndsWith } from '../../../db/like.ts';
 import type { DomainName } from '../common/domains/domain-name.ts';
 import type { Hit, MatchResult, MatchWindow, SourceContext } from '../kit/source.ts';
 import { shortLinkDb, type ShortLinkTable } from './short-link-store.ts';
+import { isoDateOrNull as iso } from '../../../lib/iso-date.ts';
 
 /** What a url_shortener rule looks for (docs/sources.md "URL shorteners"). */
 export interface LinkQuery {
@@ -13,8 +14,6 @@ export interface LinkQuery {
   /** Lower case; found in the target's decoded path. */
   pathContains?: string;
 }
-
-const iso = (ms: number | null) => (ms === null ? null : new Date(Number(ms)).toISOString());
 
 function linkHit(row: Selectable<ShortLinkTable>): Hit {
   return {

@@ -1,9 +1,6 @@
-import { useMutation } from '@tanstack/react-query';
-import { useApi } from '../../api/api-context.tsx';
-import { unwrap } from '../../api/client.ts';
 import { formatDateTime } from '../../ui/format.ts';
 import { ErrorNotice, Loading } from '../../ui/notices.tsx';
-import { useExclusions, useRefreshRules, type Exclusion } from '../rules/rule-queries.ts';
+import { useDeleteExclusion, useExclusions, type Exclusion } from '../rules/rule-queries.ts';
 import { HIT_KEY } from './hit-fields.ts';
 
 /** How an exclusion reads: "channel_username is golf_b", or "one hit (12:345)". */
@@ -12,13 +9,8 @@ export const describeExclusion = (exclusion: Pick<Exclusion, 'field' | 'value'>)
 
 /** A rule's exclusions; removing one makes its hits count again, in every match of the rule. */
 export function ExclusionList({ ruleId }: { ruleId: number }) {
-  const { client } = useApi();
   const exclusions = useExclusions(ruleId);
-  const refresh = useRefreshRules();
-  const remove = useMutation({
-    mutationFn: (id: number) => unwrap(client.DELETE('/service/alert_system_exclusion_delete/{id}/', { params: { path: { id } } })),
-    onSuccess: refresh,
-  });
+  const remove = useDeleteExclusion();
   if (exclusions.isPending) return <Loading />;
   if (!exclusions.data) return <ErrorNotice error={exclusions.error} />;
   return (
@@ -33,7 +25,7 @@ export function ExclusionList({ ruleId }: { ruleId: number }) {
               <span>
                 Excluded: <strong>{describeExclusion(exclusion)}</strong> <span className="muted">since {formatDateTime(exclusion.created_at)}</span>
               </span>
-              <button type="button" onClick={() => remove.mutate(exclusion.id)} disabled={remove.isPending} aria-label={`Count again: ${describeExclusion(exclusion)}`}>
+              <button type="button" onClick={() => remove.mutate(exclusion)} disabled={remove.isPending} aria-label={`Count again: ${describeExclusion(exclusion)}`}>
                 Count again
               </button>
             </li>

@@ -1,21 +1,18 @@
-import { keepPreviousData, useMutation, useQuery } from '@tanstack/react-query';
 import { getRouteApi, Link, useNavigate } from '@tanstack/react-router';
 import { useId, useState, type FormEvent } from 'react';
-import { useApi, useScopedKey } from '../../api/api-context.tsx';
-import { unwrap } from '../../api/client.ts';
 import { ApiError } from '../../api/errors.ts';
 import { plural } from '../../ui/format.ts';
 import { ErrorNotice, Loading } from '../../ui/notices.tsx';
 import { Pager } from '../../ui/pager.tsx';
 import { humanize } from '../rules/args-fields.tsx';
 import type { CatalogService } from '../rules/catalog.ts';
-import { useExclusions, useRefreshRules, type Exclusion, type Match } from '../rules/rule-queries.ts';
+import { useCreateExclusion, useDeleteExclusion, useExclusions, type Exclusion, type Match } from '../rules/rule-queries.ts';
 import { describeExclusion } from './exclusion-list.tsx';
 import { excludes, fieldText, HIT_KEY, hitFields, type Hit } from './hit-fields.ts';
+import { HITS_PAGE_SIZE, useMatchHits } from './incident-queries.ts';
 import type { IncidentSearch } from './incident-search.ts';
 
 const route = getRouteApi('/app/incidents/$matchId');
-const PAGE_SIZE = 20;
 
 /** The sort choices of a service: newest or oldest first, then each sortable field both ways. */
 export function sortOptions(service: Pick<CatalogService, 'sortable_fields'>) {
@@ -31,48 +28,15 @@ export function sortOptions(service: Pick<CatalogService, 'sortable_fields'>) {
 
 /** A match's hits, paged, filtered and sorted by the service's fields, each excludable. */
 export function HitList({ match, service, ruleDeleted }: { match: Match; service: CatalogService; ruleDeleted: boolean }) {
-  const { client } = useApi();
   const search = route.useSearch();
   const navigate = useNavigate();
   const page = search.page ?? 1;
   const sortId = useId();
-  const hits = useQuery({
-    queryKey: useScopedKey('matches', match.id, 'hits', search),
-    queryFn: () =>
-      unwrap(
-        client.GET('/service/alert_system_match_get_match_hits/{id}/', {
-          params: {
-            path: { id: match.id },
-            query: {
-              page,
-              page_size: PAGE_SIZE,
-              include_excluded: !search.hide_excluded,
-              ...(search.sort ? { sort: search.sort } : {}),
-              ...(search.filter ? { filter: search.filter } : {}),
-            },
-          },
-        }),
-      ),
-    placeholderData: keepPreviousData,
-  });
+  const hits = useMatchHits(match, search);
   const exclusions = useExclusions(ruleDeleted ? undefined : match.rule_id);
-  const refresh = useRefreshRules();
   const [done, setDone] = useState<string | null>(null);
-  const exclude = useMutation({
-    mutationFn: (exclusion: { field: string; value: string }) =>
-      unwrap(client.POST('/service/alert_system_exclusion_create/{id}/', { params: { path: { id: match.rule_id } }, body: exclusion })),
-    onSuccess: async (created) => {
-      await refresh();
-      setDone(`Excluded ${describeExclusion(created)}. The counts are updated.`);
-    },
-  });
-  const include = useMutation({
-    mutationFn: (exclusion: Exclusion) => unwrap(client.DELETE('/service/alert_system_exclusion_delete/{id}/', { params: { path: { id: exclusion.id } } })),
-    onSuccess: async (_nothing, exclusion) => {
-      await refresh();
-      setDone(`${describeExclusion(exclusion)} counts again.`);
-    },
-  });
+  const exclude = useCreateExclusion(match.rule_id, (created) => setDone(`Excluded ${describeExclusion(created)}. The counts are updated.`));
+  const include = useDeleteExclusion((exclusion) => setDone(`${describeExclusion(exclusion)} counts again.`));
 
   const show = (changes: Partial<IncidentSearch>) => {
     const next: IncidentSearch = { ...search, ...changes };
@@ -80,7 +44,7 @@ export function HitList({ match, service, ruleDeleted }: { match: Match; service
     for (const key of Object.keys(next) as (keyof IncidentSearch)[]) if (next[key] === undefined) delete next[key];
     void navigate({ to: '/incidents/$matchId', params: { matchId: match.id }, search: next });
   };
-  const pages = hits.data ? Math.max(1, Math.ceil(hits.data.count / PAGE_SIZE)) : 1;
+  const pages = hits.data ? Math.max(1, Math.ceil(hits.data.count / HITS_PAGE_SIZE)) : 1;
   const filterError = hits.error instanceof ApiError ? (hits.error.fieldMessage('filter') ?? hits.error.fieldMessage('sort')) : undefined;
 
   return (

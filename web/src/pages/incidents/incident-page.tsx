@@ -1,7 +1,4 @@
-import { useQuery } from '@tanstack/react-query';
 import { getRouteApi, Link } from '@tanstack/react-router';
-import { useApi, useScopedKey } from '../../api/api-context.tsx';
-import { unwrap } from '../../api/client.ts';
 import { formatDateTime } from '../../ui/format.ts';
 import { ErrorNotice, Loading } from '../../ui/notices.tsx';
 import { Page } from '../../ui/page.tsx';
@@ -9,11 +6,10 @@ import { useCatalog } from '../rules/catalog.ts';
 import { useRule, type Match } from '../rules/rule-queries.ts';
 import { ExclusionList } from './exclusion-list.tsx';
 import { HitList } from './hit-list.tsx';
+import { useMatch } from './incident-queries.ts';
 import { MatchesOverTime } from './matches-over-time.tsx';
 
 const route = getRouteApi('/app/incidents/$matchId');
-/** How often a pending match (an async source still scanning) is read again. */
-const PENDING_POLL_MS = 3000;
 
 /**
  * The page a notification links to (`{match_detail_link}`, `results_url`): one match of a rule,
@@ -22,12 +18,7 @@ const PENDING_POLL_MS = 3000;
  */
 export function IncidentPage() {
   const { matchId } = route.useParams();
-  const { client } = useApi();
-  const match = useQuery({
-    queryKey: useScopedKey('matches', matchId),
-    queryFn: () => unwrap(client.GET('/service/alert_system_match_get_match/{id}/', { params: { path: { id: matchId } } })),
-    refetchInterval: (query) => (query.state.data?.status === 'pending' ? PENDING_POLL_MS : false),
-  });
+  const match = useMatch(matchId);
   const rule = useRule(match.data?.rule_id);
   const catalog = useCatalog();
   const service = catalog.data?.find((entry) => entry.id === rule.data?.service);

@@ -1,9 +1,6 @@
-import { useMutation } from '@tanstack/react-query';
-import { useApi } from '../../api/api-context.tsx';
-import { unwrap } from '../../api/client.ts';
 import { ConfirmButton } from '../../ui/confirm-button.tsx';
 import { ErrorNotice } from '../../ui/notices.tsx';
-import { useRefreshRules, type Rule } from './rule-queries.ts';
+import { useDeleteOrRestoreRule, type Rule } from './rule-queries.ts';
 
 /**
  * Delete (spec 3.2: a soft delete that snapshots the rule and detaches its delivery settings) or
@@ -11,15 +8,7 @@ import { useRefreshRules, type Rule } from './rule-queries.ts';
  * is taken again, or past the rule limit).
  */
 export function RuleDeleteRestore({ rule }: { rule: Rule }) {
-  const { client } = useApi();
-  const refresh = useRefreshRules();
-  const change = useMutation({
-    mutationFn: (action: 'delete' | 'restore') =>
-      action === 'delete'
-        ? unwrap(client.DELETE('/service/alert_system_alert_delete_alert_rule/{id}/', { params: { path: { id: rule.id } } }))
-        : unwrap(client.POST('/service/alert_system_alert_restore_alert_rule/{id}/', { params: { path: { id: rule.id } } })),
-    onSuccess: refresh,
-  });
+  const change = useDeleteOrRestoreRule(rule);
   return (
     <>
       {rule.is_deleted ? (

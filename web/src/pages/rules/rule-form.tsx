@@ -1,8 +1,5 @@
-import { useMutation } from '@tanstack/react-query';
 import { Link, useNavigate } from '@tanstack/react-router';
 import { useState, type FormEvent } from 'react';
-import { useApi } from '../../api/api-context.tsx';
-import { unwrap } from '../../api/client.ts';
 import { ApiError } from '../../api/errors.ts';
 import { Field } from '../../ui/field.tsx';
 import { ErrorNotice, Loading } from '../../ui/notices.tsx';
@@ -11,7 +8,7 @@ import { argFieldNames, argsFromValues, serverArgErrors, valuesFromArgs, type Ar
 import { ArgsFields } from './args-fields.tsx';
 import { useCatalog, type CatalogService } from './catalog.ts';
 import { allowedFrequency, FREQUENCIES, frequencyLabel, type Frequency } from './frequency.ts';
-import { useRefreshRules, type Rule } from './rule-queries.ts';
+import { useSaveRule, type Rule } from './rule-queries.ts';
 
 /** What the form starts from: a rule being edited, or a new rule's address (new-rule-search.ts). */
 export interface RuleDraft {
@@ -21,11 +18,6 @@ export interface RuleDraft {
   /** A search's token: the rule is made from that search while its args stay as they came. */
   followUpToken?: string;
 }
-
-type RuleBody = { name: string; email_template: number; recipients: number[]; sender: number | null; webhook: number | null; frequency?: Frequency } & (
-  | { service: number; args: Record<string, unknown> }
-  | { follow_up_token: string }
-);
 
 const SHOWN_BESIDE_INPUTS = ['name', 'service', 'frequency', 'recipients', 'sender', 'email_template', 'webhook'];
 
@@ -65,9 +57,7 @@ interface Options {
 const defaultOf = <T extends { id: number; is_default: boolean }>(items: T[]) => items.find((item) => item.is_default)?.id ?? null;
 
 function RuleFormFields({ rule, draft, options }: { rule?: Rule; draft: RuleDraft; options: Options }) {
-  const { client } = useApi();
   const navigate = useNavigate();
-  const refreshRules = useRefreshRules();
   const editing = rule !== undefined;
 
   const [name, setName] = useState(rule?.name ?? draft.name ?? '');
@@ -83,16 +73,7 @@ function RuleFormFields({ rule, draft, options }: { rule?: Rule; draft: RuleDraf
   const [webhookId, setWebhookId] = useState<number | null>(rule ? rule.webhook : defaultOf(options.webhooks));
   const [localErrors, setLocalErrors] = useState<Record<string, string>>({});
 
-  const save = useMutation({
-    mutationFn: (body: RuleBody) =>
-      rule
-        ? unwrap(client.PUT('/service/alert_system_alert_update_alert_rule/{id}/', { params: { path: { id: rule.id } }, body }))
-        : unwrap(client.POST('/service/alert_system_alert_create_alert_rule/', { body })),
-    onSuccess: async (saved) => {
-      await refreshRules();
-      void navigate({ to: '/rules/$ruleId', params: { ruleId: saved.id } });
-    },
-  });
+  const save = useSaveRule(rule, (saved) => void navigate({ to: '/rules/$ruleId', params: { ruleId: saved.id } }));
 
   const chooseService = (id: number | undefined) => {
     const next = options.catalog.find((entry) => entry.id === id);

@@ -1,8 +1,5 @@
-import { keepPreviousData, useQuery } from '@tanstack/react-query';
 import { getRouteApi, Link, useNavigate } from '@tanstack/react-router';
 import { useId } from 'react';
-import { useApi, useScopedKey } from '../../api/api-context.tsx';
-import { unwrap } from '../../api/client.ts';
 import { formatDateTime } from '../../ui/format.ts';
 import { ErrorNotice, Loading } from '../../ui/notices.tsx';
 import { Page } from '../../ui/page.tsx';
@@ -12,39 +9,19 @@ import { useRecipients, useSenders, useTemplates, useWebhooks } from '../setting
 import { useCatalog } from './catalog.ts';
 import { frequencyLabel } from './frequency.ts';
 import { RuleDeleteRestore } from './rule-actions.tsx';
+import { RULES_PAGE_SIZE, useRuleList } from './rule-queries.ts';
 import type { RulesSearch } from './rules-search.ts';
 
 const route = getRouteApi('/app/rules');
-const PAGE_SIZE = 20;
 
 /** The organization's monitoring rules (spec 4.5 list) with its filters; each opens its page. */
 export function RulesPage() {
-  const { client } = useApi();
   const search = route.useSearch();
   const page = search.page ?? 1;
   const catalog = useCatalog();
-  const rules = useQuery({
-    queryKey: useScopedKey('rules', 'list', search),
-    queryFn: () =>
-      unwrap(
-        client.GET('/service/alert_system_alert_get_alert_rule_list/', {
-          params: {
-            query: {
-              page,
-              page_size: PAGE_SIZE,
-              include_deleted: search.deleted ?? false,
-              ...(search.recipient ? { recipient_id: search.recipient } : {}),
-              ...(search.sender ? { sender_id: search.sender } : {}),
-              ...(search.template ? { email_template_id: search.template } : {}),
-              ...(search.webhook ? { webhook_id: search.webhook } : {}),
-            },
-          },
-        }),
-      ),
-    placeholderData: keepPreviousData,
-  });
+  const rules = useRuleList(search);
   const serviceName = (id: number) => catalog.data?.find((service) => service.id === id)?.alias ?? `service ${id}`;
-  const pages = rules.data ? Math.max(1, Math.ceil(rules.data.count / PAGE_SIZE)) : 1;
+  const pages = rules.data ? Math.max(1, Math.ceil(rules.data.count / RULES_PAGE_SIZE)) : 1;
 
   return (
     <Page

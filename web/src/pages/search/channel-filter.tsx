@@ -1,18 +1,13 @@
-import { useQuery } from '@tanstack/react-query';
 import { useId, useState } from 'react';
-import { useApi } from '../../api/api-context.tsx';
-import { unwrap } from '../../api/client.ts';
 import { ErrorNotice } from '../../ui/notices.tsx';
 import { useDebouncedValue } from '../../ui/use-debounced-value.ts';
-
-const LISTED = 50;
+import { useChannelCategories, useChannels } from './search-queries.ts';
 
 /**
  * Picks the channels a search is restricted to (channel_ids): narrow the list by category and by
  * name, tick channels; the picked ones stay listed as removable chips. No channel: all of them.
  */
 export function ChannelFilter({ selected, onChange }: { selected: number[]; onChange: (ids: number[]) => void }) {
-  const { client } = useApi();
   const ids = { category: useId(), search: useId(), list: useId() };
   const [categoryId, setCategoryId] = useState<number | undefined>();
   const [text, setText] = useState('');
@@ -20,22 +15,8 @@ export function ChannelFilter({ selected, onChange }: { selected: number[]; onCh
   // Names of channels ticked from a list, for their chips once the list shows others.
   const [names, setNames] = useState<Map<number, string>>(new Map());
 
-  const categories = useQuery({
-    queryKey: ['messenger-categories'],
-    queryFn: () => unwrap(client.GET('/service/messenger-channels-categories/', { params: { query: { page: 1, page_size: 500 } } })),
-    staleTime: 10 * 60_000,
-  });
-  const channels = useQuery({
-    queryKey: ['messenger-channels', categoryId, search],
-    queryFn: () =>
-      unwrap(
-        client.GET('/service/messenger-channels/', {
-          params: { query: { page: 1, page_size: LISTED, ...(search ? { search } : {}), ...(categoryId ? { category_id: categoryId } : {}) } },
-        }),
-      ),
-    staleTime: 60_000,
-    placeholderData: (previous) => previous,
-  });
+  const categories = useChannelCategories();
+  const channels = useChannels(categoryId, search);
 
   const label = (channel: { id: number; username: string | null; title: string }) =>
     channel.username ? `${channel.title} (@${channel.username})` : channel.title;

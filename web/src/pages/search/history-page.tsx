@@ -1,16 +1,13 @@
-import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { getRouteApi, Link } from '@tanstack/react-router';
-import { useApi, useScopedKey } from '../../api/api-context.tsx';
-import { unwrap } from '../../api/client.ts';
 import type { HistoryItem } from '../../api/types.ts';
 import { ErrorNotice, Loading } from '../../ui/notices.tsx';
 import { formatDateTime, plural } from '../../ui/format.ts';
 import { Page } from '../../ui/page.tsx';
 import { Table } from '../../ui/table.tsx';
 import type { SearchPageSearch } from './search-params.ts';
+import { useDeleteSearch, useSearchHistory } from './search-queries.ts';
 
 const route = getRouteApi('/app/search/history');
-const PAGE_SIZE = 20;
 
 /** The search page's address that re-opens a recorded search with its query and options. */
 export function reopen(item: HistoryItem): SearchPageSearch {
@@ -25,19 +22,9 @@ export function reopen(item: HistoryItem): SearchPageSearch {
 
 /** The organization's past searches, newest first; each re-opens as it ran, and its author may delete it. */
 export function HistoryPage() {
-  const { client } = useApi();
   const { page = 1 } = route.useSearch();
-  const historyKey = useScopedKey('search-history');
-  const history = useQuery({
-    queryKey: [...historyKey, page],
-    queryFn: () => unwrap(client.GET('/service/messenger-search-history/', { params: { query: { page, page_size: PAGE_SIZE } } })),
-    placeholderData: keepPreviousData,
-  });
-  const queries = useQueryClient();
-  const remove = useMutation({
-    mutationFn: (id: number) => unwrap(client.DELETE('/service/messenger-search-history/{history_id}/', { params: { path: { history_id: id } } })),
-    onSuccess: () => queries.invalidateQueries({ queryKey: historyKey }),
-  });
+  const history = useSearchHistory(page);
+  const remove = useDeleteSearch();
 
   return (
     <Page title="Search history">

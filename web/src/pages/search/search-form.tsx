@@ -1,13 +1,10 @@
-import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { useNavigate } from '@tanstack/react-router';
 import { useId, useState, type FormEvent } from 'react';
-import { useApi, useScopedKey, useSession } from '../../api/api-context.tsx';
-import { unwrap } from '../../api/client.ts';
 import { ApiError } from '../../api/errors.ts';
 import { Field } from '../../ui/field.tsx';
 import { ErrorNotice } from '../../ui/notices.tsx';
 import { ChannelFilter } from './channel-filter.tsx';
-import { PAGE_SIZE, searchResultsQuery } from './search-queries.ts';
+import { useRunSearch } from './search-queries.ts';
 import type { SearchPageSearch } from './search-params.ts';
 import { SyntaxHelp } from './syntax-help.tsx';
 
@@ -19,12 +16,7 @@ const CONTEXT = { min: 10, max: 5000, default: 500 };
  * puts the recorded search in the address, so a reload re-reads it instead of searching again.
  */
 export function SearchForm({ initial }: { initial: SearchPageSearch }) {
-  const api = useApi();
-  const { client } = api;
-  const session = useSession();
-  const queryClient = useQueryClient();
   const navigate = useNavigate();
-  const scope = useScopedKey();
   const syntaxId = useId();
   const [query, setQuery] = useState(initial.q ?? '');
   const [channels, setChannels] = useState(initial.channels ?? []);
@@ -32,23 +24,17 @@ export function SearchForm({ initial }: { initial: SearchPageSearch }) {
   const [context, setContext] = useState(initial.context ? String(initial.context) : '');
   const [filtersOpen, setFiltersOpen] = useState(channels.length > 0 || unique || Boolean(context));
 
-  const search = useMutation({
-    mutationFn: (body: { query: string; channel_ids: number[] | null; context_chars?: number; unique_only: boolean }) =>
-      unwrap(client.POST('/service/messenger-search-create/', { body: { ...body, page: 1, page_size: PAGE_SIZE } })),
-    onSuccess: (response, body) => {
-      queryClient.setQueryData(searchResultsQuery(api, session, response.search_history_id).queryKey, { pages: [response], pageParams: [1] });
-      void queryClient.invalidateQueries({ queryKey: [...scope, 'search-history'] });
-      void navigate({
-        to: '/search',
-        search: {
-          q: body.query,
-          ...(body.channel_ids ? { channels: body.channel_ids } : {}),
-          ...(body.unique_only ? { unique: true } : {}),
-          ...(body.context_chars ? { context: body.context_chars } : {}),
-          history: response.search_history_id,
-        },
-      });
-    },
+  const search = useRunSearch((response, body) => {
+    void navigate({
+      to: '/search',
+      search: {
+        q: body.query,
+        ...(body.channel_ids ? { channels: body.channel_ids } : {}),
+        ...(body.unique_only ? { unique: true } : {}),
+        ...(body.context_chars ? { context: body.context_chars } : {}),
+        history: response.search_history_id,
+      },
+    });
   });
 
   const submit = (event: FormEvent) => {

@@ -1,12 +1,10 @@
-import { useQuery } from '@tanstack/react-query';
 import { Link } from '@tanstack/react-router';
 import { useId } from 'react';
-import { useApi, useScopedKey } from '../../api/api-context.tsx';
-import { unwrap } from '../../api/client.ts';
 import { ErrorNotice, Loading } from '../../ui/notices.tsx';
 import { Page } from '../../ui/page.tsx';
 import { frequencyLabel } from '../rules/frequency.ts';
-import { useDeliveryChange, useOrganization, useRecipients, useSenders, useTemplates, useWebhooks, type Template, type Webhook } from './delivery-queries.ts';
+import { useActiveRuleCount } from '../rules/rule-queries.ts';
+import { useMakeDefaultTemplate, useMakeDefaultWebhook, useOrganization, useRecipients, useSenders, useTemplates, useWebhooks } from './delivery-queries.ts';
 
 /**
  * Settings → Defaults: what new rules start from. Each organization has one default of each
@@ -17,31 +15,13 @@ const defaultOf = <T extends { is_default: boolean }>(items: T[] | undefined) =>
 
 export function DefaultsPage() {
   const organization = useOrganization();
-  const { client } = useApi();
-  const activeRules = useQuery({
-    queryKey: useScopedKey('rules', 'count'),
-    queryFn: () => unwrap(client.GET('/service/alert_system_alert_get_alert_rule_list/', { params: { query: { page: 1, page_size: 1, include_deleted: false } } })),
-  });
+  const activeRules = useActiveRuleCount();
   const recipients = useRecipients();
   const senders = useSenders();
   const templates = useTemplates();
   const webhooks = useWebhooks();
-  const setTemplate = useDeliveryChange('templates', (api, template: Template) =>
-    unwrap(
-      api.PUT('/service/alert_system_setting_update_template/{id}/', {
-        params: { path: { id: template.id } },
-        body: { name: template.name, subject: template.subject, body: template.body, is_default: true },
-      }),
-    ),
-  );
-  const setWebhook = useDeliveryChange('webhooks', (api, webhook: Webhook) =>
-    unwrap(
-      api.PUT('/service/alert_system_setting_update_webhook/{id}/', {
-        params: { path: { id: webhook.id } },
-        body: { name: webhook.name, url: webhook.url, headers: webhook.headers, is_default: true },
-      }),
-    ),
-  );
+  const setTemplate = useMakeDefaultTemplate();
+  const setWebhook = useMakeDefaultWebhook();
   return (
     <Page title="Defaults">
       {organization.isPending && <Loading />}

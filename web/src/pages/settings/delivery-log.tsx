@@ -1,19 +1,11 @@
-import { useQuery } from '@tanstack/react-query';
-import { useApi, useScopedKey } from '../../api/api-context.tsx';
-import { unwrap } from '../../api/client.ts';
 import { formatDateTime } from '../../ui/format.ts';
 import { ErrorNotice, Loading } from '../../ui/notices.tsx';
 import { Table } from '../../ui/table.tsx';
-
-const SHOWN = 10;
+import { useDeliveryAttempts } from './delivery-queries.ts';
 
 /** The latest delivery attempts (emails and webhooks, tests included): why an alert did or did not arrive. */
 export function DeliveryLog() {
-  const { client } = useApi();
-  const attempts = useQuery({
-    queryKey: useScopedKey('delivery', 'attempts'),
-    queryFn: () => unwrap(client.GET('/service/alert_system_setting_get_delivery_attempt_list/', { params: { query: { page: 1, page_size: SHOWN } } })),
-  });
+  const attempts = useDeliveryAttempts();
   if (attempts.isPending) return <Loading />;
   if (!attempts.data) return <ErrorNotice error={attempts.error} />;
   return (

@@ -33,7 +33,7 @@ export const useWebhooks = () =>
   useDeliveryList('webhooks', (client) => unwrap(client.GET('/service/alert_system_setting_get_webhook_list/', { params: { query: ALL } })));
 
 /** After a change: the list again, and the rules, whose attachments may name what changed. */
-export function useRefreshDelivery() {
+function useRefreshDelivery() {
   const queryClient = useQueryClient();
   const scope = useScopedKey();
   return (name: DeliveryList) =>
@@ -51,7 +51,7 @@ export function useOrganization() {
 }
 
 /** A change to one delivery list (create, update, delete) that refreshes it when done. */
-export function useDeliveryChange<Input, Output>(name: DeliveryList, change: (client: ApiClient, input: Input) => Promise<Output>) {
+function useDeliveryChange<Input, Output>(name: DeliveryList, change: (client: ApiClient, input: Input) => Promise<Output>) {
   const { client } = useApi();
   const refresh = useRefreshDelivery();
   return useMutation({ mutationFn: (input: Input) => change(client, input), onSuccess: () => refresh(name) });
@@ -59,3 +59,97 @@ export function useDeliveryChange<Input, Output>(name: DeliveryList, change: (cl
 
 /** Spec 8.2: at most this many recipients, senders and webhooks per organization. */
 export const PER_ORGANIZATION = 10;
+
+export const useCreateRecipient = () =>
+  useDeliveryChange('recipients', (client, body: { email: string; is_default: boolean }) => unwrap(client.POST('/service/alert_system_setting_create_recipient/', { body })));
+export const useDeleteRecipient = () =>
+  useDeliveryChange('recipients', (client, id: number) => unwrap(client.DELETE('/service/alert_system_setting_delete_recipient/{id}/', { params: { path: { id } } })));
+
+interface SenderInput {
+  email: string;
+  server_host: string;
+  port: number;
+  encryption_method: 'TLS' | 'SSL';
+  authentication_required: boolean;
+  is_default: boolean;
+  username?: string;
+  password?: string;
+}
+
+export const useCreateSender = () =>
+  useDeliveryChange('senders', (client, body: SenderInput) => unwrap(client.POST('/service/alert_system_setting_create_sender/', { body })));
+export const useDeleteSender = () =>
+  useDeliveryChange('senders', (client, id: number) => unwrap(client.DELETE('/service/alert_system_setting_delete_sender/{id}/', { params: { path: { id } } })));
+
+/** spec 4.4: queues a test email (202); its outcome shows in the delivery attempts. */
+export function useTestEmail() {
+  const { client } = useApi();
+  return useMutation({
+    mutationFn: (body: { sender_id: number; recipient: string }) => unwrap(client.POST('/service/alert_system_setting_test_email/', { body })),
+  });
+}
+
+export interface TemplateInput {
+  name: string;
+  subject: string;
+  body: string;
+  is_default: boolean;
+}
+
+const updateTemplate = (client: ApiClient, id: number, body: TemplateInput) =>
+  unwrap(client.PUT('/service/alert_system_setting_update_template/{id}/', { params: { path: { id } }, body }));
+
+/** Creates a template, or replaces `template` when given. */
+export const useSaveTemplate = (template?: Template) =>
+  useDeliveryChange('templates', (client, body: TemplateInput) =>
+    template ? updateTemplate(client, template.id, body) : unwrap(client.POST('/service/alert_system_setting_create_template/', { body })),
+  );
+export const useMakeDefaultTemplate = () =>
+  useDeliveryChange('templates', (client, template: Template) =>
+    updateTemplate(client, template.id, { name: template.name, subject: template.subject, body: template.body, is_default: true }),
+  );
+export const useDeleteTemplate = () =>
+  useDeliveryChange('templates', (client, id: number) => unwrap(client.DELETE('/service/alert_system_setting_delete_template/{id}/', { params: { path: { id } } })));
+
+interface WebhookInput {
+  name: string;
+  url: string;
+  headers: Record<string, string>;
+  is_default: boolean;
+}
+
+const updateWebhook = (client: ApiClient, id: number, body: WebhookInput) =>
+  unwrap(client.PUT('/service/alert_system_setting_update_webhook/{id}/', { params: { path: { id } }, body }));
+
+/** Creates a webhook, or replaces `webhook` when given. */
+export const useSaveWebhook = (webhook?: Webhook) =>
+  useDeliveryChange('webhooks', (client, body: WebhookInput) =>
+    webhook ? updateWebhook(client, webhook.id, body) : unwrap(client.POST('/service/alert_system_setting_create_webhook/', { body })),
+  );
+export const useMakeDefaultWebhook = () =>
+  useDeliveryChange('webhooks', (client, webhook: Webhook) =>
+    updateWebhook(client, webhook.id, { name: webhook.name, url: webhook.url, headers: webhook.headers, is_default: true }),
+  );
+export const useDeleteWebhook = () =>
+  useDeliveryChange('webhooks', (client, id: number) => unwrap(client.DELETE('/service/alert_system_setting_delete_webhook/{id}/', { params: { path: { id } } })));
+
+/** Sends a sample notification to a webhook now; the answer is the recorded attempt. */
+export function useTestWebhook(webhook: Webhook) {
+  const { client } = useApi();
+  const refresh = useRefreshDelivery();
+  return useMutation({
+    mutationFn: () => unwrap(client.POST('/service/alert_system_setting_test_webhook/{id}/', { params: { path: { id: webhook.id } } })),
+    onSuccess: () => refresh('webhooks'),
+  });
+}
+
+const ATTEMPTS_SHOWN = 10;
+
+/** The latest delivery attempts (emails and webhooks, tests included). */
+export function useDeliveryAttempts() {
+  const { client } = useApi();
+  return useQuery({
+    queryKey: useScopedKey('delivery', 'attempts'),
+    queryFn: () => unwrap(client.GET('/service/alert_system_setting_get_delivery_attempt_list/', { params: { query: { page: 1, page_size: ATTEMPTS_SHOWN } } })),
+  });
+}

@@ -1,10 +1,8 @@
-import { useMutation } from '@tanstack/react-query';
 import { useState, type FormEvent } from 'react';
-import { useApi } from '../../api/api-context.tsx';
-import { unwrap } from '../../api/client.ts';
 import { ApiError } from '../../api/errors.ts';
 import { Field } from '../../ui/field.tsx';
 import { ErrorNotice } from '../../ui/notices.tsx';
+import { useChangePassword } from './security-queries.ts';
 
 const FIELDS = ['password', 'new_password', 'confirm_new_password'] as const;
 
@@ -13,16 +11,9 @@ const FIELDS = ['password', 'new_password', 'confirm_new_password'] as const;
  * new pair, which this session carries on with; other devices must sign in again.
  */
 export function PasswordForm() {
-  const api = useApi();
   const empty = { password: '', new_password: '', confirm_new_password: '' };
   const [values, setValues] = useState(empty);
-  const change = useMutation({
-    mutationFn: (body: typeof empty) => unwrap(api.client.POST('/service/new_password/', { body })),
-    onSuccess: ({ access, refresh }) => {
-      api.session.replaceTokens({ access, refresh });
-      setValues(empty);
-    },
-  });
+  const change = useChangePassword(() => setValues(empty));
   const fieldError = (field: string) => (change.error instanceof ApiError ? change.error.fieldMessage(field) : undefined);
   const submit = (event: FormEvent) => {
     event.preventDefault();

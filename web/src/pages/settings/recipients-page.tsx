@@ -1,20 +1,17 @@
 import { useState, type FormEvent } from 'react';
-import { unwrap } from '../../api/client.ts';
 import { ApiError } from '../../api/errors.ts';
 import { Field } from '../../ui/field.tsx';
 import { formatDateTime } from '../../ui/format.ts';
 import { ErrorNotice, Loading } from '../../ui/notices.tsx';
 import { Page } from '../../ui/page.tsx';
 import { Table } from '../../ui/table.tsx';
-import { PER_ORGANIZATION, useDeliveryChange, useRecipients } from './delivery-queries.ts';
+import { PER_ORGANIZATION, useCreateRecipient, useDeleteRecipient, useRecipients } from './delivery-queries.ts';
 import { ResourceActions } from './resource-actions.tsx';
 
 /** Settings → Recipients (spec 2.5): the addresses rules email. */
 export function RecipientsPage() {
   const recipients = useRecipients();
-  const remove = useDeliveryChange('recipients', (client, id: number) =>
-    unwrap(client.DELETE('/service/alert_system_setting_delete_recipient/{id}/', { params: { path: { id } } })),
-  );
+  const remove = useDeleteRecipient();
   return (
     <Page title="Recipients">
       <p className="muted">Addresses that monitoring rules email. One is the default, ticked on new rules. At most {PER_ORGANIZATION}.</p>
@@ -45,9 +42,7 @@ export function RecipientsPage() {
 function NewRecipient() {
   const [email, setEmail] = useState('');
   const [isDefault, setDefault] = useState(false);
-  const create = useDeliveryChange('recipients', (client, body: { email: string; is_default: boolean }) =>
-    unwrap(client.POST('/service/alert_system_setting_create_recipient/', { body })),
-  );
+  const create = useCreateRecipient();
   const submit = (event: FormEvent) => {
     event.preventDefault();
     create.mutate({ email: email.trim(), is_default: isDefault }, {

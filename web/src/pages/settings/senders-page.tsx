@@ -1,22 +1,17 @@
-import { useMutation } from '@tanstack/react-query';
 import { useId, useState, type FormEvent } from 'react';
-import { useApi } from '../../api/api-context.tsx';
-import { unwrap } from '../../api/client.ts';
 import { ApiError } from '../../api/errors.ts';
 import { Field } from '../../ui/field.tsx';
 import { ErrorNotice, Loading } from '../../ui/notices.tsx';
 import { Page } from '../../ui/page.tsx';
 import { Table } from '../../ui/table.tsx';
 import { DeliveryLog } from './delivery-log.tsx';
-import { PER_ORGANIZATION, useDeliveryChange, useSenders, type Sender } from './delivery-queries.ts';
+import { PER_ORGANIZATION, useCreateSender, useDeleteSender, useSenders, useTestEmail, type Sender } from './delivery-queries.ts';
 import { ResourceActions } from './resource-actions.tsx';
 
 /** Settings → Senders (spec 2.6): SMTP accounts that emails go out from, and a test email. */
 export function SendersPage() {
   const senders = useSenders();
-  const remove = useDeliveryChange('senders', (client, id: number) =>
-    unwrap(client.DELETE('/service/alert_system_setting_delete_sender/{id}/', { params: { path: { id } } })),
-  );
+  const remove = useDeleteSender();
   return (
     <Page title="Senders">
       <p className="muted">
@@ -63,24 +58,21 @@ const EMPTY = { email: '', server_host: '', port: '587', username: '', password:
 function NewSender() {
   const [form, setForm] = useState(EMPTY);
   const set = <K extends keyof typeof EMPTY>(key: K, value: (typeof EMPTY)[K]) => setForm((current) => ({ ...current, [key]: value }));
-  const create = useDeliveryChange('senders', (client, body: typeof EMPTY) =>
-    unwrap(
-      client.POST('/service/alert_system_setting_create_sender/', {
-        body: {
-          email: body.email.trim(),
-          server_host: body.server_host.trim(),
-          port: Number(body.port),
-          encryption_method: body.encryption_method,
-          authentication_required: body.authentication_required,
-          is_default: body.is_default,
-          ...(body.authentication_required ? { username: body.username, password: body.password } : {}),
-        },
-      }),
-    ),
-  );
+  const create = useCreateSender();
   const submit = (event: FormEvent) => {
     event.preventDefault();
-    create.mutate(form, { onSuccess: () => setForm(EMPTY) });
+    create.mutate(
+      {
+        email: form.email.trim(),
+        server_host: form.server_host.trim(),
+        port: Number(form.port),
+        encryption_method: form.encryption_method,
+        authentication_required: form.authentication_required,
+        is_default: form.is_default,
+        ...(form.authentication_required ? { username: form.username, password: form.password } : {}),
+      },
+      { onSuccess: () => setForm(EMPTY) },
+    );
   };
   const error = create.error instanceof ApiError ? create.error : undefined;
   const shown = ['email', 'server_host', 'port', 'username', 'password', 'encryption_method'];
@@ -140,13 +132,10 @@ function NewSender() {
 
 /** spec 4.4: a test email is queued (202) and sent in the background; its outcome is in the log below. */
 function TestEmail({ senders }: { senders: Sender[] }) {
-  const { client } = useApi();
   const ids = { sender: useId() };
   const [senderId, setSenderId] = useState(senders.find((sender) => sender.is_default)?.id ?? senders[0]!.id);
   const [recipient, setRecipient] = useState('');
-  const send = useMutation({
-    mutationFn: () => unwrap(client.POST('/service/alert_system_setting_test_email/', { body: { sender_id: senderId, recipient: recipient.trim() } })),
-  });
+  const send = useTestEmail();
   const error = send.error instanceof ApiError ? send.error : undefined;
   return (
     <form
@@ -155,7 +144,7 @@ function TestEmail({ senders }: { senders: Sender[] }) {
       aria-labelledby="test-email"
       onSubmit={(event) => {
         event.preventDefault();
-        send.mutate();
+        send.mutate({ sender_id: senderId, recipient: recipient.trim() });
       }}
     >
       <h2 id="test-email">Send a test email</h2>

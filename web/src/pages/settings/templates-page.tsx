@@ -1,5 +1,4 @@
 import { useDeferredValue, useState, type FormEvent } from 'react';
-import { unwrap } from '../../api/client.ts';
 import { ApiError } from '../../api/errors.ts';
 import { Field } from '../../ui/field.tsx';
 import { formatDateTime } from '../../ui/format.ts';
@@ -8,7 +7,7 @@ import { Page } from '../../ui/page.tsx';
 import { Table } from '../../ui/table.tsx';
 import { EmailFrame } from './email-frame.tsx';
 import { ResourceActions } from './resource-actions.tsx';
-import { useDeliveryChange, useOrganization, useTemplates, type Template } from './delivery-queries.ts';
+import { useDeleteTemplate, useOrganization, useSaveTemplate, useTemplates, type Template, type TemplateInput } from './delivery-queries.ts';
 import { OPTIONAL_PLACEHOLDERS, previewTemplate, REQUIRED_PLACEHOLDERS, sampleValues } from './template-preview.ts';
 
 type Editing = { kind: 'new' } | { kind: 'edit'; template: Template } | null;
@@ -17,9 +16,7 @@ type Editing = { kind: 'new' } | { kind: 'edit'; template: Template } | null;
 export function TemplatesPage() {
   const templates = useTemplates();
   const [editing, setEditing] = useState<Editing>(null);
-  const remove = useDeliveryChange('templates', (client, id: number) =>
-    unwrap(client.DELETE('/service/alert_system_setting_delete_template/{id}/', { params: { path: { id } } })),
-  );
+  const remove = useDeleteTemplate();
   const starter = templates.data?.find((template) => template.is_default) ?? templates.data?.[0];
   return (
     <Page
@@ -67,13 +64,6 @@ export function TemplatesPage() {
   );
 }
 
-interface TemplateInput {
-  name: string;
-  subject: string;
-  body: string;
-  is_default: boolean;
-}
-
 /** Creates or replaces a template; the preview fills the placeholders with a sample run's values. */
 export function TemplateEditor({ template, starter, onDone }: { template?: Template; starter?: Template; onDone: () => void }) {
   const organization = useOrganization();
@@ -84,11 +74,7 @@ export function TemplateEditor({ template, starter, onDone }: { template?: Templ
     body: template?.body ?? starter?.body ?? '',
     is_default: template?.is_default ?? false,
   }));
-  const save = useDeliveryChange('templates', (client, body: TemplateInput) =>
-    template
-      ? unwrap(client.PUT('/service/alert_system_setting_update_template/{id}/', { params: { path: { id: template.id } }, body }))
-      : unwrap(client.POST('/service/alert_system_setting_create_template/', { body })),
-  );
+  const save = useSaveTemplate(template);
   // Typing stays quick however long the body; the preview catches up.
   const shown = useDeferredValue(form);
   const preview = previewTemplate(shown, sampleValues(organization.data?.dashboard_url ?? window.location.origin));

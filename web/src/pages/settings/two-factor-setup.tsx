@@ -1,12 +1,10 @@
-import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { useState, type FormEvent } from 'react';
-import { useApi } from '../../api/api-context.tsx';
-import { unwrap } from '../../api/client.ts';
 import { saveFile } from '../../api/download.ts';
 import { ApiError } from '../../api/errors.ts';
 import { OtpInput } from '../../auth/otp-input.tsx';
 import { Field } from '../../ui/field.tsx';
 import { ErrorNotice } from '../../ui/notices.tsx';
+import { useDisableTwoFactor, useNewBackupCodes, useSetUpTwoFactor, useVerifyTwoFactor } from './security-queries.ts';
 
 const fieldError = (error: unknown, field: string) => (error instanceof ApiError ? (error.fieldMessage(field) ?? undefined) : undefined);
 
@@ -27,25 +25,14 @@ function PasswordField(props: { value: string; onChange: (value: string) => void
  * ten backup codes, shown this once, and new tokens: every other session has been signed out.
  */
 export function TwoFactorSetup({ enabled }: { enabled: boolean }) {
-  const api = useApi();
-  const queryClient = useQueryClient();
   const [password, setPassword] = useState('');
   const [code, setCode] = useState('');
-  const setup = useMutation({
-    mutationFn: () => unwrap(api.client.POST('/service/setup_2fa/', { body: { password } })),
-    onSuccess: () => setPassword(''),
-  });
-  const verify = useMutation({
-    mutationFn: (otp: string) => unwrap(api.client.POST('/service/verify_2fa_enrollment/', { body: { otp } })),
-    onSuccess: ({ access, refresh }) => {
-      api.session.replaceTokens({ access, refresh });
-      void queryClient.invalidateQueries({ queryKey: ['account'] });
-    },
-  });
+  const setup = useSetUpTwoFactor(() => setPassword(''));
+  const verify = useVerifyTwoFactor();
 
   const start = (event: FormEvent) => {
     event.preventDefault();
-    setup.mutate();
+    setup.mutate(password);
   };
   const submit = (event: FormEvent) => {
     event.preventDefault();
@@ -106,28 +93,20 @@ export function TwoFactorSetup({ enabled }: { enabled: boolean }) {
  * a code from the app or a backup code, so a session left open is not enough for either.
  */
 function TwoFactorSettings() {
-  const api = useApi();
-  const queryClient = useQueryClient();
   const empty = { password: '', otp: '' };
   const [values, setValues] = useState(empty);
   const body = () => ({ password: values.password, otp: values.otp.trim() });
-  const renew = useMutation({
-    mutationFn: () => unwrap(api.client.POST('/service/new_backup_codes/', { body: body() })),
-    onSuccess: () => setValues(empty),
-  });
-  const disable = useMutation({
-    mutationFn: () => unwrap(api.client.POST('/service/disable_2fa/', { body: body() })),
-    onSuccess: () => void queryClient.invalidateQueries({ queryKey: ['account'] }),
-  });
+  const renew = useNewBackupCodes(() => setValues(empty));
+  const disable = useDisableTwoFactor();
   const error = renew.error ?? disable.error;
   const submitRenew = (event: FormEvent) => {
     event.preventDefault();
     disable.reset();
-    renew.mutate();
+    renew.mutate(body());
   };
   const turnOff = () => {
     renew.reset();
-    disable.mutate();
+    disable.mutate(body());
   };
 
   if (renew.data) {

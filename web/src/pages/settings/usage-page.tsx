@@ -1,10 +1,8 @@
-import { useQuery } from '@tanstack/react-query';
 import { useId, useState } from 'react';
-import { useApi, useScopedKey } from '../../api/api-context.tsx';
-import { unwrap } from '../../api/client.ts';
 import type { Ok } from '../../api/types.ts';
 import { ErrorNotice, Loading } from '../../ui/notices.tsx';
 import { Page } from '../../ui/page.tsx';
+import { useUsage } from './usage-queries.ts';
 
 type Usage = Ok<'/service/get_usage_limits/', 'get'>;
 type Limit = NonNullable<Usage['total']>[number];
@@ -21,15 +19,10 @@ export function resetIn(seconds: number): string {
 
 /** Settings → Usage (spec 2.11): every limit of the organization, how much is used and left. */
 export function UsagePage() {
-  const { client } = useApi();
   const filterId = useId();
   const [filter, setFilter] = useState('');
   const [usedOnly, setUsedOnly] = useState(false);
-  const usage = useQuery({
-    queryKey: useScopedKey('usage'),
-    queryFn: () => unwrap(client.GET('/service/get_usage_limits/', { params: { query: {} } })),
-    refetchInterval: 60_000,
-  });
+  const usage = useUsage();
   const text = filter.trim().toLowerCase();
   const services = usage.data?.services
     .filter((service) => !text || `${service.service_name} ${service.service_slug} ${service.feature}`.toLowerCase().includes(text))

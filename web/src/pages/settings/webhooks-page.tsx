@@ -1,13 +1,10 @@
-import { useMutation } from '@tanstack/react-query';
 import { useState, type FormEvent } from 'react';
-import { useApi } from '../../api/api-context.tsx';
-import { unwrap } from '../../api/client.ts';
 import { ApiError } from '../../api/errors.ts';
 import { Field } from '../../ui/field.tsx';
 import { ErrorNotice, Loading } from '../../ui/notices.tsx';
 import { Page } from '../../ui/page.tsx';
 import { Table } from '../../ui/table.tsx';
-import { PER_ORGANIZATION, useDeliveryChange, useRefreshDelivery, useWebhooks, type Webhook } from './delivery-queries.ts';
+import { PER_ORGANIZATION, useDeleteWebhook, useSaveWebhook, useTestWebhook, useWebhooks, type Webhook } from './delivery-queries.ts';
 import { ResourceActions } from './resource-actions.tsx';
 
 type Editing = { kind: 'new' } | { kind: 'edit'; webhook: Webhook } | null;
@@ -17,9 +14,7 @@ export function WebhooksPage() {
   const webhooks = useWebhooks();
   const [editing, setEditing] = useState<Editing>(null);
   const [created, setCreated] = useState<Webhook | null>(null);
-  const remove = useDeliveryChange('webhooks', (client, id: number) =>
-    unwrap(client.DELETE('/service/alert_system_setting_delete_webhook/{id}/', { params: { path: { id } } })),
-  );
+  const remove = useDeleteWebhook();
   return (
     <Page
       title="Webhooks"
@@ -105,13 +100,6 @@ function SecretOnce({ webhook, onClose }: { webhook: Webhook; onClose: () => voi
   );
 }
 
-interface WebhookInput {
-  name: string;
-  url: string;
-  headers: Record<string, string>;
-  is_default: boolean;
-}
-
 /** Header rows as the form edits them; blank rows are dropped when saving. */
 type HeaderRow = { name: string; value: string };
 
@@ -120,11 +108,7 @@ function WebhookEditor({ webhook, onDone }: { webhook?: Webhook; onDone: (saved?
   const [url, setUrl] = useState(webhook?.url ?? '');
   const [isDefault, setDefault] = useState(webhook?.is_default ?? false);
   const [rows, setRows] = useState<HeaderRow[]>(() => [...Object.entries(webhook?.headers ?? {}).map(([header, value]) => ({ name: header, value })), { name: '', value: '' }]);
-  const save = useDeliveryChange('webhooks', (client, body: WebhookInput) =>
-    webhook
-      ? unwrap(client.PUT('/service/alert_system_setting_update_webhook/{id}/', { params: { path: { id: webhook.id } }, body }))
-      : unwrap(client.POST('/service/alert_system_setting_create_webhook/', { body })),
-  );
+  const save = useSaveWebhook(webhook);
   const error = save.error instanceof ApiError ? save.error : undefined;
   const setRow = (index: number, row: HeaderRow) => setRows((current) => current.map((entry, at) => (at === index ? row : entry)));
   const submit = (event: FormEvent) => {
@@ -176,12 +160,7 @@ function WebhookEditor({ webhook, onDone }: { webhook?: Webhook; onDone: (saved?
 
 /** Sends a sample notification now and says how the endpoint answered (the recorded attempt). */
 function TestWebhook({ webhook }: { webhook: Webhook }) {
-  const { client } = useApi();
-  const refresh = useRefreshDelivery();
-  const test = useMutation({
-    mutationFn: () => unwrap(client.POST('/service/alert_system_setting_test_webhook/{id}/', { params: { path: { id: webhook.id } } })),
-    onSuccess: () => refresh('webhooks'),
-  });
+  const test = useTestWebhook(webhook);
   return (
     <>
       <button type="button" onClick={() => test.mutate()} disabled={test.isPending} aria-label={`Test ${webhook.name}`}>

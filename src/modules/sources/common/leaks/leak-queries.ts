@@ -6,12 +6,12 @@ import { countDistinct, readDistinct } from './distinct-view.ts';
 import { findFilterCounts, urlContains } from './leak-filters.ts';
 import { parseLeakTarget } from './leak-target.ts';
 import { maskPassword } from './credential.ts';
+import { isoDateOrNull as iso } from '../../../../lib/iso-date.ts';
 
 /**
  * Read-only questions over the credential store for the quick-search endpoints
  * (docs/api.md "Quick searches"). Passwords leave here masked, never in clear.
  */
-const iso = (ms: number | null) => (ms === null ? null : new Date(Number(ms)).toISOString());
 const NEWEST = 10;
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 

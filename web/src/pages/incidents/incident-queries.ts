@@ -1,0 +1,44 @@
+import { keepPreviousData, useQuery } from '@tanstack/react-query';
+import { useApi, useScopedKey } from '../../api/api-context.tsx';
+import { unwrap } from '../../api/client.ts';
+import type { Match } from '../rules/rule-queries.ts';
+import type { IncidentSearch } from './incident-search.ts';
+
+/** How often a pending match (an async source still scanning) is read again. */
+const PENDING_POLL_MS = 3000;
+
+export const HITS_PAGE_SIZE = 20;
+
+/** One match of a rule, read again while its source is still scanning. */
+export function useMatch(matchId: number) {
+  const { client } = useApi();
+  return useQuery({
+    queryKey: useScopedKey('matches', matchId),
+    queryFn: () => unwrap(client.GET('/service/alert_system_match_get_match/{id}/', { params: { path: { id: matchId } } })),
+    refetchInterval: (query) => (query.state.data?.status === 'pending' ? PENDING_POLL_MS : false),
+  });
+}
+
+/** A page of a match's hits, filtered and sorted as the incident page's address says. */
+export function useMatchHits(match: Match, search: IncidentSearch) {
+  const { client } = useApi();
+  return useQuery({
+    queryKey: useScopedKey('matches', match.id, 'hits', search),
+    queryFn: () =>
+      unwrap(
+        client.GET('/service/alert_system_match_get_match_hits/{id}/', {
+          params: {
+            path: { id: match.id },
+            query: {
+              page: search.page ?? 1,
+              page_size: HITS_PAGE_SIZE,
+              include_excluded: !search.hide_excluded,
+              ...(search.sort ? { sort: search.sort } : {}),
+              ...(search.filter ? { filter: search.filter } : {}),
+            },
+          },
+        }),
+      ),
+    placeholderData: keepPreviousData,
+  });
+}
