@@ -10,7 +10,7 @@ export type RuleRow = Selectable<AlertRuleTable>;
 type Executor = Kysely<Database> | Transaction<Database>;
 
 /** The delivery resources a rule refers to. */
-export type DeliveryTable = 'senders' | 'email_templates' | 'webhooks' | 'recipients';
+type DeliveryTable = 'senders' | 'email_templates' | 'webhooks' | 'recipients';
 
 export interface RuleListFilters {
   include_deleted: boolean;

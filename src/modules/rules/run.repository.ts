@@ -5,7 +5,7 @@ import type { WorkerPresence } from '../../jobs/worker-presence.ts';
 type Executor = Kysely<Database> | Transaction<Database>;
 
 /** A stored hit of a match, as the runner records it. */
-export interface HitToStore {
+interface HitToStore {
   key: string;
   date: number;
   data: Record<string, unknown>;
