@@ -20,7 +20,7 @@ import path from 'node:path';
 import { Command } from 'commander';
 import { sql } from 'kysely';
 import { createLeakQueries, findIngester, findSource } from '../src/modules/sources/index.ts';
-import { comboLine, generateCredentials } from '../src/modules/sources/leaks/demo-credentials.ts';
+import { comboLine, generateCredentials } from '../src/modules/sources/common/leaks/demo-credentials.ts';
 import { storeRawFile } from '../src/modules/sources/raw_leak_extended/raw-leak-store.ts';
 import { CleanupScope } from './support/cleanup.ts';
 import { positive } from './support/options.ts';

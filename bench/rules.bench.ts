@@ -8,10 +8,11 @@
  * ≥ 20× the naive loop.
  */
 import { Command } from 'commander';
-import { generateCorpus, seededRandom } from '../src/modules/sources/messenger/index.ts';
+import { seededRandom } from '../src/modules/sources/common/seeded-random.ts';
+import { generateCorpus } from '../src/modules/sources/messenger/index.ts';
 import type { ChannelBatch } from '../src/modules/sources/messenger/index.ts';
 import { messengerSource } from '../src/modules/sources/messenger/messenger.source.ts';
-import type { BatchRule } from '../src/modules/sources/source.ts';
+import type { BatchRule } from '../src/modules/sources/kit/source.ts';
 import { CleanupScope } from './support/cleanup.ts';
 import { createBenchContainer, type StoreKind } from './support/store.ts';
 

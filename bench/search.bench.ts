@@ -37,7 +37,7 @@ import { loadConfig } from '../src/config.ts';
 import { createContainer, type Container } from '../src/container.ts';
 import { corpusChannels, generateCorpus } from '../src/modules/sources/messenger/index.ts';
 import type { ChannelBatch } from '../src/modules/sources/messenger/index.ts';
-import { matchesFolded, parseQuery, type QueryNode } from '../src/modules/search/query-language.ts';
+import { matchesFolded, parseQuery, type QueryNode } from '../src/modules/sources/common/query/query-language.ts';
 import { stopperOf } from './support/child-server.ts';
 import { CleanupScope } from './support/cleanup.ts';
 import { ingestInChild, searchLoad, type IngestRun, type LoadSample } from './support/search-load.ts';

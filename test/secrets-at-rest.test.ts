@@ -7,7 +7,7 @@ import { sql } from 'kysely';
 import * as tar from 'tar';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createKeyRing } from '../src/lib/crypto.ts';
-import { luhnCheckDigit, luhnValid } from '../src/modules/sources/cards/card-number.ts';
+import { luhnCheckDigit, luhnValid } from '../src/modules/sources/common/cards/card-number.ts';
 import { ageDecrypt, createBackupKeyFile } from './support/backup-key.ts';
 import { runCli } from './support/cli.ts';
 import { deliveryApi, NO_RATE_LIMITS, senderBody, webhookBody } from './support/delivery-api.ts';

@@ -1,8 +1,8 @@
 import { DAY_MS } from '../../src/lib/clock.ts';
 import { findSource, type SourceContext } from '../../src/modules/sources/index.ts';
-import { parseDomainName, type DomainName } from '../../src/modules/sources/phishing/domain-name.ts';
+import { parseDomainName, type DomainName } from '../../src/modules/sources/common/domains/domain-name.ts';
 import { createLookalikeIndex } from '../../src/modules/sources/phishing/lookalike-index.ts';
-import { writeObservedDomains } from '../../src/modules/sources/phishing/observed-domains.ts';
+import { writeObservedDomains } from '../../src/modules/sources/common/domains/observed-domains.ts';
 import { syntheticDomain } from './phishing.ts';
 
 /**

@@ -7,7 +7,7 @@ import { promisify } from 'node:util';
 import { sql, type Kysely, type RawBuilder } from 'kysely';
 import type { Database } from '../../src/db/schema.ts';
 import type { Container } from '../../src/container.ts';
-import { foldText, type QueryNode } from '../../src/modules/search/query-language.ts';
+import { foldText, type QueryNode } from '../../src/modules/sources/common/query/query-language.ts';
 
 /**
  * What the messenger search benchmark measures Dragnet against besides its own linear scan:

@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateCorpus } from '../../src/modules/sources/messenger/index.ts';
-import { matchCompilers, type SearchHints } from '../../src/modules/search/message-search.sql.ts';
-import { matchesFolded, parseQuery, type QueryNode } from '../../src/modules/search/query-language.ts';
+import { matchCompilers, type SearchHints } from '../../src/modules/sources/common/query/message-search.sql.ts';
+import { matchesFolded, parseQuery, type QueryNode } from '../../src/modules/sources/common/query/query-language.ts';
 import { createSearchRepository, SEARCH_TUNING, type MatchQuery, type OrderKey } from '../../src/modules/search/search.repository.ts';
-import { createTrigramStats } from '../../src/modules/search/trigram-stats.ts';
+import { createTrigramStats } from '../../src/modules/sources/common/query/trigram-stats.ts';
 import { channel, loadCorpus, message } from '../support/corpus.ts';
 import { createTestApp, type TestApp } from '../support/test-app.ts';
 

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { sql, type RawBuilder } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { luhnCheckDigit } from '../../src/modules/sources/cards/card-number.ts';
+import { luhnCheckDigit } from '../../src/modules/sources/common/cards/card-number.ts';
 import { runCli, type CliResult } from '../support/cli.ts';
 import { createTestApp } from '../support/test-app.ts';
 import { createTestStoreLocation, testEngine, type TestStoreLocation } from '../support/test-store.ts';

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createKeyRing, type KeyRing } from '../../src/lib/crypto.ts';
-import { luhnCheckDigit } from '../../src/modules/sources/cards/card-number.ts';
+import { luhnCheckDigit } from '../../src/modules/sources/common/cards/card-number.ts';
 import { runCli } from '../support/cli.ts';
 import { readRawStore, sourcesContaining } from '../support/raw-store.ts';
 import { createTestApp } from '../support/test-app.ts';

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { luhnCheckDigit } from '../../src/modules/sources/cards/card-number.ts';
+import { luhnCheckDigit } from '../../src/modules/sources/common/cards/card-number.ts';
 import { findIngester, findSource, type IngestReport } from '../../src/modules/sources/index.ts';
 import { expectError } from '../support/http.ts';
 import {

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { comboLine, generateCredentials } from '../../src/modules/sources/leaks/demo-credentials.ts';
+import { comboLine, generateCredentials } from '../../src/modules/sources/common/leaks/demo-credentials.ts';
 import { runCli } from '../support/cli.ts';
 import { spawnCli, waitUntil } from '../support/cli-process.ts';
 import { createTestApp, type TestApp } from '../support/test-app.ts';

@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { findSource } from '../../src/modules/sources/index.ts';
-import { recordObservedDomains } from '../../src/modules/sources/phishing/observed-domains.ts';
+import { recordObservedDomains } from '../../src/modules/sources/common/domains/observed-domains.ts';
 import { expectError } from '../support/http.ts';
 import { deliverPending, HOUR, iso, payloadOf, requestsTo, rulePaths, sourceRule, tickAndDeliver, type DeliveryKit, type HitView } from '../support/rules-api.ts';
 import { sourceSuite } from '../support/source-suite.ts';

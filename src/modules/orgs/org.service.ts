@@ -1,7 +1,7 @@
 import type { Clock } from '../../lib/clock.ts';
 import { AppError, conflict, isUniqueViolation, notFound, validationError } from '../../lib/errors.ts';
 import type { MaybePromise } from '../../lib/maybe-promise.ts';
-import { frequencies, isFrequency } from '../rules/index.ts';
+import { frequencies, isFrequency } from '../../lib/frequency.ts';
 import type { OrganizationChanges, OrganizationRepository, OrganizationRow } from './org.repository.ts';
 import type { UserRow } from './user.repository.ts';
 

@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import { IdInteger, MAX_PAGE, Nullable } from '../../http/schemas.ts';
-import { frequencies } from './frequency.ts';
+import { frequencies } from '../../lib/frequency.ts';
 
 export const RuleBody = Type.Object(
   {

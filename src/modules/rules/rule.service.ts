@@ -6,7 +6,7 @@ import { linkedPage, pageWindow } from '../../lib/pagination.ts';
 import type { OrganizationService } from '../orgs/index.ts';
 import type { FollowUpTokens } from '../search/index.ts';
 import { findSource, normalizeArgs, validateArgs, type SourceContext, type SourceDefinition } from '../sources/index.ts';
-import { frequencyHours, isFrequency, type Frequency } from './frequency.ts';
+import { frequencyHours, isFrequency, type Frequency } from '../../lib/frequency.ts';
 import type { RuleListFilters, RuleRepository, RuleRow } from './rule.repository.ts';
 
 export interface RuleInput {

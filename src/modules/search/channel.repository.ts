@@ -1,7 +1,7 @@
 import { sql, type Kysely } from 'kysely';
 import { likeContains } from '../../db/like.ts';
 import type { Database } from '../../db/schema.ts';
-import { foldText } from './query-language.ts';
+import { foldText } from '../sources/index.ts';
 
 export interface ChannelListFilter {
   search?: string;

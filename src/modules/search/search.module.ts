@@ -7,7 +7,7 @@ import { createCorpusWriter } from '../sources/messenger/index.ts';
 import { searchRoutes } from './search.routes.ts';
 import { createSearchRepository } from './search.repository.ts';
 import { createSearchService } from './search.service.ts';
-import { createTrigramStats } from './trigram-stats.ts';
+import { createTrigramStats } from '../sources/index.ts';
 
 export function createSearchModule(deps: { store: Store; clock: Clock; jwtKey: Uint8Array; log: Log }) {
   // Channel lists and filters are reads: on the readers, never behind a writer.

@@ -2,7 +2,8 @@ import { sql, type Kysely } from 'kysely';
 import type { Database } from '../../db/schema.ts';
 import { livenessCheck } from '../../db/sqlite-readers.ts';
 import type { Engine } from '../../db/store.ts';
-import type { CompiledMatch } from './message-search.sql.ts';
+import type { CompiledMatch } from '../sources/index.ts';
+import type { MessageRow } from '../sources/messenger/index.ts';
 
 /** One search as the store evaluates it: the compiled query over the messages that existed when it first ran. */
 export interface MatchQuery {
@@ -10,23 +11,6 @@ export interface MatchQuery {
   channelIds?: number[];
   /** The highest message id at search time: re-reads and exports see exactly what the search saw. */
   maxMessageId: number;
-}
-
-/** A message with its channel's names, as search and monitoring read it. */
-export interface MessageRow {
-  id: number;
-  message_id: number;
-  channel_id: number;
-  username: string | null;
-  title: string;
-  user_id: number | null;
-  text: string;
-  text_hash: string;
-  date: number;
-  has_media: number;
-  media_type: string | null;
-  file_name: string | null;
-  links: string | null;
 }
 
 /** A row's place in the newest-first order (date descending, then id descending). */

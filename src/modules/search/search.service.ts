@@ -6,18 +6,19 @@ import { DAY_MS, type Clock } from '../../lib/clock.ts';
 import { AppError, notFound, validationError } from '../../lib/errors.ts';
 import type { ChannelRepository } from './channel.repository.ts';
 import type { FollowUpTokens } from './follow-up-token.ts';
-import { matchCompilers } from './message-search.sql.ts';
 import {
   formatQuery,
+  matchCompilers,
   MIN_INDEXED_TERM_LENGTH,
   parseQuery,
   positiveTerms,
   QuerySyntaxError,
+  textPreview,
   type QueryNode,
-} from './query-language.ts';
-import { pagePlan, type MatchQuery, type MessageRow, type OrderKey, type SearchRepository } from './search.repository.ts';
-import { textPreview } from './text-preview.ts';
-import type { TrigramStats } from './trigram-stats.ts';
+  type TrigramStats,
+} from '../sources/index.ts';
+import type { MessageRow } from '../sources/messenger/index.ts';
+import { pagePlan, type MatchQuery, type OrderKey, type SearchRepository } from './search.repository.ts';
 
 /** docs/api.md "Messenger search": the limits the spec leaves open. */
 export const SEARCH_LIMITS = {

@@ -1,7 +1,13 @@
 // The sources module's public surface: other modules import sources only from here.
-export { normalizeArgs, validateArgs, type ArgError } from './args-validation.ts';
-export { catalogRow, findIngester, findSource, listIngesters, listSourceCollectors, sourceCatalog, sourceMigrations, type CatalogRow } from './registry.ts';
-export type { IngestProgress } from './ingest/ingest-kit.ts';
-export { CollectorSettingsError, defineCollector } from './source.ts';
-export type { BatchRule, Collector, CollectorOutcome, CollectorRun, Hit, Ingester, IngestReport, IngestTally, MatchResult, MatchWindow, SourceContext, SourceDefinition } from './source.ts';
-export { createLeakQueries, type LeakQueries } from './leaks/leak-queries.ts';
+export { normalizeArgs, validateArgs, type ArgError } from './kit/args-validation.ts';
+export { findIngester, findSource, listIngesters, listSourceCollectors, sourceCatalog, sourceMigrations } from './catalog.ts';
+export { catalogRow, type CatalogRow } from './kit/registry.ts';
+export type { IngestProgress } from './common/ingest/ingest-kit.ts';
+export { CollectorSettingsError, defineCollector } from './kit/source.ts';
+export type { BatchRule, Collector, CollectorOutcome, CollectorRun, Hit, Ingester, IngestReport, IngestTally, MatchResult, MatchWindow, SourceContext, SourceDefinition } from './kit/source.ts';
+export { createLeakQueries, type LeakQueries } from './common/leaks/leak-queries.ts';
+// The text query language: the messenger search module evaluates it too.
+export { matchCompilers, type CompiledMatch } from './common/query/message-search.sql.ts';
+export { foldText, formatQuery, MIN_INDEXED_TERM_LENGTH, parseQuery, positiveTerms, QuerySyntaxError, type QueryNode } from './common/query/query-language.ts';
+export { textPreview } from './common/query/text-preview.ts';
+export { createTrigramStats, type TrigramStats } from './common/query/trigram-stats.ts';

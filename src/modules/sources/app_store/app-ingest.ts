@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { readJsonDocument } from '../documents/document-ingest.ts';
+import { readJsonDocument } from '../common/documents/document-ingest.ts';
 import {
   expandInputs,
   IngestError,
@@ -10,8 +10,8 @@ import {
   type IngestProgress,
   type InputResult,
   type ReadRecord,
-} from '../ingest/ingest-kit.ts';
-import type { Ingester, SourceContext } from '../source.ts';
+} from '../common/ingest/ingest-kit.ts';
+import type { Ingester, SourceContext } from '../kit/source.ts';
 import { parseItunesResult, parsePlayApp, type AppListing } from './app-listing.ts';
 import { writeListings } from './app-store.ts';
 

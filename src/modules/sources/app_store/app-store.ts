@@ -1,5 +1,5 @@
 import type { Generated } from 'kysely';
-import type { SourceContext } from '../source.ts';
+import type { SourceContext } from '../kit/source.ts';
 import type { AppListing } from './app-listing.ts';
 import { compactText, normalText } from './brand-match.ts';
 import * as m0001 from './migrations/0001_app_listings.ts';

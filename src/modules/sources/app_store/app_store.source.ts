@@ -1,5 +1,5 @@
-import type { ArgError } from '../args-validation.ts';
-import type { SourceDefinition } from '../source.ts';
+import type { ArgError } from '../kit/args-validation.ts';
+import type { SourceDefinition } from '../kit/source.ts';
 import { appStoreIngester } from './app-ingest.ts';
 import { matchApps } from './app-match.ts';
 import { appStoreMigrations } from './app-store.ts';

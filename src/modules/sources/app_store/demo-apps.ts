@@ -1,5 +1,5 @@
 import { DAY_MS } from '../../../lib/clock.ts';
-import type { SourceContext } from '../source.ts';
+import type { SourceContext } from '../kit/source.ts';
 import type { AppListing } from './app-listing.ts';
 import { writeListings } from './app-store.ts';
 

@@ -1,11 +1,11 @@
-import type { ArgError } from '../args-validation.ts';
-import { binsErrors, binsParam } from '../cards/card-args.ts';
-import { cardIngester } from '../cards/card-ingest.ts';
-import { matchCards } from '../cards/card-match.ts';
-import { CARD_BRANDS } from '../cards/card-number.ts';
-import { cardStoreMigrations } from '../cards/card-store.ts';
-import { loadDemoCards } from '../cards/demo-cards.ts';
-import type { SourceDefinition } from '../source.ts';
+import type { ArgError } from '../kit/args-validation.ts';
+import { binsErrors, binsParam } from '../common/cards/card-args.ts';
+import { cardIngester } from '../common/cards/card-ingest.ts';
+import { matchCards } from '../common/cards/card-match.ts';
+import { CARD_BRANDS } from '../common/cards/card-number.ts';
+import { cardStoreMigrations } from '../common/cards/card-store.ts';
+import { loadDemoCards } from '../common/cards/demo-cards.ts';
+import type { SourceDefinition } from '../kit/source.ts';
 
 interface BinCvvArgs {
   bins: string[];

@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { Readable } from 'node:stream';
-import { expandInputs, IngestError, newInputResult, openInput, readLines, reportInputs, storeInBatches, type InputResult, type ReadRecord } from '../ingest/ingest-kit.ts';
-import type { Ingester, IngestOptions, SourceContext } from '../source.ts';
+import { expandInputs, IngestError, newInputResult, openInput, readLines, reportInputs, storeInBatches, type InputResult, type ReadRecord } from '../common/ingest/ingest-kit.ts';
+import type { Ingester, IngestOptions, SourceContext } from '../kit/source.ts';
 import { recordOfFacts, type CertificateRecord } from './certificate-record.ts';
 import { writeCertificates } from './certificate-store.ts';
 import { parseCertstreamFrame } from './certstream.ts';

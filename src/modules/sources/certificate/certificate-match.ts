@@ -1,7 +1,7 @@
 import { sql, type Expression, type Selectable, type SqlBool } from 'kysely';
 import { likeContains } from '../../../db/like.ts';
-import { parseDomainName } from '../phishing/domain-name.ts';
-import type { Hit, MatchResult, MatchWindow, SourceContext } from '../source.ts';
+import { parseDomainName } from '../common/domains/domain-name.ts';
+import type { Hit, MatchResult, MatchWindow, SourceContext } from '../kit/source.ts';
 import { certificateDb, type CertificateTable } from './certificate-store.ts';
 
 /** How a certificate name relates to the watched domain. */

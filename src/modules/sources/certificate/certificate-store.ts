@@ -1,7 +1,7 @@
 import type { Generated } from 'kysely';
-import { parseDomainName } from '../phishing/domain-name.ts';
-import { recordObservedDomains } from '../phishing/observed-domains.ts';
-import type { SourceContext } from '../source.ts';
+import { parseDomainName } from '../common/domains/domain-name.ts';
+import { recordObservedDomains } from '../common/domains/observed-domains.ts';
+import type { SourceContext } from '../kit/source.ts';
 import type { CertificateRecord } from './certificate-record.ts';
 import * as m0001 from './migrations/0001_certificates.ts';
 

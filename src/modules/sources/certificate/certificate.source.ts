@@ -1,5 +1,5 @@
-import type { ArgError } from '../args-validation.ts';
-import type { SourceDefinition } from '../source.ts';
+import type { ArgError } from '../kit/args-validation.ts';
+import type { SourceDefinition } from '../kit/source.ts';
 import { certificateIngester } from './certificate-ingest.ts';
 import { matchCertificates, nameTarget } from './certificate-match.ts';
 import { certificateMigrations } from './certificate-store.ts';

@@ -1,4 +1,4 @@
-import { parseJson } from '../ingest/ingest-kit.ts';
+import { parseJson } from '../common/ingest/ingest-kit.ts';
 import { domainsOf, logIdOf, type CertificateRecord, type LogEntryRef } from './certificate-record.ts';
 import { fingerprint } from './x509.ts';
 

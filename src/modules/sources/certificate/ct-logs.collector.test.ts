@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { CollectorSettingsError } from '../source.ts';
+import { CollectorSettingsError } from '../kit/source.ts';
 import { ctLogsCollector } from './ct-logs.collector.ts';
 
 const ARGON = 'https://ct.googleapis.com/logs/us1/argon2025h2/';

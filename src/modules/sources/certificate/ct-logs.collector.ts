@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { CollectorSettingsError, defineCollector, type CollectorRun, type SourceContext } from '../source.ts';
+import { CollectorSettingsError, defineCollector, type CollectorRun, type SourceContext } from '../kit/source.ts';
 import { logIdOf, recordOfFacts, type CertificateRecord } from './certificate-record.ts';
 import { writeCertificates } from './certificate-store.ts';
 import { parseMerkleTreeLeaf, precertificateOf } from './ct-leaf.ts';

@@ -1,5 +1,5 @@
 import { DAY_MS, HOUR_MS } from '../../../lib/clock.ts';
-import type { SourceContext } from '../source.ts';
+import type { SourceContext } from '../kit/source.ts';
 import type { CertificateRecord } from './certificate-record.ts';
 import { writeCertificates } from './certificate-store.ts';
 import { fingerprint } from './x509.ts';

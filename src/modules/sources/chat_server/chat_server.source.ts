@@ -1,7 +1,7 @@
-import type { ArgError } from '../args-validation.ts';
-import { fieldIn, fieldIs, queryErrors } from '../documents/document-match.ts';
-import { documentSource } from '../documents/document-source.ts';
-import type { SourceDefinition } from '../source.ts';
+import type { ArgError } from '../kit/args-validation.ts';
+import { fieldIn, fieldIs, queryErrors } from '../common/documents/document-match.ts';
+import { documentSource } from '../common/documents/document-source.ts';
+import type { SourceDefinition } from '../kit/source.ts';
 import { DEMO_SERVERS, loadDemoChat } from './demo-chat.ts';
 import { discordFormat } from './discord-export.ts';
 

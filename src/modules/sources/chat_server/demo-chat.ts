@@ -1,6 +1,6 @@
-import { demoPostedAt, demoRandom, writeDemoDocuments } from '../documents/demo-documents.ts';
-import type { DocumentInput } from '../documents/document-store.ts';
-import type { SourceContext } from '../source.ts';
+import { demoPostedAt, demoRandom, writeDemoDocuments } from '../common/documents/demo-documents.ts';
+import type { DocumentInput } from '../common/documents/document-store.ts';
+import type { SourceContext } from '../kit/source.ts';
 import { exportRecords } from './discord-export.ts';
 
 /**

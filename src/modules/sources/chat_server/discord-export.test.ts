@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { IngestError } from '../ingest/ingest-kit.ts';
+import { IngestError } from '../common/ingest/ingest-kit.ts';
 import { exportRecords } from './discord-export.ts';
 
 const records = (data: unknown) => [...exportRecords(data, 'test.json')];

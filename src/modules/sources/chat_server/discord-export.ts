@@ -1,7 +1,7 @@
-import { IngestError } from '../ingest/ingest-kit.ts';
-import { orReason, readJsonDocument, type DocumentFormat, type DocumentRecord } from '../documents/document-ingest.ts';
-import type { DocumentInput } from '../documents/document-store.ts';
-import { isJsonObject, parseDate, RecordError, type JsonObject } from '../documents/record-fields.ts';
+import { IngestError } from '../common/ingest/ingest-kit.ts';
+import { orReason, readJsonDocument, type DocumentFormat, type DocumentRecord } from '../common/documents/document-ingest.ts';
+import type { DocumentInput } from '../common/documents/document-store.ts';
+import { isJsonObject, parseDate, RecordError, type JsonObject } from '../common/documents/record-fields.ts';
 
 /**
  * DiscordChatExporter's JSON export of one channel (docs/ingest.md "Chat servers"):

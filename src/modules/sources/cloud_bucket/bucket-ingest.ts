@@ -1,8 +1,8 @@
 import { readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { StringDecoder } from 'node:string_decoder';
-import { expandInputs, IngestError, jsonErrorLocation, newInputResult, openInput, parseJson, reportInputs, storeInBatches, type IngestProgress, type InputResult } from '../ingest/ingest-kit.ts';
-import type { Ingester, SourceContext } from '../source.ts';
+import { expandInputs, IngestError, jsonErrorLocation, newInputResult, openInput, parseJson, reportInputs, storeInBatches, type IngestProgress, type InputResult } from '../common/ingest/ingest-kit.ts';
+import type { Ingester, SourceContext } from '../kit/source.ts';
 import { createXmlListingReader, gcsObjects, ListingError, type ReadObject } from './bucket-listing.ts';
 import { writeObjects } from './bucket-store.ts';
 import { createXmlEventReader, XmlSyntaxError } from './listing-xml.ts';

@@ -1,4 +1,4 @@
-import type { ReadRecord } from '../ingest/ingest-kit.ts';
+import type { ReadRecord } from '../common/ingest/ingest-kit.ts';
 import type { XmlEvent } from './listing-xml.ts';
 
 /**

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { Generated } from 'kysely';
-import type { SourceContext } from '../source.ts';
+import type { SourceContext } from '../kit/source.ts';
 import type { BucketObject } from './bucket-listing.ts';
 import * as m0001 from './migrations/0001_bucket_objects.ts';
 

@@ -1,5 +1,5 @@
-import type { ArgError } from '../args-validation.ts';
-import type { SourceDefinition } from '../source.ts';
+import type { ArgError } from '../kit/args-validation.ts';
+import type { SourceDefinition } from '../kit/source.ts';
 import { cloudBucketIngester } from './bucket-ingest.ts';
 import { PROVIDERS } from './bucket-listing.ts';
 import { matchBucketObjects } from './bucket-match.ts';

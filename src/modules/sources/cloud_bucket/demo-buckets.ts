@@ -1,5 +1,5 @@
 import { DAY_MS } from '../../../lib/clock.ts';
-import type { SourceContext } from '../source.ts';
+import type { SourceContext } from '../kit/source.ts';
 import { azureBucket, extensionOf, gcsBucket, s3Bucket, type BucketObject } from './bucket-listing.ts';
 import { writeObjects } from './bucket-store.ts';
 

@@ -1,9 +1,9 @@
 import { sql, type SqlBool } from 'kysely';
-import { credentialStoreMigrations, leakDb, openPassword, passwordFields } from '../leaks/credential-store.ts';
-import { readDistinct } from '../leaks/distinct-view.ts';
-import { parseLeakTarget } from '../leaks/leak-target.ts';
-import type { ArgError } from '../args-validation.ts';
-import type { MatchResult, MatchWindow, SourceContext, SourceDefinition } from '../source.ts';
+import { credentialStoreMigrations, leakDb, openPassword, passwordFields } from '../common/leaks/credential-store.ts';
+import { readDistinct } from '../common/leaks/distinct-view.ts';
+import { parseLeakTarget } from '../common/leaks/leak-target.ts';
+import type { ArgError } from '../kit/args-validation.ts';
+import type { MatchResult, MatchWindow, SourceContext, SourceDefinition } from '../kit/source.ts';
 
 /**
  * Distinct leak (id 5): the deduplicated view of the credential store (leaks/distinct-view.ts),

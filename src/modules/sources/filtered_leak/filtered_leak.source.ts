@@ -1,12 +1,12 @@
 import { createHash } from 'node:crypto';
 import { sql, type SqlBool } from 'kysely';
-import type { ArgError } from '../args-validation.ts';
-import { credentialIngester } from '../leaks/credential-ingester.ts';
-import { createCredentialWriter, credentialStoreMigrations, leakDb, openPassword, passwordFields } from '../leaks/credential-store.ts';
-import { generateCredentials } from '../leaks/demo-credentials.ts';
-import { FILTER_IDS, filterConditions, filterParameterErrors, findFilter, LEAK_FILTERS, urlContains } from '../leaks/leak-filters.ts';
-import { parseLeakTarget } from '../leaks/leak-target.ts';
-import type { MatchResult, MatchWindow, SourceContext, SourceDefinition } from '../source.ts';
+import type { ArgError } from '../kit/args-validation.ts';
+import { credentialIngester } from '../common/leaks/credential-ingester.ts';
+import { createCredentialWriter, credentialStoreMigrations, leakDb, openPassword, passwordFields } from '../common/leaks/credential-store.ts';
+import { generateCredentials } from '../common/leaks/demo-credentials.ts';
+import { FILTER_IDS, filterConditions, filterParameterErrors, findFilter, LEAK_FILTERS, urlContains } from '../common/leaks/leak-filters.ts';
+import { parseLeakTarget } from '../common/leaks/leak-target.ts';
+import type { MatchResult, MatchWindow, SourceContext, SourceDefinition } from '../kit/source.ts';
 
 
 /**

@@ -1,5 +1,5 @@
-import { demoPostedAt, demoRandom, writeDemoDocuments } from '../documents/demo-documents.ts';
-import type { SourceContext } from '../source.ts';
+import { demoPostedAt, demoRandom, writeDemoDocuments } from '../common/documents/demo-documents.ts';
+import type { SourceContext } from '../kit/source.ts';
 import { forumPostDocument, type ContentType } from './forum-record.ts';
 
 /**

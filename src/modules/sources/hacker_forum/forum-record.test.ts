@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { orReason } from '../documents/document-ingest.ts';
+import { orReason } from '../common/documents/document-ingest.ts';
 import { forumPostDocument } from './forum-record.ts';
 
 const post = (overrides: Record<string, unknown> = {}) => ({

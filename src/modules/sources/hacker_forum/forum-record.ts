@@ -1,6 +1,6 @@
-import { jsonLines, type DocumentFormat } from '../documents/document-ingest.ts';
-import type { DocumentInput } from '../documents/document-store.ts';
-import { isJsonObject, recordFields, RecordError } from '../documents/record-fields.ts';
+import { jsonLines, type DocumentFormat } from '../common/documents/document-ingest.ts';
+import type { DocumentInput } from '../common/documents/document-store.ts';
+import { isJsonObject, recordFields, RecordError } from '../common/documents/record-fields.ts';
 
 /**
  * A forum post as JSON Lines (docs/ingest.md "Hacker forums"), one post a line:

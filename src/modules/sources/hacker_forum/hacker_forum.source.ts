@@ -1,6 +1,6 @@
-import { fieldIn, fieldInAnyCase, queryErrors } from '../documents/document-match.ts';
-import { documentSource } from '../documents/document-source.ts';
-import type { SourceDefinition } from '../source.ts';
+import { fieldIn, fieldInAnyCase, queryErrors } from '../common/documents/document-match.ts';
+import { documentSource } from '../common/documents/document-source.ts';
+import type { SourceDefinition } from '../kit/source.ts';
 import { loadDemoForums } from './demo-forum.ts';
 import { CONTENT_TYPES, forumJsonLines } from './forum-record.ts';
 

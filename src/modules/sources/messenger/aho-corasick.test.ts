@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { seededRandom } from './demo-corpus.ts';
+import { seededRandom } from '../common/seeded-random.ts';
 import { AhoCorasick } from './aho-corasick.ts';
 
 const naive = (patterns: string[], text: string) =>

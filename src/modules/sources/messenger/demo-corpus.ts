@@ -1,20 +1,10 @@
+import { seededRandom } from '../common/seeded-random.ts';
 import type { ChannelBatch, MessageInput } from './ingest/corpus-writer.ts';
 
 /**
  * A deterministic, realistic-looking messenger corpus: the demo data of `dragnet demo` and the
  * benchmark corpus of `npm run bench -- search`. Same seed, same corpus, on every machine.
  */
-export function seededRandom(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    // mulberry32
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const CATEGORIES = ['Combolists', 'Stealer logs', 'Carding', 'Phishing kits', 'Ransomware chatter', 'Fraud services'];
 const CHANNEL_WORDS = ['leak', 'cloud', 'logs', 'base', 'market', 'shop', 'drop', 'vault', 'hub', 'zone', 'crew', 'dump'];

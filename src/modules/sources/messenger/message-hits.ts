@@ -1,14 +1,30 @@
 import { sql } from 'kysely';
-import { positiveTerms, textPreview, type MessageRow, type QueryNode } from '../../search/index.ts';
-import type { Hit } from '../source.ts';
-
-export type { MessageRow };
+import { positiveTerms, type QueryNode } from '../common/query/query-language.ts';
+import { textPreview } from '../common/query/text-preview.ts';
+import type { Hit } from '../kit/source.ts';
 
 export interface MessengerArgs {
   query: string;
   channel_ids?: number[] | null;
   unique_only?: boolean | null;
   context_chars?: number | null;
+}
+
+/** A message with its channel's names, as search and monitoring read it. */
+export interface MessageRow {
+  id: number;
+  message_id: number;
+  channel_id: number;
+  username: string | null;
+  title: string;
+  user_id: number | null;
+  text: string;
+  text_hash: string;
+  date: number;
+  has_media: number;
+  media_type: string | null;
+  file_name: string | null;
+  links: string | null;
 }
 
 export const MESSAGE_COLUMNS = sql`m.id, m.message_id, m.channel_id, c.username, c.title, m.user_id, m.text, m.text_hash, m.date,

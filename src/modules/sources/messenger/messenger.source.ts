@@ -1,8 +1,9 @@
 import { sql } from 'kysely';
-import { parseQuery, predicateCompilers, QuerySyntaxError } from '../../search/index.ts';
-import type { ArgError } from '../args-validation.ts';
-import { REJECTIONS_SHOWN } from '../ingest/ingest-kit.ts';
-import type { BatchRule, MatchResult, SourceContext, SourceDefinition } from '../source.ts';
+import { predicateCompilers } from '../common/query/message-search.sql.ts';
+import { parseQuery, QuerySyntaxError } from '../common/query/query-language.ts';
+import type { ArgError } from '../kit/args-validation.ts';
+import { REJECTIONS_SHOWN } from '../common/ingest/ingest-kit.ts';
+import type { BatchRule, MatchResult, SourceContext, SourceDefinition } from '../kit/source.ts';
 import { generateCorpus } from './demo-corpus.ts';
 import { createCorpusWriter } from './ingest/corpus-writer.ts';
 import { createIngestService, type IngestFormat } from './ingest/ingest.service.ts';

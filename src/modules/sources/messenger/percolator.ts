@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
-import { foldText, matchesFolded, parseQuery, type QueryNode } from '../../search/index.ts';
-import type { MatchResult, SourceContext } from '../source.ts';
+import { foldText, matchesFolded, parseQuery, type QueryNode } from '../common/query/query-language.ts';
+import type { MatchResult, SourceContext } from '../kit/source.ts';
 import { AhoCorasick } from './aho-corasick.ts';
 import { collapseIdenticalTexts, MESSAGE_COLUMNS, messageHit, type MessageRow, type MessengerArgs } from './message-hits.ts';
 

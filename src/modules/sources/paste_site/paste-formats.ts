@@ -1,8 +1,8 @@
 import { readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
-import { jsonLines, orReason, readJsonDocument, type DocumentFormat } from '../documents/document-ingest.ts';
-import { isJsonObject, RecordError } from '../documents/record-fields.ts';
-import { IngestError } from '../ingest/ingest-kit.ts';
+import { jsonLines, orReason, readJsonDocument, type DocumentFormat } from '../common/documents/document-ingest.ts';
+import { isJsonObject, RecordError } from '../common/documents/record-fields.ts';
+import { IngestError } from '../common/ingest/ingest-kit.ts';
 import { genericPasteDocument, MAX_PASTE_BYTES, pastebinDocument, pastebinEntry } from './paste-record.ts';
 
 /** `--format jsonl`: the generic paste record, one a line. */

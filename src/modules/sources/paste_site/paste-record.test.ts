@@ -2,7 +2,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { orReason, type DocumentRecord } from '../documents/document-ingest.ts';
+import { orReason, type DocumentRecord } from '../common/documents/document-ingest.ts';
 import { pastebinList } from './paste-formats.ts';
 import { genericPasteDocument, pastebinDocument, pastebinEntry } from './paste-record.ts';
 

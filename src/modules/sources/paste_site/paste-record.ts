@@ -1,5 +1,5 @@
-import type { DocumentInput } from '../documents/document-store.ts';
-import { isJsonObject, parseDate, recordFields, RecordError } from '../documents/record-fields.ts';
+import type { DocumentInput } from '../common/documents/document-store.ts';
+import { isJsonObject, parseDate, recordFields, RecordError } from '../common/documents/record-fields.ts';
 
 /**
  * Pastes, from the generic paste JSON Lines record and from Pastebin's scraping API

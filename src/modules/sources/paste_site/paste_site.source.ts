@@ -1,6 +1,6 @@
-import { fieldInAnyCase, queryErrors } from '../documents/document-match.ts';
-import { documentSource } from '../documents/document-source.ts';
-import type { SourceDefinition } from '../source.ts';
+import { fieldInAnyCase, queryErrors } from '../common/documents/document-match.ts';
+import { documentSource } from '../common/documents/document-source.ts';
+import type { SourceDefinition } from '../kit/source.ts';
 import { loadDemoPastes } from './demo-pastes.ts';
 import { pastebinList, pasteJsonLines } from './paste-formats.ts';
 import { pastebinCollector } from './pastebin-collector.ts';

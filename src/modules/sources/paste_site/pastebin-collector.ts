@@ -1,8 +1,8 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { createDocumentWriter } from '../documents/document-store.ts';
-import { isJsonObject, RecordError } from '../documents/record-fields.ts';
+import { createDocumentWriter } from '../common/documents/document-store.ts';
+import { isJsonObject, RecordError } from '../common/documents/record-fields.ts';
 import type { OutboundHttp, OutboundResponse } from '../../../lib/outbound/index.ts';
-import { CollectorSettingsError, defineCollector } from '../source.ts';
+import { CollectorSettingsError, defineCollector } from '../kit/source.ts';
 import { MAX_PASTE_BYTES, pastebinDocument, pastebinEntry, type PastebinEntry } from './paste-record.ts';
 
 /**

@@ -1,8 +1,8 @@
 import { DAY_MS } from '../../../lib/clock.ts';
-import { seededRandom } from '../messenger/index.ts';
-import type { SourceContext } from '../source.ts';
-import { parseDomainName } from './domain-name.ts';
-import { writeObservedDomains, type CheckedDomain, type ObservedDomain } from './observed-domains.ts';
+import { seededRandom } from '../common/seeded-random.ts';
+import type { SourceContext } from '../kit/source.ts';
+import { parseDomainName } from '../common/domains/domain-name.ts';
+import { writeObservedDomains, type CheckedDomain, type ObservedDomain } from '../common/domains/observed-domains.ts';
 
 /**
  * Synthetic demo domains: two weeks of a newly-registered-domain feed made of invented names,

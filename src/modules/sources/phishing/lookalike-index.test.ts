@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { domainToASCII } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { parseDomainName } from './domain-name.ts';
+import { parseDomainName } from '../common/domains/domain-name.ts';
 import { createLookalikeIndex, editDistance, lookalikeScore, measureLookalike, type Lookalike } from './lookalike-index.ts';
 import { generatePermutations } from './permutations.ts';
 

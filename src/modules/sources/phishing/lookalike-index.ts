@@ -1,5 +1,5 @@
 import { domainToUnicode } from 'node:url';
-import { parseDomainName, type DomainName } from './domain-name.ts';
+import { parseDomainName, type DomainName } from '../common/domains/domain-name.ts';
 import { createNameTable } from './name-table.ts';
 import { dictionaryBases, FUZZERS, generatePermutations, skeletonOf } from './permutations.ts';
 

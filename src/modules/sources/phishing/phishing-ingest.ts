@@ -12,10 +12,10 @@ import {
   type IngestProgress,
   type InputResult,
   type ReadRecord,
-} from '../ingest/ingest-kit.ts';
-import type { Ingester } from '../source.ts';
-import { parseDomainName } from './domain-name.ts';
-import { writeObservedDomains, type CheckedDomain, type ObservedDomain } from './observed-domains.ts';
+} from '../common/ingest/ingest-kit.ts';
+import type { Ingester } from '../kit/source.ts';
+import { parseDomainName } from '../common/domains/domain-name.ts';
+import { writeObservedDomains, type CheckedDomain, type ObservedDomain } from '../common/domains/observed-domains.ts';
 
 /** `dragnet ingest phishing` (docs/ingest.md "phishing"): NRD lists and dnstwist scans into observed_domains. */
 

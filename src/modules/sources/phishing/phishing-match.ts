@@ -1,8 +1,8 @@
 import type { Expression, Selectable, SqlBool } from 'kysely';
-import type { BatchRule, Hit, MatchResult, MatchWindow, SourceContext } from '../source.ts';
-import { parseDomainName, unicodeOf } from './domain-name.ts';
+import type { BatchRule, Hit, MatchResult, MatchWindow, SourceContext } from '../kit/source.ts';
+import { parseDomainName, unicodeOf } from '../common/domains/domain-name.ts';
 import { createLookalikeIndex, measureLookalike, type Lookalike, type LookalikeIndex } from './lookalike-index.ts';
-import { phishingDb, type ObservedDomainTable } from './observed-domains.ts';
+import { phishingDb, type ObservedDomainTable } from '../common/domains/observed-domains.ts';
 
 type ObservedRow = Selectable<ObservedDomainTable>;
 

@@ -1,8 +1,8 @@
-import type { ArgError } from '../args-validation.ts';
-import type { SourceDefinition } from '../source.ts';
+import type { ArgError } from '../kit/args-validation.ts';
+import type { SourceDefinition } from '../kit/source.ts';
 import { loadDemoDomains } from './demo-domains.ts';
-import { parseDomainName } from './domain-name.ts';
-import { phishingMigrations } from './observed-domains.ts';
+import { parseDomainName } from '../common/domains/domain-name.ts';
+import { phishingMigrations } from '../common/domains/observed-domains.ts';
 import { phishingIngester } from './phishing-ingest.ts';
 import { matchPhishing, matchPhishingMany } from './phishing-match.ts';
 

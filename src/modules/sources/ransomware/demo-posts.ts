@@ -1,5 +1,5 @@
 import { DAY_MS, HOUR_MS } from '../../../lib/clock.ts';
-import type { SourceContext } from '../source.ts';
+import type { SourceContext } from '../kit/source.ts';
 import type { PostRecord } from './post-record.ts';
 import { writePosts } from './post-store.ts';
 

@@ -2,7 +2,7 @@ import { createReadStream, existsSync } from 'node:fs';
 import { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { IngestError } from '../ingest/ingest-kit.ts';
+import { IngestError } from '../common/ingest/ingest-kit.ts';
 import { MAX_POSTS_ARRAY_BYTES, readPosts, type PostEntry } from './post-ingest.ts';
 
 const collect = async (entries: AsyncIterable<PostEntry>) => {

@@ -13,8 +13,8 @@ import {
   type IngestProgress,
   type InputResult,
   type ReadRecord,
-} from '../ingest/ingest-kit.ts';
-import type { Ingester, SourceContext } from '../source.ts';
+} from '../common/ingest/ingest-kit.ts';
+import type { Ingester, SourceContext } from '../kit/source.ts';
 import { readPost, type PostRecord } from './post-record.ts';
 import { writePosts } from './post-store.ts';
 

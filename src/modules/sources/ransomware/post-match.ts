@@ -1,6 +1,6 @@
 import { sql, type Expression, type Selectable, type SqlBool } from 'kysely';
 import { likeContains } from '../../../db/like.ts';
-import type { Hit, MatchResult, MatchWindow, SourceContext } from '../source.ts';
+import type { Hit, MatchResult, MatchWindow, SourceContext } from '../kit/source.ts';
 import { padded, queryDomainOf, wordsOf } from './post-names.ts';
 import { postDb, type RansomwarePostTable } from './post-store.ts';
 

@@ -1,4 +1,4 @@
-import { parseDomainName } from '../phishing/domain-name.ts';
+import { parseDomainName } from '../common/domains/domain-name.ts';
 
 /**
  * How a victim name and a rule's query are compared: as runs of whole words, whatever the case,

@@ -1,4 +1,4 @@
-import { parseTimestamp } from '../ingest/timestamp.ts';
+import { parseTimestamp } from '../common/ingest/timestamp.ts';
 
 /**
  * One leak-site post as ransomware.live publishes it, in any of its shapes (docs/ingest.md

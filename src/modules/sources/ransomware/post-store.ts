@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { Generated } from 'kysely';
-import type { SourceContext } from '../source.ts';
+import type { SourceContext } from '../kit/source.ts';
 import * as m0001 from './migrations/0001_posts.ts';
 import { domainsNamedIn, padded, wordsOf } from './post-names.ts';
 import type { PostRecord } from './post-record.ts';

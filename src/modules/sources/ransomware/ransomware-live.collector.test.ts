@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { CollectorSettingsError } from '../source.ts';
+import { CollectorSettingsError } from '../kit/source.ts';
 import { DEFAULT_FEED_URL, ransomwareLiveCollector } from './ransomware-live.collector.ts';
 
 /** The collector's settings; test/sources/ransomware-collector.test.ts runs it. */

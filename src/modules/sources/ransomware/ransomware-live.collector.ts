@@ -1,7 +1,7 @@
 import { Readable } from 'node:stream';
 import type { ReadableStream as WebReadableStream } from 'node:stream/web';
-import { newInputResult } from '../ingest/ingest-kit.ts';
-import { CollectorSettingsError, defineCollector, type CollectorOutcome, type CollectorRun, type SourceContext } from '../source.ts';
+import { newInputResult } from '../common/ingest/ingest-kit.ts';
+import { CollectorSettingsError, defineCollector, type CollectorOutcome, type CollectorRun, type SourceContext } from '../kit/source.ts';
 import { readPosts, storePosts } from './post-ingest.ts';
 
 /**

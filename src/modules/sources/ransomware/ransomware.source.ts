@@ -1,5 +1,5 @@
-import type { ArgError } from '../args-validation.ts';
-import type { SourceDefinition } from '../source.ts';
+import type { ArgError } from '../kit/args-validation.ts';
+import type { SourceDefinition } from '../kit/source.ts';
 import { loadDemoPosts } from './demo-posts.ts';
 import { ransomwareIngester } from './post-ingest.ts';
 import { matchPosts, postQueryOf } from './post-match.ts';

@@ -1,5 +1,5 @@
 import type { Readable } from 'node:stream';
-import { maskPassword } from '../leaks/credential.ts';
+import { maskPassword } from '../common/leaks/credential.ts';
 import { BLOCK } from './raw-leak-store.ts';
 
 /**

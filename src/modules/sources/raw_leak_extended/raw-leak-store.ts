@@ -4,7 +4,7 @@ import { once } from 'node:events';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
 import type { Generated } from 'kysely';
-import type { SourceContext } from '../source.ts';
+import type { SourceContext } from '../kit/source.ts';
 
 /** Lines are indexed per block of this size; the scan reads blocks of the same size. */
 export const BLOCK = 1 << 20;

@@ -1,10 +1,10 @@
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import { sql, type SqlBool } from 'kysely';
-import type { ArgError } from '../args-validation.ts';
-import { expandInputs, IngestError, inputLine, newInputResult, openInput, reject, reportInputs, type InputResult } from '../ingest/ingest-kit.ts';
-import { comboLine, generateCredentials } from '../leaks/demo-credentials.ts';
-import type { Hit, Ingester, MatchResult, MatchWindow, SourceContext, SourceDefinition } from '../source.ts';
+import type { ArgError } from '../kit/args-validation.ts';
+import { expandInputs, IngestError, inputLine, newInputResult, openInput, reject, reportInputs, type InputResult } from '../common/ingest/ingest-kit.ts';
+import { comboLine, generateCredentials } from '../common/leaks/demo-credentials.ts';
+import type { Hit, Ingester, MatchResult, MatchWindow, SourceContext, SourceDefinition } from '../kit/source.ts';
 import * as m0001 from './migrations/0001_raw_leak_files.ts';
 import { presentLine, scanStream, termPattern, type TermType } from './raw-leak-scan.ts';
 import { FILE_TYPES, openStored, rawLeakDb, storeRawFile } from './raw-leak-store.ts';

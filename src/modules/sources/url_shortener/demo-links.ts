@@ -1,5 +1,5 @@
 import { DAY_MS, HOUR_MS } from '../../../lib/clock.ts';
-import type { SourceContext } from '../source.ts';
+import type { SourceContext } from '../kit/source.ts';
 import { writeShortLinks } from './short-link-store.ts';
 
 /**

@@ -10,10 +10,10 @@ import {
   type IngestProgress,
   type InputResult,
   type ReadRecord,
-} from '../ingest/ingest-kit.ts';
-import { parseDomainName } from '../phishing/domain-name.ts';
-import { parseTimestamp } from '../ingest/timestamp.ts';
-import type { Ingester, SourceContext } from '../source.ts';
+} from '../common/ingest/ingest-kit.ts';
+import { parseDomainName } from '../common/domains/domain-name.ts';
+import { parseTimestamp } from '../common/ingest/timestamp.ts';
+import type { Ingester, SourceContext } from '../kit/source.ts';
 import { writeShortLinks, type ShortLink } from './short-link-store.ts';
 import { parseDumpLine } from './urlteam-dump.ts';
 

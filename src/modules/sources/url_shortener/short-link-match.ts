@@ -1,7 +1,7 @@
 import { sql, type Expression, type Selectable, type SqlBool } from 'kysely';
 import { likeContains, likeEndsWith } from '../../../db/like.ts';
-import type { DomainName } from '../phishing/domain-name.ts';
-import type { Hit, MatchResult, MatchWindow, SourceContext } from '../source.ts';
+import type { DomainName } from '../common/domains/domain-name.ts';
+import type { Hit, MatchResult, MatchWindow, SourceContext } from '../kit/source.ts';
 import { shortLinkDb, type ShortLinkTable } from './short-link-store.ts';
 
 /** What a url_shortener rule looks for (docs/sources.md "URL shorteners"). */

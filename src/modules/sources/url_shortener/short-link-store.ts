@@ -1,6 +1,6 @@
 import type { Generated } from 'kysely';
-import { parseDomainName } from '../phishing/domain-name.ts';
-import type { SourceContext } from '../source.ts';
+import { parseDomainName } from '../common/domains/domain-name.ts';
+import type { SourceContext } from '../kit/source.ts';
 import * as m0001 from './migrations/0001_short_links.ts';
 
 /** The table of migration url_shortener/0001_short_links. */

@@ -1,6 +1,6 @@
-import type { ArgError } from '../args-validation.ts';
-import { parseDomainName, type DomainName } from '../phishing/domain-name.ts';
-import type { SourceDefinition } from '../source.ts';
+import type { ArgError } from '../kit/args-validation.ts';
+import { parseDomainName, type DomainName } from '../common/domains/domain-name.ts';
+import type { SourceDefinition } from '../kit/source.ts';
 import { loadDemoLinks } from './demo-links.ts';
 import { urlShortenerIngester } from './short-link-ingest.ts';
 import { matchShortLinks } from './short-link-match.ts';

@@ -1,7 +1,7 @@
 import { createReadStream, existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { readLines } from '../ingest/ingest-kit.ts';
+import { readLines } from '../common/ingest/ingest-kit.ts';
 import { shortenerOfFileName, shortenerOfPrefix } from './short-link-ingest.ts';
 import { MAX_SHORTCODE, parseDumpLine, type DumpLine } from './urlteam-dump.ts';
 

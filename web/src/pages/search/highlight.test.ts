@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseQuery } from '../../../../src/modules/search/query-language.ts';
+import { parseQuery } from '../../../../src/modules/sources/common/query/query-language.ts';
 import { highlight, highlightTerms } from './highlight.ts';
 
 const marked = (text: string, query: string) =>

@@ -1,6 +1,6 @@
 // The server's query language module is pure (no Node imports): highlighting folds text and picks
 // terms exactly as the search matched them.
-import { foldText, positiveTerms, type QueryNode } from '../../../../src/modules/search/query-language.ts';
+import { foldText, positiveTerms, type QueryNode } from '../../../../src/modules/sources/common/query/query-language.ts';
 
 export type Segment = { text: string; match: boolean };
 

@@ -4,7 +4,7 @@ import type { Database } from '../../../../db/schema.ts';
 import type { Engine } from '../../../../db/store.ts';
 import type { Clock } from '../../../../lib/clock.ts';
 import type { Log } from '../../../../lib/log.ts';
-import { foldText } from '../../../search/index.ts';
+import { foldText } from '../../common/query/query-language.ts';
 import { createPartitionKeeper, type PartitionKeeper } from './message-partitions.ts';
 
 export interface ChannelInput {

@@ -1,4 +1,4 @@
-export { IngestError, type Rejection } from '../../ingest/ingest-kit.ts';
+export { IngestError, type Rejection } from '../../common/ingest/ingest-kit.ts';
 
 const URL_PATTERN = /\bhttps?:\/\/[^\s<>"'`)\]}]+/giu;
 

@@ -3,7 +3,7 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import type { ChannelBatch, CorpusWriter } from './corpus-writer.ts';
-import { expandInputs, jsonErrorLocation, parseJson, type IngestProgress } from '../../ingest/ingest-kit.ts';
+import { expandInputs, jsonErrorLocation, parseJson, type IngestProgress } from '../../common/ingest/ingest-kit.ts';
 import { IngestError, type Rejection } from './ingest-errors.ts';
 import { readJsonLines } from './jsonl.ts';
 import { parseTelegramExport } from './telegram-export.ts';

@@ -1,7 +1,7 @@
 import { createInterface } from 'node:readline';
 import type { Readable } from 'node:stream';
 import type { ChannelBatch, ChannelInput, MessageInput } from './corpus-writer.ts';
-import { jsonErrorLocation, parseJson } from '../../ingest/ingest-kit.ts';
+import { jsonErrorLocation, parseJson } from '../../common/ingest/ingest-kit.ts';
 import { IngestError, linksInText, type Rejection } from './ingest-errors.ts';
 
 /**

@@ -1,0 +1,263 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { createReadStream, createWriteStream, mkdirSync, readdirSync, rmSync, statSync } from 'node:fs';
+import path from 'node:path';
+import { pipeline } from 'node:stream/promises';
+import type { Readable } from 'node:stream';
+import yauzl from 'yauzl';
+import type { Ingester, SourceContext } from '../../kit/source.ts';
+import { failInput, IngestError, inputLine, newInputResult, readLines, reject, reportInputs, type InputResult, type IngestProgress } from '../ingest/ingest-kit.ts';
+import type { CredentialRecord, MachineInfo } from './credential.ts';
+import { createCredentialWriter, type CredentialWriter, type LeakFile, type LeakKind } from './credential-store.ts';
+import { parseComboLine } from './parsers/combolist.ts';
+import { createPasswordBlockReader, parseSystemInfo, PASSWORD_FILES, SYSTEM_FILES } from './parsers/stealer-log.ts';
+
+/**
+ * `dragnet ingest filtered_leak`: credentials from combolists and stealer logs into the
+ * credential store that the filtered-leak and distinct-leak sources read (docs/ingest.md).
+ * A file is known by its content (SHA-256): ingested again it adds nothing, and an ingest that
+ * was interrupted resumes after its last stored batch.
+ */
+const BATCH = 5000;
+const COMBO_EXTENSIONS = new Set(['.txt', '.csv', '.lst', '']);
+
+type Format = 'auto' | 'combolist' | 'stealer_log';
+
+const baseName = (file: string) => path.basename(file).toLowerCase();
+
+async function sha256Of(stream: Readable): Promise<string> {
+  const hash = createHash('sha256');
+  for await (const chunk of stream as AsyncIterable<Buffer>) hash.update(chunk);
+  return hash.digest('hex');
+}
+
+/** One file's lines into the store, from where an earlier ingest of it stopped. */
+async function ingestLines(options: {
+  writer: CredentialWriter;
+  file: LeakFile;
+  lines: AsyncIterable<{ line: string; number: number }>;
+  label: string;
+  kind: LeakKind;
+  machine: MachineInfo | null;
+  result: InputResult;
+}) {
+  const { writer, file, label, result } = options;
+  if (file.complete) {
+    result.records += file.records;
+    result.duplicates += file.records;
+    return;
+  }
+  let pending: CredentialRecord[] = [];
+  let lastLine = file.linesDone;
+  const store = async (linesDone: number) => {
+    result.added += await writer.write(file, pending, linesDone);
+    pending = [];
+  };
+  const take = (record: CredentialRecord) => {
+    result.records++;
+    pending.push(record);
+  };
+  const blocks = options.kind === 'stealer_log' ? createPasswordBlockReader(options.machine) : null;
+  const takeBlocks = (done: ReturnType<NonNullable<typeof blocks>['end']>) => {
+    for (const block of done) {
+      if (block.record) take(block.record);
+      else reject(result, `${label} line ${block.line}`, block.reason!);
+    }
+  };
+  for await (const { line, number } of options.lines) {
+    if (number <= file.linesDone) continue;
+    lastLine = number;
+    if (blocks) {
+      takeBlocks(blocks.push(line, number));
+    } else {
+      const parsed = parseComboLine(line);
+      if (typeof parsed === 'string') reject(result, `${label} line ${number}`, parsed);
+      else if (parsed) take(parsed);
+    }
+    // A stealer-log batch ends before the block still being read: that is where to resume.
+    if (pending.length >= BATCH) await store(blocks ? (blocks.openedAt() ?? number + 1) - 1 : number);
+  }
+  if (blocks) takeBlocks(blocks.end());
+  await store(lastLine);
+  await writer.finish(file);
+}
+
+/** Every file under a folder, in name order. */
+function walk(folder: string): string[] {
+  const files: string[] = [];
+  const visit = (dir: string) => {
+    for (const entry of readdirSync(dir, { withFileTypes: true }).sort((a, b) => a.name.localeCompare(b.name))) {
+      const full = path.join(dir, entry.name);
+      if (entry.isDirectory()) visit(full);
+      else if (entry.isFile()) files.push(full);
+    }
+  };
+  visit(folder);
+  return files;
+}
+
+const fileLines = (file: string, progress?: IngestProgress) => readLines(createReadStream(file), (bytes) => progress?.advance(bytes));
+
+async function readTextFile(file: string): Promise<string> {
+  const lines: string[] = [];
+  for await (const { line } of readLines(createReadStream(file))) lines.push(line);
+  return lines.join('\n');
+}
+
+function openZip(file: string): Promise<yauzl.ZipFile> {
+  return new Promise((resolve, reject) => yauzl.open(file, { lazyEntries: true, autoClose: false }, (error, zip) => (error ? reject(error) : resolve(zip))));
+}
+
+function entryStream(zip: yauzl.ZipFile, entry: yauzl.Entry): Promise<Readable> {
+  return new Promise((resolve, reject) => zip.openReadStream(entry, (error, stream) => (error ? reject(error) : resolve(stream))));
+}
+
+/** Each entry of a zip in turn (entries are read one at a time: the archive is never loaded). */
+async function forEachEntry(zip: yauzl.ZipFile, visit: (entry: yauzl.Entry) => Promise<void>): Promise<void> {
+  await new Promise<void>((resolve, reject) => {
+    zip.on('entry', (entry: yauzl.Entry) => {
+      visit(entry).then(
+        () => zip.readEntry(),
+        (error: unknown) => reject(error),
+      );
+    });
+    zip.once('end', () => resolve());
+    zip.once('error', reject);
+    zip.readEntry();
+  });
+  zip.removeAllListeners('entry');
+}
+
+function createCredentialIngest(context: SourceContext, progress?: IngestProgress) {
+  const writer = createCredentialWriter(context);
+
+  async function combolist(file: string, name: string, result: InputResult) {
+    const leak = await writer.open(await sha256Of(createReadStream(file)), name, 'combolist');
+    progress?.start(name, statSync(file).size, 'bytes');
+    await ingestLines({ writer, file: leak, lines: fileLines(file, progress), label: name, kind: 'combolist', machine: null, result });
+  }
+
+  /** A stealer-log folder: each folder holding a passwords file is one infected machine. */
+  async function stealerFolder(folder: string, files: string[], result: InputResult) {
+    const passwordFiles = files.filter((file) => PASSWORD_FILES.has(baseName(file)));
+    progress?.start(folder, passwordFiles.reduce((n, file) => n + statSync(file).size, 0), 'bytes');
+    for (const file of passwordFiles) await machineFile(file, path.basename(path.resolve(folder)), path.relative(folder, file), result);
+  }
+
+  /** One machine's passwords file, with the system file beside it when there is one. */
+  async function machineFile(file: string, name: string, label: string, result: InputResult) {
+    const dir = path.dirname(file);
+    const systemFile = readdirSync(dir).find((entry) => SYSTEM_FILES.has(entry.toLowerCase()));
+    const machine = systemFile ? parseSystemInfo(await readTextFile(path.join(dir, systemFile))) : null;
+    const leak = await writer.open(await sha256Of(createReadStream(file)), name, 'stealer_log');
+    await ingestLines({ writer, file: leak, lines: fileLines(file, progress), label, kind: 'stealer_log', machine, result });
+  }
+
+  /**
+   * A stealer-log archive, read in two passes over its entries: the small system files first
+   * (a machine's country and date must be known before its passwords are stored), then the
+   * passwords files, each streamed. An entry is known by the archive's hash and its path.
+   */
+  async function stealerZip(file: string, result: InputResult) {
+    const archive = await sha256Of(createReadStream(file));
+    const name = path.basename(file);
+    const machines = new Map<string, MachineInfo>();
+    let zip: yauzl.ZipFile;
+    try {
+      zip = await openZip(file);
+    } catch (error) {
+      throw new IngestError(file, 'archive', `not a readable zip file (${(error as Error).message})`);
+    }
+    try {
+      let passwordBytes = 0;
+      await forEachEntry(zip, async (entry) => {
+        const entryName = baseName(entry.fileName);
+        if (SYSTEM_FILES.has(entryName)) {
+          let text = '';
+          for await (const { line } of readLines(await entryStream(zip, entry))) text += `${line}\n`;
+          machines.set(path.posix.dirname(entry.fileName), parseSystemInfo(text));
+        } else if (PASSWORD_FILES.has(entryName)) {
+          passwordBytes += entry.uncompressedSize;
+        }
+      });
+      zip.close();
+      zip = await openZip(file);
+      progress?.start(file, passwordBytes, 'bytes');
+      await forEachEntry(zip, async (entry) => {
+        if (!PASSWORD_FILES.has(baseName(entry.fileName))) return;
+        const leak = await writer.open(createHash('sha256').update(`${archive}\n${entry.fileName}`).digest('hex'), name, 'stealer_log');
+        const machine = machines.get(path.posix.dirname(entry.fileName)) ?? null;
+        const lines = readLines(await entryStream(zip, entry), (bytes) => progress?.advance(bytes));
+        await ingestLines({ writer, file: leak, lines, label: entry.fileName, kind: 'stealer_log', machine, result });
+      });
+    } finally {
+      zip.close();
+    }
+  }
+
+  /** Standard input is kept in the data folder while it is read: its hash names it first. */
+  async function stdin(format: Format, result: InputResult) {
+    // A folder of its own, so that the file is called stdin wherever an error names it.
+    const folder = path.join(context.dataDir, 'incoming', `stdin-${randomBytes(8).toString('hex')}`);
+    mkdirSync(folder, { recursive: true });
+    const spooled = path.join(folder, 'stdin');
+    try {
+      await pipeline(process.stdin, createWriteStream(spooled));
+      if (format === 'stealer_log') {
+        const leak = await writer.open(await sha256Of(createReadStream(spooled)), 'stdin', 'stealer_log');
+        await ingestLines({ writer, file: leak, lines: fileLines(spooled, progress), label: 'stdin', kind: 'stealer_log', machine: null, result });
+      } else {
+        await combolist(spooled, 'stdin', result);
+      }
+    } finally {
+      rmSync(folder, { recursive: true, force: true });
+    }
+  }
+
+  return { combolist, stealerFolder, machineFile, stealerZip, stdin };
+}
+
+/** What an input holds; `files` are a folder's, walked once by the caller. */
+function kindOf(input: string, files: string[] | null, format: Format): LeakKind {
+  if (format !== 'auto') return format;
+  if (files) return files.some((file) => PASSWORD_FILES.has(baseName(file))) ? 'stealer_log' : 'combolist';
+  if (path.extname(input).toLowerCase() === '.zip' || PASSWORD_FILES.has(baseName(input))) return 'stealer_log';
+  return 'combolist';
+}
+
+export function credentialIngester(name: string): Ingester {
+  return {
+    name,
+    description: 'credentials from stealer logs (folders or .zip archives of RedLine/Raccoon/Vidar logs) and combolists (.txt), or - (stdin)',
+    formats: ['auto', 'combolist', 'stealer_log'],
+    async run(context: SourceContext, inputs: string[], options) {
+      const ingest = createCredentialIngest(context, options.progress);
+      const format = options.format as Format;
+      const results: InputResult[] = [];
+      for (const input of inputs) {
+        const result = newInputResult(input);
+        results.push(result);
+        try {
+          if (input === '-') await ingest.stdin(format, result);
+          else if (!statSync(input, { throwIfNoEntry: false })) throw new IngestError(input, 'path', 'no such file or folder');
+          else {
+            const files = statSync(input).isDirectory() ? walk(input) : null;
+            const kind = kindOf(input, files, format);
+            if (kind === 'stealer_log' && files) await ingest.stealerFolder(input, files, result);
+            else if (kind === 'stealer_log' && path.extname(input).toLowerCase() === '.zip') await ingest.stealerZip(input, result);
+            else if (files) {
+              for (const file of files.filter((f) => COMBO_EXTENSIONS.has(path.extname(f).toLowerCase()))) await ingest.combolist(file, path.relative(input, file), result);
+            } else if (kind === 'stealer_log') {
+              options.progress?.start(input, statSync(input).size, 'bytes');
+              await ingest.machineFile(input, path.basename(input), path.basename(input), result);
+            }
+            else await ingest.combolist(input, path.basename(input), result);
+          }
+        } catch (error) {
+          failInput(result, error);
+        }
+        options.progress?.finish(inputLine('credentials', result));
+      }
+      return reportInputs('credentials', results);
+    },
+  };
+}

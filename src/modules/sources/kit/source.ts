@@ -1,0 +1,218 @@
+import type { Kysely } from 'kysely';
+import type { MigrationModule } from '../../../db/migration-helpers.ts';
+import type { Database } from '../../../db/schema.ts';
+import type { Engine } from '../../../db/store.ts';
+import type { BackgroundTasks } from '../../../lib/log.ts';
+import type { Clock } from '../../../lib/clock.ts';
+import type { KeyRing } from '../../../lib/crypto.ts';
+import type { Log } from '../../../lib/log.ts';
+import type { OutboundHttp } from '../../../lib/outbound/index.ts';
+import type { Frequency } from '../../../lib/frequency.ts';
+import type { ArgError } from './args-validation.ts';
+import type { IngestProgress } from '../common/ingest/ingest-kit.ts';
+
+/**
+ * One monitorable data source (spec 2.9) as a plugin: its catalog row and `args` schema, the
+ * tables it owns (its migrations), its ingesters (the `dragnet ingest <name>` parsers of real
+ * input formats), its matcher, and its demo data. A source lives in one folder under
+ * src/modules/sources/ and is listed once in registry.ts; nothing else names it
+ * (docs/architecture.md "Adding a source").
+ */
+export type ArgType = 'Int' | 'Float' | 'Boolean' | 'String' | 'Array[Int]' | 'Array[Float]' | 'Array[String]' | 'Array[Boolean]';
+
+export interface ArgParam {
+  name: string;
+  type: ArgType;
+  required: boolean;
+  hint?: string;
+  example?: unknown;
+  /** When set, every value (or every array element) must be one of these. */
+  valid_values?: (string | number)[];
+}
+
+export interface Hit {
+  /** Identifies the hit within its source (deduplication across runs). */
+  key: string;
+  /** When the hit appeared (epoch ms): the window test uses it. */
+  date: number;
+  /** The result fields; excludable/filterable/sortable fields name keys of this object. */
+  data: Record<string, unknown>;
+}
+
+/** The half-open window (since, until]: a hit exactly at `since` is not new (spec 3.3.3). */
+export interface MatchWindow {
+  since: number | null;
+  until: number;
+}
+
+/**
+ * What a source's code may use: the store, the clock, the master-key ring for secrets, and the
+ * data folder (for sources that keep files).
+ */
+export interface SourceContext {
+  db: Kysely<Database>;
+  engine: Engine;
+  clock: Clock;
+  keys: KeyRing;
+  dataDir: string;
+  /** Upkeep after an ingest (ANALYZE), which no answer waits for. */
+  background: BackgroundTasks;
+  /** Where failures that must not change an outcome are reported. */
+  log: Log;
+  /** Set while an async source's background job runs: how much of the work is done. */
+  reportProgress?(done: number, total: number, unit: string): Promise<void>;
+}
+
+export interface MatchResult {
+  hits: Hit[];
+  total: number;
+}
+
+export interface BatchRule {
+  ruleId: number;
+  args: Record<string, unknown>;
+  since: number;
+}
+
+export interface IngestOptions {
+  /** One of the ingester's `formats`; the first is the default. */
+  format: string;
+  /** Messenger: the category of channels whose records name none. */
+  category?: string;
+  progress?: IngestProgress;
+}
+
+/** What every ingester counts alike: the ingestion API answers with these. */
+export interface IngestTally {
+  /** Records read (lines, messages, posts…). */
+  records: number;
+  added: number;
+  duplicates: number;
+  rejected: number;
+  /** The first rejections and input failures, `location` naming the input and record. */
+  errors: { location: string; reason: string }[];
+}
+
+/** The outcome of one `dragnet ingest` call: a JSON summary and the lines a person reads. */
+export interface IngestReport {
+  summary: Record<string, unknown>;
+  lines: string[];
+  /** Some input could not be read at all (the command exits 1). */
+  failed: boolean;
+  tally: IngestTally;
+}
+
+export interface Ingester {
+  /** The word after `dragnet ingest` (usually the source's name). */
+  name: string;
+  description: string;
+  /** Accepted `--format` values, the default first. */
+  formats: string[];
+  /** Ingests files, folders, or `-` (standard input). */
+  run(context: SourceContext, inputs: string[], options: IngestOptions): Promise<IngestReport>;
+}
+
+/** What a collector's run is given besides the source context. */
+export interface CollectorRun<Settings> {
+  /** The collector's entry of the collectors file, as its `parseSettings` returned it. */
+  settings: Settings;
+  /** Where the previous run stopped (null on the first run). */
+  cursor: unknown;
+  /** Keeps progress made so far: a run killed after this resumes from here. */
+  saveCursor(cursor: unknown): Promise<void>;
+  /** Aborted when the process stops: end the run at the next safe point. */
+  signal: AbortSignal;
+  /**
+   * HTTP out, through the outbound guard (src/lib/outbound): public addresses or the operator's
+   * DRAGNET_OUTBOUND_ALLOW_HOSTS only, redirects followed a few hops, each hop checked. A
+   * collector never uses fetch itself: a feed redirecting to 127.0.0.1 would be followed.
+   */
+  http: OutboundHttp;
+  log(message: string): void;
+}
+
+export interface CollectorOutcome {
+  /** Records stored by this run. */
+  items: number;
+  cursor: unknown;
+  /** A collector that feeds several sources through their ingesters (the inbox): what each took. */
+  ingested?: { ingester: string; tally: IngestTally }[];
+}
+
+/** A collector's settings entry is wrong: `setting` names the key (e.g. `logs[1]`). */
+export class CollectorSettingsError extends Error {
+  constructor(
+    readonly setting: string,
+    readonly reason: string,
+  ) {
+    super(`${setting}: ${reason}`);
+  }
+}
+
+/**
+ * A job that fetches a source's new data on its own schedule (a CT log, a leak-site feed, a
+ * scraping API) and stores it like the source's ingester would. The collectors module runs it
+ * every `interval_seconds`, keeps its cursor and health, and backs off after failures
+ * (docs/collectors.md).
+ */
+export interface Collector<Settings = unknown> {
+  /** The collector's key in the collectors file and in `dragnet collectors`. */
+  name: string;
+  description: string;
+  defaultIntervalSeconds: number;
+  /** Needs no settings and no network: runs unless the collectors file turns it off. */
+  enabledByDefault: boolean;
+  /** Checks the collector's entry (without `enabled`/`interval_seconds`); throws CollectorSettingsError. */
+  parseSettings(raw: Record<string, unknown>): Settings;
+  run(context: SourceContext, run: CollectorRun<Settings>): Promise<CollectorOutcome>;
+}
+
+/** A collector with its settings type erased, as the registry lists it. */
+export const defineCollector = <Settings>(collector: Collector<Settings>): Collector => collector as unknown as Collector;
+
+export interface SourceDefinition {
+  id: number;
+  name: string;
+  alias: string;
+  description: string;
+  serviceType: 'sync' | 'async';
+  /** The fastest cadence the source's data supports (spec 3.4 frequencies). */
+  frequency: Frequency;
+  params: ArgParam[];
+  excludableFields: string[];
+  filterableFields: string[];
+  sortableFields: string[];
+  /** Whether Dragnet ingests data for this source (docs/sources.md "data: yes"). */
+  hasData: boolean;
+  /**
+   * Checks beyond the declared types (a query's syntax, parameters that depend on another
+   * arg), run only when the declared types hold. Errors name the field (`args.<name>`).
+   */
+  checkArgs?(args: Record<string, unknown>): ArgError[];
+  /**
+   * Checks against stored data (a channel id that exists), run after every other check passed,
+   * so that a rule accepts exactly the args a search over the same data accepts.
+   */
+  checkStoredReferences?(context: SourceContext, args: Record<string, unknown>): Promise<ArgError[]>;
+  /** The hits of one rule within the window, newest first, at most `limit`. */
+  match(context: SourceContext, args: Record<string, unknown>, window: MatchWindow, limit: number): Promise<MatchResult>;
+  /**
+   * Optional batch path for the hourly tick: the hits of many rules from one scan of the new
+   * data (percolation) instead of one query per rule.
+   */
+  matchMany?(context: SourceContext, rules: BatchRule[], until: number, limit: number): Promise<Map<number, MatchResult>>;
+  /**
+   * A stored hit as the rule's own organization sees it through the hits endpoint (e.g. a
+   * password kept sealed in the hit, opened for its owner). Default: as stored.
+   */
+  presentHit?(data: Record<string, unknown>, context: SourceContext): Record<string, unknown>;
+  /** The tables the source owns, by migration name (names sort into one global order). */
+  migrations?: Record<string, MigrationModule>;
+  ingesters?: Ingester[];
+  collectors?: Collector[];
+  /**
+   * Loads demo data dated up to `now` so that a rule with the catalog's own `example` args
+   * finds a hit on its first run; returns one line saying what was added. Idempotent.
+   */
+  demo?(context: SourceContext, now: number): Promise<string>;
+}
