@@ -1,9 +1,11 @@
 import { conflict, notFound, validationError } from '../../lib/errors.ts';
 import { linkedPage, pageWindow, type PageRequest } from '../../lib/pagination.ts';
 import { findSource, type SourceContext } from '../sources/index.ts';
-import { HIT_KEY_FIELD, isExcluded, type RuleRunner } from './rule-runner.ts';
-import { lockRule } from './rule-lock.ts';
+import { HIT_KEY_FIELD, isExcluded } from './rule-runner.ts';
+import type { RuleRepository } from './rule.repository.ts';
+import type { RunRepository } from './run.repository.ts';
 import { isoDateOrNull as iso } from '../../lib/iso-date.ts';
+
 
 export interface HitQuery extends PageRequest {
   /** `field:value` pairs over the source's filterable fields (all must hold). */
@@ -14,12 +16,12 @@ export interface HitQuery extends PageRequest {
 }
 
 /** Matches of a rule, their hits, and exclusions (docs/api.md "Matches and exclusions"). */
-export function createMatchService(deps: { context: SourceContext; runner: RuleRunner }) {
-  const { context } = deps;
-  const { db, clock } = context;
+export function createMatchService(deps: { context: SourceContext; rules: RuleRepository; runs: RunRepository }) {
+  const { context, rules, runs } = deps;
+  const { clock } = context;
 
   async function ruleOf(orgId: number, ruleId: number) {
-    const rule = await db.selectFrom('alert_rules').selectAll().where('org_id', '=', orgId).where('id', '=', ruleId).executeTakeFirst();
+    const rule = await rules.findOwned(orgId, ruleId);
     if (!rule) throw notFound('monitoring rule');
     return { rule, source: findSource(Number(rule.service_id))! };
   }
@@ -41,26 +43,23 @@ export function createMatchService(deps: { context: SourceContext; runner: RuleR
   });
 
   async function getMatch(orgId: number, matchId: number) {
-    const match = await db.selectFrom('matches').selectAll().where('org_id', '=', orgId).where('id', '=', matchId).executeTakeFirst();
+    const match = await runs.findMatch(orgId, matchId);
     if (!match) throw notFound('match');
     return match;
   }
 
   async function applyExclusions(ruleId: number) {
-    await db.transaction().execute(async (tx) => {
-      const exclusions = await tx.selectFrom('exclusions').select(['field', 'value']).where('rule_id', '=', ruleId).execute();
-      const hits = await tx.selectFrom('match_hits').select(['id', 'data', 'is_excluded', 'hit_key', 'hit_date']).where('rule_id', '=', ruleId).execute();
+    await runs.transaction(async (tx) => {
+      const exclusions = await rules.exclusions(ruleId, tx);
+      const hits = await runs.hitsOfRule(ruleId, tx);
       const changes = { exclude: [] as number[], include: [] as number[] };
       for (const hit of hits) {
         const excluded = isExcluded({ key: hit.hit_key, date: Number(hit.hit_date), data: JSON.parse(hit.data) as Record<string, unknown> }, exclusions);
         if (excluded !== (Number(hit.is_excluded) === 1)) (excluded ? changes.exclude : changes.include).push(Number(hit.id));
       }
-      for (const [ids, flag] of [[changes.exclude, 1], [changes.include, 0]] as const) {
-        for (let i = 0; i < ids.length; i += 500) {
-          await tx.updateTable('match_hits').set({ is_excluded: flag }).where('id', 'in', ids.slice(i, i + 500)).execute();
-        }
-      }
-      await deps.runner.recount(ruleId, tx);
+      await runs.setExcluded(changes.exclude, true, tx);
+      await runs.setExcluded(changes.include, false, tx);
+      await runs.recount(ruleId, tx);
     });
   }
 
@@ -69,11 +68,8 @@ export function createMatchService(deps: { context: SourceContext; runner: RuleR
 
     async listMatches(orgId: number, ruleId: number, page: PageRequest) {
       await ruleOf(orgId, ruleId);
-      const base = db.selectFrom('matches').where('org_id', '=', orgId).where('rule_id', '=', ruleId);
-      const { total } = await base.select((eb) => eb.fn.countAll<number>().as('total')).executeTakeFirstOrThrow();
-      const { offset, limit } = pageWindow(page);
-      const rows = await base.selectAll().orderBy('id', 'desc').offset(offset).limit(limit).execute();
-      return linkedPage(`/service/alert_system_match_get_match_list/${ruleId}/`, page, Number(total), rows.map(matchView));
+      const { total, rows } = await runs.listMatchesPage(orgId, ruleId, pageWindow(page));
+      return linkedPage(`/service/alert_system_match_get_match_list/${ruleId}/`, page, total, rows.map(matchView));
     },
 
     /**
@@ -97,7 +93,7 @@ export function createMatchService(deps: { context: SourceContext; runner: RuleR
         throw validationError('sort', `must be one of ${source.sortableFields.join(', ')} (prefix - for descending)`);
       }
       const present = (data: Record<string, unknown>) => source.presentHit?.(data, context) ?? data;
-      const rows = await db.selectFrom('match_hits').selectAll().where('match_id', '=', match.id).orderBy('hit_date', 'desc').orderBy('id').execute();
+      const rows = await runs.hitsOfMatch(match.id);
       const hits = rows
         .map((row) => ({
           id: Number(row.id),
@@ -127,20 +123,14 @@ export function createMatchService(deps: { context: SourceContext; runner: RuleR
     async createExclusion(orgId: number, ruleId: number, input: { field: string; value: string }) {
       // Under the rule's lock: a delete at the same moment either snapshots this exclusion or
       // comes first and makes this a 409, never leaves it on the deleted rule.
-      const row = await db.transaction().execute(async (tx) => {
-        const rule = await lockRule(tx, context.engine, orgId, ruleId);
+      const row = await rules.transaction(async (tx) => {
+        const rule = await rules.lock(orgId, ruleId, tx);
         if (Number(rule.is_deleted) === 1) throw conflict('a deleted rule has no exclusions; restore it first');
         const source = findSource(Number(rule.service_id))!;
         if (input.field !== HIT_KEY_FIELD && !source.excludableFields.includes(input.field)) {
           throw validationError('field', `must be ${HIT_KEY_FIELD} or one of ${source.excludableFields.join(', ')}`);
         }
-        // Unique on (rule, field, value): of two identical requests at once, one inserts.
-        return tx
-          .insertInto('exclusions')
-          .values({ org_id: orgId, rule_id: ruleId, field: input.field, value: input.value, created_at: clock.now().getTime() })
-          .onConflict((oc) => oc.columns(['rule_id', 'field', 'value']).doNothing())
-          .returningAll()
-          .executeTakeFirst();
+        return rules.addExclusion({ orgId, ruleId, ...input, now: clock.now().getTime() }, tx);
       });
       if (!row) throw conflict('this exclusion already exists');
       await applyExclusions(ruleId);
@@ -149,17 +139,17 @@ export function createMatchService(deps: { context: SourceContext; runner: RuleR
 
     async listExclusions(orgId: number, ruleId: number) {
       await ruleOf(orgId, ruleId);
-      const rows = await db.selectFrom('exclusions').selectAll().where('rule_id', '=', ruleId).orderBy('id').execute();
+      const rows = await rules.exclusions(ruleId);
       return rows.map((row) => ({ id: Number(row.id), rule_id: ruleId, field: row.field, value: row.value, created_at: iso(row.created_at)! }));
     },
 
     async deleteExclusion(orgId: number, exclusionId: number) {
-      const row = await db.selectFrom('exclusions').selectAll().where('org_id', '=', orgId).where('id', '=', exclusionId).executeTakeFirst();
+      const row = await rules.findExclusion(orgId, exclusionId);
       if (!row) throw notFound('exclusion');
       // Under the rule's lock, as a create: a delete of the rule snapshots the exclusions before or after this.
-      await db.transaction().execute(async (tx) => {
-        await lockRule(tx, context.engine, orgId, Number(row.rule_id));
-        await tx.deleteFrom('exclusions').where('id', '=', exclusionId).execute();
+      await rules.transaction(async (tx) => {
+        await rules.lock(orgId, Number(row.rule_id), tx);
+        await rules.deleteExclusion(exclusionId, tx);
       });
       await applyExclusions(Number(row.rule_id));
     },

@@ -1,12 +1,13 @@
-import { sql, type Kysely, type Transaction } from 'kysely';
-import { claimable } from '../../db/claim.ts';
+import type { Transaction } from 'kysely';
 import { isStatementTimeout } from '../../db/pg.ts';
 import type { Database } from '../../db/schema.ts';
 import type { JobQueue } from '../../jobs/job-queue.ts';
 import type { WorkerPresence } from '../../jobs/worker-presence.ts';
 import { HOUR_MS } from '../../lib/clock.ts';
 import { findSource, sourceCatalog, type Hit, type MatchResult, type SourceContext, type SourceDefinition } from '../sources/index.ts';
-import { effectiveHours, type RuleRow } from './rule.service.ts';
+import type { RuleRepository, RuleRow } from './rule.repository.ts';
+import { effectiveHours } from './rule.service.ts';
+import type { RunRepository } from './run.repository.ts';
 
 /** Hits kept per match; the match's total still counts them all. */
 export const MAX_STORED_HITS = 10_000;
@@ -58,6 +59,182 @@ export interface TickReport {
 }
 
 /**
+ * A source's matching, tried again once when PostgreSQL cancelled it at the statement timeout
+ * (a busy moment, a cold cache); a second timeout fails the run with a reason that says so.
+ */
+async function withTimeoutRetry<T>(match: () => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await match();
+    } catch (error) {
+      if (!isStatementTimeout(error)) throw error;
+      if (attempt === TIMEOUT_ATTEMPTS) {
+        throw new RunTimedOut(`the rule's query ran past the statement timeout (DRAGNET_RULE_RUN_TIMEOUT_MS) ${attempt} times; narrow the rule`, { cause: error });
+      }
+    }
+  }
+}
+
+/** Channels a notification of this rule goes to (spec 6: every attached channel). */
+async function channelsOf(rules: RuleRepository, rule: RuleRow, tx: Transaction<Database>): Promise<('email' | 'webhook')[]> {
+  const channels: ('email' | 'webhook')[] = [];
+  if ((await rules.hasRecipient(Number(rule.id), tx)) && rule.email_template_id !== null) channels.push('email');
+  if (rule.webhook_id !== null) channels.push('webhook');
+  return channels;
+}
+
+/**
+ * Stores a finished run's hits as a match (or nothing, for an empty run) and queues
+ * notifications; `existingMatchId` is an async run's placeholder match, filled in here.
+ */
+async function recordResult(
+  deps: { rules: RuleRepository; runs: RunRepository; now: number },
+  run: { rule: RuleRow; runId: number; result: MatchResult; existingMatchId: number | null },
+  tx: Transaction<Database>,
+): Promise<number | null> {
+  const { rules, runs, now } = deps;
+  const { rule, runId, result, existingMatchId } = run;
+  const ruleId = Number(rule.id);
+  const window = await runs.window(runId, tx);
+  if (result.hits.length === 0) {
+    // spec 3.3.4: an empty run records nothing (an async one's placeholder match goes too).
+    if (existingMatchId !== null) await runs.deleteMatch(existingMatchId, tx);
+    await runs.markEmpty(runId, now, tx);
+    return null;
+  }
+  const exclusions = await rules.exclusions(ruleId, tx);
+  const stored = result.hits.slice(0, MAX_STORED_HITS).map((hit) => ({ ...hit, excluded: isExcluded(hit, exclusions) }));
+  const excluded = stored.filter((hit) => hit.excluded).length;
+  const counts = { total_hits: Math.max(result.total, stored.length), stored_hits: stored.length, excluded_hits: excluded, completed_at: now };
+  const matchId =
+    existingMatchId ??
+    (await runs.insertMatch(
+      { ...counts, status: 'complete', org_id: rule.org_id, rule_id: rule.id, run_id: runId, window_start: window.window_start, window_end: window.window_end, created_at: now },
+      tx,
+    ));
+  if (existingMatchId !== null) await runs.completeMatch(matchId, counts, tx);
+  await runs.insertHits({ matchId, ruleId }, stored, tx);
+  await runs.recount(ruleId, tx);
+  await runs.markCompleted(runId, { hits: stored.length, now }, tx);
+  // spec 3.3.6: notify only when the run has at least one non-excluded new hit.
+  if (excluded < stored.length) {
+    const channels = await channelsOf(rules, rule, tx);
+    if (channels.length) await runs.queueNotifications({ orgId: rule.org_id, ruleId, matchId, now }, channels, tx);
+  }
+  return matchId;
+}
+
+/** The window an async source's job evaluates, and the placeholder match it fills in. */
+interface AsyncRun {
+  runId: number;
+  matchId: number;
+}
+
+interface RunStepDeps {
+  rules: RuleRepository;
+  runs: RunRepository;
+  presence: WorkerPresence;
+  clock: SourceContext['clock'];
+}
+
+/** One run's steps: claiming its window, and recording its outcome while this worker holds it. */
+function createRunSteps(deps: RunStepDeps) {
+  const { rules, runs, presence, clock } = deps;
+  const record = (run: Parameters<typeof recordResult>[1], tx: Transaction<Database>) => recordResult({ rules, runs, now: clock.now().getTime() }, run, tx);
+
+  /**
+   * The run of `rule`'s window ending at `until`, for this worker; null when another worker has
+   * it or had it. A run that another, live worker is running hands that worker the rule's tick
+   * claim for the window, so that the rule is claimed again should that worker die.
+   */
+  async function claimRun(rule: RuleRow, until: number): Promise<number | null> {
+    await presence.ensure();
+    const runKey = `${rule.id}:${until}`;
+    const started = await runs.start({ orgId: rule.org_id, ruleId: rule.id, runKey, windowStart: rule.last_run, windowEnd: until, now: clock.now().getTime() });
+    // Nothing was recorded for a window whose worker died running it: run it here.
+    const runId = started ?? (await runs.takeOverAbandoned(runKey, rule.last_run));
+    if (runId === null) await rules.passTickClaimToRunner(rule.id, until, runKey);
+    return runId;
+  }
+
+  /** Inside a run's result transaction, before anything is written: the run is still this worker's. */
+  async function holdRun(tx: Transaction<Database>, runId: number): Promise<void> {
+    if (!(await runs.hold(runId, tx))) throw new RunTakenOver(`run ${runId} was taken over by another worker`);
+  }
+
+  const markFailed = (runId: number, error: unknown) => runs.markFailed(runId, (error as Error).message, clock.now().getTime());
+
+  const advance = (tx: Transaction<Database>, rule: RuleRow, source: SourceDefinition, until: number) =>
+    rules.advance(rule.id, { until, dueAt: until + effectiveHours(rule, source) * HOUR_MS }, tx);
+
+  async function finishSync(rule: RuleRow, source: SourceDefinition, runId: number, result: MatchResult, until: number): Promise<number | null> {
+    return runs.transaction(async (tx) => {
+      await holdRun(tx, runId);
+      const matchId = await record({ rule, runId, result, existingMatchId: null }, tx);
+      await advance(tx, rule, source, until);
+      return matchId;
+    });
+  }
+
+  /** Claims up to `limit` due rules of `serviceIds` for this worker (RuleRepository.claimDue). */
+  async function claimDue(until: number, serviceIds: number[], limit: number): Promise<RuleRow[]> {
+    if (serviceIds.length === 0) return [];
+    await presence.ensure();
+    return rules.claimDue(until, serviceIds, limit);
+  }
+
+  return { record, claimRun, holdRun, markFailed, advance, finishSync, claimDue };
+}
+
+type RunSteps = ReturnType<typeof createRunSteps>;
+
+/** Rules of a matchMany source, matched in one pass over the data new since each one's last run. */
+async function runMatchedTogether(
+  pass: { steps: RunSteps; matchContext: SourceContext; source: SourceDefinition; until: number; report: TickReport },
+  batchable: RuleRow[],
+): Promise<void> {
+  const { steps, matchContext, source, until, report } = pass;
+  const claimedRuns = new Map<number, { rule: RuleRow; runId: number }>();
+  for (const rule of batchable) {
+    const runId = await steps.claimRun(rule, until);
+    if (runId === null) report.skipped++;
+    else claimedRuns.set(Number(rule.id), { rule, runId });
+  }
+  if (claimedRuns.size === 0) return;
+  let results: Awaited<ReturnType<NonNullable<SourceDefinition['matchMany']>>>;
+  try {
+    results = await withTimeoutRetry(() =>
+      source.matchMany!(
+        matchContext,
+        [...claimedRuns.values()].map(({ rule }) => ({ ruleId: Number(rule.id), args: JSON.parse(rule.args) as Record<string, unknown>, since: Number(rule.last_run) })),
+        until,
+        MAX_STORED_HITS,
+      ),
+    );
+  } catch (error) {
+    // The pass failed for every rule in it: each run is recorded failed, its window left for the next tick.
+    for (const { runId } of claimedRuns.values()) await steps.markFailed(runId, error);
+    report.failed += claimedRuns.size;
+    return;
+  }
+  for (const { rule, runId } of claimedRuns.values()) {
+    try {
+      const matchId = await steps.finishSync(rule, source, runId, results.get(Number(rule.id)) ?? { hits: [], total: 0 }, until);
+      report.ran++;
+      if (matchId !== null) report.matches++;
+    } catch (error) {
+      if (error instanceof RunTakenOver) {
+        report.skipped++;
+        continue;
+      }
+      // One rule's failure must not strand the others' claimed windows.
+      await steps.markFailed(runId, error);
+      report.failed++;
+    }
+  }
+}
+
+/**
  * Runs of monitoring rules (spec 3.3). A run evaluates the window (last_run, until] of one rule.
  * Its run key "<rule>:<until>" is unique in the store, so a window is evaluated once even when
  * two schedulers (or a tick beside a crashed process's restart) reach it: the second insert of
@@ -77,216 +254,24 @@ export function createRuleRunner(deps: {
   ruleRuns?: SourceContext['db'];
   jobs: JobQueue;
   presence: WorkerPresence;
+  rules: RuleRepository;
+  runs: RunRepository;
 }) {
-  const { context, jobs, presence } = deps;
-  const { db, clock } = context;
-  const matchContext: SourceContext = { ...context, db: deps.ruleRuns ?? db };
-
-  /**
-   * A source's matching, tried again once when PostgreSQL cancelled it at the statement timeout
-   * (a busy moment, a cold cache); a second timeout fails the run with a reason that says so.
-   */
-  async function withTimeoutRetry<T>(match: () => Promise<T>): Promise<T> {
-    for (let attempt = 1; ; attempt++) {
-      try {
-        return await match();
-      } catch (error) {
-        if (!isStatementTimeout(error)) throw error;
-        if (attempt === TIMEOUT_ATTEMPTS) {
-          throw new RunTimedOut(`the rule's query ran past the statement timeout (DRAGNET_RULE_RUN_TIMEOUT_MS) ${attempt} times; narrow the rule`, { cause: error });
-        }
-      }
-    }
-  }
-
-  /**
-   * The run of `rule`'s window ending at `until`, for this worker; null when another worker has
-   * it or had it. A run that another, live worker is running hands that worker the rule's tick
-   * claim for the window, so that the rule is claimed again should that worker die.
-   */
-  async function claimRun(rule: RuleRow, until: number): Promise<number | null> {
-    await presence.ensure();
-    const runKey = `${rule.id}:${until}`;
-    const run = await db
-      .insertInto('rule_runs')
-      .values({
-        org_id: rule.org_id,
-        rule_id: rule.id,
-        run_key: runKey,
-        window_start: rule.last_run,
-        window_end: until,
-        status: 'running',
-        claimed_by: presence.id,
-        created_at: clock.now().getTime(),
-      })
-      .onConflict((oc) => oc.column('run_key').doNothing())
-      .returning('id')
-      .executeTakeFirst();
-    if (run) return Number(run.id);
-    // Nothing was recorded for a window whose worker died running it: run it here.
-    const takenOver = await db
-      .updateTable('rule_runs')
-      .set({ claimed_by: presence.id, window_start: rule.last_run })
-      .where('run_key', '=', runKey)
-      .where('status', '=', 'running')
-      .where(presence.abandoned('rule_runs.claimed_by'))
-      .returning('id')
-      .executeTakeFirst();
-    if (takenOver) return Number(takenOver.id);
-    await db
-      .updateTable('alert_rules')
-      .set((eb) => ({
-        tick_claimed_by: eb.selectFrom('rule_runs').select('claimed_by').where('run_key', '=', runKey).where('status', '=', 'running'),
-      }))
-      .where('id', '=', rule.id)
-      .where('tick_window', '=', until)
-      .where('tick_claimed_by', '=', presence.id)
-      .where((eb) => eb.exists(eb.selectFrom('rule_runs').select('id').where('run_key', '=', runKey).where('status', '=', 'running')))
-      .execute();
-    return null;
-  }
-
-  /**
-   * Inside a run's result transaction, before anything is written: the run is still this
-   * worker's (on PostgreSQL the row stays locked until the commit, so no takeover lands between).
-   */
-  async function holdRun(tx: Transaction<Database>, runId: number): Promise<void> {
-    const held = await tx
-      .updateTable('rule_runs')
-      .set({ claimed_by: presence.id })
-      .where('id', '=', runId)
-      .where('claimed_by', '=', presence.id)
-      .where('status', '=', 'running')
-      .executeTakeFirst();
-    if (held.numUpdatedRows === 0n) throw new RunTakenOver(`run ${runId} was taken over by another worker`);
-  }
-
-  const markFailed = (runId: number, error: unknown) =>
-    db
-      .updateTable('rule_runs')
-      .set({ status: 'failed', error: (error as Error).message, completed_at: clock.now().getTime() })
-      .where('id', '=', runId)
-      .where('claimed_by', '=', presence.id)
-      .execute();
-
-  async function exclusionsOf(ruleId: number, executor: Kysely<Database> | Transaction<Database> = db) {
-    return executor.selectFrom('exclusions').select(['field', 'value']).where('rule_id', '=', ruleId).execute();
-  }
-
-  /** Channels a notification of this rule goes to (spec 6: every attached channel). */
-  async function channelsOf(rule: RuleRow, tx: Transaction<Database>): Promise<('email' | 'webhook')[]> {
-    const channels: ('email' | 'webhook')[] = [];
-    const recipient = await tx.selectFrom('alert_rule_recipients').select('recipient_id').where('rule_id', '=', rule.id).executeTakeFirst();
-    if (recipient && rule.email_template_id !== null) channels.push('email');
-    if (rule.webhook_id !== null) channels.push('webhook');
-    return channels;
-  }
-
-  /** Refreshes the rule's counters from its stored hits (they count non-excluded results). */
-  async function recount(ruleId: number, tx: Kysely<Database> | Transaction<Database>) {
-    await sql`update matches set excluded_hits = (select count(*) from match_hits h where h.match_id = matches.id and h.is_excluded = 1)
-      where rule_id = ${ruleId}`.execute(tx);
-    await sql`update alert_rules set
-        total_matches_count = (select count(*) from match_hits h join matches m on m.id = h.match_id
-          where h.rule_id = ${ruleId} and h.is_excluded = 0 and m.status = 'complete'),
-        total_alerts_count = (select count(*) from matches m where m.rule_id = ${ruleId} and m.status = 'complete'
-          and exists (select 1 from match_hits h where h.match_id = m.id and h.is_excluded = 0))
-      where id = ${ruleId}`.execute(tx);
-  }
-
-  /** Stores a finished run's hits as a match (or nothing, for an empty run) and queues notifications. */
-  async function recordResult(tx: Transaction<Database>, rule: RuleRow, runId: number, result: MatchResult, existingMatchId: number | null): Promise<number | null> {
-    const now = clock.now().getTime();
-    const run = await tx.selectFrom('rule_runs').select(['window_start', 'window_end']).where('id', '=', runId).executeTakeFirstOrThrow();
-    if (result.hits.length === 0) {
-      // spec 3.3.4: an empty run records nothing (an async one's placeholder match goes too).
-      if (existingMatchId !== null) await tx.deleteFrom('matches').where('id', '=', existingMatchId).execute();
-      await tx.updateTable('rule_runs').set({ status: 'empty', completed_at: now }).where('id', '=', runId).execute();
-      return null;
-    }
-    const exclusions = await exclusionsOf(Number(rule.id), tx);
-    const stored = result.hits.slice(0, MAX_STORED_HITS);
-    const flags = stored.map((hit) => isExcluded(hit, exclusions));
-    const excluded = flags.filter(Boolean).length;
-    let matchId = existingMatchId;
-    const values = {
-      status: 'complete',
-      total_hits: Math.max(result.total, stored.length),
-      stored_hits: stored.length,
-      excluded_hits: excluded,
-      completed_at: now,
-    };
-    if (matchId === null) {
-      const inserted = await tx
-        .insertInto('matches')
-        .values({ ...values, org_id: rule.org_id, rule_id: rule.id, run_id: runId, window_start: run.window_start, window_end: run.window_end, created_at: now })
-        .returning('id')
-        .executeTakeFirstOrThrow();
-      matchId = Number(inserted.id);
-    } else {
-      await tx.updateTable('matches').set(values).where('id', '=', matchId).execute();
-    }
-    for (let i = 0; i < stored.length; i += 200) {
-      await tx
-        .insertInto('match_hits')
-        .values(
-          stored.slice(i, i + 200).map((hit, j) => ({
-            match_id: matchId!,
-            rule_id: rule.id,
-            hit_key: hit.key,
-            hit_date: hit.date,
-            data: JSON.stringify(hit.data),
-            is_excluded: flags[i + j] ? 1 : 0,
-          })),
-        )
-        .execute();
-    }
-    await recount(Number(rule.id), tx);
-    await tx.updateTable('rule_runs').set({ status: 'completed', hits: stored.length, completed_at: now }).where('id', '=', runId).execute();
-    // spec 3.3.6: notify only when the run has at least one non-excluded new hit.
-    if (excluded < stored.length) {
-      const channels = await channelsOf(rule, tx);
-      if (channels.length) {
-        await tx
-          .insertInto('notifications')
-          .values(channels.map((channel) => ({ org_id: rule.org_id, rule_id: rule.id, match_id: matchId!, channel, status: 'pending', created_at: now })))
-          .execute();
-      }
-    }
-    return matchId;
-  }
-
-  /** Advances last_run and due_at, never backwards (a slow run must not undo a later one). */
-  const advance = (tx: Transaction<Database>, rule: RuleRow, source: SourceDefinition, until: number) =>
-    tx
-      .updateTable('alert_rules')
-      .set({ last_run: until, due_at: until + effectiveHours(rule, source) * HOUR_MS })
-      .where('id', '=', rule.id)
-      .where((eb) => eb.or([eb('last_run', 'is', null), eb('last_run', '<', until)]))
-      .execute();
-
-  async function finishSync(rule: RuleRow, source: SourceDefinition, runId: number, result: MatchResult, until: number): Promise<number | null> {
-    return db.transaction().execute(async (tx) => {
-      await holdRun(tx, runId);
-      const matchId = await recordResult(tx, rule, runId, result, null);
-      await advance(tx, rule, source, until);
-      return matchId;
-    });
-  }
+  const { context, jobs, rules, runs } = deps;
+  const { clock } = context;
+  const matchContext: SourceContext = { ...context, db: deps.ruleRuns ?? context.db };
+  const steps = createRunSteps({ rules, runs, presence: deps.presence, clock });
+  const { record, claimRun, holdRun, markFailed, advance, finishSync } = steps;
 
   /** An async source: the window is claimed and a pending match recorded now; a job fills it. */
   async function startAsync(rule: RuleRow, source: SourceDefinition, runId: number, until: number) {
-    await db.transaction().execute(async (tx) => {
+    await runs.transaction(async (tx) => {
       await holdRun(tx, runId);
       const now = clock.now().getTime();
-      const match = await tx
-        .insertInto('matches')
-        .values({ org_id: rule.org_id, rule_id: rule.id, run_id: runId, status: 'pending', window_start: rule.last_run, window_end: until, created_at: now })
-        .returning('id')
-        .executeTakeFirstOrThrow();
-      await tx.updateTable('rule_runs').set({ status: 'pending' }).where('id', '=', runId).execute();
+      const matchId = await runs.insertMatch({ org_id: rule.org_id, rule_id: rule.id, run_id: runId, status: 'pending', window_start: rule.last_run, window_end: until, created_at: now }, tx);
+      await runs.markPending(runId, tx);
       await advance(tx, rule, source, until);
-      await jobs.enqueue(ASYNC_JOB, `run:${runId}`, { runId, matchId: Number(match.id) }, tx);
+      await jobs.enqueue(ASYNC_JOB, `run:${runId}`, { runId, matchId } satisfies AsyncRun, tx);
     });
   }
 
@@ -308,37 +293,6 @@ export function createRuleRunner(deps: {
     }
   }
 
-  /**
-   * Claims up to `limit` rules of `serviceIds` that are due by `until` and not yet claimed for
-   * that window (or claimed by a worker since dead), for this worker.
-   */
-  async function claimDue(until: number, serviceIds: number[], limit: number): Promise<RuleRow[]> {
-    if (serviceIds.length === 0) return [];
-    await presence.ensure();
-    const due = db
-      .selectFrom('alert_rules')
-      .select('id')
-      .where('is_deleted', '=', 0)
-      .where('due_at', '<=', until)
-      .where('service_id', 'in', serviceIds)
-      .where((eb) =>
-        eb.or([
-          eb('tick_window', 'is', null),
-          eb('tick_window', '<', until),
-          eb.and([eb('tick_window', '=', until), presence.abandoned('alert_rules.tick_claimed_by')]),
-        ]),
-      )
-      .orderBy('due_at')
-      .orderBy('id')
-      .limit(limit);
-    return db
-      .updateTable('alert_rules')
-      .set({ tick_window: until, tick_claimed_by: presence.id })
-      .where('id', 'in', claimable(due, context.engine))
-      .returningAll()
-      .execute();
-  }
-
   /** Runs claimed rules of one source: one by one, or those with a last run in one pass (matchMany). */
   async function runClaimed(source: SourceDefinition, claimed: RuleRow[], until: number, report: TickReport): Promise<void> {
     const due: RuleRow[] = [];
@@ -346,7 +300,7 @@ export function createRuleRunner(deps: {
       // due_at is a bound the tick trusts; a rule whose effective frequency grew since is re-dated.
       const dueAt = rule.last_run === null ? 0 : Number(rule.last_run) + effectiveHours(rule, source) * HOUR_MS;
       if (dueAt <= until) due.push(rule);
-      else await db.updateTable('alert_rules').set({ due_at: dueAt }).where('id', '=', rule.id).execute();
+      else await rules.setDueAt(rule.id, dueAt);
     }
     report.due += due.length;
     const batchable = source.matchMany && source.serviceType === 'sync' ? due.filter((r) => r.last_run !== null) : [];
@@ -360,52 +314,14 @@ export function createRuleRunner(deps: {
         report.failed++;
       }
     }
-    if (batchable.length === 0) return;
-    const runs = new Map<number, { rule: RuleRow; runId: number }>();
-    for (const rule of batchable) {
-      const runId = await claimRun(rule, until);
-      if (runId === null) report.skipped++;
-      else runs.set(Number(rule.id), { rule, runId });
-    }
-    if (runs.size === 0) return;
-    let results: Awaited<ReturnType<NonNullable<SourceDefinition['matchMany']>>>;
-    try {
-      results = await withTimeoutRetry(() =>
-        source.matchMany!(
-          matchContext,
-          [...runs.values()].map(({ rule }) => ({ ruleId: Number(rule.id), args: JSON.parse(rule.args) as Record<string, unknown>, since: Number(rule.last_run) })),
-          until,
-          MAX_STORED_HITS,
-        ),
-      );
-    } catch (error) {
-      // The pass failed for every rule in it: each run is recorded failed, its window left for the next tick.
-      for (const { runId } of runs.values()) await markFailed(runId, error);
-      report.failed += runs.size;
-      return;
-    }
-    for (const { rule, runId } of runs.values()) {
-      try {
-        const matchId = await finishSync(rule, source, runId, results.get(Number(rule.id)) ?? { hits: [], total: 0 }, until);
-        report.ran++;
-        if (matchId !== null) report.matches++;
-      } catch (error) {
-        if (error instanceof RunTakenOver) {
-          report.skipped++;
-          continue;
-        }
-        // One rule's failure must not strand the others' claimed windows.
-        await markFailed(runId, error);
-        report.failed++;
-      }
-    }
+    if (batchable.length) await runMatchedTogether({ steps, matchContext, source, until, report }, batchable);
   }
 
-  jobs.define<{ runId: number; matchId: number }>({
+  jobs.define<AsyncRun>({
     type: ASYNC_JOB,
     async handler({ runId, matchId }) {
-      const run = await db.selectFrom('rule_runs').selectAll().where('id', '=', runId).executeTakeFirstOrThrow();
-      const rule = await db.selectFrom('alert_rules').selectAll().where('id', '=', run.rule_id).executeTakeFirstOrThrow();
+      const run = await runs.findById(runId);
+      const rule = await rules.findById(run.rule_id);
       const source = findSource(Number(rule.service_id))!;
       let reported = 0;
       const reportProgress = async (done: number, total: number, unit: string) => {
@@ -413,16 +329,14 @@ export function createRuleRunner(deps: {
         const now = clock.now().getTime();
         if (now - reported < 1000 && done < total) return;
         reported = now;
-        await db.updateTable('matches').set({ progress: JSON.stringify({ done, total, unit }) }).where('id', '=', matchId).execute();
+        await runs.setProgress(matchId, { done, total, unit });
       };
       const result = await source.match({ ...matchContext, reportProgress }, JSON.parse(rule.args) as Record<string, unknown>, { since: run.window_start, until: Number(run.window_end) }, MAX_STORED_HITS);
-      await db.transaction().execute((tx) => recordResult(tx, rule, runId, result, matchId));
+      await runs.transaction((tx) => record({ rule, runId, result, existingMatchId: matchId }, tx));
     },
   });
 
   return {
-    recount,
-
     /**
      * spec 3.3.1: the run at creation, over everything up to now. One past the statement timeout
      * is recorded as failed and not thrown: the rule is created all the same (an error would have
@@ -449,10 +363,10 @@ export function createRuleRunner(deps: {
       const matchedTogether = sourceCatalog.filter((source) => source.matchMany && source.serviceType === 'sync');
       const runAlone = sourceCatalog.filter((source) => !matchedTogether.includes(source));
       for (const [sources, limit] of [[matchedTogether, BATCH_OF_MATCHED_TOGETHER], [runAlone, BATCH_OF_RUN_ALONE]] as const) {
-        for (let claimed; (claimed = await claimDue(until, sources.map((s) => s.id), limit)).length > 0; ) {
+        for (let claimed; (claimed = await steps.claimDue(until, sources.map((s) => s.id), limit)).length > 0; ) {
           const bySource = new Map<number, RuleRow[]>();
           for (const rule of claimed) bySource.set(Number(rule.service_id), [...(bySource.get(Number(rule.service_id)) ?? []), rule]);
-          for (const [serviceId, rules] of bySource) await runClaimed(findSource(serviceId)!, rules, until, report);
+          for (const [serviceId, ofSource] of bySource) await runClaimed(findSource(serviceId)!, ofSource, until, report);
         }
       }
       return report;

@@ -45,8 +45,9 @@ const Hit = Type.Object(
   { additionalProperties: true },
 );
 
-export function ruleRoutes(deps: { rules: RuleService; runner: RuleRunner; matches: MatchService; audit: AuditLog }): FastifyPluginAsyncTypebox {
-  const { rules, runner, matches, audit } = deps;
+/** The catalog, and the life of a rule: create (with its first run), read, replace, delete, restore. */
+function ruleLifecycleRoutes(deps: { rules: RuleService; runner: RuleRunner; audit: AuditLog }): FastifyPluginAsyncTypebox {
+  const { rules, runner, audit } = deps;
   // A deleted rule stops alerting: who did that, and who brought it back, goes in the audit log.
   const auditRule = (request: FastifyRequest, event: 'rule.deleted' | 'rule.restored', rule: { id: number; name: string; service_id: number }) =>
     audit.record({ ...requestOrigin(request), event, target: { type: 'rule', id: rule.id, name: rule.name }, details: { service_id: rule.service_id } });
@@ -167,7 +168,11 @@ export function ruleRoutes(deps: { rules: RuleService; runner: RuleRunner; match
         return rules.viewOf(restored);
       },
     );
+  };
+}
 
+function matchRoutes(matches: MatchService): FastifyPluginAsyncTypebox {
+  return async (app) => {
     app.get(
       '/service/alert_system_match_get_match_list/:id/',
       {
@@ -210,7 +215,11 @@ export function ruleRoutes(deps: { rules: RuleService; runner: RuleRunner; match
       },
       (request) => matches.listHits(requireAuth(request).orgId, request.params.id, request.query),
     );
+  };
+}
 
+function exclusionRoutes(matches: MatchService): FastifyPluginAsyncTypebox {
+  return async (app) => {
     app.post(
       '/service/alert_system_exclusion_create/:id/',
       {
@@ -250,5 +259,13 @@ export function ruleRoutes(deps: { rules: RuleService; runner: RuleRunner; match
         return reply.code(204).send(null);
       },
     );
+  };
+}
+
+export function ruleRoutes(deps: { rules: RuleService; runner: RuleRunner; matches: MatchService; audit: AuditLog }): FastifyPluginAsyncTypebox {
+  return async (app) => {
+    await app.register(ruleLifecycleRoutes(deps));
+    await app.register(matchRoutes(deps.matches));
+    await app.register(exclusionRoutes(deps.matches));
   };
 }

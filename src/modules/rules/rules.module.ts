@@ -12,8 +12,10 @@ import type { FollowUpTokens } from '../search/index.ts';
 import { createMatchService } from './match.service.ts';
 import { createNotifier } from './notifier.ts';
 import { createRuleRunner } from './rule-runner.ts';
+import { createRuleRepository } from './rule.repository.ts';
 import { ruleRoutes } from './rule.routes.ts';
 import { createRuleService } from './rule.service.ts';
+import { createRunRepository } from './run.repository.ts';
 
 export function createRulesModule(deps: {
   store: Store;
@@ -31,11 +33,13 @@ export function createRulesModule(deps: {
 }) {
   const { store, clock } = deps;
   const context = { db: store.db, engine: store.engine, clock, keys: deps.keys, dataDir: deps.dataDir, background: deps.background, log: deps.log };
-  const rules = createRuleService({ db: store.db, clock, context, organizations: deps.organizations, followUps: deps.followUps });
-  const runner = createRuleRunner({ context, ruleRuns: store.ruleRuns, jobs: deps.jobs, presence: deps.presence });
-  const matches = createMatchService({ context, runner });
+  const ruleRepository = createRuleRepository({ db: store.db, engine: store.engine, presence: deps.presence });
+  const runRepository = createRunRepository({ db: store.db, presence: deps.presence });
+  const rules = createRuleService({ rules: ruleRepository, clock, context, organizations: deps.organizations, followUps: deps.followUps });
+  const runner = createRuleRunner({ context, ruleRuns: store.ruleRuns, jobs: deps.jobs, presence: deps.presence, rules: ruleRepository, runs: runRepository });
+  const matches = createMatchService({ context, rules: ruleRepository, runs: runRepository });
   const notifier = createNotifier({ db: store.db, engine: store.engine, clock, presence: deps.presence, delivery: deps.delivery, organizations: deps.organizations, log: deps.log });
   // A delivery resource used by an active rule cannot be deleted (spec 3.5).
-  deps.delivery.setReferenceCheck((orgId, kind, id, tx) => rules.referencing(orgId, kind, id, tx));
+  deps.delivery.setReferenceCheck((orgId, kind, id, tx) => ruleRepository.referencing(orgId, kind, id, tx));
   return { rules, runner, matches, notifier, routes: ruleRoutes({ rules, runner, matches, audit: deps.audit }) };
 }
