@@ -6,11 +6,11 @@ import type { JobQueue } from '../../jobs/job-queue.ts';
 import type { WorkerPresence } from '../../jobs/worker-presence.ts';
 import { HOUR_MS } from '../../lib/clock.ts';
 import { findSource, sourceCatalog, type Hit, type MatchResult, type SourceContext, type SourceDefinition } from '../sources/index.ts';
+import { completeAsyncRunJob, type AsyncRun } from './jobs/complete-async-run.job.ts';
 import { effectiveHours, type RuleRow } from './rule.service.ts';
 
 /** Hits kept per match; the match's total still counts them all. */
 export const MAX_STORED_HITS = 10_000;
-const ASYNC_JOB = 'rules.complete-async-run';
 /**
  * Due rules a worker claims at once. Rules of a source that matches many rules in one pass
  * over new data (the messenger percolator) are claimed in large batches, each batch one pass;
@@ -286,7 +286,7 @@ export function createRuleRunner(deps: {
         .executeTakeFirstOrThrow();
       await tx.updateTable('rule_runs').set({ status: 'pending' }).where('id', '=', runId).execute();
       await advance(tx, rule, source, until);
-      await jobs.enqueue(ASYNC_JOB, `run:${runId}`, { runId, matchId: Number(match.id) }, tx);
+      await jobs.enqueue(completeAsyncRunJob, `run:${runId}`, { runId, matchId: Number(match.id) }, tx);
     });
   }
 
@@ -401,27 +401,26 @@ export function createRuleRunner(deps: {
     }
   }
 
-  jobs.define<{ runId: number; matchId: number }>({
-    type: ASYNC_JOB,
-    async handler({ runId, matchId }) {
-      const run = await db.selectFrom('rule_runs').selectAll().where('id', '=', runId).executeTakeFirstOrThrow();
-      const rule = await db.selectFrom('alert_rules').selectAll().where('id', '=', run.rule_id).executeTakeFirstOrThrow();
-      const source = findSource(Number(rule.service_id))!;
-      let reported = 0;
-      const reportProgress = async (done: number, total: number, unit: string) => {
-        // At most one write a second: a scan reports often, the match row is read rarely.
-        const now = clock.now().getTime();
-        if (now - reported < 1000 && done < total) return;
-        reported = now;
-        await db.updateTable('matches').set({ progress: JSON.stringify({ done, total, unit }) }).where('id', '=', matchId).execute();
-      };
-      const result = await source.match({ ...matchContext, reportProgress }, JSON.parse(rule.args) as Record<string, unknown>, { since: run.window_start, until: Number(run.window_end) }, MAX_STORED_HITS);
-      await db.transaction().execute((tx) => recordResult(tx, rule, runId, result, matchId));
-    },
-  });
+  /** The job startAsync queued: the source's matching, with progress on the pending match, and its result. */
+  async function completeAsyncRun({ runId, matchId }: AsyncRun) {
+    const run = await db.selectFrom('rule_runs').selectAll().where('id', '=', runId).executeTakeFirstOrThrow();
+    const rule = await db.selectFrom('alert_rules').selectAll().where('id', '=', run.rule_id).executeTakeFirstOrThrow();
+    const source = findSource(Number(rule.service_id))!;
+    let reported = 0;
+    const reportProgress = async (done: number, total: number, unit: string) => {
+      // At most one write a second: a scan reports often, the match row is read rarely.
+      const now = clock.now().getTime();
+      if (now - reported < 1000 && done < total) return;
+      reported = now;
+      await db.updateTable('matches').set({ progress: JSON.stringify({ done, total, unit }) }).where('id', '=', matchId).execute();
+    };
+    const result = await source.match({ ...matchContext, reportProgress }, JSON.parse(rule.args) as Record<string, unknown>, { since: run.window_start, until: Number(run.window_end) }, MAX_STORED_HITS);
+    await db.transaction().execute((tx) => recordResult(tx, rule, runId, result, matchId));
+  }
 
   return {
     recount,
+    completeAsyncRun,
 
     /**
      * spec 3.3.1: the run at creation, over everything up to now. One past the statement timeout
