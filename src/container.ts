@@ -10,8 +10,9 @@ import { readQueueDepth } from './jobs/queue-depth.ts';
 import { createAuditModule } from './modules/audit/index.ts';
 import { createAuthModule } from './modules/auth/index.ts';
 import { createDeliveryModule } from './modules/delivery/index.ts';
-import { createRulesModule } from './modules/rules/index.ts';
-import { createJobQueue } from './jobs/job-queue.ts';
+import { completeAsyncRunJob, createRulesModule } from './modules/rules/index.ts';
+import { bindJob } from './jobs/define-job.ts';
+import { createJobQueue, createJobWorker } from './jobs/job-queue.ts';
 import { createWorkerPresence } from './jobs/worker-presence.ts';
 import { createOrgsModule } from './modules/orgs/index.ts';
 import { createSearchModule } from './modules/search/index.ts';
@@ -62,7 +63,7 @@ export async function createContainer(config: Config, options: { clock?: Clock; 
     background,
   });
   const presence = createWorkerPresence({ db: store.db, clock, heartbeatMs: config.workerHeartbeatMs });
-  const jobs = createJobQueue({ db: store.db, engine: store.engine, clock, presence });
+  const jobQueue = createJobQueue({ db: store.db, clock });
   const rules = createRulesModule({
     store,
     clock,
@@ -71,11 +72,20 @@ export async function createContainer(config: Config, options: { clock?: Clock; 
     dataDir: config.dataDir,
     background,
     log,
-    jobs,
+    jobs: jobQueue,
     organizations: orgs.organizations,
     delivery: delivery.service,
     followUps: search.followUps,
     audit: audit.log,
+  });
+  // Every job there is: a worker runs the queued rows that name one of these and fails the others.
+  const jobs = createJobWorker({
+    db: store.db,
+    engine: store.engine,
+    clock,
+    presence,
+    log,
+    jobs: [bindJob(completeAsyncRunJob, { runner: rules.runner })],
   });
 
   const sourceContext = { db: store.db, engine: store.engine, clock, keys, dataDir: config.dataDir, background, log };
@@ -105,6 +115,7 @@ export async function createContainer(config: Config, options: { clock?: Clock; 
     limiter: usage.limiter,
     usageCatalog: usage.catalog,
     delivery: delivery.service,
+    /** The job worker (the scheduler runs it; `dragnet rules tick` too). */
     jobs,
     rules: rules.rules,
     runner: rules.runner,

@@ -4,7 +4,7 @@ import { serverLogger } from './http/logging.ts';
 import type { Config } from './config.ts';
 import { createContainer } from './container.ts';
 import { autovacuumWarnings } from './db/maintenance.ts';
-import { startScheduler } from './modules/rules/index.ts';
+import { startScheduler } from './jobs/scheduler.ts';
 
 /**
  * `npm start` / `dragnet serve`: migrate, listen, run the scheduler and workers (unless

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startScheduler } from '../../src/modules/rules/index.ts';
+import { startScheduler } from '../../src/jobs/scheduler.ts';
 import { channel, message } from '../support/corpus.ts';
 import { createDeliveryKit, HOUR, messengerRule, requestsTo, runsOf, slowAndQuickOrgs, until, writeCorpus, type RulesApi } from '../support/rules-api.ts';
 import type { TestApp } from '../support/test-app.ts';

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DAY_MS } from '../../src/lib/clock.ts';
-import { startScheduler } from '../../src/modules/rules/index.ts';
+import { startScheduler } from '../../src/jobs/scheduler.ts';
 import { channel, loadCorpus, message } from '../support/corpus.ts';
 import { expectError } from '../support/http.ts';
 import { search, type HistoryItemBody, type ListBody } from '../support/messenger-search.ts';

@@ -16,7 +16,7 @@ export function registerWorkerCommand(program: Command, cli: CliContext): void {
     .action(async (options: { metricsPort?: number }) => {
       const config = loadConfig();
       const container = await cli.loadContainer(config);
-      const { startScheduler } = await import('../../modules/rules/index.ts');
+      const { startScheduler } = await import('../../jobs/scheduler.ts');
       const log = stderrLog;
       // Listening first: a port in use fails the command before any work starts. Loaded only
       // here, as in serve: a worker without the port needs no HTTP stack.

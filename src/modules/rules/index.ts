@@ -1,3 +1,3 @@
 // The monitoring-rules module's public surface.
 export { createRulesModule } from './rules.module.ts';
-export { startScheduler } from './scheduler.ts';
+export { completeAsyncRunJob } from './jobs/complete-async-run.job.ts';

@@ -5,13 +5,13 @@ import type { JobQueue } from '../../jobs/job-queue.ts';
 import type { WorkerPresence } from '../../jobs/worker-presence.ts';
 import { HOUR_MS } from '../../lib/clock.ts';
 import { findSource, sourceCatalog, type Hit, type MatchResult, type SourceContext, type SourceDefinition } from '../sources/index.ts';
+import { completeAsyncRunJob, type AsyncRun } from './jobs/complete-async-run.job.ts';
 import type { RuleRepository, RuleRow } from './rule.repository.ts';
 import { effectiveHours } from './rule.service.ts';
 import type { RunRepository } from './run.repository.ts';
 
 /** Hits kept per match; the match's total still counts them all. */
 export const MAX_STORED_HITS = 10_000;
-const ASYNC_JOB = 'rules.complete-async-run';
 /**
  * Due rules a worker claims at once. Rules of a source that matches many rules in one pass
  * over new data (the messenger percolator) are claimed in large batches, each batch one pass;
@@ -122,12 +122,6 @@ async function recordResult(
     if (channels.length) await runs.queueNotifications({ orgId: rule.org_id, ruleId, matchId, now }, channels, tx);
   }
   return matchId;
-}
-
-/** The window an async source's job evaluates, and the placeholder match it fills in. */
-interface AsyncRun {
-  runId: number;
-  matchId: number;
 }
 
 interface RunStepDeps {
@@ -271,7 +265,7 @@ export function createRuleRunner(deps: {
       const matchId = await runs.insertMatch({ org_id: rule.org_id, rule_id: rule.id, run_id: runId, status: 'pending', window_start: rule.last_run, window_end: until, created_at: now }, tx);
       await runs.markPending(runId, tx);
       await advance(tx, rule, source, until);
-      await jobs.enqueue(ASYNC_JOB, `run:${runId}`, { runId, matchId } satisfies AsyncRun, tx);
+      await jobs.enqueue(completeAsyncRunJob, `run:${runId}`, { runId, matchId }, tx);
     });
   }
 
@@ -317,26 +311,25 @@ export function createRuleRunner(deps: {
     if (batchable.length) await runMatchedTogether({ steps, matchContext, source, until, report }, batchable);
   }
 
-  jobs.define<AsyncRun>({
-    type: ASYNC_JOB,
-    async handler({ runId, matchId }) {
-      const run = await runs.findById(runId);
-      const rule = await rules.findById(run.rule_id);
-      const source = findSource(Number(rule.service_id))!;
-      let reported = 0;
-      const reportProgress = async (done: number, total: number, unit: string) => {
-        // At most one write a second: a scan reports often, the match row is read rarely.
-        const now = clock.now().getTime();
-        if (now - reported < 1000 && done < total) return;
-        reported = now;
-        await runs.setProgress(matchId, { done, total, unit });
-      };
-      const result = await source.match({ ...matchContext, reportProgress }, JSON.parse(rule.args) as Record<string, unknown>, { since: run.window_start, until: Number(run.window_end) }, MAX_STORED_HITS);
-      await runs.transaction((tx) => record({ rule, runId, result, existingMatchId: matchId }, tx));
-    },
-  });
+  /** The job startAsync queued: the source's matching, with progress on the pending match, and its result. */
+  async function completeAsyncRun({ runId, matchId }: AsyncRun) {
+    const run = await runs.findById(runId);
+    const rule = await rules.findById(run.rule_id);
+    const source = findSource(Number(rule.service_id))!;
+    let reported = 0;
+    const reportProgress = async (done: number, total: number, unit: string) => {
+      // At most one write a second: a scan reports often, the match row is read rarely.
+      const now = clock.now().getTime();
+      if (now - reported < 1000 && done < total) return;
+      reported = now;
+      await runs.setProgress(matchId, { done, total, unit });
+    };
+    const result = await source.match({ ...matchContext, reportProgress }, JSON.parse(rule.args) as Record<string, unknown>, { since: run.window_start, until: Number(run.window_end) }, MAX_STORED_HITS);
+    await runs.transaction((tx) => record({ rule, runId, result, existingMatchId: matchId }, tx));
+  }
 
   return {
+    completeAsyncRun,
     /**
      * spec 3.3.1: the run at creation, over everything up to now. One past the statement timeout
      * is recorded as failed and not thrown: the rule is created all the same (an error would have

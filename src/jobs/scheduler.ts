@@ -1,13 +1,27 @@
-import type { JobQueue } from '../../jobs/job-queue.ts';
-import { HOUR_MS, type Clock } from '../../lib/clock.ts';
-import type { Metrics } from '../../lib/metrics.ts';
-import type { Notifier } from './notifier.ts';
-import type { RuleRunner } from './rule-runner.ts';
+import { HOUR_MS, type Clock } from '../lib/clock.ts';
+import type { Metrics } from '../lib/metrics.ts';
+import type { JobWorker } from './job-queue.ts';
 
 export interface SchedulerOptions {
   /** How often to look for due rules, jobs and pending notifications. */
   pollMs: number;
   log: (message: string, error?: unknown) => void;
+}
+
+/**
+ * What the scheduler polls, as the composition root's container holds it. Declared here, by
+ * what the loop calls, so that jobs/ needs none of the modules that do the work.
+ */
+interface ScheduledWork {
+  /** The rule runner: claims and runs the rules due in the window ending at the hour of `now`. */
+  runner: { tick(now: Date): Promise<{ due: number; ran: number; skipped: number; failed: number; matches: number }> };
+  /** The notification outbox: sends a batch of pending notifications, returns how many. */
+  notifier: { dispatchPending(): Promise<number> };
+  jobs: Pick<JobWorker, 'runDue'>;
+  clock: Clock;
+  metrics: Pick<Metrics, 'ruleRuns'>;
+  /** Removes searches past their retention; returns how many. */
+  pruneSearchHistory(now: Date): Promise<number>;
 }
 
 /**
@@ -17,10 +31,7 @@ export interface SchedulerOptions {
  * it against one store: rule, run, job and notification claims keep each piece of work to one of
  * them, and a worker that dies leaves its claims to the others (src/jobs/worker-presence.ts).
  */
-export function startScheduler(
-  deps: { runner: RuleRunner; notifier: Notifier; jobs: JobQueue; clock: Clock; metrics: Metrics; pruneSearchHistory: (now: Date) => Promise<number> },
-  options: SchedulerOptions,
-) {
+export function startScheduler(deps: ScheduledWork, options: SchedulerOptions) {
   let stopped = false;
   let prunedAt = -Infinity;
 
