@@ -18,6 +18,7 @@ import {
 } from '../support/rate-limits.ts';
 import { startServer, type ServerProcess } from '../support/server-process.ts';
 import { createTestStoreLocation, testDatabaseAdminUrl, type TestStoreLocation } from '../support/test-store.ts';
+import { scaled } from '../support/wait.ts';
 
 /**
  * The proof that a limit is exact across API processes: four real servers (`npm start`) share
@@ -41,8 +42,8 @@ const LIMIT = 50;
 const LEASED_LIMIT = 2_000;
 const PASSWORD = 'a long enough password for four servers';
 // Generous: four servers start at once (migrations check) on a possibly busy machine.
-const SLOW_MS = 360_000;
-const START_TIMEOUT_MS = 240_000;
+const SLOW_MS = scaled(360_000);
+const START_TIMEOUT_MS = scaled(240_000);
 
 async function postgresReachable(): Promise<boolean> {
   const client = new pg.Client({ connectionString: ADMIN_URL, connectionTimeoutMillis: 10_000 });
