@@ -3,9 +3,10 @@ import { runCli } from './support/cli.ts';
 import { expectError } from './support/http.ts';
 import { createTestApp, DEFAULT_PASSWORD, type TestApp } from './support/test-app.ts';
 import { createTestStoreLocation, testEngine, type TestStoreLocation } from './support/test-store.ts';
+import { scaled } from './support/wait.ts';
 
 // Each command is a fresh Node process (bin/dragnet.js on dist/): under a second each, seconds on a busy machine.
-const CLI_TEST_MS = 120_000;
+const CLI_TEST_MS = scaled(120_000);
 
 // Tests touch different organizations and users, so they do not depend on each other's order.
 describe('the dragnet command', () => {

@@ -3,6 +3,7 @@ import { Agent } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { describeCase, findingOf, sendCase, startFuzzTarget, type FuzzTarget } from './support/openapi-fuzz.ts';
 import { testEngine } from './support/test-store.ts';
+import { scaled } from './support/wait.ts';
 
 /** Fixed, so CI replays the same cases; `npm run bench -- fuzz --seed` explores others. */
 const SEED = 15_2026;
@@ -42,5 +43,5 @@ describe(`fuzzing the API from its OpenAPI document (${testEngine})`, () => {
       }),
       { seed: SEED, numRuns: RUNS },
     );
-  }, 120_000);
+  }, scaled(120_000));
 });

@@ -8,6 +8,7 @@ import { expectError } from './support/http.ts';
 import { search } from './support/messenger-search.ts';
 import { createTestApp, type TestApp } from './support/test-app.ts';
 import { createTestStoreLocation, testEngine, type TestStoreLocation } from './support/test-store.ts';
+import { scaled, waitFor } from './support/wait.ts';
 
 /**
  * Feeding Dragnet from elsewhere (docs/collectors.md): POST /ingest/<ingester>/ for system
@@ -117,7 +118,7 @@ describe(`the ingestion endpoint (${testEngine})`, () => {
   });
 });
 
-describe(`collectors on the CLI and in the worker (${testEngine})`, { timeout: 120_000 }, () => {
+describe(`collectors on the CLI and in the worker (${testEngine})`, { timeout: scaled(120_000) }, () => {
   let location: TestStoreLocation;
   let dataDir: string;
   const collectors = async (args: string[], env: Record<string, string> = {}) => runCli(['--json', 'collectors', ...args], { env: { ...location.env, ...env } });
@@ -166,9 +167,12 @@ describe(`collectors on the CLI and in the worker (${testEngine})`, { timeout: 1
       // The file leaves the inbox before the run's status is recorded: stopping the worker in
       // between (a loaded machine) would leave the run unrecorded and its claim held.
       const recorded = async () => ((JSON.parse((await collectors([])).stdout) as CollectorStatus[])[0]?.items_total ?? 0) >= 3;
-      const deadline = Date.now() + 60_000;
-      while ((existsSync(path.join(folder, 'worker.jsonl')) || !(await recorded())) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 200));
-      expect(existsSync(path.join(folder, 'worker.jsonl')), worker.output().stderr).toBe(false);
+      await waitFor('the file ingested and its run recorded', async () => !existsSync(path.join(folder, 'worker.jsonl')) && (await recorded()), {
+        timeoutMs: scaled(60_000),
+        everyMs: 200,
+      }).catch((error: Error) => {
+        throw new Error(`${error.message}\n${worker.output().stderr}`);
+      });
     } finally {
       worker.child.kill('SIGTERM');
       await worker.done;

@@ -15,6 +15,7 @@ import { readRawStore, sourcesContaining, type RawChunk } from './support/raw-st
 import { createTestApp, DEFAULT_PASSWORD, type TestApp } from './support/test-app.ts';
 import { createTestStoreLocation, testEngine, type TestStoreLocation } from './support/test-store.ts';
 import { seedBytes, totpCode } from './support/totp.ts';
+import { scaled } from './support/wait.ts';
 
 const run = promisify(execFile);
 
@@ -216,7 +217,7 @@ describe(`secrets and cards in the store, a pg_dump and a backup (${testEngine})
     }
     places.push(['the decrypted backup', contents]);
     backupSecretKey = Buffer.from(readFileSync(path.join(opened, 'secret.key'), 'utf8').trim(), 'base64');
-  }, 120_000);
+  }, scaled(120_000));
   afterAll(async () => {
     await location?.drop();
     if (scratch) rmSync(scratch, { recursive: true, force: true });

@@ -2,8 +2,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createUserByCli } from './support/cli.ts';
 import { startServer, type ServerProcess } from './support/server-process.ts';
 import { createTestStoreLocation, testEngine, type TestStoreLocation } from './support/test-store.ts';
+import { scaled, waitFor } from './support/wait.ts';
 
-const SLOW_MS = 120_000;
+const SLOW_MS = scaled(120_000);
 const PASSWORD = 'a long enough password 1';
 
 describe(`the server process (${testEngine})`, () => {
@@ -71,9 +72,7 @@ describe(`the server process (${testEngine})`, () => {
         .filter((line) => line.startsWith('{'))
         .map((line) => JSON.parse(line) as LogEntry);
     // A line is written once its response has gone out: wait for it rather than race it.
-    for (let waited = 0; !logEntries().some((entry) => entry.reqId === `${requestId}-b`) && waited < 5_000; waited += 50) {
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
+    await waitFor('the second request logged', () => logEntries().some((entry) => entry.reqId === `${requestId}-b`), { everyMs: 50 });
     const entries = logEntries();
     const stdout = server!.output().stdout;
     const login = entries.filter((entry) => entry.reqId === requestId);

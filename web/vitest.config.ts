@@ -1,5 +1,6 @@
 import react from '@vitejs/plugin-react';
 import { defineConfig } from 'vitest/config';
+import { scaled } from '../test/support/wait.ts';
 
 /**
  * Component tests of the dashboard (`npm run test:web`): React components in happy-dom against a
@@ -13,8 +14,8 @@ export default defineConfig({
     include: ['src/**/*.test.{ts,tsx}'],
     environment: 'happy-dom',
     // Each test signs in and searches on a real store (argon2 hashing included).
-    testTimeout: 30_000,
-    hookTimeout: 60_000,
+    testTimeout: scaled(30_000),
+    hookTimeout: scaled(60_000),
     setupFiles: ['./src/test/setup.ts'],
     // Transformed as for Node, not for a browser: the real server these tests talk to runs in the
     // same process and needs file: URLs in import.meta.url.

@@ -1,4 +1,5 @@
 import { defineConfig } from 'vitest/config';
+import { scaled } from '../test/support/wait.ts';
 
 /**
  * End-to-end tests of the dashboard (`npm run test:e2e`): Debian's Chromium, driven by
@@ -11,8 +12,8 @@ export default defineConfig({
     include: ['e2e/**/*.e2e.test.ts'],
     environment: 'node',
     globalSetup: ['./e2e/global-setup.ts'],
-    testTimeout: 120_000,
-    hookTimeout: 180_000,
+    testTimeout: scaled(120_000),
+    hookTimeout: scaled(180_000),
     pool: 'forks',
     poolOptions: { forks: { singleFork: true } },
     fileParallelism: false,

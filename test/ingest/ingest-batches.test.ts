@@ -3,8 +3,9 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../support/cli.ts';
 import { createTestStoreLocation, testEngine, type TestStoreLocation } from '../support/test-store.ts';
+import { scaled } from '../support/wait.ts';
 
-const CLI_TEST_MS = 120_000;
+const CLI_TEST_MS = scaled(120_000);
 
 /** docs/ingest.md "Messenger": messages are committed 1,000 at a time, not one source at once. */
 describe(`dragnet ingest messenger in transactions of 1,000 (${testEngine})`, () => {

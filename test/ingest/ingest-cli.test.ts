@@ -4,6 +4,7 @@ import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { repoRoot, runCli, type CliResult } from '../support/cli.ts';
 import { createTestStoreLocation, type TestStoreLocation } from '../support/test-store.ts';
+import { scaled } from '../support/wait.ts';
 import { openStoreView, sortedLinks, type IngestSummary, type StoreView } from './messenger-store.ts';
 
 /**
@@ -24,7 +25,7 @@ const fixtureText = (relative: string) => readFileSync(path.join(repoRoot, relat
 // A zone far from UTC: dates written without a zone must still be read as UTC.
 const NEW_YORK = { TZ: 'America/New_York' };
 // Each command is a fresh Node process (bin/dragnet.js on dist/): under a second each, seconds on a busy machine.
-const CLI_TEST_MS = 180_000;
+const CLI_TEST_MS = scaled(180_000);
 
 const cleanups: (() => Promise<void> | void)[] = [];
 afterAll(async () => {

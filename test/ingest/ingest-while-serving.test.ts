@@ -5,8 +5,9 @@ import { createUserByCli } from '../support/cli.ts';
 import { spawnCli } from '../support/cli-process.ts';
 import { killServer, startServer, type ServerProcess } from '../support/server-process.ts';
 import { createTestStoreLocation, testEngine, type TestStoreLocation } from '../support/test-store.ts';
+import { scaled } from '../support/wait.ts';
 
-const SLOW_MS = 120_000;
+const SLOW_MS = scaled(120_000);
 const PASSWORD = 'a long enough password 1';
 // Enough for an ingest of several seconds (PostgreSQL ingests slower, and has no one write lock): one transaction of it held SQLite's write lock past
 // the server's busy timeout (lowered below so that the test needs seconds, not a minute).

@@ -8,6 +8,7 @@ import { createTestApp, DEFAULT_PASSWORD, type TestApp } from '../support/test-a
 import { testEngine } from '../support/test-store.ts';
 import { createDeliveryKit, messengerRule, rulesUser } from '../support/rules-api.ts';
 import { totpCode, wrongCode } from '../support/totp.ts';
+import { scaled } from '../support/wait.ts';
 
 /**
  * The audit log (docs/api.md "Audit log") through HTTP and the CLI, on a real store: which
@@ -226,7 +227,7 @@ describe(`audit log (${testEngine})`, () => {
     async () => {
       const email = 'dave@acme.example';
       const cli = async (args: string[], input?: string) => {
-        const result = await runCli(args, { env: t.location.env, input, timeoutMs: 120_000 });
+        const result = await runCli(args, { env: t.location.env, input, timeoutMs: scaled(120_000) });
         expect(result.code, result.stderr).toBe(0);
       };
       await cli(['user', 'create', '--org', 'Acme', '--email', email, '--password-stdin'], DEFAULT_PASSWORD);
@@ -259,7 +260,7 @@ describe(`audit log (${testEngine})`, () => {
       ]);
       for (const entry of daves.filter((e) => e.via === 'cli')) expect(entry).toMatchObject({ actor_user_id: null, actor_email: null, ip_address: null });
     },
-    180_000,
+    scaled(180_000),
   );
 });
 

@@ -10,6 +10,7 @@ import { startServer } from '../support/server-process.ts';
 import { createTestApp } from '../support/test-app.ts';
 import { createTestStoreLocation, testEngine } from '../support/test-store.ts';
 import { totpCode } from '../support/totp.ts';
+import { scaled } from '../support/wait.ts';
 
 /**
  * `dragnet backup` and `dragnet restore` as an operator runs them: the real CLI on a store that a
@@ -18,7 +19,7 @@ import { totpCode } from '../support/totp.ts';
  * again through the API. The suite runs once per engine.
  */
 
-const CLI_TEST_MS = 240_000;
+const CLI_TEST_MS = scaled(240_000);
 const PASSWORD = 'restore me 9 times please';
 const EMAIL = 'soc@acme.example';
 const TERM = 'zorbleck-7731';
@@ -73,7 +74,7 @@ function hostileTar(entries: HostileEntry[]): Buffer {
 const leftovers = (dataDir: string) => readdirSync(dataDir).filter((name) => !['secret.key', 'card-hash.key'].includes(name));
 
 async function cli(location: { cliEnv: Record<string, string> }, args: string[], input?: string) {
-  return runCli(args, { env: location.cliEnv, input, timeoutMs: 120_000 });
+  return runCli(args, { env: location.cliEnv, input, timeoutMs: scaled(120_000) });
 }
 
 async function expectCli(location: { cliEnv: Record<string, string> }, args: string[], input?: string): Promise<string> {

@@ -1,9 +1,9 @@
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { waitUntil } from '../support/cli-process.ts';
 import { SqliteDatabase } from '../../src/db/sqlite-native.ts';
 import { createTestApp, type TestApp } from '../support/test-app.ts';
 import { testEngine } from '../support/test-store.ts';
+import { waitFor } from '../support/wait.ts';
 
 // SQLite only: its one write lock is what another process (dragnet ingest) can hold for long.
 describe.skipIf(testEngine !== 'sqlite')('a request while another process holds the SQLite write lock', () => {
@@ -45,10 +45,10 @@ describe.skipIf(testEngine !== 'sqlite')('a request while another process holds 
       const before = stored();
       other.exec('begin immediate');
       for (let i = 0; i < 3; i++) expect((await t.request({ method: 'GET', url: '/service/get_usage_limits/', token: access })).statusCode).toBe(200);
-      await waitUntil(() => failures().length > 0, 10_000, 20, 'a failed flush in the log');
+      await waitFor('a failed flush in the log', () => failures().length > 0);
       other.exec('commit');
       // The next flush writes the counts the failed one kept (3 requests, each counted in every window of the org).
-      await waitUntil(() => stored() >= before + 3, 10_000, 20, 'the kept counts in rate_counters');
+      await waitFor('the kept counts in rate_counters', () => stored() >= before + 3);
       expect(failures()).toEqual(['rate-limit counters: flush failed, kept for the next one']);
     } finally {
       if (other.inTransaction) other.exec('rollback');

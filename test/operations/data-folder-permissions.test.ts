@@ -6,6 +6,7 @@ import { createUserByCli, runCli } from '../support/cli.ts';
 import { startServer } from '../support/server-process.ts';
 import { createKeysInDataFolderLocation as freshLocation } from '../support/backup-key.ts';
 import { testEngine } from '../support/test-store.ts';
+import { scaled } from '../support/wait.ts';
 
 /**
  * The data folder holds the keys, the store, raw leak files and search history: only its owner
@@ -13,7 +14,7 @@ import { testEngine } from '../support/test-store.ts';
  * with the usual 022, which is what the children inherit).
  */
 
-const CLI_TEST_MS = 180_000;
+const CLI_TEST_MS = scaled(180_000);
 const PASSWORD = 'private files only please';
 
 

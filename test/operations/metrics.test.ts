@@ -2,12 +2,13 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ACCOUNT_SCOPE } from '../../src/modules/usage/index.ts';
-import { spawnCli, waitUntil } from '../support/cli-process.ts';
+import { spawnCli } from '../support/cli-process.ts';
 import { expectError } from '../support/http.ts';
 import { createDeliveryKit, rulesApi, rulesEnv, sourceRule } from '../support/rules-api.ts';
 import { createTestApp, type TestApp } from '../support/test-app.ts';
 import { createTestStoreLocation, testEngine } from '../support/test-store.ts';
 import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.ts';
+import { scaled, waitFor } from '../support/wait.ts';
 
 /**
  * /metrics, /readyz and /healthz (docs/operations.md "Metrics and health") on a real store: who
@@ -206,12 +207,13 @@ describe(`metrics of a worker process (${testEngine})`, () => {
         mkdirSync(path.join(location.dataDir, 'inbox', 'messenger'), { recursive: true });
         writeFileSync(path.join(location.dataDir, 'inbox', 'messenger', 'drop.jsonl'), `${messageLine(20, '2026-06-02T10:00:00Z').replace(TERM, 'unrelated')}\n`);
 
-        const worker = spawnCli(['worker', '--metrics-port', '0'], { env, timeoutMs: 120_000 });
+        const worker = spawnCli(['worker', '--metrics-port', '0'], { env, timeoutMs: scaled(120_000) });
         try {
-          await waitUntil(() => /metrics on (http:\/\/\S+)\/metrics/.test(worker.output().stdout), 60_000, 50, 'the worker to listen');
+          await waitFor('the worker to listen', () => /metrics on (http:\/\/\S+)\/metrics/.test(worker.output().stdout), { timeoutMs: scaled(60_000), everyMs: 50 });
           const base = /metrics on (http:\/\/\S+)\/metrics/.exec(worker.output().stdout)![1]!;
           let text = '';
-          await waitUntil(
+          await waitFor(
+            'the notification and the inbox file',
             async () => {
               text = await (await fetch(`${base}/metrics`)).text();
               return (
@@ -219,9 +221,7 @@ describe(`metrics of a worker process (${testEngine})`, () => {
                 sample(text, 'dragnet_ingested_records_total', { source: 'messenger', outcome: 'added', via: 'collector' }) === 1
               );
             },
-            60_000,
-            200,
-            'the notification and the inbox file',
+            { timeoutMs: scaled(60_000), everyMs: 200 },
           ).catch((error) => {
             throw new Error(`${(error as Error).message}\n${JSON.stringify(worker.output())}\n${text.split('\n').filter((l) => l.startsWith('dragnet_')).join('\n')}`);
           });
@@ -242,6 +242,6 @@ describe(`metrics of a worker process (${testEngine})`, () => {
         await location.drop();
       }
     },
-    180_000,
+    scaled(180_000),
   );
 });

@@ -1,8 +1,8 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { waitUntil } from '../support/cli-process.ts';
 import { createTestApp, type TestApp } from '../support/test-app.ts';
 import { testEngine } from '../support/test-store.ts';
+import { waitFor } from '../support/wait.ts';
 
 // The ANALYZE after a large ingest is PostgreSQL's (db/maintenance.ts); SQLite runs none. A
 // trigger, to make the channels' recount fail, is PostgreSQL's too.
@@ -46,7 +46,7 @@ describe.skipIf(testEngine !== 'postgres')('PostgreSQL: the upkeep after an inge
     expect(logged).toEqual([]);
 
     await locker.query('commit');
-    await waitUntil(() => logged.length > 0, 10_000, 20, 'the ANALYZE failure in the log');
+    await waitFor('the ANALYZE failure in the log', () => logged.length > 0);
     expect(logged).toEqual(['ANALYZE after an ingest failed: division by zero']);
     const stored = await admin.query<{ n: number }>("select count(*)::int as n from leak_credentials where login like '%@analyze-http.test'");
     expect(stored.rows[0]!.n).toBe(1500);

@@ -3,11 +3,11 @@ import path from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../support/cli.ts';
-import { waitUntil } from '../support/cli-process.ts';
 import { killServer, startServer, type ServerProcess } from '../support/server-process.ts';
 import { createTestStoreLocation, testEngine, type TestStoreLocation } from '../support/test-store.ts';
+import { scaled, waitFor } from '../support/wait.ts';
 
-const SLOW_MS = 120_000;
+const SLOW_MS = scaled(120_000);
 
 // PostgreSQL's planner statistics and autovacuum; the embedded store has neither.
 describe.skipIf(testEngine !== 'postgres')('PostgreSQL upkeep: ANALYZE after a large ingest, the autovacuum warning', () => {
@@ -44,7 +44,7 @@ describe.skipIf(testEngine !== 'postgres')('PostgreSQL upkeep: ANALYZE after a l
       // ANALYZE itself sets the planner's row count; the statistics view hears of it a moment later.
       const planned = await client.query<{ reltuples: number }>("select reltuples from pg_class where relname = 'leak_credentials'");
       expect(Number(planned.rows[0]!.reltuples)).toBe(1500);
-      await waitUntil(async () => (await lastAnalyze('leak_credentials')) !== null, 10_000, 50, 'last_analyze of leak_credentials');
+      await waitFor('last_analyze of leak_credentials', async () => (await lastAnalyze('leak_credentials')) !== null, { everyMs: 50 });
       expect(await lastAnalyze('leak_files')).toBeNull();
     },
     SLOW_MS,
@@ -64,7 +64,7 @@ describe.skipIf(testEngine !== 'postgres')('PostgreSQL upkeep: ANALYZE after a l
           .map((line) => JSON.parse(line) as { level: number; msg: string })
           .filter((entry) => entry.level === 40)
           .map((entry) => entry.msg);
-      await waitUntil(() => warnings().some((msg) => msg.includes('disabled on tables')), 10_000, 20, 'the autovacuum warning');
+      await waitFor('the autovacuum warning', () => warnings().some((msg) => msg.includes('disabled on tables')));
       expect(warnings()).toContain('PostgreSQL autovacuum is disabled on tables: alert_rules (ALTER TABLE … RESET (autovacuum_enabled))');
       expect(warnings().some((msg) => msg.startsWith('PostgreSQL autovacuum is off'))).toBe(serverWide !== 'on');
     },

@@ -3,6 +3,7 @@ import { runCli, type CliResult } from '../support/cli.ts';
 import { CHANNELS_PATH, blockOf, dailyOf, getTimes, totalOf, usage, type UsageBody } from '../support/rate-limits.ts';
 import { createTestApp } from '../support/test-app.ts';
 import { createTestStoreLocation, testEngine, type TestStoreLocation } from '../support/test-store.ts';
+import { scaled } from '../support/wait.ts';
 
 /**
  * `dragnet org set-limits <org>`: an endpoint's daily limit (`--service <slug>=<n|none|default>`,
@@ -10,7 +11,7 @@ import { createTestStoreLocation, testEngine, type TestStoreLocation } from '../
  * checked through the API of an app opened on the same store afterwards.
  */
 
-const SLOW_MS = 120_000;
+const SLOW_MS = scaled(120_000);
 const PASSWORD = 'a long enough password 1';
 const EMAIL = 'ops@limits-cli.test';
 

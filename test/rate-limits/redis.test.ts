@@ -23,6 +23,7 @@ import {
 } from '../support/rate-limits.ts';
 import { createTestApp, type TestApp } from '../support/test-app.ts';
 import { createTestStoreLocation, testEngine, type TestStoreLocation } from '../support/test-store.ts';
+import { waitFor } from '../support/wait.ts';
 
 /**
  * DRAGNET_REDIS_URL: the counts live in Redis (atomic Lua scripts), shared by every API process.
@@ -192,8 +193,7 @@ describe.skipIf(!redisUp)(`Redis counters leased to a busy process (${testEngine
     expect(dailyOf(report, 'messenger-channels')).toMatchObject({ used: 200, remaining: 100_000 - 200 });
     expect(totalOf(report, '1 Month').used).toBe(201);
     // ...and go back to Redis within two lease periods (0.5 s).
-    await new Promise((resolve) => setTimeout(resolve, 1_000));
-    expect(await redisGet(channelsDay(orgId))).toBe('200');
+    await waitFor('the unused leased units back in Redis', async () => (await redisGet(channelsDay(orgId))) === '200');
   });
 
   it('a refund while leasing is given back with the lease', async () => {
@@ -201,8 +201,7 @@ describe.skipIf(!redisUp)(`Redis counters leased to a busy process (${testEngine
     expect(await getTimes(t, token, CHANNELS_PATH, 50)).toEqual(Array(50).fill(200));
     for (let i = 0; i < 5; i++) expectError(await t.request({ method: 'GET', url: `${CHANNELS_PATH}?page_size=0`, token }), 400);
     expect(await getTimes(t, token, CHANNELS_PATH, 10)).toEqual(Array(10).fill(200));
-    await new Promise((resolve) => setTimeout(resolve, 1_000));
-    expect(await redisGet(channelsDay(orgId))).toBe('60');
+    await waitFor('the lease and the refunds back in Redis', async () => (await redisGet(channelsDay(orgId))) === '60');
   });
 
   it('as a limit comes near, leases shrink and stop: exactly the limit is admitted', async () => {

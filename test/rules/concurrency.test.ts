@@ -23,10 +23,11 @@ import { startSmtpTestServer, type SmtpTestServer } from '../support/smtp-test-s
 import type { TestApp } from '../support/test-app.ts';
 import { createTestStoreLocation, testEngine, type TestStoreLocation } from '../support/test-store.ts';
 import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.ts';
+import { scaled } from '../support/wait.ts';
 
 // Each `dragnet` process starts in under a second (bin/dragnet.js on dist/), seconds on a loaded
 // machine.
-const CLI_TEST_MS = 150_000;
+const CLI_TEST_MS = scaled(150_000);
 const T0 = Date.parse('2026-03-10T09:00:00Z');
 const DAY = 24 * HOUR;
 /** Rules beside the three watched ones (fewer on PostgreSQL, where each create costs more). */

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createManualClock } from '../../src/lib/clock.ts';
-import { spawnTick, tickSummary, waitUntil } from '../support/cli-process.ts';
+import { spawnTick, tickSummary } from '../support/cli-process.ts';
 import { channel, message } from '../support/corpus.ts';
 import {
   createDeliveryKit,
@@ -21,8 +21,9 @@ import { startSmtpTestServer, type SmtpTestServer } from '../support/smtp-test-s
 import type { TestApp } from '../support/test-app.ts';
 import { createTestStoreLocation, testEngine, type TestStoreLocation } from '../support/test-store.ts';
 import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.ts';
+import { scaled, waitFor } from '../support/wait.ts';
 
-const CLI_TEST_MS = 180_000;
+const CLI_TEST_MS = scaled(180_000);
 const T0 = Date.parse('2026-03-10T09:00:00Z');
 const DAY = 24 * HOUR;
 
@@ -67,11 +68,10 @@ describe(`rules: a tick process killed at an arbitrary point (${testEngine})`, (
 
       const doomed = spawnTick(new Date(until), cliEnv);
       const extraMs = Math.floor(Math.random() * 40);
-      await waitUntil(
-        async () => !!(await db.selectFrom('rule_runs').select('id').where('rule_id', '=', rule.id).where('window_end', '=', until).executeTakeFirst()),
-        120_000,
-        2,
+      await waitFor(
         'the run to be claimed',
+        async () => !!(await db.selectFrom('rule_runs').select('id').where('rule_id', '=', rule.id).where('window_end', '=', until).executeTakeFirst()),
+        { timeoutMs: scaled(120_000), everyMs: 2 },
       );
       await new Promise((resolve) => setTimeout(resolve, extraMs));
       doomed.child.kill('SIGKILL');

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createManualClock } from '../../src/lib/clock.ts';
-import { spawnTick, tickSummary, waitUntil } from '../support/cli-process.ts';
+import { spawnTick, tickSummary } from '../support/cli-process.ts';
 import { channel, message } from '../support/corpus.ts';
 import {
   createDeliveryKit,
@@ -21,8 +21,9 @@ import { startSmtpTestServer, type SmtpTestServer } from '../support/smtp-test-s
 import type { TestApp } from '../support/test-app.ts';
 import { createTestStoreLocation, testEngine, type TestStoreLocation } from '../support/test-store.ts';
 import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.ts';
+import { scaled, waitFor } from '../support/wait.ts';
 
-const CLI_TEST_MS = 180_000;
+const CLI_TEST_MS = scaled(180_000);
 const T0 = Date.parse('2026-03-10T09:00:00Z');
 const DAY = 24 * HOUR;
 
@@ -62,7 +63,7 @@ describe(`rules: a tick process killed mid-delivery and run again (${testEngine}
         await writeCorpus(t, [channel('sierra_leaks', [message(1, 'sierra-bank.com logs', { date: T0 + HOUR })])]);
 
         const doomed = spawnTick(new Date(T0 + DAY), cliEnv);
-        await waitUntil(() => hanging.requests.length > 0, 120_000, 10, 'the webhook request');
+        await waitFor('the webhook request', () => hanging.requests.length > 0, { timeoutMs: scaled(120_000), everyMs: 10 });
         doomed.child.kill('SIGKILL');
         expect((await doomed.done).signal).toBe('SIGKILL');
         hanging.respond({ status: 204 });
@@ -103,7 +104,7 @@ describe(`rules: a tick process killed mid-delivery and run again (${testEngine}
 
         // The email goes first and waits at MAIL FROM; the process is killed there.
         const doomed = spawnTick(new Date(T0 + DAY), cliEnv);
-        await waitUntil(() => gated.mailFromSecure.length > 0, 120_000, 10, 'MAIL FROM');
+        await waitFor('MAIL FROM', () => gated.mailFromSecure.length > 0, { timeoutMs: scaled(120_000), everyMs: 10 });
         doomed.child.kill('SIGKILL');
         expect((await doomed.done).signal).toBe('SIGKILL');
         gated.release();

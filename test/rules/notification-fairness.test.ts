@@ -1,9 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { channel, message } from '../support/corpus.ts';
-import { createDeliveryKit, HOUR, messengerRule, requestsTo, slowAndQuickOrgs, until, writeCorpus, type RulesApi } from '../support/rules-api.ts';
+import { createDeliveryKit, HOUR, messengerRule, requestsTo, slowAndQuickOrgs, writeCorpus, type RulesApi } from '../support/rules-api.ts';
 import type { TestApp } from '../support/test-app.ts';
 import { testEngine } from '../support/test-store.ts';
 import type { WebhookReceiver } from '../support/webhook-receiver.ts';
+import { waitFor } from '../support/wait.ts';
 
 const AT = new Date(Date.parse('2026-03-11T09:00:00Z'));
 
@@ -40,10 +41,10 @@ describe(`notifications: a slow receiver delays only its own organization (${tes
     expect(outbox.map((n) => Number(n.org_id))).toEqual([alice.orgId, bob.orgId]);
 
     const dispatch = t.container.notifier.dispatchPending();
-    await until("A's receiver has the request", () => requestsTo(slow, kitA).length === 1);
-    await until("B's receiver has the request", () => requestsTo(quick, kitB).length === 1);
+    await waitFor("A's receiver has the request", () => requestsTo(slow, kitA).length === 1);
+    await waitFor("B's receiver has the request", () => requestsTo(quick, kitB).length === 1);
     // B's delivery completes (its attempt is recorded) while A's is still open.
-    await until("B's attempt is recorded", async () => (await bob.delivery.attempts({ channel: 'webhook' })).count === 1);
+    await waitFor("B's attempt is recorded", async () => (await bob.delivery.attempts({ channel: 'webhook' })).count === 1);
     expect((await bob.delivery.attempts({ channel: 'webhook' })).results).toMatchObject([{ status: 'success', status_code: 204 }]);
     expect((await alice.delivery.attempts({ channel: 'webhook' })).count).toBe(0);
     expect(requestsTo(slow, kitA)).toHaveLength(1);

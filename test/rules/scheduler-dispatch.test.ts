@@ -1,10 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startScheduler } from '../../src/jobs/scheduler.ts';
 import { channel, message } from '../support/corpus.ts';
-import { createDeliveryKit, HOUR, messengerRule, requestsTo, runsOf, slowAndQuickOrgs, until, writeCorpus, type RulesApi } from '../support/rules-api.ts';
+import { createDeliveryKit, HOUR, messengerRule, requestsTo, runsOf, slowAndQuickOrgs, writeCorpus, type RulesApi } from '../support/rules-api.ts';
 import type { TestApp } from '../support/test-app.ts';
 import { testEngine } from '../support/test-store.ts';
 import type { WebhookReceiver } from '../support/webhook-receiver.ts';
+import { waitFor } from '../support/wait.ts';
 
 /**
  * The worker's scheduler, as `dragnet serve` and `dragnet worker` run it: org A's webhook
@@ -40,17 +41,17 @@ describe(`scheduler: a slow delivery does not hold up rule runs (${testEngine})`
     await alice.created(messengerRule(kitA, 'A', 'stall-a.com'));
     const ruleB = await bob.created(messengerRule(kitB, 'B', 'stall-b.com'));
     scheduler = startScheduler(t.container, { pollMs: 50, log: () => undefined });
-    await until("A's receiver has the request", () => requestsTo(slow, kitA).length === 1);
+    await waitFor("A's receiver has the request", () => requestsTo(slow, kitA).length === 1);
 
     // B's message arrives; a day later B's rule is due and the scheduler's tick must run it.
     t.clock.set(new Date(start + HOUR));
     await writeCorpus(t, [channel('stall_b', [message(2, 'stall-b.com combolist', { date: start + HOUR })])]);
     t.clock.set(new Date(start + 24 * HOUR));
-    await until("B's rule has run at the tick", async () => (await runsOf(t, ruleB.id)).length === 2);
-    await until("B's receiver has the request", () => requestsTo(quick, kitB).length === 1);
+    await waitFor("B's rule has run at the tick", async () => (await runsOf(t, ruleB.id)).length === 2);
+    await waitFor("B's receiver has the request", () => requestsTo(quick, kitB).length === 1);
     await bob.relogin();
     await alice.relogin();
-    await until("B's attempt is recorded", async () => (await bob.delivery.attempts({ channel: 'webhook' })).count === 1);
+    await waitFor("B's attempt is recorded", async () => (await bob.delivery.attempts({ channel: 'webhook' })).count === 1);
     expect((await bob.delivery.attempts({ channel: 'webhook' })).results).toMatchObject([{ status: 'success', status_code: 204 }]);
     // A's delivery is still open.
     expect((await alice.delivery.attempts({ channel: 'webhook' })).count).toBe(0);

@@ -4,9 +4,10 @@ import { settingPath } from '../support/delivery-api.ts';
 import { createDeliveryKit, createRulesApp, messengerRule, rulesUser, type RulesApi } from '../support/rules-api.ts';
 import type { TestApp } from '../support/test-app.ts';
 import { testEngine } from '../support/test-store.ts';
+import { scaled } from '../support/wait.ts';
 
 const AT_ONCE = 20;
-const CLI_MS = 120_000;
+const CLI_MS = scaled(120_000);
 
 /**
  * What is created when missing, or refused when it exists, is decided by a unique key, not by

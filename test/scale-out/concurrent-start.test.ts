@@ -2,9 +2,10 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { spawnCli } from '../support/cli-process.ts';
 import { createTestApp } from '../support/test-app.ts';
 import { createTestStoreLocation, testEngine, type TestStoreLocation } from '../support/test-store.ts';
+import { scaled } from '../support/wait.ts';
 
 const PROCESSES = 4;
-const SLOW_MS = 240_000;
+const SLOW_MS = scaled(240_000);
 const PASSWORD = 'a long enough password for four processes';
 
 /**

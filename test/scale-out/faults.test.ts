@@ -9,8 +9,9 @@ import { startSmtpTestServer, type SmtpTestServer } from '../support/smtp-test-s
 import { DEFAULT_PASSWORD, type TestApp } from '../support/test-app.ts';
 import { createTestStoreLocation, testEngine, type TestStoreLocation } from '../support/test-store.ts';
 import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.ts';
+import { scaled, waitFor } from '../support/wait.ts';
 
-const SLOW_MS = 150_000;
+const SLOW_MS = scaled(150_000);
 const DAY = 24 * HOUR;
 /** PostgreSQL + Redis: two API and two worker processes; the embedded store: one of each. */
 const TOPOLOGY = testEngine === 'postgres' ? { api: 2, workers: 2 } : { api: 1, workers: 1 };
@@ -66,15 +67,8 @@ describe(`faults: ${TOPOLOGY.api} API and ${TOPOLOGY.workers} worker processes k
   const claimantPid = async (workerId: string | null) =>
     Number((await t.container.store.db.selectFrom('workers').select('pid').where('id', '=', workerId!).executeTakeFirstOrThrow()).pid);
 
-  async function waitFor<T>(what: string, probe: () => Promise<T | undefined | false>, timeoutMs = 60_000, everyMs = 5): Promise<T> {
-    const deadline = Date.now() + timeoutMs;
-    for (;;) {
-      const value = await probe();
-      if (value) return value;
-      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-      await new Promise((resolve) => setTimeout(resolve, everyMs));
-    }
-  }
+  // Often: the states looked for (a claim, a notification being sent) last a few milliseconds.
+  const closely = { timeoutMs: scaled(60_000), everyMs: 5 };
 
   async function login(server: ServerProcess, email: string): Promise<string> {
     const response = await fetch(`${server.baseUrl}/token/`, {
@@ -106,7 +100,7 @@ describe(`faults: ${TOPOLOGY.api} API and ${TOPOLOGY.workers} worker processes k
     await t.container.organizations.update('Acme', { alertRuleLimit: 100 });
     await t.createUser({ org: 'Feeds', email: 'feeder@feeds.test', role: 'system' });
     kit = await createDeliveryKit(alice, { tag: 'fault', smtp, receiver });
-    for (let i = 0; i < TOPOLOGY.api; i++) api.push(await startServer(env, 120_000, ['--no-worker']));
+    for (let i = 0; i < TOPOLOGY.api; i++) api.push(await startServer(env, scaled(120_000), ['--no-worker']));
   }, SLOW_MS);
 
   afterAll(async () => {
@@ -159,7 +153,7 @@ describe(`faults: ${TOPOLOGY.api} API and ${TOPOLOGY.workers} worker processes k
       await expect(interrupted).rejects.toThrow();
       expect(await storedMessages()).toBe(0);
 
-      api[0] = await startServer(env, 120_000, ['--no-worker']);
+      api[0] = await startServer(env, scaled(120_000), ['--no-worker']);
       const again = await ingest(api[0], await login(api[0], 'feeder@feeds.test'), body);
       expect(again).toMatchObject({ status: 200, body: { records: MESSAGES, accepted: MESSAGES, duplicates: 0 } });
       // On another API process where there is one: re-sent data adds nothing.
@@ -180,25 +174,31 @@ describe(`faults: ${TOPOLOGY.api} API and ${TOPOLOGY.workers} worker processes k
       const ruleIds = rules.map((rule) => rule.id);
       const runsOfWindow = () => db.selectFrom('rule_runs').selectAll().where('rule_id', 'in', ruleIds).where('window_end', '=', windowEnd).execute();
 
-      for (let i = 0; i < TOPOLOGY.workers; i++) workers.push(await startWorker(env, 120_000));
+      for (let i = 0; i < TOPOLOGY.workers; i++) workers.push(await startWorker(env, scaled(120_000)));
       // (b) Whichever worker claimed the window's runs dies before it has recorded them all.
-      const running = await waitFor('the tick to claim the runs', async () => {
-        const runs = await runsOfWindow();
-        const open = runs.filter((run) => run.status === 'running');
-        return runs.length === RULES && open.length > 0 && open;
-      });
+      const running = await waitFor(
+        'the tick to claim the runs',
+        async () => {
+          const runs = await runsOfWindow();
+          const open = runs.filter((run) => run.status === 'running');
+          return runs.length === RULES && open.length > 0 && open;
+        },
+        closely,
+      );
       const tickWorker = workerWithPid(await claimantPid(running[0]!.claimed_by));
       await kill(tickWorker);
-      workers[workers.indexOf(tickWorker)] = await startWorker(env, 120_000);
+      workers[workers.indexOf(tickWorker)] = await startWorker(env, scaled(120_000));
 
       // (c) Then whichever worker is sending a notification once a few have arrived.
-      await waitFor('a few webhook deliveries', async () => receiver.requests.length >= 3);
-      const sending = await waitFor('a webhook being sent', async () =>
-        (await db.selectFrom('notifications').selectAll().where('rule_id', 'in', ruleIds).where('channel', '=', 'webhook').where('status', '=', 'sending').execute())[0],
+      await waitFor('a few webhook deliveries', async () => receiver.requests.length >= 3, closely);
+      const sending = await waitFor(
+        'a webhook being sent',
+        async () => (await db.selectFrom('notifications').selectAll().where('rule_id', 'in', ruleIds).where('channel', '=', 'webhook').where('status', '=', 'sending').execute())[0],
+        closely,
       );
       const dispatcher = workerWithPid(await claimantPid(sending.claimed_by));
       await kill(dispatcher);
-      workers[workers.indexOf(dispatcher)] = await startWorker(env, 120_000);
+      workers[workers.indexOf(dispatcher)] = await startWorker(env, scaled(120_000));
 
       const notifications = await waitFor(
         'every notification to be settled',
@@ -206,8 +206,7 @@ describe(`faults: ${TOPOLOGY.api} API and ${TOPOLOGY.workers} worker processes k
           const rows = await db.selectFrom('notifications').selectAll().where('rule_id', 'in', ruleIds).execute();
           return rows.length === 2 * RULES && rows.every((row) => row.status === 'sent' || row.status === 'failed') && rows;
         },
-        90_000,
-        50,
+        { timeoutMs: scaled(90_000), everyMs: 50 },
       );
 
       // No lost match: each rule's window once, with every hit of the corpus.

@@ -6,6 +6,7 @@ import { SEARCH_PATH, type ListBody } from '../support/messenger-search.ts';
 import { dailyOf, usage } from '../support/rate-limits.ts';
 import { createTestApp, type TestApp } from '../support/test-app.ts';
 import { testEngine } from '../support/test-store.ts';
+import { scaled, waitFor } from '../support/wait.ts';
 
 /**
  * A search whose client goes away (docs/api.md "Abandoned requests"): its statements stop in
@@ -17,16 +18,6 @@ const MESSAGES = 5000;
 // short) and none matches, and each is looked for at every position of every message.
 const TERMS = [...'bcdefghijklmnopqrstuvwxyz0123456789абвгдеёжзийклмнопрстуфхцчшщ'].slice(0, 64).map((c) => `a${c}`);
 const SLOW_QUERY = TERMS.join(' OR ');
-
-async function until<T>(what: string, probe: () => Promise<T | undefined | false>, deadlineMs = 10_000): Promise<T> {
-  const end = Date.now() + deadlineMs;
-  for (;;) {
-    const value = await probe();
-    if (value) return value;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}
 
 describe(`a search abandoned by its client (${testEngine})`, () => {
   let t: TestApp;
@@ -60,7 +51,7 @@ describe(`a search abandoned by its client (${testEngine})`, () => {
     fullSearchMs = Date.now() - started;
     expect(full.statusCode, full.body).toBe(200);
     expect(full.json()).toMatchObject({ total: 0 });
-  }, 60_000);
+  }, scaled(60_000));
   afterAll(async () => {
     await admin?.end().catch(() => undefined);
     await t?.close();
@@ -78,7 +69,7 @@ describe(`a search abandoned by its client (${testEngine})`, () => {
         `Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
     );
     // Admitted (charged for now) means its handler is running.
-    await until('the search to be admitted', async () => (await searchesUsed()) === usedBefore + 1);
+    await waitFor('the search to be admitted', async () => (await searchesUsed()) === usedBefore + 1);
     if (testEngine === 'postgres') {
       admin = new pg.Client({ connectionString: t.location.env.DRAGNET_DATABASE_URL });
       await admin.connect();
@@ -87,19 +78,19 @@ describe(`a search abandoned by its client (${testEngine})`, () => {
       const { rows } = await admin!.query(`select count(*)::int as n from pg_stat_activity where state = 'active' and pid <> pg_backend_pid() and query like '%strpos(m.text_folded%'`);
       return (rows[0] as { n: number }).n;
     };
-    if (admin) await until('the search statement to run', async () => (await running()) > 0);
+    if (admin) await waitFor('the search statement to run', async () => (await running()) > 0);
 
     const abandoned = Date.now();
     socket.destroy();
 
     // Refunded, and not recorded.
-    await until('the refund', async () => (await searchesUsed()) === usedBefore);
+    await waitFor('the refund', async () => (await searchesUsed()) === usedBefore);
     expect(await historyTotal()).toBe(historyBefore);
 
     // Its statements stopped: on PostgreSQL no backend runs it any more, on SQLite the reader
     // threads it occupied answer another read long before the search would have ended.
     if (admin) {
-      await until('the statement to be cancelled', async () => (await running()) === 0);
+      await waitFor('the statement to be cancelled', async () => (await running()) === 0);
     } else {
       t.clock.advance(1000);
       const channels = await t.request({ method: 'GET', url: '/service/messenger-channels/', token });

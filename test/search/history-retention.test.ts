@@ -6,6 +6,7 @@ import { expectError } from '../support/http.ts';
 import { search, type HistoryItemBody, type ListBody } from '../support/messenger-search.ts';
 import { createTestApp, type TestApp } from '../support/test-app.ts';
 import { testEngine } from '../support/test-store.ts';
+import { waitFor } from '../support/wait.ts';
 
 /**
  * Search history housekeeping (docs/api.md, additions to spec 4.2): a user deletes their own
@@ -83,11 +84,7 @@ describe(`search history delete and retention (${testEngine})`, () => {
 
     const scheduler = startScheduler(t.container, { pollMs: 20, log: () => undefined });
     try {
-      const deadline = Date.now() + 10_000;
-      while ((await historyIds(alice)).includes(old)) {
-        if (Date.now() > deadline) throw new Error('the old search was not pruned');
-        await new Promise((resolve) => setTimeout(resolve, 20));
-      }
+      await waitFor('the old search to be pruned', async () => !(await historyIds(alice)).includes(old));
     } finally {
       await scheduler.stop();
     }

@@ -1,11 +1,9 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { findIngester, findSource, type IngestReport } from '../../src/modules/sources/index.ts';
+import { findIngester, findSource } from '../../src/modules/sources/index.ts';
 import { expectError } from '../support/http.ts';
 import {
-  createDeliveryKit,
   createRulesApp,
   deliverPending,
   HOUR,
@@ -13,19 +11,16 @@ import {
   payloadOf,
   requestsTo,
   rulePaths,
-  rulesUser,
   runsOf,
-  SMTP_AUTH,
   sourceRule,
   tickAndDeliver,
   type DeliveryKit,
   type HitView,
-  type RulesApi,
 } from '../support/rules-api.ts';
-import { startSmtpTestServer, type SmtpTestServer } from '../support/smtp-test-server.ts';
 import type { TestApp } from '../support/test-app.ts';
+import { sourceSuite } from '../support/source-suite.ts';
 import { testEngine } from '../support/test-store.ts';
-import { startWebhookReceiver, verifyAlertSystemSignature, type WebhookReceiver } from '../support/webhook-receiver.ts';
+import { verifyAlertSystemSignature } from '../support/webhook-receiver.ts';
 
 /**
  * The app-store source end to end: an iTunes Search API response and google-play-scraper JSON
@@ -119,45 +114,21 @@ const lateText = jsonl([
 ]);
 
 describe(`sources: app stores end to end (${testEngine})`, () => {
-  let t: TestApp;
-  let alice: RulesApi;
-  let mallory: RulesApi;
-  let smtp: SmtpTestServer;
-  let receiver: WebhookReceiver;
-  let dir: string;
-  let kitN = 0;
+  const s = sourceSuite('apps');
   const files: Record<string, string> = {};
 
-  beforeAll(async () => {
-    [smtp, receiver] = await Promise.all([startSmtpTestServer({ auth: SMTP_AUTH }), startWebhookReceiver()]);
-    t = await createRulesApp();
-    alice = await rulesUser(t, 'Acme', 'alice@acme.test');
-    mallory = await rulesUser(t, 'Other', 'mallory@other.test');
-    dir = mkdtempSync(path.join(tmpdir(), 'dragnet-apps-'));
+  beforeAll(() => {
     for (const [name, text] of [
       ['itunes-search.json', searchText],
       ['play-apps.jsonl', playText],
       ['play-late.jsonl', lateText],
     ] as const) {
-      files[name] = path.join(dir, name);
+      files[name] = path.join(s.dir, name);
       writeFileSync(files[name], text);
     }
   });
-  afterAll(async () => {
-    await t?.close();
-    await Promise.all([smtp?.close(), receiver?.close()]);
-    if (dir) rmSync(dir, { recursive: true, force: true });
-  });
-
-  /** The real ingester on the test app's context, so the manual clock dates what it stores. */
-  const ingest = (file: string, format = 'auto'): Promise<IngestReport> => findIngester('app_store')!.run(t.container.sourceContext, [file], { format });
-  const moveTo = async (ms: number) => {
-    t.clock.set(new Date(ms));
-    await alice.relogin();
-  };
-  const newKit = () => createDeliveryKit(alice, { tag: `apps${++kitN}`, smtp, receiver });
-  const matchesOf = async (ruleId: number) => (await alice.matches(ruleId, { page_size: 100 })).results;
-  const hitsOf = async (matchId: number, query: Record<string, string | number | boolean | string[]> = {}) => (await alice.hits(matchId, { page_size: 100, ...query })).results;
+  const ingest = (file: string, format?: string) => s.ingest('app_store', [file], format);
+  const matchesOf = async (ruleId: number) => (await s.alice.matches(ruleId, { page_size: 100 })).results;
   const names = (hits: HitView[]) => hits.map((hit) => hit.name);
 
   let rule: number;
@@ -165,7 +136,7 @@ describe(`sources: app stores end to end (${testEngine})`, () => {
   let firstMatch: number;
 
   it('ingests an iTunes response and Play JSON Lines, reporting each bad record by its place', async () => {
-    await moveTo(T0 - 2 * HOUR);
+    await s.moveTo(T0 - 2 * HOUR);
     const itunes = await ingest(files['itunes-search.json']!);
     expect(itunes.failed).toBe(false);
     expect(itunes.summary).toMatchObject({ inputs: 1, records: 4, added: 4, duplicates_skipped: 0, rejected: 2 });
@@ -174,23 +145,23 @@ describe(`sources: app stores end to end (${testEngine})`, () => {
       `  rejected ${files['itunes-search.json']} result 5: bundleId is missing or not an app id`,
     ]);
 
-    await moveTo(T0 - HOUR);
+    await s.moveTo(T0 - HOUR);
     const play = await ingest(files['play-apps.jsonl']!);
     expect(play.summary).toMatchObject({ records: 6, added: 6, rejected: 2 });
     expect(play.lines.slice(1)).toEqual([`  rejected ${files['play-apps.jsonl']} line 4: not valid JSON`, `  rejected ${files['play-apps.jsonl']} line 6: title is missing`]);
   });
 
   it('a rule reports the apps using the brand that are not its own, newest first; email and signed webhook are delivered', async () => {
-    await moveTo(T0);
-    kit = await newKit();
-    const created = await alice.created(sourceRule(kit, 'Acme Bank apps', 13, { query: 'Acme Bank', official_developers: ['Acme Bank plc'] }));
+    await s.moveTo(T0);
+    kit = await s.newKit();
+    const created = await s.alice.created(sourceRule(kit, 'Acme Bank apps', 13, { query: 'Acme Bank', official_developers: ['Acme Bank plc'] }));
     rule = created.id;
     expect(created).toMatchObject({ service: 13, frequency: 'weekly', last_run: iso(T0), total_matches_count: 5, total_alerts_count: 1 });
     const [match] = await matchesOf(rule);
     firstMatch = match!.id;
     expect(match).toMatchObject({ total_hits: 5, stored_hits: 5, window_start: null, window_end: iso(T0) });
 
-    const hits = await hitsOf(firstMatch);
+    const hits = await s.hitsOf(firstMatch);
     // The Play apps were stored an hour after the iTunes ones.
     expect(hits.map((hit) => [hit.platform, hit.name, hit.matched_on, hit.lookalike])).toEqual([
       ['android', 'Bank Helper', 'developer', false],
@@ -234,39 +205,39 @@ describe(`sources: app stores end to end (${testEngine})`, () => {
       discovered_at: iso(T0 - 2 * HOUR),
     });
 
-    expect(await deliverPending(t)).toBe(2);
-    const hooks = requestsTo(receiver, kit);
+    expect(await deliverPending(s.t)).toBe(2);
+    const hooks = requestsTo(s.receiver, kit);
     expect(hooks).toHaveLength(1);
     expect(verifyAlertSystemSignature(kit.webhook!.secret, hooks[0]!.body, hooks[0]!.headers['x-alertsystem-signature'])).toBe(true);
     expect(payloadOf(hooks[0]!)).toMatchObject({ alert_rule_name: 'Acme Bank apps', service: 'App stores', total_matches: 5, excluded_matches: 0 });
-    const mails = smtp.messages.filter((m) => m.to.includes(kit.recipient.email));
+    const mails = s.smtp.messages.filter((m) => m.to.includes(kit.recipient.email));
     expect(mails).toHaveLength(1);
     expect(mails[0]!.parsed.html).toContain('Acme Bank apps: 5 hits in App stores');
   });
 
   it('hits filter, sort and exclude by the declared fields', async () => {
-    expect(names(await hitsOf(firstMatch, { filter: 'lookalike:true' }))).toEqual(['Acme Bnak: Mobile Banking']);
-    expect(names(await hitsOf(firstMatch, { filter: ['platform:IOS', 'matched_on:description'] }))).toEqual(['Budget Buddy']);
-    expect(names(await hitsOf(firstMatch, { filter: 'genre:productivity' }))).toEqual(['Budget Buddy']);
-    expect(names(await hitsOf(firstMatch, { filter: 'platform:android', sort: '-installs' }))).toEqual(['AcmeBank Wallet', 'Secure Login', 'Bank Helper']);
-    expect(names(await hitsOf(firstMatch, { sort: 'name' }))).toEqual(['Acme Bnak: Mobile Banking', 'AcmeBank Wallet', 'Bank Helper', 'Budget Buddy', 'Secure Login']);
-    expectError(await alice.get(`${rulePaths.hits(firstMatch)}?filter=reason:x`), 400, 'validation_failed');
+    expect(names(await s.hitsOf(firstMatch, { filter: 'lookalike:true' }))).toEqual(['Acme Bnak: Mobile Banking']);
+    expect(names(await s.hitsOf(firstMatch, { filter: ['platform:IOS', 'matched_on:description'] }))).toEqual(['Budget Buddy']);
+    expect(names(await s.hitsOf(firstMatch, { filter: 'genre:productivity' }))).toEqual(['Budget Buddy']);
+    expect(names(await s.hitsOf(firstMatch, { filter: 'platform:android', sort: '-installs' }))).toEqual(['AcmeBank Wallet', 'Secure Login', 'Bank Helper']);
+    expect(names(await s.hitsOf(firstMatch, { sort: 'name' }))).toEqual(['Acme Bnak: Mobile Banking', 'AcmeBank Wallet', 'Bank Helper', 'Budget Buddy', 'Secure Login']);
+    expectError(await s.alice.get(`${rulePaths.hits(firstMatch)}?filter=reason:x`), 400, 'validation_failed');
 
-    const exclusion = await alice.createExclusion(rule, { field: 'developer', value: 'wallet tools' });
+    const exclusion = await s.alice.createExclusion(rule, { field: 'developer', value: 'wallet tools' });
     expect(exclusion.statusCode, exclusion.body).toBe(201);
-    expect(names(await hitsOf(firstMatch, { include_excluded: false }))).not.toContain('AcmeBank Wallet');
-    expect(await alice.getJson(rulePaths.match(firstMatch))).toMatchObject({ excluded_hits: 1, new_hits: 4 });
-    for (const { id } of await alice.exclusions(rule)) expect((await alice.deleteExclusion(id)).statusCode).toBe(204);
-    expectError(await alice.createExclusion(rule, { field: 'reason', value: 'x' }), 400, 'validation_failed');
+    expect(names(await s.hitsOf(firstMatch, { include_excluded: false }))).not.toContain('AcmeBank Wallet');
+    expect(await s.alice.getJson(rulePaths.match(firstMatch))).toMatchObject({ excluded_hits: 1, new_hits: 4 });
+    for (const { id } of await s.alice.exclusions(rule)) expect((await s.alice.deleteExclusion(id)).statusCode).toBe(204);
+    expectError(await s.alice.createExclusion(rule, { field: 'reason', value: 'x' }), 400, 'validation_failed');
   });
 
   it('narrows by platform; without official developers the brand\'s own apps are reported too', async () => {
-    const kit2 = await newKit();
+    const kit2 = await s.newKit();
     const run = async (name: string, args: Record<string, unknown>) => {
-      const created = await alice.created(sourceRule(kit2, name, 13, args));
+      const created = await s.alice.created(sourceRule(kit2, name, 13, args));
       if (created.total_matches_count === 0) return [];
       const [match] = await matchesOf(created.id);
-      return names(await hitsOf(match!.id, { sort: 'name' }));
+      return names(await s.hitsOf(match!.id, { sort: 'name' }));
     };
     expect(await run('ios only', { query: 'acme bank', platforms: ['ios'], official_developers: ['Acme Bank plc'] })).toEqual(['Acme Bnak: Mobile Banking', 'Budget Buddy']);
     expect(await run('no officials', { query: 'AcmeBank' })).toEqual(['Acme Bank', 'Acme Bank', 'Acme Bnak: Mobile Banking', 'AcmeBank Wallet', 'Bank Helper', 'Budget Buddy', 'Secure Login']);
@@ -283,8 +254,8 @@ describe(`sources: app stores end to end (${testEngine})`, () => {
   });
 
   it('args are checked: a query with three letters or digits, official developers with one', async () => {
-    const kit3 = await newKit();
-    const fields = async (args: Record<string, unknown>) => expectError(await alice.create(sourceRule(kit3, 'bad args', 13, args)), 400, 'validation_failed').fields;
+    const kit3 = await s.newKit();
+    const fields = async (args: Record<string, unknown>) => expectError(await s.alice.create(sourceRule(kit3, 'bad args', 13, args)), 400, 'validation_failed').fields;
     expect(await fields({ query: '--ab--' })).toEqual([{ field: 'args.query', message: 'must have at least 3 letters or digits (rule 3)', rule: 3 }]);
     expect(await fields({ query: 'Acme Bank', official_developers: ['Acme Bank plc', '+++'], platforms: ['windows'] })).toEqual([
       { field: 'args.platforms[0]', message: 'must be one of: android, ios (rule 3)', rule: 3 },
@@ -295,46 +266,46 @@ describe(`sources: app stores end to end (${testEngine})`, () => {
   });
 
   it('a week later reports only apps first using the brand since: not a new version of a reported app; re-ingesting adds nothing', async () => {
-    await moveTo(T0 + 2 * HOUR);
+    await s.moveTo(T0 + 2 * HOUR);
     expect((await ingest(files['play-late.jsonl']!)).summary).toMatchObject({ records: 3, added: 3, duplicates_skipped: 0 });
 
-    await moveTo(T0 + WEEK);
-    await tickAndDeliver(t);
+    await s.moveTo(T0 + WEEK);
+    await tickAndDeliver(s.t);
     const matches = await matchesOf(rule);
     expect(matches).toHaveLength(2);
     expect(matches[0]).toMatchObject({ total_hits: 2, window_start: iso(T0), window_end: iso(T0 + WEEK) });
-    const hits = await hitsOf(matches[0]!.id);
+    const hits = await s.hitsOf(matches[0]!.id);
     expect(hits.map((hit) => [hit.name, hit.version, hit.matched_on, hit.lookalike])).toEqual([
       ['Acme Bamk Pay', '1.0.0', 'name', true],
       ['Pocket Ledger', '2.0.0', 'description', false],
     ]);
-    expect(payloadOf(requestsTo(receiver, kit)[1]!)).toMatchObject({ total_matches: 2 });
+    expect(payloadOf(requestsTo(s.receiver, kit)[1]!)).toMatchObject({ total_matches: 2 });
 
-    await moveTo(T0 + WEEK + HOUR);
+    await s.moveTo(T0 + WEEK + HOUR);
     for (const name of ['itunes-search.json', 'play-apps.jsonl', 'play-late.jsonl']) {
       const again = await ingest(files[name]!);
       expect(again.summary, name).toMatchObject({ added: 0, duplicates_skipped: again.summary.records });
     }
-    await moveTo(T0 + 2 * WEEK);
-    await tickAndDeliver(t);
+    await s.moveTo(T0 + 2 * WEEK);
+    await tickAndDeliver(s.t);
     expect(await matchesOf(rule)).toHaveLength(2);
-    expect((await runsOf(t, rule)).at(-1)).toMatchObject({ status: 'empty', window_end: T0 + 2 * WEEK });
+    expect((await runsOf(s.t, rule)).at(-1)).toMatchObject({ status: 'empty', window_end: T0 + 2 * WEEK });
   });
 
   it('a new rule sees a reported app once, as its latest listing', async () => {
-    const kit4 = await newKit();
-    const created = await alice.created(sourceRule(kit4, 'Acme Bank apps, fresh', 13, { query: 'Acme Bank', platforms: ['android'], official_developers: ['Acme Bank plc'] }));
+    const kit4 = await s.newKit();
+    const created = await s.alice.created(sourceRule(kit4, 'Acme Bank apps, fresh', 13, { query: 'Acme Bank', platforms: ['android'], official_developers: ['Acme Bank plc'] }));
     const [match] = await matchesOf(created.id);
-    const wallet = (await hitsOf(match!.id)).filter((hit) => hit.app_id === 'com.wallettools.acmebank');
+    const wallet = (await s.hitsOf(match!.id)).filter((hit) => hit.app_id === 'com.wallettools.acmebank');
     expect(wallet).toEqual([expect.objectContaining({ version: '3.1.0', installs: 50_000, discovered_at: iso(T0 - HOUR) })]);
   });
 
   it('an input that is not an iTunes response fails alone', async () => {
-    const notItunes = path.join(dir, 'not-itunes.json');
+    const notItunes = path.join(s.dir, 'not-itunes.json');
     writeFileSync(notItunes, '{"kind": "storage#objects", "items": []}');
-    const broken = path.join(dir, 'broken.json');
+    const broken = path.join(s.dir, 'broken.json');
     writeFileSync(broken, '{"resultCount": 1, "results": [');
-    const report = await findIngester('app_store')!.run(t.container.sourceContext, [notItunes, broken, files['play-apps.jsonl']!], { format: 'auto' });
+    const report = await findIngester('app_store')!.run(s.t.container.sourceContext, [notItunes, broken, files['play-apps.jsonl']!], { format: 'auto' });
     expect(report.failed).toBe(true);
     expect(report.summary).toMatchObject({ inputs: 3, failed: 2, records: 6, added: 0, duplicates_skipped: 6 });
     expect(report.lines).toContain(`  error: ${notItunes}: document: not an iTunes Search/Lookup response: no "results" array`);
@@ -342,9 +313,9 @@ describe(`sources: app stores end to end (${testEngine})`, () => {
   });
 
   it("another organization's rule, match and hits are 404", async () => {
-    await mallory.relogin();
-    expectError(await mallory.get(rulePaths.matches(rule)), 404, 'not_found');
-    expectError(await mallory.get(rulePaths.hits(firstMatch)), 404, 'not_found');
+    await s.mallory.relogin();
+    expectError(await s.mallory.get(rulePaths.matches(rule)), 404, 'not_found');
+    expectError(await s.mallory.get(rulePaths.hits(firstMatch)), 404, 'not_found');
   });
 });
 

@@ -7,6 +7,7 @@ import { luhnCheckDigit } from '../../src/modules/sources/common/cards/card-numb
 import { runCli, type CliResult } from '../support/cli.ts';
 import { createTestApp } from '../support/test-app.ts';
 import { createTestStoreLocation, testEngine, type TestStoreLocation } from '../support/test-store.ts';
+import { scaled } from '../support/wait.ts';
 
 /**
  * `dragnet ingest credit_card` and `dragnet ingest bins` as a user runs them: the real CLI in a
@@ -14,7 +15,7 @@ import { createTestStoreLocation, testEngine, type TestStoreLocation } from '../
  */
 
 // Each command is a fresh Node process (bin/dragnet.js on dist/): under a second each, seconds on a busy machine.
-const CLI_TEST_MS = 180_000;
+const CLI_TEST_MS = scaled(180_000);
 
 const panOf = (bin: string, serial: number) => {
   const partial = bin + String(serial).padStart(15 - bin.length, '0');

@@ -9,6 +9,7 @@ import { runCli } from '../support/cli.ts';
 import { readRawStore, sourcesContaining } from '../support/raw-store.ts';
 import { createTestApp } from '../support/test-app.ts';
 import { createTestStoreLocation, testEngine, type TestStoreLocation } from '../support/test-store.ts';
+import { scaled } from '../support/wait.ts';
 
 /**
  * Migration cards/0002_card_hash_key on a card store as the previous version wrote it (an 8-digit
@@ -16,7 +17,7 @@ import { createTestStoreLocation, testEngine, type TestStoreLocation } from '../
  * of the same cards must still recognise them.
  */
 
-const CLI_TEST_MS = 180_000;
+const CLI_TEST_MS = scaled(180_000);
 
 const panOf = (bin: string, serial: number, length = 16) => {
   const partial = bin + String(serial).padStart(length - 1 - bin.length, '0');
@@ -84,7 +85,7 @@ describe(`cards/0002: re-keying a card store of the previous version (${testEngi
     } finally {
       await t.close();
     }
-  }, 60_000);
+  }, scaled(60_000));
   afterAll(async () => {
     await location?.drop();
     if (dir) rmSync(dir, { recursive: true, force: true });

@@ -1,13 +1,11 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { luhnCheckDigit } from '../../src/modules/sources/common/cards/card-number.ts';
-import { findIngester, findSource, type IngestReport } from '../../src/modules/sources/index.ts';
+import { findSource } from '../../src/modules/sources/index.ts';
 import { expectError } from '../support/http.ts';
 import {
-  createDeliveryKit,
   createRulesApp,
   deliverPending,
   HOUR,
@@ -15,20 +13,17 @@ import {
   payloadOf,
   requestsTo,
   rulePaths,
-  rulesUser,
   runsOf,
-  SMTP_AUTH,
   sourceRule,
   tickAndDeliver,
   type DeliveryKit,
   type HitView,
-  type RulesApi,
 } from '../support/rules-api.ts';
 import { readRawStore, sourcesContaining } from '../support/raw-store.ts';
-import { startSmtpTestServer, type SmtpTestServer } from '../support/smtp-test-server.ts';
 import type { TestApp } from '../support/test-app.ts';
+import { sourceSuite } from '../support/source-suite.ts';
 import { testEngine } from '../support/test-store.ts';
-import { startWebhookReceiver, verifyAlertSystemSignature, type WebhookReceiver } from '../support/webhook-receiver.ts';
+import { verifyAlertSystemSignature } from '../support/webhook-receiver.ts';
 
 /**
  * The card sources end to end: generated dump and shop files ingested through the real
@@ -90,46 +85,16 @@ const lateText = [`${LATE.chase4.pan}|02|31|${LATE.chase4.cvv}|Ivy Stone`, `${DU
 const ALL_CARDS = [...Object.values(DUMP), ...Object.values(SHOP), ...Object.values(LATE)];
 
 describe(`sources: credit cards and BIN-CVV end to end (${testEngine})`, () => {
-  let t: TestApp;
-  let alice: RulesApi;
-  let mallory: RulesApi;
-  let smtp: SmtpTestServer;
-  let receiver: WebhookReceiver;
-  let dir: string;
-  let kitN = 0;
+  const s = sourceSuite('cards');
   const files: Record<string, string> = {};
 
-  beforeAll(async () => {
-    [smtp, receiver] = await Promise.all([startSmtpTestServer({ auth: SMTP_AUTH }), startWebhookReceiver()]);
-    t = await createRulesApp();
-    alice = await rulesUser(t, 'Acme', 'alice@acme.test');
-    mallory = await rulesUser(t, 'Other', 'mallory@other.test');
-    dir = mkdtempSync(path.join(tmpdir(), 'dragnet-cards-'));
+  beforeAll(() => {
     for (const [name, text] of [['acme-dump.txt', dumpText], ['shop-export.csv', shopText], ['late-dump.txt', lateText]]) {
-      files[name!] = path.join(dir, name!);
+      files[name!] = path.join(s.dir, name!);
       writeFileSync(files[name!]!, text!);
     }
   });
-  afterAll(async () => {
-    await t?.close();
-    await Promise.all([smtp?.close(), receiver?.close()]);
-    if (dir) rmSync(dir, { recursive: true, force: true });
-  });
-
-  /** The real ingester on the test app's context, so the manual clock dates what it stores. */
-  const ingest = (target: string, file: string): Promise<IngestReport> => findIngester(target)!.run(t.container.sourceContext, [file], { format: 'auto' });
-  const moveTo = async (ms: number) => {
-    t.clock.set(new Date(ms));
-    await alice.relogin();
-  };
-  const newKit = () => createDeliveryKit(alice, { tag: `cards${++kitN}`, smtp, receiver });
-  const onlyMatch = async (ruleId: number) => {
-    const { results } = await alice.matches(ruleId, { page_size: 100 });
-    expect(results).toHaveLength(1);
-    return results[0]!;
-  };
-  const hitsOf = async (matchId: number, query: Record<string, string | number | boolean | string[]> = {}) =>
-    (await alice.hits(matchId, { page_size: 100, ...query })).results;
+  const ingest = (target: string, file: string) => s.ingest(target, [file]);
   const last4s = (hits: HitView[]) => hits.map((hit) => hit.last4);
   const last4 = (card: { pan: string }) => card.pan.slice(-4);
 
@@ -138,7 +103,7 @@ describe(`sources: credit cards and BIN-CVV end to end (${testEngine})`, () => {
   let creditMatch: number;
 
   it('ingests a dump and a shop export, reporting each bad line by number without the card number', async () => {
-    await moveTo(T0 - 2 * HOUR);
+    await s.moveTo(T0 - 2 * HOUR);
     const dump = await ingest('credit_card', files['acme-dump.txt']!);
     expect(dump.failed).toBe(false);
     expect(dump.summary).toMatchObject({ inputs: 1, failed: 0, records: 5, added: 5, duplicates_skipped: 0, rejected: 4 });
@@ -149,7 +114,7 @@ describe(`sources: credit cards and BIN-CVV end to end (${testEngine})`, () => {
       `  rejected ${files['acme-dump.txt']} line 8: card number must be 12 to 19 digits`,
     ]);
 
-    await moveTo(T0 - HOUR);
+    await s.moveTo(T0 - HOUR);
     // bin_cvv is the same ingester under the name that reads well for shop exports.
     const shop = await ingest('bin_cvv', files['shop-export.csv']!);
     expect(shop.summary).toMatchObject({ records: 4, added: 4, rejected: 1 });
@@ -160,16 +125,16 @@ describe(`sources: credit cards and BIN-CVV end to end (${testEngine})`, () => {
   });
 
   it('a credit_card rule reports the BIN\'s cards at creation, masked, newest first; email and signed webhook are delivered', async () => {
-    await moveTo(T0);
-    creditKit = await newKit();
-    const rule = await alice.created(sourceRule(creditKit, 'Chase BIN watch', 6, { bins: ['414720'] }));
+    await s.moveTo(T0);
+    creditKit = await s.newKit();
+    const rule = await s.alice.created(sourceRule(creditKit, 'Chase BIN watch', 6, { bins: ['414720'] }));
     creditRule = rule.id;
     expect(rule).toMatchObject({ service: 6, args: { bins: ['414720'] }, last_run: iso(T0), total_matches_count: 7, total_alerts_count: 1 });
-    const match = await onlyMatch(rule.id);
+    const match = await s.onlyMatch(rule.id);
     creditMatch = match.id;
     expect(match).toMatchObject({ total_hits: 7, stored_hits: 7, excluded_hits: 0, window_start: null, window_end: iso(T0) });
 
-    const hits = await hitsOf(match.id);
+    const hits = await s.hitsOf(match.id);
     // Newest first: the shop listings (learned of an hour later), then the dump.
     expect(hits.slice(0, 4).every((hit) => hit.source_name === 'shop-export.csv')).toBe(true);
     expect(new Set(last4s(hits))).toEqual(new Set([DUMP.chase1, DUMP.chase2, DUMP.chase3, ...Object.values(SHOP)].map(last4)));
@@ -215,51 +180,51 @@ describe(`sources: credit cards and BIN-CVV end to end (${testEngine})`, () => {
     for (const card of ALL_CARDS) expect(served).not.toContain(card.pan);
     expect(served).not.toMatch(/Tess|Holder|Synthetic Way|example\.test/);
 
-    expect(await deliverPending(t)).toBe(2);
-    const hooks = requestsTo(receiver, creditKit);
+    expect(await deliverPending(s.t)).toBe(2);
+    const hooks = requestsTo(s.receiver, creditKit);
     expect(hooks).toHaveLength(1);
     expect(verifyAlertSystemSignature(creditKit.webhook!.secret, hooks[0]!.body, hooks[0]!.headers['x-alertsystem-signature'])).toBe(true);
     expect(payloadOf(hooks[0]!)).toMatchObject({ alert_rule_name: 'Chase BIN watch', service: 'Credit cards', total_matches: 7, excluded_matches: 0 });
-    const mails = smtp.messages.filter((m) => m.to.includes(creditKit.recipient.email));
+    const mails = s.smtp.messages.filter((m) => m.to.includes(creditKit.recipient.email));
     expect(mails).toHaveLength(1);
     expect(mails[0]!.parsed.html).toContain('Chase BIN watch: 7 hits in Credit cards');
     for (const card of ALL_CARDS) expect(mails[0]!.raw.toString('utf8')).not.toContain(card.pan);
   });
 
   it('hits filter, sort and exclude by the declared fields', async () => {
-    expect(last4s(await hitsOf(creditMatch, { filter: 'has_cvv:false' })).sort()).toEqual([last4(DUMP.chase3), last4(SHOP.noCvv)].sort());
-    expect(await hitsOf(creditMatch, { filter: ['source_type:SHOP', 'level:platinum'] })).toHaveLength(1);
-    expect(await hitsOf(creditMatch, { filter: 'issuer:chase' })).toHaveLength(7);
-    expect(await hitsOf(creditMatch, { filter: 'source_name:acme-dump.txt' })).toHaveLength(3);
+    expect(last4s(await s.hitsOf(creditMatch, { filter: 'has_cvv:false' })).sort()).toEqual([last4(DUMP.chase3), last4(SHOP.noCvv)].sort());
+    expect(await s.hitsOf(creditMatch, { filter: ['source_type:SHOP', 'level:platinum'] })).toHaveLength(1);
+    expect(await s.hitsOf(creditMatch, { filter: 'issuer:chase' })).toHaveLength(7);
+    expect(await s.hitsOf(creditMatch, { filter: 'source_name:acme-dump.txt' })).toHaveLength(3);
 
-    const byExpiry = (await hitsOf(creditMatch, { sort: 'expires' })).map((hit) => hit.expires);
+    const byExpiry = (await s.hitsOf(creditMatch, { sort: 'expires' })).map((hit) => hit.expires);
     expect(byExpiry).toEqual(['2026-01', '2029-04', '2029-07', '2030-03', '2030-05', '2030-06', '2031-11']);
-    expect((await hitsOf(creditMatch, { sort: '-expires' })).map((hit) => hit.expires)).toEqual([...byExpiry].reverse());
-    expect((await hitsOf(creditMatch, { sort: 'discovered_at' }))[0]!.source_name).toBe('acme-dump.txt');
+    expect((await s.hitsOf(creditMatch, { sort: '-expires' })).map((hit) => hit.expires)).toEqual([...byExpiry].reverse());
+    expect((await s.hitsOf(creditMatch, { sort: 'discovered_at' }))[0]!.source_name).toBe('acme-dump.txt');
 
-    expectError(await alice.get(`${rulePaths.hits(creditMatch)}?filter=holder:S.%20H.`), 400, 'validation_failed');
-    expectError(await alice.get(`${rulePaths.hits(creditMatch)}?sort=expiry`), 400, 'validation_failed');
+    expectError(await s.alice.get(`${rulePaths.hits(creditMatch)}?filter=holder:S.%20H.`), 400, 'validation_failed');
+    expectError(await s.alice.get(`${rulePaths.hits(creditMatch)}?sort=expiry`), 400, 'validation_failed');
 
     const masked = `414720******${last4(DUMP.chase1)}`;
-    const exclusion = await alice.createExclusion(creditRule, { field: 'masked_pan', value: masked });
+    const exclusion = await s.alice.createExclusion(creditRule, { field: 'masked_pan', value: masked });
     expect(exclusion.statusCode, exclusion.body).toBe(201);
     // Excluded hits stay listed, flagged, unless include_excluded=false.
-    expect(await hitsOf(creditMatch, { include_excluded: false })).toHaveLength(6);
-    expect((await hitsOf(creditMatch)).find((hit) => hit.masked_pan === masked)).toMatchObject({ is_excluded: true });
-    expect(await alice.getJson(rulePaths.match(creditMatch))).toMatchObject({ excluded_hits: 1, new_hits: 6 });
-    const byShop = await alice.createExclusion(creditRule, { field: 'source_name', value: 'SHOP-EXPORT.CSV' });
+    expect(await s.hitsOf(creditMatch, { include_excluded: false })).toHaveLength(6);
+    expect((await s.hitsOf(creditMatch)).find((hit) => hit.masked_pan === masked)).toMatchObject({ is_excluded: true });
+    expect(await s.alice.getJson(rulePaths.match(creditMatch))).toMatchObject({ excluded_hits: 1, new_hits: 6 });
+    const byShop = await s.alice.createExclusion(creditRule, { field: 'source_name', value: 'SHOP-EXPORT.CSV' });
     expect(byShop.statusCode, byShop.body).toBe(201);
-    expect(last4s(await hitsOf(creditMatch, { include_excluded: false })).sort()).toEqual([last4(DUMP.chase2), last4(DUMP.chase3)].sort());
-    for (const { id } of await alice.exclusions(creditRule)) expect((await alice.deleteExclusion(id)).statusCode).toBe(204);
-    expect(await hitsOf(creditMatch, { include_excluded: false })).toHaveLength(7);
-    expectError(await alice.createExclusion(creditRule, { field: 'holder', value: 'T. H.' }), 400, 'validation_failed');
+    expect(last4s(await s.hitsOf(creditMatch, { include_excluded: false })).sort()).toEqual([last4(DUMP.chase2), last4(DUMP.chase3)].sort());
+    for (const { id } of await s.alice.exclusions(creditRule)) expect((await s.alice.deleteExclusion(id)).statusCode).toBe(204);
+    expect(await s.hitsOf(creditMatch, { include_excluded: false })).toHaveLength(7);
+    expectError(await s.alice.createExclusion(creditRule, { field: 'holder', value: 'T. H.' }), 400, 'validation_failed');
   });
 
   it('narrows by an 8-digit BIN, an issuer name, brands and card types', async () => {
-    const kit = await newKit();
+    const kit = await s.newKit();
     const run = async (name: string, args: Record<string, unknown>) => {
-      const rule = await alice.created(sourceRule(kit, name, 6, args));
-      return rule.total_matches_count === 0 ? [] : last4s(await hitsOf((await onlyMatch(rule.id)).id)).sort();
+      const rule = await s.alice.created(sourceRule(kit, name, 6, args));
+      return rule.total_matches_count === 0 ? [] : last4s(await s.hitsOf((await s.onlyMatch(rule.id)).id)).sort();
     };
     expect(await run('eight-digit BIN', { bins: ['41472012'] })).toEqual([last4(DUMP.chase3)]);
     expect(await run('by issuer', { issuer: 'Lansing Automakers' })).toEqual([last4(DUMP.lansing)]);
@@ -271,24 +236,24 @@ describe(`sources: credit cards and BIN-CVV end to end (${testEngine})`, () => {
   });
 
   it('a bin_cvv rule reports only cards with a CVV, unexpired unless asked, within the price', async () => {
-    const kit = await newKit();
-    const rule = await alice.created(sourceRule(kit, 'Chase CVV listings', 7, { bins: ['414720'], brand: 'visa' }));
-    const hits = await hitsOf((await onlyMatch(rule.id)).id);
+    const kit = await s.newKit();
+    const rule = await s.alice.created(sourceRule(kit, 'Chase CVV listings', 7, { bins: ['414720'], brand: 'visa' }));
+    const hits = await s.hitsOf((await s.onlyMatch(rule.id)).id);
     expect(last4s(hits).sort()).toEqual([DUMP.chase1, DUMP.chase2, SHOP.cheap, SHOP.dear].map(last4).sort());
     expect(hits.every((hit) => hit.has_cvv === true)).toBe(true);
-    const matchId = (await onlyMatch(rule.id)).id;
-    expect((await hitsOf(matchId, { sort: '-price', filter: 'shop:acme-shop' })).map((hit) => hit.price)).toEqual([12.5]);
-    expect((await hitsOf(matchId, { sort: '-price' })).map((hit) => hit.price)).toEqual([30, 12.5, null, null]);
-    expect(await hitsOf(matchId, { filter: 'billing_state:ca' })).toHaveLength(1);
+    const matchId = (await s.onlyMatch(rule.id)).id;
+    expect((await s.hitsOf(matchId, { sort: '-price', filter: 'shop:acme-shop' })).map((hit) => hit.price)).toEqual([12.5]);
+    expect((await s.hitsOf(matchId, { sort: '-price' })).map((hit) => hit.price)).toEqual([30, 12.5, null, null]);
+    expect(await s.hitsOf(matchId, { filter: 'billing_state:ca' })).toHaveLength(1);
 
-    const cheap = await alice.created(sourceRule(kit, 'Cheap Chase CVVs, expired too', 7, { bins: ['414720'], max_price: 20, include_expired: true }));
-    expect(last4s(await hitsOf((await onlyMatch(cheap.id)).id)).sort()).toEqual([SHOP.cheap, SHOP.expired].map(last4).sort());
+    const cheap = await s.alice.created(sourceRule(kit, 'Cheap Chase CVVs, expired too', 7, { bins: ['414720'], max_price: 20, include_expired: true }));
+    expect(last4s(await s.hitsOf((await s.onlyMatch(cheap.id)).id)).sort()).toEqual([SHOP.cheap, SHOP.expired].map(last4).sort());
   });
 
   it('args are checked: BINs of 6 to 8 digits, bins or an issuer', async () => {
-    const kit = await newKit();
+    const kit = await s.newKit();
     const fields = async (service: number, args: Record<string, unknown>) => {
-      const error = expectError(await alice.create(sourceRule(kit, 'bad args', service, args)), 400, 'validation_failed');
+      const error = expectError(await s.alice.create(sourceRule(kit, 'bad args', service, args)), 400, 'validation_failed');
       return error.fields;
     };
     expect(await fields(6, {})).toEqual([{ field: 'args.bins', message: 'is required when args.issuer is not given (rule 3)', rule: 3 }]);
@@ -309,52 +274,52 @@ describe(`sources: credit cards and BIN-CVV end to end (${testEngine})`, () => {
   });
 
   it('the next tick reports only cards learned of after the last run; re-ingesting adds nothing', async () => {
-    await moveTo(T0 + 2 * HOUR);
+    await s.moveTo(T0 + 2 * HOUR);
     // chase1 again, in another file: a new sighting of a known card.
     expect((await ingest('credit_card', files['late-dump.txt']!)).summary).toMatchObject({ added: 2, duplicates_skipped: 0 });
 
-    await moveTo(T0 + DAY);
-    await tickAndDeliver(t);
-    const { results } = await alice.matches(creditRule, { page_size: 100 });
+    await s.moveTo(T0 + DAY);
+    await tickAndDeliver(s.t);
+    const { results } = await s.alice.matches(creditRule, { page_size: 100 });
     expect(results).toHaveLength(2);
     const second = results[0]!;
     expect(second).toMatchObject({ total_hits: 2, window_start: iso(T0), window_end: iso(T0 + DAY) });
-    expect((await hitsOf(second.id)).map((hit) => [hit.last4, hit.source_name]).sort()).toEqual(
+    expect((await s.hitsOf(second.id)).map((hit) => [hit.last4, hit.source_name]).sort()).toEqual(
       [
         [last4(DUMP.chase1), 'late-dump.txt'],
         [last4(LATE.chase4), 'late-dump.txt'],
       ].sort(),
     );
-    expect(payloadOf(requestsTo(receiver, creditKit)[1]!)).toMatchObject({ total_matches: 2 });
+    expect(payloadOf(requestsTo(s.receiver, creditKit)[1]!)).toMatchObject({ total_matches: 2 });
 
-    await moveTo(T0 + DAY + HOUR);
+    await s.moveTo(T0 + DAY + HOUR);
     for (const name of ['acme-dump.txt', 'shop-export.csv', 'late-dump.txt']) {
       const again = await ingest('credit_card', files[name]!);
       expect(again.summary, name).toMatchObject({ added: 0, duplicates_skipped: again.summary.records });
     }
-    await moveTo(T0 + 2 * DAY);
-    await tickAndDeliver(t);
-    expect((await alice.matches(creditRule)).results).toHaveLength(2);
-    expect((await runsOf(t, creditRule)).at(-1)).toMatchObject({ status: 'empty', window_end: T0 + 2 * DAY });
+    await s.moveTo(T0 + 2 * DAY);
+    await tickAndDeliver(s.t);
+    expect((await s.alice.matches(creditRule)).results).toHaveLength(2);
+    expect((await runsOf(s.t, creditRule)).at(-1)).toMatchObject({ status: 'empty', window_end: T0 + 2 * DAY });
   });
 
   it("another organization's rule, match and hits are 404", async () => {
-    await mallory.relogin();
-    expectError(await mallory.get(rulePaths.matches(creditRule)), 404, 'not_found');
-    expectError(await mallory.get(rulePaths.match(creditMatch)), 404, 'not_found');
-    expectError(await mallory.get(rulePaths.hits(creditMatch)), 404, 'not_found');
-    expectError(await mallory.createExclusion(creditRule, { field: 'bin', value: '414720' }), 404, 'not_found');
+    await s.mallory.relogin();
+    expectError(await s.mallory.get(rulePaths.matches(creditRule)), 404, 'not_found');
+    expectError(await s.mallory.get(rulePaths.match(creditMatch)), 404, 'not_found');
+    expectError(await s.mallory.get(rulePaths.hits(creditMatch)), 404, 'not_found');
+    expectError(await s.mallory.createExclusion(creditRule, { field: 'bin', value: '414720' }), 404, 'not_found');
   });
 
   it('no full card number, CVV or holder name is anywhere in the store', async () => {
-    const chunks = await readRawStore(t.location);
+    const chunks = await readRawStore(s.t.location);
     expect(chunks.length).toBeGreaterThan(0);
     for (const card of [...ALL_CARDS, { pan: badLuhn }]) expect(sourcesContaining(chunks, card.pan), card.pan).toEqual([]);
     for (const name of ['Tess Holder', 'Synthetic Way', 'tess@example.test', 'Sam Holt']) expect(sourcesContaining(chunks, name), name).toEqual([]);
 
     // CVVs are short digit runs that digests and timestamps may hold by chance: look in the
     // card rows' text fields instead.
-    const { rows } = await sql<Record<string, unknown>>`select * from cards`.execute(t.container.store.db);
+    const { rows } = await sql<Record<string, unknown>>`select * from cards`.execute(s.t.container.store.db);
     expect(rows).toHaveLength(11);
     const text = rows.map(({ sighting_key: _key, pan_hash: _hash, iin8_hash: _iin8, ...row }) => Object.values(row).filter((value) => typeof value === 'string').join('|')).join('\n');
     for (const { cvv } of ALL_CARDS) if (cvv) expect(text).not.toContain(cvv);

@@ -1,11 +1,9 @@
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { findIngester, findSource, type IngestReport } from '../../src/modules/sources/index.ts';
+import { findSource } from '../../src/modules/sources/index.ts';
 import { expectError } from '../support/http.ts';
 import {
-  createDeliveryKit,
   createRulesApp,
   deliverPending,
   HOUR,
@@ -13,19 +11,16 @@ import {
   payloadOf,
   requestsTo,
   rulePaths,
-  rulesUser,
   runsOf,
-  SMTP_AUTH,
   sourceRule,
   tickAndDeliver,
   type DeliveryKit,
   type HitView,
-  type RulesApi,
 } from '../support/rules-api.ts';
-import { startSmtpTestServer, type SmtpTestServer } from '../support/smtp-test-server.ts';
 import type { TestApp } from '../support/test-app.ts';
+import { sourceSuite } from '../support/source-suite.ts';
 import { testEngine } from '../support/test-store.ts';
-import { startWebhookReceiver, verifyAlertSystemSignature, type WebhookReceiver } from '../support/webhook-receiver.ts';
+import { verifyAlertSystemSignature } from '../support/webhook-receiver.ts';
 
 /**
  * The cloud-bucket source end to end: S3, Azure and GCS listings ingested through the real
@@ -113,23 +108,12 @@ const gcsListing = JSON.stringify({
 const deniedListing = '<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>AccessDenied</Code><Message>Access Denied</Message><RequestId>4442587FB7D0A2F9</RequestId></Error>';
 
 describe(`sources: cloud buckets end to end (${testEngine})`, () => {
-  let t: TestApp;
-  let alice: RulesApi;
-  let mallory: RulesApi;
-  let smtp: SmtpTestServer;
-  let receiver: WebhookReceiver;
-  let dir: string;
-  let kitN = 0;
+  const s = sourceSuite('buckets');
   const files: Record<string, string> = {};
 
-  beforeAll(async () => {
-    [smtp, receiver] = await Promise.all([startSmtpTestServer({ auth: SMTP_AUTH }), startWebhookReceiver()]);
-    t = await createRulesApp();
-    alice = await rulesUser(t, 'Acme', 'alice@acme.test');
-    mallory = await rulesUser(t, 'Other', 'mallory@other.test');
-    dir = mkdtempSync(path.join(tmpdir(), 'dragnet-buckets-'));
+  beforeAll(() => {
     const write = (name: string, text: string) => {
-      files[name] = path.join(dir, name);
+      files[name] = path.join(s.dir, name);
       writeFileSync(files[name], text);
     };
     write('acmebank-backups.xml', s3Listing('acmebank-backups', BACKUPS));
@@ -141,21 +125,8 @@ describe(`sources: cloud buckets end to end (${testEngine})`, () => {
     write('printshop.json', gcsListing);
     write('denied.xml', deniedListing);
   });
-  afterAll(async () => {
-    await t?.close();
-    await Promise.all([smtp?.close(), receiver?.close()]);
-    if (dir) rmSync(dir, { recursive: true, force: true });
-  });
-
-  /** The real ingester on the test app's context, so the manual clock dates what it stores. */
-  const ingest = (inputs: string[], format = 'auto'): Promise<IngestReport> => findIngester('cloud_bucket')!.run(t.container.sourceContext, inputs, { format });
-  const moveTo = async (ms: number) => {
-    t.clock.set(new Date(ms));
-    await alice.relogin();
-  };
-  const newKit = () => createDeliveryKit(alice, { tag: `buckets${++kitN}`, smtp, receiver });
-  const matchesOf = async (ruleId: number) => (await alice.matches(ruleId, { page_size: 100 })).results;
-  const hitsOf = async (matchId: number, query: Record<string, string | number | boolean | string[]> = {}) => (await alice.hits(matchId, { page_size: 100, ...query })).results;
+  const ingest = (inputs: string[], format?: string) => s.ingest('cloud_bucket', inputs, format);
+  const matchesOf = async (ruleId: number) => (await s.alice.matches(ruleId, { page_size: 100 })).results;
   const keys = (hits: HitView[]) => hits.map((hit) => hit.key);
 
   let rule: number;
@@ -163,7 +134,7 @@ describe(`sources: cloud buckets end to end (${testEngine})`, () => {
   let firstMatch: number;
 
   it('ingests S3, Spaces, Azure and GCS listings; a bad entry is rejected by its number, an error document fails alone', async () => {
-    await moveTo(T0 - 2 * HOUR);
+    await s.moveTo(T0 - 2 * HOUR);
     const s3 = await ingest([files['acmebank-backups.xml']!, files['denied.xml']!]);
     expect(s3.failed).toBe(true);
     expect(s3.summary).toMatchObject({ inputs: 2, failed: 1, records: 3, added: 3, rejected: 1 });
@@ -172,24 +143,24 @@ describe(`sources: cloud buckets end to end (${testEngine})`, () => {
       `  error: ${files['denied.xml']}: listing: the listing is an error response: AccessDenied: Access Denied`,
     ]);
 
-    await moveTo(T0 - HOUR);
+    await s.moveTo(T0 - HOUR);
     // A folder: the .url files beside the listings are read as their side channel, not as inputs.
-    const rest = await ingest([dir]);
+    const rest = await ingest([s.dir]);
 
     expect(rest.summary).toMatchObject({ inputs: 5, failed: 1, records: 9, added: 6, duplicates_skipped: 3 });
   });
 
   it('a rule reports each object whose bucket or key holds the keyword, newest first; email and signed webhook are delivered', async () => {
-    await moveTo(T0);
-    kit = await newKit();
-    const created = await alice.created(sourceRule(kit, 'Acme Bank buckets', 14, { keyword: 'AcmeBank' }));
+    await s.moveTo(T0);
+    kit = await s.newKit();
+    const created = await s.alice.created(sourceRule(kit, 'Acme Bank buckets', 14, { keyword: 'AcmeBank' }));
     rule = created.id;
     expect(created).toMatchObject({ service: 14, frequency: 'weekly', last_run: iso(T0), total_matches_count: 7, total_alerts_count: 1 });
     const [match] = await matchesOf(rule);
     firstMatch = match!.id;
     expect(match).toMatchObject({ total_hits: 7, stored_hits: 7, window_start: null, window_end: iso(T0) });
 
-    const hits = await hitsOf(firstMatch);
+    const hits = await s.hitsOf(firstMatch);
     // Newest first; one listing's objects in reverse order of the listing.
     expect(hits.map((hit) => [hit.provider, hit.bucket, hit.key, hit.matched_on])).toEqual([
       ['digitalocean', 'static-assets', 'acmebank.com/logo.png', 'key'],
@@ -218,39 +189,39 @@ describe(`sources: cloud buckets end to end (${testEngine})`, () => {
     expect(hits.find((hit) => hit.provider === 'digitalocean')).toMatchObject({ region: 'nyc3', url: 'https://static-assets.nyc3.digitaloceanspaces.com/acmebank.com/logo.png', extension: 'png' });
     expect(hits.find((hit) => hit.extension === 'bak')).toMatchObject({ region: null, url: 'https://sharedfiles01.blob.core.windows.net/public/backups/acmebank-hr.bak', last_modified: '2026-02-03T10:00:00.000Z' });
 
-    expect(await deliverPending(t)).toBe(2);
-    const hooks = requestsTo(receiver, kit);
+    expect(await deliverPending(s.t)).toBe(2);
+    const hooks = requestsTo(s.receiver, kit);
     expect(hooks).toHaveLength(1);
     expect(verifyAlertSystemSignature(kit.webhook!.secret, hooks[0]!.body, hooks[0]!.headers['x-alertsystem-signature'])).toBe(true);
     expect(payloadOf(hooks[0]!)).toMatchObject({ alert_rule_name: 'Acme Bank buckets', service: 'Cloud storage buckets', total_matches: 7, excluded_matches: 0 });
-    const mails = smtp.messages.filter((m) => m.to.includes(kit.recipient.email));
+    const mails = s.smtp.messages.filter((m) => m.to.includes(kit.recipient.email));
     expect(mails).toHaveLength(1);
     expect(mails[0]!.parsed.html).toContain('Acme Bank buckets: 7 hits in Cloud storage buckets');
   });
 
   it('hits filter, sort and exclude by the declared fields', async () => {
-    expect(keys(await hitsOf(firstMatch, { filter: 'provider:AZURE', sort: 'key' }))).toEqual(['backups/acmebank-hr.bak', 'clients/AcmeBank/contracts.pdf']);
-    expect(keys(await hitsOf(firstMatch, { filter: ['region:eu-west-1', 'extension:csv'] }))).toEqual(['exports/customers.csv']);
-    expect(await hitsOf(firstMatch, { filter: 'matched_on:bucket' })).toHaveLength(3);
-    expect((await hitsOf(firstMatch, { sort: '-size' })).map((hit) => hit.size)).toEqual([48_213_004, 7_340_032, 1_204_551, 310_220, 88_120, 20_331, 5_120]);
-    expect((await hitsOf(firstMatch, { sort: 'last_modified' }))[0]).toMatchObject({ provider: 'gcp' });
-    expectError(await alice.get(`${rulePaths.hits(firstMatch)}?filter=url:x`), 400, 'validation_failed');
+    expect(keys(await s.hitsOf(firstMatch, { filter: 'provider:AZURE', sort: 'key' }))).toEqual(['backups/acmebank-hr.bak', 'clients/AcmeBank/contracts.pdf']);
+    expect(keys(await s.hitsOf(firstMatch, { filter: ['region:eu-west-1', 'extension:csv'] }))).toEqual(['exports/customers.csv']);
+    expect(await s.hitsOf(firstMatch, { filter: 'matched_on:bucket' })).toHaveLength(3);
+    expect((await s.hitsOf(firstMatch, { sort: '-size' })).map((hit) => hit.size)).toEqual([48_213_004, 7_340_032, 1_204_551, 310_220, 88_120, 20_331, 5_120]);
+    expect((await s.hitsOf(firstMatch, { sort: 'last_modified' }))[0]).toMatchObject({ provider: 'gcp' });
+    expectError(await s.alice.get(`${rulePaths.hits(firstMatch)}?filter=url:x`), 400, 'validation_failed');
 
-    const exclusion = await alice.createExclusion(rule, { field: 'bucket', value: 'ACMEBANK-BACKUPS' });
+    const exclusion = await s.alice.createExclusion(rule, { field: 'bucket', value: 'ACMEBANK-BACKUPS' });
     expect(exclusion.statusCode, exclusion.body).toBe(201);
-    expect(await hitsOf(firstMatch, { include_excluded: false })).toHaveLength(4);
-    expect(await alice.getJson(rulePaths.match(firstMatch))).toMatchObject({ excluded_hits: 3, new_hits: 4 });
-    for (const { id } of await alice.exclusions(rule)) expect((await alice.deleteExclusion(id)).statusCode).toBe(204);
-    expectError(await alice.createExclusion(rule, { field: 'size', value: '1' }), 400, 'validation_failed');
+    expect(await s.hitsOf(firstMatch, { include_excluded: false })).toHaveLength(4);
+    expect(await s.alice.getJson(rulePaths.match(firstMatch))).toMatchObject({ excluded_hits: 3, new_hits: 4 });
+    for (const { id } of await s.alice.exclusions(rule)) expect((await s.alice.deleteExclusion(id)).statusCode).toBe(204);
+    expectError(await s.alice.createExclusion(rule, { field: 'size', value: '1' }), 400, 'validation_failed');
   });
 
   it('narrows by provider and file extension', async () => {
-    const kit2 = await newKit();
+    const kit2 = await s.newKit();
     const run = async (name: string, args: Record<string, unknown>) => {
-      const created = await alice.created(sourceRule(kit2, name, 14, args));
+      const created = await s.alice.created(sourceRule(kit2, name, 14, args));
       if (created.total_matches_count === 0) return [];
       const [match] = await matchesOf(created.id);
-      return keys(await hitsOf(match!.id, { sort: 'key' }));
+      return keys(await s.hitsOf(match!.id, { sort: 'key' }));
     };
     expect(await run('dumps on aws and azure', { keyword: 'acmebank', providers: ['aws', 'azure'], file_extensions: ['sql', 'BAK', '.csv'] })).toEqual([
       'backups/acmebank-hr.bak',
@@ -263,8 +234,8 @@ describe(`sources: cloud buckets end to end (${testEngine})`, () => {
   });
 
   it('args are checked: a keyword of 3 characters, extensions of letters and digits', async () => {
-    const kit3 = await newKit();
-    const fields = async (args: Record<string, unknown>) => expectError(await alice.create(sourceRule(kit3, 'bad args', 14, args)), 400, 'validation_failed').fields;
+    const kit3 = await s.newKit();
+    const fields = async (args: Record<string, unknown>) => expectError(await s.alice.create(sourceRule(kit3, 'bad args', 14, args)), 400, 'validation_failed').fields;
     expect(await fields({ keyword: ' ab ' })).toEqual([{ field: 'args.keyword', message: 'must be at least 3 characters (rule 3)', rule: 3 }]);
     expect(await fields({ keyword: 'acmebank', file_extensions: ['sql', 'tar.gz', '*'] })).toEqual([
       { field: 'args.file_extensions[1]', message: 'must be 1 to 10 letters or digits, with or without a leading dot (rule 3)', rule: 3 },
@@ -276,41 +247,41 @@ describe(`sources: cloud buckets end to end (${testEngine})`, () => {
   });
 
   it('a week later reports only objects first listed since; re-ingesting adds nothing', async () => {
-    await moveTo(T0 + 2 * HOUR);
+    await s.moveTo(T0 + 2 * HOUR);
     // The bucket listed again: one new object, one rewritten under its old key.
-    const relisted = path.join(dir, 'relisted', 'acmebank-backups.xml');
+    const relisted = path.join(s.dir, 'relisted', 'acmebank-backups.xml');
     mkdirSync(path.dirname(relisted));
     writeFileSync(relisted, s3Listing('acmebank-backups', [...BACKUPS.filter((entry) => entry.size !== undefined), { key: 'db/core-2026-03-12.sql', size: 48_990_112 }, { key: 'logs/app.log', size: 99_999, etag: '0f0f' }]));
     writeFileSync(`${relisted}.url`, 'https://acmebank-backups.s3.eu-west-1.amazonaws.com/');
     expect((await ingest([relisted])).summary).toMatchObject({ records: 5, added: 1, duplicates_skipped: 4 });
 
-    await moveTo(T0 + WEEK);
-    await tickAndDeliver(t);
+    await s.moveTo(T0 + WEEK);
+    await tickAndDeliver(s.t);
     const matches = await matchesOf(rule);
     expect(matches).toHaveLength(2);
     expect(matches[0]).toMatchObject({ total_hits: 1, window_start: iso(T0), window_end: iso(T0 + WEEK) });
-    expect(await hitsOf(matches[0]!.id)).toEqual([expect.objectContaining({ key: 'db/core-2026-03-12.sql', size: 48_990_112, discovered_at: iso(T0 + 2 * HOUR) })]);
-    expect(payloadOf(requestsTo(receiver, kit)[1]!)).toMatchObject({ total_matches: 1 });
+    expect(await s.hitsOf(matches[0]!.id)).toEqual([expect.objectContaining({ key: 'db/core-2026-03-12.sql', size: 48_990_112, discovered_at: iso(T0 + 2 * HOUR) })]);
+    expect(payloadOf(requestsTo(s.receiver, kit)[1]!)).toMatchObject({ total_matches: 1 });
 
-    await moveTo(T0 + WEEK + HOUR);
-    const again = await ingest([dir]);
+    await s.moveTo(T0 + WEEK + HOUR);
+    const again = await ingest([s.dir]);
     expect(again.summary).toMatchObject({ added: 0, duplicates_skipped: again.summary.records });
-    await moveTo(T0 + 2 * WEEK);
-    await tickAndDeliver(t);
+    await s.moveTo(T0 + 2 * WEEK);
+    await tickAndDeliver(s.t);
     expect(await matchesOf(rule)).toHaveLength(2);
-    expect((await runsOf(t, rule)).at(-1)).toMatchObject({ status: 'empty', window_end: T0 + 2 * WEEK });
+    expect((await runsOf(s.t, rule)).at(-1)).toMatchObject({ status: 'empty', window_end: T0 + 2 * WEEK });
   });
 
   it('a format given by hand must be the listing\'s; a bad side channel fails the input', async () => {
     const wrong = await ingest([files['acmebank-backups.xml']!], 'azure');
     expect(wrong.lines).toContain(`  error: ${files['acmebank-backups.xml']}: listing: not an Azure EnumerationResults (root element ListBucketResult)`);
-    const text = path.join(dir, 'notes.json');
+    const text = path.join(s.dir, 'notes.json');
     writeFileSync(text, 'hello');
     expect((await ingest([text])).lines).toContain(`  error: ${text}: listing: neither XML (an S3 or Azure listing) nor JSON (a GCS objects list)`);
     writeFileSync(`${files['printshop.json']}.url`, 'storage.googleapis.com/printshop-orders');
     expect((await ingest([files['printshop.json']!])).lines).toContain(`  error: ${files['printshop.json']}: printshop.json.url: the first line is not an http(s) URL`);
     rmSync(`${files['printshop.json']}.url`);
-    const truncated = path.join(dir, 'truncated.xml');
+    const truncated = path.join(s.dir, 'truncated.xml');
     writeFileSync(truncated, s3Listing('truncated-bucket', [{ key: 'a.txt', size: 1 }, { key: 'b.txt', size: 2 }]).slice(0, -30));
     const report = await ingest([truncated]);
     // The objects before the break are whole, and kept.
@@ -319,9 +290,9 @@ describe(`sources: cloud buckets end to end (${testEngine})`, () => {
   });
 
   it("another organization's rule, match and hits are 404", async () => {
-    await mallory.relogin();
-    expectError(await mallory.get(rulePaths.matches(rule)), 404, 'not_found');
-    expectError(await mallory.get(rulePaths.hits(firstMatch)), 404, 'not_found');
+    await s.mallory.relogin();
+    expectError(await s.mallory.get(rulePaths.matches(rule)), 404, 'not_found');
+    expectError(await s.mallory.get(rulePaths.hits(firstMatch)), 404, 'not_found');
   });
 });
 

@@ -3,7 +3,6 @@ import { X509Certificate } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli, repoRoot, type CliResult } from '../support/cli.ts';
@@ -21,6 +20,7 @@ import { ctLogsCollector } from '../../src/modules/sources/certificate/ct-logs.c
 import { createDeliveryKit, createRulesApp, HOUR, iso, rulesUser, sourceRule, tickAndDeliver, type DeliveryKit, type HitView, type RulesApi } from '../support/rules-api.ts';
 import type { TestApp } from '../support/test-app.ts';
 import { createTestStoreLocation, testEngine, type TestStoreLocation } from '../support/test-store.ts';
+import { scaled, waitFor } from '../support/wait.ts';
 
 /**
  * The ct-logs collector against real RFC 6962 logs: two local logs (node:http on 127.0.0.1)
@@ -35,7 +35,7 @@ const T0 = Date.parse('2026-03-10T09:00:00Z');
 const DAY = 24 * HOUR;
 const CERTIFICATE = 9;
 // Each command is a fresh Node process (bin/dragnet.js on dist/): under a second each, seconds on a busy machine.
-const CLI_TEST_MS = 240_000;
+const CLI_TEST_MS = scaled(240_000);
 
 const acmeCa = createTestCa('Acme Test Trust', 'Acme Test Trust ECC CA 1');
 const globexCa = createTestCa('Globex Test CA', 'Globex Test DV CA 2026');
@@ -72,7 +72,7 @@ describe(`ct-logs collector against local RFC 6962 logs (${testEngine})`, () => 
   let rule: number;
   const der: Record<string, Buffer> = {};
 
-  const cli = (args: string[]): Promise<CliResult> => runCli(args, { env, timeoutMs: 60_000 });
+  const cli = (args: string[]): Promise<CliResult> => runCli(args, { env, timeoutMs: scaled(60_000) });
   const runCollector = () => cli(['collectors', 'run', 'ct-logs']);
   const state = async () => (await t.container.collectors.status()).find((collector) => collector.name === 'ct-logs')!;
   const cursorOf = async () => ((await state()).cursor as { logs: Record<string, number> }).logs;
@@ -245,10 +245,9 @@ describe(`ct-logs collector against local RFC 6962 logs (${testEngine})`, () => 
       const exited = new Promise((resolve) => child.on('exit', resolve));
       try {
         // The second batch's request hangs: the first batch is stored and its cursor saved.
-        for (let waited = 0; argon.requests.length < 11; waited += 100) {
-          if (waited > 60_000) throw new Error(`the killed run never got to its second batch: ${JSON.stringify(argon.requests)}`);
-          await sleep(100);
-        }
+        await waitFor('the killed run to get to its second batch', () => argon.requests.length >= 11, { timeoutMs: scaled(60_000), everyMs: 100 }).catch((error: Error) => {
+          throw new Error(`${error.message}: ${JSON.stringify(argon.requests)}`);
+        });
       } finally {
         child.kill('SIGKILL');
         await exited;

@@ -4,6 +4,7 @@ import { runCli } from '../support/cli.ts';
 import { createDeliveryKit, createRulesApp, rulePaths, rulesUser, sourceRule, tickAndDeliver, type DeliveryKit, type RulesApi } from '../support/rules-api.ts';
 import type { TestApp } from '../support/test-app.ts';
 import { createTestStoreLocation, testEngine, type TestStoreLocation } from '../support/test-store.ts';
+import { scaled } from '../support/wait.ts';
 
 interface CatalogParam {
   name: string;
@@ -32,14 +33,14 @@ describe(`dragnet demo and the catalog examples (${testEngine})`, () => {
 
   beforeAll(async () => {
     location = await createTestStoreLocation();
-    const demo = await runCli(['demo'], { env: location.env, timeoutMs: 120_000 });
+    const demo = await runCli(['demo'], { env: location.env, timeoutMs: scaled(120_000) });
     expect(demo.code, demo.stderr).toBe(0);
     // The demo dates its data up to the real now; the rules run a minute later.
     t = await createRulesApp({ location, clock: createManualClock(new Date(Date.now() + 60_000).toISOString()) });
     alice = await rulesUser(t, 'Examples', 'alice@examples.test');
     kit = await createDeliveryKit(alice, { tag: 'examples' });
     catalog = await alice.getJson<CatalogRow[]>(rulePaths.catalog);
-  }, 180_000);
+  }, scaled(180_000));
   afterAll(async () => {
     await t?.close();
     await location?.drop();

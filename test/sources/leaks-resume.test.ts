@@ -6,9 +6,10 @@ import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { comboLine, generateCredentials } from '../../src/modules/sources/common/leaks/demo-credentials.ts';
 import { runCli } from '../support/cli.ts';
-import { spawnCli, waitUntil } from '../support/cli-process.ts';
+import { spawnCli } from '../support/cli-process.ts';
 import { createTestApp, type TestApp } from '../support/test-app.ts';
 import { createTestStoreLocation, testEngine, type TestStoreLocation } from '../support/test-store.ts';
+import { scaled, waitFor } from '../support/wait.ts';
 
 /**
  * An ingest killed part-way through a combolist (kill -9, so nothing is flushed or closed) and
@@ -50,7 +51,7 @@ describe(`dragnet ingest filtered_leak, killed and run again (${testEngine})`, (
     'resumes after the last stored batch: no credential lost, none twice',
     async () => {
       const first = spawnCli(['ingest', 'filtered_leak', file], { env: location.env });
-      await waitUntil(async () => (await stored()) > 0, 60_000, 20, 'a first stored batch');
+      await waitFor('a first stored batch', async () => (await stored()) > 0, { timeoutMs: scaled(60_000), everyMs: 20 });
       first.child.kill('SIGKILL');
       const killed = await first.done;
       expect(killed.signal).toBe('SIGKILL');
@@ -58,13 +59,13 @@ describe(`dragnet ingest filtered_leak, killed and run again (${testEngine})`, (
       expect(before).toBeGreaterThan(0);
       expect(before).toBeLessThan(LINES);
 
-      const second = await runCli(['--json', 'ingest', 'filtered_leak', file], { env: location.env, timeoutMs: 120_000 });
+      const second = await runCli(['--json', 'ingest', 'filtered_leak', file], { env: location.env, timeoutMs: scaled(120_000) });
       expect(second.code, second.stderr).toBe(0);
       expect(JSON.parse(second.stdout)).toMatchObject({ added: LINES - before, rejected: 0 });
       expect(await stored()).toBe(LINES);
       const again = await runCli(['--json', 'ingest', 'filtered_leak', file], { env: location.env });
       expect(JSON.parse(again.stdout)).toMatchObject({ added: 0, duplicates_skipped: LINES });
     },
-    180_000,
+    scaled(180_000),
   );
 });

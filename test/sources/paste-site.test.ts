@@ -12,6 +12,7 @@ import { checkDemo, sourceSuite } from '../support/source-suite.ts';
 import type { TestApp } from '../support/test-app.ts';
 import { createTestStoreLocation, testEngine, type TestStoreLocation } from '../support/test-store.ts';
 import { verifyAlertSystemSignature } from '../support/webhook-receiver.ts';
+import { scaled } from '../support/wait.ts';
 
 /**
  * The paste-site source end to end: generic paste JSON Lines and a saved Pastebin scraping list
@@ -199,7 +200,7 @@ describe(`sources: the paste-site demo (${testEngine})`, () => {
 // --- The pastebin-scraping collector, through `dragnet collectors run`, against a local API.
 
 // Each command is a fresh Node process (bin/dragnet.js on dist/): under a second each, seconds on a busy machine.
-const CLI_TEST_MS = 300_000;
+const CLI_TEST_MS = scaled(300_000);
 
 const FIXTURE = path.resolve(repoRoot, '..', 'shared', 'fixtures', 'pastebin', 'api_scraping.doc-example.json');
 const documented = (existsSync(FIXTURE) ? JSON.parse(readFileSync(FIXTURE, 'utf8')) : [listEntry('0CeaNm8Y', { date: '1442911802' }), listEntry('8sUIsf34', { date: '1442911665' })]) as Record<string, string>[];
@@ -246,7 +247,7 @@ describe(`dragnet collectors run pastebin-scraping (${testEngine})`, () => {
   let env: Record<string, string>;
   // Opened first, so the store's migrations are this code's even if the tree changes under a long run.
   let t: TestApp;
-  const cli = (args: string[]): Promise<CliResult> => runCli(args, { env, timeoutMs: 60_000 });
+  const cli = (args: string[]): Promise<CliResult> => runCli(args, { env, timeoutMs: scaled(60_000) });
   const run = () => cli(['collectors', 'run', 'pastebin-scraping']);
   /** The collector's row as `dragnet collectors` shows it, read in-process from the same store. */
   const status = async () => {

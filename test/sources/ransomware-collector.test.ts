@@ -9,6 +9,7 @@ import { findSource } from '../../src/modules/sources/index.ts';
 import { runCli, repoRoot, type CliResult } from '../support/cli.ts';
 import { createTestApp, type TestApp } from '../support/test-app.ts';
 import { createTestStoreLocation, testEngine, type TestStoreLocation } from '../support/test-store.ts';
+import { scaled } from '../support/wait.ts';
 
 /**
  * The ransomware-live collector through `dragnet collectors run` on a fresh store, polling a
@@ -18,7 +19,7 @@ import { createTestStoreLocation, testEngine, type TestStoreLocation } from '../
  */
 
 // Each command is a fresh Node process (bin/dragnet.js on dist/): under a second each, seconds on a busy machine.
-const CLI_TEST_MS = 300_000;
+const CLI_TEST_MS = scaled(300_000);
 
 const FIXTURE = path.resolve(repoRoot, '..', 'shared', 'fixtures', 'ransomware_live', 'posts.excerpt.json');
 const fallbackPosts = Array.from({ length: 6 }, (_, i) => ({
@@ -75,7 +76,7 @@ describe(`dragnet collectors run ransomware-live (${testEngine})`, () => {
   // Opened first, so the store's migrations are this code's even if the tree changes under a long run.
   let t: TestApp;
   const feed: Feed = { status: 200, body: JSON.stringify(basePosts), etag: '"posts-v1"', lastModified: 'Wed, 02 Aug 2023 23:59:45 GMT' };
-  const cli = (args: string[]): Promise<CliResult> => runCli(args, { env, timeoutMs: 60_000 });
+  const cli = (args: string[]): Promise<CliResult> => runCli(args, { env, timeoutMs: scaled(60_000) });
   const status = async () => {
     const result = await cli(['--json', 'collectors']);
     expect(result.code, result.stderr).toBe(0);

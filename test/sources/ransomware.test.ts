@@ -1,11 +1,9 @@
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { findIngester, findSource, type IngestReport } from '../../src/modules/sources/index.ts';
+import { findIngester, findSource } from '../../src/modules/sources/index.ts';
 import { expectError } from '../support/http.ts';
 import {
-  createDeliveryKit,
   createRulesApp,
   deliverPending,
   HOUR,
@@ -13,20 +11,17 @@ import {
   payloadOf,
   requestsTo,
   rulePaths,
-  rulesUser,
   runsOf,
-  SMTP_AUTH,
   sourceRule,
   tickAndDeliver,
   type DeliveryKit,
   type HitView,
-  type RulesApi,
 } from '../support/rules-api.ts';
-import { startSmtpTestServer, type SmtpTestServer } from '../support/smtp-test-server.ts';
 import type { TestApp } from '../support/test-app.ts';
 import { repoRoot } from '../support/cli.ts';
+import { sourceSuite } from '../support/source-suite.ts';
 import { testEngine } from '../support/test-store.ts';
-import { startWebhookReceiver, verifyAlertSystemSignature, type WebhookReceiver } from '../support/webhook-receiver.ts';
+import { verifyAlertSystemSignature } from '../support/webhook-receiver.ts';
 
 /**
  * The ransomware source end to end: a posts.json array (both ransomwatch shapes) and v2 API
@@ -105,54 +100,24 @@ const lateLines = [
 ].join('\n');
 
 describe(`sources: ransomware leak sites end to end (${testEngine})`, () => {
-  let t: TestApp;
-  let alice: RulesApi;
-  let mallory: RulesApi;
-  let smtp: SmtpTestServer;
-  let receiver: WebhookReceiver;
-  let dir: string;
-  let kitN = 0;
+  const s = sourceSuite('ransom');
   const files: Record<string, string> = {};
 
-  beforeAll(async () => {
-    [smtp, receiver] = await Promise.all([startSmtpTestServer({ auth: SMTP_AUTH }), startWebhookReceiver()]);
-    t = await createRulesApp();
-    alice = await rulesUser(t, 'Acme', 'alice@acme.test');
-    mallory = await rulesUser(t, 'Other', 'mallory@other.test');
-    dir = mkdtempSync(path.join(tmpdir(), 'dragnet-ransomware-'));
+  beforeAll(() => {
     for (const [name, text] of [
       ['posts.json', JSON.stringify(postsJson, null, 4)],
       ['victims-v2.jsonl', v2Lines],
       ['late.ndjson', lateLines],
     ] as const) {
-      files[name] = path.join(dir, name);
+      files[name] = path.join(s.dir, name);
       writeFileSync(files[name], text);
     }
   });
-  afterAll(async () => {
-    await t?.close();
-    await Promise.all([smtp?.close(), receiver?.close()]);
-    if (dir) rmSync(dir, { recursive: true, force: true });
-  });
-
-  /** The real ingester on the test app's context, so the manual clock dates what it stores. */
-  const ingest = (file: string): Promise<IngestReport> => findIngester('ransomware')!.run(t.container.sourceContext, [file], { format: 'posts' });
-  const moveTo = async (ms: number) => {
-    t.clock.set(new Date(ms));
-    await alice.relogin();
-  };
-  const newKit = () => createDeliveryKit(alice, { tag: `ransom${++kitN}`, smtp, receiver });
-  const onlyMatch = async (ruleId: number) => {
-    const { results } = await alice.matches(ruleId, { page_size: 100 });
-    expect(results).toHaveLength(1);
-    return results[0]!;
-  };
-  const hitsOf = async (matchId: number, query: Record<string, string | number | boolean | string[]> = {}) =>
-    (await alice.hits(matchId, { page_size: 100, ...query })).results;
+  const ingest = (file: string) => s.ingest('ransomware', [file]);
   const victims = (hits: HitView[]) => hits.map((hit) => hit.victim);
   const victimsOfRule = async (name: string, args: Record<string, unknown>) => {
-    const rule = await alice.created(sourceRule(await newKit(), name, RANSOMWARE, args));
-    return rule.total_matches_count === 0 ? [] : (await hitsOf((await onlyMatch(rule.id)).id)).map((hit) => [hit.victim, hit.matched_on]);
+    const rule = await s.alice.created(sourceRule(await s.newKit(), name, RANSOMWARE, args));
+    return rule.total_matches_count === 0 ? [] : (await s.hitsOf((await s.onlyMatch(rule.id)).id)).map((hit) => [hit.victim, hit.matched_on]);
   };
 
   let nameRule: number;
@@ -160,7 +125,7 @@ describe(`sources: ransomware leak sites end to end (${testEngine})`, () => {
   let nameMatch: number;
 
   it('ingests a posts.json array and v2 records as JSON Lines, rejecting bad records by number', async () => {
-    await moveTo(T0 - 2 * HOUR);
+    await s.moveTo(T0 - 2 * HOUR);
     const posts = await ingest(files['posts.json']!);
     expect(posts.failed).toBe(false);
     expect(posts.summary).toMatchObject({ inputs: 1, failed: 0, records: 5, added: 4, duplicates_skipped: 1, rejected: 2 });
@@ -171,23 +136,23 @@ describe(`sources: ransomware leak sites end to end (${testEngine})`, () => {
     ]);
     expect(posts.tally).toMatchObject({ records: 5, added: 4, duplicates: 1, rejected: 2 });
 
-    await moveTo(T0 - HOUR);
+    await s.moveTo(T0 - HOUR);
     const v2 = await ingest(files['victims-v2.jsonl']!);
     expect(v2.summary).toMatchObject({ records: 3, added: 3, rejected: 1 });
     expect(v2.lines.slice(1)).toEqual([`  rejected ${files['victims-v2.jsonl']} line 3: not valid JSON`]);
   });
 
   it('a name rule reports the victims whose name holds its words, newest first; email and signed webhook are delivered', async () => {
-    await moveTo(T0);
-    nameKit = await newKit();
-    const rule = await alice.created(sourceRule(nameKit, 'Acme Bank on leak sites', RANSOMWARE, { query: 'Acme Bank' }));
+    await s.moveTo(T0);
+    nameKit = await s.newKit();
+    const rule = await s.alice.created(sourceRule(nameKit, 'Acme Bank on leak sites', RANSOMWARE, { query: 'Acme Bank' }));
     nameRule = rule.id;
     expect(rule).toMatchObject({ service: RANSOMWARE, last_run: iso(T0), total_matches_count: 3, total_alerts_count: 1 });
-    const match = await onlyMatch(rule.id);
+    const match = await s.onlyMatch(rule.id);
     nameMatch = match.id;
     expect(match).toMatchObject({ total_hits: 3, stored_hits: 3, window_start: null, window_end: iso(T0) });
 
-    const hits = await hitsOf(match.id);
+    const hits = await s.hitsOf(match.id);
     // Newest stored first (the v2 file, an hour later), then by publication time. "Acmeville"
     // is another word; Acme Holdings only has the domain in its website.
     expect(victims(hits)).toEqual(['Acme Bank Europe AG', 'acme-bank.com', 'ACME BANK PLC']);
@@ -221,40 +186,40 @@ describe(`sources: ransomware leak sites end to end (${testEngine})`, () => {
       discovered_at: iso(T0 - 2 * HOUR),
     });
 
-    expect(await deliverPending(t)).toBe(2);
-    const hooks = requestsTo(receiver, nameKit);
+    expect(await deliverPending(s.t)).toBe(2);
+    const hooks = requestsTo(s.receiver, nameKit);
     expect(hooks).toHaveLength(1);
     expect(verifyAlertSystemSignature(nameKit.webhook!.secret, hooks[0]!.body, hooks[0]!.headers['x-alertsystem-signature'])).toBe(true);
     expect(payloadOf(hooks[0]!)).toMatchObject({ alert_rule_name: 'Acme Bank on leak sites', service: 'Ransomware leak sites', total_matches: 3, excluded_matches: 0 });
-    const mails = smtp.messages.filter((m) => m.to.includes(nameKit.recipient.email));
+    const mails = s.smtp.messages.filter((m) => m.to.includes(nameKit.recipient.email));
     expect(mails).toHaveLength(1);
     expect(mails[0]!.parsed.html).toContain('Acme Bank on leak sites: 3 hits in Ransomware leak sites');
   });
 
   it('hits filter, sort and exclude by the declared fields', async () => {
-    expect(victims(await hitsOf(nameMatch, { filter: 'group:ALPHV' }))).toEqual(['Acme Bank Europe AG']);
-    expect(victims(await hitsOf(nameMatch, { filter: ['country:us', 'activity:financial services'] }))).toEqual(['acme-bank.com']);
-    expect(await hitsOf(nameMatch, { filter: 'matched_on:victim' })).toHaveLength(3);
-    expect(await hitsOf(nameMatch, { filter: 'matched_on:website' })).toHaveLength(0);
+    expect(victims(await s.hitsOf(nameMatch, { filter: 'group:ALPHV' }))).toEqual(['Acme Bank Europe AG']);
+    expect(victims(await s.hitsOf(nameMatch, { filter: ['country:us', 'activity:financial services'] }))).toEqual(['acme-bank.com']);
+    expect(await s.hitsOf(nameMatch, { filter: 'matched_on:victim' })).toHaveLength(3);
+    expect(await s.hitsOf(nameMatch, { filter: 'matched_on:website' })).toHaveLength(0);
 
-    expect(victims(await hitsOf(nameMatch, { sort: 'published_at' }))).toEqual(['acme-bank.com', 'Acme Bank Europe AG', 'ACME BANK PLC']);
-    expect(victims(await hitsOf(nameMatch, { sort: '-published_at' }))).toEqual(['ACME BANK PLC', 'Acme Bank Europe AG', 'acme-bank.com']);
-    expect(victims(await hitsOf(nameMatch, { sort: 'group' }))).toEqual(['Acme Bank Europe AG', 'ACME BANK PLC', 'acme-bank.com']);
-    expect(victims(await hitsOf(nameMatch, { sort: 'discovered_at' }))[0]).toBe('ACME BANK PLC');
+    expect(victims(await s.hitsOf(nameMatch, { sort: 'published_at' }))).toEqual(['acme-bank.com', 'Acme Bank Europe AG', 'ACME BANK PLC']);
+    expect(victims(await s.hitsOf(nameMatch, { sort: '-published_at' }))).toEqual(['ACME BANK PLC', 'Acme Bank Europe AG', 'acme-bank.com']);
+    expect(victims(await s.hitsOf(nameMatch, { sort: 'group' }))).toEqual(['Acme Bank Europe AG', 'ACME BANK PLC', 'acme-bank.com']);
+    expect(victims(await s.hitsOf(nameMatch, { sort: 'discovered_at' }))[0]).toBe('ACME BANK PLC');
 
-    expectError(await alice.get(`${rulePaths.hits(nameMatch)}?filter=description:x`), 400, 'validation_failed');
-    expectError(await alice.get(`${rulePaths.hits(nameMatch)}?sort=country`), 400, 'validation_failed');
+    expectError(await s.alice.get(`${rulePaths.hits(nameMatch)}?filter=description:x`), 400, 'validation_failed');
+    expectError(await s.alice.get(`${rulePaths.hits(nameMatch)}?sort=country`), 400, 'validation_failed');
 
-    const exclusion = await alice.createExclusion(nameRule, { field: 'victim', value: 'acme bank plc' });
+    const exclusion = await s.alice.createExclusion(nameRule, { field: 'victim', value: 'acme bank plc' });
     expect(exclusion.statusCode, exclusion.body).toBe(201);
-    expect(victims(await hitsOf(nameMatch, { include_excluded: false }))).toEqual(['Acme Bank Europe AG', 'acme-bank.com']);
-    expect((await hitsOf(nameMatch)).find((hit) => hit.victim === 'ACME BANK PLC')).toMatchObject({ is_excluded: true });
-    expect(await alice.getJson(rulePaths.match(nameMatch))).toMatchObject({ excluded_hits: 1, new_hits: 2 });
-    const byGroup = await alice.createExclusion(nameRule, { field: 'group', value: 'qilin' });
+    expect(victims(await s.hitsOf(nameMatch, { include_excluded: false }))).toEqual(['Acme Bank Europe AG', 'acme-bank.com']);
+    expect((await s.hitsOf(nameMatch)).find((hit) => hit.victim === 'ACME BANK PLC')).toMatchObject({ is_excluded: true });
+    expect(await s.alice.getJson(rulePaths.match(nameMatch))).toMatchObject({ excluded_hits: 1, new_hits: 2 });
+    const byGroup = await s.alice.createExclusion(nameRule, { field: 'group', value: 'qilin' });
     expect(byGroup.statusCode, byGroup.body).toBe(201);
-    expect(victims(await hitsOf(nameMatch, { include_excluded: false }))).toEqual(['Acme Bank Europe AG']);
-    for (const { id } of await alice.exclusions(nameRule)) expect((await alice.deleteExclusion(id)).statusCode).toBe(204);
-    expectError(await alice.createExclusion(nameRule, { field: 'description', value: 'x' }), 400, 'validation_failed');
+    expect(victims(await s.hitsOf(nameMatch, { include_excluded: false }))).toEqual(['Acme Bank Europe AG']);
+    for (const { id } of await s.alice.exclusions(nameRule)) expect((await s.alice.deleteExclusion(id)).statusCode).toBe(204);
+    expectError(await s.alice.createExclusion(nameRule, { field: 'description', value: 'x' }), 400, 'validation_failed');
   });
 
   it('a domain rule also finds the domain in websites and descriptions, saying where', async () => {
@@ -276,8 +241,8 @@ describe(`sources: ransomware leak sites end to end (${testEngine})`, () => {
   });
 
   it('args are checked: a query with a word, two-letter countries', async () => {
-    const kit = await newKit();
-    const fields = async (args: Record<string, unknown>) => expectError(await alice.create(sourceRule(kit, 'bad args', RANSOMWARE, args)), 400, 'validation_failed').fields;
+    const kit = await s.newKit();
+    const fields = async (args: Record<string, unknown>) => expectError(await s.alice.create(sourceRule(kit, 'bad args', RANSOMWARE, args)), 400, 'validation_failed').fields;
     expect(await fields({})).toEqual([{ field: 'args.query', message: 'is required (rule 2)', rule: 2 }]);
     expect(await fields({ query: '-- ** --' })).toEqual([{ field: 'args.query', message: 'must hold a letter or a digit (rule 3)', rule: 3 }]);
     expect(await fields({ query: 'Acme', countries: ['US', 'USA', 'D1'] })).toEqual([
@@ -287,35 +252,35 @@ describe(`sources: ransomware leak sites end to end (${testEngine})`, () => {
   });
 
   it('the next tick reports only posts stored since the last run, however old; re-ingesting adds nothing', async () => {
-    await moveTo(T0 + 2 * HOUR);
+    await s.moveTo(T0 + 2 * HOUR);
     expect((await ingest(files['late.ndjson']!)).summary).toMatchObject({ records: 2, added: 1, duplicates_skipped: 1 });
 
-    await moveTo(T0 + DAY);
-    await tickAndDeliver(t);
-    const { results } = await alice.matches(nameRule, { page_size: 100 });
+    await s.moveTo(T0 + DAY);
+    await tickAndDeliver(s.t);
+    const { results } = await s.alice.matches(nameRule, { page_size: 100 });
     expect(results).toHaveLength(2);
     expect(results[0]).toMatchObject({ total_hits: 1, window_start: iso(T0), window_end: iso(T0 + DAY) });
     // Published a week before, learned of now: it alerts once, now.
-    expect(await hitsOf(results[0]!.id)).toEqual([
+    expect(await s.hitsOf(results[0]!.id)).toEqual([
       expect.objectContaining({ victim: 'ACME-BANK PLC', group: 'akira', published_at: '2026-03-03T12:00:00.000Z', discovered_at: iso(T0 + 2 * HOUR) }),
     ]);
-    expect(payloadOf(requestsTo(receiver, nameKit)[1]!)).toMatchObject({ total_matches: 1 });
+    expect(payloadOf(requestsTo(s.receiver, nameKit)[1]!)).toMatchObject({ total_matches: 1 });
 
-    await moveTo(T0 + DAY + HOUR);
+    await s.moveTo(T0 + DAY + HOUR);
     for (const name of Object.keys(files)) {
       const again = await ingest(files[name]!);
       expect(again.summary, name).toMatchObject({ added: 0, duplicates_skipped: again.summary.records });
     }
-    await moveTo(T0 + 2 * DAY);
-    await tickAndDeliver(t);
-    expect((await alice.matches(nameRule)).results).toHaveLength(2);
-    expect((await runsOf(t, nameRule)).at(-1)).toMatchObject({ status: 'empty', window_end: T0 + 2 * DAY });
+    await s.moveTo(T0 + 2 * DAY);
+    await tickAndDeliver(s.t);
+    expect((await s.alice.matches(nameRule)).results).toHaveLength(2);
+    expect((await runsOf(s.t, nameRule)).at(-1)).toMatchObject({ status: 'empty', window_end: T0 + 2 * DAY });
   });
 
   it("another organization's rule, match and hits are 404", async () => {
-    await mallory.relogin();
-    expectError(await mallory.get(rulePaths.matches(nameRule)), 404, 'not_found');
-    expectError(await mallory.get(rulePaths.hits(nameMatch)), 404, 'not_found');
+    await s.mallory.relogin();
+    expectError(await s.mallory.get(rulePaths.matches(nameRule)), 404, 'not_found');
+    expectError(await s.mallory.get(rulePaths.hits(nameMatch)), 404, 'not_found');
   });
 });
 

@@ -22,6 +22,7 @@ import { startSmtpTestServer, type SmtpTestServer } from '../support/smtp-test-s
 import type { TestApp } from '../support/test-app.ts';
 import { createTestStoreLocation, testEngine, type TestStoreLocation } from '../support/test-store.ts';
 import { startWebhookReceiver, verifyAlertSystemSignature, type WebhookReceiver } from '../support/webhook-receiver.ts';
+import { scaled } from '../support/wait.ts';
 
 /**
  * The raw leak extended search end to end: raw files are stored whole, a rule's run is a
@@ -150,6 +151,6 @@ describe('dragnet ingest for the leak sources', () => {
       expect(missing.code).toBe(1);
       expect(missing.stdout).toContain('no such file or folder');
     },
-    120_000,
+    scaled(120_000),
   );
 });

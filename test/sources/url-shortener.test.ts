@@ -2,10 +2,9 @@ import { copyFileSync, existsSync, mkdtempSync, rmSync, writeFileSync } from 'no
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { findIngester, findSource, type IngestReport } from '../../src/modules/sources/index.ts';
+import { findIngester, findSource } from '../../src/modules/sources/index.ts';
 import { expectError } from '../support/http.ts';
 import {
-  createDeliveryKit,
   createRulesApp,
   deliverPending,
   HOUR,
@@ -13,20 +12,17 @@ import {
   payloadOf,
   requestsTo,
   rulePaths,
-  rulesUser,
   runsOf,
-  SMTP_AUTH,
   sourceRule,
   tickAndDeliver,
   type DeliveryKit,
   type HitView,
-  type RulesApi,
 } from '../support/rules-api.ts';
-import { startSmtpTestServer, type SmtpTestServer } from '../support/smtp-test-server.ts';
 import type { TestApp } from '../support/test-app.ts';
 import { repoRoot } from '../support/cli.ts';
+import { sourceSuite } from '../support/source-suite.ts';
 import { testEngine } from '../support/test-store.ts';
-import { startWebhookReceiver, verifyAlertSystemSignature, type WebhookReceiver } from '../support/webhook-receiver.ts';
+import { verifyAlertSystemSignature } from '../support/webhook-receiver.ts';
 
 /**
  * The URL-shortener source end to end: URLTeam dumps (BEACON headers, two dumps concatenated,
@@ -68,55 +64,25 @@ const tinyurlDump = ['acme1|https://acme-bank.com/careers', 'blk|blocked', ''].j
 const lateDump = ['#PREFIX: https://is.gd/', 'Late1|https://mail.acme-bank.com/owa/', '#PREFIX: http://v.gd/', 'AcB7qz|https://secure.acme-bank.com/login?next=%2Faccounts'].join('\n');
 
 describe(`sources: URL shorteners end to end (${testEngine})`, () => {
-  let t: TestApp;
-  let alice: RulesApi;
-  let mallory: RulesApi;
-  let smtp: SmtpTestServer;
-  let receiver: WebhookReceiver;
-  let dir: string;
-  let kitN = 0;
+  const s = sourceSuite('short');
   const files: Record<string, string> = {};
 
-  beforeAll(async () => {
-    [smtp, receiver] = await Promise.all([startSmtpTestServer({ auth: SMTP_AUTH }), startWebhookReceiver()]);
-    t = await createRulesApp();
-    alice = await rulesUser(t, 'Acme', 'alice@acme.test');
-    mallory = await rulesUser(t, 'Other', 'mallory@other.test');
-    dir = mkdtempSync(path.join(tmpdir(), 'dragnet-shortener-'));
+  beforeAll(() => {
     for (const [name, text] of [
       ['0001__.txt', beaconDump],
       ['tinyurl.com.txt', tinyurlDump],
       ['shortener.txt', 'x1|https://acme-bank.com/\n'],
       ['late.txt', lateDump],
     ] as const) {
-      files[name] = path.join(dir, name);
+      files[name] = path.join(s.dir, name);
       writeFileSync(files[name], text);
     }
   });
-  afterAll(async () => {
-    await t?.close();
-    await Promise.all([smtp?.close(), receiver?.close()]);
-    if (dir) rmSync(dir, { recursive: true, force: true });
-  });
-
-  /** The real ingester on the test app's context, so the manual clock dates what it stores. */
-  const ingest = (file: string): Promise<IngestReport> => findIngester('url_shortener')!.run(t.container.sourceContext, [file], { format: 'urlteam' });
-  const moveTo = async (ms: number) => {
-    t.clock.set(new Date(ms));
-    await alice.relogin();
-  };
-  const newKit = () => createDeliveryKit(alice, { tag: `short${++kitN}`, smtp, receiver });
-  const onlyMatch = async (ruleId: number) => {
-    const { results } = await alice.matches(ruleId, { page_size: 100 });
-    expect(results).toHaveLength(1);
-    return results[0]!;
-  };
-  const hitsOf = async (matchId: number, query: Record<string, string | number | boolean | string[]> = {}) =>
-    (await alice.hits(matchId, { page_size: 100, ...query })).results;
+  const ingest = (file: string) => s.ingest('url_shortener', [file]);
   const codes = (hits: HitView[]) => hits.map((hit) => hit.shortcode);
   const codesOfRule = async (name: string, args: Record<string, unknown>) => {
-    const rule = await alice.created(sourceRule(await newKit(), name, URL_SHORTENER, args));
-    return rule.total_matches_count === 0 ? [] : codes(await hitsOf((await onlyMatch(rule.id)).id)).sort();
+    const rule = await s.alice.created(sourceRule(await s.newKit(), name, URL_SHORTENER, args));
+    return rule.total_matches_count === 0 ? [] : codes(await s.hitsOf((await s.onlyMatch(rule.id)).id)).sort();
   };
 
   let domainRule: number;
@@ -124,7 +90,7 @@ describe(`sources: URL shorteners end to end (${testEngine})`, () => {
   let domainMatch: number;
 
   it('ingests BEACON dumps and a dump named after its shortener; a dump naming none fails', async () => {
-    await moveTo(T0 - 2 * HOUR);
+    await s.moveTo(T0 - 2 * HOUR);
     const beacon = await ingest(files['0001__.txt']!);
     expect(beacon.failed).toBe(false);
     expect(beacon.summary).toMatchObject({ inputs: 1, failed: 0, records: 8, added: 8, duplicates_skipped: 0, rejected: 1, pseudo_targets_skipped: 1 });
@@ -133,7 +99,7 @@ describe(`sources: URL shorteners end to end (${testEngine})`, () => {
       `  rejected ${files['0001__.txt']} line 11: expected shortcode|long_url`,
     ]);
 
-    await moveTo(T0 - HOUR);
+    await s.moveTo(T0 - HOUR);
     expect((await ingest(files['tinyurl.com.txt']!)).summary).toMatchObject({ records: 1, added: 1, rejected: 0, pseudo_targets_skipped: 1 });
 
     const unnamed = await ingest(files['shortener.txt']!);
@@ -145,16 +111,16 @@ describe(`sources: URL shorteners end to end (${testEngine})`, () => {
   });
 
   it('a domain rule reports the links to it and its subdomains, newest first; email and signed webhook are delivered', async () => {
-    await moveTo(T0);
-    domainKit = await newKit();
-    const rule = await alice.created(sourceRule(domainKit, 'Acme short links', URL_SHORTENER, { domain: 'acme-bank.com' }));
+    await s.moveTo(T0);
+    domainKit = await s.newKit();
+    const rule = await s.alice.created(sourceRule(domainKit, 'Acme short links', URL_SHORTENER, { domain: 'acme-bank.com' }));
     domainRule = rule.id;
     expect(rule).toMatchObject({ service: URL_SHORTENER, last_run: iso(T0), total_matches_count: 5, total_alerts_count: 1 });
-    const match = await onlyMatch(rule.id);
+    const match = await s.onlyMatch(rule.id);
     domainMatch = match.id;
     expect(match).toMatchObject({ total_hits: 5, window_start: null, window_end: iso(T0) });
 
-    const hits = await hitsOf(match.id);
+    const hits = await s.hitsOf(match.id);
     // Not the lookalike acme-bank.com.account-verify.example, nor notacme-bank.com.
     expect(codes(hits)).toEqual(['acme1', '3xAcme', 'g7', 'b2', 'AcB7qz']);
     expect(hits.at(-1)).toEqual({
@@ -174,37 +140,37 @@ describe(`sources: URL shorteners end to end (${testEngine})`, () => {
     expect(hits[1]).toMatchObject({ short_url: 'https://bit.ly/3xAcme', service: 'bit.ly', crawled_at: '2026-03-09T21:00:00.000Z' });
     expect(hits[2]).toMatchObject({ target_url: 'https://ACME-BANK.COM/Login/Reset page', target_host: 'acme-bank.com' });
 
-    expect(await deliverPending(t)).toBe(2);
-    const hooks = requestsTo(receiver, domainKit);
+    expect(await deliverPending(s.t)).toBe(2);
+    const hooks = requestsTo(s.receiver, domainKit);
     expect(hooks).toHaveLength(1);
     expect(verifyAlertSystemSignature(domainKit.webhook!.secret, hooks[0]!.body, hooks[0]!.headers['x-alertsystem-signature'])).toBe(true);
     expect(payloadOf(hooks[0]!)).toMatchObject({ alert_rule_name: 'Acme short links', service: 'URL shorteners', total_matches: 5, excluded_matches: 0 });
-    const mails = smtp.messages.filter((m) => m.to.includes(domainKit.recipient.email));
+    const mails = s.smtp.messages.filter((m) => m.to.includes(domainKit.recipient.email));
     expect(mails).toHaveLength(1);
     expect(mails[0]!.parsed.html).toContain('Acme short links: 5 hits in URL shorteners');
   });
 
   it('hits filter, sort and exclude by the declared fields', async () => {
-    expect(codes(await hitsOf(domainMatch, { filter: 'service:V.GD' }))).toEqual(['g7', 'b2', 'AcB7qz']);
-    expect(codes(await hitsOf(domainMatch, { filter: ['service:v.gd', 'target_host:acme-bank.com'] }))).toEqual(['g7', 'b2']);
-    expect(await hitsOf(domainMatch, { filter: 'target_domain:acme-bank.com' })).toHaveLength(5);
+    expect(codes(await s.hitsOf(domainMatch, { filter: 'service:V.GD' }))).toEqual(['g7', 'b2', 'AcB7qz']);
+    expect(codes(await s.hitsOf(domainMatch, { filter: ['service:v.gd', 'target_host:acme-bank.com'] }))).toEqual(['g7', 'b2']);
+    expect(await s.hitsOf(domainMatch, { filter: 'target_domain:acme-bank.com' })).toHaveLength(5);
 
-    expect((await hitsOf(domainMatch, { sort: 'service' })).map((hit) => hit.service)).toEqual(['bit.ly', 'tinyurl.com', 'v.gd', 'v.gd', 'v.gd']);
-    expect((await hitsOf(domainMatch, { sort: '-target_host' })).map((hit) => hit.target_host)[0]).toBe('secure.acme-bank.com');
-    expect(codes(await hitsOf(domainMatch, { sort: 'crawled_at' }))[0]).toBe('acme1');
-    expect(codes(await hitsOf(domainMatch, { sort: 'discovered_at' })).at(-1)).toBe('acme1');
+    expect((await s.hitsOf(domainMatch, { sort: 'service' })).map((hit) => hit.service)).toEqual(['bit.ly', 'tinyurl.com', 'v.gd', 'v.gd', 'v.gd']);
+    expect((await s.hitsOf(domainMatch, { sort: '-target_host' })).map((hit) => hit.target_host)[0]).toBe('secure.acme-bank.com');
+    expect(codes(await s.hitsOf(domainMatch, { sort: 'crawled_at' }))[0]).toBe('acme1');
+    expect(codes(await s.hitsOf(domainMatch, { sort: 'discovered_at' })).at(-1)).toBe('acme1');
 
-    expectError(await alice.get(`${rulePaths.hits(domainMatch)}?filter=shortcode:b2`), 400, 'validation_failed');
-    expectError(await alice.get(`${rulePaths.hits(domainMatch)}?sort=target_url`), 400, 'validation_failed');
+    expectError(await s.alice.get(`${rulePaths.hits(domainMatch)}?filter=shortcode:b2`), 400, 'validation_failed');
+    expectError(await s.alice.get(`${rulePaths.hits(domainMatch)}?sort=target_url`), 400, 'validation_failed');
 
-    const byService = await alice.createExclusion(domainRule, { field: 'service', value: 'TinyURL.com' });
+    const byService = await s.alice.createExclusion(domainRule, { field: 'service', value: 'TinyURL.com' });
     expect(byService.statusCode, byService.body).toBe(201);
-    const byLink = await alice.createExclusion(domainRule, { field: 'short_url', value: 'http://v.gd/b2' });
+    const byLink = await s.alice.createExclusion(domainRule, { field: 'short_url', value: 'http://v.gd/b2' });
     expect(byLink.statusCode, byLink.body).toBe(201);
-    expect(codes(await hitsOf(domainMatch, { include_excluded: false }))).toEqual(['3xAcme', 'g7', 'AcB7qz']);
-    expect(await alice.getJson(rulePaths.match(domainMatch))).toMatchObject({ excluded_hits: 2, new_hits: 3 });
-    for (const { id } of await alice.exclusions(domainRule)) expect((await alice.deleteExclusion(id)).statusCode).toBe(204);
-    expectError(await alice.createExclusion(domainRule, { field: 'target_url', value: 'x' }), 400, 'validation_failed');
+    expect(codes(await s.hitsOf(domainMatch, { include_excluded: false }))).toEqual(['3xAcme', 'g7', 'AcB7qz']);
+    expect(await s.alice.getJson(rulePaths.match(domainMatch))).toMatchObject({ excluded_hits: 2, new_hits: 3 });
+    for (const { id } of await s.alice.exclusions(domainRule)) expect((await s.alice.deleteExclusion(id)).statusCode).toBe(204);
+    expectError(await s.alice.createExclusion(domainRule, { field: 'target_url', value: 'x' }), 400, 'validation_failed');
   });
 
   it('narrows by a subdomain, services and a path; IDN domains are matched in punycode', async () => {
@@ -217,8 +183,8 @@ describe(`sources: URL shorteners end to end (${testEngine})`, () => {
   });
 
   it('args are checked: a domain name and shortener host names', async () => {
-    const kit = await newKit();
-    const fields = async (args: Record<string, unknown>) => expectError(await alice.create(sourceRule(kit, 'bad args', URL_SHORTENER, args)), 400, 'validation_failed').fields;
+    const kit = await s.newKit();
+    const fields = async (args: Record<string, unknown>) => expectError(await s.alice.create(sourceRule(kit, 'bad args', URL_SHORTENER, args)), 400, 'validation_failed').fields;
     expect(await fields({ domain: 'acme bank' })).toEqual([{ field: 'args.domain', message: 'must be a domain name such as acme-bank.com (not a valid domain name) (rule 3)', rule: 3 }]);
     expect(await fields({ domain: '10.0.0.1' })).toEqual([{ field: 'args.domain', message: 'must be a domain name such as acme-bank.com (an IP address, not a domain) (rule 3)', rule: 3 }]);
     expect(await fields({ domain: 'acme-bank.com', services: ['bit.ly', 'tiny url'] })).toEqual([
@@ -227,33 +193,33 @@ describe(`sources: URL shorteners end to end (${testEngine})`, () => {
   });
 
   it('the next tick reports only links stored since the last run; re-ingesting adds nothing', async () => {
-    await moveTo(T0 + 2 * HOUR);
+    await s.moveTo(T0 + 2 * HOUR);
     expect((await ingest(files['late.txt']!)).summary).toMatchObject({ records: 2, added: 1, duplicates_skipped: 1 });
 
     // The floor is weekly: the rule runs again a week later.
-    await moveTo(T0 + 7 * DAY);
-    await tickAndDeliver(t);
-    const { results } = await alice.matches(domainRule, { page_size: 100 });
+    await s.moveTo(T0 + 7 * DAY);
+    await tickAndDeliver(s.t);
+    const { results } = await s.alice.matches(domainRule, { page_size: 100 });
     expect(results).toHaveLength(2);
     expect(results[0]).toMatchObject({ total_hits: 1, window_start: iso(T0), window_end: iso(T0 + 7 * DAY) });
-    expect(await hitsOf(results[0]!.id)).toEqual([expect.objectContaining({ short_url: 'https://is.gd/Late1', target_host: 'mail.acme-bank.com', discovered_at: iso(T0 + 2 * HOUR) })]);
-    expect(payloadOf(requestsTo(receiver, domainKit)[1]!)).toMatchObject({ total_matches: 1 });
+    expect(await s.hitsOf(results[0]!.id)).toEqual([expect.objectContaining({ short_url: 'https://is.gd/Late1', target_host: 'mail.acme-bank.com', discovered_at: iso(T0 + 2 * HOUR) })]);
+    expect(payloadOf(requestsTo(s.receiver, domainKit)[1]!)).toMatchObject({ total_matches: 1 });
 
-    await moveTo(T0 + 7 * DAY + HOUR);
+    await s.moveTo(T0 + 7 * DAY + HOUR);
     for (const name of ['0001__.txt', 'tinyurl.com.txt', 'late.txt']) {
       const again = await ingest(files[name]!);
       expect(again.summary, name).toMatchObject({ added: 0, duplicates_skipped: again.summary.records });
     }
-    await moveTo(T0 + 14 * DAY);
-    await tickAndDeliver(t);
-    expect((await alice.matches(domainRule)).results).toHaveLength(2);
-    expect((await runsOf(t, domainRule)).at(-1)).toMatchObject({ status: 'empty', window_end: T0 + 14 * DAY });
+    await s.moveTo(T0 + 14 * DAY);
+    await tickAndDeliver(s.t);
+    expect((await s.alice.matches(domainRule)).results).toHaveLength(2);
+    expect((await runsOf(s.t, domainRule)).at(-1)).toMatchObject({ status: 'empty', window_end: T0 + 14 * DAY });
   });
 
   it("another organization's rule, match and hits are 404", async () => {
-    await mallory.relogin();
-    expectError(await mallory.get(rulePaths.matches(domainRule)), 404, 'not_found');
-    expectError(await mallory.get(rulePaths.hits(domainMatch)), 404, 'not_found');
+    await s.mallory.relogin();
+    expectError(await s.mallory.get(rulePaths.matches(domainRule)), 404, 'not_found');
+    expectError(await s.mallory.get(rulePaths.hits(domainMatch)), 404, 'not_found');
   });
 });
 

@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { repoRoot, type CliResult } from './cli.ts';
+import { scaled } from './wait.ts';
 
 export interface CliProcess {
   child: ChildProcess;
@@ -24,7 +25,7 @@ export function spawnCli(args: string[], options: { env: Record<string, string>;
   let stderr = '';
   child.stdout!.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
   child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-  const timer = setTimeout(() => child.kill('SIGKILL'), options.timeoutMs ?? 90_000);
+  const timer = setTimeout(() => child.kill('SIGKILL'), options.timeoutMs ?? scaled(90_000));
   const done = new Promise<CliResult & { signal: NodeJS.Signals | null }>((resolve, reject) => {
     child.once('error', (error) => {
       clearTimeout(timer);
@@ -58,13 +59,4 @@ export async function tickSummary(process: CliProcess): Promise<TickSummary> {
   const result = await process.done;
   if (result.code !== 0) throw new Error(`rules tick exited ${result.code ?? result.signal}\nstdout:\n${result.stdout}\nstderr:\n${result.stderr}`);
   return JSON.parse(result.stdout) as TickSummary;
-}
-
-/** Polls `check` every `everyMs` until it returns true (rejects after `timeoutMs`). */
-export async function waitUntil(check: () => boolean | Promise<boolean>, timeoutMs = 60_000, everyMs = 10, what = 'condition'): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, everyMs));
-  }
 }

@@ -1,6 +1,7 @@
 import { execFile } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { scaled } from './wait.ts';
 
 export const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 
@@ -22,7 +23,7 @@ export function runCli(args: string[], options: { env: Record<string, string>; i
       {
         cwd: repoRoot,
         env: { ...process.env, DRAGNET_LOG_LEVEL: 'warn', ...options.env },
-        timeout: options.timeoutMs ?? 60_000,
+        timeout: options.timeoutMs ?? scaled(60_000),
         encoding: 'utf8',
       },
       (error, stdout, stderr) => {

@@ -351,15 +351,6 @@ export const writeCorpus = (t: TestApp, batches: ChannelBatch[]) => t.container.
 export const HOUR = 3_600_000;
 export const iso = (ms: number) => new Date(ms).toISOString();
 
-/** Polls `check` until it holds, failing after `timeoutMs`. */
-export async function until(what: string, check: () => boolean | Promise<boolean>, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
-
 /**
  * A rules app with two organizations: Acme (alice), whose receiver `slow` takes a request and
  * never answers (within a 30 s delivery timeout), and Globex (bob), whose `quick` answers 204.

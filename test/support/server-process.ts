@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { repoRoot } from './cli.ts';
+import { scaled } from './wait.ts';
 
 export interface ServerProcess {
   child: ChildProcess;
@@ -62,7 +63,7 @@ async function spawnUntilReady(command: string, args: string[], env: Record<stri
  * the given environment and waits for its "Dragnet is listening on …" line. `extraArgs` go after
  * the script's own (`--no-worker` for an API-only process).
  */
-export async function startServer(env: Record<string, string>, timeoutMs = 60_000, extraArgs: string[] = []): Promise<ServerProcess> {
+export async function startServer(env: Record<string, string>, timeoutMs = scaled(60_000), extraArgs: string[] = []): Promise<ServerProcess> {
   const pkg = JSON.parse(readFileSync(path.join(repoRoot, 'package.json'), 'utf8')) as { scripts: { start: string } };
   const [command, ...scriptArgs] = pkg.scripts.start.split(/\s+/);
   const { process: started, match } = await spawnUntilReady(
@@ -76,7 +77,7 @@ export async function startServer(env: Record<string, string>, timeoutMs = 60_00
 }
 
 /** Starts `dragnet worker` and waits for its "Dragnet worker running" line. */
-export async function startWorker(env: Record<string, string>, timeoutMs = 60_000): Promise<WorkerProcess> {
+export async function startWorker(env: Record<string, string>, timeoutMs = scaled(60_000)): Promise<WorkerProcess> {
   return (await spawnUntilReady(process.execPath, ['bin/dragnet.js', 'worker'], env, /Dragnet worker running/, timeoutMs)).process;
 }
 

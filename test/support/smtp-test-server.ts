@@ -5,6 +5,7 @@ import path from 'node:path';
 import { simpleParser, type ParsedMail } from 'mailparser';
 import { generate } from 'selfsigned';
 import { SMTPServer, type SMTPServerOptions, type SMTPServerSession } from 'smtp-server';
+import { scaled } from './wait.ts';
 
 /** A self-signed certificate and its PEM in a temp file (DRAGNET_SMTP_CA_FILE). */
 export interface TestCertificate {
@@ -179,7 +180,7 @@ export async function startSmtpTestServer(options: SmtpTestServerOptions = {}): 
       opened();
       gate = Promise.resolve();
     },
-    waitForMessages(count, timeoutMs = 10_000) {
+    waitForMessages(count, timeoutMs = scaled(20_000)) {
       return new Promise((resolve, reject) => {
         const check = () => {
           if (messages.length >= count) {

@@ -21,6 +21,8 @@ export interface WebhookReceiver {
   url(pathname?: string): string;
   port: number;
   requests: ReceivedRequest[];
+  /** Connections a client holds open now (one it gave up on is closed). */
+  openConnections(): number;
   /** Changes what later requests get. */
   respond(behaviour: ReceiverBehaviour): void;
   close(): Promise<void>;
@@ -64,6 +66,7 @@ export async function startWebhookReceiver(host = '127.0.0.1', initial: Receiver
     port,
     url: (pathname = '/hook') => `http://${hostPart}:${port}${pathname}`,
     requests,
+    openConnections: () => sockets.size,
     respond(next) {
       behaviour = next;
     },

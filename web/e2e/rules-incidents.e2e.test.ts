@@ -2,6 +2,7 @@ import { createServer, type AddressInfo } from 'node:net';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSmtpTestServer, type SmtpTestServer } from '../../test/support/smtp-test-server.ts';
+import { scaled } from '../../test/support/wait.ts';
 import { launchChromium, PHONE, screenshot, type Browser } from './support/browser.ts';
 import { startDashboardServer, type DashboardServer } from './support/dashboard-server.ts';
 
@@ -116,7 +117,7 @@ describe('the dashboard in a browser: settings, a rule from a search, its email 
   });
 
   it("emails the recipients through the sender; the email's link is the incident page of this server", async () => {
-    const [mail] = await smtp.waitForMessages(1, 30_000);
+    const [mail] = await smtp.waitForMessages(1, scaled(30_000));
     expect(mail).toMatchObject({ from: 'alerts@acme.test', to: [RECIPIENT] });
     expect(mail!.parsed.subject).toContain(RULE);
     link = /href="([^"]*\/incidents\/\d+)"/.exec(String(mail!.parsed.html))![1]!;

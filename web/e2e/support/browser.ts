@@ -2,6 +2,7 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import { scaled } from '../../../test/support/wait.ts';
 
 /** Debian's Chromium (web/e2e/install-chromium.sh installs it); playwright-core downloads none. */
 export const CHROMIUM = '/usr/bin/chromium';
@@ -42,6 +43,8 @@ export async function launchChromium(): Promise<Browser> {
     viewport: { width: 1280, height: 800 },
     locale: 'en-GB',
   });
+  // Playwright's 30 s for every wait and navigation, stretched on a slower machine as the suite's own deadlines are.
+  context.setDefaultTimeout(scaled(30_000));
   const problems: string[] = [];
   const watch = (page: Page) => {
     page.on('console', (message) => {

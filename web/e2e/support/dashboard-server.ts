@@ -1,6 +1,7 @@
 import { runCli } from '../../../test/support/cli.ts';
 import { startServer, type ServerProcess } from '../../../test/support/server-process.ts';
 import { createTestStoreLocation, type TestStoreLocation } from '../../../test/support/test-store.ts';
+import { scaled } from '../../../test/support/wait.ts';
 
 export interface DashboardServer {
   baseUrl: string;
@@ -19,7 +20,7 @@ export async function startDashboardServer(env: Record<string, string> = {}): Pr
   const location = await createTestStoreLocation();
   const server = await startServer({ ...location.env, HOST: '127.0.0.1', PORT: '0', ...env });
   try {
-    const demo = await runCli(['demo', '--json'], { env: { ...location.env, ...env }, timeoutMs: 180_000 });
+    const demo = await runCli(['demo', '--json'], { env: { ...location.env, ...env }, timeoutMs: scaled(180_000) });
     if (demo.code !== 0) throw new Error(`dragnet demo failed: ${demo.stderr}`);
     const { email, password } = JSON.parse(demo.stdout) as { email: string; password: string };
     return {

@@ -5,6 +5,7 @@ import { channel, loadCorpus, message } from '../../../../test/support/corpus.ts
 import { createDeliveryKit, messengerRule, rulesUser, type DeliveryKit, type RulesApi } from '../../../../test/support/rules-api.ts';
 import type { TestApp } from '../../../../test/support/test-app.ts';
 import { NO_RATE_LIMITS } from '../../../../test/support/delivery-api.ts';
+import { scaled } from '../../../../test/support/wait.ts';
 import { renderDashboard, startTestServer } from '../../test/test-server.tsx';
 
 const EMAIL = 'ana@acme.test';
@@ -40,7 +41,7 @@ describe('the rules pages', () => {
     expect((screen.getByLabelText(kit.recipient.email) as HTMLInputElement).checked).toBe(true);
 
     await userEvent.setup().click(screen.getByRole('button', { name: 'Create the rule' }));
-    expect(await screen.findByRole('heading', { name: 'Messenger: acme-bank.com' }, { timeout: 15_000 })).toBeTruthy();
+    expect(await screen.findByRole('heading', { name: 'Messenger: acme-bank.com' }, { timeout: scaled(15_000) })).toBeTruthy();
     const [rule] = await rulesNamed('Messenger: acme-bank.com');
     expect(rule).toMatchObject({ service: 1, args: { query: 'acme-bank.com', unique_only: true }, recipients: [kit.recipient.id], email_template: kit.template.id });
     expect(history.location.pathname).toBe(`/rules/${rule!.id}`);
@@ -59,7 +60,7 @@ describe('the rules pages', () => {
     await user.type(query, '"fresh logs" acme-bank.com');
     expect(screen.queryByText(/come from your search/)).toBeNull();
     await user.click(screen.getByRole('button', { name: 'Create the rule' }));
-    await screen.findByRole('heading', { name: 'Fresh logs' }, { timeout: 15_000 });
+    await screen.findByRole('heading', { name: 'Fresh logs' }, { timeout: scaled(15_000) });
     const [rule] = await rulesNamed('Fresh logs');
     expect(rule).toMatchObject({ args: { query: '"fresh logs" acme-bank.com' }, total_matches_count: 1 });
   });
@@ -99,7 +100,7 @@ describe('the rules pages', () => {
     await user.clear(name);
     await user.type(name, 'Acme credentials');
     await user.click(screen.getByRole('button', { name: 'Create the rule' }));
-    await screen.findByRole('heading', { name: 'Acme credentials' }, { timeout: 15_000 });
+    await screen.findByRole('heading', { name: 'Acme credentials' }, { timeout: scaled(15_000) });
     expect((await rulesNamed('Acme credentials'))[0]).toMatchObject({ service: 3, args: { domain_url: 'acme-bank.com', filter_id: 2 } });
   });
 

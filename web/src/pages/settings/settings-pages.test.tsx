@@ -5,6 +5,7 @@ import { createDeliveryKit, messengerRule, rulesUser, type RulesApi } from '../.
 import { startSmtpTestServer, type SmtpTestServer } from '../../../../test/support/smtp-test-server.ts';
 import type { TestApp } from '../../../../test/support/test-app.ts';
 import { NO_RATE_LIMITS } from '../../../../test/support/delivery-api.ts';
+import { scaled } from '../../../../test/support/wait.ts';
 import { renderDashboard, startTestServer } from '../../test/test-server.tsx';
 
 const EMAIL = 'ana@acme.test';
@@ -73,7 +74,7 @@ describe('the settings pages', () => {
     await user.type(screen.getByLabelText('Send to'), 'soc@acme.test');
     await user.click(screen.getByRole('button', { name: 'Send test email' }));
     expect((await screen.findByRole('status')).textContent).toContain('Test email to soc@acme.test queued');
-    const [mail] = await smtp.waitForMessages(1, 15_000);
+    const [mail] = await smtp.waitForMessages(1, scaled(15_000));
     expect(mail).toMatchObject({ from: 'alerts@acme.test', to: ['soc@acme.test'] });
     expect(mail!.parsed.subject).toMatch(/^\[Test\]/);
     await user.click(screen.getByRole('button', { name: 'Refresh' }));
@@ -103,7 +104,7 @@ describe('the settings pages', () => {
 
     // hooks.acme.test resolves nowhere: the attempt is recorded as failed and the page says why.
     await user.click(screen.getByRole('button', { name: 'Test SOC hook' }));
-    expect((await screen.findByRole('status', {}, { timeout: 15_000 })).textContent).toMatch(/^Failed: /);
+    expect((await screen.findByRole('status', {}, { timeout: scaled(15_000) })).textContent).toMatch(/^Failed: /);
   });
 
   it("templates: the preview fills the placeholders and warns of a missing one, which the server then refuses, beside the body", async () => {
