@@ -4,7 +4,6 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import ipaddr from 'ipaddr.js';
 import { parseAllowList } from './lib/outbound/index.ts';
-import type { DeliveryConfig, SystemSenderConfig } from './modules/delivery/index.ts';
 
 export interface Config {
   host: string;
@@ -79,6 +78,31 @@ export interface RequestDeadlines {
   bodyMs: number;
   /** A streamed body (POST /ingest/) must bring this many bytes a second, over every `bodyMs`. */
   streamMinBytesPerSecond: number;
+}
+
+/** The operator's system sender (DRAGNET_SYSTEM_SMTP_URL), kept in step with the store at start-up. */
+export interface SystemSenderConfig {
+  from: string;
+  host: string;
+  port: number;
+  encryption: 'SSL' | 'TLS';
+  username: string | null;
+  password: string | null;
+}
+
+/** How email is sent (modules/delivery's email transport). */
+export interface SmtpConfig {
+  timeoutMs: number;
+  /** Trust self-signed SMTP certificates (DRAGNET_SMTP_ALLOW_SELF_SIGNED, for test servers). */
+  allowSelfSigned: boolean;
+  /** Extra trusted CA in PEM (DRAGNET_SMTP_CA_FILE). */
+  ca?: string;
+}
+
+export interface DeliveryConfig {
+  systemSender?: SystemSenderConfig;
+  webhookTimeoutMs: number;
+  smtp: SmtpConfig;
 }
 
 export type Env = Record<string, string | undefined>;

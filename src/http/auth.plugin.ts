@@ -1,11 +1,28 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { Selectable } from 'kysely';
+import type { UserTable } from '../db/schema.ts';
 import { AppError, validationError } from '../lib/errors.ts';
-import { chain, settle } from '../lib/maybe-promise.ts';
-import type { AuthService } from '../modules/auth/index.ts';
-import type { OrganizationService, UserRow } from '../modules/orgs/index.ts';
+import { chain, settle, type MaybePromise } from '../lib/maybe-promise.ts';
+
+/** The user a request acts as: its row of `users`, as modules/orgs reads it. */
+export type AuthenticatedUser = Selectable<UserTable>;
+
+/**
+ * What authentication asks of the modules (auth and orgs implement it): declared here, so that
+ * the routes of every module can import this file without importing those modules.
+ */
+export interface AccessAuthenticator {
+  /** The active user an access token belongs to; throws `unauthorized` for any other token. */
+  authenticateAccess(accessToken: string): MaybePromise<AuthenticatedUser>;
+}
+
+export interface ActingOrgResolver {
+  /** The organization a request acts for: the user's own, or one it manages (MSSP). */
+  resolveActingOrg(user: AuthenticatedUser, requestedOrgId: number | undefined): MaybePromise<number>;
+}
 
 export interface AuthContext {
-  user: UserRow;
+  user: AuthenticatedUser;
   /** The organization this request acts for: the user's own, or one it manages. */
   orgId: number;
 }
@@ -22,7 +39,7 @@ declare module 'fastify' {
 
 export const SERVICE_PREFIX = '/service/';
 
-export function requireAuth(request: FastifyRequest): AuthContext {
+export function requireAuth(request: Pick<FastifyRequest, 'auth'>): AuthContext {
   if (!request.auth) throw new AppError('unauthorized', 'authentication required');
   return request.auth;
 }
@@ -42,7 +59,7 @@ function requestedOrgId(request: FastifyRequest): number | undefined {
  * Every /service/ route needs a bearer access token (spec 5). Authentication runs in onRequest,
  * before body parsing, validation and rate limiting, so an anonymous caller learns nothing else.
  */
-export function registerAuthentication(app: FastifyInstance, deps: { auth: AuthService; organizations: OrganizationService }) {
+export function registerAuthentication(app: FastifyInstance, deps: { auth: AccessAuthenticator; organizations: ActingOrgResolver }) {
   app.decorateRequest('auth', null);
   app.addHook('onRoute', (route) => {
     if (route.url.startsWith(SERVICE_PREFIX) && route.schema) {

@@ -1,12 +1,38 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { chain, settle } from '../lib/maybe-promise.ts';
-import { rateLimitHeaders, type Admission, type RateLimiter, type UsageCatalog } from '../modules/usage/index.ts';
+import type { FastifyInstance, FastifyRequest, RouteOptions } from 'fastify';
+import { chain, settle, type MaybePromise } from '../lib/maybe-promise.ts';
 import { SERVICE_PREFIX } from './auth.plugin.ts';
 import { onClientGone } from './client-gone.ts';
+import { rateLimitHeaders, type WindowState } from './rate-limit-headers.ts';
+
+/** One admitted request's reservation, as far as the hooks read it. */
+export interface RateLimitAdmission {
+  /** The endpoint's own daily window, which X-RateLimit-* describe. */
+  endpoint: WindowState | null;
+  /** The account's monthly window (X-RateLimit-Account-*). */
+  account: WindowState | null;
+  released: boolean;
+}
+
+/**
+ * What the hooks ask of the rate limiter and of the list of usage services (modules/usage
+ * implements both): declared here, so that http/ does not import that module.
+ */
+export interface RequestLimiter {
+  /** Reserves a unit of every limit the request counts against, or throws `rate_limited`. */
+  admit(orgId: number, service: string): MaybePromise<RateLimitAdmission>;
+  /** Gives back a reservation `admit` returned. */
+  release(admission: RateLimitAdmission): Promise<void>;
+}
+
+export interface UsageServiceRegistry {
+  register(route: RouteOptions): void;
+  /** The usage service a route's URL counts against. */
+  slugOf(url: string): string;
+}
 
 declare module 'fastify' {
   interface FastifyRequest {
-    rateLimit: Admission | null;
+    rateLimit: RateLimitAdmission | null;
   }
   interface FastifyContextConfig {
     /** The usage service a route counts against (several routes may share one). */
@@ -22,7 +48,7 @@ const isSuccess = (status: number) => status >= 200 && status < 300;
  * handler; the reservation is given back when the response is not a 2xx, or when the client
  * leaves before it has the whole response.
  */
-export function registerRateLimiting(app: FastifyInstance, deps: { limiter: RateLimiter; catalog: UsageCatalog; enabled: boolean }) {
+export function registerRateLimiting(app: FastifyInstance, deps: { limiter: RequestLimiter; catalog: UsageServiceRegistry; enabled: boolean }) {
   const { limiter, catalog } = deps;
   app.decorateRequest('rateLimit', null);
 

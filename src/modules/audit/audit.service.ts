@@ -1,6 +1,5 @@
-import type { FastifyRequest } from 'fastify';
 import type { Generated, Kysely } from 'kysely';
-import { requireAuth } from '../../http/auth.plugin.ts';
+import { requireAuth, type AuthContext } from '../../http/auth.plugin.ts';
 import type { Database } from '../../db/schema.ts';
 import type { Clock } from '../../lib/clock.ts';
 import type { AuditEventName } from './audit.schemas.ts';
@@ -42,7 +41,7 @@ export interface AuditRecord extends AuditOrigin {
 }
 
 /** The origin of an event an authenticated request caused, logged in the organization it acts for. */
-export function requestOrigin(request: FastifyRequest): AuditOrigin {
+export function requestOrigin(request: { auth: AuthContext | null; ip: string }): AuditOrigin {
   const { user, orgId } = requireAuth(request);
   return { orgId, actor: { id: user.id, email: user.email }, via: 'api', ip: request.ip };
 }

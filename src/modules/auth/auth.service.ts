@@ -4,10 +4,10 @@ import type { Clock } from '../../lib/clock.ts';
 import type { KeyRing } from '../../lib/crypto.ts';
 import { AppError, validationError } from '../../lib/errors.ts';
 import { chain, type MaybePromise } from '../../lib/maybe-promise.ts';
+import { assertPasswordStrength, hashPassword, verifyPassword } from '../../lib/password.ts';
 import { userTarget, type AuditDetails, type AuditEventName, type AuditLog } from '../audit/index.ts';
 import type { UserRepository, UserRow } from '../orgs/index.ts';
 import { tooManyAttempts, type LoginThrottle } from './login-throttle.ts';
-import { assertPasswordStrength, hashPassword, verifyPassword } from './password.ts';
 import type { TokenService, VerifiedToken } from './token.service.ts';
 import { canonicalBackupCode, enrollmentDetails, matchingTotpStep, newBackupCodes, newTotpSeed } from './two-factor.ts';
 

@@ -1,3 +1,4 @@
+import type { DeliveryConfig } from '../../config.ts';
 import type { Store } from '../../db/store.ts';
 import type { Clock } from '../../lib/clock.ts';
 import type { KeyRing } from '../../lib/crypto.ts';
@@ -5,16 +6,10 @@ import type { BackgroundTasks } from '../../lib/log.ts';
 import type { Metrics } from '../../lib/metrics.ts';
 import type { AuditLog } from '../audit/index.ts';
 import { deliveryRoutes } from './delivery.routes.ts';
-import { createDeliveryService, type SystemSenderConfig } from './delivery.service.ts';
-import { createEmailTransport, type EmailTransportOptions } from './email/email-transport.ts';
+import { createDeliveryService } from './delivery.service.ts';
+import { createEmailTransport } from './email/email-transport.ts';
 import { createOutboundHttp, type OutboundGuard } from '../../lib/outbound/index.ts';
 import { createWebhookTransport } from './webhook/webhook-transport.ts';
-
-export interface DeliveryConfig {
-  systemSender?: SystemSenderConfig;
-  webhookTimeoutMs: number;
-  smtp: EmailTransportOptions;
-}
 
 export async function createDeliveryModule(deps: {
   store: Store;

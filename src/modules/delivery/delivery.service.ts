@@ -1,4 +1,5 @@
 import { sql, type Kysely, type Selectable, type Transaction } from 'kysely';
+import type { SystemSenderConfig } from '../../config.ts';
 import type {
   Database,
   EmailTemplateTable,
@@ -73,15 +74,6 @@ export interface WebhookInput {
   url: string;
   headers?: Record<string, string>;
   is_default?: boolean;
-}
-
-export interface SystemSenderConfig {
-  from: string;
-  host: string;
-  port: number;
-  encryption: 'SSL' | 'TLS';
-  username: string | null;
-  password: string | null;
 }
 
 export function createDeliveryService(deps: {

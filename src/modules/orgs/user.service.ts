@@ -1,6 +1,6 @@
 import type { Clock } from '../../lib/clock.ts';
 import { conflict, isUniqueViolation, notFound, validationError } from '../../lib/errors.ts';
-import { assertPasswordStrength, hashPassword } from '../auth/index.ts';
+import { assertPasswordStrength, hashPassword } from '../../lib/password.ts';
 import type { OrganizationService } from './org.service.ts';
 import type { UserRepository, UserRow } from './user.repository.ts';
 

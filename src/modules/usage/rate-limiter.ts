@@ -1,24 +1,14 @@
 import type { Clock } from '../../lib/clock.ts';
+import type { RateLimitAdmission } from '../../http/rate-limit.plugin.ts';
+import { rateLimitHeaders, type WindowState } from '../../http/rate-limit-headers.ts';
 import { AppError } from '../../lib/errors.ts';
 import type { CounterSlot, CounterStore } from './counters/counter-store.ts';
 import { chain, type MaybePromise } from '../../lib/maybe-promise.ts';
 import type { ActiveLimit, LimitEntry, LimitResolver } from './limits.ts';
 import { periodLabels, secondsUntil, windowAt, type Window } from './windows.ts';
 
-export interface WindowState {
-  limit: number;
-  used: number;
-  remaining: number;
-  resetSeconds: number;
-}
-
-export interface Admission {
+export interface Admission extends RateLimitAdmission {
   slots: CounterSlot[];
-  /** The endpoint's own daily window, which X-RateLimit-* describe. */
-  endpoint: WindowState | null;
-  /** The account's monthly window (X-RateLimit-Account-*). */
-  account: WindowState | null;
-  released: boolean;
 }
 
 const keyOf = (orgId: number, entry: LimitEntry, start: number) => `${orgId}|${entry.scope}|${entry.period}|${start}`;
@@ -32,25 +22,6 @@ interface SlotPlan {
   /** Which slots the headers describe (-1: that limit is not in force). */
   endpointDay: number;
   accountMonth: number;
-}
-
-/**
- * X-RateLimit-* describe the endpoint's daily window (spec 8.1.5), X-RateLimit-Account-* the
- * account's monthly one (docs/api.md "Rate limits"); `givenBack` units were refunded.
- */
-export function rateLimitHeaders(endpoint: WindowState | null, account: WindowState | null, givenBack = 0): Record<string, number> {
-  const headers: Record<string, number> = {};
-  if (endpoint) {
-    headers['x-ratelimit-limit'] = endpoint.limit;
-    headers['x-ratelimit-remaining'] = Math.min(endpoint.limit, endpoint.remaining + givenBack);
-    headers['x-ratelimit-reset'] = endpoint.resetSeconds;
-  }
-  if (account) {
-    headers['x-ratelimit-account-limit'] = account.limit;
-    headers['x-ratelimit-account-remaining'] = Math.min(account.limit, account.remaining + givenBack);
-    headers['x-ratelimit-account-reset'] = account.resetSeconds;
-  }
-  return headers;
 }
 
 const isCurrent = (plan: SlotPlan, entries: readonly ActiveLimit[], ms: number) =>

@@ -1,4 +1,5 @@
 import { isIP } from 'node:net';
+import type { SmtpConfig } from '../../../config.ts';
 import { BlockedAddressError, type OutboundGuard } from '../../../lib/outbound/index.ts';
 import type { RenderedEmail } from './template-render.ts';
 
@@ -23,14 +24,6 @@ export interface EmailOutcome {
   ok: boolean;
   error: string | null;
   durationMs: number;
-}
-
-export interface EmailTransportOptions {
-  timeoutMs: number;
-  /** Trust self-signed SMTP certificates (DRAGNET_SMTP_ALLOW_SELF_SIGNED, for test servers). */
-  allowSelfSigned: boolean;
-  /** Extra trusted CA in PEM (DRAGNET_SMTP_CA_FILE). */
-  ca?: string;
 }
 
 /** What each nodemailer error code means, in our words: a peer's reply text never reaches the log. */
@@ -74,7 +67,7 @@ function describeSmtpFailure(error: unknown): string {
  * Sends through nodemailer to the address the outbound guard checked, never to the name (which
  * could resolve elsewhere the second time); STARTTLS still names the host (SNI, certificate).
  */
-export function createEmailTransport(options: EmailTransportOptions & { guard: OutboundGuard }) {
+export function createEmailTransport(options: SmtpConfig & { guard: OutboundGuard }) {
   return {
     async send(account: SmtpAccount, to: string[], message: RenderedEmail): Promise<EmailOutcome> {
       const started = performance.now();

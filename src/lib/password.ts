@@ -1,5 +1,5 @@
 import { hash, verify } from '@node-rs/argon2';
-import { validationError } from '../../lib/errors.ts';
+import { validationError } from './errors.ts';
 
 // argon2id with the OWASP-recommended floor (19 MiB, 2 passes); @node-rs/argon2 defaults to id.
 const argon2Options = { memoryCost: 19_456, timeCost: 2, parallelism: 1 };

@@ -1,10 +1,10 @@
 import Fastify from 'fastify';
-import { operationsOptions } from '../app.ts';
-import type { Container } from '../container.ts';
-import { registerErrorHandling } from './error-handler.ts';
-import { serverLogger } from './logging.ts';
-import { operationsRoutes, registerRequestMetrics } from './operations.routes.ts';
-import { ErrorBody } from './schemas.ts';
+import { operationsOptions } from './app.ts';
+import type { Container } from './container.ts';
+import { registerErrorHandling } from './http/error-handler.ts';
+import { serverLogger } from './http/logging.ts';
+import { operationsRoutes, registerRequestMetrics } from './http/operations.routes.ts';
+import { ErrorBody } from './http/schemas.ts';
 
 /**
  * `dragnet worker --metrics-port`: a worker has no API, but Prometheus and an orchestrator still
