@@ -5,8 +5,9 @@ import type { BackgroundTasks } from '../../lib/log.ts';
 import type { Metrics } from '../../lib/metrics.ts';
 import type { AuditLog } from '../audit/index.ts';
 import { deliveryRoutes } from './delivery.routes.ts';
-import { createDeliveryService, type SystemSenderConfig } from './delivery.service.ts';
+import { createDeliveryService } from './delivery.service.ts';
 import { createEmailTransport, type EmailTransportOptions } from './email/email-transport.ts';
+import type { SystemSenderConfig } from './sender.service.ts';
 import { createOutboundHttp, type OutboundGuard } from '../../lib/outbound/index.ts';
 import { createWebhookTransport } from './webhook/webhook-transport.ts';
 
@@ -43,7 +44,7 @@ export async function createDeliveryModule(deps: {
     metrics: deps.metrics,
     background: deps.background,
   });
-  await service.syncSystemSender(deps.config.systemSender);
+  await service.senders.syncSystemSender(deps.config.systemSender);
   return {
     service,
     routes: deliveryRoutes({ delivery: service, audit: deps.audit, dashboardUrl: deps.dashboardUrl }),
