@@ -8,7 +8,7 @@ import type { LoginThrottle } from './login-throttle.ts';
 import { verifyPassword } from './password.ts';
 import { canonicalBackupCode, matchingTotpStep } from './two-factor.ts';
 
-export type SecondFactor = 'totp' | 'backup_code';
+type SecondFactor = 'totp' | 'backup_code';
 
 /** Checks of what a user knows beyond a token: a second factor, and the password of a signed-in user. */
 export function createCredentialCheck(deps: { db: Kysely<Database>; keys: KeyRing; clock: Clock; throttle: LoginThrottle }) {

@@ -103,5 +103,3 @@ export function createTwoFactorService(deps: {
     },
   };
 }
-
-export type TwoFactorService = ReturnType<typeof createTwoFactorService>;

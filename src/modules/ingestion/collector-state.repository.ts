@@ -108,5 +108,3 @@ export function createCollectorStateRepository(deps: { db: Kysely<Database>; clo
     schedules: () => db.selectFrom('collector_state').select(['name', 'next_run_at', 'last_run_at', 'consecutive_failures', 'runs']).execute(),
   };
 }
-
-export type CollectorStateRepository = ReturnType<typeof createCollectorStateRepository>;

@@ -42,5 +42,3 @@ export function createSearchHistoryRepository(db: Kysely<Database>) {
     },
   };
 }
-
-export type SearchHistoryRepository = ReturnType<typeof createSearchHistoryRepository>;
