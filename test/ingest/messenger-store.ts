@@ -1,4 +1,4 @@
-import type { MessageItem } from '../../src/modules/search/search.service.ts';
+import type { MessageItem } from '../../src/modules/search/search.types.ts';
 import { expect } from 'vitest';
 import { createTestApp, type TestApp } from '../support/test-app.ts';
 import type { TestStoreLocation } from '../support/test-store.ts';

@@ -1,6 +1,6 @@
 import type { LightMyRequestResponse } from 'fastify';
 import { expect } from 'vitest';
-import type { MessageItem } from '../../src/modules/search/search.service.ts';
+import type { MessageItem } from '../../src/modules/search/search.types.ts';
 import type { TestApp } from './test-app.ts';
 
 /** The response shapes of spec 2.3 and 2.4 as the tests read them. */

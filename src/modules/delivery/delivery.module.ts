@@ -38,7 +38,7 @@ export async function createDeliveryModule(deps: {
     metrics: deps.metrics,
     background: deps.background,
   });
-  await service.syncSystemSender(deps.config.systemSender);
+  await service.senders.syncSystemSender(deps.config.systemSender);
   return {
     service,
     routes: deliveryRoutes({ delivery: service, audit: deps.audit, dashboardUrl: deps.dashboardUrl }),

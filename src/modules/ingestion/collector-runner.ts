@@ -1,17 +1,12 @@
-import { sql, type Kysely } from 'kysely';
+import type { Kysely } from 'kysely';
 import type { Database } from '../../db/schema.ts';
 import type { Clock } from '../../lib/clock.ts';
 import type { Metrics } from '../../lib/metrics.ts';
 import type { OutboundHttp } from '../../lib/outbound/index.ts';
-import { storableText } from '../../lib/storable-text.ts';
 import type { SourceContext } from '../sources/index.ts';
+import { createCollectorStateRepository } from './collector-state.repository.ts';
 import type { ConfiguredCollector } from './collectors-file.ts';
 import { isoDateOrNull as iso } from '../../lib/iso-date.ts';
-
-/** How long a claim holds without a cursor save: a crashed process's collector is free again after it. */
-const LEASE_MS = 10 * 60_000;
-/** Backoff after failures doubles the interval per consecutive failure, up to this (or the interval). */
-const MAX_BACKOFF_MS = 6 * 3_600_000;
 
 export interface CollectorStatus {
   name: string;
@@ -48,104 +43,37 @@ export interface CollectorRunReport {
  * failure.
  */
 export function createCollectorRunner(deps: { db: Kysely<Database>; clock: Clock; context: SourceContext; collectors: ConfiguredCollector[]; metrics: Metrics; http: OutboundHttp }) {
-  const { db, clock, context, collectors } = deps;
+  const { clock, context, collectors } = deps;
   const now = () => clock.now().getTime();
-
-  const ensureRow = (name: string) =>
-    db
-      .insertInto('collector_state')
-      .values({ name, next_run_at: now() })
-      .onConflict((oc) => oc.column('name').doNothing())
-      .execute();
-
-  /**
-   * Takes the collector's lease. The loop passes the run count it saw when it judged the
-   * collector due: a process that saw it due just before another finished a run then claims
-   * nothing, rather than running it again at once.
-   */
-  async function claim(name: string, seenRuns: number | null): Promise<boolean> {
-    await ensureRow(name);
-    const at = now();
-    let update = db
-      .updateTable('collector_state')
-      .set({ claimed_until: at + LEASE_MS })
-      .where('name', '=', name)
-      .where((eb) => eb.or([eb('claimed_until', 'is', null), eb('claimed_until', '<', at)]));
-    if (seenRuns !== null) update = update.where('runs', '=', seenRuns);
-    const result = await update.executeTakeFirst();
-    return result.numUpdatedRows > 0n;
-  }
+  const collectorState = createCollectorStateRepository({ db: deps.db, clock });
 
   async function runOne(entry: ConfiguredCollector, signal: AbortSignal, seenRuns: number | null): Promise<CollectorRunReport> {
     const { collector } = entry;
     const name = collector.name;
-    if (!(await claim(name, seenRuns))) return { name, outcome: 'busy', items: 0 };
-    const state = await db.selectFrom('collector_state').select('cursor').where('name', '=', name).executeTakeFirstOrThrow();
-    let cursor: unknown = state.cursor === null ? null : JSON.parse(state.cursor);
-    const saveCursor = async (next: unknown) => {
-      cursor = next;
-      await db
-        .updateTable('collector_state')
-        .set({ cursor: JSON.stringify(next), claimed_until: now() + LEASE_MS })
-        .where('name', '=', name)
-        .execute();
-    };
+    if (!(await collectorState.claim(name, seenRuns))) return { name, outcome: 'busy', items: 0 };
+    const cursor = await collectorState.cursor(name);
     const startedAt = now();
     try {
       const outcome = await collector.run(context, {
         settings: entry.settings,
         cursor,
-        saveCursor,
+        saveCursor: (next) => collectorState.saveCursor(name, next),
         signal,
         http: deps.http,
         log: (message) => process.stderr.write(`collector ${name}: ${message}\n`),
       });
-      const finishedAt = now();
       if (outcome.ingested) for (const { ingester, tally } of outcome.ingested) deps.metrics.ingested(ingester, 'collector', tally);
       else if (entry.sourceName) deps.metrics.ingested(entry.sourceName, 'collector', { added: outcome.items });
-      await db
-        .updateTable('collector_state')
-        .set({
-          cursor: JSON.stringify(outcome.cursor),
-          claimed_until: null,
-          runs: sql`runs + 1`,
-          consecutive_failures: 0,
-          items_last_run: outcome.items,
-          items_total: sql`items_total + ${outcome.items}`,
-          last_run_at: startedAt,
-          last_success_at: finishedAt,
-          next_run_at: finishedAt + entry.intervalSeconds * 1000,
-        })
-        .where('name', '=', name)
-        .execute();
+      await collectorState.recordSuccess(name, { cursor: outcome.cursor, items: outcome.items, startedAt, intervalSeconds: entry.intervalSeconds });
       return { name, outcome: 'ran', items: outcome.items };
     } catch (error) {
       if (signal.aborted) {
         // Shutting down is not a failure: the saved cursor stands and the next process goes on.
-        await db.updateTable('collector_state').set({ claimed_until: null }).where('name', '=', name).execute();
+        await collectorState.release(name);
         return { name, outcome: 'stopped', items: 0 };
       }
       const message = error instanceof Error ? error.message : String(error);
-      const row = await db.selectFrom('collector_state').select('consecutive_failures').where('name', '=', name).executeTakeFirstOrThrow();
-      const failures = Number(row.consecutive_failures) + 1;
-      const intervalMs = entry.intervalSeconds * 1000;
-      const backoff = Math.min(intervalMs * 2 ** failures, Math.max(intervalMs, MAX_BACKOFF_MS));
-      const failedAt = now();
-      await db
-        .updateTable('collector_state')
-        .set({
-          claimed_until: null,
-          runs: sql`runs + 1`,
-          consecutive_failures: failures,
-          items_last_run: null,
-          last_run_at: startedAt,
-          // A collector's error may quote what a feed answered.
-          last_error: storableText(message, 2000),
-          last_error_at: failedAt,
-          next_run_at: failedAt + backoff,
-        })
-        .where('name', '=', name)
-        .execute();
+      await collectorState.recordFailure(name, { message, startedAt, intervalSeconds: entry.intervalSeconds });
       return { name, outcome: 'failed', items: 0, error: message };
     }
   }
@@ -156,7 +84,7 @@ export function createCollectorRunner(deps: { db: Kysely<Database>; clock: Clock
     collectors,
 
     async status(): Promise<CollectorStatus[]> {
-      const rows = await db.selectFrom('collector_state').selectAll().execute();
+      const rows = await collectorState.all();
       const states = new Map(rows.map((row) => [row.name, row]));
       const at = now();
       return collectors.map((entry) => {
@@ -202,7 +130,7 @@ export function createCollectorRunner(deps: { db: Kysely<Database>; clock: Clock
       const controller = new AbortController();
       const running = new Map<string, Promise<void>>();
       const poll = async () => {
-        const rows = await db.selectFrom('collector_state').select(['name', 'next_run_at', 'last_run_at', 'consecutive_failures', 'runs']).execute();
+        const rows = await collectorState.schedules();
         const states = new Map(rows.map((row) => [row.name, row]));
         // An interval shortened in the collectors file applies at once, unless backing off.
         const dueAt = (entry: ConfiguredCollector) => {

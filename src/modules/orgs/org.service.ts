@@ -2,6 +2,7 @@ import type { Clock } from '../../lib/clock.ts';
 import { AppError, conflict, isUniqueViolation, notFound, validationError } from '../../lib/errors.ts';
 import type { MaybePromise } from '../../lib/maybe-promise.ts';
 import { frequencies, isFrequency } from '../../lib/frequency.ts';
+import { createActingOrgResolver } from './acting-org.ts';
 import type { OrganizationChanges, OrganizationRepository, OrganizationRow } from './org.repository.ts';
 import type { UserRow } from './user.repository.ts';
 
@@ -34,6 +35,7 @@ export function createOrganizationService(deps: {
   defaults: { alertRuleLimit: number; dashboardUrl: string };
 }) {
   const { organizations, clock, defaults } = deps;
+  const actingOrg = createActingOrgResolver({ organizations });
 
   const toView = (row: OrganizationRow): OrganizationView => ({
     id: row.id,
@@ -106,24 +108,6 @@ export function createOrganizationService(deps: {
     now: clock.now().getTime(),
   });
 
-  /** An organization other than the caller's own: allowed for system users and managing MSSPs. */
-  async function resolveManagedOrg(user: Pick<UserRow, 'org_id' | 'role'>, requestedOrgId: number): Promise<number> {
-    const target = await organizations.findById(requestedOrgId);
-    const allowed = target && (user.role === 'system' || target.managed_by_org_id === user.org_id);
-    if (!allowed) {
-      const managesAny = user.role === 'system' || (await organizations.listManagedBy(user.org_id)).length > 0;
-      if (!managesAny) {
-        throw new AppError('forbidden', 'only MSSP or system accounts may act for another organization (org_id)', {
-          fields: [{ field: 'org_id', message: 'not allowed for this account' }],
-        });
-      }
-      throw new AppError('not_found', 'organization not found among those this account manages', {
-        fields: [{ field: 'org_id', message: 'not managed by this account' }],
-      });
-    }
-    return target.id;
-  }
-
   return {
     toView,
 
@@ -168,24 +152,9 @@ export function createOrganizationService(deps: {
       return toView(row);
     },
 
-    /**
-     * The organization a request acts for. Everyone acts for their own; a system user may act
-     * for any organization and an MSSP user for the organizations its organization manages.
-     * An organization the caller may not see is a 404, as for any other org-scoped id.
-     */
-    resolveActingOrg(user: Pick<UserRow, 'org_id' | 'role'>, requestedOrgId: number | undefined): MaybePromise<number> {
-      // Nearly every request acts for the caller's own organization: answered without a read.
-      if (requestedOrgId === undefined || requestedOrgId === user.org_id) return user.org_id;
-      return resolveManagedOrg(user, requestedOrgId);
-    },
+    resolveActingOrg: actingOrg.resolveActingOrg,
 
-    async listVisible(user: Pick<UserRow, 'org_id' | 'role'>): Promise<OrganizationView[]> {
-      const rows =
-        user.role === 'system'
-          ? await organizations.list()
-          : [await organizations.findById(user.org_id), ...(await organizations.listManagedBy(user.org_id))];
-      return rows.filter((row): row is OrganizationRow => row !== undefined).map(toView);
-    },
+    listVisible: async (user: Pick<UserRow, 'org_id' | 'role'>): Promise<OrganizationView[]> => (await actingOrg.visibleOrganizations(user)).map(toView),
   };
 }
 

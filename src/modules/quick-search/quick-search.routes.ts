@@ -1,12 +1,11 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import type { Kysely } from 'kysely';
-import type { Database } from '../../db/schema.ts';
 import { requireAuth } from '../../http/auth.plugin.ts';
 import { MAX_PAGE, Nullable, OrgIdQuery, withErrors } from '../../http/schemas.ts';
 import { linkedPage, pageWindow } from '../../lib/pagination.ts';
 import type { LeakQueries } from '../sources/index.ts';
 import type { LimitResolver, RateLimiter } from '../usage/index.ts';
+import type { QuickSearchRepository } from './quick-search.repository.ts';
 
 const TAG = 'quick-search';
 
@@ -78,7 +77,7 @@ const Capacity = Type.Object({
   }),
 });
 
-export function quickSearchRoutes(deps: { leaks: LeakQueries; limiter: RateLimiter; limits: LimitResolver; db: Kysely<Database> }): FastifyPluginAsyncTypebox {
+export function quickSearchRoutes(deps: { leaks: LeakQueries; limiter: RateLimiter; limits: LimitResolver; capacity: QuickSearchRepository }): FastifyPluginAsyncTypebox {
   return async (app) => {
     app.get(
       '/service/domain_quick_search/',
@@ -162,10 +161,7 @@ export function quickSearchRoutes(deps: { leaks: LeakQueries; limiter: RateLimit
           QUICK_SEARCH_SLUGS.map(async (slug) => ({ service_slug: slug, limits: await deps.limiter.usage(orgId, await deps.limits.service(orgId, slug)) })),
         );
         const account = await deps.limiter.usage(orgId, await deps.limits.account(orgId));
-        const jobs = await deps.db.selectFrom('jobs').select(['status', (eb) => eb.fn.countAll<number>().as('n')]).where('status', 'in', ['queued', 'running']).groupBy('status').execute();
-        const pending = await deps.db.selectFrom('matches').select((eb) => eb.fn.countAll<number>().as('n')).where('org_id', '=', orgId).where('status', '=', 'pending').executeTakeFirstOrThrow();
-        const count = (status: string) => Number(jobs.find((row) => row.status === status)?.n ?? 0);
-        return { services, account, load: { queued_jobs: count('queued'), running_jobs: count('running'), pending_matches: Number(pending.n) } };
+        return { services, account, load: await deps.capacity.backgroundLoad(orgId) };
       },
     );
   };

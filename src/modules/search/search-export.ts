@@ -2,7 +2,7 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import { csvRows } from '../../lib/csv.ts';
-import type { ExportItem } from './search.service.ts';
+import type { ExportItem } from './search.types.ts';
 
 // Messages are in every script (Cyrillic, Arabic, …): the PDF standard fonts cover Latin only,
 // so the report embeds DejaVu Sans.

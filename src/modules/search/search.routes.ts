@@ -4,23 +4,13 @@ import { requireAuth } from '../../http/auth.plugin.ts';
 import { clientSignal } from '../../http/client-gone.ts';
 import { withErrors } from '../../http/schemas.ts';
 import type { ChannelRepository } from './channel.repository.ts';
+import { channelRoutes } from './channel.routes.ts';
 import { contentTypes, exportRowLimit, renderExport } from './search-export.ts';
-import {
-  CategoryList,
-  ChannelList,
-  ChannelQuery,
-  ExportQuery,
-  HistoryList,
-  HistoryParams,
-  Paging,
-  SearchBody,
-  SearchResponse,
-} from './search.schemas.ts';
-import { SEARCH_LIMITS, type SearchService } from './search.service.ts';
-import { isoDateOrNull as iso } from '../../lib/iso-date.ts';
+import { SEARCH_LIMITS } from './search-limits.ts';
+import { ExportQuery, HistoryList, HistoryParams, Paging, SearchBody, SearchResponse } from './search.schemas.ts';
+import type { SearchService } from './search.service.ts';
 
-const pages = (total: number, pageSize: number) => Math.ceil(total / pageSize);
-
+/** The messenger search API: searches, the channels they run over, and the history of past searches. */
 export function searchRoutes(deps: { search: SearchService; channels: ChannelRepository }): FastifyPluginAsyncTypebox {
   const { search, channels } = deps;
   return async (app) => {
@@ -42,68 +32,7 @@ export function searchRoutes(deps: { search: SearchService; channels: ChannelRep
       },
     );
 
-    app.get(
-      '/service/messenger-channels/',
-      {
-        schema: {
-          operationId: 'messengerChannels',
-          tags: ['messenger search'],
-          summary: 'Tracked channels',
-          querystring: ChannelQuery,
-          response: withErrors({ 200: ChannelList }, [400, 401, 429]),
-        },
-        config: { rateLimit: { service: 'messenger-channels', name: 'Messenger channels' } },
-      },
-      async (request) => {
-        const { page, page_size, search: text, category_id, is_active } = request.query;
-        const { items, total } = await channels.list({
-          search: text,
-          categoryId: category_id,
-          isActive: is_active,
-          offset: (page - 1) * page_size,
-          limit: page_size,
-        });
-        return {
-          items: items.map((c) => ({
-            ...c,
-            id: Number(c.id),
-            category_id: c.category_id === null ? null : Number(c.category_id),
-            is_active: Number(c.is_active) === 1,
-            last_scraped_at: iso(c.last_scraped_at),
-            total_messages_scraped: Number(c.total_messages_scraped),
-          })),
-          total,
-          page,
-          page_size,
-          total_pages: pages(total, page_size),
-        };
-      },
-    );
-
-    app.get(
-      '/service/messenger-channels-categories/',
-      {
-        schema: {
-          operationId: 'messengerChannelCategories',
-          tags: ['messenger search'],
-          summary: 'Channel categories with their channel counts',
-          querystring: Type.Object(Paging(100, 500)),
-          response: withErrors({ 200: CategoryList }, [400, 401, 429]),
-        },
-        config: { rateLimit: { service: 'messenger-channels-categories', name: 'Messenger channel categories' } },
-      },
-      async (request) => {
-        const { page, page_size } = request.query;
-        const { items, total } = await channels.listCategories((page - 1) * page_size, page_size);
-        return {
-          items: items.map((k) => ({ id: Number(k.id), name: k.name, channel_count: Number(k.channel_count) })),
-          total,
-          page,
-          page_size,
-          total_pages: pages(total, page_size),
-        };
-      },
-    );
+    await app.register(channelRoutes(channels));
 
     app.get(
       '/service/messenger-search-history/',

@@ -1,7 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import { IdInteger, MAX_PAGE, Nullable } from '../../http/schemas.ts';
 import { exportFormats } from './search-export.ts';
-import { SEARCH_LIMITS } from './search.service.ts';
+import { SEARCH_LIMITS } from './search-limits.ts';
 
 export const SearchBody = Type.Object(
   {

@@ -1,11 +1,12 @@
 import { createHash } from 'node:crypto';
-import { sql, type Kysely, type Transaction } from 'kysely';
+import type { Kysely, Transaction } from 'kysely';
 import type { Database } from '../../../../db/schema.ts';
 import type { Engine } from '../../../../db/store.ts';
 import type { Clock } from '../../../../lib/clock.ts';
 import type { Log } from '../../../../lib/log.ts';
 import { foldText } from '../../common/query/query-language.ts';
 import { createPartitionKeeper, type PartitionKeeper } from './message-partitions.ts';
+import { inMessageTransaction, transactionGroups } from './message-transactions.ts';
 
 export interface ChannelInput {
   platform: string;
@@ -41,8 +42,6 @@ export interface WriteTotals {
 
 const INSERT_ROWS_PER_STATEMENT = 500;
 const MESSAGES_PER_TRANSACTION = 1000;
-/** PostgreSQL advisory lock key of message writers (any constant no other lock uses). */
-const MESSAGE_WRITER_LOCK = 0x6d657373;
 
 /** Identical texts (modulo surrounding and repeated white space) share a hash: unique_only. */
 export const textHash = (text: string): string =>
@@ -88,11 +87,6 @@ export function createCorpusWriter(deps: { db: Kysely<Database>; engine: Engine;
     return Number(row.id);
   }
 
-  async function lastMessageId(tx: Transaction<Database>): Promise<number> {
-    const row = await tx.selectFrom('messages').select((eb) => eb.fn.max('id').as('max')).executeTakeFirst();
-    return Number(row?.max ?? 0);
-  }
-
   /**
    * Inserts the messages whose (channel, message id) is new. On PostgreSQL that key is kept
    * once in message_keys, as a partitioned `messages` cannot hold a unique index without the
@@ -136,23 +130,13 @@ export function createCorpusWriter(deps: { db: Kysely<Database>; engine: Engine;
   }
 
   /** One transaction's worth of messages: its channels, their messages and their FTS rows. */
-  async function writeTransaction(batches: ChannelBatch[], partitions: PartitionKeeper | null, channelIds: Set<number>): Promise<number> {
-    return db.transaction().execute(async (tx) => {
-      // PostgreSQL hands out ids when rows are inserted, not when they commit: two writers at
-      // once could commit id 101 before id 100, and a search that saw 101 would miss 100
-      // below its watermark, which a later re-read would then find. Writers take turns, so a
-      // committed id is never below one still to commit. (SQLite has one writer at a time.)
-      if (engine === 'postgres') await sql`select pg_advisory_xact_lock(${MESSAGE_WRITER_LOCK})`.execute(tx);
-      const lastIdBefore = engine === 'sqlite' ? await lastMessageId(tx) : 0;
+  function writeTransaction(batches: ChannelBatch[], partitions: PartitionKeeper | null, channelIds: Set<number>): Promise<number> {
+    return inMessageTransaction({ db, engine }, async (tx) => {
       let added = 0;
       for (const batch of batches) {
         const channelId = await upsertChannel(tx, batch.channel);
         channelIds.add(channelId);
         added += await insertMessages(tx, channelId, batch.messages, partitions);
-      }
-      // SQLite: the trigram index of the new rows in one statement (migration 0006).
-      if (engine === 'sqlite' && added > 0) {
-        await sql`insert into messages_fts (rowid, text_folded) select id, text_folded from messages where id > ${lastIdBefore}`.execute(tx);
       }
       return added;
     });
@@ -188,31 +172,14 @@ export function createCorpusWriter(deps: { db: Kysely<Database>; engine: Engine;
     ): Promise<WriteTotals> {
       const partitions = engine === 'postgres' ? createPartitionKeeper() : null;
       const channelIds = new Set<number>();
-      let pending: ChannelBatch[] = [];
-      let pendingMessages = 0;
-      const commit = async () => {
-        if (pending.length === 0) return;
-        const added = await writeTransaction(pending, partitions, channelIds);
-        totals.channels = channelIds.size;
-        totals.added += added;
-        totals.duplicates += pendingMessages - added;
-        onBatch?.(pendingMessages);
-        pending = [];
-        pendingMessages = 0;
-      };
       try {
-        for await (const batch of batches) {
-          // A channel's batch may be a whole export: it is cut to fit the transactions.
-          let offset = 0;
-          do {
-            const messages = batch.messages.slice(offset, offset + MESSAGES_PER_TRANSACTION - pendingMessages);
-            offset += messages.length;
-            pending.push({ channel: batch.channel, messages });
-            pendingMessages += messages.length;
-            if (pendingMessages >= MESSAGES_PER_TRANSACTION) await commit();
-          } while (offset < batch.messages.length);
+        for await (const group of transactionGroups(batches, MESSAGES_PER_TRANSACTION)) {
+          const added = await writeTransaction(group.batches, partitions, channelIds);
+          totals.channels = channelIds.size;
+          totals.added += added;
+          totals.duplicates += group.messages - added;
+          onBatch?.(group.messages);
         }
-        await commit();
       } finally {
         // The counts are a convenience of the channel list: a failure to refresh them (the write
         // lock busy past its wait) is logged, and neither hides the write's own error nor fails

@@ -1,0 +1,130 @@
+import { sql, type Kysely } from 'kysely';
+import type { Database } from '../../db/schema.ts';
+import { integer, type IdRange, type MatchQuery, type MatchSource } from './match-source.ts';
+
+export interface MatchCounts {
+  total: number;
+  channels: number;
+  /** Distinct texts among the matches (unique_only), when asked for. */
+  groups: number;
+}
+
+/** Where one plan gives way to another; tests move them to run every plan on a small corpus. */
+export const SEARCH_TUNING = {
+  /** Expected candidate rows from which a count is split over the readers. */
+  splitFromRows: 20_000,
+  /** Up to this many matches, their channels are looked up one by one; beyond, each channel is probed. */
+  channelsFromMatches: 50_000,
+  /** Newest messages of a channel checked by a probe before the channel is settled the slow way. */
+  probeRows: 32,
+  /** A message read and checked costs about this many index entries looked up. */
+  rowCostInIndexEntries: 5,
+};
+
+/**
+ * Counts a search's matches and the channels they are in, without keeping the matches anywhere,
+ * choosing how by how many matches the index expects.
+ */
+export function createMatchCounter(deps: { reader: Kysely<Database>; readerSlots: number; source: MatchSource; tuning: typeof SEARCH_TUNING }) {
+  const { reader, source, tuning } = deps;
+  const { channelCondition, alive, matchSource } = source;
+
+  /** Contiguous id ranges covering (0, maxMessageId], one per reader when the work is worth splitting. */
+  function idRanges(query: MatchQuery): IdRange[] {
+    const expectedRows = query.match.share * query.maxMessageId;
+    const parts = expectedRows < tuning.splitFromRows ? 1 : deps.readerSlots;
+    const step = Math.ceil(query.maxMessageId / parts);
+    return Array.from({ length: parts }, (_, i) => ({ above: i * step, upTo: Math.min(query.maxMessageId, (i + 1) * step) }));
+  }
+
+  /** Sums per-range results that the readers compute side by side. */
+  async function overRanges<T>(query: MatchQuery, part: (range: IdRange) => Promise<T[]>): Promise<T[]> {
+    return (await Promise.all(idRanges(query).map(part))).flat();
+  }
+
+  /**
+   * SQLite, a query the index answers whole: the matches of each channel from the index and a
+   * narrow (id, channel_id) index, without reading a message.
+   */
+  function channelCountsFromIndex(query: MatchQuery, match: string) {
+    return overRanges(query, async (range) => {
+      const { rows } = await sql<{ channel_id: number; n: number }>`
+        select m.channel_id, count(*) as n
+        from messages_fts f cross join messages m indexed by messages_id_channel_idx on m.id = f.rowid
+        where f.messages_fts match ${match} and f.rowid > ${integer(range.above)} and f.rowid <= ${integer(range.upTo)} and ${channelCondition(query)}
+          and ${alive('f.rowid')}
+        group by m.channel_id`.execute(reader);
+      return rows;
+    });
+  }
+
+  /**
+   * Channels with a match when matches are many: each channel's newest messages are checked
+   * until one matches, which for a broad query takes a message or two per channel. A channel
+   * whose newest `probeRows` messages hold none is settled by reading all of its messages, or,
+   * when those are more than the matches, from the index.
+   */
+  async function probeChannels(query: MatchQuery, match: string, total: number): Promise<number> {
+    const { rows } = await sql<{ id: number; size: number; found: number }>`
+      select c.id, c.total_messages_scraped as size, exists (
+        select 1 from (select m.text_folded from messages m where m.channel_id = c.id and m.id <= ${query.maxMessageId}
+                       order by m.date desc limit ${tuning.probeRows}) m
+        where ${query.match.exact}) as found
+      from channels c
+      where exists (select 1 from messages m where m.channel_id = c.id and m.id <= ${query.maxMessageId})`.execute(reader);
+    const unsettled = rows.filter((row) => Number(row.found) !== 1);
+    const found = rows.length - unsettled.length;
+    if (unsettled.length === 0) return found;
+    const ids = sql.join(unsettled.map((row) => Number(row.id)));
+    const unsettledMessages = unsettled.reduce((sum, row) => sum + Number(row.size), 0);
+    const { rows: more } =
+      unsettledMessages * tuning.rowCostInIndexEntries < total
+        ? await sql<{ n: number }>`
+            select count(*) as n from channels c where c.id in (${ids}) and exists (
+              select 1 from messages m where m.channel_id = c.id and m.id <= ${query.maxMessageId} and ${query.match.exact})`.execute(reader)
+        : await sql<{ n: number }>`
+            select count(distinct m.channel_id) as n
+            from messages_fts f cross join messages m indexed by messages_id_channel_idx on m.id = f.rowid
+            where f.messages_fts match ${match} and f.rowid <= ${integer(query.maxMessageId)} and m.channel_id in (${ids})`.execute(reader);
+    return found + Number(more[0]?.n ?? 0);
+  }
+
+  /**
+   * The number of matches and of channels with one (and of distinct texts with uniqueOnly).
+   * Candidates the index cannot vouch for are read and checked, their channels counted in the
+   * same pass; id ranges are counted side by side.
+   */
+  return async function count(query: MatchQuery, uniqueOnly: boolean): Promise<MatchCounts> {
+    if (uniqueOnly) {
+      const { from, where } = matchSource(query, { above: 0, upTo: query.maxMessageId });
+      const { rows } = await sql<MatchCounts>`
+        select count(*) as total, count(distinct m.channel_id) as channels, count(distinct m.text_hash) as groups
+        from ${from} where ${where}`.execute(reader);
+      const row = rows[0]!;
+      return { total: Number(row.total), channels: Number(row.channels), groups: Number(row.groups) };
+    }
+    const indexMatch = query.match.complete ? source.sqliteIndexMatch(query) : null;
+    // Many matches expected: counted from the index alone, then the channels probed. Few:
+    // counted with their channels in one pass.
+    if (indexMatch && !query.channelIds?.length && query.match.share * query.maxMessageId > tuning.channelsFromMatches) {
+      const totals = await overRanges(query, async (range) => {
+        const { rows } = await sql<{ n: number }>`
+          select count(*) as n from messages_fts
+          where messages_fts match ${indexMatch} and rowid > ${integer(range.above)} and rowid <= ${integer(range.upTo)} and ${alive('rowid')}`.execute(reader);
+        return rows;
+      });
+      const total = totals.reduce((sum, row) => sum + Number(row.n), 0);
+      if (total > tuning.channelsFromMatches) return { total, channels: await probeChannels(query, indexMatch, total), groups: total };
+    }
+    const perChannel = indexMatch
+      ? await channelCountsFromIndex(query, indexMatch)
+      : await overRanges(query, async (range) => {
+          const { from, where } = matchSource(query, range);
+          const { rows } = await sql<{ channel_id: number; n: number }>`
+            select m.channel_id, count(*) as n from ${from} where ${where} group by m.channel_id`.execute(reader);
+          return rows;
+        });
+    const total = perChannel.reduce((sum, row) => sum + Number(row.n), 0);
+    return { total, channels: new Set(perChannel.map((row) => Number(row.channel_id))).size, groups: total };
+  };
+}

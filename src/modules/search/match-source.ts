@@ -1,0 +1,66 @@
+import { sql } from 'kysely';
+import { livenessCheck } from '../../db/sqlite-readers.ts';
+import type { Engine } from '../../db/store.ts';
+import type { CompiledMatch } from '../sources/index.ts';
+
+/** One search as the store evaluates it: the compiled query over the messages that existed when it first ran. */
+export interface MatchQuery {
+  match: CompiledMatch;
+  channelIds?: number[];
+  /** The highest message id at search time: re-reads and exports see exactly what the search saw. */
+  maxMessageId: number;
+}
+
+/** A row's place in the newest-first order (date descending, then id descending). */
+export interface OrderKey {
+  date: number;
+  id: number;
+}
+
+/** An id range of messages, (above, upTo]. */
+export interface IdRange {
+  above: number;
+  upTo: number;
+}
+
+/**
+ * An integer parameter. better-sqlite3 binds every JavaScript number as a REAL, and FTS5 then
+ * ignores a rowid range (it counted a half range as slowly as the whole index).
+ */
+export const integer = (value: number) => sql`cast(${value} as bigint)`;
+
+/** The SQL fragments that counting and paging a search share. */
+export function createMatchSource(engine: Engine) {
+  const channelCondition = (query: MatchQuery) => (query.channelIds?.length ? sql`m.channel_id in (${sql.join(query.channelIds)})` : sql`1 = 1`);
+  // SQLite: the rows a long read visits let it be interrupted (its client gone); PostgreSQL
+  // cancels the backend's statement instead (db/cancellation.ts).
+  const alive = (rowId: string) => (engine === 'sqlite' ? sql.raw(livenessCheck(rowId)) : sql`1 = 1`);
+
+  return {
+    channelCondition,
+    alive,
+    keysetCondition: (after: OrderKey | undefined) => (after ? sql`(m.date, m.id) < (${after.date}, ${after.id})` : sql`1 = 1`),
+    sqliteIndexMatch: (query: MatchQuery) => (query.match.narrowing?.engine === 'sqlite' ? query.match.narrowing.match : null),
+
+    /**
+     * The matching rows of `messages m` with id in (above, upTo], as a FROM clause and a WHERE
+     * condition. On SQLite the trigram index drives the join: FTS5 streams its rowids in order and
+     * each is looked up once, where `m.id in (subquery)` would first copy them all into a
+     * temporary b-tree.
+     */
+    matchSource(query: MatchQuery, range: IdRange, useIndex = true) {
+      const { narrowing, exact } = query.match;
+      const where = sql<boolean>`${alive('m.id')} and ${exact} and m.id > ${range.above} and m.id <= ${range.upTo} and ${channelCondition(query)}`;
+      if (!useIndex || !narrowing) return { from: sql`messages m`, where };
+      if (narrowing.engine === 'sqlite') {
+        return {
+          from: sql`messages_fts f cross join messages m on m.id = f.rowid`,
+          where: sql<boolean>`f.messages_fts match ${narrowing.match} and f.rowid > ${integer(range.above)} and f.rowid <= ${integer(range.upTo)} and ${where}`,
+        };
+      }
+      return { from: sql`messages m`, where: sql<boolean>`${narrowing.condition} and ${where}` };
+    },
+  };
+}
+
+export type MatchSource = ReturnType<typeof createMatchSource>;

@@ -1,0 +1,112 @@
+import { cancellable } from '../../db/cancellation.ts';
+import type { OrderKey } from './match-source.ts';
+import { positiveTerms, textPreview } from '../sources/index.ts';
+import type { SearchPlanner } from './search-plan.ts';
+import type { MessageRow } from '../sources/messenger/index.ts';
+import { pagePlan, type SearchRepository } from './search.repository.ts';
+import type { ExportItem, RecordedSearch } from './search.types.ts';
+
+/** Rows an export reads per query: it goes on after the last row of the batch before (keyset). */
+const EXPORT_BATCH = 500;
+/** Re-read positions remembered (see `bookmarks`). */
+const BOOKMARKS = 1000;
+
+/** Reads a recorded search's results again, exactly as they were when it ran. */
+export function createRecordedSearchReader(deps: { searches: SearchRepository; planner: SearchPlanner }) {
+  const { searches, planner } = deps;
+
+  /**
+   * Where the last page read of a history entry ended (its position and the row's order key),
+   * so that the next page starts after that row instead of skipping every row before it: paging
+   * through a broad search costs a page per page. Per process and bounded; a miss only costs
+   * the skip.
+   */
+  const bookmarks = new Map<number, { position: number; key: OrderKey }>();
+
+  async function items(rows: MessageRow[], recorded: RecordedSearch): Promise<ExportItem[]> {
+    const { parse, options, watermark } = recorded;
+    const previewTerms = positiveTerms(parse.tree);
+    const channelLists = options.unique_only
+      ? await searches.channelsOfTexts([...new Set(rows.map((r) => r.text_hash))], watermark, options.channel_ids ?? undefined)
+      : null;
+    return rows.map((row) => {
+      const ownChannel = row.username ?? row.title;
+      const list = channelLists?.get(row.text_hash) ?? [ownChannel];
+      return {
+        message_id: Number(row.message_id),
+        channel_id: Number(row.channel_id),
+        channel_username: row.username,
+        user_id: row.user_id === null ? null : Number(row.user_id),
+        text_preview: textPreview(row.text, previewTerms, options.context_chars),
+        text: row.text,
+        date: new Date(Number(row.date)).toISOString(),
+        has_media: Number(row.has_media) === 1,
+        media_type: row.media_type,
+        file_name: row.file_name,
+        links: row.links ? (JSON.parse(row.links) as string[]) : null,
+        channel_count: list.length,
+        channels_list: list,
+      };
+    });
+  }
+
+  /** The query run again below the watermark. */
+  async function recordedQuery(recorded: RecordedSearch) {
+    const channelFilter = recorded.options.channel_ids ? await planner.channelScope(recorded.options.channel_ids) : null;
+    return planner.matchQuery(recorded.parse.tree, channelFilter, recorded.watermark);
+  }
+
+  /**
+   * Rows `from` (0-based) to `from + limit` of a recorded search, newest first, from the
+   * nearest bookmark at or before `from`.
+   */
+  async function rows(recorded: RecordedSearch, from: number, limit: number): Promise<MessageRow[]> {
+    if (from >= recorded.total) return [];
+    const { query, scope } = await recordedQuery(recorded);
+    const mark = bookmarks.get(recorded.historyId);
+    const start = mark && mark.position <= from ? mark : null;
+    const offset = from - (start?.position ?? 0);
+    const plan = pagePlan({ total: recorded.total, scope, offset, limit, narrowed: query.match.narrowing !== null });
+    const keys = await searches.page(query, { plan, uniqueOnly: recorded.options.unique_only, offset, limit, after: start?.key });
+    if (keys.length) {
+      bookmarks.delete(recorded.historyId);
+      bookmarks.set(recorded.historyId, { position: from + keys.length, key: keys[keys.length - 1]! });
+      if (bookmarks.size > BOOKMARKS) bookmarks.delete(bookmarks.keys().next().value!);
+    }
+    return searches.messages(keys);
+  }
+
+  return {
+    /** One page of results, without the full texts. */
+    async page(recorded: RecordedSearch, from: number, limit: number) {
+      return (await items(await rows(recorded, from, limit), recorded)).map(({ text: _text, ...item }) => item);
+    },
+
+    /**
+     * The newest `limit` results, full text included, read batch by batch as the export is
+     * written (each batch after the last row of the one before), so a large export never sits
+     * in memory whole. Each batch is read cancellable: the stream pulls batches outside the
+     * request's context.
+     */
+    async *exportBatches(recorded: RecordedSearch, limit: number, signal?: AbortSignal): AsyncGenerator<ExportItem[]> {
+      const total = Math.min(limit, recorded.total);
+      const { query, scope } = await cancellable(signal, () => recordedQuery(recorded));
+      let after: OrderKey | undefined;
+      for (let read = 0; read < total; ) {
+        const size = Math.min(EXPORT_BATCH, total - read);
+        const plan = pagePlan({ total: recorded.total, scope, offset: 0, limit: size, narrowed: query.match.narrowing !== null });
+        const batch = await cancellable(signal, async () => {
+          const keys = await searches.page(query, { plan, uniqueOnly: recorded.options.unique_only, offset: 0, limit: size, after });
+          return { keys, items: await items(await searches.messages(keys), recorded) };
+        });
+        if (batch.keys.length === 0) return;
+        yield batch.items;
+        read += batch.keys.length;
+        after = batch.keys[batch.keys.length - 1];
+      }
+    },
+
+    /** A deleted entry's bookmark goes with it. */
+    forget: (historyId: number) => bookmarks.delete(historyId),
+  };
+}

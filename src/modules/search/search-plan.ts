@@ -1,0 +1,87 @@
+import type { Engine } from '../../db/store.ts';
+import { AppError, validationError } from '../../lib/errors.ts';
+import type { ChannelRepository } from './channel.repository.ts';
+import type { MatchQuery } from './match-source.ts';
+import { matchCompilers, MIN_INDEXED_TERM_LENGTH, parseQuery, positiveTerms, QuerySyntaxError, type QueryNode, type TrigramStats } from '../sources/index.ts';
+import { SEARCH_LIMITS } from './search-limits.ts';
+
+interface ChannelFilter {
+  ids: number[];
+  /** Messages in those channels (all of them, not only up to a watermark: a cost estimate). */
+  messages: number;
+}
+
+/** The query parsed, its syntax errors answered 400 naming the field and where. */
+export function parseSearchQuery(query: string) {
+  try {
+    return parseQuery(query);
+  } catch (error) {
+    if (error instanceof QuerySyntaxError) {
+      throw new AppError('validation_failed', `query: ${error.message}`, {
+        fields: [{ field: 'query', message: error.message }],
+        extra: { position: error.position },
+      });
+    }
+    throw error;
+  }
+}
+
+/** Why a search may cost more or find more than its author meant, or null. */
+export function searchWarning(tree: QueryNode, truncated: boolean, total: number): string | null {
+  const notes: string[] = [];
+  if (truncated) notes.push('query truncated to its first terms (at most 64 terms and 1000 characters)');
+  const short = positiveTerms(tree).filter((t) => [...t].length < MIN_INDEXED_TERM_LENGTH);
+  const positives = positiveTerms(tree);
+  if (positives.length === 0) notes.push('broad query: it only excludes terms, so it matches almost every message');
+  if (short.length) {
+    notes.push(`broad query: terms shorter than ${MIN_INDEXED_TERM_LENGTH} characters (${short.map((t) => JSON.stringify(t)).join(', ')}) match as substrings almost anywhere`);
+  }
+  if (total > SEARCH_LIMITS.broadMatchThreshold) {
+    notes.push(`broad query: ${total} matches (more than ${SEARCH_LIMITS.broadMatchThreshold}); add terms to narrow it`);
+  }
+  return notes.length ? notes.join('; ') : null;
+}
+
+/** Turns a parsed query and its channels into the query the store runs. */
+export function createSearchPlanner(deps: { engine: Engine; channels: ChannelRepository; trigrams: TrigramStats }) {
+  const { channels, trigrams } = deps;
+  const compile = matchCompilers[deps.engine];
+
+  /** Channels to search in and how many messages they hold together. */
+  async function channelScope(ids: number[]) {
+    const known = await channels.messageCounts(ids);
+    return { ids, known, messages: [...known.values()].reduce((sum, n) => sum + n, 0) };
+  }
+
+  return {
+    channelScope,
+
+    /** The requested channels, deduplicated and checked. */
+    async checkedChannels(ids: number[] | null | undefined): Promise<ChannelFilter | null> {
+      if (!ids || ids.length === 0) return null;
+      const unique = [...new Set(ids)];
+      if (unique.length > SEARCH_LIMITS.maxChannelIds) {
+        throw validationError('channel_ids', `at most ${SEARCH_LIMITS.maxChannelIds} channels`);
+      }
+      const scope = await channelScope(unique);
+      const unknown = unique.filter((id) => !scope.known.has(id));
+      if (unknown.length) throw validationError('channel_ids', `unknown channel ids: ${unknown.join(', ')}`);
+      return scope;
+    },
+
+    /**
+     * The search as the store runs it, and how many messages it covers. When the chosen channels
+     * hold fewer messages than the index would return, reading those channels' messages directly
+     * (through the channel index) is the cheaper plan.
+     */
+    async matchQuery(tree: QueryNode, channelFilter: ChannelFilter | null, watermark: number) {
+      const { rarity, messages } = await trigrams.estimate(watermark);
+      let match = compile(tree, { rarity });
+      if (channelFilter && channelFilter.messages <= match.share * messages) match = compile(tree, { rarity, withoutIndex: true });
+      const query: MatchQuery = { match, channelIds: channelFilter?.ids, maxMessageId: watermark };
+      return { query, scope: channelFilter?.messages ?? watermark };
+    },
+  };
+}
+
+export type SearchPlanner = ReturnType<typeof createSearchPlanner>;
