@@ -5,7 +5,7 @@ import type { ChannelRepository } from './channel.repository.ts';
 import { CategoryList, ChannelList, ChannelQuery, Paging } from './search.schemas.ts';
 
 const pages = (total: number, pageSize: number) => Math.ceil(total / pageSize);
-const iso = (ms: number | null) => (ms === null ? null : new Date(Number(ms)).toISOString());
+import { isoDateOrNull as iso } from '../../lib/iso-date.ts';
 
 /** The tracked messenger channels and their categories, as searches can be narrowed to them. */
 export function channelRoutes(channels: ChannelRepository): FastifyPluginAsyncTypebox {
