@@ -1,11 +1,11 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { withErrors } from '../../http/schemas.ts';
+import { isoDateOrNull as iso } from '../../lib/iso-date.ts';
 import type { ChannelRepository } from './channel.repository.ts';
 import { CategoryList, ChannelList, ChannelQuery, Paging } from './search.schemas.ts';
 
 const pages = (total: number, pageSize: number) => Math.ceil(total / pageSize);
-import { isoDateOrNull as iso } from '../../lib/iso-date.ts';
 
 /** The tracked messenger channels and their categories, as searches can be narrowed to them. */
 export function channelRoutes(channels: ChannelRepository): FastifyPluginAsyncTypebox {
