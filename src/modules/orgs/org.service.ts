@@ -1,6 +1,5 @@
 import type { Clock } from '../../lib/clock.ts';
-import { AppError, conflict, isUniqueViolation, notFound, validationError } from '../../lib/errors.ts';
-import type { MaybePromise } from '../../lib/maybe-promise.ts';
+import { conflict, isUniqueViolation, notFound, validationError } from '../../lib/errors.ts';
 import { frequencies, isFrequency } from '../../lib/frequency.ts';
 import { createActingOrgResolver } from './acting-org.ts';
 import type { OrganizationChanges, OrganizationRepository, OrganizationRow } from './org.repository.ts';
