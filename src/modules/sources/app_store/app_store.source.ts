@@ -1,28 +1,15 @@
-import type { ArgError, SourceDefinition } from '../kit/source.ts';
+import { Type } from '@sinclair/typebox';
+import type { ArgError } from '../kit/source.ts';
+import { oneOf } from '../kit/arg-params.ts';
+import { defineSource, preparedOrErrors } from '../kit/source.ts';
 import { appStoreIngester } from './app-ingest.ts';
 import { matchApps } from './app-match.ts';
 import { appStoreMigrations } from './app-store.ts';
 import { brandOf, wordsOf } from './brand-match.ts';
 import { loadDemoApps } from './demo-apps.ts';
 
-interface AppStoreArgs {
-  query: string;
-  platforms?: string[];
-  official_developers?: string[];
-}
-
 // A shorter brand ("ab") is in too many app names and ids to mean anything.
 const MIN_BRAND = 3;
-
-function checkAppStoreArgs(args: Record<string, unknown>): ArgError[] {
-  const { query, official_developers: officials = [] } = args as unknown as AppStoreArgs;
-  const errors: ArgError[] = [];
-  if (wordsOf(query).join('').length < MIN_BRAND) errors.push({ field: 'args.query', message: `must have at least ${MIN_BRAND} letters or digits`, rule: 3 });
-  officials.forEach((official, index) => {
-    if (wordsOf(official).length === 0) errors.push({ field: `args.official_developers[${index}]`, message: 'must have a letter or digit', rule: 3 });
-  });
-  return errors;
-}
 
 /**
  * App stores (id 13): apps in Google Play, the App Store and third-party stores whose name, app
@@ -30,34 +17,41 @@ function checkAppStoreArgs(args: Record<string, unknown>): ArgError[] {
  * by one of the brand's own developers. Each app is reported once per rule; docs/sources.md
  * lists the hit fields.
  */
-export const appStoreSource: SourceDefinition = {
+export const appStoreSource = defineSource({
   id: 13,
   name: 'app_store',
   alias: 'App stores',
   description: 'Apps in official and third-party app stores that impersonate or reuse the watched brand.',
   serviceType: 'sync',
   frequency: 'weekly',
-  params: [
-    { name: 'query', type: 'String', required: true, hint: 'Brand looked for in app names, app ids, developer names and descriptions; near misses of it in names, ids and developers', example: 'Acme Bank' },
-    { name: 'platforms', type: 'Array[String]', required: false, hint: 'Only these platforms (both when omitted)', example: ['android'], valid_values: ['android', 'ios'] },
-    { name: 'official_developers', type: 'Array[String]', required: false, hint: 'Developer names or ids of your own apps (any case); their apps are not reported', example: ['Acme Bank plc'] },
-  ],
+  args: Type.Object({
+    query: Type.String({
+      description: 'Brand looked for in app names, app ids, developer names and descriptions; near misses of it in names, ids and developers',
+      examples: ['Acme Bank'],
+    }),
+    platforms: Type.Optional(Type.Array(oneOf(['android', 'ios']), { description: 'Only these platforms (both when omitted)', examples: [['android']] })),
+    official_developers: Type.Optional(
+      Type.Array(Type.String(), { description: 'Developer names or ids of your own apps (any case); their apps are not reported', examples: [['Acme Bank plc']] }),
+    ),
+  }),
   excludableFields: ['app_id', 'developer', 'developer_id', 'store'],
   filterableFields: ['platform', 'store', 'developer', 'matched_on', 'lookalike', 'genre'],
   sortableFields: ['discovered_at', 'updated_at', 'released_at', 'installs', 'rating', 'name'],
   hasData: true,
-  checkArgs: checkAppStoreArgs,
-  match(context, rawArgs, window, limit) {
-    const args = rawArgs as unknown as AppStoreArgs;
+  prepare(args) {
     const brand = brandOf(args.query);
-    // A rule stored before checkArgs held the query to letters or digits finds nothing.
-    if (!brand) return Promise.resolve({ hits: [], total: 0 });
-    return matchApps(context, { brand, platforms: args.platforms, officialDevelopers: args.official_developers }, window, limit);
+    const errors: ArgError[] = [];
+    if ((brand?.glued.length ?? 0) < MIN_BRAND) errors.push({ field: 'args.query', message: `must have at least ${MIN_BRAND} letters or digits`, rule: 3 });
+    (args.official_developers ?? []).forEach((official, index) => {
+      if (wordsOf(official).length === 0) errors.push({ field: `args.official_developers[${index}]`, message: 'must have a letter or digit', rule: 3 });
+    });
+    return preparedOrErrors(errors, () => ({ brand: brand!, platforms: args.platforms, officialDevelopers: args.official_developers }));
   },
+  match: matchApps,
   migrations: appStoreMigrations,
   ingesters: [appStoreIngester],
   async demo(context, now) {
     const added = await loadDemoApps(context, now);
     return `Demo apps: ${added} synthetic store listings added (try app_store with query "Acme Bank")`;
   },
-};
+});

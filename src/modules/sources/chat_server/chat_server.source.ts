@@ -1,25 +1,30 @@
-import { fieldIn, fieldIs, queryErrors } from '../common/documents/document-match.ts';
+import { Type, type Static } from '@sinclair/typebox';
+import type { ArgError } from '../kit/source.ts';
+import { fieldIn, fieldIs } from '../common/documents/document-match.ts';
 import { documentSource } from '../common/documents/document-source.ts';
-import type { ArgError, SourceDefinition } from '../kit/source.ts';
+import { defineSource } from '../kit/source.ts';
 import { DEMO_SERVERS, loadDemoChat } from './demo-chat.ts';
 import { discordFormat } from './discord-export.ts';
-
-interface ChatServerArgs {
-  query: string;
-  server_ids?: string[];
-  channel_ids?: string[];
-  include_bots?: boolean;
-  context_chars?: number;
-  unique_only?: boolean;
-}
 
 const DEFAULT_CONTEXT_CHARS = 300;
 const MAX_CONTEXT_CHARS = 10_000;
 const SNOWFLAKE = /^\d{1,20}$/;
 
-function checkChatServerArgs(args: Record<string, unknown>): ArgError[] {
-  const { server_ids: servers = [], channel_ids: channels = [], context_chars: contextChars } = args as Partial<ChatServerArgs>;
-  const errors = queryErrors(args);
+const [exampleServer] = DEMO_SERVERS;
+
+const chatServerArgs = Type.Object({
+  query: Type.String({ description: 'Search query: terms, "phrases", AND, OR, NOT, ( )', examples: ['"acme-bank.com" AND (combo OR logs)'] }),
+  server_ids: Type.Optional(Type.Array(Type.String(), { description: 'Only these servers (Discord guild snowflake ids, as strings)', examples: [[exampleServer!.id]] })),
+  channel_ids: Type.Optional(Type.Array(Type.String(), { description: 'Only these channels (snowflake ids, as strings)', examples: [[exampleServer!.channels[0]!.id]] })),
+  include_bots: Type.Optional(Type.Boolean({ description: 'Also report messages written by bot accounts (off by default)', examples: [false] })),
+  unique_only: Type.Optional(Type.Boolean({ description: 'Count identical texts posted several times once (the newest)', examples: [true] })),
+  context_chars: Type.Optional(Type.Integer({ description: `Characters of text around the match in each hit (default ${DEFAULT_CONTEXT_CHARS})`, examples: [200] })),
+});
+
+/** The checks of the args besides the query's syntax. */
+function checkChatServerArgs(args: Static<typeof chatServerArgs>): ArgError[] {
+  const { server_ids: servers = [], channel_ids: channels = [], context_chars: contextChars } = args;
+  const errors: ArgError[] = [];
   for (const [name, ids] of [['server_ids', servers], ['channel_ids', channels]] as const) {
     ids.forEach((id, index) => {
       if (!SNOWFLAKE.test(id)) errors.push({ field: `args.${name}[${index}]`, message: 'must be a snowflake id (a string of digits)', rule: 3 });
@@ -31,35 +36,26 @@ function checkChatServerArgs(args: Record<string, unknown>): ArgError[] {
   return errors;
 }
 
-const [exampleServer] = DEMO_SERVERS;
-
 /**
  * Chat-server platform (id 2): messages of community servers such as Discord guilds, ingested
  * from DiscordChatExporter JSON exports into the document store (../documents) and matched with
  * the search query language. Snowflake ids exceed 2^53, so they are strings.
  */
-export const chatServerSource: SourceDefinition = {
+export const chatServerSource = defineSource({
   id: 2,
   name: 'chat_server',
   alias: 'Chat servers (Discord)',
   description: 'Messages posted in tracked chat-server communities such as Discord servers, matched with the search query language.',
   serviceType: 'sync',
   frequency: 'daily',
-  params: [
-    { name: 'query', type: 'String', required: true, hint: 'Search query: terms, "phrases", AND, OR, NOT, ( )', example: '"acme-bank.com" AND (combo OR logs)' },
-    { name: 'server_ids', type: 'Array[String]', required: false, hint: 'Only these servers (Discord guild snowflake ids, as strings)', example: [exampleServer!.id] },
-    { name: 'channel_ids', type: 'Array[String]', required: false, hint: 'Only these channels (snowflake ids, as strings)', example: [exampleServer!.channels[0]!.id] },
-    { name: 'include_bots', type: 'Boolean', required: false, hint: 'Also report messages written by bot accounts (off by default)', example: false },
-    { name: 'unique_only', type: 'Boolean', required: false, hint: 'Count identical texts posted several times once (the newest)', example: true },
-    { name: 'context_chars', type: 'Int', required: false, hint: `Characters of text around the match in each hit (default ${DEFAULT_CONTEXT_CHARS})`, example: 200 },
-  ],
   excludableFields: ['server_id', 'channel_id', 'author_id'],
   filterableFields: ['server_id', 'server_name', 'channel_id', 'channel_name', 'category', 'author_id', 'author_name', 'is_bot', 'has_attachments'],
   sortableFields: ['timestamp', 'discovered_at', 'server_name', 'channel_name', 'author_name'],
   hasData: true,
-  checkArgs: checkChatServerArgs,
-  ...documentSource<ChatServerArgs>({
+  ...documentSource({
     name: 'chat_server',
+    args: chatServerArgs,
+    check: checkChatServerArgs,
     search: (args) => {
       const filters = [];
       if (args.server_ids?.length) filters.push(fieldIn('server_id', args.server_ids));
@@ -77,4 +73,4 @@ export const chatServerSource: SourceDefinition = {
     const added = await loadDemoChat(context, now);
     return `Demo chat servers: ${added} Discord messages added (try chat_server with the query "acme-bank.com" AND (combo OR logs))`;
   },
-};
+});

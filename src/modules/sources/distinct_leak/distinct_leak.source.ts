@@ -1,8 +1,10 @@
+import { Type } from '@sinclair/typebox';
 import { sql, type SqlBool } from 'kysely';
 import { credentialStoreMigrations, leakDb, openPassword, passwordFields } from '../common/leaks/credential-store.ts';
 import { readDistinct } from '../common/leaks/distinct-view.ts';
 import { parseLeakTarget } from '../common/leaks/leak-target.ts';
-import type { ArgError, MatchResult, MatchWindow, SourceContext, SourceDefinition } from '../kit/source.ts';
+import { oneOf } from '../kit/arg-params.ts';
+import { defineSource, type MatchResult, type MatchWindow, type SourceContext } from '../kit/source.ts';
 import { isoDate as iso } from '../../../lib/iso-date.ts';
 
 /**
@@ -14,30 +16,21 @@ import { isoDate as iso } from '../../../lib/iso-date.ts';
  * Hit data: login, email, username, domain, login_domain, url, password (masked), password_type
  * (plain or hash), hash_type, occurrences (leaks it was seen in), first_seen, last_seen.
  */
-interface DistinctLeakArgs {
-  query: string;
-  query_type: 'domain' | 'email' | 'username';
-  include_hashed?: boolean;
+/** Whose credentials a rule watches: a domain (its sites and logins at it), or one login. */
+interface DistinctLeakSubject {
+  domain: string | null;
+  login: string;
+  includeHashed: boolean;
 }
 
-function checkArgs(args: Record<string, unknown>): ArgError[] {
-  const query = args.query as string;
-  if (args.query_type === 'domain' && !parseLeakTarget(query)) return [{ field: 'args.query', message: 'must be a domain (e.g. acme-bank.com) for query_type domain', rule: 3 }];
-  if (args.query_type === 'email' && !/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(query)) return [{ field: 'args.query', message: 'must be an email address for query_type email', rule: 3 }];
-  return [];
+function subject(args: DistinctLeakSubject) {
+  if (args.domain === null) return sql<SqlBool>`c.login_key = ${args.login}`;
+  return sql<SqlBool>`(c.domain = ${args.domain} or c.login_domain = ${args.domain})`;
 }
 
-function subject(args: DistinctLeakArgs) {
-  const query = args.query.trim().toLowerCase();
-  if (args.query_type !== 'domain') return sql<SqlBool>`c.login_key = ${query}`;
-  const domain = parseLeakTarget(query)!.domain;
-  return sql<SqlBool>`(c.domain = ${domain} or c.login_domain = ${domain})`;
-}
-
-async function match(context: SourceContext, rawArgs: Record<string, unknown>, window: MatchWindow, limit: number): Promise<MatchResult> {
-  const args = rawArgs as unknown as DistinctLeakArgs;
+async function match(context: SourceContext, args: DistinctLeakSubject, window: MatchWindow, limit: number): Promise<MatchResult> {
   const conditions = [subject(args), sql<SqlBool>`c.discovered_at <= ${window.until}`];
-  if (!args.include_hashed) conditions.push(sql<SqlBool>`c.hash_type is null`);
+  if (!args.includeHashed) conditions.push(sql<SqlBool>`c.hash_type is null`);
   // spec 3.3.3 for a deduplicated source: a credential is new when its first sighting is.
   const having = window.since === null ? undefined : sql<SqlBool>`min(c.discovered_at) > ${window.since}`;
   const { rows, total } = await readDistinct(leakDb(context), { where: sql.join(conditions, sql` and `), having, limit });
@@ -64,25 +57,35 @@ async function match(context: SourceContext, rawArgs: Record<string, unknown>, w
   };
 }
 
-export const distinctLeakSource: SourceDefinition = {
+export const distinctLeakSource = defineSource({
   id: 5,
   name: 'distinct_leak',
   alias: 'Distinct leak',
   description: 'Deduplicated leaked credentials for a domain, email or username, each distinct credential reported once when first seen.',
   serviceType: 'sync',
   frequency: 'twice_weekly',
-  params: [
-    { name: 'query', type: 'String', required: true, hint: 'Domain, email address or username to watch', example: 'acme-bank.com' },
-    { name: 'query_type', type: 'String', required: true, hint: 'What the query is: a domain matches the site and email logins at it', example: 'domain', valid_values: ['domain', 'email', 'username'] },
-    { name: 'include_hashed', type: 'Boolean', required: false, hint: 'Also report credentials whose password is only a hash (off by default)', example: true },
-  ],
+  args: Type.Object({
+    query: Type.String({ description: 'Domain, email address or username to watch', examples: ['acme-bank.com'] }),
+    query_type: oneOf(['domain', 'email', 'username'], { description: 'What the query is: a domain matches the site and email logins at it', examples: ['domain'] }),
+    include_hashed: Type.Optional(Type.Boolean({ description: 'Also report credentials whose password is only a hash (off by default)', examples: [true] })),
+  }),
   excludableFields: ['login', 'email', 'username', 'domain'],
   filterableFields: ['domain', 'login_domain', 'password_type', 'hash_type'],
   sortableFields: ['first_seen', 'last_seen', 'occurrences', 'login'],
   hasData: true,
-  checkArgs,
+  prepare(args) {
+    const login = args.query.toLowerCase();
+    const includeHashed = Boolean(args.include_hashed);
+    if (args.query_type === 'domain') {
+      const target = parseLeakTarget(login);
+      if (!target) return { errors: [{ field: 'args.query', message: 'must be a domain (e.g. acme-bank.com) for query_type domain', rule: 3 }] };
+      return { value: { domain: target.domain, login, includeHashed } };
+    }
+    if (args.query_type === 'email' && !/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(login)) return { errors: [{ field: 'args.query', message: 'must be an email address for query_type email', rule: 3 }] };
+    return { value: { domain: null, login, includeHashed } };
+  },
   match,
   presentHit: openPassword,
   // The credential store is filled by `dragnet ingest filtered_leak` and its demo data.
   migrations: credentialStoreMigrations,
-};
+});

@@ -1,13 +1,14 @@
 import { createHash } from 'node:crypto';
+import { Type } from '@sinclair/typebox';
 import { sql, type SqlBool } from 'kysely';
 import { credentialIngester } from '../common/leaks/credential-ingester.ts';
 import { createCredentialWriter, credentialStoreMigrations, leakDb, openPassword, passwordFields } from '../common/leaks/credential-store.ts';
 import { generateCredentials } from '../common/leaks/demo-credentials.ts';
 import { FILTER_IDS, filterConditions, filterParameterErrors, findFilter, LEAK_FILTERS, urlContains } from '../common/leaks/leak-filters.ts';
-import { parseLeakTarget } from '../common/leaks/leak-target.ts';
-import type { ArgError, MatchResult, MatchWindow, SourceContext, SourceDefinition } from '../kit/source.ts';
+import { parseLeakTarget, type LeakTarget } from '../common/leaks/leak-target.ts';
+import { oneOf } from '../kit/arg-params.ts';
+import { defineSource, preparedOrErrors, type ArgError, type MatchResult, type MatchWindow, type SourceContext } from '../kit/source.ts';
 import { isoDateOrNull as iso } from '../../../lib/iso-date.ts';
-
 
 /**
  * Filtered credential leaks (id 3, spec 2.9 schema): credentials from stealer logs and
@@ -18,27 +19,16 @@ import { isoDateOrNull as iso } from '../../../lib/iso-date.ts';
  * organization), url, host, domain, login_domain, url_kind, software, country, os, leak_name,
  * leak_type, filter_id, leaked_at, discovered_at.
  */
-interface FilteredLeakArgs {
-  domain_url: string;
-  filter_id: number;
-  filter_parameters?: string[];
+/** A rule's credentials: the filter's over the target, narrowed to URLs containing one of the terms. */
+interface FilteredLeakSearch {
+  target: LeakTarget;
+  filterId: number;
+  terms: string[];
 }
 
-function checkArgs(args: Record<string, unknown>): ArgError[] {
-  const errors: ArgError[] = [];
-  if (!parseLeakTarget(args.domain_url as string)) {
-    errors.push({ field: 'args.domain_url', message: 'must be a domain or URL with a registrable domain (e.g. acme-bank.com or https://vpn.acme-bank.com/login)', rule: 3 });
-  }
-  const filter = findFilter(args.filter_id as number);
-  if (filter && args.filter_parameters !== undefined) errors.push(...filterParameterErrors(filter, args.filter_parameters));
-  return errors;
-}
-
-async function match(context: SourceContext, rawArgs: Record<string, unknown>, window: MatchWindow, limit: number): Promise<MatchResult> {
-  const args = rawArgs as unknown as FilteredLeakArgs;
-  const target = parseLeakTarget(args.domain_url)!;
-  const conditions = filterConditions(args.filter_id, target);
-  const terms = args.filter_parameters ?? [];
+async function match(context: SourceContext, args: FilteredLeakSearch, window: MatchWindow, limit: number): Promise<MatchResult> {
+  const conditions = filterConditions(args.filterId, args.target);
+  const { terms } = args;
   if (terms.length) conditions.push(sql<SqlBool>`(${sql.join(terms.map((term) => urlContains('c.url', term)), sql` or `)})`);
   conditions.push(sql<SqlBool>`c.discovered_at <= ${window.until}`);
   if (window.since !== null) conditions.push(sql<SqlBool>`c.discovered_at > ${window.since}`);
@@ -85,7 +75,7 @@ async function match(context: SourceContext, rawArgs: Record<string, unknown>, w
         os: row.os,
         leak_name: row.leak_name,
         leak_type: row.leak_type,
-        filter_id: args.filter_id,
+        filter_id: args.filterId,
         leaked_at: iso(row.leaked_at),
         discovered_at: iso(row.discovered_at),
       },
@@ -93,36 +83,37 @@ async function match(context: SourceContext, rawArgs: Record<string, unknown>, w
   };
 }
 
-export const filteredLeakSource: SourceDefinition = {
+export const filteredLeakSource = defineSource({
   id: 3,
   name: 'filtered_leak',
   alias: 'Filtered credential leaks',
   description: 'Leaked credentials tied to a domain or URL, filtered to employee emails, corporate logins, customer accounts, site credentials or admin panels.',
   serviceType: 'sync',
   frequency: 'daily',
-  params: [
-    { name: 'domain_url', type: 'String', required: true, hint: 'Domain or URL whose credentials to watch; subdomains included', example: 'acme-bank.com' },
-    {
-      name: 'filter_id',
-      type: 'Int',
-      required: true,
-      hint: LEAK_FILTERS.map((filter) => `${filter.id} ${filter.name}: ${filter.description}`).join('; '),
-      example: 2,
-      valid_values: FILTER_IDS,
-    },
-    {
-      name: 'filter_parameters',
-      type: 'Array[String]',
-      required: false,
-      hint: 'Narrow the filter: a credential is reported when one of these occurs in its URL (e.g. a path or a subdomain); filter 1 takes site host names',
-      example: ['/login', 'vpn.'],
-    },
-  ],
+  args: Type.Object({
+    domain_url: Type.String({ description: 'Domain or URL whose credentials to watch; subdomains included', examples: ['acme-bank.com'] }),
+    filter_id: oneOf(FILTER_IDS, { description: LEAK_FILTERS.map((filter) => `${filter.id} ${filter.name}: ${filter.description}`).join('; '), examples: [2] }),
+    filter_parameters: Type.Optional(
+      Type.Array(Type.String(), {
+        description: 'Narrow the filter: a credential is reported when one of these occurs in its URL (e.g. a path or a subdomain); filter 1 takes site host names',
+        examples: [['/login', 'vpn.']],
+      }),
+    ),
+  }),
   excludableFields: ['email', 'username', 'url', 'host', 'leak_name'],
   filterableFields: ['domain', 'host', 'login_domain', 'url_kind', 'country', 'software', 'leak_name', 'leak_type', 'filter_id'],
   sortableFields: ['discovered_at', 'leaked_at', 'email', 'domain', 'host'],
   hasData: true,
-  checkArgs,
+  prepare(args) {
+    const errors: ArgError[] = [];
+    const target = parseLeakTarget(args.domain_url);
+    if (!target) {
+      errors.push({ field: 'args.domain_url', message: 'must be a domain or URL with a registrable domain (e.g. acme-bank.com or https://vpn.acme-bank.com/login)', rule: 3 });
+    }
+    const filter = findFilter(args.filter_id);
+    if (filter && args.filter_parameters !== undefined) errors.push(...filterParameterErrors(filter, args.filter_parameters));
+    return preparedOrErrors(errors, () => ({ target: target!, filterId: args.filter_id, terms: args.filter_parameters ?? [] }));
+  },
   match,
   presentHit: openPassword,
   migrations: credentialStoreMigrations,
@@ -142,4 +133,4 @@ export const filteredLeakSource: SourceDefinition = {
     await writer.finish(leak);
     return `Demo credentials: ${added} added (try a filtered_leak rule on acme-bank.com)`;
   },
-};
+});

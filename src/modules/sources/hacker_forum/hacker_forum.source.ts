@@ -1,14 +1,10 @@
-import { fieldIn, fieldInAnyCase, queryErrors } from '../common/documents/document-match.ts';
+import { Type } from '@sinclair/typebox';
+import { fieldIn, fieldInAnyCase } from '../common/documents/document-match.ts';
 import { documentSource } from '../common/documents/document-source.ts';
-import type { SourceDefinition } from '../kit/source.ts';
+import { oneOf } from '../kit/arg-params.ts';
+import { defineSource } from '../kit/source.ts';
 import { loadDemoForums } from './demo-forum.ts';
 import { CONTENT_TYPES, forumJsonLines } from './forum-record.ts';
-
-interface HackerForumArgs {
-  query: string;
-  forums?: string[];
-  content_types?: string[];
-}
 
 // Forum posts are long: enough text around the match to judge it from the alert.
 const PREVIEW_CHARS = 400;
@@ -18,25 +14,24 @@ const PREVIEW_CHARS = 400;
  * ingested as JSON Lines into the document store (../documents) and matched with the search
  * query language.
  */
-export const hackerForumSource: SourceDefinition = {
+export const hackerForumSource = defineSource({
   id: 11,
   name: 'hacker_forum',
   alias: 'Hacker forums',
   description: 'Threads, posts and marketplace offers on cybercrime forums that mention the watched terms.',
   serviceType: 'sync',
   frequency: 'daily',
-  params: [
-    { name: 'query', type: 'String', required: true, hint: 'Search query: terms, "phrases", AND, OR, NOT, ( )', example: '"acme bank" AND (access OR database OR rdp)' },
-    { name: 'forums', type: 'Array[String]', required: false, hint: 'Only these forums (names as shown in hits, any case)', example: ['xss', 'exploit'] },
-    { name: 'content_types', type: 'Array[String]', required: false, hint: 'Only these kinds of content', example: ['thread', 'marketplace'], valid_values: [...CONTENT_TYPES] },
-  ],
   excludableFields: ['forum', 'author', 'thread_id'],
   filterableFields: ['forum', 'section', 'content_type', 'author', 'language'],
   sortableFields: ['posted_at', 'discovered_at', 'forum', 'author'],
   hasData: true,
-  checkArgs: queryErrors,
-  ...documentSource<HackerForumArgs>({
+  ...documentSource({
     name: 'hacker_forum',
+    args: Type.Object({
+      query: Type.String({ description: 'Search query: terms, "phrases", AND, OR, NOT, ( )', examples: ['"acme bank" AND (access OR database OR rdp)'] }),
+      forums: Type.Optional(Type.Array(Type.String(), { description: 'Only these forums (names as shown in hits, any case)', examples: [['xss', 'exploit']] })),
+      content_types: Type.Optional(Type.Array(oneOf(CONTENT_TYPES), { description: 'Only these kinds of content', examples: [['thread', 'marketplace']] })),
+    }),
     search: (args) => {
       const filters = [];
       if (args.forums?.length) filters.push(fieldInAnyCase('forum', args.forums));
@@ -53,4 +48,4 @@ export const hackerForumSource: SourceDefinition = {
     const added = await loadDemoForums(context, now);
     return `Demo hacker forums: ${added} forum posts added (try hacker_forum with the query "acme bank" AND (access OR database OR rdp))`;
   },
-};
+});

@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { normalizeArgs, validateArgs } from './args-validation.ts';
 import { filteredLeakSource } from '../filtered_leak/filtered_leak.source.ts';
 import { phishingSource } from '../phishing/phishing.source.ts';
-import type { ArgParam, SourceDefinition } from './source.ts';
+import type { ArgParam } from './arg-params.ts';
+import type { SourceDefinition } from './source.ts';
 
 /** A source that declares one param of every type, with and without valid_values. */
 const params: ArgParam[] = [
@@ -23,6 +24,7 @@ const params: ArgParam[] = [
 // Validation reads only the declaration; the source finds nothing.
 const every: SourceDefinition = {
   hasData: false,
+  prepare: (args) => ({ value: args }),
   match: async () => ({ hits: [], total: 0 }),
   id: 99,
   name: 'every_type',

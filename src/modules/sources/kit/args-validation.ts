@@ -1,4 +1,5 @@
-import type { ArgError, ArgParam, ArgType, SourceDefinition } from './source.ts';
+import type { ArgParam, ArgType } from './arg-params.ts';
+import type { ArgError, SourceDefinition } from './source.ts';
 
 /**
  * Validation of a rule's `args` against its source's args_schema (spec 2.10 rules 1-4).
@@ -17,7 +18,8 @@ import type { ArgError, ArgParam, ArgType, SourceDefinition } from './source.ts'
  * - When valid_values is declared, the value (or every array element) must be one of them.
  *
  * Errors name the field as `args.<name>`, or `args.<name>[i]` for one bad array element; all
- * errors are reported, in key order, then param order.
+ * errors are reported, in key order, then param order. Args that pass these checks go through
+ * the source's own `prepare` (checks beyond the types), whose errors are reported then.
  */
 export const RESERVED_ARG_KEY = 'createdAt';
 
@@ -93,8 +95,9 @@ export function validateArgs(source: SourceDefinition, args: unknown): ArgError[
     }
     errors.push(...paramErrors(param, value));
   }
-  if (errors.length === 0 && source.checkArgs) errors.push(...source.checkArgs(normalizeArgs(source, args)));
-  return errors;
+  if (errors.length > 0) return errors;
+  const prepared = source.prepare(normalizeArgs(source, args));
+  return 'errors' in prepared ? prepared.errors : [];
 }
 
 /**

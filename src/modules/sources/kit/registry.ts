@@ -1,7 +1,8 @@
 import { analyzeLargeWrites, createWriteTally } from '../../../db/maintenance.ts';
 import type { MigrationModule } from '../../../db/migration-helpers.ts';
 import { withoutDataPaths } from '../common/ingest/ingest-kit.ts';
-import type { ArgType, Collector, Ingester, SourceDefinition } from './source.ts';
+import type { ArgParam } from './arg-params.ts';
+import type { Collector, Ingester, SourceDefinition } from './source.ts';
 
 /**
  * What every ingester gets around its own run: a report and errors that name no path inside the
@@ -46,21 +47,12 @@ export function createRegistry(sources: SourceDefinition[]) {
   };
 }
 
-export interface CatalogParam {
-  name: string;
-  type: ArgType;
-  required: boolean;
-  hint?: string;
-  example?: unknown;
-  valid_values?: (string | number)[];
-}
-
 /** A catalog row as the API shows it (spec 2.9). */
 export interface CatalogRow {
   id: number;
   name: string;
   alias: string;
-  args_schema: { params: CatalogParam[] };
+  args_schema: { params: ArgParam[] };
   service_type: 'sync' | 'async';
   excludable_fields: string[];
   filterable_fields: string[];
@@ -74,15 +66,7 @@ export function catalogRow(source: SourceDefinition): CatalogRow {
     id: source.id,
     name: source.name,
     alias: source.alias,
-    args_schema: {
-      params: source.params.map((param) => {
-        const row: CatalogParam = { name: param.name, type: param.type, required: param.required };
-        if (param.hint !== undefined) row.hint = param.hint;
-        if (param.example !== undefined) row.example = param.example;
-        if (param.valid_values !== undefined) row.valid_values = [...param.valid_values];
-        return row;
-      }),
-    },
+    args_schema: { params: structuredClone(source.params) },
     service_type: source.serviceType,
     excludable_fields: [...source.excludableFields],
     filterable_fields: [...source.filterableFields],

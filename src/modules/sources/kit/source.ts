@@ -1,3 +1,4 @@
+import type { Static, TObject } from '@sinclair/typebox';
 import type { Kysely } from 'kysely';
 import type { MigrationModule } from '../../../db/migration-helpers.ts';
 import type { Database } from '../../../db/schema.ts';
@@ -8,33 +9,15 @@ import type { KeyRing } from '../../../lib/crypto.ts';
 import type { Log } from '../../../lib/log.ts';
 import type { OutboundHttp } from '../../../lib/outbound/index.ts';
 import type { Frequency } from '../../../lib/frequency.ts';
+import { paramsOf, type ArgParam } from './arg-params.ts';
 import type { IngestProgress } from '../common/ingest/ingest-kit.ts';
 
-/**
- * One monitorable data source (spec 2.9) as a plugin: its catalog row and `args` schema, the
- * tables it owns (its migrations), its ingesters (the `dragnet ingest <name>` parsers of real
- * input formats), its matcher, and its demo data. A source lives in one folder under
- * src/modules/sources/ and is listed once in catalog.ts; nothing else names it
- * (docs/architecture.md "Adding a source").
- */
-export type ArgType = 'Int' | 'Float' | 'Boolean' | 'String' | 'Array[Int]' | 'Array[Float]' | 'Array[String]' | 'Array[Boolean]';
-
-/** One broken args rule, as a rule's validation error names it (args-validation.ts, `checkArgs`). */
+/** One broken args rule, as a rule's validation error names it (args-validation.ts, `prepare`). */
 export interface ArgError {
   field: string;
   message: string;
   /** The spec 2.10 rule broken: 1 unknown key, 2 missing required, 3 type or value, 4 reserved key. */
   rule: 1 | 2 | 3 | 4;
-}
-
-export interface ArgParam {
-  name: string;
-  type: ArgType;
-  required: boolean;
-  hint?: string;
-  example?: unknown;
-  /** When set, every value (or every array element) must be one of these. */
-  valid_values?: (string | number)[];
 }
 
 export interface Hit {
@@ -75,9 +58,10 @@ export interface MatchResult {
   total: number;
 }
 
-export interface BatchRule {
+/** One rule of a matchMany pass: its args (as stored, or as its source's prepare made them). */
+export interface BatchRule<Args = Record<string, unknown>> {
   ruleId: number;
-  args: Record<string, unknown>;
+  args: Args;
   since: number;
 }
 
@@ -177,7 +161,14 @@ export interface Collector<Settings = unknown> {
 /** A collector with its settings type erased, as the registry lists it. */
 export const defineCollector = <Settings>(collector: Collector<Settings>): Collector => collector as unknown as Collector;
 
-export interface SourceDefinition {
+/** What prepare makes of a rule's args: the value the matcher takes, or why there is none. */
+export type Prepared<Value> = { value: Value } | { errors: ArgError[] };
+
+/** prepare's outcome from the errors found: the value (made only when there are none), or the errors. */
+export const preparedOrErrors = <Value>(errors: ArgError[], value: () => Value): Prepared<Value> => (errors.length ? { errors } : { value: value() });
+
+/** What a source is, apart from its args and matcher. */
+interface SourceInfo {
   id: number;
   name: string;
   alias: string;
@@ -185,29 +176,11 @@ export interface SourceDefinition {
   serviceType: 'sync' | 'async';
   /** The fastest cadence the source's data supports (spec 3.4 frequencies). */
   frequency: Frequency;
-  params: ArgParam[];
   excludableFields: string[];
   filterableFields: string[];
   sortableFields: string[];
   /** Whether Dragnet ingests data for this source (docs/sources.md "data: yes"). */
   hasData: boolean;
-  /**
-   * Checks beyond the declared types (a query's syntax, parameters that depend on another
-   * arg), run only when the declared types hold. Errors name the field (`args.<name>`).
-   */
-  checkArgs?(args: Record<string, unknown>): ArgError[];
-  /**
-   * Checks against stored data (a channel id that exists), run after every other check passed,
-   * so that a rule accepts exactly the args a search over the same data accepts.
-   */
-  checkStoredReferences?(context: SourceContext, args: Record<string, unknown>): Promise<ArgError[]>;
-  /** The hits of one rule within the window, newest first, at most `limit`. */
-  match(context: SourceContext, args: Record<string, unknown>, window: MatchWindow, limit: number): Promise<MatchResult>;
-  /**
-   * Optional batch path for the hourly tick: the hits of many rules from one scan of the new
-   * data (percolation) instead of one query per rule.
-   */
-  matchMany?(context: SourceContext, rules: BatchRule[], until: number, limit: number): Promise<Map<number, MatchResult>>;
   /**
    * A stored hit as the rule's own organization sees it through the hits endpoint (e.g. a
    * password kept sealed in the hit, opened for its owner). Default: as stored.
@@ -222,4 +195,88 @@ export interface SourceDefinition {
    * finds a hit on its first run; returns one line saying what was added. Idempotent.
    */
   demo?(context: SourceContext, now: number): Promise<string>;
+}
+
+/**
+ * One monitorable data source (spec 2.9) as a plugin writes it: its catalog row and `args`
+ * schema, the tables it owns (its migrations), its ingesters (the `dragnet ingest <name>`
+ * parsers of real input formats), its matcher, and its demo data. A source lives in one folder
+ * under src/modules/sources/, is made with defineSource and listed once in catalog.ts; nothing
+ * else names it (docs/architecture.md "Adding a source").
+ */
+export interface SourcePlugin<Args extends TObject, Value> extends SourceInfo {
+  /**
+   * The rule args as a TypeBox object: the catalog's args_schema params and the spec 2.10
+   * validation derive from it (arg-params.ts says how: types, optional properties,
+   * `description` for the hint, `examples[0]` for the example, a union of literals for
+   * valid_values).
+   */
+  args: Args;
+  /**
+   * Checks beyond the declared types (a query's syntax, parameters that depend on another arg),
+   * run on args whose types hold, strings trimmed and blank optional ones left out; and the
+   * parse the matcher needs (a query's syntax tree, a domain target), made once per run. Errors
+   * name the field (`args.<name>`).
+   */
+  prepare(args: Static<Args>): Prepared<Value>;
+  /**
+   * Checks against stored data (a channel id that exists), run after every other check passed,
+   * so that a rule accepts exactly the args a search over the same data accepts.
+   */
+  checkStoredReferences?(context: SourceContext, args: Static<Args>): Promise<ArgError[]>;
+  /** The hits of one rule within the window, newest first, at most `limit`. */
+  match(context: SourceContext, args: Value, window: MatchWindow, limit: number): Promise<MatchResult>;
+  /**
+   * Optional batch path for the hourly tick: the hits of many rules from one scan of the new
+   * data (percolation) instead of one query per rule.
+   */
+  matchMany?(context: SourceContext, rules: BatchRule<Value>[], until: number, limit: number): Promise<Map<number, MatchResult>>;
+}
+
+/**
+ * A source as the catalog lists it: its params derived from its `args`, and its matcher taking
+ * a rule's args as stored, prepared on the way in (args its prepare refuses, as a rule stored
+ * under older checks may have, find nothing).
+ */
+export interface SourceDefinition extends SourceInfo {
+  params: ArgParam[];
+  prepare(args: Record<string, unknown>): Prepared<unknown>;
+  checkStoredReferences?(context: SourceContext, args: Record<string, unknown>): Promise<ArgError[]>;
+  match(context: SourceContext, args: Record<string, unknown>, window: MatchWindow, limit: number): Promise<MatchResult>;
+  matchMany?(context: SourceContext, rules: BatchRule[], until: number, limit: number): Promise<Map<number, MatchResult>>;
+}
+
+const NOTHING = (): MatchResult => ({ hits: [], total: 0 });
+
+/** A source with its args types erased, as the catalog lists it. */
+export function defineSource<Args extends TObject, Value>(source: SourcePlugin<Args, Value>): SourceDefinition {
+  const { args, prepare, checkStoredReferences, match, matchMany, ...info } = source;
+  // The contract's one cast: args reach a source only through validateArgs, which holds them to
+  // the params derived from `args`, at the rule's create or update and so before they are stored.
+  const typed = (stored: Record<string, unknown>) => stored as Static<Args>;
+  const definition: SourceDefinition = {
+    ...info,
+    params: paramsOf(args),
+    prepare: (stored) => prepare(typed(stored)),
+    async match(context, stored, window, limit) {
+      const prepared = prepare(typed(stored));
+      return 'errors' in prepared ? NOTHING() : match(context, prepared.value, window, limit);
+    },
+  };
+  if (checkStoredReferences) definition.checkStoredReferences = (context, stored) => checkStoredReferences(context, typed(stored));
+  if (matchMany) {
+    definition.matchMany = async (context, rules, until, limit) => {
+      const results = new Map<number, MatchResult>();
+      const prepared: BatchRule<Value>[] = [];
+      for (const rule of rules) {
+        const outcome = prepare(typed(rule.args));
+        if ('errors' in outcome) results.set(rule.ruleId, NOTHING());
+        else prepared.push({ ...rule, args: outcome.value });
+      }
+      if (prepared.length === 0) return results;
+      for (const [ruleId, result] of await matchMany(context, prepared, until, limit)) results.set(ruleId, result);
+      return results;
+    };
+  }
+  return definition;
 }

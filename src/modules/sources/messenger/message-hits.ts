@@ -3,11 +3,13 @@ import { positiveTerms, type QueryNode } from '../common/query/query-language.ts
 import { textPreview } from '../common/query/text-preview.ts';
 import type { Hit } from '../kit/source.ts';
 
-export interface MessengerArgs {
-  query: string;
-  channel_ids?: number[] | null;
-  unique_only?: boolean | null;
-  context_chars?: number | null;
+/** A messenger rule's args as its prepare makes them: the query parsed, the defaults applied. */
+export interface MessengerQuery {
+  tree: QueryNode;
+  /** Only messages of these channels; null for every channel. */
+  channelIds: number[] | null;
+  uniqueOnly: boolean;
+  contextChars: number;
 }
 
 /** A message with its channel's names, as search and monitoring read it. */

@@ -1,8 +1,10 @@
+import { Type, type Static } from '@sinclair/typebox';
 import { sql } from 'kysely';
 import { predicateCompilers } from '../common/query/message-search.sql.ts';
-import { parseQuery, QuerySyntaxError } from '../common/query/query-language.ts';
+import { parseQueryArg } from '../common/query/query-arg.ts';
+import type { ArgError } from '../kit/source.ts';
 import { REJECTIONS_SHOWN } from '../common/ingest/ingest-kit.ts';
-import type { ArgError, BatchRule, MatchResult, SourceContext, SourceDefinition } from '../kit/source.ts';
+import { defineSource, preparedOrErrors, type MatchResult, type MatchWindow, type Prepared, type SourceContext } from '../kit/source.ts';
 import { generateCorpus } from './demo-corpus.ts';
 import { createCorpusWriter } from './ingest/corpus-writer.ts';
 import { createIngestService, type IngestFormat } from './ingest/ingest.service.ts';
@@ -11,41 +13,49 @@ import * as m0006 from './migrations/0006_bulk_fts.ts';
 import * as searchReruns from './migrations/0003_search_reruns.ts';
 import * as searchHistoryFile from './migrations/0004_search_history_file.ts';
 import * as monthlyPartitions from './migrations/0005_monthly_partitions.ts';
-import { collapseIdenticalTexts, MESSAGE_COLUMNS, messageHit, type MessageRow, type MessengerArgs } from './message-hits.ts';
+import { collapseIdenticalTexts, MESSAGE_COLUMNS, messageHit, type MessageRow, type MessengerQuery } from './message-hits.ts';
 import { createPercolator } from './percolator.ts';
 
 const DEFAULT_CONTEXT_CHARS = 500;
 
-async function matchOne(context: SourceContext, rawArgs: Record<string, unknown>, window: { since: number | null; until: number }, limit: number): Promise<MatchResult> {
-  const args = rawArgs as unknown as MessengerArgs;
-  const { tree } = parseQuery(args.query);
+const messengerArgs = Type.Object({
+  query: Type.String({ description: 'Search query: terms, "phrases", AND, OR, NOT, ( )', examples: ['"fresh logs" AND (acme-bank.com OR acmebank)'] }),
+  channel_ids: Type.Optional(Type.Array(Type.Integer(), { description: 'Only these channels (ids from messenger-channels)', examples: [[12, 22]] })),
+  unique_only: Type.Optional(Type.Boolean({ description: 'Count identical texts posted in several channels once', examples: [true] })),
+  context_chars: Type.Optional(Type.Integer({ description: 'Characters of text around the match in each hit', examples: [200] })),
+});
+type MessengerArgs = Static<typeof messengerArgs>;
+
+function prepareQuery(args: MessengerArgs): Prepared<MessengerQuery> {
+  const errors: ArgError[] = [];
+  const tree = parseQueryArg(args.query, errors);
+  return preparedOrErrors(errors, () => ({
+    tree: tree!,
+    channelIds: args.channel_ids?.length ? args.channel_ids : null,
+    uniqueOnly: args.unique_only ?? false,
+    contextChars: args.context_chars ?? DEFAULT_CONTEXT_CHARS,
+  }));
+}
+
+async function matchOne(context: SourceContext, args: MessengerQuery, window: MatchWindow, limit: number): Promise<MatchResult> {
+  const { tree } = args;
   const conditions = [predicateCompilers[context.engine](tree), sql`m.date <= ${window.until}`];
   if (window.since !== null) conditions.push(sql`m.date > ${window.since}`);
-  if (args.channel_ids?.length) conditions.push(sql`m.channel_id in (${sql.join(args.channel_ids)})`);
+  if (args.channelIds) conditions.push(sql`m.channel_id in (${sql.join(args.channelIds)})`);
   const where = sql.join(conditions, sql` and `);
   const { rows } = await sql<MessageRow>`
     with h as materialized (select m.id from messages m where ${where})
     select ${MESSAGE_COLUMNS} from h join messages m on m.id = h.id join channels c on c.id = m.channel_id
     order by m.date desc, m.id desc limit ${limit}`.execute(context.db);
   const { rows: counted } = await sql<{ total: number }>`select count(*) as total from messages m where ${where}`.execute(context.db);
-  let hits = rows.map((row) => messageHit(row, tree, args.context_chars ?? DEFAULT_CONTEXT_CHARS));
-  if (args.unique_only) hits = collapseIdenticalTexts(hits);
-  return { hits, total: args.unique_only ? hits.length : Number(counted[0]!.total) };
-}
-
-function checkQuery(args: Record<string, unknown>): ArgError[] {
-  try {
-    parseQuery(args.query as string);
-    return [];
-  } catch (error) {
-    if (!(error instanceof QuerySyntaxError)) throw error;
-    return [{ field: 'args.query', message: error.message, rule: 3 }];
-  }
+  let hits = rows.map((row) => messageHit(row, tree, args.contextChars));
+  if (args.uniqueOnly) hits = collapseIdenticalTexts(hits);
+  return { hits, total: args.uniqueOnly ? hits.length : Number(counted[0]!.total) };
 }
 
 /** The same refusal as the search's (`unknown channel ids`), so a rule and a search agree. */
-async function checkChannels(context: SourceContext, args: Record<string, unknown>): Promise<ArgError[]> {
-  const ids = (args as unknown as MessengerArgs).channel_ids;
+async function checkChannels(context: SourceContext, args: MessengerArgs): Promise<ArgError[]> {
+  const ids = args.channel_ids;
   if (!ids?.length) return [];
   const rows = await context.db.selectFrom('channels').select('id').where('id', 'in', ids).execute();
   const known = new Set(rows.map((row) => Number(row.id)));
@@ -55,31 +65,22 @@ async function checkChannels(context: SourceContext, args: Record<string, unknow
 
 const writerOf = (context: SourceContext) => createCorpusWriter({ db: context.db, engine: context.engine, clock: context.clock, log: context.log });
 
-export const messengerSource: SourceDefinition = {
+export const messengerSource = defineSource({
   id: 1,
   name: 'messenger',
   alias: 'Messenger channels',
   description: 'Messages posted in tracked messenger channels (Telegram and alike), matched with the search query language.',
   serviceType: 'sync',
   frequency: 'daily',
-  params: [
-    { name: 'query', type: 'String', required: true, hint: 'Search query: terms, "phrases", AND, OR, NOT, ( )', example: '"fresh logs" AND (acme-bank.com OR acmebank)' },
-    { name: 'channel_ids', type: 'Array[Int]', required: false, hint: 'Only these channels (ids from messenger-channels)', example: [12, 22] },
-    { name: 'unique_only', type: 'Boolean', required: false, hint: 'Count identical texts posted in several channels once', example: true },
-    { name: 'context_chars', type: 'Int', required: false, hint: 'Characters of text around the match in each hit', example: 200 },
-  ],
+  args: messengerArgs,
   excludableFields: ['channel_id', 'channel_username', 'user_id', 'media_type'],
   filterableFields: ['channel_id', 'channel_username', 'user_id', 'has_media', 'media_type'],
   sortableFields: ['date', 'channel_id', 'message_id'],
   hasData: true,
-  checkArgs: checkQuery,
+  prepare: prepareQuery,
   checkStoredReferences: checkChannels,
   match: matchOne,
-  matchMany: (context: SourceContext, rules: BatchRule[], until: number, limit: number) =>
-    createPercolator(
-      rules.map((rule) => ({ ...rule, args: rule.args as unknown as MessengerArgs })),
-      DEFAULT_CONTEXT_CHARS,
-    ).run(context, until, limit),
+  matchMany: (context, rules, until, limit) => createPercolator(rules).run(context, until, limit),
   // The first two names predate source folders; a name is what a store remembers as applied.
   migrations: {
     '0002_messenger': m0002,
@@ -134,4 +135,4 @@ export const messengerSource: SourceDefinition = {
     const corpus = await writerOf(context).write(generateCorpus({ seed: 2026, channels: 24, messages: 3000, start: new Date(now - 60 * 86_400_000), spanDays: 60 }));
     return `Demo corpus: ${corpus.added} messages added (try searching "fresh logs" AND acme-bank.com)`;
   },
-};
+});

@@ -1,8 +1,8 @@
 import { sql } from 'kysely';
-import { foldText, matchesFolded, parseQuery, type QueryNode } from '../common/query/query-language.ts';
+import { foldText, matchesFolded, type QueryNode } from '../common/query/query-language.ts';
 import type { MatchResult, SourceContext } from '../kit/source.ts';
 import { AhoCorasick } from './aho-corasick.ts';
-import { collapseIdenticalTexts, MESSAGE_COLUMNS, messageHit, type MessageRow, type MessengerArgs } from './message-hits.ts';
+import { collapseIdenticalTexts, MESSAGE_COLUMNS, messageHit, type MessageRow, type MessengerQuery } from './message-hits.ts';
 
 /**
  * Percolation: instead of one search per rule, the new messages are scanned once and each is
@@ -34,32 +34,25 @@ export function anchorsOf(node: QueryNode): string[] | null {
 
 interface PercolatorRule {
   ruleId: number;
-  args: MessengerArgs;
+  args: MessengerQuery;
   since: number;
 }
 
 interface CompiledRule extends PercolatorRule {
-  tree: QueryNode;
   channels: Set<number> | null;
-  contextChars: number;
 }
 
 const SCAN_PAGE = 5000;
 
-export function createPercolator(rules: PercolatorRule[], defaultContextChars: number) {
-  const compiled: CompiledRule[] = rules.map((rule) => ({
-    ...rule,
-    tree: parseQuery(rule.args.query).tree,
-    channels: rule.args.channel_ids?.length ? new Set(rule.args.channel_ids) : null,
-    contextChars: rule.args.context_chars ?? defaultContextChars,
-  }));
+export function createPercolator(rules: PercolatorRule[]) {
+  const compiled: CompiledRule[] = rules.map((rule) => ({ ...rule, channels: rule.args.channelIds && new Set(rule.args.channelIds) }));
 
   const patterns: string[] = [];
   const patternIndex = new Map<string, number>();
   const rulesByPattern: number[][] = [];
   const unanchored: number[] = [];
   compiled.forEach((rule, index) => {
-    const anchors = anchorsOf(rule.tree);
+    const anchors = anchorsOf(rule.args.tree);
     if (anchors === null) return unanchored.push(index);
     for (const anchor of anchors) {
       let id = patternIndex.get(anchor);
@@ -82,7 +75,7 @@ export function createPercolator(rules: PercolatorRule[], defaultContextChars: n
       const rule = compiled[index]!;
       if (date <= rule.since) continue; // spec 3.3.3: only hits newer than last_run
       if (rule.channels && !rule.channels.has(channelId)) continue;
-      if (matchesFolded(rule.tree, folded)) matched.push(index);
+      if (matchesFolded(rule.args.tree, folded)) matched.push(index);
     }
     return matched;
   }
@@ -114,9 +107,10 @@ export function createPercolator(rules: PercolatorRule[], defaultContextChars: n
         compiled.map((rule, index) => {
           const { rows, total } = results[index]!;
           rows.sort((a, b) => Number(b.date) - Number(a.date) || Number(b.id) - Number(a.id));
-          let hits = rows.slice(0, rule.args.unique_only ? rows.length : limit).map((row) => messageHit(row, rule.tree, rule.contextChars));
-          if (rule.args.unique_only) hits = collapseIdenticalTexts(hits).slice(0, limit);
-          return [rule.ruleId, { hits, total: rule.args.unique_only ? hits.length : total }];
+          const { tree, uniqueOnly, contextChars } = rule.args;
+          let hits = rows.slice(0, uniqueOnly ? rows.length : limit).map((row) => messageHit(row, tree, contextChars));
+          if (uniqueOnly) hits = collapseIdenticalTexts(hits).slice(0, limit);
+          return [rule.ruleId, { hits, total: uniqueOnly ? hits.length : total }];
         }),
       );
     },

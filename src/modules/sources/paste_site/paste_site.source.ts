@@ -1,15 +1,10 @@
-import { fieldInAnyCase, queryErrors } from '../common/documents/document-match.ts';
+import { Type } from '@sinclair/typebox';
+import { fieldInAnyCase } from '../common/documents/document-match.ts';
 import { documentSource } from '../common/documents/document-source.ts';
-import type { SourceDefinition } from '../kit/source.ts';
+import { defineSource } from '../kit/source.ts';
 import { loadDemoPastes } from './demo-pastes.ts';
 import { pastebinList, pasteJsonLines } from './paste-formats.ts';
 import { pastebinCollector } from './pastebin-collector.ts';
-
-interface PasteSiteArgs {
-  query: string;
-  sites?: string[];
-  syntaxes?: string[];
-}
 
 const SNIPPET_CHARS = 300;
 
@@ -18,25 +13,24 @@ const SNIPPET_CHARS = 300;
  * collector, saved scraping lists, or any site's pastes as JSON Lines) in the document store
  * (../documents), matched on their title and content with the search query language.
  */
-export const pasteSiteSource: SourceDefinition = {
+export const pasteSiteSource = defineSource({
   id: 12,
   name: 'paste_site',
   alias: 'Paste sites',
   description: 'Public pastes on paste sites such as Pastebin whose content matches the watched terms.',
   serviceType: 'sync',
   frequency: 'daily',
-  params: [
-    { name: 'query', type: 'String', required: true, hint: 'Search query: terms, "phrases", AND, OR, NOT, ( )', example: 'acme-bank.com AND password' },
-    { name: 'sites', type: 'Array[String]', required: false, hint: 'Only pastes of these sites, any case (e.g. pastebin, paste_ee, rentry, dpaste, gist)', example: ['pastebin'] },
-    { name: 'syntaxes', type: 'Array[String]', required: false, hint: 'Only pastes with this syntax highlighting, any case (e.g. text, sql, json, python)', example: ['text', 'sql'] },
-  ],
   excludableFields: ['user', 'syntax', 'site'],
   filterableFields: ['site', 'syntax', 'user'],
   sortableFields: ['posted_at', 'discovered_at', 'size', 'site'],
   hasData: true,
-  checkArgs: queryErrors,
-  ...documentSource<PasteSiteArgs>({
+  ...documentSource({
     name: 'paste_site',
+    args: Type.Object({
+      query: Type.String({ description: 'Search query: terms, "phrases", AND, OR, NOT, ( )', examples: ['acme-bank.com AND password'] }),
+      sites: Type.Optional(Type.Array(Type.String(), { description: 'Only pastes of these sites, any case (e.g. pastebin, paste_ee, rentry, dpaste, gist)', examples: [['pastebin']] })),
+      syntaxes: Type.Optional(Type.Array(Type.String(), { description: 'Only pastes with this syntax highlighting, any case (e.g. text, sql, json, python)', examples: [['text', 'sql']] })),
+    }),
     search: (args) => {
       const filters = [];
       if (args.sites?.length) filters.push(fieldInAnyCase('site', args.sites));
@@ -54,4 +48,4 @@ export const pasteSiteSource: SourceDefinition = {
     const added = await loadDemoPastes(context, now);
     return `Demo paste sites: ${added} pastes added (try paste_site with the query acme-bank.com AND password)`;
   },
-};
+});

@@ -1,6 +1,6 @@
 import type { Expression, Selectable, SqlBool } from 'kysely';
 import type { BatchRule, Hit, MatchResult, MatchWindow, SourceContext } from '../kit/source.ts';
-import { parseDomainName, unicodeOf } from '../common/domains/domain-name.ts';
+import { unicodeOf } from '../common/domains/domain-name.ts';
 import { createLookalikeIndex, measureLookalike, type Lookalike, type LookalikeIndex } from './lookalike-index.ts';
 import { phishingDb, type ObservedDomainTable } from '../common/domains/observed-domains.ts';
 import { isoDateOrNull as isoOf } from '../../../lib/iso-date.ts';
@@ -115,12 +115,9 @@ async function matchLookalikes(
   limit: number,
 ): Promise<Map<number, MatchResult>> {
   const results = new Map<number, MatchResult>();
-  // A rule stored before its domain was checked (or under older checks) finds nothing.
-  const valid = rules.filter((rule) => typeof parseDomainName(rule.domain) !== 'string');
-  for (const rule of rules) results.set(rule.ruleId, { hits: [], total: 0 });
-  if (valid.length === 0) return results;
-  const index = createLookalikeIndex(valid.map((rule) => rule.domain));
-  const pending: PendingRule[] = valid.map((rule) => ({ ruleId: rule.ruleId, since: rule.since, hits: [], kept: 0, total: 0 }));
+  if (rules.length === 0) return results;
+  const index = createLookalikeIndex(rules.map((rule) => rule.domain));
+  const pending: PendingRule[] = rules.map((rule) => ({ ruleId: rule.ruleId, since: rule.since, hits: [], kept: 0, total: 0 }));
   const since = pending.reduce<number | null>((earliest, rule) => (earliest === null || rule.since === null ? null : Math.min(earliest, rule.since)), pending[0]!.since);
   await scanObserved(context, { since, until }, async (page) => {
     const wanted: { rule: PendingRule; lookalike: Lookalike; id: number }[] = [];
@@ -151,10 +148,11 @@ export async function matchPhishing(context: SourceContext, domain: string, wind
   return results.get(0)!;
 }
 
-export function matchPhishingMany(context: SourceContext, rules: BatchRule[], until: number, limit: number): Promise<Map<number, MatchResult>> {
+/** The rules' args are their watched domains, as prepare checked them. */
+export function matchPhishingMany(context: SourceContext, rules: BatchRule<string>[], until: number, limit: number): Promise<Map<number, MatchResult>> {
   return matchLookalikes(
     context,
-    rules.map((rule) => ({ ruleId: rule.ruleId, domain: String(rule.args.domain), since: rule.since })),
+    rules.map((rule) => ({ ruleId: rule.ruleId, domain: rule.args, since: rule.since })),
     until,
     limit,
   );

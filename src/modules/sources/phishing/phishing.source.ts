@@ -1,19 +1,10 @@
-import type { ArgError, SourceDefinition } from '../kit/source.ts';
+import { Type } from '@sinclair/typebox';
+import { defineSource } from '../kit/source.ts';
 import { loadDemoDomains } from './demo-domains.ts';
 import { parseDomainName } from '../common/domains/domain-name.ts';
 import { phishingMigrations } from '../common/domains/observed-domains.ts';
 import { phishingIngester } from './phishing-ingest.ts';
 import { matchPhishing, matchPhishingMany } from './phishing-match.ts';
-
-function checkPhishingArgs(args: Record<string, unknown>): ArgError[] {
-  const raw = String(args.domain);
-  const name = parseDomainName(raw);
-  if (typeof name === 'string') return [{ field: 'args.domain', message: `must be a domain name such as acme-bank.com (${name})`, rule: 3 }];
-  if (name.domain !== name.registrable) {
-    return [{ field: 'args.domain', message: `must be a registrable domain: ${name.registrable}, not ${name.domain} (its subdomains are covered)`, rule: 3 }];
-  }
-  return [];
-}
 
 /**
  * Phishing (id 8, spec 2.9 schema: exactly `domain`): newly observed domains (NRD lists, dnstwist
@@ -21,20 +12,29 @@ function checkPhishingArgs(args: Record<string, unknown>): ArgError[] {
  * the brand inside another name, IDN homoglyphs. lookalike-index.ts explains the matching,
  * docs/sources.md lists the hit fields.
  */
-export const phishingSource: SourceDefinition = {
+export const phishingSource = defineSource({
   id: 8,
   name: 'phishing',
   alias: 'Phishing domains',
   description: 'Newly registered lookalike domains (typosquats, homoglyphs, TLD swaps, brand plus keyword) of a watched domain.',
   serviceType: 'sync',
   frequency: 'daily',
-  params: [{ name: 'domain', type: 'String', required: true, hint: 'Registrable domain to protect, without scheme, path or subdomain', example: 'acme-bank.com' }],
+  args: Type.Object({
+    domain: Type.String({ description: 'Registrable domain to protect, without scheme, path or subdomain', examples: ['acme-bank.com'] }),
+  }),
   excludableFields: ['domain', 'registrable', 'registrar', 'ip', 'country'],
   filterableFields: ['fuzzer', 'registrar', 'country', 'has_mx', 'origin', 'brand_in_subdomain'],
   sortableFields: ['score', 'distance', 'first_seen', 'registered_at', 'discovered_at', 'domain', 'fuzzer'],
   hasData: true,
-  checkArgs: checkPhishingArgs,
-  match: (context, args, window, limit) => matchPhishing(context, String(args.domain), window, limit),
+  prepare({ domain }) {
+    const name = parseDomainName(domain);
+    if (typeof name === 'string') return { errors: [{ field: 'args.domain', message: `must be a domain name such as acme-bank.com (${name})`, rule: 3 }] };
+    if (name.domain !== name.registrable) {
+      return { errors: [{ field: 'args.domain', message: `must be a registrable domain: ${name.registrable}, not ${name.domain} (its subdomains are covered)`, rule: 3 }] };
+    }
+    return { value: domain };
+  },
+  match: matchPhishing,
   matchMany: matchPhishingMany,
   migrations: phishingMigrations,
   ingesters: [phishingIngester],
@@ -42,4 +42,4 @@ export const phishingSource: SourceDefinition = {
     const added = await loadDemoDomains(context, now);
     return `Demo domains: ${added} newly observed domains added (try phishing with domain "acme-bank.com")`;
   },
-};
+});

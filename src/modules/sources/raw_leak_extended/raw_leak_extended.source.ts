@@ -1,9 +1,11 @@
 import path from 'node:path';
 import { Readable } from 'node:stream';
+import { Type } from '@sinclair/typebox';
 import { sql, type SqlBool } from 'kysely';
 import { expandInputs, IngestError, inputLine, newInputResult, openInput, reject, reportInputs, type InputResult } from '../common/ingest/ingest-kit.ts';
 import { comboLine, generateCredentials } from '../common/leaks/demo-credentials.ts';
-import type { ArgError, Hit, Ingester, MatchResult, MatchWindow, SourceContext, SourceDefinition } from '../kit/source.ts';
+import { oneOf } from '../kit/arg-params.ts';
+import { defineSource, type Hit, type Ingester, type MatchResult, type MatchWindow, type SourceContext } from '../kit/source.ts';
 import * as m0001 from './migrations/0001_raw_leak_files.ts';
 import { presentLine, scanStream, termPattern, type TermType } from './raw-leak-scan.ts';
 import { FILE_TYPES, openStored, rawLeakDb, storeRawFile } from './raw-leak-store.ts';
@@ -18,27 +20,20 @@ import { FILE_TYPES, openStored, rawLeakDb, storeRawFile } from './raw-leak-stor
  * Hit data: leak_name, file_type, line_number, line (the matching line; in a short
  * login:password record, the password masked), matched_term, term_type, indexed_at.
  */
-interface RawLeakArgs {
-  query: string;
-  term_type?: TermType;
-  file_types?: string[];
-  case_sensitive?: boolean;
+interface RawLeakSearch {
+  term: string;
+  termType: TermType;
+  fileTypes?: string[];
+  caseSensitive: boolean;
 }
 
 const MIN_TERM = 3;
 
-function checkArgs(args: Record<string, unknown>): ArgError[] {
-  // A shorter term matches in nearly every line of a dump: a scan of everything, for noise.
-  if ((args.query as string).length < MIN_TERM) return [{ field: 'args.query', message: `must be at least ${MIN_TERM} characters`, rule: 3 }];
-  return [];
-}
-
-async function match(context: SourceContext, rawArgs: Record<string, unknown>, window: MatchWindow, limit: number): Promise<MatchResult> {
-  const args = rawArgs as unknown as RawLeakArgs;
-  const termType = args.term_type ?? 'keyword';
+async function match(context: SourceContext, search: RawLeakSearch, window: MatchWindow, limit: number): Promise<MatchResult> {
+  const { term, termType } = search;
   const conditions = [sql<SqlBool>`indexed_at <= ${window.until}`];
   if (window.since !== null) conditions.push(sql<SqlBool>`indexed_at > ${window.since}`);
-  if (args.file_types?.length) conditions.push(sql<SqlBool>`file_type in (${sql.join(args.file_types)})`);
+  if (search.fileTypes?.length) conditions.push(sql<SqlBool>`file_type in (${sql.join(search.fileTypes)})`);
   const { rows: files } = await sql<{ sha256: string; name: string; file_type: string; size: number; line_index: string; indexed_at: number }>`
     select sha256, name, file_type, size, line_index, indexed_at from raw_leak_files where ${sql.join(conditions, sql` and `)}
     order by indexed_at desc, id desc`.execute(rawLeakDb(context));
@@ -47,7 +42,7 @@ async function match(context: SourceContext, rawArgs: Record<string, unknown>, w
   let total = 0;
   const hits: Hit[] = [];
   await context.reportProgress?.(0, totalBytes, 'bytes');
-  const pattern = termPattern(args.query, termType, Boolean(args.case_sensitive));
+  const pattern = termPattern(term, termType, search.caseSensitive);
   for (const file of files) {
     const progress: Promise<void>[] = [];
     await scanStream(
@@ -64,8 +59,8 @@ async function match(context: SourceContext, rawArgs: Record<string, unknown>, w
             leak_name: file.name,
             file_type: file.file_type,
             line_number: found.line,
-            line: presentLine(found.text, args.query),
-            matched_term: args.query,
+            line: presentLine(found.text, term),
+            matched_term: term,
             term_type: termType,
             indexed_at: new Date(Number(file.indexed_at)).toISOString(),
           },
@@ -113,31 +108,35 @@ const rawLeakIngester: Ingester = {
   },
 };
 
-export const rawLeakExtendedSource: SourceDefinition = {
+export const rawLeakExtendedSource = defineSource({
   id: 4,
   name: 'raw_leak_extended',
   alias: 'Raw leak extended search',
   description: 'Full-text scan of raw leak files (dumps, SQL exports, logs) for a domain, email, IP, phone, username or keyword.',
   serviceType: 'async',
   frequency: 'weekly',
-  params: [
-    { name: 'query', type: 'String', required: true, hint: 'Term searched in every line of the raw leak files (at least 3 characters)', example: 'acme-bank.com' },
-    {
-      name: 'term_type',
-      type: 'String',
-      required: false,
-      hint: 'How the term is matched: keyword = any substring (the default); the others must stand alone (domain: subdomains included)',
-      example: 'domain',
-      valid_values: ['domain', 'email', 'ip', 'phone', 'username', 'keyword'],
-    },
-    { name: 'file_types', type: 'Array[String]', required: false, hint: 'Only files of these kinds (by extension; other files are txt)', example: ['txt', 'csv'], valid_values: [...FILE_TYPES] },
-    { name: 'case_sensitive', type: 'Boolean', required: false, hint: 'Match the term case-sensitively (off by default; case folding covers ASCII letters)', example: false },
-  ],
+  args: Type.Object({
+    query: Type.String({ description: 'Term searched in every line of the raw leak files (at least 3 characters)', examples: ['acme-bank.com'] }),
+    term_type: Type.Optional(
+      oneOf(['domain', 'email', 'ip', 'phone', 'username', 'keyword'] satisfies TermType[], {
+        description: 'How the term is matched: keyword = any substring (the default); the others must stand alone (domain: subdomains included)',
+        examples: ['domain'],
+      }),
+    ),
+    file_types: Type.Optional(Type.Array(oneOf(FILE_TYPES), { description: 'Only files of these kinds (by extension; other files are txt)', examples: [['txt', 'csv']] })),
+    case_sensitive: Type.Optional(
+      Type.Boolean({ description: 'Match the term case-sensitively (off by default; case folding covers ASCII letters)', examples: [false] }),
+    ),
+  }),
   excludableFields: ['leak_name', 'line'],
   filterableFields: ['leak_name', 'file_type', 'term_type'],
   sortableFields: ['indexed_at', 'leak_name', 'line_number'],
   hasData: true,
-  checkArgs,
+  prepare(args) {
+    // A shorter term matches in nearly every line of a dump: a scan of everything, for noise.
+    if (args.query.length < MIN_TERM) return { errors: [{ field: 'args.query', message: `must be at least ${MIN_TERM} characters`, rule: 3 }] };
+    return { value: { term: args.query, termType: args.term_type ?? 'keyword', fileTypes: args.file_types, caseSensitive: Boolean(args.case_sensitive) } };
+  },
   match,
   migrations: { 'raw_leak_extended/0001_raw_leak_files': m0001 },
   ingesters: [rawLeakIngester],
@@ -154,5 +153,4 @@ export const rawLeakExtendedSource: SourceDefinition = {
     }
     return `Demo raw leak files: ${added} added (a raw_leak_extended rule on acme-bank.com scans them)`;
   },
-};
-
+});

@@ -1,8 +1,8 @@
 import { sql, type RawBuilder } from 'kysely';
 import { predicateCompilers } from '../query/message-search.sql.ts';
-import { parseQuery, positiveTerms, QuerySyntaxError } from '../query/query-language.ts';
+import { positiveTerms, type QueryNode } from '../query/query-language.ts';
 import { textPreview } from '../query/text-preview.ts';
-import type { ArgError, Hit, MatchResult, MatchWindow, SourceContext } from '../../kit/source.ts';
+import type { Hit, MatchResult, MatchWindow, SourceContext } from '../../kit/source.ts';
 
 /**
  * A rule's documents: the query evaluated in SQL over the window of newly stored documents of
@@ -13,7 +13,8 @@ import type { ArgError, Hit, MatchResult, MatchWindow, SourceContext } from '../
  */
 export interface DocumentSearch {
   source: string;
-  query: string;
+  /** The rule's query, parsed. */
+  tree: QueryNode;
   /** Conditions on the record's fields (fieldIn, fieldInAnyCase, fieldIs). */
   filters?: RawBuilder<boolean>[];
   /** Characters of text around the first match in a hit's preview. */
@@ -54,7 +55,7 @@ export const fieldIs = (name: string, value: boolean): RawBuilder<boolean> => sq
  * source's every document this way, with no row but the picked ones leaving the database.
  */
 export async function matchDocuments(context: SourceContext, search: DocumentSearch, window: MatchWindow, limit: number): Promise<MatchResult> {
-  const { tree } = parseQuery(search.query);
+  const { tree } = search;
   const conditions: RawBuilder<unknown>[] = [sql`m.source = ${search.source}`, sql`m.discovered_at <= ${window.until}`];
   if (window.since !== null) conditions.push(sql`m.discovered_at > ${window.since}`);
   conditions.push(...(search.filters ?? []), predicateCompilers[context.engine](tree, { withoutIndex: true }));
@@ -86,15 +87,4 @@ export async function matchDocuments(context: SourceContext, search: DocumentSea
   }
   const total = rows.length === 0 ? 0 : Number(rows[0]!.total);
   return { hits, total: search.uniqueTexts ? hits.length : total };
-}
-
-/** checkArgs of a `query` param: its syntax, as the messenger search parses it. */
-export function queryErrors(args: Record<string, unknown>): ArgError[] {
-  try {
-    parseQuery(args.query as string);
-    return [];
-  } catch (error) {
-    if (!(error instanceof QuerySyntaxError)) throw error;
-    return [{ field: 'args.query', message: error.message, rule: 3 }];
-  }
 }

@@ -1,4 +1,7 @@
-import type { SourceDefinition } from '../../kit/source.ts';
+import type { Static, TObject, TString } from '@sinclair/typebox';
+import type { ArgError } from '../../kit/source.ts';
+import { preparedOrErrors, type SourcePlugin } from '../../kit/source.ts';
+import { parseQueryArg } from '../query/query-arg.ts';
 import { documentIngester, type DocumentFormat } from './document-ingest.ts';
 import { matchDocuments, type DocumentSearch } from './document-match.ts';
 import { documentStoreMigrations } from './document-store.ts';
@@ -6,18 +9,25 @@ import { documentStoreMigrations } from './document-store.ts';
 /**
  * What makes a source one of the document store's (chat_server, hacker_forum, paste_site): a
  * rule's `query` matched over the source's stored documents, narrowed and shown as `search` makes
- * of the rule's other args; one `dragnet ingest <name>` target; the store's tables.
+ * of the rule's other args; one `dragnet ingest <name>` target; the store's tables. The query is
+ * parsed once, by prepare, with the source's own `check` of its other args.
  */
-export function documentSource<Args extends { query: string }>(options: {
+export function documentSource<Args extends TObject<{ query: TString }>>(options: {
   name: string;
-  search(args: Args): Omit<DocumentSearch, 'source' | 'query'>;
+  args: Args;
+  check?(args: Static<Args>): ArgError[];
+  search(args: Static<Args>): Omit<DocumentSearch, 'source' | 'tree'>;
   ingester: { description: string; noun: string; formats: Record<string, DocumentFormat> };
-}): Pick<SourceDefinition, 'match' | 'migrations' | 'ingesters'> {
+}): Pick<SourcePlugin<Args, DocumentSearch>, 'args' | 'prepare' | 'match' | 'migrations' | 'ingesters'> {
   return {
-    match(context, rawArgs, window, limit) {
-      const args = rawArgs as unknown as Args;
-      return matchDocuments(context, { source: options.name, query: args.query, ...options.search(args) }, window, limit);
+    args: options.args,
+    prepare(args) {
+      const errors: ArgError[] = [];
+      const tree = parseQueryArg(args.query, errors);
+      errors.push(...(options.check?.(args) ?? []));
+      return preparedOrErrors(errors, () => ({ source: options.name, tree: tree!, ...options.search(args) }));
     },
+    match: matchDocuments,
     migrations: documentStoreMigrations,
     ingesters: [documentIngester({ name: options.name, source: options.name, ...options.ingester })],
   };
