@@ -136,4 +136,3 @@ export function createChangeFeed(connectionString: string) {
   };
 }
 
-export type ChangeFeed = ReturnType<typeof createChangeFeed>;

@@ -1,4 +1,4 @@
-import { createCipheriv, createDecipheriv, createHmac, hkdfSync, randomBytes, timingSafeEqual, webcrypto } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createHmac, hkdfSync, randomBytes, webcrypto } from 'node:crypto';
 
 /**
  * Keys for everything secret in the store, all derived from one master key so an operator has a
@@ -72,12 +72,6 @@ export function createKeyRing(masterKey: Buffer, cardHashKey: Buffer): KeyRing {
  * restore can tell whether the data folder holds the same one.
  */
 export const keyId = (key: Buffer): string => createHmac('sha256', key).update('dragnet:key-id').digest('hex').slice(0, 16);
-
-export function constantTimeEqual(a: string, b: string): boolean {
-  const left = Buffer.from(a);
-  const right = Buffer.from(b);
-  return left.length === right.length && timingSafeEqual(left, right);
-}
 
 /**
  * The JWT key as a WebCrypto key, imported once: jose turns a KeyObject into a CryptoKey on

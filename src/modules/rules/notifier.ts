@@ -164,4 +164,3 @@ export function createNotifier(deps: {
   };
 }
 
-export type Notifier = ReturnType<typeof createNotifier>;

@@ -137,4 +137,3 @@ export function createIngestService(deps: { writer: CorpusWriter }) {
   };
 }
 
-export type IngestService = ReturnType<typeof createIngestService>;
