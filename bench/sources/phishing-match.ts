@@ -4,6 +4,7 @@ import { parseDomainName, type DomainName } from '../../src/modules/sources/comm
 import { createLookalikeIndex } from '../../src/modules/sources/phishing/lookalike-index.ts';
 import { writeObservedDomains } from '../../src/modules/sources/common/domains/observed-domains.ts';
 import { syntheticDomain } from './phishing.ts';
+import { seededRandom } from '../../src/modules/sources/common/seeded-random.ts';
 
 /**
  * Issue #13's phishing figure: candidate generation + matching for many watched domains against
@@ -76,18 +77,6 @@ function plantLookalike(domain: string, random: () => number): string {
 const seconds = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
 const count = (n: number) => n.toLocaleString('en');
 
-/** mulberry32: the same inputs on every run. */
-function seeded(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 export async function benchPhishingMatch(options: {
   watched: number;
   observed: number;
@@ -98,7 +87,7 @@ export async function benchPhishingMatch(options: {
   const failures: string[] = [];
   const say = (line: string) => lines.push(line);
   const progress = (step: string) => options.out?.(`  phishing match: ${step}…`);
-  const random = seeded(13);
+  const random = seededRandom(13);
   const watched = [...new Set(Array.from({ length: options.watched }, (_, i) => watchedDomain(i, random)))];
   const planted = new Map<string, number>();
   const observed: DomainName[] = [];
