@@ -31,6 +31,14 @@ const IngestAnswer = Type.Object({
   duplicates: Type.Integer({ description: 'Records already stored (re-sent data adds nothing)' }),
   rejected: Type.Integer(),
   errors: Type.Array(IngestErrorEntry, { description: `The first ${ERRORS_SHOWN} rejections` }),
+  warnings: Type.Array(
+    Type.Object({
+      reason: Type.String({ description: 'Why values were stored as null rather than guessed: "date in the future", …' }),
+      count: Type.Integer(),
+      examples: Type.Array(Type.String(), { description: 'The first records concerned: "line 12", …' }),
+    }),
+    { description: 'Values that could not be read unambiguously, per reason, the most frequent first' },
+  ),
 });
 
 const CollectorStatus = Type.Object({
@@ -159,16 +167,16 @@ export function ingestionRoutes(deps: { context: SourceContext; runner: Collecto
           const report = await ingester.run(deps.context, [file], { format });
           deps.metrics.ingested(ingester.name, 'api', report.tally);
           // The ingester names the body by its file name (no server path): a record is told by its place in it.
-          const errors = report.tally.errors
-            .slice(0, ERRORS_SHOWN)
-            .map((entry) => ({ location: entry.location === name ? 'body' : entry.location.startsWith(`${name} `) ? entry.location.slice(name.length + 1) : entry.location, reason: entry.reason }));
+          const inBody = (location: string) => (location === name ? 'body' : location.startsWith(`${name} `) ? location.slice(name.length + 1) : location);
+          const errors = report.tally.errors.slice(0, ERRORS_SHOWN).map((entry) => ({ location: inBody(entry.location), reason: entry.reason }));
+          const warnings = report.tally.warnings.map((entry) => ({ ...entry, examples: entry.examples.map(inBody) }));
           if (report.failed) {
             throw new AppError('validation_failed', `the body is not ${ingester.name} input in format ${format}: ${errors[0]?.reason ?? 'unreadable'}`, {
               fields: [{ field: 'body', message: errors[0]?.reason ?? 'unreadable' }],
             });
           }
           const { records, added, duplicates, rejected } = report.tally;
-          return { ingester: ingester.name, format, bytes: counted.bytes, records, accepted: added, duplicates, rejected, errors };
+          return { ingester: ingester.name, format, bytes: counted.bytes, records, accepted: added, duplicates, rejected, errors, warnings };
         } finally {
           rmSync(folder, { recursive: true, force: true });
         }

@@ -10,7 +10,7 @@ import type { Log } from '../../../lib/log.ts';
 import type { OutboundHttp } from '../../../lib/outbound/index.ts';
 import type { Frequency } from '../../../lib/frequency.ts';
 import { paramsOf, type ArgParam } from './arg-params.ts';
-import type { IngestProgress } from '../common/ingest/ingest-kit.ts';
+import type { IngestProgress, IngestWarning } from '../common/ingest/ingest-kit.ts';
 
 /** One broken args rule, as a rule's validation error names it (args-validation.ts, `prepare`). */
 export interface ArgError {
@@ -82,7 +82,10 @@ export interface IngestTally {
   rejected: number;
   /** The first rejections and input failures, `location` naming the input and record. */
   errors: { location: string; reason: string }[];
+  /** Values stored as null rather than guessed, per reason, the most frequent first. */
+  warnings: IngestWarning[];
 }
+
 
 /** The outcome of one `dragnet ingest` call: a JSON summary and the lines a person reads. */
 export interface IngestReport {

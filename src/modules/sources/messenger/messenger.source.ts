@@ -125,6 +125,7 @@ export const messengerSource = defineSource({
           duplicates: summary.duplicates_skipped,
           rejected: summary.rejected,
           errors: errors.slice(0, REJECTIONS_SHOWN),
+          warnings: [],
         };
         return { summary, lines, failed: summary.failed > 0, tally };
       },

@@ -117,10 +117,14 @@ export interface Rejection {
   reason: string;
 }
 
-/** A record of an input and where it is in it (`line 12`, `record 3`), or why it is no record. */
+/**
+ * A record of an input and where it is in it (`line 12`, `record 3`), or why it is no record;
+ * `warnings` say which of its values were stored as null rather than guessed, and why.
+ */
 export interface ReadRecord<T> {
   location: string;
   record: T | string;
+  warnings?: string[];
 }
 
 export interface IngestProgress {
@@ -263,11 +267,31 @@ export interface InputResult {
   duplicates: number;
   rejected: number;
   rejections: Rejection[];
+  /** Values stored as null rather than guessed, per reason: how many and the first places. */
+  warnings: Record<string, { count: number; examples: string[] }>;
   error?: string;
 }
 
 export function newInputResult(input: string): InputResult {
-  return { input, ok: true, records: 0, added: 0, duplicates: 0, rejected: 0, rejections: [] };
+  return { input, ok: true, records: 0, added: 0, duplicates: 0, rejected: 0, rejections: [], warnings: {} };
+}
+
+/** Values an ingest could not read unambiguously and stored as null: why, how many, the first places. */
+export interface IngestWarning {
+  reason: string;
+  count: number;
+  /** `file line 12` */
+  examples: string[];
+}
+
+/** Places kept per warning reason in a report; the count covers them all. */
+export const WARNING_EXAMPLES = 5;
+
+/** A value of the record at `location` was stored as null for `reason` (a date in the future…). */
+export function warn(result: InputResult, location: string, reason: string): void {
+  const entry = (result.warnings[reason] ??= { count: 0, examples: [] });
+  entry.count++;
+  if (entry.examples.length < WARNING_EXAMPLES) entry.examples.push(location);
 }
 
 /**
@@ -315,11 +339,12 @@ export async function storeInBatches<T>(options: {
   };
   try {
     try {
-      for await (const { location, record } of options.records) {
+      for await (const { location, record, warnings } of options.records) {
         if (typeof record === 'string') {
           reject(result, location, record);
           continue;
         }
+        for (const reason of warnings ?? []) warn(result, location, reason);
         result.records++;
         batch.push(record);
         if (batch.length >= options.batchSize) await flush();
@@ -345,15 +370,25 @@ export function reportInputs(noun: string, results: InputResult[], extra: Record
     duplicates_skipped: sum('duplicates'),
     rejected: sum('rejected'),
     ...extra,
+    warnings: warningsOf(results),
     results,
   };
   const errors = results.flatMap((result) => [
     ...(result.ok ? [] : [{ location: result.input, reason: result.error ?? 'could not be read' }]),
     ...result.rejections.map((rejection) => ({ location: `${result.input} ${rejection.location}`, reason: rejection.reason })),
   ]);
-  const tally = { records: summary.records, added: summary.added, duplicates: summary.duplicates_skipped, rejected: summary.rejected, errors: errors.slice(0, REJECTIONS_SHOWN) };
+  const warnings = warningsOf(results);
+  const tally = {
+    records: summary.records,
+    added: summary.added,
+    duplicates: summary.duplicates_skipped,
+    rejected: summary.rejected,
+    errors: errors.slice(0, REJECTIONS_SHOWN),
+    warnings,
+  };
   const lines = [
     `${summary.inputs} inputs (${summary.failed} failed): ${summary.records} ${noun} read, ${summary.added} added, ${summary.duplicates_skipped} duplicates skipped, ${summary.rejected} rejected`,
+    ...warningLines(warnings),
   ];
   for (const result of results) {
     for (const rejection of result.rejections.slice(0, 20)) lines.push(`  rejected ${result.input} ${rejection.location}: ${rejection.reason}`);
@@ -362,6 +397,24 @@ export function reportInputs(noun: string, results: InputResult[], extra: Record
   }
   return { summary, lines, failed: summary.failed > 0, tally };
 }
+
+/** The warnings of several inputs per reason, the most frequent first, places named `file line 3`. */
+export function warningsOf(results: Pick<InputResult, 'input' | 'warnings'>[]): IngestWarning[] {
+  const byReason = new Map<string, IngestWarning>();
+  for (const result of results) {
+    for (const [reason, { count, examples }] of Object.entries(result.warnings)) {
+      const entry = byReason.get(reason) ?? { reason, count: 0, examples: [] };
+      entry.count += count;
+      for (const example of examples) if (entry.examples.length < WARNING_EXAMPLES) entry.examples.push(`${result.input} ${example}`);
+      byReason.set(reason, entry);
+    }
+  }
+  return [...byReason.values()].sort((a, b) => b.count - a.count || a.reason.localeCompare(b.reason));
+}
+
+/** The report lines that say which values were stored as null, and where. */
+export const warningLines = (warnings: IngestWarning[]): string[] =>
+  warnings.map((entry) => `  warning: ${entry.reason}: ${entry.count} (stored as null; e.g. ${entry.examples.join(', ')})`);
 
 /** The line a progress display prints when one input is done. */
 export const inputLine = (noun: string, result: InputResult): string =>

@@ -21,3 +21,26 @@ export function parseTimestamp(text: string): number | null {
   const digits = zone.slice(1).replace(':', '');
   return ms - sign * (Number(digits.slice(0, 2)) * 60 + Number(digits.slice(2) || 0)) * 60_000;
 }
+
+/** No threat-intelligence record is older: an earlier date is a misread field (a 0, a 2-digit year). */
+export const EARLIEST_PLAUSIBLE_MS = Date.UTC(1990, 0, 1);
+/** How far past the server's clock a record's date may lie: clocks and time zones disagree. */
+export const CLOCK_SKEW_MS = 86_400_000;
+
+/**
+ * `ms` when it can be the date of something that happened (between 1990 and now, give or take a
+ * clock skew); otherwise null, and `warn` hears why (`<what> in the future`, `<what> before
+ * 1990`), so the ingest report counts the value it did not store.
+ */
+export function plausibleTime(ms: number | null, warn: (reason: string) => void, what = 'date', now = Date.now()): number | null {
+  if (ms === null) return null;
+  if (ms > now + CLOCK_SKEW_MS) {
+    warn(`${what} in the future`);
+    return null;
+  }
+  if (ms < EARLIEST_PLAUSIBLE_MS) {
+    warn(`${what} before 1990`);
+    return null;
+  }
+  return ms;
+}
