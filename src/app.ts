@@ -14,6 +14,7 @@ import { registerRateLimiting } from './http/rate-limit.plugin.ts';
 import { guardDocumentation } from './http/security-headers.ts';
 import { operationsRoutes, registerRequestMetrics } from './http/operations.routes.ts';
 import { ErrorBody } from './http/schemas.ts';
+import { createSerializerCompiler } from './http/serialization.ts';
 import { createValidatorCompiler, findNulCharacter, MAX_JSON_DEPTH, nestsDeeperThan } from './http/validation.ts';
 import { AppError, validationError } from './lib/errors.ts';
 
@@ -57,6 +58,7 @@ export async function buildApp(container: Container, options: AppOptions = {}) {
 
   app.addSchema(ErrorBody);
   app.setValidatorCompiler(createValidatorCompiler([ErrorBody]));
+  app.setSerializerCompiler(createSerializerCompiler([ErrorBody]));
   const dashboard = createDashboard(container.config.dashboardDir);
   registerErrorHandling(app, { appShell: dashboard.serveAppShell });
   registerRequestMetrics(app, container.metrics);
