@@ -37,6 +37,8 @@ describe('system files of the stealer families', () => {
   it('a country name becomes its code; what is neither is null with a warning', () => {
     expect(read(['Country: Germany']).machine.country).toBe('DE');
     expect(read(['- Location: 55.7, 37.6 | Moscow, Russia']).machine.country).toBeNull();
+    expect(read(['Location: Georgia']).machine.country).toBeNull();
+    expect(read(['Location: US (New York)']).machine.country).toBe('US');
     expect(read(['Country: ', 'Country: Unknown']).warnings).toEqual([]);
     expect(read(['IP: 1', 'Country: Atlantis-7']).warnings).toEqual([{ line: 2, reason: 'country is not a country code or name' }]);
   });

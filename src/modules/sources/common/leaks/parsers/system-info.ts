@@ -83,10 +83,9 @@ function countryOf(key: string, value: string): string | null | undefined {
   // "US", "[US]", "US (United States)", "DE - Berlin"
   const code = /^\[?([A-Za-z]{2})\]?(?:$|[\s(,;|-])/.exec(value);
   if (code) return code[1]!.toUpperCase();
-  // A Location line is often coordinates or a city: a country only when it names one.
-  const named = countryByName(value.replace(/\s*\(.*\)$/, ''));
-  if (named || key === 'location') return named;
-  return undefined;
+  // A Location line is a city or coordinates unless it is a code: "Georgia" may be the US state.
+  if (key === 'location') return null;
+  return countryByName(value.replace(/\s*\(.*\)$/, '')) ?? undefined;
 }
 
 const MONTHS = ['jan', 'feb', 'mar', 'apr', 'may', 'jun', 'jul', 'aug', 'sep', 'oct', 'nov', 'dec'];
