@@ -5,9 +5,11 @@ import path from 'node:path';
 import { sql } from 'kysely';
 import yazl from 'yazl';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runCli } from '../support/cli.ts';
 import { createDeliveryKit, createRulesApp, ingestInto, rulesUser, sourceRule, type DeliveryKit, type HitView, type RulesApi } from '../support/rules-api.ts';
 import type { TestApp } from '../support/test-app.ts';
-import { testEngine } from '../support/test-store.ts';
+import { createTestStoreLocation, testEngine, type TestStoreLocation } from '../support/test-store.ts';
+import { scaled } from '../support/wait.ts';
 
 /**
  * Stealer logs and combolists in the layouts the stealer families and combolist sellers publish
@@ -146,4 +148,31 @@ describe(`stealer logs and combolists as published (${testEngine})`, () => {
     const { rows } = await sql<{ latest: number | null }>`select max(leaked_at) as latest from leak_credentials`.execute(t.container.store.db);
     expect(Number(rows[0]!.latest)).toBeLessThanOrEqual(Date.now());
   });
+});
+
+describe('dragnet ingest filtered_leak - (standard input) detects its format', () => {
+  let location: TestStoreLocation;
+  beforeAll(async () => {
+    location = await createTestStoreLocation();
+  });
+  afterAll(async () => {
+    await location?.drop();
+  });
+
+  it(
+    'reads a passwords file as one credential a block, a combolist a line, and refuses JSON naming both formats',
+    async () => {
+      const passwords = readFileSync(path.join(LOGS, 'PL_5E9B1C77D0A24F31A8C3', 'Browsers', 'Passwords.txt'), 'utf8');
+      // Read as a combolist, its four Key: value lines would be four "credentials".
+      const asLog = await runCli(['--json', 'ingest', 'filtered_leak', '-'], { env: location.env, input: passwords });
+      expect(asLog.code, asLog.stderr).toBe(0);
+      expect(JSON.parse(asLog.stdout)).toMatchObject({ records: 1, added: 1, rejected: 0 });
+      const combo = await runCli(['--json', 'ingest', 'filtered_leak', '-'], { env: location.env, input: readFileSync(path.join(FIXTURES, 'combolist.txt'), 'utf8') });
+      expect(JSON.parse(combo.stdout)).toMatchObject({ records: 4, added: 4, rejected: 0 });
+      const json = await runCli(['ingest', 'filtered_leak', '-'], { env: location.env, input: '{"login": "a@contoso-demo.com", "password": "x"}\n' });
+      expect(json.code).toBe(1);
+      expect(json.stdout + json.stderr).toMatch(/none of the formats filtered_leak reads: stealer_log \(.*\), combolist \(/);
+    },
+    scaled(120_000),
+  );
 });
