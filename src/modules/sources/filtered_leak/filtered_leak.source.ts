@@ -17,7 +17,8 @@ import { isoDateOrNull as iso } from '../../../lib/iso-date.ts';
  *
  * Hit data: email, username, password (masked; the hits endpoint opens it for the rule's
  * organization), url, host, domain, login_domain, url_kind, software, country, os, leak_name,
- * leak_type, filter_id, leaked_at, discovered_at.
+ * leak_type, filter_id, leaked_at, discovered_at; and machine (the machine's folder in a stealer
+ * log), hwid, app_id (the Android package of an android:// URL).
  */
 /** A rule's credentials: the filter's over the target, narrowed to URLs containing one of the terms. */
 interface FilteredLeakSearch {
@@ -47,12 +48,15 @@ async function match(context: SourceContext, args: FilteredLeakSearch, window: M
     software: string | null;
     country: string | null;
     os: string | null;
+    machine: string | null;
+    hwid: string | null;
+    app_id: string | null;
     leaked_at: number | null;
     discovered_at: number;
     leak_name: string;
     leak_type: string;
   }>`select c.id, c.login, c.email, c.url, c.host, c.domain, c.login_domain, c.url_kind, c.password_sealed, c.software, c.country, c.os,
-      c.leaked_at, c.discovered_at, l.name as leak_name, l.kind as leak_type
+      c.machine, c.hwid, c.app_id, c.leaked_at, c.discovered_at, l.name as leak_name, l.kind as leak_type
     from leak_credentials c join leak_files l on l.id = c.leak_id
     where ${where} order by c.discovered_at desc, c.id desc limit ${limit}`.execute(db);
   const { rows: counted } = await sql<{ total: number }>`select count(*) as total from leak_credentials c where ${where}`.execute(db);
@@ -75,6 +79,9 @@ async function match(context: SourceContext, args: FilteredLeakSearch, window: M
         os: row.os,
         leak_name: row.leak_name,
         leak_type: row.leak_type,
+        machine: row.machine,
+        hwid: row.hwid,
+        app_id: row.app_id,
         filter_id: args.filterId,
         leaked_at: iso(row.leaked_at),
         discovered_at: iso(row.discovered_at),
@@ -100,8 +107,8 @@ export const filteredLeakSource = defineSource({
       }),
     ),
   }),
-  excludableFields: ['email', 'username', 'url', 'host', 'leak_name'],
-  filterableFields: ['domain', 'host', 'login_domain', 'url_kind', 'country', 'software', 'leak_name', 'leak_type', 'filter_id'],
+  excludableFields: ['email', 'username', 'url', 'host', 'leak_name', 'machine', 'hwid', 'app_id'],
+  filterableFields: ['domain', 'host', 'login_domain', 'url_kind', 'country', 'software', 'leak_name', 'leak_type', 'machine', 'hwid', 'app_id', 'filter_id'],
   sortableFields: ['discovered_at', 'leaked_at', 'email', 'domain', 'host'],
   hasData: true,
   prepare(args) {

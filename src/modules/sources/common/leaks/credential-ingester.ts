@@ -5,11 +5,13 @@ import { pipeline } from 'node:stream/promises';
 import type { Readable } from 'node:stream';
 import yauzl from 'yauzl';
 import type { Ingester, SourceContext } from '../../kit/source.ts';
-import { failInput, IngestError, inputLine, newInputResult, readLines, reject, reportInputs, type InputResult, type IngestProgress } from '../ingest/ingest-kit.ts';
+import { detectFormat, peekInput, type DetectableFormat } from '../ingest/format-detection.ts';
+import { failInput, IngestError, inputLine, newInputResult, readLines, reject, reportInputs, warn, type InputResult, type IngestProgress } from '../ingest/ingest-kit.ts';
 import type { CredentialRecord, MachineInfo } from './credential.ts';
 import { createCredentialWriter, type CredentialWriter, type LeakFile, type LeakKind } from './credential-store.ts';
-import { parseComboLine } from './parsers/combolist.ts';
-import { createPasswordBlockReader, parseSystemInfo, PASSWORD_FILES, SYSTEM_FILES } from './parsers/stealer-log.ts';
+import { holdsComboLine, parseComboLine } from './parsers/combolist.ts';
+import { createPasswordBlockReader, holdsPasswordBlock, PASSWORD_FILES } from './parsers/stealer-log.ts';
+import { parseSystemInfo, SYSTEM_FILES } from './parsers/system-info.ts';
 
 /**
  * `dragnet ingest filtered_leak`: credentials from combolists and stealer logs into the
@@ -21,6 +23,16 @@ const BATCH = 5000;
 const COMBO_EXTENSIONS = new Set(['.txt', '.csv', '.lst', '']);
 
 type Format = 'auto' | 'combolist' | 'stealer_log';
+
+/** What `auto` tells apart in one file or standard input; a folder or a zip is told by its files. */
+const DETECTABLE: readonly DetectableFormat[] = [
+  {
+    name: 'stealer_log',
+    writtenBy: 'a stealer log passwords file (RedLine/META, Vidar, Raccoon, Lumma, StealC, RisePro…), or a folder or .zip of stealer logs',
+    detect: (head, fileName) => PASSWORD_FILES.has(fileName.toLowerCase()) || holdsPasswordBlock(head),
+  },
+  { name: 'combolist', writtenBy: 'combolist lines (email:password, url:login:password, url|login|password)', detect: (head) => holdsComboLine(head) },
+];
 
 const baseName = (file: string) => path.basename(file).toLowerCase();
 
@@ -136,18 +148,48 @@ function createCredentialIngest(context: SourceContext, progress?: IngestProgres
     await ingestLines({ writer, file: leak, lines: fileLines(file, progress), label: name, kind: 'combolist', machine: null, result });
   }
 
+  /**
+   * What the system file at `label` says of a machine whose folder is `folder`; the values it
+   * could not read are warnings of the input, once per system file.
+   */
+  function machineOf(text: string, label: string, folder: string | null, result: InputResult): MachineInfo {
+    const { machine, warnings } = parseSystemInfo(text);
+    for (const { line, reason } of warnings) warn(result, `${label} line ${line}`, reason);
+    return { ...machine, folder };
+  }
+
   /** A stealer-log folder: each folder holding a passwords file is one infected machine. */
   async function stealerFolder(folder: string, files: string[], result: InputResult) {
     const passwordFiles = files.filter((file) => PASSWORD_FILES.has(baseName(file)));
     progress?.start(folder, passwordFiles.reduce((n, file) => n + statSync(file).size, 0), 'bytes');
-    for (const file of passwordFiles) await machineFile(file, path.basename(path.resolve(folder)), path.relative(folder, file), result);
+    const machines = new Map<string, MachineInfo>();
+    for (const file of passwordFiles) await machineFile({ file, root: folder, name: path.basename(path.resolve(folder)), label: path.relative(folder, file), result, machines });
   }
 
-  /** One machine's passwords file, with the system file beside it when there is one. */
-  async function machineFile(file: string, name: string, label: string, result: InputResult) {
-    const dir = path.dirname(file);
-    const systemFile = readdirSync(dir).find((entry) => SYSTEM_FILES.has(entry.toLowerCase()));
-    const machine = systemFile ? parseSystemInfo(await readTextFile(path.join(dir, systemFile))) : null;
+  /**
+   * One machine's passwords file. The machine is the nearest folder above it (up to `root`)
+   * that holds a system file, else the file's own folder: families nest passwords files
+   * (`Browsers/Passwords.txt`) under the machine's folder. `machines` keeps each machine's
+   * system file read once.
+   */
+  async function machineFile(options: { file: string; root: string; name: string; label: string; result: InputResult; machines: Map<string, MachineInfo> }) {
+    const { file, root, name, label, result, machines } = options;
+    const stop = path.resolve(root);
+    let dir = path.dirname(path.resolve(file));
+    let systemFile: string | undefined;
+    for (;;) {
+      systemFile = readdirSync(dir).find((entry) => SYSTEM_FILES.has(entry.toLowerCase()));
+      if (systemFile || dir === stop || path.dirname(dir) === dir) break;
+      dir = path.dirname(dir);
+    }
+    if (!systemFile) dir = path.dirname(path.resolve(file));
+    let machine = machines.get(dir);
+    if (!machine) {
+      const folder = path.basename(dir) || null;
+      const systemPath = systemFile ? path.join(dir, systemFile) : null;
+      machine = systemPath ? machineOf(await readTextFile(systemPath), path.relative(stop, systemPath), folder, result) : { country: null, os: null, infectedAt: null, folder };
+      machines.set(dir, machine);
+    }
     const leak = await writer.open(await sha256Of(createReadStream(file)), name, 'stealer_log');
     await ingestLines({ writer, file: leak, lines: fileLines(file, progress), label, kind: 'stealer_log', machine, result });
   }
@@ -161,6 +203,16 @@ function createCredentialIngest(context: SourceContext, progress?: IngestProgres
     const archive = await sha256Of(createReadStream(file));
     const name = path.basename(file);
     const machines = new Map<string, MachineInfo>();
+    // The machine of a passwords entry: the nearest folder above it that holds a system file.
+    const machineOfEntry = (entryName: string): MachineInfo | null => {
+      for (let dir = path.posix.dirname(entryName); ; dir = path.posix.dirname(dir)) {
+        const machine = machines.get(dir);
+        if (machine) return machine;
+        if (dir === '.' || dir === '/') break;
+      }
+      const dir = path.posix.dirname(entryName);
+      return dir === '.' ? null : { country: null, os: null, infectedAt: null, folder: path.posix.basename(dir) };
+    };
     let zip: yauzl.ZipFile;
     try {
       zip = await openZip(file);
@@ -174,7 +226,8 @@ function createCredentialIngest(context: SourceContext, progress?: IngestProgres
         if (SYSTEM_FILES.has(entryName)) {
           let text = '';
           for await (const { line } of readLines(await entryStream(zip, entry))) text += `${line}\n`;
-          machines.set(path.posix.dirname(entry.fileName), parseSystemInfo(text));
+          const dir = path.posix.dirname(entry.fileName);
+          machines.set(dir, machineOf(text, entry.fileName, dir === '.' ? null : path.posix.basename(dir), result));
         } else if (PASSWORD_FILES.has(entryName)) {
           passwordBytes += entry.uncompressedSize;
         }
@@ -185,7 +238,7 @@ function createCredentialIngest(context: SourceContext, progress?: IngestProgres
       await forEachEntry(zip, async (entry) => {
         if (!PASSWORD_FILES.has(baseName(entry.fileName))) return;
         const leak = await writer.open(createHash('sha256').update(`${archive}\n${entry.fileName}`).digest('hex'), name, 'stealer_log');
-        const machine = machines.get(path.posix.dirname(entry.fileName)) ?? null;
+        const machine = machineOfEntry(entry.fileName);
         const lines = readLines(await entryStream(zip, entry), (bytes) => progress?.advance(bytes));
         await ingestLines({ writer, file: leak, lines, label: entry.fileName, kind: 'stealer_log', machine, result });
       });
@@ -202,7 +255,7 @@ function createCredentialIngest(context: SourceContext, progress?: IngestProgres
     const spooled = path.join(folder, 'stdin');
     try {
       await pipeline(process.stdin, createWriteStream(spooled));
-      if (format === 'stealer_log') {
+      if ((format === 'auto' ? await detectedKind('-', spooled) : format) === 'stealer_log') {
         const leak = await writer.open(await sha256Of(createReadStream(spooled)), 'stdin', 'stealer_log');
         await ingestLines({ writer, file: leak, lines: fileLines(spooled, progress), label: 'stdin', kind: 'stealer_log', machine: null, result });
       } else {
@@ -216,18 +269,25 @@ function createCredentialIngest(context: SourceContext, progress?: IngestProgres
   return { combolist, stealerFolder, machineFile, stealerZip, stdin };
 }
 
+/** The format of one file from its first bytes (and name); `input` names it in a refusal. */
+async function detectedKind(input: string, file: string): Promise<LeakKind> {
+  const { head, stream } = await peekInput(file);
+  stream.destroy();
+  return detectFormat('filtered_leak', input, head, DETECTABLE).name as LeakKind;
+}
+
 /** What an input holds; `files` are a folder's, walked once by the caller. */
-function kindOf(input: string, files: string[] | null, format: Format): LeakKind {
+async function kindOf(input: string, files: string[] | null, format: Format): Promise<LeakKind> {
   if (format !== 'auto') return format;
   if (files) return files.some((file) => PASSWORD_FILES.has(baseName(file))) ? 'stealer_log' : 'combolist';
-  if (path.extname(input).toLowerCase() === '.zip' || PASSWORD_FILES.has(baseName(input))) return 'stealer_log';
-  return 'combolist';
+  if (path.extname(input).toLowerCase() === '.zip') return 'stealer_log';
+  return detectedKind(input, input);
 }
 
 export function credentialIngester(name: string): Ingester {
   return {
     name,
-    description: 'credentials from stealer logs (folders or .zip archives of RedLine/Raccoon/Vidar logs) and combolists (.txt), or - (stdin)',
+    description: 'credentials from stealer logs (folders or .zip archives of RedLine/META, Vidar, Raccoon, Lumma, StealC, RisePro, Atomic… logs) and combolists (.txt), or - (stdin)',
     formats: ['auto', 'combolist', 'stealer_log'],
     async run(context: SourceContext, inputs: string[], options) {
       const ingest = createCredentialIngest(context, options.progress);
@@ -241,14 +301,14 @@ export function credentialIngester(name: string): Ingester {
           else if (!statSync(input, { throwIfNoEntry: false })) throw new IngestError(input, 'path', 'no such file or folder');
           else {
             const files = statSync(input).isDirectory() ? walk(input) : null;
-            const kind = kindOf(input, files, format);
+            const kind = await kindOf(input, files, format);
             if (kind === 'stealer_log' && files) await ingest.stealerFolder(input, files, result);
             else if (kind === 'stealer_log' && path.extname(input).toLowerCase() === '.zip') await ingest.stealerZip(input, result);
             else if (files) {
               for (const file of files.filter((f) => COMBO_EXTENSIONS.has(path.extname(f).toLowerCase()))) await ingest.combolist(file, path.relative(input, file), result);
             } else if (kind === 'stealer_log') {
               options.progress?.start(input, statSync(input).size, 'bytes');
-              await ingest.machineFile(input, path.basename(input), path.basename(input), result);
+              await ingest.machineFile({ file: input, root: path.dirname(input), name: path.basename(input), label: path.basename(input), result, machines: new Map() });
             }
             else await ingest.combolist(input, path.basename(input), result);
           }

@@ -3,8 +3,9 @@ import type { Generated } from 'kysely';
 import type { SourceContext } from '../../kit/source.ts';
 import { hashTypeOf, maskPassword, normalizeCredential, type CredentialRecord } from './credential.ts';
 import * as m0001 from './migrations/0001_credentials.ts';
+import * as m0002 from './migrations/0002_machine_and_app.ts';
 
-/** The tables of the credential store (migration leaks/0001_credentials). */
+/** The tables of the credential store (migrations leaks/0001_credentials, leaks/0002_machine_and_app). */
 export interface LeakFileTable {
   id: Generated<number>;
   sha256: string;
@@ -35,6 +36,9 @@ export interface LeakCredentialTable {
   software: string | null;
   country: string | null;
   os: string | null;
+  machine: string | null;
+  hwid: string | null;
+  app_id: string | null;
   leaked_at: number | null;
   discovered_at: number;
 }
@@ -46,13 +50,13 @@ export type LeakTables = {
 };
 
 /** Both leak sources declare the store's tables; the registry applies each migration once. */
-export const credentialStoreMigrations = { 'leaks/0001_credentials': m0001 };
+export const credentialStoreMigrations = { 'leaks/0001_credentials': m0001, 'leaks/0002_machine_and_app': m0002 };
 
 export type LeakKind = 'combolist' | 'stealer_log';
 
 export const leakDb = (context: SourceContext) => context.db.withTables<LeakTables>();
 
-// Rows per INSERT: 19 columns × 500 stays under SQLite's 32,766 bound variables.
+// Rows per INSERT: 22 columns × 500 stays under SQLite's 32,766 bound variables.
 const ROWS_PER_STATEMENT = 500;
 
 /** An ingested file's place in the store: where a new ingest of it resumes. */
@@ -118,6 +122,9 @@ export function createCredentialWriter(context: SourceContext) {
           software: record.software ?? null,
           country: record.machine?.country ?? null,
           os: record.machine?.os ?? null,
+          machine: record.machine?.folder ?? null,
+          hwid: record.machine?.hwid ?? null,
+          app_id: normalized.appId,
           leaked_at: record.machine?.infectedAt ?? null,
           discovered_at: now,
         };

@@ -18,6 +18,10 @@ export interface MachineInfo {
   os: string | null;
   /** Epoch ms of the infection (the log date), when the log says. */
   infectedAt: number | null;
+  /** The machine's hardware id, as its system file gives it. */
+  hwid?: string | null;
+  /** The machine's folder in the log, named by the stealer or seller (family, country, HWID, date…). */
+  folder?: string | null;
 }
 
 /** A credential's searchable parts (docs/ingest.md "How credentials are normalised"). */
@@ -32,11 +36,17 @@ export interface NormalizedCredential {
   host: string | null;
   /** The registrable domain of the URL's host ("vpn.acme-bank.co.uk" → "acme-bank.co.uk"). */
   domain: string | null;
+  /** The Android package of an `android://<hash>@<package>/` URL (an app's saved login): no host, no domain. */
+  appId: string | null;
   /** A login page, admin panel, or other kind of URL, from its path and port. */
   urlKind: 'admin' | 'login' | 'other' | null;
 }
 
 const EMAIL = /^[^\s@]+@([^\s@]+\.[^\s@]+)$/;
+// Chrome's saved logins of Android apps: `android://<base64 signing-key hash>@com.example.app/`
+// (the hash may hold `/`, `+`, `=`; the package is after the last `@`).
+const ANDROID_URL = /^android:\/\//i;
+const ANDROID_PACKAGE = /^android:\/\/(?:.*@)?([A-Za-z][A-Za-z0-9_]*(?:\.[A-Za-z][A-Za-z0-9_]*)+)\/?$/i;
 
 // Paths and ports of administration panels: CMS back ends, hosting and database consoles.
 const ADMIN_MARKERS = /\/(wp-admin|wp-login\.php|administrator|admin|adm|backoffice|back-office|cpanel|whm|plesk|phpmyadmin|pma|manager|controlpanel|admincp|moderator|webadmin|siteadmin)\b|:(2082|2083|2086|2087|2222|8083|10000)\b/i;
@@ -63,9 +73,12 @@ export function normalizeCredential(record: CredentialRecord): NormalizedCredent
   const email = emailMatch ? login.toLowerCase() : null;
   const loginParts = emailMatch ? hostOf(emailMatch[1]!) : { host: null, domain: null };
   const url = record.url?.trim() || null;
-  const { host, domain } = url ? hostOf(url) : { host: null, domain: null };
+  const android = url !== null && ANDROID_URL.test(url);
+  // An app's package (com.acme.app) reads like a host name, and its "domain" would be wrong.
+  const { host, domain } = url && !android ? hostOf(url) : { host: null, domain: null };
+  const appId = android ? (ANDROID_PACKAGE.exec(url)?.[1] ?? null) : null;
   const urlKind = url === null ? null : ADMIN_MARKERS.test(url) ? 'admin' : LOGIN_MARKERS.test(url) ? 'login' : 'other';
-  return { login, email, loginHost: loginParts.host, loginDomain: loginParts.domain, url, host, domain, urlKind };
+  return { login, email, loginHost: loginParts.host, loginDomain: loginParts.domain, url, host, domain, appId, urlKind };
 }
 
 /**

@@ -1,4 +1,5 @@
 import { parse as parseHost } from 'tldts';
+import { withoutNul } from '../../ingest/ingest-kit.ts';
 import type { CredentialRecord } from '../credential.ts';
 
 /**
@@ -54,4 +55,17 @@ export function parseComboLine(line: string): CredentialRecord | string | null {
     if (next > 0) return credential(first, rest.slice(0, next), rest.slice(next + 1));
   }
   return credential(null, first, rest);
+}
+
+/**
+ * Whether some of a text's first lines (the start of a file) are credentials. JSON and markup
+ * are not combolists, though a line of them may split at a colon.
+ */
+export function holdsComboLine(head: string): boolean {
+  const text = withoutNul(head);
+  if (/^\s*[[{<]/.test(text)) return false;
+  return text.split(/\r?\n/, 200).some((line) => {
+    const parsed = parseComboLine(line);
+    return parsed !== null && typeof parsed !== 'string';
+  });
 }

@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { hashTypeOf, maskPassword, normalizeCredential } from '../credential.ts';
 import { parseLeakTarget } from '../leak-target.ts';
 import { parseComboLine } from './combolist.ts';
-import { createPasswordBlockReader, parseLogDate, parseSystemInfo } from './stealer-log.ts';
+import { createPasswordBlockReader, holdsPasswordBlock } from './stealer-log.ts';
+import { holdsComboLine } from './combolist.ts';
 
 describe('combolist lines', () => {
   it.each([
@@ -74,15 +75,14 @@ describe('stealer-log password blocks', () => {
   });
 });
 
-describe('system information', () => {
-  it('reads country, OS and log date in the common layouts', () => {
-    expect(parseSystemInfo('IP: 10.0.0.1\nCountry: DE\nLog date: 5/12/2023 3:14:15 PM\nWindows: Windows 10 Pro x64')).toEqual({
-      country: 'DE',
-      os: 'Windows 10 Pro x64',
-      infectedAt: Date.UTC(2023, 4, 12, 15, 14, 15),
-    });
-    expect(parseSystemInfo('Location: US (New York)\r\nOS: Windows 11\r\nDate: 2024-02-03 04:05:06')).toEqual({ country: 'US', os: 'Windows 11', infectedAt: Date.UTC(2024, 1, 3, 4, 5, 6) });
-    expect(parseLogDate('not a date')).toBeNull();
+describe('format detection', () => {
+  it('tells a passwords file from a combolist, and neither from JSON', () => {
+    const passwords = 'URL: https://a.example.com/\nUsername: x@example.com\nPassword: p\n';
+    expect(holdsPasswordBlock(passwords)).toBe(true);
+    expect(holdsPasswordBlock('x@example.com:secret\n')).toBe(false);
+    expect(holdsComboLine('x@example.com:secret\n')).toBe(true);
+    expect(holdsComboLine('{"login":"x@example.com","password":"p"}\n')).toBe(false);
+    expect(holdsComboLine('no credentials here\n')).toBe(false);
   });
 });
 
@@ -96,10 +96,17 @@ describe('normalisation', () => {
       url: 'https://vpn.acme-bank.co.uk:8443/admin/',
       host: 'vpn.acme-bank.co.uk',
       domain: 'acme-bank.co.uk',
+      appId: null,
       urlKind: 'admin',
     });
     expect(normalizeCredential({ url: null, login: 'plainuser', password: 'x' })).toMatchObject({ email: null, loginDomain: null, domain: null, urlKind: null });
     expect(normalizeCredential({ url: 'https://shop.acme.com/account/signin', login: 'a', password: 'x' }).urlKind).toBe('login');
+  });
+
+  it('gives an Android app login its package, not a domain', () => {
+    expect(normalizeCredential({ url: 'android://Zm9v/+YmFy==@com.acme.app/', login: 'a@acme.com', password: 'x' })).toMatchObject({ host: null, domain: null, appId: 'com.acme.app' });
+    expect(normalizeCredential({ url: 'android://garbled', login: 'a', password: 'x' })).toMatchObject({ host: null, domain: null, appId: null });
+    expect(normalizeCredential({ url: 'https://acme.com/', login: 'a', password: 'x' }).appId).toBeNull();
   });
 
   it('masks passwords without giving their length', () => {

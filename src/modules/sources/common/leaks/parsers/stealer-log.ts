@@ -2,13 +2,12 @@ import type { CredentialRecord, MachineInfo } from '../credential.ts';
 
 /**
  * Stealer-log files (docs/ingest.md "Stealer logs"): one folder per infected machine, holding
- * a passwords file in the RedLine, Raccoon or Vidar layout and a system-information file.
+ * a passwords file in the RedLine, Raccoon or Vidar layout and a system-information file
+ * (system-info.ts).
  */
 
 /** File names (lower-cased) that hold saved passwords. */
 export const PASSWORD_FILES = new Set(['passwords.txt', 'all passwords.txt', 'password.txt', '_allpasswords_list.txt']);
-/** File names (lower-cased) that describe the machine. */
-export const SYSTEM_FILES = new Set(['system.txt', 'information.txt', 'userinformation.txt', 'system info.txt', 'info.txt']);
 
 type Field = 'url' | 'login' | 'password' | 'software';
 
@@ -79,40 +78,10 @@ export function createPasswordBlockReader(machine: MachineInfo | null) {
   };
 }
 
-const COUNTRY_KEYS = new Set(['country', 'location', 'country code']);
-const OS_KEYS = new Set(['os', 'windows', 'operating system', 'os version']);
-const DATE_KEYS = new Set(['log date', 'date', 'install date', 'local date', 'time']);
-
-/** A log date as stealers write it: ISO-like, or US "M/D/YYYY h:mm:ss AM" (read as UTC). */
-export function parseLogDate(value: string): number | null {
-  const text = value.trim();
-  const us = /^(\d{1,2})[/.](\d{1,2})[/.](\d{4})\s+(\d{1,2}):(\d{2})(?::(\d{2}))?\s*(AM|PM)?/i.exec(text);
-  if (us) {
-    let hour = Number(us[4]);
-    if (us[7]?.toUpperCase() === 'PM' && hour < 12) hour += 12;
-    if (us[7]?.toUpperCase() === 'AM' && hour === 12) hour = 0;
-    const ms = Date.UTC(Number(us[3]), Number(us[1]) - 1, Number(us[2]), hour, Number(us[5]), Number(us[6] ?? 0));
-    return Number.isFinite(ms) ? ms : null;
-  }
-  const iso = /^(\d{4})-(\d{2})-(\d{2})(?:[ T](\d{2}):(\d{2})(?::(\d{2}))?)?/.exec(text);
-  if (iso) {
-    const ms = Date.UTC(Number(iso[1]), Number(iso[2]) - 1, Number(iso[3]), Number(iso[4] ?? 0), Number(iso[5] ?? 0), Number(iso[6] ?? 0));
-    return Number.isFinite(ms) ? ms : null;
-  }
-  return null;
-}
-
-/** Country, OS and infection date from a system-information file's `Key: value` lines. */
-export function parseSystemInfo(text: string): MachineInfo {
-  const info: MachineInfo = { country: null, os: null, infectedAt: null };
-  for (const line of text.split(/\r?\n/)) {
-    const match = /^\s*([A-Za-z][A-Za-z ]{0,30}?)\s*:\s*(.+?)\s*$/.exec(line);
-    if (!match) continue;
-    const key = match[1]!.toLowerCase();
-    const value = match[2]!;
-    if (COUNTRY_KEYS.has(key) && info.country === null) info.country = value.split(/[\s(,]/, 1)[0]!.toUpperCase().slice(0, 8) || null;
-    else if (OS_KEYS.has(key) && info.os === null) info.os = value.slice(0, 120);
-    else if (DATE_KEYS.has(key) && info.infectedAt === null) info.infectedAt = parseLogDate(value);
-  }
-  return info;
+/** Whether a text (the start of a file) holds a whole passwords-file block: a stealer log's. */
+export function holdsPasswordBlock(head: string): boolean {
+  const reader = createPasswordBlockReader(null);
+  const lines = head.split(/\r?\n/);
+  for (let i = 0; i < lines.length; i++) if (reader.push(lines[i]!, i + 1).some((block) => block.record)) return true;
+  return reader.end().some((block) => block.record);
 }
