@@ -1,5 +1,5 @@
 import { FormatRegistry, Kind, type Static, type TObject, type TSchema } from '@sinclair/typebox';
-import { Value, ValueErrorType } from '@sinclair/typebox/value';
+import { Value, ValueErrorType, type ValueError } from '@sinclair/typebox/value';
 
 /**
  * The check of a collector's entry of the collectors file against its `settings` schema
@@ -67,6 +67,13 @@ function reasonOf(schema: TSchema): string {
   }
 }
 
+function reasonOfError(error: ValueError): string {
+  if (error.type === ValueErrorType.ObjectRequiredProperty && typeof error.schema.errorMessage !== 'string') return 'is required';
+  // Only a nested object declared with `additionalProperties: false`: the entry's own keys are checked above.
+  if (error.type === ValueErrorType.ObjectAdditionalProperties) return `is not a setting (${Object.keys((error.schema as TObject).properties).join(', ')})`;
+  return reasonOf(error.schema);
+}
+
 /**
  * The entry as the collector's `run` gets it (defaults applied), or a CollectorSettingsError
  * naming the first key that is wrong.
@@ -80,6 +87,5 @@ export function checkCollectorSettings<Settings extends TObject>(collector: stri
   if (Value.Check(schema, settings)) return settings;
   // Check refused it, so there is a first error.
   const error = Value.Errors(schema, settings).First()!;
-  const reason = error.type === ValueErrorType.ObjectRequiredProperty && typeof error.schema.errorMessage !== 'string' ? 'is required' : reasonOf(error.schema);
-  throw new CollectorSettingsError(settingName(error.path), reason);
+  throw new CollectorSettingsError(settingName(error.path), reasonOfError(error));
 }
