@@ -1,11 +1,12 @@
 import { mkdirSync, readdirSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { CollectorSettingsError, defineCollector, findIngester, type Ingester, type IngestTally, type SourceContext } from '../sources/index.ts';
+import { Type } from '@sinclair/typebox';
+import { defineCollector, findIngester, type Ingester, type IngestTally, type SourceContext } from '../sources/index.ts';
 
-interface InboxSettings {
+const settings = Type.Object({
   /** Absolute, or relative to the data folder; default `<data>/inbox`. */
-  folder: string | null;
-}
+  folder: Type.Union([Type.String({ minLength: 1 }), Type.Null()], { default: null, errorMessage: 'must be a folder path' }),
+});
 
 const DONE = 'done';
 const FAILED = 'failed';
@@ -46,18 +47,12 @@ function fileAway(ingesterFolder: string, file: string, outcome: typeof DONE | t
  * `done/` or `failed/` with its report. It needs no network, so it is on by default: a host that
  * only shares a folder with Dragnet can still feed it (docs/collectors.md).
  */
-export const inboxCollector = defineCollector<InboxSettings>({
+export const inboxCollector = defineCollector({
   name: 'inbox',
   description: 'Ingests files dropped into <inbox>/<ingester>/ (e.g. inbox/certificate/frames.jsonl), then files them under done/ or failed/',
   defaultIntervalSeconds: 30,
   enabledByDefault: true,
-  parseSettings(raw) {
-    const { folder = null, ...rest } = raw;
-    const unknown = Object.keys(rest)[0];
-    if (unknown !== undefined) throw new CollectorSettingsError(unknown, 'is not a setting of this collector (folder)');
-    if (folder !== null && (typeof folder !== 'string' || folder === '')) throw new CollectorSettingsError('folder', 'must be a folder path');
-    return { folder };
-  },
+  settings,
   async run(context: SourceContext, run) {
     const inbox = path.resolve(context.dataDir, run.settings.folder ?? 'inbox');
     mkdirSync(inbox, { recursive: true });

@@ -3,7 +3,8 @@ export { normalizeArgs, validateArgs } from './kit/args-validation.ts';
 export { findIngester, findSource, listIngesters, listSourceCollectors, sourceCatalog, sourceMigrations } from './catalog.ts';
 export { catalogRow, type CatalogRow } from './kit/registry.ts';
 export type { IngestProgress } from './common/ingest/ingest-kit.ts';
-export { CollectorSettingsError, defineCollector } from './kit/source.ts';
+export { CollectorSettingsError } from './kit/collector-settings.ts';
+export { defineCollector } from './kit/source.ts';
 export type { ArgError, BatchRule, Collector, CollectorOutcome, CollectorRun, Hit, Ingester, IngestReport, IngestTally, MatchResult, MatchWindow, SourceContext, SourceDefinition } from './kit/source.ts';
 export { createLeakQueries, type LeakQueries } from './common/leaks/leak-queries.ts';
 // The text query language: the messenger search module evaluates it too.

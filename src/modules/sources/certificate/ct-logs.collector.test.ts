@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { CollectorSettingsError } from '../kit/source.ts';
+import { CollectorSettingsError } from '../kit/collector-settings.ts';
 import { ctLogsCollector } from './ct-logs.collector.ts';
 
 const ARGON = 'https://ct.googleapis.com/logs/us1/argon2025h2/';
@@ -18,12 +18,12 @@ describe('ct-logs settings', () => {
   it('takes log base URLs (a missing trailing slash added) and defaults the rest', () => {
     expect(parse({ logs: [ARGON, 'https://ct.cloudflare.com/logs/nimbus2025'] })).toEqual({
       logs: [ARGON, 'https://ct.cloudflare.com/logs/nimbus2025/'],
-      batchSize: 256,
-      maxEntriesPerRun: 100_000,
-      timeoutMs: 30_000,
+      batch_size: 256,
+      max_entries_per_run: 100_000,
+      timeout_ms: 30_000,
       start: 'now',
     });
-    expect(parse({ logs: [ARGON], start: '0', batch_size: 1000, max_entries_per_run: 5, timeout_ms: 500 })).toMatchObject({ start: 0, batchSize: 1000, maxEntriesPerRun: 5, timeoutMs: 500 });
+    expect(parse({ logs: [ARGON], start: '0', batch_size: 1000, max_entries_per_run: 5, timeout_ms: 500 })).toMatchObject({ start: 0, batch_size: 1000, max_entries_per_run: 5, timeout_ms: 500 });
     expect(parse({ logs: [ARGON], start: 123_456 })).toMatchObject({ start: 123_456 });
   });
 

@@ -1,5 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { CollectorSettingsError, defineCollector, type CollectorRun, type SourceContext } from '../kit/source.ts';
+import { Type, type Static } from '@sinclair/typebox';
+import { CollectorSettingsError, HTTP_URL_FORMAT } from '../kit/collector-settings.ts';
+import { defineCollector, type CollectorRun, type SourceContext } from '../kit/source.ts';
 import { logIdOf, recordOfFacts, type CertificateRecord } from './certificate-record.ts';
 import { writeCertificates } from './certificate-store.ts';
 import { parseMerkleTreeLeaf, precertificateOf } from './ct-leaf.ts';
@@ -11,46 +13,35 @@ import { certificateFacts, tbsCertificateFacts } from './x509.ts';
  * previous run stopped) and stores their certificates and precertificates like `dragnet ingest
  * certificate` does.
  */
-interface Settings {
-  /** Base URLs, each ending in `/`. */
-  logs: string[];
-  batchSize: number;
-  maxEntriesPerRun: number;
-  timeoutMs: number;
+const settings = Type.Object({
+  /** Base URLs, each ending in `/` once refined. */
+  logs: Type.Array(Type.String({ format: HTTP_URL_FORMAT, errorMessage: 'must be an http(s) URL, a CT log base such as https://ct.googleapis.com/logs/us1/argon2025h2/' }), {
+    minItems: 1,
+    errorMessage: 'must list at least one CT log base URL',
+  }),
+  batch_size: Type.Integer({ minimum: 1, maximum: 10_000, default: 256 }),
+  max_entries_per_run: Type.Integer({ minimum: 1, maximum: 100_000_000, default: 100_000 }),
+  timeout_ms: Type.Integer({ minimum: 1, maximum: 600_000, default: 30_000 }),
   /** Where a log without a cursor starts: its current tree size, or an entry index. */
-  start: 'now' | number;
-}
+  start: Type.Union([Type.Literal('now'), Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER }), Type.String({ pattern: '^\\d+$' })], {
+    default: 'now',
+    errorMessage: 'must be "now" (the current tree size) or an entry index such as "0"',
+  }),
+});
 
 /** Per log (by logIdOf), the index of the next entry to read. */
 interface Cursor {
   logs: Record<string, number>;
 }
 
-const SETTINGS = ['logs', 'batch_size', 'max_entries_per_run', 'timeout_ms', 'start'];
-const DEFAULTS = { batch_size: 256, max_entries_per_run: 100_000, timeout_ms: 30_000 };
-const LIMITS = { batch_size: 10_000, max_entries_per_run: 100_000_000, timeout_ms: 600_000 };
 /** Times a 429 is waited out before the log's run stops for this time. */
 const RATE_LIMIT_RETRIES = 3;
 /** A longer Retry-After is left to the runner's next run. */
 const MAX_RETRY_WAIT_MS = 60_000;
 
-function positiveInteger(raw: Record<string, unknown>, key: keyof typeof DEFAULTS): number {
-  const value = raw[key] ?? DEFAULTS[key];
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < 1 || value > LIMITS[key]) {
-    throw new CollectorSettingsError(key, `must be an integer from 1 to ${LIMITS[key]}`);
-  }
-  return value;
-}
-
-function parseSettings(raw: Record<string, unknown>): Settings {
-  for (const key of Object.keys(raw)) {
-    if (!SETTINGS.includes(key)) throw new CollectorSettingsError(key, `is not a setting of ct-logs (${SETTINGS.join(', ')})`);
-  }
-  if (!Array.isArray(raw.logs) || raw.logs.length === 0) throw new CollectorSettingsError('logs', 'must list at least one CT log base URL');
-  const logs = raw.logs.map((url: unknown, i) => {
-    if (typeof url !== 'string' || !URL.canParse(url) || !['http:', 'https:'].includes(new URL(url).protocol)) {
-      throw new CollectorSettingsError(`logs[${i}]`, 'must be an http(s) URL, a CT log base such as https://ct.googleapis.com/logs/us1/argon2025h2/');
-    }
+/** The log URLs with their trailing slash, each log once; an index given as a string as a number. */
+function refine(checked: Static<typeof settings>) {
+  const logs = checked.logs.map((url, i) => {
     const parsed = new URL(url);
     if (parsed.search || parsed.hash) throw new CollectorSettingsError(`logs[${i}]`, 'must be a base URL without query or fragment');
     return url.endsWith('/') ? url : `${url}/`;
@@ -58,20 +49,11 @@ function parseSettings(raw: Record<string, unknown>): Settings {
   const ids = logs.map(logIdOf);
   const repeated = ids.findIndex((id, i) => ids.indexOf(id) !== i);
   if (repeated !== -1) throw new CollectorSettingsError(`logs[${repeated}]`, 'names the same log twice');
-  const start = raw.start ?? 'now';
-  let from: Settings['start'];
-  if (start === 'now') from = 'now';
-  else if (typeof start === 'string' && /^\d+$/.test(start)) from = Number(start);
-  else if (typeof start === 'number' && Number.isSafeInteger(start) && start >= 0) from = start;
-  else throw new CollectorSettingsError('start', 'must be "now" (the current tree size) or an entry index such as "0"');
-  return {
-    logs,
-    batchSize: positiveInteger(raw, 'batch_size'),
-    maxEntriesPerRun: positiveInteger(raw, 'max_entries_per_run'),
-    timeoutMs: positiveInteger(raw, 'timeout_ms'),
-    start: from,
-  };
+  const start: 'now' | number = checked.start === 'now' ? 'now' : Number(checked.start);
+  return { ...checked, logs, start };
 }
+
+type Settings = ReturnType<typeof refine>;
 
 function cursorOf(value: unknown): Cursor {
   const logs = typeof value === 'object' && value !== null ? (value as { logs?: unknown }).logs : undefined;
@@ -101,7 +83,7 @@ async function getJson(url: string, { settings, signal, http }: CollectorRun<Set
   for (let attempt = 0; ; attempt++) {
     try {
       // The timeout covers the body too: fetch aborts the body stream when the signal fires.
-      const response = await http.get(url, { headers: { accept: 'application/json' }, signal: AbortSignal.any([signal, AbortSignal.timeout(settings.timeoutMs)]) });
+      const response = await http.get(url, { headers: { accept: 'application/json' }, signal: AbortSignal.any([signal, AbortSignal.timeout(settings.timeout_ms)]) });
       if (response.ok) return await response.json();
       await response.body?.cancel();
       if (response.status === 429 && attempt < RATE_LIMIT_RETRIES) {
@@ -115,7 +97,7 @@ async function getJson(url: string, { settings, signal, http }: CollectorRun<Set
     } catch (error) {
       if (error instanceof LogError || signal.aborted) throw error;
       if (error instanceof SyntaxError) throw new LogError(`${url}: the answer is not JSON`);
-      throw noAnswer(url, error, settings.timeoutMs);
+      throw noAnswer(url, error, settings.timeout_ms);
     }
   }
 }
@@ -154,8 +136,8 @@ async function collectLog(context: SourceContext, run: CollectorRun<Settings>, c
   let added = 0;
   let read = 0;
   let skipped = 0;
-  while (next < treeSize && read < settings.maxEntriesPerRun && !signal.aborted) {
-    const end = Math.min(next + settings.batchSize, treeSize, next + settings.maxEntriesPerRun - read) - 1;
+  while (next < treeSize && read < settings.max_entries_per_run && !signal.aborted) {
+    const end = Math.min(next + settings.batch_size, treeSize, next + settings.max_entries_per_run - read) - 1;
     const body = await getJson(`${base}ct/v1/get-entries?start=${next}&end=${end}`, run);
     const entries = isObject(body) && Array.isArray(body.entries) ? body.entries.slice(0, end - next + 1) : [];
     // A log may answer with fewer entries than asked for (RFC 6962 4.6), never with none.
@@ -182,12 +164,13 @@ async function collectLog(context: SourceContext, run: CollectorRun<Settings>, c
   run.log(`${id}: ${read} entries read (${skipped} skipped), ${added} new certificates, at ${next} of ${treeSize}`);
 }
 
-export const ctLogsCollector = defineCollector<Settings>({
+export const ctLogsCollector = defineCollector({
   name: 'ct-logs',
   description: 'new certificates and precertificates from RFC 6962 Certificate Transparency logs (get-sth, get-entries from a per-log cursor)',
   defaultIntervalSeconds: 300,
   enabledByDefault: false,
-  parseSettings,
+  settings,
+  refine,
   async run(context, run) {
     const cursor = cursorOf(run.cursor);
     const tally = { added: 0 };

@@ -10,6 +10,7 @@ import type { Log } from '../../../lib/log.ts';
 import type { OutboundHttp } from '../../../lib/outbound/index.ts';
 import type { Frequency } from '../../../lib/frequency.ts';
 import { paramsOf, type ArgParam } from './arg-params.ts';
+import { checkCollectorSettings } from './collector-settings.ts';
 import type { IngestProgress, IngestWarning } from '../common/ingest/ingest-kit.ts';
 
 /** One broken args rule, as a rule's validation error names it (args-validation.ts, `prepare`). */
@@ -108,7 +109,7 @@ export interface Ingester {
 
 /** What a collector's run is given besides the source context. */
 export interface CollectorRun<Settings> {
-  /** The collector's entry of the collectors file, as its `parseSettings` returned it. */
+  /** The collector's entry of the collectors file, checked against its `settings` and refined. */
   settings: Settings;
   /** Where the previous run stopped (null on the first run). */
   cursor: unknown;
@@ -133,36 +134,59 @@ export interface CollectorOutcome {
   ingested?: { ingester: string; tally: IngestTally }[];
 }
 
-/** A collector's settings entry is wrong: `setting` names the key (e.g. `logs[1]`). */
-export class CollectorSettingsError extends Error {
-  constructor(
-    readonly setting: string,
-    readonly reason: string,
-  ) {
-    super(`${setting}: ${reason}`);
-  }
-}
-
-/**
- * A job that fetches a source's new data on its own schedule (a CT log, a leak-site feed, a
- * scraping API) and stores it like the source's ingester would. The collectors module runs it
- * every `interval_seconds`, keeps its cursor and health, and backs off after failures
- * (docs/collectors.md).
- */
-export interface Collector<Settings = unknown> {
+/** What a collector is, apart from its settings and its run. */
+interface CollectorInfo {
   /** The collector's key in the collectors file and in `dragnet collectors`. */
   name: string;
   description: string;
   defaultIntervalSeconds: number;
   /** Needs no settings and no network: runs unless the collectors file turns it off. */
   enabledByDefault: boolean;
-  /** Checks the collector's entry (without `enabled`/`interval_seconds`); throws CollectorSettingsError. */
-  parseSettings(raw: Record<string, unknown>): Settings;
+}
+
+/**
+ * A job that fetches a source's new data on its own schedule (a CT log, a leak-site feed, a
+ * scraping API) and stores it like the source's ingester would, as a plugin writes it. The
+ * collectors module runs it every `interval_seconds`, keeps its cursor and health, and backs off
+ * after failures (docs/collectors.md).
+ */
+export interface CollectorPlugin<Schema extends TObject, Settings> extends CollectorInfo {
+  /**
+   * Its entry of the collectors file (without `enabled`/`interval_seconds`, which the
+   * collectors module reads) as a TypeBox object: `default` for an optional setting's value,
+   * `Type.Optional` for one without, `format: 'http-url'` for a feed URL, `errorMessage` for a
+   * refusal in the collector's own words. collector-settings.ts checks the entry against it.
+   */
+  settings: Schema;
+  /**
+   * Checks a schema cannot say (a log named twice), run on settings the schema accepted with
+   * its defaults applied, throwing CollectorSettingsError naming the key; and what `run` gets
+   * made of them (a derived default, a normalized URL). Without it, `run` gets the settings as
+   * checked.
+   */
+  refine?(settings: Static<Schema>): Settings;
   run(context: SourceContext, run: CollectorRun<Settings>): Promise<CollectorOutcome>;
 }
 
 /** A collector with its settings type erased, as the registry lists it. */
-export const defineCollector = <Settings>(collector: Collector<Settings>): Collector => collector as unknown as Collector;
+export interface Collector extends CollectorInfo {
+  /** The collector's entry checked and refined; throws CollectorSettingsError. */
+  parseSettings(raw: Record<string, unknown>): unknown;
+  run(context: SourceContext, run: CollectorRun<unknown>): Promise<CollectorOutcome>;
+}
+
+export function defineCollector<Schema extends TObject, Settings = Static<Schema>>(collector: CollectorPlugin<Schema, Settings>): Collector {
+  const { settings: schema, refine, run, ...info } = collector;
+  return {
+    ...info,
+    parseSettings(raw) {
+      const checked = checkCollectorSettings(info.name, schema, raw);
+      return refine ? refine(checked) : checked;
+    },
+    // The contract's one cast: the collectors module hands run only what parseSettings returned.
+    run: (context, given) => run(context, given as CollectorRun<Settings>),
+  };
+}
 
 /** What prepare makes of a rule's args: the value the matcher takes, or why there is none. */
 export type Prepared<Value> = { value: Value } | { errors: ArgError[] };

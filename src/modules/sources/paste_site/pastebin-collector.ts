@@ -1,8 +1,10 @@
 import { setTimeout as sleep } from 'node:timers/promises';
+import { Type, type Static } from '@sinclair/typebox';
 import { createDocumentWriter } from '../common/documents/document-store.ts';
 import { isJsonObject, RecordError } from '../common/documents/record-fields.ts';
 import type { OutboundHttp, OutboundResponse } from '../../../lib/outbound/index.ts';
-import { CollectorSettingsError, defineCollector } from '../kit/source.ts';
+import { HTTP_URL_FORMAT } from '../kit/collector-settings.ts';
+import { defineCollector } from '../kit/source.ts';
 import { MAX_PASTE_BYTES, pastebinDocument, pastebinEntry, type PastebinEntry } from './paste-record.ts';
 
 /**
@@ -11,15 +13,17 @@ import { MAX_PASTE_BYTES, pastebinDocument, pastebinEntry, type PastebinEntry } 
  * content of each paste not seen yet (api_scrape_item.php?i=KEY) and stores it. Pastebin serves
  * the API only to whitelisted IPs and asks for no more than one request a second.
  */
-interface PastebinSettings {
+const settings = Type.Object({
   /** The list URL, e.g. https://scrape.pastebin.com/api_scraping.php?limit=250 */
-  url: string;
-  /** The item URL the paste key is appended to. */
-  itemUrl: string;
-  timeoutMs: number;
+  url: Type.String({ format: HTTP_URL_FORMAT }),
+  /** The item URL the paste key is appended to (default: on the list's host). */
+  item_url: Type.Optional(Type.String({ format: HTTP_URL_FORMAT })),
+  timeout_ms: Type.Integer({ minimum: 1, default: 30_000 }),
   /** Pause between content requests. */
-  requestIntervalMs: number;
-}
+  request_interval_ms: Type.Integer({ minimum: 0, default: 1_000 }),
+});
+
+type PastebinSettings = Static<typeof settings> & { item_url: string };
 
 /** A content fetch that failed, kept to be tried again next run (the list may no longer show it). */
 interface PendingPaste {
@@ -40,29 +44,8 @@ interface PastebinCursor {
 
 /** Content fetches per paste before it is given up (each run tries once). */
 export const MAX_ATTEMPTS = 3;
-const DEFAULT_TIMEOUT_MS = 30_000;
-const DEFAULT_INTERVAL_MS = 1_000;
 // Pastebin's answer for a paste removed between the list and the fetch: not worth retrying.
 const GONE = /^Error, we cannot find this paste/;
-
-function parseSettings(raw: Record<string, unknown>): PastebinSettings {
-  const { url, item_url: itemUrl, timeout_ms: timeoutMs = DEFAULT_TIMEOUT_MS, request_interval_ms: interval = DEFAULT_INTERVAL_MS, ...rest } = raw;
-  const unknown = Object.keys(rest)[0];
-  if (unknown !== undefined) throw new CollectorSettingsError(unknown, 'is not a setting of this collector (url, item_url, timeout_ms, request_interval_ms)');
-  const httpUrl = (value: unknown, setting: string) => {
-    if (typeof value !== 'string' || !URL.canParse(value) || !/^https?:$/.test(new URL(value).protocol)) throw new CollectorSettingsError(setting, 'must be an http(s) URL');
-    return value;
-  };
-  const list = httpUrl(url, 'url');
-  if (!Number.isInteger(timeoutMs) || (timeoutMs as number) < 1) throw new CollectorSettingsError('timeout_ms', 'must be a positive integer');
-  if (!Number.isInteger(interval) || (interval as number) < 0) throw new CollectorSettingsError('request_interval_ms', 'must be an integer >= 0');
-  return {
-    url: list,
-    itemUrl: itemUrl === undefined ? `${new URL(list).origin}/api_scrape_item.php?i=` : httpUrl(itemUrl, 'item_url'),
-    timeoutMs: timeoutMs as number,
-    requestIntervalMs: interval as number,
-  };
-}
 
 /** The cursor as saved, or a fresh start for none (the first run takes the whole list). */
 function cursorOf(saved: unknown): PastebinCursor {
@@ -92,7 +75,7 @@ function describe(error: unknown): string {
 }
 
 async function fetchText(http: OutboundHttp, url: string, settings: PastebinSettings, signal: AbortSignal, maxBytes: number): Promise<string> {
-  const response = await http.get(url, { signal: AbortSignal.any([signal, AbortSignal.timeout(settings.timeoutMs)]) }).catch((error: unknown) => {
+  const response = await http.get(url, { signal: AbortSignal.any([signal, AbortSignal.timeout(settings.timeout_ms)]) }).catch((error: unknown) => {
     throw new Error(describe(error));
   });
   if (!response.ok) {
@@ -119,12 +102,13 @@ async function fetchList(http: OutboundHttp, settings: PastebinSettings, signal:
 
 const isAfter = (cursor: PastebinCursor, entry: PastebinEntry) => entry.dateSeconds > cursor.date || (entry.dateSeconds === cursor.date && !cursor.keys.includes(entry.key));
 
-export const pastebinCollector = defineCollector<PastebinSettings>({
+export const pastebinCollector = defineCollector({
   name: 'pastebin-scraping',
   description: "Fetches new public pastes from Pastebin's scraping API (a whitelisted IP) into the paste_site source",
   defaultIntervalSeconds: 300,
   enabledByDefault: false,
-  parseSettings,
+  settings,
+  refine: (checked): PastebinSettings => ({ ...checked, item_url: checked.item_url ?? `${new URL(checked.url).origin}/api_scrape_item.php?i=` }),
   async run(context, run) {
     const { settings, signal } = run;
     const writer = createDocumentWriter(context, 'paste_site');
@@ -146,7 +130,7 @@ export const pastebinCollector = defineCollector<PastebinSettings>({
     const unfinished = (from: number) => queue.slice(from).filter((item) => !item.isNew).map((item) => ({ entry: item.raw, attempts: item.attempts }));
     let items = 0;
     for (const [index, item] of queue.entries()) {
-      if (index > 0 && settings.requestIntervalMs > 0) await sleep(settings.requestIntervalMs, undefined, { signal }).catch(() => undefined);
+      if (index > 0 && settings.request_interval_ms > 0) await sleep(settings.request_interval_ms, undefined, { signal }).catch(() => undefined);
       if (signal.aborted) {
         // The retries not reached stay due; new pastes not reached are still after the cursor.
         next.retry.push(...unfinished(index));
@@ -155,7 +139,7 @@ export const pastebinCollector = defineCollector<PastebinSettings>({
       const entry = pastebinEntry(item.raw);
       let content: string | null = null;
       try {
-        content = await fetchText(run.http, settings.itemUrl + encodeURIComponent(entry.key), settings, signal, MAX_PASTE_BYTES);
+        content = await fetchText(run.http, settings.item_url + encodeURIComponent(entry.key), settings, signal, MAX_PASTE_BYTES);
       } catch (error) {
         if (signal.aborted) {
           next.retry.push(...unfinished(index));

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { CollectorSettingsError } from '../kit/source.ts';
+import { CollectorSettingsError } from '../kit/collector-settings.ts';
 import { DEFAULT_FEED_URL, ransomwareLiveCollector } from './ransomware-live.collector.ts';
 
 /** The collector's settings; test/sources/ransomware-collector.test.ts runs it. */
@@ -15,10 +15,10 @@ describe('ransomware-live settings', () => {
   };
 
   it('default to the v2 recent victims and a minute', () => {
-    expect(ransomwareLiveCollector.parseSettings({})).toEqual({ url: DEFAULT_FEED_URL, timeoutMs: 60_000 });
+    expect(ransomwareLiveCollector.parseSettings({})).toEqual({ url: DEFAULT_FEED_URL, timeout_ms: 60_000 });
     expect(ransomwareLiveCollector.parseSettings({ url: 'https://data.ransomware.live/posts.json', timeout_ms: 5000 })).toEqual({
       url: 'https://data.ransomware.live/posts.json',
-      timeoutMs: 5000,
+      timeout_ms: 5000,
     });
   });
 

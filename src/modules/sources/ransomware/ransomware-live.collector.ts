@@ -1,8 +1,12 @@
 import { Readable } from 'node:stream';
+import { Type, type Static } from '@sinclair/typebox';
 import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import { newInputResult } from '../common/ingest/ingest-kit.ts';
-import { CollectorSettingsError, defineCollector, type CollectorOutcome, type CollectorRun, type SourceContext } from '../kit/source.ts';
+import { HTTP_URL_FORMAT } from '../kit/collector-settings.ts';
+import { defineCollector, type CollectorOutcome, type CollectorRun, type SourceContext } from '../kit/source.ts';
 import { readPosts, storePosts } from './post-ingest.ts';
+
+export const DEFAULT_FEED_URL = 'https://api.ransomware.live/v2/recentvictims';
 
 /**
  * The `ransomware-live` collector (docs/collectors.md): polls one ransomware.live JSON URL (the
@@ -11,34 +15,17 @@ import { readPosts, storePosts } from './post-ingest.ts';
  * makes an unchanged list a 304, and the posts' unique key makes a changed one add only the
  * posts not yet stored.
  */
-interface Settings {
-  url: string;
-  timeoutMs: number;
-}
+const settings = Type.Object({
+  url: Type.String({ format: HTTP_URL_FORMAT, default: DEFAULT_FEED_URL }),
+  timeout_ms: Type.Integer({ minimum: 1, maximum: 600_000, default: 60_000 }),
+});
+
+type Settings = Static<typeof settings>;
 
 /** What the collector keeps between runs: the validators of the last list it stored. */
 interface Cursor {
   etag: string | null;
   last_modified: string | null;
-}
-
-export const DEFAULT_FEED_URL = 'https://api.ransomware.live/v2/recentvictims';
-const DEFAULT_TIMEOUT_MS = 60_000;
-const MAX_TIMEOUT_MS = 600_000;
-
-function parseSettings(raw: Record<string, unknown>): Settings {
-  for (const key of Object.keys(raw)) {
-    if (key !== 'url' && key !== 'timeout_ms') throw new CollectorSettingsError(key, 'is not a setting of ransomware-live (url, timeout_ms)');
-  }
-  const url = raw.url ?? DEFAULT_FEED_URL;
-  if (typeof url !== 'string' || !URL.canParse(url) || !['http:', 'https:'].includes(new URL(url).protocol)) {
-    throw new CollectorSettingsError('url', 'must be an http(s) URL');
-  }
-  const timeoutMs = raw.timeout_ms ?? DEFAULT_TIMEOUT_MS;
-  if (typeof timeoutMs !== 'number' || !Number.isInteger(timeoutMs) || timeoutMs < 1 || timeoutMs > MAX_TIMEOUT_MS) {
-    throw new CollectorSettingsError('timeout_ms', `must be an integer from 1 to ${MAX_TIMEOUT_MS}`);
-  }
-  return { url, timeoutMs };
 }
 
 function cursorOf(value: unknown): Cursor {
@@ -48,7 +35,7 @@ function cursorOf(value: unknown): Cursor {
 }
 
 /** One conditional GET of the feed; the posts of a 200 are stored, and its validators are the next cursor. */
-async function fetchAndStore(context: SourceContext, { url, timeoutMs }: Settings, cursor: Cursor, run: CollectorRun<Settings>): Promise<CollectorOutcome> {
+async function fetchAndStore(context: SourceContext, { url, timeout_ms: timeoutMs }: Settings, cursor: Cursor, run: CollectorRun<Settings>): Promise<CollectorOutcome> {
   const headers: Record<string, string> = { accept: 'application/json' };
   if (cursor.etag) headers['if-none-match'] = cursor.etag;
   if (cursor.last_modified) headers['if-modified-since'] = cursor.last_modified;
@@ -71,14 +58,14 @@ async function fetchAndStore(context: SourceContext, { url, timeoutMs }: Setting
   return { items: result.added, cursor: next };
 }
 
-export const ransomwareLiveCollector = defineCollector<Settings>({
+export const ransomwareLiveCollector = defineCollector({
   name: 'ransomware-live',
   description: 'new leak-site posts from a ransomware.live JSON feed (conditional GET: an unchanged feed is not downloaded again)',
   defaultIntervalSeconds: 3600,
   enabledByDefault: false,
-  parseSettings,
+  settings,
   async run(context, run) {
-    const { url, timeoutMs } = run.settings;
+    const { url, timeout_ms: timeoutMs } = run.settings;
     try {
       return await fetchAndStore(context, run.settings, cursorOf(run.cursor), run);
     } catch (error) {
