@@ -1,3 +1,4 @@
+import { rmSync } from 'node:fs';
 import type { LightMyRequestResponse } from 'fastify';
 import { buildApp, type App } from '../../src/app.ts';
 import { loadConfig } from '../../src/config.ts';
@@ -22,6 +23,21 @@ export interface TestApp {
   close(): Promise<void>;
 }
 
+// Migrating a fresh store is most of an app's start on PostgreSQL (seconds of DDL): the schema is
+// made once per test process, in a template store that each fresh store is copied from.
+let migratedTemplate: Promise<TestStoreLocation> | undefined;
+
+function migratedStoreTemplate(): Promise<TestStoreLocation> {
+  migratedTemplate ??= (async () => {
+    const template = await createTestStoreLocation({ isTemplate: true });
+    const container = await createContainer(loadConfig(template.env));
+    await container.close();
+    process.once('exit', () => rmSync(template.dataDir, { recursive: true, force: true }));
+    return template;
+  })();
+  return migratedTemplate;
+}
+
 /**
  * A real app on a real, fresh store (SQLite or PostgreSQL), driven through app.inject. Pass
  * `location` to open an existing store instead (e.g. one the CLI wrote); it is then left in place.
@@ -30,7 +46,7 @@ export async function createTestApp(
   options: { env?: Record<string, string>; clock?: ManualClock; location?: TestStoreLocation; log?: Log } = {},
 ): Promise<TestApp> {
   const ownsLocation = !options.location;
-  const location = options.location ?? (await createTestStoreLocation());
+  const location = options.location ?? (await createTestStoreLocation({ template: await migratedStoreTemplate() }));
   const clock = options.clock ?? createManualClock('2026-03-10T09:00:00Z');
   const config = loadConfig({ ...location.env, ...options.env });
   const container = await createContainer(config, { clock, log: options.log });
