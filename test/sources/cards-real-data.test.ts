@@ -80,12 +80,16 @@ describe(`credit_card: card files as real tools write them (${testEngine})`, () 
     }
   });
 
-  it('refuses a file in none of the formats, naming each; --format still forces one', async () => {
+  it('refuses a file in none of the formats, naming each; --format still forces one; a banner does not hide a dump', async () => {
     const notCards = s.file('notes.txt', 'meeting notes\nnothing to see\n');
     const refused = await s.ingest('credit_card', [notCards]);
     expect(refused.failed).toBe(true);
     expect(refused.lines.join('\n')).toMatch(/is in none of the formats credit_card reads: csv \(.*\), pipe \(.*\), track \(.*\)/);
     const forced = await s.ingest('credit_card', [notCards], 'pipe');
     expect(forced.summary).toMatchObject({ failed: 0, records: 0, rejected: 2 });
+
+    // A dump that opens with a banner is still a dump: the banner line is rejected, the cards read.
+    const banner = await s.ingest('credit_card', [s.file('banner.txt', '=== FRESH BASE 2026 ===\n4147200000010118|01|31|321|Ed Stone\n')]);
+    expect(banner.summary).toMatchObject({ failed: 0, records: 1, added: 1, rejected: 1 });
   });
 });

@@ -40,14 +40,25 @@ function counted(stream: Readable, progress?: IngestProgress): Readable {
   return stream.pipe(counter);
 }
 
-const firstLine = (head: string): string => head.split(/\r?\n/).find((line) => line.trim() !== '' && !line.startsWith('#')) ?? '';
+/** The first lines of a head that are not blank or `#` comments. */
+const dataLines = (head: string, count: number): string[] =>
+  head
+    .split(/\r?\n/, 1000)
+    .filter((line) => line.trim() !== '' && !line.startsWith('#'))
+    .slice(0, count);
+
+const firstLine = (head: string): string => dataLines(head, 1)[0] ?? '';
+
+// A dump may open with a banner or a title line or two before its first card.
+const DUMP_LINES_CHECKED = 10;
 
 interface CardFormat extends DetectableFormat {
   read(stream: Readable, input: string, head: string): AsyncGenerator<ParsedCard>;
 }
 
 // Detection order: a header naming a card column is a CSV whatever its rows hold; a first field
-// that is a card number is a positional dump; track data anywhere in the head is a track dump.
+// that is a card number (on one of the first lines) is a positional dump; track data anywhere
+// in the head is a track dump.
 const CARD_FORMATS: CardFormat[] = [
   {
     name: 'csv',
@@ -61,7 +72,7 @@ const CARD_FORMATS: CardFormat[] = [
   {
     name: 'pipe',
     writtenBy: 'card dumps without a header: PAN|MM|YY|CVV|name|… (or , ; tab)',
-    detect: (head) => startsWithPan(firstLine(head)),
+    detect: (head) => dataLines(head, DUMP_LINES_CHECKED).some(startsWithPan),
     read: (stream) => readPipeDump(stream),
   },
   {

@@ -164,6 +164,14 @@ describe('shop CSV exports', () => {
       false,
       'track',
     ]);
+    expect(headerColumns(['Credit Card No.', 'Expiration (MM/YY)', 'Card Verification Value (CVV)', 'Account Holder', 'Verification Status'])).toEqual([
+      'pan',
+      'expiry',
+      'cvv',
+      'name',
+      'extra:Verification Status',
+    ]);
+    expect(headerColumns(['Exp. Month', 'Exp. Year (YYYY)'])).toEqual(['month', 'year']);
   });
 
   it('picks the delimiter a line uses', () => {

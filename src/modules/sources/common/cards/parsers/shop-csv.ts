@@ -40,6 +40,23 @@ const HEADER_NAMES: Record<Column, string[]> = {
 
 const columnByHeader = new Map(Object.entries(HEADER_NAMES).flatMap(([column, names]) => names.map((name) => [name, column as Column] as const)));
 
+// Headers that name their field with more words than the lists have ("Expiration (MM/YY)",
+// "Card Verification Value (CVV)", "Credit Card No."), tried only when no name matches exactly.
+const HEADER_PATTERNS: [RegExp, Column][] = [
+  [/^(card|cc|credit|debit|payment|primary)\w*(number|num|no|pan)$/, 'pan'],
+  [/(cvv|cvc|cvn|securitycode|cardverification)/, 'cvv'],
+  [/^exp\w*mmyy/, 'expiry'],
+  [/^exp\w*(month|mm)$/, 'month'],
+  [/^exp\w*(year|yy|yyyy)$/, 'year'],
+  [/^(exp|validthru|validto|carddate)/, 'expiry'],
+  [/(holder|nameoncard)/, 'name'],
+];
+
+function columnOf(cell: string): Column | undefined {
+  const name = cell.toLowerCase().replace(/[^a-z0-9]/g, '');
+  return columnByHeader.get(name) ?? HEADER_PATTERNS.find(([pattern]) => pattern.test(name))?.[1];
+}
+
 /** A column Dragnet has no field for, kept under its header as the input spells it. */
 type ExtraKey = `extra:${string}`;
 type Key = Column | ExtraKey;
@@ -51,7 +68,7 @@ type Key = Column | ExtraKey;
 export function headerColumns(header: string[]): (Key | false)[] {
   const seen = new Set<Key>();
   return header.map((cell) => {
-    const key: Key = columnByHeader.get(cell.toLowerCase().replace(/[^a-z0-9]/g, '')) ?? `extra:${cell.trim()}`;
+    const key: Key = columnOf(cell) ?? `extra:${cell.trim()}`;
     if (key === 'personal' || key === 'extra:' || seen.has(key)) return false;
     seen.add(key);
     return key;
