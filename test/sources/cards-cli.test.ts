@@ -4,7 +4,7 @@ import path from 'node:path';
 import { sql, type RawBuilder } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { luhnCheckDigit } from '../../src/modules/sources/common/cards/card-number.ts';
-import { runCli, type CliResult } from '../support/cli.ts';
+import { repoRoot, runCli, type CliResult } from '../support/cli.ts';
 import { createTestApp } from '../support/test-app.ts';
 import { createTestStoreLocation, testEngine, type TestStoreLocation } from '../support/test-store.ts';
 import { scaled } from '../support/wait.ts';
@@ -116,6 +116,26 @@ describe(`dragnet ingest credit_card and bins (${testEngine})`, () => {
       expect(broken.stdout).toContain('the header row names no iin_start column');
       expect(broken.stdout).toContain('BIN table unchanged');
       expect(await query(sql<{ n: number }>`select count(*) as n from card_bins`)).toEqual([{ n: 3 }]);
+    },
+    CLI_TEST_MS,
+  );
+
+  it(
+    'reads the card fixtures folder with each file in its own format, and track data from standard input',
+    async () => {
+      const fixtures = path.join(repoRoot, 'test/fixtures/credit_card');
+      const folder = await cli(['--json', 'ingest', 'credit_card', fixtures]);
+      expect(folder.code, folder.stderr).toBe(0);
+      expect(JSON.parse(folder.stdout)).toMatchObject({ failed: 0, records: 20, rejected: 0, warnings: [{ reason: 'expiry is ambiguous (day-first or month-first)', count: 1 }] });
+
+      const track = `%B${CHASE}^HOLDER/TESS^3003101000000000000000123000000?\n`;
+      const piped = await runCli(['ingest', 'credit_card', '-'], { env: location.env, input: track, timeoutMs: CLI_TEST_MS - 30_000 });
+      expect(piped.code, piped.stderr).toBe(0);
+      expect(piped.stdout).toContain('1 cards read, 1 added');
+      expect(piped.stdout + piped.stderr).not.toContain(CHASE);
+      expect(await query(sql<{ holder: string; exp_month: number; source_name: string }>`select holder, exp_month, source_name from cards where source_name = 'stdin'`)).toEqual([
+        { holder: 'T. H.', exp_month: 3, source_name: 'stdin' },
+      ]);
     },
     CLI_TEST_MS,
   );
