@@ -7,11 +7,12 @@ import { parsedCard, type ParsedCard } from './pipe-dump.ts';
  * Magnetic-stripe track data (ISO/IEC 7813), the classic "dump":
  *   track 1  %B<PAN>^<SURNAME/GIVEN NAMES>^<YYMM><service code><discretionary data>?
  *   track 2  ;<PAN>=<YYMM><service code><discretionary data>?
- * Sentinels (% ; ?) are often left out, and EMV chip dumps write track 2 with `D` for `=`.
+ * Sentinels (% ; ?) are often left out, names run past the standard's 26 characters, and EMV
+ * chip dumps write track 2 with `D` for `=`.
  * Only the PAN (for the store to split), the holder's initials and the expiry are read; the
  * discretionary data (PIN verification value, CVV1) and the raw track are never kept.
  */
-const TRACK1 = /%?B(\d{12,19})\^([^^\n]{1,26})\^(\d{2})(\d{2})(\d{3})?/g;
+const TRACK1 = /%?B(\d{12,19})\^([^^\n]{1,40})\^(\d{2})(\d{2})(\d{3})?/g;
 const TRACK2 = /(?<![\d=])(\d{12,19})[=D](\d{2})(\d{2})(\d{3})?/g;
 
 /** Whether `text` holds track 1 or track 2 data. */
