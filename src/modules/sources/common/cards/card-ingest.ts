@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { Readable, Transform } from 'node:stream';
+import { Transform, type Readable } from 'node:stream';
 import {
   expandInputs,
   failInput,
@@ -17,14 +17,14 @@ import { loadBinTable, readBinTable, reenrichCards, writeBinRows } from './bin-s
 import { readBinRanges } from './bin-table.ts';
 import type { CardRecord } from './card-record.ts';
 import { cardDb, createCardWriter, type CardWriter } from './card-store.ts';
-import { readPipeDump } from './parsers/pipe-dump.ts';
-import { delimiterOf, readShopCsv } from './parsers/shop-csv.ts';
+import { delimiterOf, readPipeDump, startsWithPan, type ParsedCard } from './parsers/pipe-dump.ts';
+import { namesCardColumn, readShopCsv } from './parsers/shop-csv.ts';
+import { hasTrackData, readTrackDump } from './parsers/track-data.ts';
+import { detectFormat, peekInput, type DetectableFormat } from '../ingest/format-detection.ts';
 
 /** `dragnet ingest credit_card|bin_cvv` (card dumps, shop CSVs) and `dragnet ingest bins` (docs/ingest.md). */
 
-const CARD_FILES = new Set(['.txt', '.csv', '.tsv', '.dump']);
-// Enough to hold a first line; a longer one is no card line or header anyway.
-const HEAD_BYTES = 64 * 1024;
+const CARD_FILES = new Set(['.txt', '.csv', '.tsv', '.dump', '.dmp', '.log']);
 // Cards per transaction: a crash loses at most one uncommitted batch, never part of a card.
 const BATCH = 1000;
 
@@ -40,46 +40,76 @@ function counted(stream: Readable, progress?: IngestProgress): Readable {
   return stream.pipe(counter);
 }
 
-/** The first line of a stream (to tell the format) and the whole stream, first line included. */
-async function withFirstLine(stream: Readable): Promise<{ firstLine: string; body: Readable }> {
-  const chunks = stream[Symbol.asyncIterator]() as AsyncIterator<Buffer>;
-  const head: Buffer[] = [];
-  let size = 0;
-  while (size < HEAD_BYTES && !head.some((chunk) => chunk.includes(10))) {
-    const next = await chunks.next();
-    if (next.done) break;
-    head.push(next.value);
-    size += next.value.length;
-  }
-  async function* all() {
-    yield* head;
-    for (let next = await chunks.next(); !next.done; next = await chunks.next()) yield next.value;
-  }
-  const text = Buffer.concat(head).toString('utf8').replace(/^\uFEFF/, '');
-  return { firstLine: text.split(/\r?\n/).find((line) => line.trim() !== '') ?? '', body: Readable.from(all(), { objectMode: false }) };
+/** The first lines of a head that are not blank or `#` comments. */
+const dataLines = (head: string, count: number): string[] =>
+  head
+    .split(/\r?\n/, 1000)
+    .filter((line) => line.trim() !== '' && !line.startsWith('#'))
+    .slice(0, count);
+
+const firstLine = (head: string): string => dataLines(head, 1)[0] ?? '';
+
+// A dump may open with a banner or a title line or two before its first card.
+const DUMP_LINES_CHECKED = 10;
+
+interface CardFormat extends DetectableFormat {
+  read(stream: Readable, input: string, head: string): AsyncGenerator<ParsedCard>;
 }
 
-/** auto: a first line with `|` is a pipe dump, anything else a CSV with a header row. */
-async function* cardsOf(stream: Readable, input: string, format: string): AsyncGenerator<ReadRecord<CardRecord>> {
-  const { firstLine, body } = await withFirstLine(stream);
-  const resolved = format === 'auto' ? (firstLine.includes('|') ? 'pipe' : 'csv') : format;
-  const cards = resolved === 'pipe' ? readPipeDump(body) : readShopCsv(body, { input, delimiter: delimiterOf(firstLine) });
-  for await (const { line, record } of cards) yield { location: `line ${line}`, record };
+// Detection order: a header naming a card column is a CSV whatever its rows hold; a first field
+// that is a card number (on one of the first lines) is a positional dump; track data anywhere
+// in the head is a track dump.
+const CARD_FORMATS: CardFormat[] = [
+  {
+    name: 'csv',
+    writtenBy: 'card shops, checkers and spreadsheet exports: CSV with a header row, , ; | or tab',
+    detect: (head) => {
+      const header = firstLine(head);
+      return namesCardColumn(header, delimiterOf(header));
+    },
+    read: (stream, input, head) => readShopCsv(stream, { input, delimiter: delimiterOf(firstLine(head)) }),
+  },
+  {
+    name: 'pipe',
+    writtenBy: 'card dumps without a header: PAN|MM|YY|CVV|name|… (or , ; tab)',
+    detect: (head) => dataLines(head, DUMP_LINES_CHECKED).some(startsWithPan),
+    read: (stream) => readPipeDump(stream),
+  },
+  {
+    name: 'track',
+    writtenBy: 'magnetic-stripe dumps: ISO/IEC 7813 track 1 (%B…^…^YYMM…?) and track 2 (;…=YYMM…?) data',
+    detect: (head) => hasTrackData(head),
+    read: (stream) => readTrackDump(stream),
+  },
+];
+
+/** The input's cards in the format given, or (auto) the one its head is in. */
+async function* cardsOf(source: string, input: string, peeked: { head: string; stream: Readable }, format: string): AsyncGenerator<ReadRecord<CardRecord>> {
+  const { head, stream } = peeked;
+  const chosen = format === 'auto' ? detectFormat(source, input, head, CARD_FORMATS) : CARD_FORMATS.find((known) => known.name === format)!;
+  for await (const { line, record, warnings } of chosen.read(stream, input, head)) yield { location: `line ${line}`, record, warnings };
 }
 
-async function ingestCards(context: SourceContext, writer: CardWriter, input: string, options: { format: string; progress?: IngestProgress }): Promise<InputResult> {
+interface CardIngest {
+  source: string;
+  writer: CardWriter;
+  format: string;
+  progress?: IngestProgress;
+}
+
+async function ingestCards(context: SourceContext, input: string, { source, writer, format, progress }: CardIngest): Promise<InputResult> {
   const result = newInputResult(input);
-  const { stream, size } = openInput(input);
-  if (size !== null) options.progress?.start(input, size, 'bytes');
-  const source = { name: input === '-' ? 'stdin' : path.basename(input), discoveredAt: context.clock.now().getTime() };
+  const { head, stream, size } = await peekInput(input);
+  if (size !== null) progress?.start(input, size, 'bytes');
+  const file = { name: input === '-' ? 'stdin' : path.basename(input), discoveredAt: context.clock.now().getTime() };
   await storeInBatches({
     result,
-    records: cardsOf(counted(stream, options.progress), input, options.format),
+    records: cardsOf(source, input, { head, stream: counted(stream, progress) }, format),
     batchSize: BATCH,
-    write: (batch) => writer.write(batch, source),
+    write: (batch) => writer.write(batch, file),
     stream,
     noun: 'cards',
-    progress: options.progress,
+    progress,
   });
   return result;
 }
@@ -88,12 +118,12 @@ async function ingestCards(context: SourceContext, writer: CardWriter, input: st
 export const cardIngester = (name: string, description: string): Ingester => ({
   name,
   description,
-  formats: ['auto', 'pipe', 'csv'],
+  formats: ['auto', ...CARD_FORMATS.map((format) => format.name)],
   async run(context, inputs, options) {
     const writer = createCardWriter(context, await loadBinTable(context));
     const results: InputResult[] = [];
     for (const input of expandInputs(inputs, (file) => CARD_FILES.has(path.extname(file).toLowerCase()))) {
-      results.push(await ingestCards(context, writer, input, options));
+      results.push(await ingestCards(context, input, { source: name, writer, format: options.format, progress: options.progress }));
     }
     return reportInputs('cards', results);
   },

@@ -22,8 +22,7 @@ const two = (n: number) => String(n).padStart(2, '0');
 
 /** A stored card as a hit: the BIN, the last four, never more of the number. */
 function cardHit(row: Selectable<CardTable>): Hit {
-  const month = two(Number(row.exp_month));
-  const year = Number(row.exp_year);
+  const expiry = row.exp_month === null || row.exp_year === null ? null : { month: two(Number(row.exp_month)), year: Number(row.exp_year) };
   return {
     key: `card:${row.id}`,
     date: Number(row.discovered_at),
@@ -36,8 +35,8 @@ function cardHit(row: Selectable<CardTable>): Hit {
       level: row.level,
       issuer: row.issuer,
       country: row.country,
-      expiry: `${month}/${two(year % 100)}`,
-      expires: `${year}-${month}`,
+      expiry: expiry && `${expiry.month}/${two(expiry.year % 100)}`,
+      expires: expiry && `${expiry.year}-${expiry.month}`,
       has_cvv: Number(row.has_cvv) === 1,
       holder: row.holder,
       billing_state: row.billing_state,
@@ -48,6 +47,7 @@ function cardHit(row: Selectable<CardTable>): Hit {
       base: row.base,
       price: row.price_cents === null ? null : Number(row.price_cents) / 100,
       discovered_at: new Date(Number(row.discovered_at)).toISOString(),
+      extra: row.extra === null ? null : (JSON.parse(row.extra) as Record<string, string>),
     },
   };
 }

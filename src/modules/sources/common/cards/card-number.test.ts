@@ -55,6 +55,17 @@ describe('schemeOf', () => {
     ['6451234567', 'discover'],
     ['6212345678', 'unionpay'],
     ['5012345678', 'maestro'],
+    ['4242424242', 'visa'],
+    // Verve's ranges lie inside Maestro's 50 and Discover's 65: the longer range wins.
+    ['5061460000', 'verve'],
+    ['5060990000', 'verve'],
+    ['5061980000', 'verve'],
+    ['5061990000', 'maestro'],
+    ['5078650000', 'verve'],
+    ['5079640000', 'verve'],
+    ['6500020000', 'verve'],
+    ['6500270000', 'verve'],
+    ['6500280000', 'discover'],
     ['9999999999', null],
     ['1234567890', null],
   ])('%s is %s', (digits, scheme) => {

@@ -4,7 +4,7 @@
  */
 
 /** Card brands (schemes) the card sources know. */
-export const CARD_BRANDS = ['visa', 'mastercard', 'amex', 'discover', 'jcb', 'unionpay', 'diners', 'maestro', 'mir'] as const;
+export const CARD_BRANDS = ['visa', 'mastercard', 'amex', 'discover', 'jcb', 'unionpay', 'diners', 'maestro', 'mir', 'verve'] as const;
 export type CardBrand = (typeof CARD_BRANDS)[number];
 
 export const CARD_TYPES = ['credit', 'debit', 'prepaid'] as const;
@@ -43,8 +43,9 @@ export function normalizePan(field: string): { pan: string } | { reason: string 
   return { pan };
 }
 
-// [first, last] prefix ranges of equal length; the first range that holds the number wins, so
-// narrower ranges inside a broader one come first.
+// [first, last, scheme]: the numbers whose first digits (as many as `first` has) lie in the range.
+// A scheme's narrower range inside another's broader one (Verve's 506099-506198 inside Maestro's
+// 50) wins because longer ranges are tried first, whatever their order here.
 const SCHEME_RANGES: [number, number, CardBrand][] = [
   [2200, 2204, 'mir'],
   [2221, 2720, 'mastercard'],
@@ -64,12 +65,17 @@ const SCHEME_RANGES: [number, number, CardBrand][] = [
   [62, 62, 'unionpay'],
   [63, 63, 'maestro'],
   [67, 67, 'maestro'],
+  // Verve (Interswitch, Nigeria): cards of 16 to 19 digits.
+  [506099, 506198, 'verve'],
+  [507865, 507964, 'verve'],
+  [650002, 650027, 'verve'],
 ];
 
-/** The scheme a number's leading digits belong to (the IIN ranges the schemes publish), if any. */
+const LONGEST_FIRST = SCHEME_RANGES.map(([first, last, scheme]) => ({ length: String(first).length, first, last, scheme })).sort((a, b) => b.length - a.length);
+
+/** The scheme a number's leading digits belong to (the IIN ranges the schemes publish; the longest matching range), if any. */
 export function schemeOf(digits: string): CardBrand | null {
-  for (const [first, last, scheme] of SCHEME_RANGES) {
-    const length = String(first).length;
+  for (const { length, first, last, scheme } of LONGEST_FIRST) {
     if (digits.length < length) continue;
     const prefix = Number(digits.slice(0, length));
     if (prefix >= first && prefix <= last) return scheme;

@@ -5,7 +5,7 @@ describe('card records', () => {
   const claimedBrand = (brand: string) => {
     const record = cardRecord({ pan: '4111111111111111', expiry: '12/30', brand });
     if (typeof record === 'string') throw new Error(record);
-    return record.claimed.brand;
+    return record.record.claimed.brand;
   };
 
   it('reads brand aliases, and a brand named like an object member as no brand', () => {

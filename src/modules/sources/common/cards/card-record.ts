@@ -3,13 +3,15 @@ import { CARD_BRANDS, normalizePan, type CardBrand, type CardType } from './card
 /**
  * One card as a dump or shop listing gives it, reduced to what Dragnet may keep: the PAN only
  * until the store splits it into BIN, last four and a keyed hash; whether a CVV was present but
- * never the CVV; the holder's initials, never the name. Street address, city, zip, phone and
- * email are not read at all.
+ * never the CVV; the holder's initials, never the name. Street address, city, zip, phone, email
+ * and the like are personal data of the holder and not kept; columns Dragnet does not know are
+ * kept as `extra` (never one that holds a card number).
  */
 export interface CardRecord {
   pan: string;
-  expMonth: number;
-  expYear: number;
+  /** Null (with a warning) when the input gives no expiry or one that can be read two ways. */
+  expMonth: number | null;
+  expYear: number | null;
   hasCvv: boolean;
   holder: string | null;
   billingState: string | null;
@@ -18,6 +20,7 @@ export interface CardRecord {
   base: string | null;
   shop: string | null;
   level: string | null;
+  extra: Record<string, string> | null;
   /** What the input says about the card; the BIN table takes precedence over it. */
   claimed: { brand: CardBrand | null; cardType: CardType | null; issuer: string | null };
 }
@@ -25,7 +28,7 @@ export interface CardRecord {
 /** The raw text of the fields a parser found (absent when the input has no such field). */
 export interface CardFields {
   pan: string;
-  /** MM/YY, MM/YYYY, MM-YY, MMYY or YYYY-MM; or `month` and `year` apart. */
+  /** One field: MM/YY, MM/YYYY, MMYY, MM/DD/YY, YYYY-MM, … (parseExpiry); or `month` and `year` apart. */
   expiry?: string;
   month?: string;
   year?: string;
@@ -40,36 +43,73 @@ export interface CardFields {
   type?: string;
   bank?: string;
   brand?: string;
+  /** Columns of the input Dragnet has no field for, by their header. */
+  extra?: Record<string, string>;
 }
 
-interface Expiry {
+/** A card and the reasons some of its values were stored as null. */
+export interface ReadCard {
+  record: CardRecord;
+  warnings: string[];
+}
+
+export interface Expiry {
   month: number;
   year: number;
 }
 
-const CVV = /^\d{3,4}$/;
+export const NO_EXPIRY = 'no expiry';
+export const AMBIGUOUS_EXPIRY = 'expiry is ambiguous (day-first or month-first)';
+export const UNREADABLE_EXPIRY = 'expiry not understood';
 
-function expiryOf(month: number, yearText: string): Expiry | null {
+const CVV = /^\d{3,4}$/;
+const MONTHS = ['jan', 'feb', 'mar', 'apr', 'may', 'jun', 'jul', 'aug', 'sep', 'oct', 'nov', 'dec'];
+
+/** A month field: 1-12 (leading zero allowed) or an English month name. */
+function monthOf(text: string): number | null {
+  if (/^\d{1,2}$/.test(text)) return Number(text);
+  const index = MONTHS.indexOf(text.slice(0, 3).toLowerCase());
+  return index >= 0 && /^[a-z]+\.?$/i.test(text) ? index + 1 : null;
+}
+
+function expiryOf(month: number | null, yearText: string): Expiry | string {
   const year = yearText.length === 2 ? 2000 + Number(yearText) : Number(yearText);
-  if (month < 1 || month > 12 || year < 2000 || year > 2099) return null;
+  if (month === null || month < 1 || month > 12 || year < 2000 || year > 2099) return UNREADABLE_EXPIRY;
   return { month, year };
 }
 
-/** A month and a year in separate fields: 1-2 digit month, 2 or 4 digit year. */
-export function splitExpiry(month: string, year: string): Expiry | null {
+/** A month and a year in separate fields: a month 1-12 or its name, a 2 or 4 digit year. */
+export function splitExpiry(month: string, year: string): Expiry | string {
   const m = month.trim();
   const y = year.trim();
-  if (!/^\d{1,2}$/.test(m) || !/^(\d{2}|\d{4})$/.test(y)) return null;
-  return expiryOf(Number(m), y);
+  if (m === '' && y === '') return NO_EXPIRY;
+  if (!/^(\d{2}|\d{4})$/.test(y)) return UNREADABLE_EXPIRY;
+  return expiryOf(monthOf(m), y);
 }
 
-/** An expiry in one field: MM/YY, MM/YYYY, MM-YY, MM.YY, MMYY or YYYY-MM. */
-export function combinedExpiry(field: string): Expiry | null {
+/** MM/DD/YY or DD/MM/YY: the month only when just one of the two can be it. */
+function threePartExpiry(first: number, second: number, year: string): Expiry | string {
+  if (first === second || (first <= 12 && second > 12)) return expiryOf(first, year);
+  if (first > 12 && second <= 12) return expiryOf(second, year);
+  return first <= 12 && second <= 12 ? AMBIGUOUS_EXPIRY : UNREADABLE_EXPIRY;
+}
+
+/**
+ * An expiry in one field: MM/YY, MM/YYYY, MM-YY, MM.YY, MMYY, MMYYYY, YYYY-MM, YYYYMM, YYYY-MM-DD,
+ * MM/DD/YY (or DD/MM/YY when only one reading is a date), `Dec 2027`. Anything it cannot read one
+ * way only is the reason it is not stored.
+ */
+export function parseExpiry(field: string): Expiry | string {
   const text = field.trim();
-  const monthFirst = /^(\d{1,2})\s*[/.-]\s*(\d{2}|\d{4})$/.exec(text) ?? /^(\d{2})(\d{2})$/.exec(text);
-  if (monthFirst) return expiryOf(Number(monthFirst[1]), monthFirst[2]!);
-  const yearFirst = /^(\d{4})-(\d{1,2})$/.exec(text);
-  return yearFirst ? expiryOf(Number(yearFirst[2]), yearFirst[1]!) : null;
+  if (text === '') return NO_EXPIRY;
+  let match = /^((?:19|20)\d{2})(?:\s*[/.-]\s*(\d{1,2})|(\d{2}))(?:[/.-]\d{1,2}(?:[T\s].*)?)?$/.exec(text);
+  if (match) return expiryOf(Number(match[2] ?? match[3]), match[1]!);
+  match = /^(\d{1,2})\s*[/.\s-]\s*(\d{2}|\d{4})$/.exec(text) ?? /^(\d{2})(\d{2}|\d{4})$/.exec(text);
+  if (match) return expiryOf(Number(match[1]), match[2]!);
+  match = /^(\d{1,2})[/.-](\d{1,2})[/.-](\d{2}|\d{4})$/.exec(text);
+  if (match) return threePartExpiry(Number(match[1]), Number(match[2]), match[3]!);
+  match = /^([a-z]{3,9}\.?)[\s/,-]*(\d{2}|\d{4})$/i.exec(text);
+  return match ? expiryOf(monthOf(match[1]!), match[2]!) : UNREADABLE_EXPIRY;
 }
 
 /** "John A. Smith" -> "J. A. S.": enough to tell cards apart, too little to name anyone. */
@@ -121,19 +161,43 @@ export function cardTypeOf(field: string | undefined): CardType | null {
   return null;
 }
 
+const MAX_EXTRA = 20;
+// A run of 12-19 digits, spaces or dashes between them allowed: a card number, maybe.
+const DIGIT_RUN = /\d(?:[\s-]?\d){11,18}/g;
+
+const holdsCardNumber = (value: string): boolean => [...value.matchAll(DIGIT_RUN)].some(([run]) => !('reason' in normalizePan(run)));
+
+/** The input's unknown columns, as far as they may be kept: a card number in one (a track, a second PAN) is not. */
+function extraOf(fields: CardFields['extra'], warnings: string[]): Record<string, string> | null {
+  const extra: Record<string, string> = {};
+  let count = 0;
+  for (const [key, raw] of Object.entries(fields ?? {})) {
+    const value = text(raw);
+    const name = text(key)?.slice(0, 64);
+    if (value === null || !name || count === MAX_EXTRA) continue;
+    if (holdsCardNumber(value)) warnings.push('extra field holding a card number not stored');
+    else {
+      extra[name] = value;
+      count++;
+    }
+  }
+  return count ? extra : null;
+}
+
 /** The record of a parser's fields, or the reason they are not a card (never quoting the number or CVV). */
-export function cardRecord(fields: CardFields): CardRecord | string {
+export function cardRecord(fields: CardFields): ReadCard | string {
   const pan = normalizePan(fields.pan);
   if ('reason' in pan) return pan.reason;
-  const expiry = fields.expiry !== undefined ? combinedExpiry(fields.expiry) : splitExpiry(fields.month ?? '', fields.year ?? '');
-  if (!expiry) return 'expiry must be a month 1-12 and a year (YY or YYYY)';
+  const warnings: string[] = [];
+  const expiry = fields.expiry !== undefined || fields.month === undefined ? parseExpiry(fields.expiry ?? '') : splitExpiry(fields.month, fields.year ?? '');
+  if (typeof expiry === 'string') warnings.push(expiry);
   const cvv = fields.cvv?.trim() ?? '';
-  if (cvv !== '' && !CVV.test(cvv)) return 'CVV must be 3 or 4 digits';
-  return {
+  if (cvv !== '' && !CVV.test(cvv)) warnings.push('CVV not 3 or 4 digits');
+  const record: CardRecord = {
     pan: pan.pan,
-    expMonth: expiry.month,
-    expYear: expiry.year,
-    hasCvv: cvv !== '',
+    expMonth: typeof expiry === 'string' ? null : expiry.month,
+    expYear: typeof expiry === 'string' ? null : expiry.year,
+    hasCvv: CVV.test(cvv),
     holder: fields.name ? holderInitials(fields.name) : null,
     billingState: text(fields.state),
     billingCountry: text(fields.country),
@@ -141,6 +205,8 @@ export function cardRecord(fields: CardFields): CardRecord | string {
     base: text(fields.base),
     shop: text(fields.shop),
     level: text(fields.level),
+    extra: extraOf(fields.extra, warnings),
     claimed: { brand: brandOf(fields.brand), cardType: cardTypeOf(fields.type), issuer: text(fields.bank) },
   };
+  return { record, warnings };
 }

@@ -7,8 +7,9 @@ import { iin8DigestInput, panParts, schemeOf } from './card-number.ts';
 import type { CardRecord } from './card-record.ts';
 import * as m0001 from './migrations/0001_cards.ts';
 import * as m0002 from './migrations/0002_card_hash_key.ts';
+import * as m0003 from './migrations/0003_card_expiry_extra.ts';
 
-/** The tables of the card store (migrations cards/0001_cards, cards/0002_card_hash_key). */
+/** The tables of the card store (migrations cards/0001_cards to cards/0003_card_expiry_extra). */
 export interface CardTable {
   id: Generated<number>;
   sighting_key: string;
@@ -23,8 +24,8 @@ export interface CardTable {
   issuer: string | null;
   country: string | null;
   level: string | null;
-  exp_month: number;
-  exp_year: number;
+  exp_month: number | null;
+  exp_year: number | null;
   has_cvv: number;
   holder: string | null;
   billing_state: string | null;
@@ -35,6 +36,8 @@ export interface CardTable {
   source_name: string;
   source_type: string;
   discovered_at: number;
+  /** The input's columns Dragnet has no field for: a JSON object of header -> text. */
+  extra: string | null;
 }
 
 export interface CardBinTable {
@@ -51,7 +54,7 @@ export type CardTables = {
 };
 
 /** Both card sources declare the store's tables; the registry applies the migration once. */
-export const cardStoreMigrations = { 'cards/0001_cards': m0001, 'cards/0002_card_hash_key': m0002 };
+export const cardStoreMigrations = { 'cards/0001_cards': m0001, 'cards/0002_card_hash_key': m0002, 'cards/0003_card_expiry_extra': m0003 };
 
 export const cardDb = (context: SourceContext) => context.db.withTables<CardTables>();
 
@@ -86,7 +89,7 @@ function enrichment(bins: BinTable, prefix: string, claimed: CardRecord['claimed
 /** A listing with a price, a base or a shop comes from a carding shop; anything else is a dump. */
 const sourceTypeOf = (record: CardRecord): 'shop' | 'dump' => (record.priceCents !== null || record.base || record.shop ? 'shop' : 'dump');
 
-// Rows per INSERT: 23 columns × 500 stays under SQLite's 32,766 bound variables.
+// Rows per INSERT: 24 columns × 500 stays under SQLite's 32,766 bound variables.
 const ROWS_PER_STATEMENT = 500;
 
 export interface WriteCounts {
@@ -106,7 +109,7 @@ export function createCardWriter(context: SourceContext, bins: BinTable) {
   const row = (record: CardRecord, sourceName: string, discoveredAt: number) => {
     const parts = panParts(record.pan);
     return {
-      sighting_key: keys.cardDigest(`card-sighting:${record.pan}\n${record.expMonth}/${record.expYear}\n${sourceName}`),
+      sighting_key: keys.cardDigest(`card-sighting:${record.pan}\n${record.expMonth ?? '-'}/${record.expYear ?? '-'}\n${sourceName}`),
       pan_hash: keys.cardDigest(`pan:${record.pan}`),
       bin6: parts.bin,
       iin8_hash: parts.iin8 === null ? null : keys.cardDigest(iin8DigestInput(parts.iin8)),
@@ -126,6 +129,7 @@ export function createCardWriter(context: SourceContext, bins: BinTable) {
       source_name: sourceName,
       source_type: sourceTypeOf(record),
       discovered_at: discoveredAt,
+      extra: record.extra && JSON.stringify(record.extra),
     };
   };
 

@@ -46,6 +46,7 @@ export function demoCards(set: DemoCardSet, year: number): CardRecord[] {
       base: set.listing ? `DEMO_BASE_${year}` : null,
       shop: set.listing ? 'demo-shop' : null,
       level: set.listing ? pick(LEVELS) : null,
+      extra: null,
       claimed: { brand: null, cardType: null, issuer: null },
     };
   });

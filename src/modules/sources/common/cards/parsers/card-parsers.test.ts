@@ -1,17 +1,18 @@
 import { Readable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { IngestError } from '../../ingest/ingest-kit.ts';
-import { combinedExpiry, holderInitials, priceCents, splitExpiry, type CardRecord } from '../card-record.ts';
-import { parsePipeLine, readPipeDump } from './pipe-dump.ts';
-import { delimiterOf, headerColumns, readShopCsv } from './shop-csv.ts';
+import { AMBIGUOUS_EXPIRY, holderInitials, parseExpiry, priceCents, splitExpiry, UNREADABLE_EXPIRY, type CardRecord, type ReadCard } from '../card-record.ts';
+import { delimiterOf, parsePipeLine, readPipeDump } from './pipe-dump.ts';
+import { headerColumns, readShopCsv } from './shop-csv.ts';
+import { readTrackDump, trackCards } from './track-data.ts';
 
 // Luhn-valid test numbers (the schemes' published test cards and synthetic ones).
 const VISA = '4147200000000002';
 const AMEX = '378282246310005';
 
-const card = (value: CardRecord | string | null): CardRecord => {
+const card = (value: ReadCard | string | null): CardRecord => {
   if (value === null || typeof value === 'string') throw new Error(`expected a card, got ${String(value)}`);
-  return value;
+  return value.record;
 };
 
 const collect = async <T>(items: AsyncIterable<T>): Promise<T[]> => {
@@ -21,20 +22,40 @@ const collect = async <T>(items: AsyncIterable<T>): Promise<T[]> => {
 };
 
 describe('expiry, price and holder fields', () => {
-  it('reads an expiry in one field', () => {
-    expect(combinedExpiry('03/27')).toEqual({ month: 3, year: 2027 });
-    expect(combinedExpiry('3/2027')).toEqual({ month: 3, year: 2027 });
-    expect(combinedExpiry('11-28')).toEqual({ month: 11, year: 2028 });
-    expect(combinedExpiry('0329')).toEqual({ month: 3, year: 2029 });
-    expect(combinedExpiry('2030-07')).toEqual({ month: 7, year: 2030 });
-    for (const bad of ['13/27', '00/27', '03/1999', '3', '0327x', '']) expect(combinedExpiry(bad), bad).toBeNull();
+  it('reads an expiry in one field, in every layout that has one reading', () => {
+    const cases: [string, number, number][] = [
+      ['03/27', 3, 2027],
+      ['3/2027', 3, 2027],
+      ['11-28', 11, 2028],
+      ['11.28', 11, 2028],
+      ['0329', 3, 2029],
+      ['032029', 3, 2029],
+      ['2030-07', 7, 2030],
+      ['2030/7', 7, 2030],
+      ['203007', 7, 2030],
+      ['2030-07-31', 7, 2030],
+      ['12/31/27', 12, 2027],
+      ['31/12/2027', 12, 2027],
+      ['07/07/27', 7, 2027],
+      ['Dec 2027', 12, 2027],
+      ['sept. 28', 9, 2028],
+    ];
+    for (const [text, month, year] of cases) expect(parseExpiry(text), text).toEqual({ month, year });
+  });
+
+  it('gives the reason for an expiry it does not store: ambiguous, unreadable or absent', () => {
+    expect(parseExpiry('05/06/27')).toBe(AMBIGUOUS_EXPIRY);
+    expect(parseExpiry('12/01/2027')).toBe(AMBIGUOUS_EXPIRY);
+    for (const bad of ['13/27', '00/27', '03/1999', '3', '0327x', '27/13/27', '2713']) expect(parseExpiry(bad), bad).toBe(UNREADABLE_EXPIRY);
+    expect(parseExpiry('  ')).toBe('no expiry');
   });
 
   it('reads a month and a year apart', () => {
     expect(splitExpiry('3', '27')).toEqual({ month: 3, year: 2027 });
     expect(splitExpiry('12', '2031')).toEqual({ month: 12, year: 2031 });
-    expect(splitExpiry('13', '27')).toBeNull();
-    expect(splitExpiry('03', '202')).toBeNull();
+    expect(splitExpiry('March', '2031')).toEqual({ month: 3, year: 2031 });
+    expect(splitExpiry('13', '27')).toBe(UNREADABLE_EXPIRY);
+    expect(splitExpiry('03', '202')).toBe(UNREADABLE_EXPIRY);
   });
 
   it('reads prices in dollars as cents', () => {
@@ -77,19 +98,33 @@ describe('parsePipeLine', () => {
     expect(parsePipeLine('# exported 2026-03-01')).toBeNull();
   });
 
-  it('says why a line is not a card, without quoting the number or the CVV', () => {
+  it('says why a line is not a card, without quoting the number', () => {
     const cases: [string, string][] = [
       [`4147200000000004|03|27|123`, 'card number fails the Luhn check'],
       [`41472000|03|27|123`, 'card number must be 12 to 19 digits'],
-      [`${VISA}|13|27|123`, 'expiry must be a month 1-12 and a year (YY or YYYY)'],
-      [`${VISA}|03`, 'expiry must be a month 1-12 and a year (YY or YYYY)'],
-      [`${VISA}|03|27|12`, 'CVV must be 3 or 4 digits'],
       [VISA, 'expected PAN|MM|YY|CVV|name|… or PAN|MM/YY|CVV|name|…'],
     ];
     for (const [line, reason] of cases) {
       expect(parsePipeLine(line), line).toBe(reason);
       expect(reason).not.toMatch(/\d{6}/);
     }
+  });
+
+  it('keeps a card whose expiry or CVV cannot be read, with them null and the reasons', () => {
+    const warned = (line: string) => {
+      const read = parsePipeLine(line);
+      if (read === null || typeof read === 'string') throw new Error(String(read));
+      return { expMonth: read.record.expMonth, hasCvv: read.record.hasCvv, warnings: read.warnings };
+    };
+    expect(warned(`${VISA}|13|27|123`)).toEqual({ expMonth: null, hasCvv: true, warnings: [UNREADABLE_EXPIRY] });
+    expect(warned(`${VISA}|05/06/27|123`)).toEqual({ expMonth: null, hasCvv: true, warnings: [AMBIGUOUS_EXPIRY] });
+    expect(warned(`${VISA}|03|27|12`)).toEqual({ expMonth: 3, hasCvv: false, warnings: ['CVV not 3 or 4 digits'] });
+  });
+
+  it('reads header-less lines split by tab, semicolon or comma, quoted fields too', () => {
+    expect(card(parsePipeLine(`${VISA}\t03/27\t123\tJohn Smith`))).toMatchObject({ pan: VISA, expMonth: 3, hasCvv: true, holder: 'J. S.' });
+    expect(card(parsePipeLine(`${VISA};03;2027;123;John Smith`))).toMatchObject({ expYear: 2027, holder: 'J. S.' });
+    expect(card(parsePipeLine(`${VISA},03/27,123,"Smith, John"`))).toMatchObject({ hasCvv: true, holder: 'S. J.' });
   });
 
   it('numbers the lines of a stream', async () => {
@@ -105,7 +140,7 @@ describe('parsePipeLine', () => {
 
 describe('shop CSV exports', () => {
   it('maps header names to fields, whatever their spelling', () => {
-    expect(headerColumns(['Card Number', 'EXP', 'CVV2', 'Name on card', 'Address', 'ZIP', 'Price (USD)', 'Base', 'cc'])).toEqual([
+    expect(headerColumns(['Card Number', 'EXP', 'CVV2', 'Name on card', 'Address', 'ZIP', 'Price (USD)', 'Base', 'cc', 'Order ID'])).toEqual([
       'pan',
       'expiry',
       'cvv',
@@ -115,12 +150,33 @@ describe('shop CSV exports', () => {
       'price',
       'base',
       false,
+      'extra:Order ID',
     ]);
     expect(headerColumns(['cc_number', 'exp_month', 'exp_year', 'first_name', 'last_name', 'bank'])).toEqual(['pan', 'month', 'year', 'firstName', 'lastName', 'bank']);
+    expect(headerColumns(['CardNumber', 'card-number', 'ACCOUNT_NUMBER'])).toEqual(['pan', false, false]);
+    expect(headerColumns(['account_number', 'expiring_date', 'csc', 'Expiry Month', 'expiry_year', 'E-mail', 'Phone', 'Track 2'])).toEqual([
+      'pan',
+      'expiry',
+      'cvv',
+      'month',
+      'year',
+      false,
+      false,
+      'track',
+    ]);
+    expect(headerColumns(['Credit Card No.', 'Expiration (MM/YY)', 'Card Verification Value (CVV)', 'Account Holder', 'Verification Status'])).toEqual([
+      'pan',
+      'expiry',
+      'cvv',
+      'name',
+      'extra:Verification Status',
+    ]);
+    expect(headerColumns(['Exp. Month', 'Exp. Year (YYYY)'])).toEqual(['month', 'year']);
   });
 
-  it('picks the delimiter the header row uses', () => {
+  it('picks the delimiter a line uses', () => {
     expect(delimiterOf('card,exp,cvv')).toBe(',');
+    expect(delimiterOf('card|exp|cvv|Smith, John')).toBe('|');
     expect(delimiterOf('card;exp;cvv')).toBe(';');
     expect(delimiterOf('card\texp\tcvv')).toBe('\t');
     expect(delimiterOf('card')).toBe(',');
@@ -147,6 +203,7 @@ describe('shop CSV exports', () => {
       base: 'BASE_01',
       shop: 'acme-shop',
       level: 'PLATINUM',
+      extra: null,
       claimed: { brand: null, cardType: 'credit', issuer: 'CHASE' },
     });
     expect(parsed[1]!.record).toBe('card number fails the Luhn check');
@@ -162,8 +219,49 @@ describe('shop CSV exports', () => {
     ]);
   });
 
-  it('refuses a file whose header names no card number or no expiry', async () => {
+  it('refuses a file whose header names no card number; keeps cards without an expiry column, with a warning', async () => {
     await expect(collect(readShopCsv(Readable.from([`${VISA},03/27,123\n`]), { input: 'x.csv', delimiter: ',' }))).rejects.toThrow(IngestError);
-    await expect(collect(readShopCsv(Readable.from(['card,cvv\n']), { input: 'x.csv', delimiter: ',' }))).rejects.toThrow(/no expiry column/);
+    const [row] = await collect(readShopCsv(Readable.from([`card,cvv\n${VISA},123\n`]), { input: 'x.csv', delimiter: ',' }));
+    expect(row).toMatchObject({ record: { pan: VISA, expMonth: null, hasCvv: true }, warnings: ['no expiry'] });
+  });
+
+  it('keeps unknown columns as extra fields, but never one holding a card number', async () => {
+    const text = `PAN|Exp|Order ID|Note|Phone\n${VISA}|03/27|A-1001|second card ${AMEX}|555-0100\n`;
+    const [row] = await collect(readShopCsv(Readable.from([text]), { input: 'x.csv', delimiter: '|' }));
+    expect(row).toMatchObject({ record: { extra: { 'Order ID': 'A-1001' } }, warnings: ['extra field holding a card number not stored'] });
+  });
+
+  it('reads a card from a track column when the row has no card-number column', async () => {
+    const text = `track2,pin\n;${VISA}=27031010000012300000?,1234\n`;
+    const [row] = await collect(readShopCsv(Readable.from([text]), { input: 'x.csv', delimiter: ',' }));
+    expect(row).toMatchObject({ record: { pan: VISA, expMonth: 3, expYear: 2027, hasCvv: false } });
+  });
+});
+
+describe('track data', () => {
+  const TRACK1 = `%B${VISA}^SMITH/JOHN A^2703101000000000000000123000000?`;
+  const TRACK2 = `;${VISA}=27031010000012300000?`;
+
+  it('reads PAN, holder initials (surname written first) and the YYMM expiry of track 1', () => {
+    const [read] = trackCards(TRACK1);
+    expect(read).toMatchObject({ record: { pan: VISA, holder: 'J. A. S.', expMonth: 3, expYear: 2027, hasCvv: false, extra: { tracks: '1', service_code: '101' } }, warnings: [] });
+  });
+
+  it('makes one card of tracks 1 and 2 on a line, and reads tracks without sentinels or with the chip D separator', () => {
+    expect(trackCards(`${TRACK1}${TRACK2}`).map((read) => typeof read !== 'string' && read.record.extra)).toEqual([{ tracks: '1+2', service_code: '101' }]);
+    expect(trackCards(`${AMEX}D29122010000000000`)).toMatchObject([{ record: { pan: AMEX, expMonth: 12, expYear: 2029 } }]);
+    expect(trackCards(`dump: ${VISA}=2703101 | pin 1234`)).toMatchObject([{ record: { pan: VISA, expMonth: 3 } }]);
+  });
+
+  it('stores no expiry for a track whose YYMM has no month 1-12, and keeps the card', () => {
+    expect(trackCards(`;${VISA}=2713101?`)).toMatchObject([{ record: { pan: VISA, expMonth: null }, warnings: [UNREADABLE_EXPIRY] }]);
+  });
+
+  it('reads a dump line by line; a line without tracks is rejected', async () => {
+    const parsed = await collect(readTrackDump(Readable.from([`# dumps\n${TRACK2}\nTrack 1 / Track 2\n`])));
+    expect(parsed.map(({ line, record }) => [line, typeof record === 'string' ? record : record.pan])).toEqual([
+      [2, VISA],
+      [3, 'no track 1 or track 2 data'],
+    ]);
   });
 });
