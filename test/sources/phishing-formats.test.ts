@@ -123,7 +123,7 @@ describe(`sources: phishing input formats (${testEngine})`, () => {
     const refused = await s.ingest('phishing', [other]);
     expect(refused.failed).toBe(true);
     expect(refused.lines).toContain(
-      `  error: ${other}: format: is in none of the formats phishing reads: dnstwist (dnstwist --format json (2021 and later) or --json (before)), dnstwist_csv (dnstwist --format csv (2021 and later) or --csv (before)), nrd (newly registered domain lists (xRuffKez/NRD and alike: plain, adblock, wildcard, hosts, dnsmasq, unbound) or dnstwist --format list)`,
+      `  error: ${other}: format: is in none of the formats phishing reads: dnstwist (dnstwist --format json, or --json of versions before 2020), dnstwist_csv (dnstwist --format csv, or --csv of versions before 2020), nrd (newly registered domain lists (xRuffKez/NRD and alike: plain, adblock, wildcard, hosts, dnsmasq, unbound) or dnstwist --format list)`,
     );
     // --format still forces one: a CSV given as an NRD list is read line by line, and refused so.
     const forced = await s.ingest('phishing', [fixture('globex-pay.com.dnstwist.csv')], 'nrd');

@@ -5,8 +5,8 @@ import { parseTimestamp, plausibleTime } from '../common/ingest/timestamp.ts';
 import type { ObservedDomain } from '../common/domains/observed-domains.ts';
 
 /**
- * dnstwist results in every layout its versions wrote, as one shape. Since 2021 (`--format json`
- * / `csv`): `fuzzer, domain, dns_a, dns_aaaa, dns_ns, dns_mx, geoip, whois_registrar,
+ * dnstwist results in every layout its versions wrote, as one shape. Today (`--format json` /
+ * `csv`): `fuzzer, domain, dns_a, dns_aaaa, dns_ns, dns_mx, geoip, whois_registrar,
  * whois_created, ssdeep, phash, banner_http, banner_smtp, mx_spy`, lists in JSON and `;`-joined
  * in CSV, the scanned name as `*original`. Before (`--json` / `--csv`): `domain-name, dns-a,
  * dns-aaaa, dns-mx, dns-ns, geoip-country, whois-created, whois-updated, ssdeep-score`, a DNS

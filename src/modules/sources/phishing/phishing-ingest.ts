@@ -121,10 +121,10 @@ function startsLikeList(head: string): boolean {
 const FORMATS: PhishingFormat[] = [
   {
     name: 'dnstwist',
-    writtenBy: 'dnstwist --format json (2021 and later) or --json (before)',
+    writtenBy: 'dnstwist --format json, or --json of versions before 2020',
     detect: (head) => /^\s*\[\s*(?:\]|\{)/.test(head) && /"fuzzer"\s*:/.test(head),
   },
-  { name: 'dnstwist_csv', writtenBy: 'dnstwist --format csv (2021 and later) or --csv (before)', detect: (head) => isDnstwistCsvHeader(head.split('\n', 1)[0]!) },
+  { name: 'dnstwist_csv', writtenBy: 'dnstwist --format csv, or --csv of versions before 2020', detect: (head) => isDnstwistCsvHeader(head.split('\n', 1)[0]!) },
   {
     name: 'nrd',
     writtenBy: 'newly registered domain lists (xRuffKez/NRD and alike: plain, adblock, wildcard, hosts, dnsmasq, unbound) or dnstwist --format list',
