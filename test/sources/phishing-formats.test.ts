@@ -129,4 +129,13 @@ describe(`sources: phishing input formats (${testEngine})`, () => {
     const forced = await s.ingest('phishing', [fixture('globex-pay.com.dnstwist.csv')], 'nrd');
     expect(forced.summary).toMatchObject({ records: 0, rejected: 6 });
   });
+
+  it('POST /ingest/phishing/ detects the format of the body too', async () => {
+    await s.t.createUser({ org: 'Operators', email: 'ops@phishing-formats.test', role: 'system' });
+    const { access } = await s.t.login('ops@phishing-formats.test');
+    const body = ['fuzzer,domain-name,dns-a,dns-aaaa,dns-mx,dns-ns,geoip-country,whois-created,whois-updated,ssdeep-score', 'Addition,globex-paye.com,192.0.2.201,,,ns1.above.com,Australia,2024-02-29,,0', ''].join('\n');
+    const answer = await s.t.app.inject({ method: 'POST', url: '/ingest/phishing/?name=scan.csv', payload: body, headers: { authorization: `Bearer ${access}`, 'content-type': 'text/csv' } });
+    expect(answer.statusCode, answer.body).toBe(200);
+    expect(answer.json()).toMatchObject({ ingester: 'phishing', format: 'auto', records: 1, accepted: 1, rejected: 0 });
+  });
 });
