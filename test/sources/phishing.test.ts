@@ -1,6 +1,8 @@
 import { existsSync, readFileSync } from 'node:fs';
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { findSource } from '../../src/modules/sources/index.ts';
+import { repoRoot } from '../support/cli.ts';
 import { recordObservedDomains } from '../../src/modules/sources/common/domains/observed-domains.ts';
 import { expectError } from '../support/http.ts';
 import { deliverPending, HOUR, iso, payloadOf, requestsTo, rulePaths, sourceRule, tickAndDeliver, type DeliveryKit, type HitView } from '../support/rules-api.ts';
@@ -9,9 +11,10 @@ import { testEngine } from '../support/test-store.ts';
 import { verifyAlertSystemSignature } from '../support/webhook-receiver.ts';
 
 /**
- * The phishing source end to end: a real NRD list excerpt, a synthetic NRD list (plain and
- * adblock lines) holding lookalikes of acme-bank.com, a dnstwist JSON scan with WHOIS and DNS
- * data, and the real dnstwist scan of youtube.com, ingested through the real ingester on the
+ * The phishing source end to end: NRD lists and a dnstwist scan from test/fixtures/phishing (and
+ * the real NRD excerpt and dnstwist scan of youtube.com when ../shared/fixtures has them), a
+ * synthetic NRD list (plain and adblock lines) holding lookalikes of acme-bank.com, a dnstwist
+ * JSON scan with WHOIS and DNS data, ingested through the real ingester on the
  * test app's store and manual clock; rules over HTTP; hits with fuzzer, score and registrar,
  * filtered, sorted and excluded; email and signed webhook; the next tick through matchMany.
  */
@@ -21,6 +24,7 @@ const DAY = 24 * HOUR;
 const PHISHING = 8;
 const NRD_FIXTURE = '/work/shared/fixtures/nrd/nrd-phishing-14day.excerpt.txt';
 const DNSTWIST_FIXTURE = '/work/shared/fixtures/dnstwist/youtube.com.dnstwist.json';
+const FIXTURES = path.join(repoRoot, 'test', 'fixtures', 'phishing');
 
 const nrdList = [
   '# 14-day Newly Registered Domains (synthetic)',
@@ -71,10 +75,20 @@ describe(`sources: phishing lookalike domains end to end (${testEngine})`, () =>
   let kit: DeliveryKit;
   let matchId: number;
 
-  it.skipIf(!existsSync(NRD_FIXTURE))('ingests the real NRD list excerpt; its compile time is each domain first_seen', async () => {
+  it('ingests NRD lists (ours, and the real excerpt when ../shared/fixtures has it); the compile time is each domain first_seen', async () => {
     await s.moveTo(T0 - 3 * HOUR);
-    const report = await s.ingest('phishing', [NRD_FIXTURE]);
-    expect(report.summary).toMatchObject({ inputs: 1, failed: 0, records: 42, added: 42, duplicates_skipped: 0, rejected: 0 });
+    const real = existsSync(NRD_FIXTURE);
+    const report = await s.ingest('phishing', [path.join(FIXTURES, 'nrd-14day.txt'), ...(real ? [NRD_FIXTURE] : [])]);
+    const records = 3 + (real ? 42 : 0);
+    expect(report.summary).toMatchObject({ inputs: real ? 2 : 1, failed: 0, records, added: records, duplicates_skipped: 0, rejected: 0 });
+    const ours = await findSource(PHISHING)!.match(s.t.container.sourceContext, { domain: 'globex-pay.com' }, { since: null, until: T0 }, 10);
+    expect(ours.hits.map((hit) => [hit.data.domain, hit.data.fuzzer, hit.data.first_seen, hit.data.origin])).toContainEqual([
+      'globex-pay-support.com',
+      'dictionary',
+      '2025-11-03T06:29:14.000Z',
+      'nrd',
+    ]);
+    if (!real) return;
     const result = await findSource(PHISHING)!.match(s.t.container.sourceContext, { domain: 'live.com' }, { since: null, until: T0 }, 10);
     // 0-live.com is an NRD phishing entry aimed at live.com: the brand joined to a number.
     expect(result.hits.map((hit) => [hit.data.domain, hit.data.fuzzer, hit.data.first_seen, hit.data.origin])).toContainEqual([
@@ -197,8 +211,14 @@ describe(`sources: phishing lookalike domains end to end (${testEngine})`, () =>
     expect(result.hits[0]).toMatchObject({ date: T0 - HOUR, key: expect.stringMatching(/^domain:(acmebank\.com|xn--acme-bnk-4ya\.com)$/) });
   });
 
-  it.skipIf(!existsSync(DNSTWIST_FIXTURE))("the real dnstwist scan of youtube.com: every registered permutation is a hit with dnstwist's fuzzer", async () => {
+  it("a dnstwist scan (ours, and the real one of youtube.com when ../shared/fixtures has it): every registered permutation is a hit with dnstwist's fuzzer", async () => {
     await s.moveTo(T0 + HOUR);
+    const scan = path.join(FIXTURES, 'globex-pay.com.dnstwist.json');
+    const ours = (JSON.parse(readFileSync(scan, 'utf8')) as { fuzzer: string; domain: string; dns_ns?: string[] }[]).filter((entry) => entry.fuzzer !== '*original' && entry.dns_ns);
+    expect((await s.ingest('phishing', [scan])).summary).toMatchObject({ records: ours.length, added: ours.length, rejected: 0, unregistered_skipped: 1 });
+    const found = await findSource(PHISHING)!.match(s.t.container.sourceContext, { domain: 'globex-pay.com' }, { since: T0, until: T0 + HOUR }, 100);
+    expect(Object.fromEntries(found.hits.map((hit) => [hit.data.domain, hit.data.fuzzer]))).toEqual(Object.fromEntries(ours.map((entry) => [entry.domain, entry.fuzzer])));
+    if (!existsSync(DNSTWIST_FIXTURE)) return;
     const entries = (JSON.parse(readFileSync(DNSTWIST_FIXTURE, 'utf8')) as { fuzzer: string; domain: string; dns_mx?: string[]; geoip?: string }[]).slice(1);
     const report = await s.ingest('phishing', [DNSTWIST_FIXTURE], 'dnstwist');
     expect(report.summary).toMatchObject({ records: 235, added: 235, rejected: 0, unregistered_skipped: 0 });

@@ -1,4 +1,5 @@
-import { fingerprint, type CertificateFacts } from './x509.ts';
+import { parseMerkleTreeLeaf, precertificateOf } from './ct-leaf.ts';
+import { certificateFacts, fingerprint, tbsCertificateFacts, type CertificateFacts } from './x509.ts';
 
 /** The log entry a certificate was read from. */
 export interface LogEntryRef {
@@ -64,4 +65,17 @@ export function recordOfFacts(facts: CertificateFacts, der: Uint8Array, entry: {
     seen: entry.seen,
     log: entry.log,
   };
+}
+
+/**
+ * One RFC 6962 get-entries entry (base64 `leaf_input` and `extra_data`) as a record; throws when
+ * it does not parse. A precert entry's names come from the logged TBS; its fingerprints are of
+ * the precertificate in extra_data (what crt.sh and certstream fingerprint). `seen` is the log's
+ * timestamp.
+ */
+export function recordOfLogEntry(entry: { leaf_input: string; extra_data: string }, log: LogEntryRef | null): CertificateRecord {
+  const leaf = parseMerkleTreeLeaf(Buffer.from(entry.leaf_input, 'base64'));
+  if (leaf.entryType === 'x509') return recordOfFacts(certificateFacts(leaf.certificate), leaf.certificate, { entryType: 'x509', seen: leaf.timestamp, log });
+  const precertificate = precertificateOf(Buffer.from(entry.extra_data, 'base64'));
+  return recordOfFacts(tbsCertificateFacts(leaf.tbsCertificate), precertificate, { entryType: 'precert', seen: leaf.timestamp, log });
 }

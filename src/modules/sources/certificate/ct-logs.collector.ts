@@ -2,10 +2,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Type, type Static } from '@sinclair/typebox';
 import { CollectorSettingsError, HTTP_URL_FORMAT } from '../kit/collector-settings.ts';
 import { defineCollector, type CollectorRun, type SourceContext } from '../kit/source.ts';
-import { logIdOf, recordOfFacts, type CertificateRecord } from './certificate-record.ts';
+import { logIdOf, recordOfLogEntry, type CertificateRecord } from './certificate-record.ts';
 import { writeCertificates } from './certificate-store.ts';
-import { parseMerkleTreeLeaf, precertificateOf } from './ct-leaf.ts';
-import { certificateFacts, tbsCertificateFacts } from './x509.ts';
 
 /**
  * The `ct-logs` collector (docs/collectors.md): reads new entries of RFC 6962 Certificate
@@ -104,17 +102,10 @@ async function getJson(url: string, { settings, signal, http }: CollectorRun<Set
 
 const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
 
-/**
- * One get-entries entry as a record. A precert entry's names come from the logged TBS; its
- * fingerprints are of the precertificate in extra_data (what crt.sh and certstream fingerprint).
- */
+/** One get-entries entry of the log at `index` as a record. */
 function recordOfEntry(entry: unknown, log: { base: string; id: string }, index: number): CertificateRecord {
   if (!isObject(entry) || typeof entry.leaf_input !== 'string' || typeof entry.extra_data !== 'string') throw new LogError('not an entry with leaf_input and extra_data');
-  const leaf = parseMerkleTreeLeaf(Buffer.from(entry.leaf_input, 'base64'));
-  const ref = { name: log.id, url: log.id, index, link: `${log.base}ct/v1/get-entries?start=${index}&end=${index}` };
-  if (leaf.entryType === 'x509') return recordOfFacts(certificateFacts(leaf.certificate), leaf.certificate, { entryType: 'x509', seen: leaf.timestamp, log: ref });
-  const precertificate = precertificateOf(Buffer.from(entry.extra_data, 'base64'));
-  return recordOfFacts(tbsCertificateFacts(leaf.tbsCertificate), precertificate, { entryType: 'precert', seen: leaf.timestamp, log: ref });
+  return recordOfLogEntry({ leaf_input: entry.leaf_input, extra_data: entry.extra_data }, { name: log.id, url: log.id, index, link: `${log.base}ct/v1/get-entries?start=${index}&end=${index}` });
 }
 
 /**

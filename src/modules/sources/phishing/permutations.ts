@@ -105,6 +105,8 @@ const OTHER_SCRIPT_LOOKALIKES: Record<string, string> = {
   а: 'a', в: 'b', с: 'c', ԁ: 'd', е: 'e', ғ: 'f', һ: 'h', і: 'i', ј: 'j', к: 'k', ӏ: 'l', м: 'm', п: 'n', о: 'o', р: 'p', ԛ: 'q',
   г: 'r', ѕ: 's', т: 't', ц: 'u', ѵ: 'v', ԝ: 'w', х: 'x', у: 'y', з: '3',
   α: 'a', β: 'b', ε: 'e', η: 'n', ι: 'i', κ: 'k', ν: 'v', ο: 'o', ρ: 'p', τ: 't', υ: 'u', χ: 'x', γ: 'y',
+  // Armenian and Cyrillic Komi letters that dnstwist's glyph table used before 2020 (`glօbex`).
+  օ: 'o', ս: 'u', հ: 'h', ԍ: 'g',
 };
 
 const BASE_OF = new Map<string, string>(Object.entries(OTHER_SCRIPT_LOOKALIKES));
@@ -393,7 +395,9 @@ export function generatePermutations(target: FuzzTarget, options: { asciiOnly?: 
   }
   for (const swapped of SWAP_SUFFIXES) if (swapped !== suffix) add('tld-swap', label, swapped);
   // dnstwist's "various": the suffix run into the label (`youtubecom.com`, `acmeco.uk`), a
-  // two-level suffix cut to its last label (`acme.uk`), a country-code brand's `-cc.com`.
+  // two-level suffix cut to its last label (`acme.uk`), a country-code brand's `-cc.com`, and
+  // (before 2020) the `www` run into the label.
+  for (const www of ['ww', 'www', 'www-']) add('various', www + label, suffix);
   if (suffix.includes('.')) {
     const [first, ...rest] = suffix.split('.');
     add('various', label, rest.at(-1)!);

@@ -2,10 +2,9 @@ import path from 'node:path';
 import type { Readable } from 'node:stream';
 import {
   expandInputs,
-  IngestError,
+  failInput,
+  inputLine,
   newInputResult,
-  openInput,
-  parseJson,
   readLines,
   reportInputs,
   storeInBatches,
@@ -13,7 +12,10 @@ import {
   type InputResult,
   type ReadRecord,
 } from '../common/ingest/ingest-kit.ts';
+import { detectFormat, HEAD_BYTES, peekInput, type DetectableFormat } from '../common/ingest/format-detection.ts';
+import { plausibleTime } from '../common/ingest/timestamp.ts';
 import type { Ingester } from '../kit/source.ts';
+import { dnstwistCsvEntries, dnstwistJsonEntries, isDnstwistCsvHeader, isOriginal, isRegistered, permutationDetails, type DnstwistPermutation } from './dnstwist-read.ts';
 import { parseDomainName } from '../common/domains/domain-name.ts';
 import { writeObservedDomains, type CheckedDomain, type ObservedDomain } from '../common/domains/observed-domains.ts';
 
@@ -21,12 +23,6 @@ import { writeObservedDomains, type CheckedDomain, type ObservedDomain } from '.
 
 // Domains per transaction: a crash loses at most one uncommitted batch.
 const BATCH = 5000;
-
-/**
- * A dnstwist result is one JSON document, read whole: one domain's permutations with DNS data
- * are a few MB at most (a --dictionary and --tld scan of a long name included).
- */
-const DNSTWIST_MAX_BYTES = 64 * 1024 * 1024;
 
 interface Counts {
   /** dnstwist entries that are no registered domain (no DNS or WHOIS data), skipped. */
@@ -49,141 +45,124 @@ function headerDate(text: string): number | null {
   return Number.isNaN(ms) ? null : ms;
 }
 
+// The blocklist renderings of an NRD list: adblock `||domain^$opts`, hosts `0.0.0.0 domain`,
+// dnsmasq `address=/domain/…` or `server=/domain/`, unbound `local-zone: "domain." …`.
+const ADBLOCK = /^@?@?\|\|([^^$/|]+)/;
+const HOSTS = /^(?:0\.0\.0\.0|127\.0\.0\.1|::1?|::)\s+(\S+)/;
+const DNSMASQ = /^(?:address|server|local)=\/([^/]+)\//;
+const UNBOUND = /^local-(?:zone|data):\s*"([^"\s]+?)\.?[\s"]/;
+
+/** The domain an NRD list line names (the wildcard `*.domain` is read by parseDomainName). */
+const listedDomain = (text: string) => (ADBLOCK.exec(text) ?? HOSTS.exec(text) ?? DNSMASQ.exec(text) ?? UNBOUND.exec(text))?.[1] ?? text;
+
 /**
- * An NRD list: `#` header lines, then one domain a line. The adblock variant (`||domain^`, `!`
- * comments, an `[Adblock Plus]` header) and the wildcard one (`*.domain`) are read alike. A
- * header date (compile time) is the domains' first_seen.
+ * An NRD list: `#` header lines, then one domain a line, in any of its renderings (listedDomain;
+ * `!` comments and an `[Adblock Plus]` header). A header date (compile time) is the domains'
+ * first_seen; one in the future or before 1990 is not kept, and the first domain after it says so.
  */
 async function* nrdDomains(stream: Readable, progress?: IngestProgress): AsyncGenerator<ReadRecord<CheckedDomain>> {
   let listDate: number | null = null;
+  let warnings: string[] = [];
   for await (const { line, number } of readLines(stream, (bytes) => progress?.advance(bytes))) {
     const text = line.trim();
     if (text === '' || text.startsWith('[')) continue;
     if (text.startsWith('#') || text.startsWith('!')) {
       const date = LIST_DATE.exec(text);
-      if (date) listDate = headerDate(date[1]!) ?? listDate;
+      const read = date ? headerDate(date[1]!) : null;
+      if (read !== null) listDate = plausibleTime(read, (reason) => warnings.push(reason), 'list date');
       continue;
     }
-    const adblock = /^\|\|([^^$/]+)\^?/.exec(text);
-    yield checked(adblock ? adblock[1]! : text, `line ${number}`, { origin: 'nrd', first_seen: listDate });
+    const record = checked(listedDomain(text), `line ${number}`, { origin: 'nrd', first_seen: listDate });
+    if (warnings.length && typeof record.record !== 'string') {
+      record.warnings = warnings;
+      warnings = [];
+    }
+    yield record;
   }
 }
 
-interface DnstwistEntry {
-  fuzzer?: unknown;
-  domain?: unknown;
-  dns_a?: unknown;
-  dns_aaaa?: unknown;
-  dns_ns?: unknown;
-  dns_mx?: unknown;
-  geoip?: unknown;
-  whois_registrar?: unknown;
-  whois_created?: unknown;
-}
-
-/** A DNS answer list without dnstwist's `!ServFail` markers; null when nothing is left. */
-function answers(value: unknown): string[] | null {
-  if (!Array.isArray(value)) return null;
-  const list = value.filter((item): item is string => typeof item === 'string' && item !== '' && !item.startsWith('!'));
-  return list.length ? list : null;
-}
-
-const REGISTERED_KEYS = ['dns_a', 'dns_aaaa', 'dns_ns', 'dns_mx', 'whois_registrar', 'whois_created'];
-
-const text = (value: unknown) => (typeof value === 'string' && value.trim() !== '' ? value.trim() : null);
-
-async function readWhole(stream: Readable, progress?: IngestProgress): Promise<string> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of stream as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    progress?.advance(chunk.length);
-    if (size > DNSTWIST_MAX_BYTES) throw new IngestError('dnstwist', 'file', `larger than ${DNSTWIST_MAX_BYTES / 1024 / 1024} MiB: split it, or give dnstwist --format list output as an NRD list`);
-    chunks.push(chunk);
-  }
-  return Buffer.concat(chunks).toString('utf8').replace(/^\uFEFF/, '');
-}
-
-/**
- * dnstwist `--format json`: an array of `{fuzzer, domain, dns_a?, dns_aaaa?, dns_ns?, dns_mx?,
- * geoip?, whois_registrar?, whois_created?}`. The `*original` entry (the scanned domain) and
- * permutations without any record (not registered: dnstwist without --registered lists them
- * all) are skipped: they are no observed domain.
- */
-async function* dnstwistDomains(stream: Readable, input: string, counts: Counts, progress?: IngestProgress): AsyncGenerator<ReadRecord<CheckedDomain>> {
-  let entries: unknown;
-  try {
-    entries = parseJson(await readWhole(stream, progress));
-  } catch (error) {
-    if (error instanceof IngestError) throw new IngestError(input, error.location, error.reason);
-    throw new IngestError(input, 'file', `not JSON: ${(error as Error).message}`);
-  }
-  if (!Array.isArray(entries)) throw new IngestError(input, 'file', 'not a dnstwist JSON result (an array of permutations)');
-  for (const [i, entry] of (entries as unknown[]).entries()) {
-    const location = `record ${i + 1}`;
-    if (typeof entry !== 'object' || entry === null || Array.isArray(entry)) {
-      yield { location, record: 'not an object' };
+/** The observed domains of a dnstwist result: the original and unregistered permutations are none. */
+async function* dnstwistDomains(entries: AsyncIterable<{ location: string; entry: DnstwistPermutation | string }>, counts: Counts): AsyncGenerator<ReadRecord<CheckedDomain>> {
+  for await (const { location, entry } of entries) {
+    if (typeof entry === 'string') {
+      yield { location, record: entry };
       continue;
     }
-    const permutation = entry as DnstwistEntry;
-    if (typeof permutation.domain !== 'string') {
+    if (typeof entry.domain !== 'string' || entry.domain.trim() === '') {
       yield { location, record: 'no domain' };
       continue;
     }
-    if (permutation.fuzzer === '*original') continue;
-    const a = answers(permutation.dns_a);
-    const aaaa = answers(permutation.dns_aaaa);
-    const ns = answers(permutation.dns_ns);
-    const mx = answers(permutation.dns_mx);
-    const registrar = text(permutation.whois_registrar);
-    const created = text(permutation.whois_created);
-    // dnstwist's own test: a permutation with any record (a `!ServFail` answer included: the
-    // name is delegated) is registered.
-    if (!REGISTERED_KEYS.some((key) => key in permutation)) {
+    if (isOriginal(entry.fuzzer)) continue;
+    if (!isRegistered(entry)) {
       counts.unregistered++;
       continue;
     }
-    const registeredAt = created === null ? null : Date.parse(created);
-    yield checked(permutation.domain, location, {
-      origin: 'dnstwist',
-      ip: a?.[0] ?? null,
-      ipv6: aaaa?.[0] ?? null,
-      name_servers: ns,
-      mx,
-      country: text(permutation.geoip),
-      registrar,
-      registered_at: registeredAt === null || Number.isNaN(registeredAt) ? null : registeredAt,
-    });
+    const warnings: string[] = [];
+    const record = checked(entry.domain.trim(), location, permutationDetails(entry, (reason) => warnings.push(reason)));
+    yield warnings.length ? { ...record, warnings } : record;
   }
 }
 
-const LIST_FILES = new Set(['.txt', '.list', '.lst', '.domains']);
+type PhishingFormat = DetectableFormat & { name: 'nrd' | 'dnstwist' | 'dnstwist_csv' };
+
+// The first entry of a domain list in any rendering: a name, `||name^`, `0.0.0.0 name`,
+// `address=/name/`, `local-zone: "name."`.
+const LIST_ENTRY = /^(?:[^\s,;{}"'<>]+|(?:0\.0\.0\.0|127\.0\.0\.1|::1?)\s+\S+|local-(?:zone|data):.*)$/;
+
+/** Whether the head's first line that is no comment (`#`, `!`, `[Adblock Plus]`) is a list entry. */
+function startsLikeList(head: string): boolean {
+  const lines = head.split('\n');
+  // The last line of a full head may be cut off: it does not count.
+  if (head.length >= HEAD_BYTES) lines.pop();
+  const first = lines.map((line) => line.trim()).find((line) => line !== '' && !/^[#![]/.test(line));
+  return first === undefined || LIST_ENTRY.test(first);
+}
+
+const FORMATS: PhishingFormat[] = [
+  {
+    name: 'dnstwist',
+    writtenBy: 'dnstwist --format json, or --json of versions before 2020',
+    detect: (head) => /^\s*\[\s*(?:\]|\{)/.test(head) && /"fuzzer"\s*:/.test(head),
+  },
+  { name: 'dnstwist_csv', writtenBy: 'dnstwist --format csv, or --csv of versions before 2020', detect: (head) => isDnstwistCsvHeader(head.split('\n', 1)[0]!) },
+  {
+    name: 'nrd',
+    writtenBy: 'newly registered domain lists (xRuffKez/NRD and alike: plain, adblock, wildcard, hosts, dnsmasq, unbound) or dnstwist --format list',
+    detect: startsLikeList,
+  },
+];
+
+const FOLDER_FILES = new Set(['.txt', '.list', '.lst', '.domains', '.json', '.csv']);
 
 export const phishingIngester: Ingester = {
   name: 'phishing',
-  description: 'newly observed domains for lookalike matching: NRD lists (one domain a line, adblock ||domain^ too) or dnstwist --format json results',
-  formats: ['nrd', 'dnstwist'],
+  description: 'newly observed domains for lookalike matching: NRD lists (plain, adblock, wildcard, hosts) or dnstwist results (JSON or CSV, any version), detected per input',
+  formats: ['auto', ...FORMATS.map((format) => format.name)],
   async run(context, inputs, options) {
-    const dnstwist = options.format === 'dnstwist';
     const results: InputResult[] = [];
     const counts: Counts = { unregistered: 0 };
-    const accept = (file: string) => (dnstwist ? path.extname(file).toLowerCase() === '.json' : LIST_FILES.has(path.extname(file).toLowerCase()));
-    for (const input of expandInputs(inputs, accept)) {
+    for (const input of expandInputs(inputs, (file) => FOLDER_FILES.has(path.extname(file).toLowerCase()))) {
       const result = newInputResult(input);
       results.push(result);
-      const { stream, size } = openInput(input);
-      if (size !== null) options.progress?.start(input, size, 'bytes');
-      await storeInBatches({
-        result,
-        records: dnstwist ? dnstwistDomains(stream, input, counts, options.progress) : nrdDomains(stream, options.progress),
-        batchSize: BATCH,
-        write: (batch) => writeObservedDomains(context, batch),
-        stream,
-        noun: 'domains',
-        progress: options.progress,
-      });
+      let records: AsyncIterable<ReadRecord<CheckedDomain>>;
+      let opened: { stream: Readable; size: number | null };
+      try {
+        const peeked = await peekInput(input);
+        opened = peeked;
+        const format = options.format === 'auto' ? detectFormat('phishing', input, peeked.head, FORMATS).name : options.format;
+        records =
+          format === 'nrd'
+            ? nrdDomains(peeked.stream, options.progress)
+            : dnstwistDomains(format === 'dnstwist' ? dnstwistJsonEntries(peeked.stream, input, options.progress) : dnstwistCsvEntries(peeked.stream, options.progress), counts);
+      } catch (error) {
+        failInput(result, error);
+        options.progress?.finish(inputLine('domains', result));
+        continue;
+      }
+      if (opened.size !== null) options.progress?.start(input, opened.size, 'bytes');
+      await storeInBatches({ result, records, batchSize: BATCH, write: (batch) => writeObservedDomains(context, batch), stream: opened.stream, noun: 'domains', progress: options.progress });
     }
-    const report = reportInputs('domains', results, dnstwist ? { unregistered_skipped: counts.unregistered } : {});
+    const report = reportInputs('domains', results, { unregistered_skipped: counts.unregistered });
     if (counts.unregistered > 0) report.lines.push(`  ${counts.unregistered} unregistered permutations skipped (no DNS or WHOIS data)`);
     return report;
   },
