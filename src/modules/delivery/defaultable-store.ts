@@ -23,6 +23,71 @@ export interface DefaultableStoreOptions {
   sharedRows?: boolean;
 }
 
+// Kysely cannot type a table chosen at run time; the row type is the caller's promise.
+type AnyTables = Record<string, BaseRow & Record<string, unknown>>;
+type AnyTransaction = Transaction<AnyTables>;
+
+const visibleTo = (orgId: number, sharedRows: boolean | undefined) =>
+  sql<boolean>`(org_id = ${orgId}${sharedRows ? sql` or org_id is null` : sql``})`;
+
+/** A new row's created_at, and its updated_at when it has one: the same instant (#15). */
+function createdAt(clock: Clock, values: Record<string, unknown>): Record<string, number> {
+  const now = clock.now().getTime();
+  return 'updated_at' in values ? { created_at: now, updated_at: now } : { created_at: now };
+}
+
+async function inOrgTransaction<T>(
+  deps: { db: Kysely<AnyTables>; engine: Engine; label: string },
+  orgId: number,
+  work: (tx: AnyTransaction) => Promise<T>,
+): Promise<T> {
+  try {
+    return await deps.db.transaction().execute(async (tx) => {
+      if (deps.engine === 'postgres') await sql`select id from organizations where id = ${orgId} for update`.execute(tx);
+      return work(tx);
+    });
+  } catch (error) {
+    // Defaults cannot collide (the organization is locked), so this is a duplicate value.
+    if (isUniqueViolation(error)) throw conflict(`this ${deps.label} already exists`);
+    throw error;
+  }
+}
+
+async function assertRoomForOneMore(tx: AnyTransaction, options: DefaultableStoreOptions, orgId: number) {
+  if (options.maxPerOrg === undefined) return;
+  const { n } = await tx.selectFrom(options.table).select((eb) => eb.fn.countAll<number>().as('n')).where('org_id', '=', orgId).executeTakeFirstOrThrow();
+  if (Number(n) >= options.maxPerOrg) {
+    throw validationError(options.label, `an organization can have at most ${options.maxPerOrg} ${options.label}s`);
+  }
+}
+
+/** Moves the organization's default as an update asks; returns the updated row's is_default. */
+async function moveDefaultForUpdate(
+  tx: AnyTransaction,
+  change: { table: DefaultableTable; orgId: number; existing: BaseRow; wantDefault: boolean | undefined },
+): Promise<number> {
+  const { table, orgId, existing, wantDefault } = change;
+  if (wantDefault === true && existing.is_default !== 1) {
+    await tx.updateTable(table).set({ is_default: 0 }).where('org_id', '=', orgId).where('is_default', '=', 1).execute();
+    return 1;
+  }
+  if (wantDefault === false && existing.is_default === 1) {
+    // Giving up the default hands it to the oldest other one; the only one stays default.
+    const other = await tx.selectFrom(table).select('id').where('org_id', '=', orgId).where('id', '!=', existing.id).orderBy('id').limit(1).executeTakeFirst();
+    if (other) {
+      await tx.updateTable(table).set({ is_default: 0 }).where('id', '=', existing.id).execute();
+      await tx.updateTable(table).set({ is_default: 1 }).where('id', '=', other.id).execute();
+      return 0;
+    }
+  }
+  return existing.is_default;
+}
+
+async function promoteOldest(tx: AnyTransaction, table: DefaultableTable, orgId: number) {
+  const oldest = await tx.selectFrom(table).select('id').where('org_id', '=', orgId).orderBy('id').limit(1).executeTakeFirst();
+  if (oldest) await tx.updateTable(table).set({ is_default: 1 }).where('id', '=', oldest.id).execute();
+}
+
 /**
  * Storage of one org-scoped delivery resource with spec 3.5's defaults: exactly one default per
  * organization and type. The first one created becomes the default; making another the default
@@ -33,36 +98,10 @@ export interface DefaultableStoreOptions {
  * a bug that tried to commit a second default would fail rather than corrupt.
  */
 export function createDefaultableStore<Row extends BaseRow>(deps: { db: Kysely<Database>; engine: Engine; clock: Clock }, options: DefaultableStoreOptions) {
-  // Kysely cannot type a table chosen at run time; the row type is the caller's promise.
-  const db = deps.db as unknown as Kysely<Record<string, BaseRow & Record<string, unknown>>>;
+  const db = deps.db as unknown as Kysely<AnyTables>;
   const { table, label } = options;
-
-  const visible = (orgId: number) =>
-    sql<boolean>`(org_id = ${orgId}${options.sharedRows ? sql` or org_id is null` : sql``})`;
-
-  /** A new row's created_at, and its updated_at when it has one: the same instant (#15). */
-  function createdNow(values: Record<string, unknown>): Record<string, number> {
-    const now = deps.clock.now().getTime();
-    return 'updated_at' in values ? { created_at: now, updated_at: now } : { created_at: now };
-  }
-
-  async function inOrgTransaction<T>(orgId: number, work: (tx: Transaction<Record<string, BaseRow & Record<string, unknown>>>) => Promise<T>): Promise<T> {
-    try {
-      return await db.transaction().execute(async (tx) => {
-        if (deps.engine === 'postgres') await sql`select id from organizations where id = ${orgId} for update`.execute(tx);
-        return work(tx);
-      });
-    } catch (error) {
-      // Defaults cannot collide (the organization is locked), so this is a duplicate value.
-      if (isUniqueViolation(error)) throw conflict(`this ${label} already exists`);
-      throw error;
-    }
-  }
-
-  async function promoteOldest(tx: Transaction<Record<string, BaseRow & Record<string, unknown>>>, orgId: number) {
-    const oldest = await tx.selectFrom(table).select('id').where('org_id', '=', orgId).orderBy('id').limit(1).executeTakeFirst();
-    if (oldest) await tx.updateTable(table).set({ is_default: 1 }).where('id', '=', oldest.id).execute();
-  }
+  const visible = (orgId: number) => visibleTo(orgId, options.sharedRows);
+  const transaction = { db, engine: deps.engine, label };
 
   return {
     async list(orgId: number, page: { offset: number; limit: number }) {
@@ -84,19 +123,14 @@ export function createDefaultableStore<Row extends BaseRow>(deps: { db: Kysely<D
     },
 
     async create(orgId: number, values: Record<string, unknown>, wantDefault: boolean | undefined): Promise<Row> {
-      return inOrgTransaction(orgId, async (tx) => {
-        if (options.maxPerOrg !== undefined) {
-          const { n } = await tx.selectFrom(table).select((eb) => eb.fn.countAll<number>().as('n')).where('org_id', '=', orgId).executeTakeFirstOrThrow();
-          if (Number(n) >= options.maxPerOrg) {
-            throw validationError(label, `an organization can have at most ${options.maxPerOrg} ${label}s`);
-          }
-        }
+      return inOrgTransaction(transaction, orgId, async (tx) => {
+        await assertRoomForOneMore(tx, options, orgId);
         const current = await tx.selectFrom(table).select('id').where('org_id', '=', orgId).where('is_default', '=', 1).executeTakeFirst();
         const makeDefault = wantDefault === true || !current;
         if (makeDefault && current) await tx.updateTable(table).set({ is_default: 0 }).where('id', '=', current.id).execute();
         const row = await tx
           .insertInto(table)
-          .values({ ...values, ...createdNow(values), org_id: orgId, is_default: makeDefault ? 1 : 0 } as never)
+          .values({ ...values, ...createdAt(deps.clock, values), org_id: orgId, is_default: makeDefault ? 1 : 0 } as never)
           .returningAll()
           .executeTakeFirstOrThrow();
         return row as unknown as Row;
@@ -111,29 +145,17 @@ export function createDefaultableStore<Row extends BaseRow>(deps: { db: Kysely<D
     async createIfNone(orgId: number, values: Record<string, unknown>): Promise<void> {
       await db
         .insertInto(table)
-        .values({ ...values, ...createdNow(values), org_id: orgId, is_default: 1 } as never)
+        .values({ ...values, ...createdAt(deps.clock, values), org_id: orgId, is_default: 1 } as never)
         .onConflict((oc) => oc.column('org_id').where(sql<boolean>`is_default = 1`).doNothing())
         .execute();
     },
 
     /** Full replacement of the editable values; is_default true makes it the default. */
     async update(orgId: number, id: number, values: Record<string, unknown>, wantDefault: boolean | undefined): Promise<Row> {
-      return inOrgTransaction(orgId, async (tx) => {
+      return inOrgTransaction(transaction, orgId, async (tx) => {
         const existing = await tx.selectFrom(table).selectAll().where('id', '=', id).where('org_id', '=', orgId).executeTakeFirst();
         if (!existing) throw notFound(label);
-        let isDefault = existing.is_default;
-        if (wantDefault === true && existing.is_default !== 1) {
-          await tx.updateTable(table).set({ is_default: 0 }).where('org_id', '=', orgId).where('is_default', '=', 1).execute();
-          isDefault = 1;
-        } else if (wantDefault === false && existing.is_default === 1) {
-          // Giving up the default hands it to the oldest other one; the only one stays default.
-          const other = await tx.selectFrom(table).select('id').where('org_id', '=', orgId).where('id', '!=', id).orderBy('id').limit(1).executeTakeFirst();
-          if (other) {
-            await tx.updateTable(table).set({ is_default: 0 }).where('id', '=', id).execute();
-            await tx.updateTable(table).set({ is_default: 1 }).where('id', '=', other.id).execute();
-            isDefault = 0;
-          }
-        }
+        const isDefault = await moveDefaultForUpdate(tx, { table, orgId, existing: existing as unknown as BaseRow, wantDefault });
         const row = await tx
           .updateTable(table)
           .set({ ...values, is_default: isDefault } as never)
@@ -145,13 +167,13 @@ export function createDefaultableStore<Row extends BaseRow>(deps: { db: Kysely<D
     },
 
     async delete(orgId: number, id: number, beforeDelete?: (row: Row, tx: Transaction<Database>) => Promise<void>): Promise<void> {
-      await inOrgTransaction(orgId, async (tx) => {
+      await inOrgTransaction(transaction, orgId, async (tx) => {
         const existing = await tx.selectFrom(table).selectAll().where('id', '=', id).where(visible(orgId)).executeTakeFirst();
         if (!existing) throw notFound(label);
         // In the same transaction: on SQLite a second connection would wait for this one forever.
         await beforeDelete?.(existing as unknown as Row, tx as unknown as Transaction<Database>);
         await tx.deleteFrom(table).where('id', '=', id).execute();
-        if (existing.is_default === 1) await promoteOldest(tx, orgId);
+        if (existing.is_default === 1) await promoteOldest(tx, table, orgId);
       });
     },
   };

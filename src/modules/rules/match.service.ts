@@ -15,59 +15,46 @@ export interface HitQuery extends PageRequest {
   include_excluded: boolean;
 }
 
-/** Matches of a rule, their hits, and exclusions (docs/api.md "Matches and exclusions"). */
-export function createMatchService(deps: { context: SourceContext; rules: RuleRepository; runs: RunRepository }) {
-  const { context, rules, runs } = deps;
-  const { clock } = context;
+interface MatchServiceDeps {
+  context: SourceContext;
+  rules: RuleRepository;
+  runs: RunRepository;
+}
 
-  async function ruleOf(orgId: number, ruleId: number) {
-    const rule = await rules.findOwned(orgId, ruleId);
-    if (!rule) throw notFound('monitoring rule');
-    return { rule, source: findSource(Number(rule.service_id))! };
-  }
+async function ruleOf(rules: RuleRepository, orgId: number, ruleId: number) {
+  const rule = await rules.findOwned(orgId, ruleId);
+  if (!rule) throw notFound('monitoring rule');
+  return { rule, source: findSource(Number(rule.service_id))! };
+}
 
-  const matchView = (row: { id: number; rule_id: number; status: string; total_hits: number; stored_hits: number; excluded_hits: number; window_start: number | null; window_end: number; created_at: number; completed_at: number | null; progress: string | null }) => ({
-    id: Number(row.id),
-    rule_id: Number(row.rule_id),
-    status: row.status,
-    total_hits: Number(row.total_hits),
-    stored_hits: Number(row.stored_hits),
-    excluded_hits: Number(row.excluded_hits),
-    new_hits: Number(row.stored_hits) - Number(row.excluded_hits),
-    window_start: iso(row.window_start),
-    window_end: iso(row.window_end)!,
-    created_at: iso(row.created_at)!,
-    completed_at: iso(row.completed_at),
-    // Only an async source's match has progress; a sync match's view stays as it was.
-    ...(row.progress === null ? {} : { progress: JSON.parse(row.progress) as { done: number; total: number; unit: string } }),
-  });
+const matchView = (row: { id: number; rule_id: number; status: string; total_hits: number; stored_hits: number; excluded_hits: number; window_start: number | null; window_end: number; created_at: number; completed_at: number | null; progress: string | null }) => ({
+  id: Number(row.id),
+  rule_id: Number(row.rule_id),
+  status: row.status,
+  total_hits: Number(row.total_hits),
+  stored_hits: Number(row.stored_hits),
+  excluded_hits: Number(row.excluded_hits),
+  new_hits: Number(row.stored_hits) - Number(row.excluded_hits),
+  window_start: iso(row.window_start),
+  window_end: iso(row.window_end)!,
+  created_at: iso(row.created_at)!,
+  completed_at: iso(row.completed_at),
+  // Only an async source's match has progress; a sync match's view stays as it was.
+  ...(row.progress === null ? {} : { progress: JSON.parse(row.progress) as { done: number; total: number; unit: string } }),
+});
 
+function matchQueries({ context, rules, runs }: MatchServiceDeps) {
   async function getMatch(orgId: number, matchId: number) {
     const match = await runs.findMatch(orgId, matchId);
     if (!match) throw notFound('match');
     return match;
   }
 
-  async function applyExclusions(ruleId: number) {
-    await runs.transaction(async (tx) => {
-      const exclusions = await rules.exclusions(ruleId, tx);
-      const hits = await runs.hitsOfRule(ruleId, tx);
-      const changes = { exclude: [] as number[], include: [] as number[] };
-      for (const hit of hits) {
-        const excluded = isExcluded({ key: hit.hit_key, date: Number(hit.hit_date), data: JSON.parse(hit.data) as Record<string, unknown> }, exclusions);
-        if (excluded !== (Number(hit.is_excluded) === 1)) (excluded ? changes.exclude : changes.include).push(Number(hit.id));
-      }
-      await runs.setExcluded(changes.exclude, true, tx);
-      await runs.setExcluded(changes.include, false, tx);
-      await runs.recount(ruleId, tx);
-    });
-  }
-
   return {
     getMatch: async (orgId: number, matchId: number) => matchView(await getMatch(orgId, matchId)),
 
     async listMatches(orgId: number, ruleId: number, page: PageRequest) {
-      await ruleOf(orgId, ruleId);
+      await ruleOf(rules, orgId, ruleId);
       const { total, rows } = await runs.listMatchesPage(orgId, ruleId, pageWindow(page));
       return linkedPage(`/service/alert_system_match_get_match_list/${ruleId}/`, page, total, rows.map(matchView));
     },
@@ -78,7 +65,7 @@ export function createMatchService(deps: { context: SourceContext; rules: RuleRe
      */
     async listHits(orgId: number, matchId: number, query: HitQuery) {
       const match = await getMatch(orgId, matchId);
-      const { source } = await ruleOf(orgId, Number(match.rule_id));
+      const { source } = await ruleOf(rules, orgId, Number(match.rule_id));
       const filters = (query.filter ?? []).map((raw) => {
         const at = raw.indexOf(':');
         const field = at === -1 ? raw : raw.slice(0, at);
@@ -119,7 +106,26 @@ export function createMatchService(deps: { context: SourceContext; rules: RuleRe
         include_excluded: query.include_excluded,
       });
     },
+  };
+}
 
+function exclusionCommands({ context, rules, runs }: MatchServiceDeps) {
+  async function applyExclusions(ruleId: number) {
+    await runs.transaction(async (tx) => {
+      const exclusions = await rules.exclusions(ruleId, tx);
+      const hits = await runs.hitsOfRule(ruleId, tx);
+      const changes = { exclude: [] as number[], include: [] as number[] };
+      for (const hit of hits) {
+        const excluded = isExcluded({ key: hit.hit_key, date: Number(hit.hit_date), data: JSON.parse(hit.data) as Record<string, unknown> }, exclusions);
+        if (excluded !== (Number(hit.is_excluded) === 1)) (excluded ? changes.exclude : changes.include).push(Number(hit.id));
+      }
+      await runs.setExcluded(changes.exclude, true, tx);
+      await runs.setExcluded(changes.include, false, tx);
+      await runs.recount(ruleId, tx);
+    });
+  }
+
+  return {
     async createExclusion(orgId: number, ruleId: number, input: { field: string; value: string }) {
       // Under the rule's lock: a delete at the same moment either snapshots this exclusion or
       // comes first and makes this a 409, never leaves it on the deleted rule.
@@ -130,7 +136,7 @@ export function createMatchService(deps: { context: SourceContext; rules: RuleRe
         if (input.field !== HIT_KEY_FIELD && !source.excludableFields.includes(input.field)) {
           throw validationError('field', `must be ${HIT_KEY_FIELD} or one of ${source.excludableFields.join(', ')}`);
         }
-        return rules.addExclusion({ orgId, ruleId, ...input, now: clock.now().getTime() }, tx);
+        return rules.addExclusion({ orgId, ruleId, ...input, now: context.clock.now().getTime() }, tx);
       });
       if (!row) throw conflict('this exclusion already exists');
       await applyExclusions(ruleId);
@@ -138,7 +144,7 @@ export function createMatchService(deps: { context: SourceContext; rules: RuleRe
     },
 
     async listExclusions(orgId: number, ruleId: number) {
-      await ruleOf(orgId, ruleId);
+      await ruleOf(rules, orgId, ruleId);
       const rows = await rules.exclusions(ruleId);
       return rows.map((row) => ({ id: Number(row.id), rule_id: ruleId, field: row.field, value: row.value, created_at: iso(row.created_at)! }));
     },
@@ -154,6 +160,11 @@ export function createMatchService(deps: { context: SourceContext; rules: RuleRe
       await applyExclusions(Number(row.rule_id));
     },
   };
+}
+
+/** Matches of a rule, their hits, and exclusions (docs/api.md "Matches and exclusions"). */
+export function createMatchService(deps: MatchServiceDeps) {
+  return { ...matchQueries(deps), ...exclusionCommands(deps) };
 }
 
 export type MatchService = ReturnType<typeof createMatchService>;

@@ -27,6 +27,64 @@ const MAX_IN_FLIGHT = 16;
 /** How often a dispatcher waiting on slow deliveries looks for newly pending ones. */
 const RECHECK_MS = 1000;
 
+interface NotifierDeps {
+  db: Kysely<Database>;
+  engine: Engine;
+  clock: Clock;
+  presence: WorkerPresence;
+  delivery: DeliveryService;
+  organizations: OrganizationService;
+  log: Log;
+}
+
+/** Sends one notification through its rule's webhook or email settings; true when it arrived. */
+async function send(
+  deps: NotifierDeps,
+  notification: { id: number; org_id: number; rule_id: number; match_id: number; channel: string },
+): Promise<boolean> {
+  const { db, clock, delivery } = deps;
+  const rule = await db.selectFrom('alert_rules').selectAll().where('id', '=', notification.rule_id).executeTakeFirstOrThrow();
+  const match = await db.selectFrom('matches').selectAll().where('id', '=', notification.match_id).executeTakeFirstOrThrow();
+  const org = await deps.organizations.get(Number(notification.org_id));
+  const source = findSource(Number(rule.service_id));
+  const total = Number(match.total_hits);
+  const excluded = Number(match.excluded_hits);
+  const link = matchLink(org.dashboard_url, Number(match.id));
+  const context = { ruleId: Number(rule.id), matchId: Number(match.id) };
+  if (notification.channel === 'webhook') {
+    if (rule.webhook_id === null) return false;
+    const webhook = await delivery.webhookRow(Number(rule.org_id), Number(rule.webhook_id));
+    const attempt = await delivery.deliverWebhook(Number(rule.org_id), webhook, {
+      alertRuleName: rule.name,
+      service: source?.alias ?? String(rule.service_id),
+      totalMatches: total,
+      excludedMatches: excluded,
+      resultsUrl: link,
+      at: clock.now(),
+    }, { purpose: 'notification', ...context });
+    return attempt.status === 'success';
+  }
+  const recipientIds = (await db.selectFrom('alert_rule_recipients').select('recipient_id').where('rule_id', '=', rule.id).execute()).map((r) => Number(r.recipient_id));
+  const recipients = (await delivery.recipientRows(Number(rule.org_id), recipientIds)).map((r) => r.email);
+  if (recipients.length === 0 || rule.email_template_id === null) return false;
+  const attempt = await delivery.deliverEmail(Number(rule.org_id), {
+    senderId: rule.sender_id === null ? null : Number(rule.sender_id),
+    templateId: Number(rule.email_template_id),
+    recipients,
+    values: {
+      current_date: clock.now().toISOString().slice(0, 10),
+      alert_rule_name: rule.name,
+      number_of_hits: total - excluded,
+      service: source?.alias ?? String(rule.service_id),
+      match_detail_link: link,
+      total_results: total,
+      excluded_count: excluded,
+    },
+    ...context,
+  });
+  return attempt.status === 'success';
+}
+
 /**
  * Delivers the notification outbox. A dispatcher claims one notification at a time (FOR UPDATE
  * SKIP LOCKED on PostgreSQL: dispatchers at once take different ones), sends it once through
@@ -35,65 +93,14 @@ const RECHECK_MS = 1000;
  * send was in flight when its worker died may have arrived, so once that worker is taken for
  * dead (src/jobs/worker-presence.ts) it is marked failed, never sent twice.
  */
-export function createNotifier(deps: {
-  db: Kysely<Database>;
-  engine: Engine;
-  clock: Clock;
-  presence: WorkerPresence;
-  delivery: DeliveryService;
-  organizations: OrganizationService;
-  log: Log;
-}) {
-  const { db, engine, clock, presence, delivery, log } = deps;
-
-  async function send(notification: { id: number; org_id: number; rule_id: number; match_id: number; channel: string }): Promise<boolean> {
-    const rule = await db.selectFrom('alert_rules').selectAll().where('id', '=', notification.rule_id).executeTakeFirstOrThrow();
-    const match = await db.selectFrom('matches').selectAll().where('id', '=', notification.match_id).executeTakeFirstOrThrow();
-    const org = await deps.organizations.get(Number(notification.org_id));
-    const source = findSource(Number(rule.service_id));
-    const total = Number(match.total_hits);
-    const excluded = Number(match.excluded_hits);
-    const link = matchLink(org.dashboard_url, Number(match.id));
-    const context = { ruleId: Number(rule.id), matchId: Number(match.id) };
-    if (notification.channel === 'webhook') {
-      if (rule.webhook_id === null) return false;
-      const webhook = await delivery.webhookRow(Number(rule.org_id), Number(rule.webhook_id));
-      const attempt = await delivery.deliverWebhook(Number(rule.org_id), webhook, {
-        alertRuleName: rule.name,
-        service: source?.alias ?? String(rule.service_id),
-        totalMatches: total,
-        excludedMatches: excluded,
-        resultsUrl: link,
-        at: clock.now(),
-      }, { purpose: 'notification', ...context });
-      return attempt.status === 'success';
-    }
-    const recipientIds = (await db.selectFrom('alert_rule_recipients').select('recipient_id').where('rule_id', '=', rule.id).execute()).map((r) => Number(r.recipient_id));
-    const recipients = (await delivery.recipientRows(Number(rule.org_id), recipientIds)).map((r) => r.email);
-    if (recipients.length === 0 || rule.email_template_id === null) return false;
-    const attempt = await delivery.deliverEmail(Number(rule.org_id), {
-      senderId: rule.sender_id === null ? null : Number(rule.sender_id),
-      templateId: Number(rule.email_template_id),
-      recipients,
-      values: {
-        current_date: clock.now().toISOString().slice(0, 10),
-        alert_rule_name: rule.name,
-        number_of_hits: total - excluded,
-        service: source?.alias ?? String(rule.service_id),
-        match_detail_link: link,
-        total_results: total,
-        excluded_count: excluded,
-      },
-      ...context,
-    });
-    return attempt.status === 'success';
-  }
+export function createNotifier(deps: NotifierDeps) {
+  const { db, engine, clock, presence, log } = deps;
 
   /** Sends one claimed notification and settles its outbox row; a failure is logged, never thrown. */
   async function deliver(notification: Selectable<NotificationTable>): Promise<void> {
     let ok = false;
     try {
-      ok = await send({ ...notification, id: Number(notification.id), org_id: Number(notification.org_id), rule_id: Number(notification.rule_id), match_id: Number(notification.match_id) });
+      ok = await send(deps, { ...notification, id: Number(notification.id), org_id: Number(notification.org_id), rule_id: Number(notification.rule_id), match_id: Number(notification.match_id) });
     } catch (error) {
       log(`notification ${notification.id} failed`, error);
     } finally {

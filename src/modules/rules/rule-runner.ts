@@ -127,13 +127,14 @@ async function recordResult(
 interface RunStepDeps {
   rules: RuleRepository;
   runs: RunRepository;
+  jobs: JobQueue;
   presence: WorkerPresence;
   clock: SourceContext['clock'];
 }
 
 /** One run's steps: claiming its window, and recording its outcome while this worker holds it. */
 function createRunSteps(deps: RunStepDeps) {
-  const { rules, runs, presence, clock } = deps;
+  const { rules, runs, jobs, presence, clock } = deps;
   const record = (run: Parameters<typeof recordResult>[1], tx: Transaction<Database>) => recordResult({ rules, runs, now: clock.now().getTime() }, run, tx);
 
   /**
@@ -177,7 +178,19 @@ function createRunSteps(deps: RunStepDeps) {
     return rules.claimDue(until, serviceIds, limit);
   }
 
-  return { record, claimRun, holdRun, markFailed, advance, finishSync, claimDue };
+  /** An async source: the window is claimed and a pending match recorded now; a job fills it. */
+  async function startAsync(rule: RuleRow, source: SourceDefinition, runId: number, until: number) {
+    await runs.transaction(async (tx) => {
+      await holdRun(tx, runId);
+      const now = clock.now().getTime();
+      const matchId = await runs.insertMatch({ org_id: rule.org_id, rule_id: rule.id, run_id: runId, status: 'pending', window_start: rule.last_run, window_end: until, created_at: now }, tx);
+      await runs.markPending(runId, tx);
+      await advance(tx, rule, source, until);
+      await jobs.enqueue(completeAsyncRunJob, `run:${runId}`, { runId, matchId }, tx);
+    });
+  }
+
+  return { record, claimRun, markFailed, finishSync, startAsync, claimDue };
 }
 
 type RunSteps = ReturnType<typeof createRunSteps>;
@@ -228,6 +241,27 @@ async function runMatchedTogether(
   }
 }
 
+/** The job startAsync queued: the source's matching, with progress on the pending match, and its result. */
+async function completeAsyncRun(
+  deps: { steps: RunSteps; rules: RuleRepository; runs: RunRepository; matchContext: SourceContext },
+  { runId, matchId }: AsyncRun,
+) {
+  const { steps, rules, runs, matchContext } = deps;
+  const run = await runs.findById(runId);
+  const rule = await rules.findById(run.rule_id);
+  const source = findSource(Number(rule.service_id))!;
+  let reported = 0;
+  const reportProgress = async (done: number, total: number, unit: string) => {
+    // At most one write a second: a scan reports often, the match row is read rarely.
+    const now = matchContext.clock.now().getTime();
+    if (now - reported < 1000 && done < total) return;
+    reported = now;
+    await runs.setProgress(matchId, { done, total, unit });
+  };
+  const result = await source.match({ ...matchContext, reportProgress }, JSON.parse(rule.args) as Record<string, unknown>, { since: run.window_start, until: Number(run.window_end) }, MAX_STORED_HITS);
+  await runs.transaction((tx) => steps.record({ rule, runId, result, existingMatchId: matchId }, tx));
+}
+
 /**
  * Runs of monitoring rules (spec 3.3). A run evaluates the window (last_run, until] of one rule.
  * Its run key "<rule>:<until>" is unique in the store, so a window is evaluated once even when
@@ -254,20 +288,8 @@ export function createRuleRunner(deps: {
   const { context, jobs, rules, runs } = deps;
   const { clock } = context;
   const matchContext: SourceContext = { ...context, db: deps.ruleRuns ?? context.db };
-  const steps = createRunSteps({ rules, runs, presence: deps.presence, clock });
-  const { record, claimRun, holdRun, markFailed, advance, finishSync } = steps;
-
-  /** An async source: the window is claimed and a pending match recorded now; a job fills it. */
-  async function startAsync(rule: RuleRow, source: SourceDefinition, runId: number, until: number) {
-    await runs.transaction(async (tx) => {
-      await holdRun(tx, runId);
-      const now = clock.now().getTime();
-      const matchId = await runs.insertMatch({ org_id: rule.org_id, rule_id: rule.id, run_id: runId, status: 'pending', window_start: rule.last_run, window_end: until, created_at: now }, tx);
-      await runs.markPending(runId, tx);
-      await advance(tx, rule, source, until);
-      await jobs.enqueue(completeAsyncRunJob, `run:${runId}`, { runId, matchId }, tx);
-    });
-  }
+  const steps = createRunSteps({ rules, runs, jobs, presence: deps.presence, clock });
+  const { claimRun, markFailed, finishSync, startAsync } = steps;
 
   async function runOne(rule: RuleRow, source: SourceDefinition, until: number): Promise<{ ran: boolean; matchId: number | null }> {
     const runId = await claimRun(rule, until);
@@ -311,25 +333,8 @@ export function createRuleRunner(deps: {
     if (batchable.length) await runMatchedTogether({ steps, matchContext, source, until, report }, batchable);
   }
 
-  /** The job startAsync queued: the source's matching, with progress on the pending match, and its result. */
-  async function completeAsyncRun({ runId, matchId }: AsyncRun) {
-    const run = await runs.findById(runId);
-    const rule = await rules.findById(run.rule_id);
-    const source = findSource(Number(rule.service_id))!;
-    let reported = 0;
-    const reportProgress = async (done: number, total: number, unit: string) => {
-      // At most one write a second: a scan reports often, the match row is read rarely.
-      const now = clock.now().getTime();
-      if (now - reported < 1000 && done < total) return;
-      reported = now;
-      await runs.setProgress(matchId, { done, total, unit });
-    };
-    const result = await source.match({ ...matchContext, reportProgress }, JSON.parse(rule.args) as Record<string, unknown>, { since: run.window_start, until: Number(run.window_end) }, MAX_STORED_HITS);
-    await runs.transaction((tx) => record({ rule, runId, result, existingMatchId: matchId }, tx));
-  }
-
   return {
-    completeAsyncRun,
+    completeAsyncRun: (run: AsyncRun) => completeAsyncRun({ steps, rules, runs, matchContext }, run),
     /**
      * spec 3.3.1: the run at creation, over everything up to now. One past the statement timeout
      * is recorded as failed and not thrown: the rule is created all the same (an error would have

@@ -26,10 +26,11 @@ interface RepositoryDeps {
   presence: WorkerPresence;
 }
 
-/** The rules of an organization and their recipients, as its clients change and read them. */
-function organizationRuleQueries({ db, engine }: RepositoryDeps) {
-  const usesRecipient = (recipientId: number) => db.selectFrom('alert_rule_recipients').select('rule_id').where('recipient_id', '=', recipientId);
+/** Ids of the rules that have the recipient. */
+const usesRecipient = (db: Kysely<Database>, recipientId: number) => db.selectFrom('alert_rule_recipients').select('rule_id').where('recipient_id', '=', recipientId);
 
+/** The rules of an organization, as its clients change and read them. */
+function organizationRuleQueries({ db, engine }: RepositoryDeps) {
   return {
     transaction: <T>(work: (tx: Transaction<Database>) => Promise<T>): Promise<T> => db.transaction().execute(work),
 
@@ -72,19 +73,6 @@ function organizationRuleQueries({ db, engine }: RepositoryDeps) {
       return (await query.executeTakeFirst()) !== undefined;
     },
 
-    /** Which of `ids` the organization owns in `table`; `allowShared` counts the system's (no org) too. */
-    async ownedIds(query: { table: DeliveryTable; orgId: number; ids: number[]; allowShared?: boolean }): Promise<Set<number>> {
-      const { table, orgId, ids, allowShared = false } = query;
-      if (ids.length === 0) return new Set<number>();
-      const rows = await db
-        .selectFrom(table)
-        .select('id')
-        .where('id', 'in', ids)
-        .where((eb) => (allowShared ? eb.or([eb('org_id', '=', orgId), eb('org_id', 'is', null)]) : eb('org_id', '=', orgId)))
-        .execute();
-      return new Set(rows.map((r) => Number(r.id)));
-    },
-
     insert: (values: Insertable<AlertRuleTable>, tx: Transaction<Database>) => tx.insertInto('alert_rules').values(values).returningAll().executeTakeFirstOrThrow(),
 
     update: (id: number, changes: Updateable<AlertRuleTable>, tx: Transaction<Database>) =>
@@ -119,10 +107,28 @@ function organizationRuleQueries({ db, engine }: RepositoryDeps) {
       if (filters.sender_id !== undefined) base = base.where('sender_id', '=', filters.sender_id);
       if (filters.email_template_id !== undefined) base = base.where('email_template_id', '=', filters.email_template_id);
       if (filters.webhook_id !== undefined) base = base.where('webhook_id', '=', filters.webhook_id);
-      if (filters.recipient_id !== undefined) base = base.where('id', 'in', usesRecipient(filters.recipient_id));
+      if (filters.recipient_id !== undefined) base = base.where('id', 'in', usesRecipient(db, filters.recipient_id));
       const { total } = await base.select((eb) => eb.fn.countAll<number>().as('total')).executeTakeFirstOrThrow();
       const rows = await base.selectAll().orderBy('id').offset(window.offset).limit(window.limit).execute();
       return { total: Number(total), rows };
+    },
+  };
+}
+
+/** The delivery resources of rules: their recipients, which resources an organization owns, and which rules use one. */
+function ruleDeliveryQueries({ db }: RepositoryDeps) {
+  return {
+    /** Which of `ids` the organization owns in `table`; `allowShared` counts the system's (no org) too. */
+    async ownedIds(query: { table: DeliveryTable; orgId: number; ids: number[]; allowShared?: boolean }): Promise<Set<number>> {
+      const { table, orgId, ids, allowShared = false } = query;
+      if (ids.length === 0) return new Set<number>();
+      const rows = await db
+        .selectFrom(table)
+        .select('id')
+        .where('id', 'in', ids)
+        .where((eb) => (allowShared ? eb.or([eb('org_id', '=', orgId), eb('org_id', 'is', null)]) : eb('org_id', '=', orgId)))
+        .execute();
+      return new Set(rows.map((r) => Number(r.id)));
     },
 
     /** Active rules that use a delivery resource. */
@@ -131,7 +137,7 @@ function organizationRuleQueries({ db, engine }: RepositoryDeps) {
       if (kind === 'sender') query = query.where('sender_id', '=', id);
       if (kind === 'template') query = query.where('email_template_id', '=', id);
       if (kind === 'webhook') query = query.where('webhook_id', '=', id);
-      if (kind === 'recipient') query = query.where('id', 'in', usesRecipient(id));
+      if (kind === 'recipient') query = query.where('id', 'in', usesRecipient(db, id));
       return (await query.orderBy('id').execute()).map((r) => ({ id: Number(r.id), name: r.name }));
     },
 
@@ -255,7 +261,7 @@ function exclusionQueries({ db }: RepositoryDeps) {
  * asks for takes the organization id; the by-id reads and the tick's claims are the workers'.
  */
 export function createRuleRepository(deps: RepositoryDeps) {
-  return { ...organizationRuleQueries(deps), ...scheduleQueries(deps), ...exclusionQueries(deps) };
+  return { ...organizationRuleQueries(deps), ...ruleDeliveryQueries(deps), ...scheduleQueries(deps), ...exclusionQueries(deps) };
 }
 
 export type RuleRepository = ReturnType<typeof createRuleRepository>;

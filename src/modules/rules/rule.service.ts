@@ -157,33 +157,45 @@ const storedColumns = (valid: ValidRule) => ({
 
 const deletedConflict = () => new AppError('conflict', 'a deleted rule cannot be updated; restore it first');
 
+async function loadRule(rules: RuleRepository, orgId: number, id: number): Promise<RuleRow> {
+  const row = await rules.findOwned(orgId, id);
+  if (!row) throw notFound('monitoring rule');
+  return row;
+}
+
+async function assertWithinLimit(rules: RuleRepository, orgId: number, limit: number, tx: Transaction<Database>) {
+  const active = await rules.countActive(orgId, tx);
+  if (active >= limit) {
+    throw invalid([{ field: 'alert_rule_limit', message: `the organization already has ${active} active rules, its limit (rule 6)`, rule: 6 }]);
+  }
+}
+
+/** A transaction of rule changes; a unique index that a concurrent change won is a 409, not a 500. */
+async function changeRules<T>(rules: RuleRepository, work: (tx: Transaction<Database>) => Promise<T>): Promise<T> {
+  try {
+    return await rules.transaction(work);
+  } catch (error) {
+    if (isUniqueViolation(error)) throw conflict('another change to the same rule or name came first; read the rule again and retry');
+    throw error;
+  }
+}
+
+/** A deleted rule's body as its snapshot kept it, to validate again on restore. */
+const snapshotInput = (snapshot: RuleSnapshot): RuleInput => ({
+  name: snapshot.name,
+  service: snapshot.service,
+  args: snapshot.args,
+  sender: snapshot.sender,
+  email_template: snapshot.email_template ?? 0,
+  recipients: snapshot.recipients,
+  webhook: snapshot.webhook,
+  frequency: snapshot.frequency,
+});
+
 export function createRuleService(deps: RuleServiceDeps) {
   const { rules, clock } = deps;
-
-  async function load(orgId: number, id: number): Promise<RuleRow> {
-    const row = await rules.findOwned(orgId, id);
-    if (!row) throw notFound('monitoring rule');
-    return row;
-  }
-
+  const load = (orgId: number, id: number) => loadRule(rules, orgId, id);
   const viewOf = async (row: RuleRow) => ruleView(row, (await rules.recipientIds([Number(row.id)])).get(Number(row.id)) ?? []);
-
-  async function assertWithinLimit(orgId: number, limit: number, tx: Transaction<Database>) {
-    const active = await rules.countActive(orgId, tx);
-    if (active >= limit) {
-      throw invalid([{ field: 'alert_rule_limit', message: `the organization already has ${active} active rules, its limit (rule 6)`, rule: 6 }]);
-    }
-  }
-
-  /** A transaction of rule changes; a unique index that a concurrent change won is a 409, not a 500. */
-  const changeRules = async <T>(work: (tx: Transaction<Database>) => Promise<T>): Promise<T> => {
-    try {
-      return await rules.transaction(work);
-    } catch (error) {
-      if (isUniqueViolation(error)) throw conflict('another change to the same rule or name came first; read the rule again and retry');
-      throw error;
-    }
-  };
 
   return {
     viewOf,
@@ -192,9 +204,9 @@ export function createRuleService(deps: RuleServiceDeps) {
     async create(context: RuleContext, input: RuleInput): Promise<RuleRow> {
       const valid = await validateRule(deps, context.orgId, input);
       const now = clock.now().getTime();
-      return changeRules(async (tx) => {
+      return changeRules(rules, async (tx) => {
         await rules.lockOrganization(context.orgId, tx);
-        await assertWithinLimit(context.orgId, valid.org.alert_rule_limit, tx);
+        await assertWithinLimit(rules, context.orgId, valid.org.alert_rule_limit, tx);
         if (await rules.activeNameTaken(context.orgId, valid.name, { tx })) throw invalid([{ field: 'name', message: 'is already used by another active rule' }]);
         const row = await rules.insert(
           {
@@ -218,7 +230,7 @@ export function createRuleService(deps: RuleServiceDeps) {
     async update(context: RuleContext, id: number, input: RuleInput): Promise<RuleRow> {
       if (Number((await load(context.orgId, id)).is_deleted) === 1) throw deletedConflict();
       const valid = await validateRule(deps, context.orgId, input, id);
-      return changeRules(async (tx) => {
+      return changeRules(rules, async (tx) => {
         const locked = await rules.lock(context.orgId, id, tx);
         if (Number(locked.is_deleted) === 1) throw deletedConflict();
         // A new frequency or service moves when the rule next falls due.
@@ -232,7 +244,7 @@ export function createRuleService(deps: RuleServiceDeps) {
     /** spec 3.2: snapshot the whole rule with its attachments, then detach them. */
     async softDelete(context: RuleContext, id: number): Promise<RuleRow> {
       if (Number((await load(context.orgId, id)).is_deleted) === 1) throw notFound('monitoring rule');
-      return changeRules(async (tx) => {
+      return changeRules(rules, async (tx) => {
         const locked = await rules.lock(context.orgId, id, tx);
         if (Number(locked.is_deleted) === 1) throw notFound('monitoring rule');
         const recipients = (await rules.recipientIds([id], tx)).get(id) ?? [];
@@ -250,23 +262,14 @@ export function createRuleService(deps: RuleServiceDeps) {
       const existing = await load(context.orgId, id);
       if (Number(existing.is_deleted) !== 1 || !existing.deletion_snapshot) throw new AppError('conflict', 'the rule is not deleted');
       const snapshot = JSON.parse(existing.deletion_snapshot) as RuleSnapshot;
-      const valid = await validateRule(deps, context.orgId, {
-        name: snapshot.name,
-        service: snapshot.service,
-        args: snapshot.args,
-        sender: snapshot.sender,
-        email_template: snapshot.email_template ?? 0,
-        recipients: snapshot.recipients,
-        webhook: snapshot.webhook,
-        frequency: snapshot.frequency,
-      });
-      return changeRules(async (tx) => {
+      const valid = await validateRule(deps, context.orgId, snapshotInput(snapshot));
+      return changeRules(rules, async (tx) => {
         await rules.lockOrganization(context.orgId, tx);
         // The snapshot read above must still be the rule's: a restore (or a restore and a new
         // delete) may have come first.
         const locked = await rules.lock(context.orgId, id, tx);
         if (Number(locked.is_deleted) !== 1 || locked.deletion_snapshot !== existing.deletion_snapshot) throw new AppError('conflict', 'the rule is not deleted');
-        await assertWithinLimit(context.orgId, valid.org.alert_rule_limit, tx);
+        await assertWithinLimit(rules, context.orgId, valid.org.alert_rule_limit, tx);
         const now = clock.now().getTime();
         const restored = { is_deleted: 0, deleted_at: null, deleted_by: null, deletion_snapshot: null, updated_at: now };
         const row = await rules.update(id, { ...restored, sender_id: valid.sender, email_template_id: valid.template, webhook_id: valid.webhook }, tx);

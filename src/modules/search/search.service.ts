@@ -53,6 +53,62 @@ function historyEntry(row: HistoryRow, userId: number) {
   };
 }
 
+type SearchHistory = ReturnType<typeof createSearchHistoryRepository>;
+
+async function requireHistory(history: SearchHistory, orgId: number, historyId: number) {
+  const row = await history.find(orgId, historyId);
+  if (!row) throw notFound('search history entry');
+  return { row, ...recordedSearch(row) };
+}
+
+/** The organization's recorded searches: listed, exported, deleted, pruned. */
+function historyActions({ history, reader }: { history: SearchHistory; reader: ReturnType<typeof createRecordedSearchReader> }) {
+  return {
+    /** Deletes one of the user's own searches; another user's or organization's is not found. */
+    async deleteHistory(context: { orgId: number; userId: number }, historyId: number) {
+      if (!(await history.deleteOwn(context, historyId))) throw notFound('search history entry');
+      reader.forget(historyId);
+    },
+
+    /** Removes the searches made more than `retentionDays` before `now` (0: keeps them all); how many went. */
+    async pruneHistory(now: Date, retentionDays: number): Promise<number> {
+      if (retentionDays === 0) return 0;
+      return history.deleteBefore(now.getTime() - retentionDays * DAY_MS);
+    },
+
+    async listHistory(context: { orgId: number; userId: number }, page: number, pageSize: number) {
+      const { rows, total } = await history.page(context.orgId, (page - 1) * pageSize, pageSize);
+      return {
+        items: rows.map((row) => historyEntry(row, context.userId)),
+        total,
+        page,
+        page_size: pageSize,
+        total_pages: pageCount(total, pageSize),
+      };
+    },
+
+    /**
+     * A recorded search for export: its summary, and its newest `limit` results, full text
+     * included, read batch by batch as the export is written.
+     */
+    async exportRows(orgId: number, historyId: number, limit: number, signal?: AbortSignal) {
+      const { row, parse, recorded } = await requireHistory(history, orgId, historyId);
+      return {
+        history: {
+          id: historyId,
+          query: row.query,
+          parsed_query: parse.normalized,
+          total_matches: recorded.total,
+          channels_matched: Number(row.channels_matched),
+          searched_at: new Date(Number(row.searched_at)).toISOString(),
+        },
+        listed: Math.min(limit, recorded.total),
+        batches: reader.exportBatches(recorded, limit, signal),
+      };
+    },
+  };
+}
+
 export function createSearchService(deps: {
   /** Where searches are recorded (search_history). */
   history: Kysely<Database>;
@@ -68,12 +124,6 @@ export function createSearchService(deps: {
   const planner = createSearchPlanner({ engine: deps.engine, channels: deps.channels, trigrams: deps.trigrams });
   const reader = createRecordedSearchReader({ searches, planner });
 
-  async function requireHistory(orgId: number, historyId: number) {
-    const row = await history.find(orgId, historyId);
-    if (!row) throw notFound('search history entry');
-    return { row, ...recordedSearch(row) };
-  }
-
   /**
    * One page of a recorded search: the query run again as it ran then. Its reads stop when
    * `signal` aborts (the client went away, docs/api.md "Abandoned requests").
@@ -83,7 +133,7 @@ export function createSearchService(deps: {
   }
 
   async function readPageNow(orgId: number, historyId: number, page: number, pageSize: number) {
-    const { row, parse, options, recorded } = await requireHistory(orgId, historyId);
+    const { row, parse, options, recorded } = await requireHistory(history, orgId, historyId);
     const results = await reader.page(recorded, (page - 1) * pageSize, pageSize);
     return {
       results,
@@ -153,49 +203,7 @@ export function createSearchService(deps: {
     },
 
     readPage,
-
-    /** Deletes one of the user's own searches; another user's or organization's is not found. */
-    async deleteHistory(context: { orgId: number; userId: number }, historyId: number) {
-      if (!(await history.deleteOwn(context, historyId))) throw notFound('search history entry');
-      reader.forget(historyId);
-    },
-
-    /** Removes the searches made more than `retentionDays` before `now` (0: keeps them all); how many went. */
-    async pruneHistory(now: Date, retentionDays: number): Promise<number> {
-      if (retentionDays === 0) return 0;
-      return history.deleteBefore(now.getTime() - retentionDays * DAY_MS);
-    },
-
-    async listHistory(context: { orgId: number; userId: number }, page: number, pageSize: number) {
-      const { rows, total } = await history.page(context.orgId, (page - 1) * pageSize, pageSize);
-      return {
-        items: rows.map((row) => historyEntry(row, context.userId)),
-        total,
-        page,
-        page_size: pageSize,
-        total_pages: pageCount(total, pageSize),
-      };
-    },
-
-    /**
-     * A recorded search for export: its summary, and its newest `limit` results, full text
-     * included, read batch by batch as the export is written.
-     */
-    async exportRows(orgId: number, historyId: number, limit: number, signal?: AbortSignal) {
-      const { row, parse, recorded } = await requireHistory(orgId, historyId);
-      return {
-        history: {
-          id: historyId,
-          query: row.query,
-          parsed_query: parse.normalized,
-          total_matches: recorded.total,
-          channels_matched: Number(row.channels_matched),
-          searched_at: new Date(Number(row.searched_at)).toISOString(),
-        },
-        listed: Math.min(limit, recorded.total),
-        batches: reader.exportBatches(recorded, limit, signal),
-      };
-    },
+    ...historyActions({ history, reader }),
   };
 }
 

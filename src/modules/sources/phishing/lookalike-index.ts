@@ -63,7 +63,16 @@ type Entries = number | number[];
 /** The registrable domain's label: what comes before its first dot. */
 const labelOf = (registrable: string) => registrable.slice(0, registrable.indexOf('.'));
 
-export function createLookalikeIndex(domains: string[]) {
+// The small maps: a key's watched domains, one number until there are more.
+const add = (map: Map<string, Entries>, key: string, entry: number) => {
+  const existing = map.get(key);
+  if (existing === undefined) map.set(key, entry);
+  else if (typeof existing === 'number') map.set(key, [existing, entry]);
+  else existing.push(entry);
+};
+
+/** The watched domains, and the tables and maps that lookalikesOf looks observed names up in. */
+function indexWatched(domains: string[]) {
   const watched: Watched[] = domains.map((domain) => {
     const name = parseDomainName(domain);
     if (typeof name === 'string') throw new Error(`${domain}: ${name}`);
@@ -73,13 +82,6 @@ export function createLookalikeIndex(domains: string[]) {
 
   // Some 350 names a watched domain: a typed-array table, not a Map (name-table.ts says why).
   const candidates = createNameTable(watched.length * 350);
-  // The small maps: a key's watched domains, one number until there are more.
-  const add = (map: Map<string, Entries>, key: string, entry: number) => {
-    const existing = map.get(key);
-    if (existing === undefined) map.set(key, entry);
-    else if (typeof existing === 'number') map.set(key, [existing, entry]);
-    else existing.push(entry);
-  };
   const brands = new Map<string, Entries>();
   const originals = new Map<string, Entries>();
   // Dictionary bases (dictionaryBases) with their suffix: whole brands, brands without their
@@ -115,6 +117,11 @@ export function createLookalikeIndex(domains: string[]) {
       longestBrand = Math.max(longestBrand, w.brand.length);
     }
   });
+  return { watched, candidates, brands, originals, dictionary, longestBrand };
+}
+
+export function createLookalikeIndex(domains: string[]) {
+  const { watched, candidates, brands, originals, dictionary, longestBrand } = indexWatched(domains);
 
   // What one lookalikesOf call has found so far (it runs to completion, so one variable serves
   // every call); null until something is found: most names are no lookalike and allocate nothing.

@@ -99,6 +99,37 @@ interface Lease {
   inFlight: number;
 }
 
+/** Adds the units `lease` holds to each of its keys' totals in `into`. */
+const tally = (into: Map<string, number>, lease: Lease) => {
+  for (const slot of lease.slots) into.set(slot.key, (into.get(slot.key) ?? 0) + lease.units);
+};
+const collect = (into: Map<string, number>, lease: Lease) => {
+  tally(into, lease);
+  lease.units = 0;
+};
+/** A request admitted under `lease`: the counts it sees leave out the units still held. */
+const admitted = (lease: Lease): ReserveOutcome => ({ ok: true, counts: lease.counts.map((count) => count - lease.units) });
+
+/** The connection with the scripts defined, and a reporter that logs each outage once. */
+function connect(deps: { url: string; log: Log }) {
+  const redis = new Redis(deps.url, { maxRetriesPerRequest: 2 });
+  // Without a listener ioredis prints every failed reconnection as an unhandled error event;
+  // one line per outage is enough (/readyz reports Redis down while it lasts).
+  let outageReported = false;
+  const reportError = (error: unknown) => {
+    if (outageReported) return;
+    outageReported = true;
+    deps.log('rate-limit counters: Redis', error);
+  };
+  redis.on('error', reportError);
+  redis.on('ready', () => (outageReported = false));
+  // defineCommand sends each script once and then calls it by its SHA.
+  redis.defineCommand('dragnetReserveMany', { lua: RESERVE_MANY });
+  redis.defineCommand('dragnetGiveBack', { lua: GIVE_BACK });
+  const scripts = redis as unknown as { dragnetReserveMany: ScriptCall<number[][]>; dragnetGiveBack: ScriptCall<number> };
+  return { redis, scripts, reportError };
+}
+
 /**
  * Counts in Redis, shared by every API process.
  *
@@ -120,21 +151,7 @@ interface Lease {
  * drop the count at once.
  */
 export function createRedisCounters(deps: { url: string; clock: Clock; log: Log }): CounterStore {
-  const redis = new Redis(deps.url, { maxRetriesPerRequest: 2 });
-  // Without a listener ioredis prints every failed reconnection as an unhandled error event;
-  // one line per outage is enough (/readyz reports Redis down while it lasts).
-  let outageReported = false;
-  const reportError = (error: unknown) => {
-    if (outageReported) return;
-    outageReported = true;
-    deps.log('rate-limit counters: Redis', error);
-  };
-  redis.on('error', reportError);
-  redis.on('ready', () => (outageReported = false));
-  // defineCommand sends each script once and then calls it by its SHA.
-  redis.defineCommand('dragnetReserveMany', { lua: RESERVE_MANY });
-  redis.defineCommand('dragnetGiveBack', { lua: GIVE_BACK });
-  const scripts = redis as unknown as { dragnetReserveMany: ScriptCall<number[][]>; dragnetGiveBack: ScriptCall<number> };
+  const { redis, scripts, reportError } = connect(deps);
 
   // Keyed by the plan's slot array, which the rate limiter keeps for as long as its windows last.
   const leases = new Map<CounterSlot[], Lease>();
@@ -144,16 +161,6 @@ export function createRedisCounters(deps: { url: string; clock: Clock; log: Log 
     if (units.size === 0) return Promise.resolve();
     return scripts.dragnetGiveBack(units.size, ...[...units.keys()].map((key) => PREFIX + key), ...units.values()).then(() => undefined);
   };
-  /** Adds the units `lease` holds to each of its keys' totals in `into`. */
-  const tally = (into: Map<string, number>, lease: Lease) => {
-    for (const slot of lease.slots) into.set(slot.key, (into.get(slot.key) ?? 0) + lease.units);
-  };
-  const collect = (into: Map<string, number>, lease: Lease) => {
-    tally(into, lease);
-    lease.units = 0;
-  };
-  /** A request admitted under `lease`: the counts it sees leave out the units still held. */
-  const admitted = (lease: Lease): ReserveOutcome => ({ ok: true, counts: lease.counts.map((count) => count - lease.units) });
 
   const sweep = () => {
     period++;

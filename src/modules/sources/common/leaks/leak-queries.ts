@@ -8,29 +8,56 @@ import { parseLeakTarget } from './leak-target.ts';
 import { maskPassword } from './credential.ts';
 import { isoDateOrNull as iso } from '../../../../lib/iso-date.ts';
 
+const NEWEST = 10;
+const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
+
+interface SightingRow {
+  login: string;
+  url: string | null;
+  host: string | null;
+  password_sealed: string;
+  software: string | null;
+  country: string | null;
+  leaked_at: number | null;
+  discovered_at: number;
+  leak_name: string;
+  leak_type: string;
+}
+
+interface AccountQuery {
+  login?: string;
+  domain?: string;
+  url?: string;
+  password_sha1_prefix?: string;
+}
+
+/** The accounts search's conditions on sightings and on their groups; refuses a query too broad to answer. */
+function accountFilter(query: AccountQuery) {
+  if (!query.login && !query.domain && !query.url && !query.password_sha1_prefix) {
+    throw validationError('login', 'give at least one of login, domain, url, password_sha1_prefix');
+  }
+  if (query.url && !query.login && !query.domain && !query.password_sha1_prefix) {
+    // A URL part alone would read every credential; with another field it narrows an index read.
+    throw validationError('url', 'combine url with login, domain or password_sha1_prefix');
+  }
+  const conditions: ReturnType<typeof sql<SqlBool>>[] = [];
+  if (query.login) conditions.push(sql<SqlBool>`c.login_key = ${query.login.toLowerCase()}`);
+  if (query.domain) conditions.push(sql<SqlBool>`(c.domain = ${query.domain.toLowerCase()} or c.login_domain = ${query.domain.toLowerCase()})`);
+  if (query.password_sha1_prefix) conditions.push(sql<SqlBool>`c.password_sha1_prefix = ${query.password_sha1_prefix.toLowerCase()}`);
+  // A URL narrows the groups, not their sightings: a group is whole or not there.
+  const having = query.url ? sql<SqlBool>`max(case when ${urlContains('c.url', query.url)} then 1 else 0 end) = 1` : undefined;
+  return { where: sql.join(conditions, sql` and `), having };
+}
+
 /**
  * Read-only questions over the credential store for the quick-search endpoints
  * (docs/api.md "Quick searches"). Passwords leave here masked, never in clear.
  */
-const NEWEST = 10;
-const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
-
 export function createLeakQueries(context: SourceContext) {
   const db = leakDb(context);
   const masked = (sealed: string) => maskPassword(context.keys.decryptSecret(sealed));
 
-  const sighting = (row: {
-    login: string;
-    url: string | null;
-    host: string | null;
-    password_sealed: string;
-    software: string | null;
-    country: string | null;
-    leaked_at: number | null;
-    discovered_at: number;
-    leak_name: string;
-    leak_type: string;
-  }) => ({
+  const sighting = (row: SightingRow) => ({
     login: row.login,
     url: row.url,
     host: row.host,
@@ -44,7 +71,7 @@ export function createLeakQueries(context: SourceContext) {
   });
 
   const sightings = (where: ReturnType<typeof sql<SqlBool>>, limit: number) =>
-    sql<Parameters<typeof sighting>[0]>`select c.login, c.url, c.host, c.password_sealed, c.software, c.country, c.leaked_at, c.discovered_at,
+    sql<SightingRow>`select c.login, c.url, c.host, c.password_sealed, c.software, c.country, c.leaked_at, c.discovered_at,
         l.name as leak_name, l.kind as leak_type
       from leak_credentials c join leak_files l on l.id = c.leak_id where ${where}
       order by c.discovered_at desc, c.id desc limit ${limit}`
@@ -104,21 +131,9 @@ export function createLeakQueries(context: SourceContext) {
     },
 
     /** A page of distinct credentials matching every given field. */
-    async accounts(query: { login?: string; domain?: string; url?: string; password_sha1_prefix?: string }, page: { offset: number; limit: number }) {
-      if (!query.login && !query.domain && !query.url && !query.password_sha1_prefix) {
-        throw validationError('login', 'give at least one of login, domain, url, password_sha1_prefix');
-      }
-      if (query.url && !query.login && !query.domain && !query.password_sha1_prefix) {
-        // A URL part alone would read every credential; with another field it narrows an index read.
-        throw validationError('url', 'combine url with login, domain or password_sha1_prefix');
-      }
-      const conditions: ReturnType<typeof sql<SqlBool>>[] = [];
-      if (query.login) conditions.push(sql<SqlBool>`c.login_key = ${query.login.toLowerCase()}`);
-      if (query.domain) conditions.push(sql<SqlBool>`(c.domain = ${query.domain.toLowerCase()} or c.login_domain = ${query.domain.toLowerCase()})`);
-      if (query.password_sha1_prefix) conditions.push(sql<SqlBool>`c.password_sha1_prefix = ${query.password_sha1_prefix.toLowerCase()}`);
-      // A URL narrows the groups, not their sightings: a group is whole or not there.
-      const having = query.url ? sql<SqlBool>`max(case when ${urlContains('c.url', query.url)} then 1 else 0 end) = 1` : undefined;
-      const { rows, total } = await readDistinct(db, { where: sql.join(conditions, sql` and `), having, limit: page.limit, offset: page.offset });
+    async accounts(query: AccountQuery, page: { offset: number; limit: number }) {
+      const { where, having } = accountFilter(query);
+      const { rows, total } = await readDistinct(db, { where, having, limit: page.limit, offset: page.offset });
       return {
         total,
         results: rows.map((row) => ({

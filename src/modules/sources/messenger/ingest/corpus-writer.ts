@@ -51,6 +51,48 @@ const channelKey = (channel: ChannelInput): string =>
   channel.platformId ? `id:${channel.platformId}` : channel.username ? `username:${channel.username.toLowerCase()}` : `title:${channel.title}`;
 
 /**
+ * Inserts the messages whose (channel, message id) is new. On PostgreSQL that key is kept
+ * once in message_keys, as a partitioned `messages` cannot hold a unique index without the
+ * month (migration messenger/0005); a message is inserted when its key was.
+ */
+async function insertMessages(tx: Transaction<Database>, channelId: number, messages: MessageInput[], partitions: PartitionKeeper | null): Promise<number> {
+  let added = 0;
+  for (let i = 0; i < messages.length; i += INSERT_ROWS_PER_STATEMENT) {
+    let slice = messages.slice(i, i + INSERT_ROWS_PER_STATEMENT);
+    if (partitions) {
+      const inserted = await tx
+        .insertInto('message_keys')
+        .values(slice.map((m) => ({ channel_id: channelId, message_id: m.messageId })))
+        .onConflict((oc) => oc.doNothing())
+        .returning('message_id')
+        .execute();
+      const fresh = new Set(inserted.map((row) => Number(row.message_id)));
+      // The first of two copies in one slice stands, as a unique index would keep it.
+      slice = slice.filter((m) => fresh.delete(m.messageId));
+      if (slice.length === 0) continue;
+      await partitions.ensure(tx, slice.map((m) => m.date));
+    }
+    const rows = slice.map((m) => ({
+      channel_id: channelId,
+      message_id: m.messageId,
+      user_id: m.userId,
+      text: m.text,
+      text_folded: foldText(m.text),
+      text_hash: textHash(m.text),
+      date: m.date,
+      has_media: m.hasMedia ? 1 : 0,
+      media_type: m.mediaType,
+      file_name: m.fileName,
+      links: m.links?.length ? JSON.stringify(m.links) : null,
+    }));
+    const insert = tx.insertInto('messages').values(rows);
+    const result = await (partitions ? insert : insert.onConflict((oc) => oc.columns(['channel_id', 'message_id']).doNothing())).executeTakeFirst();
+    added += Number(result.numInsertedOrUpdatedRows ?? 0n);
+  }
+  return added;
+}
+
+/**
  * Writes channels and messages, in bounded transactions. Re-writing the same messages adds
  * nothing (unique on channel + message id).
  */
@@ -85,48 +127,6 @@ export function createCorpusWriter(deps: { db: Kysely<Database>; engine: Engine;
       .returning('id')
       .executeTakeFirstOrThrow();
     return Number(row.id);
-  }
-
-  /**
-   * Inserts the messages whose (channel, message id) is new. On PostgreSQL that key is kept
-   * once in message_keys, as a partitioned `messages` cannot hold a unique index without the
-   * month (migration messenger/0005); a message is inserted when its key was.
-   */
-  async function insertMessages(tx: Transaction<Database>, channelId: number, messages: MessageInput[], partitions: PartitionKeeper | null): Promise<number> {
-    let added = 0;
-    for (let i = 0; i < messages.length; i += INSERT_ROWS_PER_STATEMENT) {
-      let slice = messages.slice(i, i + INSERT_ROWS_PER_STATEMENT);
-      if (partitions) {
-        const inserted = await tx
-          .insertInto('message_keys')
-          .values(slice.map((m) => ({ channel_id: channelId, message_id: m.messageId })))
-          .onConflict((oc) => oc.doNothing())
-          .returning('message_id')
-          .execute();
-        const fresh = new Set(inserted.map((row) => Number(row.message_id)));
-        // The first of two copies in one slice stands, as a unique index would keep it.
-        slice = slice.filter((m) => fresh.delete(m.messageId));
-        if (slice.length === 0) continue;
-        await partitions.ensure(tx, slice.map((m) => m.date));
-      }
-      const rows = slice.map((m) => ({
-        channel_id: channelId,
-        message_id: m.messageId,
-        user_id: m.userId,
-        text: m.text,
-        text_folded: foldText(m.text),
-        text_hash: textHash(m.text),
-        date: m.date,
-        has_media: m.hasMedia ? 1 : 0,
-        media_type: m.mediaType,
-        file_name: m.fileName,
-        links: m.links?.length ? JSON.stringify(m.links) : null,
-      }));
-      const insert = tx.insertInto('messages').values(rows);
-      const result = await (partitions ? insert : insert.onConflict((oc) => oc.columns(['channel_id', 'message_id']).doNothing())).executeTakeFirst();
-      added += Number(result.numInsertedOrUpdatedRows ?? 0n);
-    }
-    return added;
   }
 
   /** One transaction's worth of messages: its channels, their messages and their FTS rows. */
