@@ -148,8 +148,8 @@ describe(`rules: the source catalog and the frequency table (${testEngine})`, ()
     for (const name of ['employee_emails', 'corporate_logins', 'customer_accounts', 'all_site_credentials', 'admin_panels']) expect(row.args_schema.params[1]!.hint).toContain(name);
     expect(row).toMatchObject({
       service_type: 'sync',
-      excludable_fields: ['email', 'username', 'url', 'host', 'leak_name'],
-      filterable_fields: ['domain', 'host', 'login_domain', 'url_kind', 'country', 'software', 'leak_name', 'leak_type', 'filter_id'],
+      excludable_fields: ['email', 'username', 'url', 'host', 'leak_name', 'machine', 'hwid', 'app_id'],
+      filterable_fields: ['domain', 'host', 'login_domain', 'url_kind', 'country', 'software', 'leak_name', 'leak_type', 'machine', 'hwid', 'app_id', 'filter_id'],
       sortable_fields: ['discovered_at', 'leaked_at', 'email', 'domain', 'host'],
       frequency: 'daily',
       has_data: true,

@@ -104,7 +104,7 @@ describe(`sources: chat servers end to end (${testEngine})`, () => {
       `  rejected ${files.combolists} messages[5]: timestamp must be an ISO 8601 date`,
     ]);
     await s.moveTo(T0 - HOUR);
-    expect((await s.ingest('chat_server', [files.freeLogs])).tally).toEqual({ records: 2, added: 2, duplicates: 0, rejected: 0, errors: [] });
+    expect((await s.ingest('chat_server', [files.freeLogs])).tally).toEqual({ records: 2, added: 2, duplicates: 0, rejected: 0, errors: [], warnings: [] });
 
     const broken = await s.ingest('chat_server', [s.file('broken.json', '{"guild": {"id": "1"}, "messages": [')]);
     expect(broken.failed).toBe(true);
