@@ -19,7 +19,7 @@ describe(`sources: paste monitors' saved pastes (${testEngine})`, () => {
     await s.moveTo(T0);
     const report = await s.ingest('paste_site', [FIXTURES]);
     expect(report.summary).toMatchObject({ inputs: 3, failed: 0, records: 4, added: 4, rejected: 0 });
-    expect(report.summary.warnings.map(({ reason, count }) => [reason, count])).toEqual([
+    expect(report.tally.warnings.map(({ reason, count }) => [reason, count])).toEqual([
       ['paste date is ambiguous (day-first or month-first)', 1],
       ['paste date unknown (a raw paste file; its file time is when it was saved)', 1],
     ]);

@@ -58,7 +58,7 @@ async function ingestInput(options: { context: SourceContext; writer: DocumentWr
  * Standard input kept in the data folder while it is read, so that detection can look at its
  * start and a format read it from there as a file; a folder of its own names it `stdin`.
  */
-async function withSpooledStdin<T>(context: SourceContext, use: (file: string) => Promise<T>): Promise<T> {
+export async function withSpooledStdin<T>(context: SourceContext, use: (file: string) => Promise<T>): Promise<T> {
   const folder = path.join(context.dataDir, 'incoming', `stdin-${randomBytes(8).toString('hex')}`);
   mkdirSync(folder, { recursive: true });
   const file = path.join(folder, 'stdin');
@@ -178,8 +178,8 @@ const isWholeJson = (text: string): boolean => {
  * whole JSON value is JSON Lines. `records` makes one value (at `line 3`, `record 2`, `document`)
  * the records it holds: a thread document holds its posts.
  */
-export function jsonValues(records: (value: unknown, location: string) => Iterable<DocumentRecord>, maxBytes: number): DocumentFormat['read'] {
-  return async function* read(input, progress) {
+export function jsonValues<T = DocumentInput>(records: (value: unknown, location: string) => Iterable<ReadRecord<T>>, maxBytes: number) {
+  return async function* read(input: string, progress?: IngestProgress): AsyncGenerator<ReadRecord<T>> {
     const { head, stream } = await peekInput(input);
     stream.destroy();
     const firstLine = head.trimStart().split('\n', 1)[0]!;
