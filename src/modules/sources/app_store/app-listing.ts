@@ -173,3 +173,52 @@ export function parsePlayApp(record: unknown): ParsedListing {
     description: description.slice(0, MAX_DESCRIPTION),
   };
 }
+
+const STORE_ID = /^\d{1,15}$/;
+
+/**
+ * One app as app-store-scraper's `app()` / `search()` returns it: `id` the numeric App Store id,
+ * `appId` the bundle id, `released`/`updated` ISO dates, `score` the rating.
+ */
+export function parseAppStoreScraperApp(record: Record<string, unknown>): ParsedListing {
+  const appId = text(record.appId, MAX_ID);
+  if (!appId || !APP_ID.test(appId)) return 'appId is missing or not a bundle id';
+  const name = text(record.title);
+  if (!name) return 'title is missing';
+  const storeId = idText(record.id);
+  const url = httpUrl(record.url) ?? (storeId ? `https://apps.apple.com/app/id${storeId}` : null);
+  const description = [record.description, record.releaseNotes].filter((part): part is string => typeof part === 'string').join('\n');
+  return {
+    platform: 'ios',
+    store: storeOf(url, 'app_store'),
+    appId,
+    storeId,
+    name,
+    developer: text(record.developer),
+    developerId: idText(record.developerId),
+    seller: null,
+    url,
+    version: text(record.version, 100) ?? '',
+    installs: null,
+    rating: ratingOf(record.score),
+    ratingCount: count(record.reviews) ?? count(record.ratings),
+    genre: text(record.primaryGenre) ?? text(record.genre),
+    releasedAt: dateOf(record.released),
+    updatedAt: dateOf(record.updated),
+    description: description.slice(0, MAX_DESCRIPTION),
+  };
+}
+
+/**
+ * Which scraper wrote `record`, by its shape: app-store-scraper always gives `id`, the numeric App
+ * Store id; google-play-scraper never gives one (its `appId`, a package name, is the id). A store
+ * URL must agree. A record that does not tell is refused with the reason, not guessed.
+ */
+export function parseScrapedApp(record: unknown): ParsedListing {
+  if (!isObject(record)) return 'expected an app object';
+  const urlStore = storeOf(httpUrl(record.url), '');
+  const numericId = (typeof record.id === 'number' && Number.isSafeInteger(record.id)) || (typeof record.id === 'string' && STORE_ID.test(record.id));
+  if (numericId && urlStore !== 'google_play') return parseAppStoreScraperApp(record);
+  if (record.id === undefined && urlStore !== 'app_store') return parsePlayApp(record);
+  return 'cannot tell the store: an App Store app (app-store-scraper) has a numeric id, a Google Play app (google-play-scraper) none, and the url must agree';
+}

@@ -16,22 +16,25 @@ export type ForumPostFields = {
   post_id: string;
   thread_id: string;
   forum: string;
-  section: string;
+  section: string | null;
   content_type: ContentType;
   thread_title: string;
   title: string | null;
-  author: string;
+  /** Null only for a scraped thread whose post names no author. */
+  author: string | null;
   language: string | null;
-  url: string;
-  posted_at: string;
+  url: string | null;
+  /** Null when the scraper's date could not be read unambiguously (with a warning). */
+  posted_at: string | null;
+  /** The post as the forum wrote it, when it was HTML: `text` is its text. */
+  body_html?: string;
 };
 
 const LANGUAGE = /^[a-z]{2,3}(?:-[a-z0-9]{2,8})?$/;
 
 /**
- * A post's document. The searched text is the post's title (when it has its own) and body; a
- * thread's opening post and a marketplace offer are found by the thread title too, a reply is
- * not (every reply of a thread called "Acme Bank access" would match it).
+ * A post's document from our JSONL record (forumDocument says what is searched). A reply is not
+ * found by its thread's title: every reply of a thread called "Acme Bank access" would match it.
  */
 export function forumPostDocument(value: unknown): DocumentInput {
   if (!isJsonObject(value)) throw new RecordError('not a JSON object');
@@ -59,14 +62,26 @@ export function forumPostDocument(value: unknown): DocumentInput {
     url: read.url('url'),
     posted_at: new Date(read.date('date')).toISOString(),
   };
-  const heading = [contentType === 'post' ? null : threadTitle, title === threadTitle ? null : title];
+  return forumDocument(fields, body);
+}
+
+/**
+ * A post's document from its fields and body text. The searched text is the post's title (when
+ * it has its own) and body; a thread's opening post and a marketplace offer are found by the
+ * thread title too, a reply is not.
+ */
+export function forumDocument(fields: ForumPostFields, body: string): DocumentInput {
+  const heading = [fields.content_type === 'post' ? null : fields.thread_title, fields.title === fields.thread_title ? null : fields.title];
   const text = [...heading, body].filter((part): part is string => part !== null && part !== '').join('\n');
   // Post ids are unique within a forum (XenForo, vBulletin, MyBB number posts forum-wide).
-  return { key: `${forum}:${postId}`, text, fields };
+  return { key: `${fields.forum}:${fields.post_id}`, text, fields };
 }
 
 /** `--format jsonl`: `.jsonl`, `.ndjson` (and `.json`) files, or standard input. */
 export const forumJsonLines: DocumentFormat = {
+  writtenBy: 'Dragnet forum post JSON Lines (docs/ingest.md)',
+  // Our record is flat: one post a line, with its thread's title beside it.
+  detect: (head) => /^\s*\{[^\n]*"thread_title"\s*:[^\n]*"post_id"\s*:|^\s*\{[^\n]*"post_id"\s*:[^\n]*"thread_title"\s*:/.test(head),
   accepts: (file) => /\.(jsonl|ndjson|json)$/i.test(file),
   read: jsonLines(forumPostDocument),
 };

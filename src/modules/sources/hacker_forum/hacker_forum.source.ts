@@ -5,6 +5,7 @@ import { oneOf } from '../kit/arg-params.ts';
 import { defineSource } from '../kit/source.ts';
 import { loadDemoForums } from './demo-forum.ts';
 import { CONTENT_TYPES, forumJsonLines } from './forum-record.ts';
+import { discourseTopics, forumThreads } from './forum-threads.ts';
 
 // Forum posts are long: enough text around the match to judge it from the alert.
 const PREVIEW_CHARS = 400;
@@ -39,9 +40,9 @@ export const hackerForumSource = defineSource({
       return { filters, contextChars: PREVIEW_CHARS, previewField: 'content' };
     },
     ingester: {
-      description: 'hacker-forum threads, posts and marketplace offers as JSON Lines (one post a line), files, folders or - (stdin)',
+      description: 'hacker-forum posts: Dragnet JSON Lines (one post a line), forum scrapers\' thread documents with a posts array, Discourse /t/<id>.json topics; files, folders or - (stdin)',
       noun: 'posts',
-      formats: { jsonl: forumJsonLines },
+      formats: { jsonl: forumJsonLines, thread: forumThreads, discourse: discourseTopics },
     },
   }),
   async demo(context, now) {

@@ -7,6 +7,8 @@ import { genericPasteDocument, MAX_PASTE_BYTES, pastebinDocument, pastebinEntry 
 
 /** `--format jsonl`: the generic paste record, one a line. */
 export const pasteJsonLines: DocumentFormat = {
+  writtenBy: 'Dragnet paste JSON Lines (docs/ingest.md)',
+  detect: (head) => /^\s*\{[^\n]*"site"\s*:/.test(head) && /^\s*\{[^\n]*"content"\s*:/.test(head),
   accepts: (file) => /\.(jsonl|ndjson)$/i.test(file),
   read: jsonLines(genericPasteDocument),
 };
@@ -36,6 +38,9 @@ function contentOf(entry: unknown, key: string, folder: string | null): string {
  * of a folder are read through their list, never on their own.
  */
 export const pastebinList: DocumentFormat = {
+  writtenBy: 'Pastebin scraping API api_scraping.php (saved list, every version)',
+  // Monitors that add the body under another name than `content` are read as saved pastes.
+  detect: (head) => /^\s*\[/.test(head) && head.includes('"scrape_url"') && !/"(?:body|raw_paste|raw|text)"\s*:/.test(head),
   accepts: (file) => file.toLowerCase().endsWith('.json'),
   async *read(input, progress) {
     const list = await readJsonDocument(input, MAX_LIST_BYTES, progress);

@@ -12,23 +12,25 @@ export const MAX_PASTE_BYTES = 10 << 20;
 /** The hit fields of a paste, as stored (the snippet around the match is added per hit). */
 export type PasteFields = {
   paste_key: string;
-  site: string;
+  /** Null for a raw paste file, which names no site. */
+  site: string | null;
   title: string | null;
   syntax: string;
   user: string | null;
   /** Bytes, as the site reports them (else the content's UTF-8 length). */
   size: number;
-  url: string;
+  /** Null when the saved paste names none. */
+  url: string | null;
   /** When the paste expires; null when it never does. */
   expire: string | null;
   /**
    * When it was posted (the record's `date`). Not named `date`: the hits endpoint sorts `date`
    * by the hit's own date, which here is when Dragnet stored the paste (`discovered_at`).
    */
-  posted_at: string;
+  posted_at: string | null;
 };
 
-const SITE = /^[a-z0-9][a-z0-9_.-]{0,63}$/;
+export const SITE = /^[a-z0-9][a-z0-9_.-]{0,63}$/;
 // Keys name `<key>.txt` files beside a Pastebin list: nothing that could leave the folder.
 const PASTEBIN_KEY = /^[A-Za-z0-9_-]{1,32}$/;
 
@@ -38,20 +40,20 @@ const PASTEBIN_KEY = /^[A-Za-z0-9_-]{1,32}$/;
  */
 export function pasteDocument(fields: PasteFields, content: string): DocumentInput {
   const text = fields.title === null ? content : `${fields.title}\n${content}`;
-  return { key: `${fields.site}:${fields.paste_key}`, text, fields };
+  return { key: `${fields.site ?? 'unknown'}:${fields.paste_key}`, text, fields };
 }
 
 const contentSize = (content: string) => Buffer.byteLength(content, 'utf8');
 
 /** An expiry: absent, empty or 0 is never; else a date. */
-function expiryOf(value: unknown): string | null {
+export function expiryOf(value: unknown): string | null {
   if (value === undefined || value === null || value === '' || value === 0 || value === '0') return null;
   const ms = parseDate(value);
   if (ms === null) throw new RecordError('expire must be an ISO 8601 date, epoch seconds, or 0 for never');
   return new Date(ms).toISOString();
 }
 
-function sizeOf(value: unknown, content: string): number {
+export function sizeOf(value: unknown, content: string): number {
   if (value === undefined || value === null || value === '') return contentSize(content);
   const size = typeof value === 'string' && /^\d+$/.test(value) ? Number(value) : value;
   if (typeof size !== 'number' || !Number.isSafeInteger(size) || size < 0) throw new RecordError('size must be a number of bytes');
@@ -59,7 +61,7 @@ function sizeOf(value: unknown, content: string): number {
 }
 
 /** A paste's syntax highlighting, lower-case; none is plain `text`, as Pastebin names it. */
-const syntaxOf = (value: string | null) => value?.trim().toLowerCase() ?? 'text';
+export const syntaxOf = (value: string | null) => value?.trim().toLowerCase() ?? 'text';
 
 /** One line of the generic paste JSON Lines: `{site, key, title, syntax, user, date, size, expire, url, content}`. */
 export function genericPasteDocument(value: unknown): DocumentInput {

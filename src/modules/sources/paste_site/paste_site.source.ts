@@ -4,6 +4,7 @@ import { documentSource } from '../common/documents/document-source.ts';
 import { defineSource } from '../kit/source.ts';
 import { loadDemoPastes } from './demo-pastes.ts';
 import { pastebinList, pasteJsonLines } from './paste-formats.ts';
+import { rawPastes, savedPastes } from './saved-pastes.ts';
 import { pastebinCollector } from './pastebin-collector.ts';
 
 const SNIPPET_CHARS = 300;
@@ -38,9 +39,9 @@ export const pasteSiteSource = defineSource({
       return { filters, contextChars: SNIPPET_CHARS, previewField: 'snippet' };
     },
     ingester: {
-      description: 'pastes as JSON Lines (any site) or saved Pastebin scraping lists with their content, files, folders or - (stdin)',
+      description: 'pastes: Dragnet JSON Lines, saved Pastebin scraping lists with their content, paste monitors\' saved paste objects (pastepwn, PasteHunter), raw paste files; files, folders or - (stdin)',
       noun: 'pastes',
-      formats: { jsonl: pasteJsonLines, pastebin: pastebinList },
+      formats: { jsonl: pasteJsonLines, pastebin: pastebinList, saved: savedPastes, raw: rawPastes },
     },
   }),
   collectors: [pastebinCollector],

@@ -1,10 +1,13 @@
 import {
   expandInputs,
+  failInput,
   IngestError,
+  inputLine,
   jsonErrorLocation,
   newInputResult,
   openInput,
   parseJson,
+  readLines,
   recordsOfJsonLines,
   reportInputs,
   storeInBatches,
@@ -12,6 +15,11 @@ import {
   type InputResult,
   type ReadRecord,
 } from '../ingest/ingest-kit.ts';
+import { createWriteStream, mkdirSync, rmSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import path from 'node:path';
+import { pipeline } from 'node:stream/promises';
+import { detectFormat, peekInput } from '../ingest/format-detection.ts';
 import type { Ingester, SourceContext } from '../../kit/source.ts';
 import { createDocumentWriter, type DocumentInput, type DocumentWriter } from './document-store.ts';
 import { RecordError } from './record-fields.ts';
@@ -25,35 +33,86 @@ export interface DocumentFormat {
   accepts(file: string): boolean;
   /** The records of one input (a file or `-`); throws IngestError when the input cannot be read at all. */
   read(input: string, progress?: IngestProgress): AsyncIterable<DocumentRecord>;
+  /** The tool (and version) that writes it, named when an input is in no format. */
+  writtenBy?: string;
+  /**
+   * Whether an input whose first bytes are `head` is in this format (DetectableFormat.detect):
+   * a source whose formats all tell reads with `auto`, its default.
+   */
+  detect?(head: string, fileName: string): boolean;
 }
 
 // Documents per transaction: a crash loses at most one uncommitted batch, never part of a record.
 const BATCH = 1000;
 
-async function ingestInput(context: SourceContext, writer: DocumentWriter, input: string, format: DocumentFormat, noun: string, progress?: IngestProgress): Promise<InputResult> {
-  const result = newInputResult(input);
+async function ingestInput(options: { context: SourceContext; writer: DocumentWriter; label: string; file: string; format: DocumentFormat; noun: string; progress?: IngestProgress }): Promise<InputResult> {
+  const { context, format, progress } = options;
+  const result = newInputResult(options.label);
   // One time for the whole input: what it brings is new to rules from then on.
   const discoveredAt = context.clock.now().getTime();
-  await storeInBatches({ result, records: format.read(input, progress), batchSize: BATCH, write: (batch) => writer.write(batch, discoveredAt), noun, progress });
+  await storeInBatches({ result, records: format.read(options.file, progress), batchSize: BATCH, write: (batch) => options.writer.write(batch, discoveredAt), noun: options.noun, progress });
   return result;
 }
 
 /**
+ * Standard input kept in the data folder while it is read, so that detection can look at its
+ * start and a format read it from there as a file; a folder of its own names it `stdin`.
+ */
+export async function withSpooledStdin<T>(context: SourceContext, use: (file: string) => Promise<T>): Promise<T> {
+  const folder = path.join(context.dataDir, 'incoming', `stdin-${randomBytes(8).toString('hex')}`);
+  mkdirSync(folder, { recursive: true });
+  const file = path.join(folder, 'stdin');
+  try {
+    await pipeline(process.stdin, createWriteStream(file));
+    return await use(file);
+  } finally {
+    rmSync(folder, { recursive: true, force: true });
+  }
+}
+
+type NamedFormat = DocumentFormat & { name: string; writtenBy: string; detect(head: string, fileName: string): boolean };
+
+/** The formats that tell their inputs apart, in order, or null when one of them cannot. */
+function detectableFormats(formats: Record<string, DocumentFormat>): NamedFormat[] | null {
+  const named = Object.entries(formats).map(([name, format]) => ({ ...format, name }));
+  return named.every((format): format is NamedFormat => format.detect !== undefined && format.writtenBy !== undefined) ? named : null;
+}
+
+/**
  * A `dragnet ingest` target that stores one source's records in the document store: files,
- * folders (walked for the files the format accepts) or `-`; the first format is the default.
+ * folders (walked for the files the format accepts) or `-`; the first format is the default,
+ * `auto` when every format can tell its inputs (each input is then read in the format it is in).
  */
 export function documentIngester(options: { name: string; source: string; description: string; noun: string; formats: Record<string, DocumentFormat> }): Ingester {
+  const detectable = detectableFormats(options.formats);
   return {
     name: options.name,
     description: options.description,
-    formats: Object.keys(options.formats),
+    formats: [...(detectable ? ['auto'] : []), ...Object.keys(options.formats)],
     async run(context, inputs, { format: formatName, progress }) {
-      const format = options.formats[formatName];
-      if (!format) throw new Error(`${options.name}: unknown format ${formatName}`);
+      const forced = options.formats[formatName];
+      if (!forced && !(detectable && formatName === 'auto')) throw new Error(`${options.name}: unknown format ${formatName}`);
+      const accepts = (file: string) => (forced ? forced.accepts(file) : detectable!.some((format) => format.accepts(file)));
       const writer = createDocumentWriter(context, options.source);
+      const ingest = async (label: string, file: string) => {
+        let format = forced;
+        if (!format) {
+          try {
+            const { head, stream } = await peekInput(file);
+            stream.destroy();
+            format = detectFormat(options.source, label, head, detectable!);
+          } catch (error) {
+            const result = newInputResult(label);
+            failInput(result, error);
+            progress?.finish(inputLine(options.noun, result));
+            return result;
+          }
+        }
+        return ingestInput({ context, writer, label, file, format, noun: options.noun, progress });
+      };
       const results: InputResult[] = [];
-      for (const input of expandInputs(inputs, (file) => format.accepts(file))) {
-        results.push(await ingestInput(context, writer, input, format, options.noun, progress));
+      for (const input of expandInputs(inputs, accepts)) {
+        results.push(input === '-' ? await withSpooledStdin(context, (file) => ingest('-', file)) : await ingest(input, input));
       }
       return reportInputs(options.noun, results);
     },
@@ -102,4 +161,50 @@ export async function readJsonDocument(input: string, maxBytes: number, progress
   } finally {
     if (input !== '-') stream.destroy();
   }
+}
+
+const isWholeJson = (text: string): boolean => {
+  try {
+    parseJson(text);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+/**
+ * The `read` of a format whose values are JSON written one a line or as one document
+ * (pretty-printed or not; an array's elements are values each): an input whose first line is a
+ * whole JSON value is JSON Lines. `records` makes one value (at `line 3`, `record 2`, `document`)
+ * the records it holds: a thread document holds its posts.
+ */
+export function jsonValues<T = DocumentInput>(records: (value: unknown, location: string) => Iterable<ReadRecord<T>>, maxBytes: number) {
+  return async function* read(input: string, progress?: IngestProgress): AsyncGenerator<ReadRecord<T>> {
+    const { head, stream } = await peekInput(input);
+    stream.destroy();
+    const firstLine = head.trimStart().split('\n', 1)[0]!;
+    if (firstLine !== '' && isWholeJson(firstLine)) {
+      const { stream: lines, size } = openInput(input);
+      if (size !== null) progress?.start(input, size, 'bytes');
+      try {
+        for await (const { line, number } of readLines(lines, (bytes) => progress?.advance(bytes))) {
+          if (line.trim() === '') continue;
+          let value: unknown;
+          try {
+            value = parseJson(line);
+          } catch {
+            yield { location: `line ${number}`, record: 'not valid JSON' };
+            continue;
+          }
+          yield* records(value, `line ${number}`);
+        }
+      } finally {
+        lines.destroy();
+      }
+      return;
+    }
+    const value = await readJsonDocument(input, maxBytes, progress);
+    if (!Array.isArray(value)) yield* records(value, 'document');
+    else for (const [index, item] of value.entries()) yield* records(item, `record ${index + 1}`);
+  };
 }

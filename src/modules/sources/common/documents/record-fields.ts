@@ -83,3 +83,37 @@ export function recordFields(record: JsonObject) {
     },
   };
 }
+
+const MONTH_NAMES = ['jan', 'feb', 'mar', 'apr', 'may', 'jun', 'jul', 'aug', 'sep', 'oct', 'nov', 'dec'];
+// "Mar 3, 2015", "March 3, 2015 at 10:15 AM", "3 March 2015, 10:15": the month is named, so
+// the date is unambiguous.
+const NAMED_MONTH = /^(?:(?<m1>[a-z]{3,9})\.? (?<d1>\d{1,2}),? (?<y1>\d{4})|(?<d2>\d{1,2}) (?<m2>[a-z]{3,9})\.?,? (?<y2>\d{4}))(?:,? (?:at )?(?<h>\d{1,2}):(?<min>\d{2})(?::(?<s>\d{2}))? ?(?<ampm>am|pm)?)?$/i;
+const NUMERIC_DATE = /^\d{1,4}[./-]\d{1,2}[./-]\d{1,4}\b/;
+
+function namedMonthDate(text: string): number | null {
+  const match = NAMED_MONTH.exec(text);
+  if (!match?.groups) return null;
+  const g = match.groups;
+  const month = MONTH_NAMES.indexOf((g.m1 ?? g.m2)!.slice(0, 3).toLowerCase());
+  if (month === -1) return null;
+  const [year, day] = [Number(g.y1 ?? g.y2), Number(g.d1 ?? g.d2)];
+  let hour = Number(g.h ?? 0);
+  if (g.ampm) hour = (hour % 12) + (g.ampm.toLowerCase() === 'pm' ? 12 : 0);
+  const ms = Date.UTC(year, month, day, hour, Number(g.min ?? 0), Number(g.s ?? 0));
+  // Date.UTC rolls Feb 30 over into March: a field out of range is no date.
+  return new Date(ms).getUTCDate() === day && hour < 24 ? ms : null;
+}
+
+/**
+ * A date as scrapers write it: ISO 8601 or epoch seconds (parseDate), epoch milliseconds, or with
+ * the month named ("Mar 3, 2015"); null when it is none of these, and `warn` hears why: a numeric
+ * date such as 03/04/2025 may be day-first or month-first, and is not guessed.
+ */
+export function scrapedDate(value: unknown, warn: (reason: string) => void, what: string): number | null {
+  if (value === undefined || value === null || value === '') return null;
+  if (typeof value === 'number' && value > 1e11) return Number.isFinite(value) ? Math.round(value) : null;
+  const ms = parseDate(value) ?? (typeof value === 'string' ? namedMonthDate(value.trim()) : null);
+  if (ms !== null) return ms;
+  warn(typeof value === 'string' && NUMERIC_DATE.test(value.trim()) ? `${what} is ambiguous (day-first or month-first)` : `${what} is not a date`);
+  return null;
+}
