@@ -139,6 +139,69 @@ async function forEachEntry(zip: yauzl.ZipFile, visit: (entry: yauzl.Entry) => P
   zip.removeAllListeners('entry');
 }
 
+/**
+ * What the system file at `label` says of a machine whose folder is `folder`; the values it
+ * could not read are warnings of the input, once per system file.
+ */
+function machineOf(text: string, label: string, folder: string | null, result: InputResult): MachineInfo {
+  const { machine, warnings } = parseSystemInfo(text);
+  for (const { line, reason } of warnings) warn(result, `${label} line ${line}`, reason);
+  return { ...machine, folder };
+}
+
+/**
+ * A stealer-log archive, read in two passes over its entries: the small system files first
+ * (a machine's country and date must be known before its passwords are stored), then the
+ * passwords files, each streamed. An entry is known by the archive's hash and its path.
+ */
+async function ingestStealerZip({ writer, progress }: { writer: CredentialWriter; progress?: IngestProgress }, file: string, result: InputResult) {
+  const archive = await sha256Of(createReadStream(file));
+  const name = path.basename(file);
+  const machines = new Map<string, MachineInfo>();
+  // The machine of a passwords entry: the nearest folder above it that holds a system file.
+  const machineOfEntry = (entryName: string): MachineInfo | null => {
+    for (let dir = path.posix.dirname(entryName); ; dir = path.posix.dirname(dir)) {
+      const machine = machines.get(dir);
+      if (machine) return machine;
+      if (dir === '.' || dir === '/') break;
+    }
+    const dir = path.posix.dirname(entryName);
+    return dir === '.' ? null : { country: null, os: null, infectedAt: null, folder: path.posix.basename(dir) };
+  };
+  let zip: yauzl.ZipFile;
+  try {
+    zip = await openZip(file);
+  } catch (error) {
+    throw new IngestError(file, 'archive', `not a readable zip file (${(error as Error).message})`);
+  }
+  try {
+    let passwordBytes = 0;
+    await forEachEntry(zip, async (entry) => {
+      const entryName = baseName(entry.fileName);
+      if (SYSTEM_FILES.has(entryName)) {
+        let text = '';
+        for await (const { line } of readLines(await entryStream(zip, entry))) text += `${line}\n`;
+        const dir = path.posix.dirname(entry.fileName);
+        machines.set(dir, machineOf(text, entry.fileName, dir === '.' ? null : path.posix.basename(dir), result));
+      } else if (PASSWORD_FILES.has(entryName)) {
+        passwordBytes += entry.uncompressedSize;
+      }
+    });
+    zip.close();
+    zip = await openZip(file);
+    progress?.start(file, passwordBytes, 'bytes');
+    await forEachEntry(zip, async (entry) => {
+      if (!PASSWORD_FILES.has(baseName(entry.fileName))) return;
+      const leak = await writer.open(createHash('sha256').update(`${archive}\n${entry.fileName}`).digest('hex'), name, 'stealer_log');
+      const machine = machineOfEntry(entry.fileName);
+      const lines = readLines(await entryStream(zip, entry), (bytes) => progress?.advance(bytes));
+      await ingestLines({ writer, file: leak, lines, label: entry.fileName, kind: 'stealer_log', machine, result });
+    });
+  } finally {
+    zip.close();
+  }
+}
+
 function createCredentialIngest(context: SourceContext, progress?: IngestProgress) {
   const writer = createCredentialWriter(context);
 
@@ -146,16 +209,6 @@ function createCredentialIngest(context: SourceContext, progress?: IngestProgres
     const leak = await writer.open(await sha256Of(createReadStream(file)), name, 'combolist');
     progress?.start(name, statSync(file).size, 'bytes');
     await ingestLines({ writer, file: leak, lines: fileLines(file, progress), label: name, kind: 'combolist', machine: null, result });
-  }
-
-  /**
-   * What the system file at `label` says of a machine whose folder is `folder`; the values it
-   * could not read are warnings of the input, once per system file.
-   */
-  function machineOf(text: string, label: string, folder: string | null, result: InputResult): MachineInfo {
-    const { machine, warnings } = parseSystemInfo(text);
-    for (const { line, reason } of warnings) warn(result, `${label} line ${line}`, reason);
-    return { ...machine, folder };
   }
 
   /** A stealer-log folder: each folder holding a passwords file is one infected machine. */
@@ -194,58 +247,7 @@ function createCredentialIngest(context: SourceContext, progress?: IngestProgres
     await ingestLines({ writer, file: leak, lines: fileLines(file, progress), label, kind: 'stealer_log', machine, result });
   }
 
-  /**
-   * A stealer-log archive, read in two passes over its entries: the small system files first
-   * (a machine's country and date must be known before its passwords are stored), then the
-   * passwords files, each streamed. An entry is known by the archive's hash and its path.
-   */
-  async function stealerZip(file: string, result: InputResult) {
-    const archive = await sha256Of(createReadStream(file));
-    const name = path.basename(file);
-    const machines = new Map<string, MachineInfo>();
-    // The machine of a passwords entry: the nearest folder above it that holds a system file.
-    const machineOfEntry = (entryName: string): MachineInfo | null => {
-      for (let dir = path.posix.dirname(entryName); ; dir = path.posix.dirname(dir)) {
-        const machine = machines.get(dir);
-        if (machine) return machine;
-        if (dir === '.' || dir === '/') break;
-      }
-      const dir = path.posix.dirname(entryName);
-      return dir === '.' ? null : { country: null, os: null, infectedAt: null, folder: path.posix.basename(dir) };
-    };
-    let zip: yauzl.ZipFile;
-    try {
-      zip = await openZip(file);
-    } catch (error) {
-      throw new IngestError(file, 'archive', `not a readable zip file (${(error as Error).message})`);
-    }
-    try {
-      let passwordBytes = 0;
-      await forEachEntry(zip, async (entry) => {
-        const entryName = baseName(entry.fileName);
-        if (SYSTEM_FILES.has(entryName)) {
-          let text = '';
-          for await (const { line } of readLines(await entryStream(zip, entry))) text += `${line}\n`;
-          const dir = path.posix.dirname(entry.fileName);
-          machines.set(dir, machineOf(text, entry.fileName, dir === '.' ? null : path.posix.basename(dir), result));
-        } else if (PASSWORD_FILES.has(entryName)) {
-          passwordBytes += entry.uncompressedSize;
-        }
-      });
-      zip.close();
-      zip = await openZip(file);
-      progress?.start(file, passwordBytes, 'bytes');
-      await forEachEntry(zip, async (entry) => {
-        if (!PASSWORD_FILES.has(baseName(entry.fileName))) return;
-        const leak = await writer.open(createHash('sha256').update(`${archive}\n${entry.fileName}`).digest('hex'), name, 'stealer_log');
-        const machine = machineOfEntry(entry.fileName);
-        const lines = readLines(await entryStream(zip, entry), (bytes) => progress?.advance(bytes));
-        await ingestLines({ writer, file: leak, lines, label: entry.fileName, kind: 'stealer_log', machine, result });
-      });
-    } finally {
-      zip.close();
-    }
-  }
+  const stealerZip = (file: string, result: InputResult) => ingestStealerZip({ writer, progress }, file, result);
 
   /** Standard input is kept in the data folder while it is read: its hash names it first. */
   async function stdin(format: Format, result: InputResult) {
