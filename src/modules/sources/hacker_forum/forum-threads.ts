@@ -1,6 +1,6 @@
 import { jsonValues, orReason, type DocumentFormat, type DocumentRecord } from '../common/documents/document-ingest.ts';
 import { htmlToText, looksLikeHtml } from '../common/documents/html-text.ts';
-import { isJsonObject, RecordError, scrapedDate, type JsonObject } from '../common/documents/record-fields.ts';
+import { firstOf, httpUrl, isJsonObject, RecordError, scrapedDate, type JsonObject } from '../common/documents/record-fields.ts';
 import { plausibleTime } from '../common/ingest/timestamp.ts';
 import { forumDocument, type ForumPostFields } from './forum-record.ts';
 
@@ -13,18 +13,6 @@ import { forumDocument, type ForumPostFields } from './forum-record.ts';
 
 // A thread of thousands of posts with their HTML stays far below this.
 const MAX_THREAD_BYTES = 256 << 20;
-
-/** The first of `names` that `record` has as a non-blank string or a number, as a string. */
-function firstOf(record: JsonObject, names: readonly string[]): string | null {
-  for (const name of names) {
-    const value = record[name];
-    if (typeof value === 'string' && value.trim() !== '') return value.trim();
-    if (typeof value === 'number' && Number.isSafeInteger(value)) return String(value);
-  }
-  return null;
-}
-
-const httpUrl = (value: string | null): string | null => (value !== null && URL.canParse(value) && /^https?:$/.test(new URL(value).protocol) ? value : null);
 
 const THREAD = {
   title: ['thread_title', 'title', 'topic_title', 'subject', 'name'],

@@ -1,7 +1,7 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { jsonValues, orReason, type DocumentFormat, type DocumentRecord } from '../common/documents/document-ingest.ts';
-import { isJsonObject, RecordError, scrapedDate, type JsonObject } from '../common/documents/record-fields.ts';
+import { firstOf, httpUrl, isJsonObject, RecordError, scrapedDate, type JsonObject } from '../common/documents/record-fields.ts';
 import { plausibleTime } from '../common/ingest/timestamp.ts';
 import { expiryOf, MAX_PASTE_BYTES, pasteDocument, SITE, sizeOf, syntaxOf } from './paste-record.ts';
 
@@ -21,17 +21,6 @@ const NAMES = {
   syntax: ['syntax', 'language', 'lang'],
   url: ['full_url', 'url', 'scrape_url', 'link'],
 } as const;
-
-function firstOf(record: JsonObject, names: readonly string[]): string | null {
-  for (const name of names) {
-    const value = record[name];
-    if (typeof value === 'string' && value.trim() !== '') return value.trim();
-    if (typeof value === 'number' && Number.isSafeInteger(value)) return String(value);
-  }
-  return null;
-}
-
-const httpUrl = (value: string | null): string | null => (value !== null && URL.canParse(value) && /^https?:$/.test(new URL(value).protocol) ? value : null);
 
 // The sites' own names, as the scraping collector and our JSONL record call them.
 const SITE_OF_HOST: Record<string, string> = { 'pastebin.com': 'pastebin', 'scrape.pastebin.com': 'pastebin', 'paste.ee': 'paste_ee', 'rentry.co': 'rentry', 'rentry.org': 'rentry' };

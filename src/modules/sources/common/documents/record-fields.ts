@@ -9,6 +9,19 @@ export type JsonObject = Record<string, unknown>;
 
 export const isJsonObject = (value: unknown): value is JsonObject => typeof value === 'object' && value !== null && !Array.isArray(value);
 
+/** The first of `names` that a scraper's `record` has as a non-blank string or a safe integer, as a string. */
+export function firstOf(record: JsonObject, names: readonly string[]): string | null {
+  for (const name of names) {
+    const value = record[name];
+    if (typeof value === 'string' && value.trim() !== '') return value.trim();
+    if (typeof value === 'number' && Number.isSafeInteger(value)) return String(value);
+  }
+  return null;
+}
+
+/** `value` when it is an http(s) URL, else null: scrapers write relative links and placeholders. */
+export const httpUrl = (value: string | null): string | null => (value !== null && URL.canParse(value) && /^https?:$/.test(new URL(value).protocol) ? value : null);
+
 const ISO_8601 = /^\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?(Z|[+-]\d{2}(?::?\d{2})?)?)?$/i;
 const EPOCH_SECONDS = /^\d{1,12}$/;
 
