@@ -309,7 +309,7 @@ export interface IngestWarning {
 export const WARNING_EXAMPLES = 5;
 
 /** A value of the record at `location` was stored as null for `reason` (a date in the future…). */
-export function warn(result: InputResult, location: string, reason: string): void {
+export function warn(result: Pick<InputResult, 'warnings'>, location: string, reason: string): void {
   const entry = (result.warnings[reason] ??= { count: 0, examples: [] });
   entry.count++;
   if (entry.examples.length < WARNING_EXAMPLES) entry.examples.push(location);
