@@ -356,6 +356,15 @@ describe(`sources: ransomware.live files as published (${testEngine})`, () => {
     expect(await found('Millbrook Water Authority')).toEqual([expect.objectContaining({ country: 'US', published_at: '2025-10-04T17:02:55.004Z', listed_at: '2025-10-04T17:02:55.004Z' })]);
   });
 
+  it('an input that is no JSON is refused whole, naming the format and the tools that write it', async () => {
+    const file = path.join(repoRoot, 'test', 'fixtures', 'cloud_bucket', 'aws-listobjectsv2.xml');
+    const report = await ingest(file);
+    expect(report.failed).toBe(true);
+    expect(report.tally.errors[0]!.reason).toBe(
+      `${file}: format: is in none of the formats ransomware reads: posts (ransomware.live posts.json and v2 API (api.ransomware.live/v2), ransomwatch posts.json; an array or JSON Lines)`,
+    );
+  });
+
   it("a pandas-made dump's bare NaN values are read as null", async () => {
     expect((await ingest(path.join(FIXTURES, 'victims-pandas.json'))).summary).toMatchObject({ records: 2, added: 2, rejected: 0 });
     expect(await found('Orchard Lane Credit Union')).toEqual([

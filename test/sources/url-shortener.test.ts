@@ -330,6 +330,8 @@ describe(`sources: URLTeam dumps as released (${testEngine})`, () => {
       'https://is.gd/0a91': 'https://fixture-cafe.com/login?next=%2Faccount',
       'https://is.gd/0a92': 'http://fixture-cafe.com/%A9-2009.html',
     });
+    const notADump = await ingest(path.join(repoRoot, 'test', 'fixtures', 'ransomware', 'posts.json'), 'v.gd');
+    expect(notADump.tally.errors[0]!.reason).toMatch(/: format: is in none of the formats url_shortener reads: urlteam \(URLTeam terroroftinytown releases: /);
     await expect(ingest(headerless, 'not a host')).rejects.toThrow('shortener: must be a shortener host or URL, such as v.gd or https://v.gd/');
   });
 });

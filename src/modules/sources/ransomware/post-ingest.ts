@@ -5,7 +5,6 @@ import {
   IngestError,
   jsonErrorLocation,
   newInputResult,
-  openInput,
   parseJson,
   readLines,
   reportInputs,
@@ -14,6 +13,7 @@ import {
   type InputResult,
   type ReadRecord,
 } from '../common/ingest/ingest-kit.ts';
+import { detectFormat, peekInput, type DetectableFormat } from '../common/ingest/format-detection.ts';
 import type { Ingester, SourceContext } from '../kit/source.ts';
 import { readPost, type PostRecord } from './post-record.ts';
 import { writePosts } from './post-store.ts';
@@ -140,6 +140,19 @@ export async function storePosts(
   await storeInBatches({ result, records: entries, batchSize: BATCH, write: (batch) => writePosts(context, batch, discoveredAt), noun: 'posts', ...input });
 }
 
+/** The one format, for the refusal of an input in none: JSON (an array or JSON Lines) as ransomware.live and ransomwatch write it. */
+const POSTS_FORMAT: DetectableFormat = {
+  name: 'posts',
+  writtenBy: 'ransomware.live posts.json and v2 API (api.ransomware.live/v2), ransomwatch posts.json; an array or JSON Lines',
+  detect: (head) => head.trim() === '' || /^\s*[[{]/.test(head),
+};
+
+/** The posts of an input whose head was looked at: an input that is no JSON is refused whole, naming the format. */
+async function* postsOfInput(input: string, head: string, stream: Readable, onBytes: (bytes: number) => void): AsyncGenerator<PostEntry> {
+  detectFormat('ransomware', input, head, [POSTS_FORMAT]);
+  yield* readPosts(stream, input, onBytes);
+}
+
 export const ransomwareIngester: Ingester = {
   name: 'ransomware',
   description: 'ransomware leak-site posts: ransomware.live posts.json arrays, v2 API responses or JSON Lines; files, folders or - (stdin)',
@@ -148,9 +161,9 @@ export const ransomwareIngester: Ingester = {
     const results: InputResult[] = [];
     for (const input of expandInputs(inputs, (file) => POST_FILES.has(path.extname(file).toLowerCase()))) {
       const result = newInputResult(input);
-      const { stream, size } = openInput(input);
+      const { head, stream, size } = await peekInput(input);
       if (size !== null) progress?.start(input, size, 'bytes');
-      await storePosts(context, readPosts(stream, input, (bytes) => progress?.advance(bytes)), result, { stream, progress });
+      await storePosts(context, postsOfInput(input, head, stream, (bytes) => progress?.advance(bytes)), result, { stream, progress });
       results.push(result);
     }
     return reportInputs('posts', results);

@@ -3,7 +3,6 @@ import {
   expandInputs,
   IngestError,
   newInputResult,
-  openInput,
   readByteLines,
   reportInputs,
   storeInBatches,
@@ -14,6 +13,7 @@ import {
 import { validationError } from '../../../lib/errors.ts';
 import { parseDomainName } from '../common/domains/domain-name.ts';
 import { parseTimestamp } from '../common/ingest/timestamp.ts';
+import { detectFormat, peekInput, type DetectableFormat } from '../common/ingest/format-detection.ts';
 import type { Ingester, SourceContext } from '../kit/source.ts';
 import { writeShortLinks, type ShortLink } from './short-link-store.ts';
 import { losslessText, parseDumpLine } from './urlteam-dump.ts';
@@ -93,14 +93,27 @@ async function* linksOf(
   }
 }
 
+/** The one format, for the refusal of an input in none: its first line that is no comment is a `shortcode|long_url` link. */
+const URLTEAM_FORMAT: DetectableFormat = {
+  name: 'urlteam',
+  writtenBy: 'URLTeam terroroftinytown releases: BEACON dumps and headerless shortcode|long_url exports',
+  detect(head) {
+    const first = head.split('\n').find((line) => line.trim() !== '' && !line.trimStart().startsWith('#'));
+    return first === undefined || first.includes('|');
+  },
+};
+
 async function ingestDump(context: SourceContext, input: string, shortener: Shortener | null, progress?: IngestProgress): Promise<DumpResult> {
   const result: DumpResult = { ...newInputResult(input), pseudo_targets: 0 };
-  const { stream, size } = openInput(input);
+  const { head, stream, size } = await peekInput(input);
   if (size !== null) progress?.start(input, size, 'bytes');
   const discoveredAt = context.clock.now().getTime();
   await storeInBatches({
     result,
-    records: linksOf(readByteLines(stream, (bytes) => progress?.advance(bytes)), input, result, shortener),
+    records: (async function* () {
+      detectFormat('url_shortener', input, head, [URLTEAM_FORMAT]);
+      yield* linksOf(readByteLines(stream, (bytes) => progress?.advance(bytes)), input, result, shortener);
+    })(),
     batchSize: BATCH,
     write: (batch) => writeShortLinks(context, batch, discoveredAt),
     stream,
