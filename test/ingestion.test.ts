@@ -107,6 +107,18 @@ describe(`the ingestion endpoint (${testEngine})`, () => {
     expect(broken.fields?.[0]?.field).toBe('body');
   });
 
+  it('takes the shortener of a URLTeam dump without a header from ?shortener=', async () => {
+    const dump = 'Zq81|https://globex-push.test/login\n';
+    const plain = { 'content-type': 'text/plain' };
+    const none = await expectError(await push('/ingest/url_shortener/', dump, plain), 400, 'validation_failed');
+    expect(none.message).toContain('?shortener=v.gd');
+    const given = await push('/ingest/url_shortener/?shortener=v.gd', dump, plain);
+    expect(given.statusCode, given.body).toBe(200);
+    expect(given.json<IngestAnswer>()).toMatchObject({ ingester: 'url_shortener', accepted: 1 });
+    const bad = await expectError(await push('/ingest/url_shortener/?shortener=not%20a%20host', dump, plain), 400, 'validation_failed');
+    expect(bad.fields?.[0]?.field).toBe('shortener');
+  });
+
   it('is for system accounts only, and so is the collectors list', async () => {
     await expectError(await push('/ingest/messenger/?format=jsonl', ndjson, undefined, member), 403, 'forbidden');
     await expectError(await t.app.inject({ method: 'POST', url: '/ingest/messenger/', payload: ndjson }), 401, 'unauthorized');

@@ -317,6 +317,14 @@ export interface MessageTable {
   file_name: string | null;
   /** JSON array of URLs, or null. */
   links: string | null;
+  /** The origin of a forwarded message, as the export names it (messenger/0007). */
+  forwarded_from: string | null;
+  /** The origin's id as the export writes it (`channel1234`, `user42`). */
+  forwarded_from_id: string | null;
+  via_bot: string | null;
+  reply_to_message_id: number | null;
+  /** When the message was last edited (epoch ms). */
+  edited_at: number | null;
 }
 
 export interface SearchHistoryTable {

@@ -91,7 +91,8 @@ describe.concurrent('dragnet ingest messenger', () => {
         messages_added: 8,
         duplicates_skipped: 0,
         rejected: 0,
-        results: [{ source: CHANNEL, format: 'telegram', ok: true, channels: 1, added: 8, duplicates: 0, rejected: [] }],
+        warnings: [],
+        results: [{ source: CHANNEL, format: 'telegram', ok: true, channels: 1, added: 8, duplicates: 0, rejected: [], warnings: {} }],
       });
 
       // The same file again, human-readable: nothing added, every message a duplicate.
@@ -157,7 +158,20 @@ describe.concurrent('dragnet ingest messenger', () => {
       expect(m(10)).toMatchObject({ text_preview: '', has_media: true, media_type: 'voice_message', file_name: 'audio_1@02-02-2024_15-00-00.ogg' });
       // Only `date`, no zone: read as UTC (the CLI ran with TZ=America/New_York).
       expect(m(8)).toMatchObject({ text_preview: 'Price list updated: combo 10$, logs 25$', date: '2024-02-02T08:15:00.000Z', ...noMedia, links: null });
-      expect(m(9)).toMatchObject({ text_preview: 'Forwarded: new stealer build available', date: '2024-02-02T09:40:00.000Z', ...noMedia });
+      // A forward keeps its origin, the bot it came via, the message it replies to and its last edit.
+      expect(m(9)).toMatchObject({
+        text_preview: 'Forwarded: new stealer build available',
+        date: '2024-02-02T09:40:00.000Z',
+        ...noMedia,
+        forwarded_from: 'Ghost Cloud Logs',
+        forwarded_from_id: 'channel1650011223',
+        via_bot: '@leakmirror_bot',
+        reply_to_message_id: 8,
+        edited_at: '2024-02-02T09:55:00.000Z',
+      });
+      expect(m(2)).toMatchObject({ forwarded_from: null, forwarded_from_id: null, via_bot: null, reply_to_message_id: null, edited_at: null });
+      // A search for the origin channel's name finds what was forwarded from it.
+      expect((await view.search('"ghost cloud logs"')).results.map((r) => [r.message_id, r.forwarded_from])).toEqual([[9, 'Ghost Cloud Logs']]);
 
       // The stored texts are searchable.
       const found = await view.search('combolist AND acme-bank.com');
@@ -173,7 +187,7 @@ describe.concurrent('dragnet ingest messenger', () => {
       const summary = await f.ingestJson(['--category', 'Carding', FULL], { env: NEW_YORK });
       expect(summary).toMatchObject({ sources: 1, failed: 0, channels: 2, messages_added: 5, duplicates_skipped: 0, rejected: 0 });
       expect(summary.results).toEqual([
-        { source: FULL, format: 'telegram', ok: true, channels: 2, added: 5, duplicates: 0, rejected: [] },
+        { source: FULL, format: 'telegram', ok: true, channels: 2, added: 5, duplicates: 0, rejected: [], warnings: {} },
       ]);
 
       const view = await f.view();
@@ -228,7 +242,8 @@ describe.concurrent('dragnet ingest messenger', () => {
         messages_added: 5,
         duplicates_skipped: 0,
         rejected: 0,
-        results: [{ source: COLLECTOR, format: 'jsonl', ok: true, channels: 3, added: 5, duplicates: 0, rejected: [] }],
+        warnings: [],
+        results: [{ source: COLLECTOR, format: 'jsonl', ok: true, channels: 3, added: 5, duplicates: 0, rejected: [], warnings: {} }],
       });
       // Again, through standard input (-) and without --category: recognised as JSON Lines,
       // nothing added, and the category given before is kept.
@@ -240,7 +255,8 @@ describe.concurrent('dragnet ingest messenger', () => {
         messages_added: 0,
         duplicates_skipped: 5,
         rejected: 0,
-        results: [{ source: '-', format: 'jsonl', ok: true, channels: 3, added: 0, duplicates: 5, rejected: [] }],
+        warnings: [],
+        results: [{ source: '-', format: 'jsonl', ok: true, channels: 3, added: 0, duplicates: 5, rejected: [], warnings: {} }],
       });
 
       const view = await f.view();
@@ -297,13 +313,40 @@ describe.concurrent('dragnet ingest messenger', () => {
     async () => {
       const f = await fresh();
       const telegram = await f.ingestJson(['-'], { input: fixtureText(CHANNEL) });
-      expect(telegram.results).toEqual([{ source: '-', format: 'telegram', ok: true, channels: 1, added: 8, duplicates: 0, rejected: [] }]);
+      expect(telegram.results).toEqual([{ source: '-', format: 'telegram', ok: true, channels: 1, added: 8, duplicates: 0, rejected: [], warnings: {} }]);
 
       const view = await f.view();
       expect((await view.channels()).map((c) => [c.title, c.platform_id])).toEqual([['Dark Leaks Market', '1786543210']]);
       const messages = await view.messages();
       expect(messages.size).toBe(8);
       expect(messages.get('Dark Leaks Market#3')).toMatchObject({ media_type: 'photo', links: ['https://mega.example.org/folder/Xk29'] });
+    },
+    CLI_TEST_MS,
+  );
+
+  it(
+    'dates that cannot be right: a message dated in the future is rejected, an edit in the future is not stored and is counted',
+    async () => {
+      const f = await fresh();
+      const future = String(Math.floor(Date.now() / 1000) + 30 * 86_400);
+      const message = (id: number, extra: Record<string, unknown>) => ({ id, type: 'message', date_unixtime: '1706866800', from: 'Ops', from_id: 'user7', text: `note ${id}`, ...extra });
+      const exported = JSON.stringify({
+        name: 'Clock Drift',
+        type: 'public_channel',
+        id: 4242,
+        messages: [message(1, {}), message(2, { edited_unixtime: future }), message(3, { date_unixtime: future }), message(4, { date_unixtime: undefined, date: '1970-01-01T00:00:05' })],
+      });
+      const summary = await f.ingestJson(['-'], { input: exported });
+      expect(summary).toMatchObject({ messages_added: 2, rejected: 2, warnings: [{ reason: 'edited date in the future', count: 1, examples: ['- $.messages[1]'] }] });
+      expect(summary.results[0]!.rejected).toEqual([
+        { location: '$.messages[2]', reason: 'message date in the future' },
+        { location: '$.messages[3]', reason: 'message date before 1990' },
+      ]);
+      const messages = await (await f.view()).messages();
+      expect(messages.get('Clock Drift#2')).toMatchObject({ edited_at: null, date: '2024-02-02T09:40:00.000Z' });
+
+      const text = await f.cli(['ingest', 'messenger', '-'], { input: exported });
+      expect(lines(text.stdout)).toContain('  warning: edited date in the future: 1 (stored as null; e.g. - $.messages[1])');
     },
     CLI_TEST_MS,
   );

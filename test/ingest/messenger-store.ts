@@ -11,6 +11,7 @@ export interface IngestSummary {
   messages_added: number;
   duplicates_skipped: number;
   rejected: number;
+  warnings: { reason: string; count: number; examples: string[] }[];
   results: {
     source: string;
     format: 'telegram' | 'jsonl';
@@ -19,6 +20,7 @@ export interface IngestSummary {
     added: number;
     duplicates: number;
     rejected: { location: string; reason: string }[];
+    warnings: Record<string, { count: number; examples: string[] }>;
     error?: string;
   }[];
 }

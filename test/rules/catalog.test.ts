@@ -114,7 +114,7 @@ describe(`rules: the source catalog and the frequency table (${testEngine})`, ()
       },
       service_type: 'sync',
       excludable_fields: ['channel_id', 'channel_username', 'user_id', 'media_type'],
-      filterable_fields: ['channel_id', 'channel_username', 'user_id', 'has_media', 'media_type'],
+      filterable_fields: ['channel_id', 'channel_username', 'user_id', 'has_media', 'media_type', 'forwarded_from'],
       sortable_fields: ['date', 'channel_id', 'message_id'],
       frequency: 'daily',
       has_data: true,

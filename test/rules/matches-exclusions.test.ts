@@ -106,6 +106,11 @@ describe(`rules: matches, hits and exclusions (${testEngine})`, () => {
       media_type: 'photo',
       file_name: 'shot.jpg',
       links: null,
+      forwarded_from: null,
+      forwarded_from_id: null,
+      via_bot: null,
+      reply_to_message_id: null,
+      edited_at: null,
     });
   });
 

@@ -1,7 +1,8 @@
-import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { findSource } from '../../src/modules/sources/index.ts';
+import { findIngester, findSource } from '../../src/modules/sources/index.ts';
+import { repoRoot } from '../support/cli.ts';
 import { expectError } from '../support/http.ts';
 import {
   createRulesApp,
@@ -293,6 +294,48 @@ describe(`sources: cloud buckets end to end (${testEngine})`, () => {
     await s.mallory.relogin();
     expectError(await s.mallory.get(rulePaths.matches(rule)), 404, 'not_found');
     expectError(await s.mallory.get(rulePaths.hits(firstMatch)), 404, 'not_found');
+  });
+});
+
+describe(`sources: bucket listings as the providers serve them (${testEngine})`, () => {
+  let t: TestApp;
+
+  beforeAll(async () => {
+    t = await createRulesApp();
+  });
+  afterAll(async () => {
+    await t?.close();
+  });
+
+  it('each provider is read from the document (or its .url), and object URLs take that provider\'s form', async () => {
+    const folder = path.join(repoRoot, 'test', 'fixtures', 'cloud_bucket');
+    const report = await findIngester('cloud_bucket')!.run(t.container.sourceContext, [folder], { format: 'auto' });
+    expect(report.summary).toMatchObject({ inputs: 6, failed: 0, records: 8, added: 8, rejected: 0 });
+    const { hits } = await findSource(14)!.match(t.container.sourceContext, { keyword: 'northwind' }, { since: null, until: t.clock.now().getTime() }, 20);
+    const byKey = Object.fromEntries(hits.map((hit) => [hit.data.key, [hit.data.provider, hit.data.bucket, hit.data.region, hit.data.url]]));
+    expect(byKey).toEqual({
+      '2025/northwind-orders.csv': ['aws', 'northwind-exports', null, 'https://northwind-exports.s3.amazonaws.com/2025/northwind-orders.csv'],
+      'db/northwind.sql.gz': ['aws', 'northwind-exports', null, 'https://northwind-exports.s3.amazonaws.com/db/northwind.sql.gz'],
+      // GCS's XML API answers a ListBucketResult in its own namespace, with object generations.
+      'press/northwind-logo.png': ['gcp', 'northwind-media', null, 'https://storage.googleapis.com/northwind-media/press/northwind-logo.png'],
+      'staff/northwind badge list.xlsx': ['gcp', 'northwind-media', null, 'https://storage.googleapis.com/northwind-media/staff/northwind%20badge%20list.xlsx'],
+      'contracts/northwind-2025.pdf': ['azure', 'northwindfiles/shared', null, 'https://northwindfiles.blob.core.windows.net/shared/contracts/northwind-2025.pdf'],
+      'hr/northwind-payroll.csv': ['gcp', 'northwind-archive', null, 'https://storage.googleapis.com/northwind-archive/hr/northwind-payroll.csv'],
+      'northwind-nas.tar': ['s3_compatible', 'northwind-backups', null, 'http://files.northwind-traders.test:9000/northwind-backups/northwind-nas.tar'],
+      'cam1/northwind-lobby.mp4': ['s3_compatible', 'northwind-cctv', 'eu-central-1', 'https://s3.eu-central-1.wasabisys.com/northwind-cctv/cam1/northwind-lobby.mp4'],
+    });
+  });
+
+  it('a GCS listing saved without its namespace is still told by its object generations', async () => {
+    const file = path.join(repoRoot, 'test', 'fixtures', 'cloud_bucket', 'gcs-xml-listing.xml');
+    const bare = path.join(t.container.sourceContext.dataDir, 'gcs-bare.xml');
+    writeFileSync(bare, readFileSync(file, 'utf8').replace(" xmlns='http://doc.s3.amazonaws.com/2006-03-01'", '').replaceAll('northwind-media', 'northwind-media-copy'));
+    expect((await findIngester('cloud_bucket')!.run(t.container.sourceContext, [bare], { format: 's3' })).summary).toMatchObject({ added: 2 });
+    const { hits } = await findSource(14)!.match(t.container.sourceContext, { keyword: 'northwind-media-copy' }, { since: null, until: t.clock.now().getTime() }, 20);
+    expect(hits.map((hit) => [hit.data.provider, hit.data.url])).toEqual([
+      ['gcp', 'https://storage.googleapis.com/northwind-media-copy/staff/northwind%20badge%20list.xlsx'],
+      ['gcp', 'https://storage.googleapis.com/northwind-media-copy/press/northwind-logo.png'],
+    ]);
   });
 });
 

@@ -75,7 +75,7 @@ const v2Lines = [
     description: 'Acme Bank retail banking.',
     domain: 'acme-bank.com',
     claim_url: 'http://qilintest.onion/acme',
-    permalink: 'https://www.ransomware.live/id/test-acme-qilin',
+    url: 'https://www.ransomware.live/id/test-acme-qilin',
     infostealer: { employees: 2, users: 10 },
   }),
   JSON.stringify({
@@ -309,10 +309,11 @@ describe(`sources: the ransomware demo data (${testEngine})`, () => {
   });
 });
 
-// The real ransomware.live excerpt (../shared/fixtures/SOURCES.md), read where it is, never copied here.
-const FIXTURE = path.resolve(repoRoot, '..', 'shared', 'fixtures', 'ransomware_live', 'posts.excerpt.json');
+const FIXTURES = path.join(repoRoot, 'test', 'fixtures', 'ransomware');
+// The real ransomware.live excerpt (../shared/fixtures/SOURCES.md), read where it is when present, never copied here.
+const SHARED_EXCERPT = path.resolve(repoRoot, '..', 'shared', 'fixtures', 'ransomware_live', 'posts.excerpt.json');
 
-describe.skipIf(!existsSync(FIXTURE))(`sources: the ransomware.live posts.json excerpt (${testEngine})`, () => {
+describe(`sources: ransomware.live files as published (${testEngine})`, () => {
   let t: TestApp;
 
   beforeAll(async () => {
@@ -322,20 +323,64 @@ describe.skipIf(!existsSync(FIXTURE))(`sources: the ransomware.live posts.json e
     await t?.close();
   });
 
-  it('is stored whole, once, and its victims are found by name, website and domain', async () => {
-    const ingest = () => findIngester('ransomware')!.run(t.container.sourceContext, [FIXTURE], { format: 'posts' });
-    expect((await ingest()).summary).toMatchObject({ records: 14, added: 14, rejected: 0 });
-    expect((await ingest()).summary).toMatchObject({ added: 0, duplicates_skipped: 14 });
-    const found = async (query: string) => {
-      const { hits } = await findSource(RANSOMWARE)!.match(t.container.sourceContext, { query }, { since: null, until: t.clock.now().getTime() }, 10);
-      return hits.map((hit) => [hit.data.victim, hit.data.matched_on]);
-    };
-    expect(await found('Tempur Sealy')).toEqual([['Tempur Sealy International', 'victim']]);
-    expect(await found('tempursealy.com')).toEqual([['Tempur Sealy International', 'website']]);
-    expect(await found('www.sherman.edu')).toEqual([['SHERMAN.EDU', 'victim']]);
-    expect(await found('dispenser.com')).toEqual([['Garage Living, The Dispenser USA', 'website']]);
-    expect(await found('ohiohistory.org')).toEqual([['ohiohistory.org', 'victim']]);
-    expect(await found('Ohio')).toEqual([]);
-    expect(await found('jockeyclub.org')).toEqual([['jockeyclub.org....', 'victim']]);
+  const ingest = (file: string) => findIngester('ransomware')!.run(t.container.sourceContext, [file], { format: 'posts' });
+  const found = async (query: string) => {
+    const { hits } = await findSource(RANSOMWARE)!.match(t.container.sourceContext, { query }, { since: null, until: t.clock.now().getTime() }, 10);
+    return hits.map((hit) => hit.data);
+  };
+
+  it('posts.json (both ransomwatch shapes) is stored whole, once', async () => {
+    const file = path.join(FIXTURES, 'posts.json');
+    expect((await ingest(file)).summary).toMatchObject({ records: 2, added: 2, rejected: 0 });
+    expect((await ingest(file)).summary).toMatchObject({ added: 0, duplicates_skipped: 2 });
+    expect(await found('Harbor Point Dental')).toEqual([
+      expect.objectContaining({ website: 'www.harborpointdental.example, hpdental.example', published_at: '2023-07-30T11:00:00.000Z', listed_at: '2023-08-01T20:34:14.883Z' }),
+    ]);
+  });
+
+  it('v2 API records keep url as the permalink; a date in the future is not stored and is counted', async () => {
+    const report = await ingest(path.join(FIXTURES, 'recentvictims.v2.json'));
+    expect(report.summary).toMatchObject({ records: 2, added: 2, rejected: 0 });
+    expect(report.tally.warnings).toEqual([{ reason: 'attackdate date in the future', count: 1, examples: [expect.stringMatching(/recentvictims\.v2\.json record 2$/)] }]);
+    expect(await found('Kessler Werkzeugbau')).toEqual([
+      expect.objectContaining({
+        group: 'akira',
+        website: 'kessler-werkzeug.example',
+        country: 'DE',
+        post_url: 'http://akiraexampleonionaddressxq3l5vbwsm7p2e4t6yj2k.onion/n/1042',
+        permalink: 'https://www.ransomware.live/id/S2Vzc2xlciBXZXJrwqB6ZXVnQGFraXJh',
+        published_at: '2025-10-02T14:05:00.000Z',
+      }),
+    ]);
+    // The attack date of 2099 stands aside for the date ransomware.live listed it.
+    expect(await found('Millbrook Water Authority')).toEqual([expect.objectContaining({ country: 'US', published_at: '2025-10-04T17:02:55.004Z', listed_at: '2025-10-04T17:02:55.004Z' })]);
+  });
+
+  it('an input that is no JSON is refused whole, naming the format and the tools that write it', async () => {
+    const file = path.join(repoRoot, 'test', 'fixtures', 'cloud_bucket', 'aws-listobjectsv2.xml');
+    const report = await ingest(file);
+    expect(report.failed).toBe(true);
+    expect(report.tally.errors[0]!.reason).toBe(
+      `${file}: format: is in none of the formats ransomware reads: posts (ransomware.live posts.json and v2 API (api.ransomware.live/v2), ransomwatch posts.json; an array or JSON Lines)`,
+    );
+  });
+
+  it("a pandas-made dump's bare NaN values are read as null", async () => {
+    expect((await ingest(path.join(FIXTURES, 'victims-pandas.json'))).summary).toMatchObject({ records: 2, added: 2, rejected: 0 });
+    expect(await found('Orchard Lane Credit Union')).toEqual([
+      expect.objectContaining({ website: 'orchardlanecu.example', country: null, activity: null, post_url: null, description: 'Credit union, NaN values in the dump' }),
+    ]);
+    expect(await found('Tidewater Marine')).toEqual([expect.objectContaining({ permalink: null, website: null, published_at: '2024-11-22T09:30:00.000Z' })]);
+  });
+
+  it('the real posts.json excerpt, where present, is stored whole and found by name, website and domain', async () => {
+    if (!existsSync(SHARED_EXCERPT)) return;
+    expect((await ingest(SHARED_EXCERPT)).summary).toMatchObject({ records: 14, added: 14, rejected: 0 });
+    const victimsOf = async (query: string) => (await found(query)).map((hit) => [hit.victim, hit.matched_on]);
+    expect(await victimsOf('Tempur Sealy')).toEqual([['Tempur Sealy International', 'victim']]);
+    expect(await victimsOf('tempursealy.com')).toEqual([['Tempur Sealy International', 'website']]);
+    expect(await victimsOf('www.sherman.edu')).toEqual([['SHERMAN.EDU', 'victim']]);
+    expect(await victimsOf('dispenser.com')).toEqual([['Garage Living, The Dispenser USA', 'website']]);
+    expect(await victimsOf('jockeyclub.org')).toEqual([['jockeyclub.org....', 'victim']]);
   });
 });

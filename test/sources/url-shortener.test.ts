@@ -106,7 +106,7 @@ describe(`sources: URL shorteners end to end (${testEngine})`, () => {
     expect(unnamed.failed).toBe(true);
     expect(unnamed.summary).toMatchObject({ failed: 1, added: 0 });
     expect(unnamed.lines[1]).toBe(
-      `  error: ${files['shortener.txt']}: line 1: no shortener: the dump has no #PREFIX: header and its file name is no host name (add "#PREFIX: https://v.gd/" before the links, or name the file v.gd.txt)`,
+      `  error: ${files['shortener.txt']}: line 1: no shortener: the dump has no #PREFIX: header and neither its file nor its folder is named after a host; give it with --shortener v.gd (?shortener=v.gd for POST /ingest/url_shortener/), or add "#PREFIX: https://v.gd/" before the links`,
     );
   });
 
@@ -248,7 +248,7 @@ describe(`sources: the URL-shortener demo data (${testEngine})`, () => {
 // Real terroroftinytown test definitions (../shared/fixtures/SOURCES.md), read where they are, never copied here.
 const FIXTURES = path.resolve(repoRoot, '..', 'shared', 'fixtures', 'urlteam');
 
-describe.skipIf(!existsSync(FIXTURES))(`sources: the terroroftinytown samples (${testEngine})`, () => {
+describe(`sources: the terroroftinytown samples (${testEngine})`, () => {
   let t: TestApp;
   let dir: string;
 
@@ -261,7 +261,8 @@ describe.skipIf(!existsSync(FIXTURES))(`sources: the terroroftinytown samples ($
     if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
-  it('name no shortener as they are; named after theirs (in a scratch folder), they are stored and found', async () => {
+  it('name no shortener as they are; named after theirs (in a scratch folder), they are stored and found (where the samples are present)', async () => {
+    if (!existsSync(FIXTURES)) return;
     const ingest = (file: string) => findIngester('url_shortener')!.run(t.container.sourceContext, [file], { format: 'urlteam' });
     const asIs = await ingest(path.join(FIXTURES, 'vgd.txt'));
     expect(asIs.failed).toBe(true);
@@ -282,5 +283,55 @@ describe.skipIf(!existsSync(FIXTURES))(`sources: the terroroftinytown samples ($
     expect(await found({ domain: 'archive.org' })).toEqual(['https://v.gd/Xs2bkX']);
     expect(await found({ domain: 'symantec.com', path_contains: 'ent-security.nsf' })).toEqual(['https://snipurl.com/6cw']);
     expect(await found({ domain: 'avast.com', services: ['snipurl.com'] })).toEqual(['https://snipurl.com/278ieh2']);
+  });
+});
+
+describe(`sources: URLTeam dumps as released (${testEngine})`, () => {
+  let t: TestApp;
+  const folder = path.join(repoRoot, 'test', 'fixtures', 'url_shortener');
+
+  beforeAll(async () => {
+    t = await createRulesApp();
+  });
+  afterAll(async () => {
+    await t?.close();
+  });
+
+  const ingest = (file: string, shortener?: string) => findIngester('url_shortener')!.run(t.container.sourceContext, [file], { format: 'urlteam', shortener });
+  const found = async (args: Record<string, unknown>) => {
+    const { hits } = await findSource(URL_SHORTENER)!.match(t.container.sourceContext, args, { since: null, until: t.clock.now().getTime() }, 20);
+    return Object.fromEntries(hits.map((hit) => [hit.data.short_url, hit.data.target_url]));
+  };
+
+  it('keeps every URL byte: UTF-8 as text, the bytes of other encodings percent-encoded, never U+FFFD', async () => {
+    expect((await ingest(path.join(folder, 'v.gd-urlteam-beacon.txt'))).summary).toMatchObject({ records: 3, added: 3, rejected: 0, pseudo_targets_skipped: 2 });
+    expect(await found({ domain: 'fixture-cafe.com', services: ['v.gd'] })).toEqual({
+      // latin-1 é and è
+      'https://v.gd/Qm3xTz': 'http://www.fixture-cafe.com/menu/caf%E9-cr%E8me.html',
+      'https://v.gd/Qm3xU1': 'http://forum.fixture-cafe.com/viewtopic.php?t=42&highlight=résumé',
+      'https://v.gd/Qm3xU2': 'http://downloads.fixture-cafe.com/get.php?f=setup.exe|mirror2',
+    });
+  });
+
+  it("a dump without a header takes its shortener from its folder (the exporter's layout), else from --shortener, else fails naming the option", async () => {
+    expect((await ingest(path.join(folder, 'tinyurl.com'))).summary).toMatchObject({ inputs: 1, records: 2, added: 2, pseudo_targets_skipped: 1 });
+    expect(await found({ domain: 'fixture-cafe.com', services: ['tinyurl.com'] })).toEqual({
+      // cp437 é
+      'https://tinyurl.com/2f8kq1': 'http://fixture-cafe.com/r%82servation?table=4',
+      'https://tinyurl.com/2f8kq2': 'http://fixture-cafe.com/contact',
+    });
+
+    const headerless = path.join(folder, 'export', '0a.txt');
+    const unnamed = await ingest(headerless);
+    expect(unnamed.failed).toBe(true);
+    expect(unnamed.tally.errors[0]!.reason).toMatch(/: line 1: no shortener: .* give it with --shortener v\.gd \(\?shortener=v\.gd for POST \/ingest\/url_shortener\/\)/);
+    expect((await ingest(headerless, 'https://is.gd/')).summary).toMatchObject({ records: 2, added: 2 });
+    expect(await found({ domain: 'fixture-cafe.com', services: ['is.gd'] })).toEqual({
+      'https://is.gd/0a91': 'https://fixture-cafe.com/login?next=%2Faccount',
+      'https://is.gd/0a92': 'http://fixture-cafe.com/%A9-2009.html',
+    });
+    const notADump = await ingest(path.join(repoRoot, 'test', 'fixtures', 'ransomware', 'posts.json'), 'v.gd');
+    expect(notADump.tally.errors[0]!.reason).toMatch(/: format: is in none of the formats url_shortener reads: urlteam \(URLTeam terroroftinytown releases: /);
+    await expect(ingest(headerless, 'not a host')).rejects.toThrow('shortener: must be a shortener host or URL, such as v.gd or https://v.gd/');
   });
 });

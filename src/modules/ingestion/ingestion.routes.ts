@@ -122,6 +122,7 @@ export function ingestionRoutes(deps: { context: SourceContext; runner: Collecto
           params: Type.Object({ ingester: Type.String({ description: `One of: ${names.join(', ')}` }) }),
           querystring: Type.Object({
             format: Type.Optional(Type.String({ description: "One of the ingester's formats (docs/ingest.md); its first by default" })),
+            shortener: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'url_shortener: the shortener of dumps without a #PREFIX: header (v.gd or https://v.gd/)' })),
             name: Type.Optional(
               Type.String({
                 minLength: 1,
@@ -164,7 +165,7 @@ export function ingestionRoutes(deps: { context: SourceContext; runner: Collecto
             if (error instanceof AppError) throw error;
             throw new AppError('bad_request', `the body could not be read: ${(error as Error).message}`);
           }
-          const report = await ingester.run(deps.context, [file], { format });
+          const report = await ingester.run(deps.context, [file], { format, shortener: request.query.shortener });
           deps.metrics.ingested(ingester.name, 'api', report.tally);
           // The ingester names the body by its file name (no server path): a record is told by its place in it.
           const inBody = (location: string) => (location === name ? 'body' : location.startsWith(`${name} `) ? location.slice(name.length + 1) : location);

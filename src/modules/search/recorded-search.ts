@@ -44,6 +44,11 @@ export function createRecordedSearchReader(deps: { searches: SearchRepository; p
         media_type: row.media_type,
         file_name: row.file_name,
         links: row.links ? (JSON.parse(row.links) as string[]) : null,
+        forwarded_from: row.forwarded_from,
+        forwarded_from_id: row.forwarded_from_id,
+        via_bot: row.via_bot,
+        reply_to_message_id: row.reply_to_message_id === null ? null : Number(row.reply_to_message_id),
+        edited_at: row.edited_at === null ? null : new Date(Number(row.edited_at)).toISOString(),
         channel_count: list.length,
         channels_list: list,
       };

@@ -73,7 +73,8 @@ export function createSearchRepository(deps: { reader: Kysely<Database>; readerS
       if (keys.length === 0) return [];
       const { rows } = await sql<MessageRow>`
         select m.id, m.message_id, m.channel_id, m.user_id, m.text, m.text_hash, m.date, m.has_media,
-               m.media_type, m.file_name, m.links, c.username, c.title
+               m.media_type, m.file_name, m.links, m.forwarded_from, m.forwarded_from_id, m.via_bot, m.reply_to_message_id, m.edited_at,
+               c.username, c.title
         from messages m join channels c on c.id = m.channel_id
         where m.id in (${sql.join(keys.map((k) => k.id))})`.execute(reader);
       const byId = new Map(rows.map((row) => [Number(row.id), row]));

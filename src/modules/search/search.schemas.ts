@@ -30,6 +30,11 @@ export const MessageItem = Type.Object({
   media_type: Nullable(Type.String()),
   file_name: Nullable(Type.String()),
   links: Nullable(Type.Array(Type.String())),
+  forwarded_from: Nullable(Type.String({ description: "A forwarded message's origin (a channel's title, a person's name), as the export named it" })),
+  forwarded_from_id: Nullable(Type.String({ description: "The origin's id as the export wrote it (channel1234, user42)" })),
+  via_bot: Nullable(Type.String()),
+  reply_to_message_id: Nullable(Type.Integer()),
+  edited_at: Nullable(Type.String({ format: 'date-time' })),
   channel_count: Type.Integer(),
   channels_list: Nullable(Type.Array(Type.String())),
 });

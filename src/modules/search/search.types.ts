@@ -34,6 +34,12 @@ export interface MessageItem {
   media_type: string | null;
   file_name: string | null;
   links: string[] | null;
+  /** A forward's origin as the export named it, and its id (`channel1234`). */
+  forwarded_from: string | null;
+  forwarded_from_id: string | null;
+  via_bot: string | null;
+  reply_to_message_id: number | null;
+  edited_at: string | null;
   channel_count: number;
   channels_list: string[] | null;
 }

@@ -3,9 +3,10 @@ import type { XmlEvent } from './listing-xml.ts';
 
 /**
  * Open bucket listings to the objects Dragnet keeps (docs/ingest.md "Bucket listings"): S3
- * ListBucketResult XML (also what DigitalOcean Spaces, Google Cloud Storage's XML API and other
- * S3-compatible stores answer), Azure Blob EnumerationResults XML, and the Google Cloud Storage
- * JSON API's objects list.
+ * ListBucketResult XML (also what DigitalOcean Spaces, MinIO, Wasabi and other S3-compatible
+ * stores answer, and Google Cloud Storage's XML API, told apart by its namespace and object
+ * generations), Azure Blob EnumerationResults XML, and the Google Cloud Storage JSON API's
+ * objects list.
  */
 export const PROVIDERS = ['aws', 'gcp', 'azure', 'digitalocean', 's3_compatible'] as const;
 export type Provider = (typeof PROVIDERS)[number];
@@ -52,6 +53,9 @@ export function originOf(url: URL): { provider: Provider; region: string | null 
   }
   const spaces = /(?:^|\.)([a-z]+\d)\.(?:cdn\.)?digitaloceanspaces\.com$/.exec(host);
   if (spaces) return { provider: 'digitalocean', region: spaces[1]! };
+  // Wasabi: s3.wasabisys.com, s3.eu-central-1.wasabisys.com, bucket.s3.us-east-2.wasabisys.com.
+  const wasabi = /(?:^|\.)s3\.(?:([a-z]{2}-[a-z]+-\d)\.)?wasabisys\.com$/.exec(host);
+  if (wasabi) return { provider: 's3_compatible', region: wasabi[1] ?? null };
   if (/(^|\.)(storage\.)?googleapis\.com$/.test(host)) return { provider: 'gcp', region: null };
   if (/\.blob\.core\.windows\.net$/.test(host)) return { provider: 'azure', region: null };
   return { provider: 's3_compatible', region: null };
@@ -131,6 +135,9 @@ function objectOf(bucket: Bucket, fields: { key?: string; size?: string; lastMod
 
 type XmlKind = 's3' | 'azure';
 
+/** The namespace of Google Cloud Storage's XML listings (S3's is http://s3.amazonaws.com/doc/2006-03-01/). */
+const GCS_XML_NAMESPACE = 'http://doc.s3.amazonaws.com/2006-03-01';
+
 // A Map: the root element's name comes from the listing, and <constructor> must not find Object's.
 const ROOTS = new Map<string, XmlKind>([
   ['ListBucketResult', 's3'],
@@ -146,7 +153,10 @@ const NAMES: Record<XmlKind, string> = { s3: 'an S3 ListBucketResult', azure: 'a
 export function createXmlListingReader(options: { format: 'auto' | XmlKind; origin: URL | null }) {
   let kind: XmlKind | 'error' | null = null;
   let bucket: Bucket | null = null;
+  // Google Cloud Storage's XML API answers an S3 ListBucketResult in its own namespace.
+  let gcsDocument = false;
   const error: Record<string, string> = {};
+  const bucketNamed = (name: string): Bucket => (gcsDocument && options.origin === null ? gcsBucket(name) : s3Bucket(name, options.origin));
 
   const onRoot = (name: string, attributes: Record<string, string>) => {
     if (name === 'Error') {
@@ -159,6 +169,17 @@ export function createXmlListingReader(options: { format: 'auto' | XmlKind; orig
     }
     kind = found;
     if (kind === 'azure') bucket = azureBucket(attributes);
+    gcsDocument = kind === 's3' && attributes.xmlns?.trim().replace(/\/$/, '') === GCS_XML_NAMESPACE;
+  };
+
+  /**
+   * An S3-shaped entry with GCS's own fields (object generations) is GCS's, whatever the
+   * namespace said: a listing saved without it, or one an S3 client rewrote.
+   */
+  const providerOf = (current: Bucket, fields: Map<string, string>): Bucket => {
+    if (current.provider !== 'aws' || options.origin !== null || !(fields.has('Generation') || fields.has('MetaGeneration'))) return current;
+    gcsDocument = true;
+    return bucketNamed(current.name);
   };
 
   return {
@@ -167,10 +188,11 @@ export function createXmlListingReader(options: { format: 'auto' | XmlKind; orig
       else if (event.kind === 'field' && kind === 'error') error[event.name] = event.value;
       else if (event.kind === 'field' && kind === 's3' && event.name === 'Name' && bucket === null) {
         if (!event.value) throw new ListingError('the listing has an empty Name: the bucket is unknown');
-        bucket = s3Bucket(event.value, options.origin);
+        bucket = bucketNamed(event.value);
       } else if (event.kind === 'record') {
         if (bucket === null) throw new ListingError('objects before the bucket Name: not a ListBucketResult as S3 writes it');
         const { fields } = event;
+        if (kind === 's3') bucket = providerOf(bucket, fields);
         const object =
           kind === 's3'
             ? objectOf(bucket, { key: fields.get('Key'), size: fields.get('Size'), lastModified: fields.get('LastModified'), etag: fields.get('ETag'), storageClass: fields.get('StorageClass') })

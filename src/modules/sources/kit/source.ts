@@ -71,6 +71,8 @@ export interface IngestOptions {
   format: string;
   /** Messenger: the category of channels whose records name none. */
   category?: string;
+  /** URL shortener: the service of dumps that name none (`v.gd` or `https://v.gd/`). */
+  shortener?: string;
   progress?: IngestProgress;
 }
 

@@ -27,10 +27,17 @@ export interface MessageRow {
   media_type: string | null;
   file_name: string | null;
   links: string | null;
+  forwarded_from: string | null;
+  forwarded_from_id: string | null;
+  via_bot: string | null;
+  reply_to_message_id: number | null;
+  edited_at: number | null;
 }
 
 export const MESSAGE_COLUMNS = sql`m.id, m.message_id, m.channel_id, c.username, c.title, m.user_id, m.text, m.text_hash, m.date,
-  m.has_media, m.media_type, m.file_name, m.links`;
+  m.has_media, m.media_type, m.file_name, m.links, m.forwarded_from, m.forwarded_from_id, m.via_bot, m.reply_to_message_id, m.edited_at`;
+
+const numberOrNull = (value: number | null) => (value === null ? null : Number(value));
 
 export function messageHit(row: MessageRow, tree: QueryNode, contextChars: number): Hit {
   return {
@@ -40,7 +47,7 @@ export function messageHit(row: MessageRow, tree: QueryNode, contextChars: numbe
       message_id: Number(row.message_id),
       channel_id: Number(row.channel_id),
       channel_username: row.username ?? row.title,
-      user_id: row.user_id === null ? null : Number(row.user_id),
+      user_id: numberOrNull(row.user_id),
       date: new Date(Number(row.date)).toISOString(),
       text_preview: textPreview(row.text, positiveTerms(tree), contextChars),
       text: row.text,
@@ -49,6 +56,11 @@ export function messageHit(row: MessageRow, tree: QueryNode, contextChars: numbe
       media_type: row.media_type,
       file_name: row.file_name,
       links: row.links ? (JSON.parse(row.links) as string[]) : null,
+      forwarded_from: row.forwarded_from,
+      forwarded_from_id: row.forwarded_from_id,
+      via_bot: row.via_bot,
+      reply_to_message_id: numberOrNull(row.reply_to_message_id),
+      edited_at: row.edited_at === null ? null : new Date(Number(row.edited_at)).toISOString(),
     },
   };
 }

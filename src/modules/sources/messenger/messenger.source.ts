@@ -3,7 +3,7 @@ import { sql } from 'kysely';
 import { predicateCompilers } from '../common/query/message-search.sql.ts';
 import { parseQueryArg } from '../common/query/query-arg.ts';
 import type { ArgError } from '../kit/source.ts';
-import { REJECTIONS_SHOWN } from '../common/ingest/ingest-kit.ts';
+import { REJECTIONS_SHOWN, warningLines, warningsOf } from '../common/ingest/ingest-kit.ts';
 import { defineSource, preparedOrErrors, type MatchResult, type MatchWindow, type Prepared, type SourceContext } from '../kit/source.ts';
 import { generateCorpus } from './demo-corpus.ts';
 import { createCorpusWriter } from './ingest/corpus-writer.ts';
@@ -13,6 +13,7 @@ import * as m0006 from './migrations/0006_bulk_fts.ts';
 import * as searchReruns from './migrations/0003_search_reruns.ts';
 import * as searchHistoryFile from './migrations/0004_search_history_file.ts';
 import * as monthlyPartitions from './migrations/0005_monthly_partitions.ts';
+import * as messageOrigin from './migrations/0007_message_origin.ts';
 import { collapseIdenticalTexts, MESSAGE_COLUMNS, messageHit, type MessageRow, type MessengerQuery } from './message-hits.ts';
 import { createPercolator } from './percolator.ts';
 
@@ -74,7 +75,7 @@ export const messengerSource = defineSource({
   frequency: 'daily',
   args: messengerArgs,
   excludableFields: ['channel_id', 'channel_username', 'user_id', 'media_type'],
-  filterableFields: ['channel_id', 'channel_username', 'user_id', 'has_media', 'media_type'],
+  filterableFields: ['channel_id', 'channel_username', 'user_id', 'has_media', 'media_type', 'forwarded_from'],
   sortableFields: ['date', 'channel_id', 'message_id'],
   hasData: true,
   prepare: prepareQuery,
@@ -88,6 +89,7 @@ export const messengerSource = defineSource({
     'messenger/0003_search_reruns': searchReruns,
     'messenger/0004_search_history_file': searchHistoryFile,
     'messenger/0005_monthly_partitions': monthlyPartitions,
+    'messenger/0007_message_origin': messageOrigin,
   },
   ingesters: [
     {
@@ -98,6 +100,7 @@ export const messengerSource = defineSource({
         const ingest = createIngestService({ writer: writerOf(context) });
         const results = await ingest.ingest(inputs, { format: options.format as IngestFormat, category: options.category, progress: options.progress });
         const sum = (key: 'channels' | 'added' | 'duplicates') => results.reduce((n, r) => n + r[key], 0);
+        const warnings = warningsOf(results.map((result) => ({ input: result.source, warnings: result.warnings })));
         const summary = {
           sources: results.length,
           failed: results.filter((r) => !r.ok).length,
@@ -105,6 +108,7 @@ export const messengerSource = defineSource({
           messages_added: sum('added'),
           duplicates_skipped: sum('duplicates'),
           rejected: results.reduce((n, r) => n + r.rejected.length, 0),
+          warnings,
           results,
         };
         const lines = [
@@ -115,6 +119,7 @@ export const messengerSource = defineSource({
           if (result.rejected.length > 20) lines.push(`  … and ${result.rejected.length - 20} more rejected in ${result.source}`);
           if (!result.ok) lines.push(`  error: ${result.error}`);
         }
+        lines.push(...warningLines(warnings));
         const errors = results.flatMap((result) => [
           ...(result.ok ? [] : [{ location: result.source, reason: result.error ?? 'could not be read' }]),
           ...result.rejected.map((rejection) => ({ location: `${result.source} ${rejection.location}`, reason: rejection.reason })),
@@ -125,7 +130,7 @@ export const messengerSource = defineSource({
           duplicates: summary.duplicates_skipped,
           rejected: summary.rejected,
           errors: errors.slice(0, REJECTIONS_SHOWN),
-          warnings: [],
+          warnings,
         };
         return { summary, lines, failed: summary.failed > 0, tally };
       },

@@ -5,7 +5,6 @@ import {
   IngestError,
   jsonErrorLocation,
   newInputResult,
-  openInput,
   parseJson,
   readLines,
   reportInputs,
@@ -14,6 +13,7 @@ import {
   type InputResult,
   type ReadRecord,
 } from '../common/ingest/ingest-kit.ts';
+import { detectFormat, peekInput, type DetectableFormat } from '../common/ingest/format-detection.ts';
 import type { Ingester, SourceContext } from '../kit/source.ts';
 import { readPost, type PostRecord } from './post-record.ts';
 import { writePosts } from './post-store.ts';
@@ -34,6 +34,25 @@ const BATCH = 1000;
 /** One record of an input: where it is (`record N` of an array, `line N` of JSON Lines) and the post or why it is none. */
 export type PostEntry = ReadRecord<PostRecord>;
 
+// A string, or a bare NaN/Infinity token outside strings.
+const NON_FINITE = /"(?:[^"\\]|\\.)*"|-?\b(?:NaN|Infinity)\b/g;
+
+/**
+ * JSON as Python writes it: json.dumps of a pandas frame writes a missing value as a bare `NaN`
+ * (and `Infinity`), which JSON.parse refuses; they are read as null. Strings are left alone.
+ */
+export function parsePythonJson(text: string): unknown {
+  if (!text.includes('NaN') && !text.includes('Infinity')) return parseJson(text);
+  return parseJson(text.replace(NON_FINITE, (token) => (token.startsWith('"') ? token : 'null')));
+}
+
+/** A post of one record, with the values it did not keep and why. */
+function entryOf(location: string, value: unknown): PostEntry {
+  const warnings: string[] = [];
+  const record = readPost(value, (reason) => warnings.push(reason));
+  return warnings.length ? { location, record, warnings } : { location, record };
+}
+
 // Leading bytes that say nothing about the format: whitespace and a UTF-8 byte-order mark.
 const PADDING = new Set([0x20, 0x09, 0x0a, 0x0d, 0xef, 0xbb, 0xbf]);
 const OPEN_BRACKET = 0x5b;
@@ -51,11 +70,11 @@ async function* postsOfArray(first: Buffer[], rest: AsyncIterator<Buffer>, input
   const text = Buffer.concat(chunks).toString('utf8').replace(/^\uFEFF/, '');
   let records: unknown[];
   try {
-    records = parseJson(text) as unknown[];
+    records = parsePythonJson(text) as unknown[];
   } catch (error) {
     throw new IngestError(input, jsonErrorLocation(text, error), `not valid JSON: ${(error as Error).message}`);
   }
-  for (const [index, record] of records.entries()) yield { location: `record ${index + 1}`, record: readPost(record) };
+  for (const [index, record] of records.entries()) yield entryOf(`record ${index + 1}`, record);
 }
 
 async function* postsOfLines(lines: AsyncIterable<{ line: string; number: number }>): AsyncGenerator<PostEntry> {
@@ -63,12 +82,12 @@ async function* postsOfLines(lines: AsyncIterable<{ line: string; number: number
     if (line.trim() === '') continue;
     let record: unknown;
     try {
-      record = parseJson(line);
+      record = parsePythonJson(line);
     } catch {
       yield { location: `line ${number}`, record: 'not valid JSON' };
       continue;
     }
-    yield { location: `line ${number}`, record: readPost(record) };
+    yield entryOf(`line ${number}`, record);
   }
 }
 
@@ -121,6 +140,19 @@ export async function storePosts(
   await storeInBatches({ result, records: entries, batchSize: BATCH, write: (batch) => writePosts(context, batch, discoveredAt), noun: 'posts', ...input });
 }
 
+/** The one format, for the refusal of an input in none: JSON (an array or JSON Lines) as ransomware.live and ransomwatch write it. */
+const POSTS_FORMAT: DetectableFormat = {
+  name: 'posts',
+  writtenBy: 'ransomware.live posts.json and v2 API (api.ransomware.live/v2), ransomwatch posts.json; an array or JSON Lines',
+  detect: (head) => head.trim() === '' || /^\s*[[{]/.test(head),
+};
+
+/** The posts of an input whose head was looked at: an input that is no JSON is refused whole, naming the format. */
+async function* postsOfInput(input: string, head: string, stream: Readable, onBytes: (bytes: number) => void): AsyncGenerator<PostEntry> {
+  detectFormat('ransomware', input, head, [POSTS_FORMAT]);
+  yield* readPosts(stream, input, onBytes);
+}
+
 export const ransomwareIngester: Ingester = {
   name: 'ransomware',
   description: 'ransomware leak-site posts: ransomware.live posts.json arrays, v2 API responses or JSON Lines; files, folders or - (stdin)',
@@ -129,9 +161,9 @@ export const ransomwareIngester: Ingester = {
     const results: InputResult[] = [];
     for (const input of expandInputs(inputs, (file) => POST_FILES.has(path.extname(file).toLowerCase()))) {
       const result = newInputResult(input);
-      const { stream, size } = openInput(input);
+      const { head, stream, size } = await peekInput(input);
       if (size !== null) progress?.start(input, size, 'bytes');
-      await storePosts(context, readPosts(stream, input, (bytes) => progress?.advance(bytes)), result, { stream, progress });
+      await storePosts(context, postsOfInput(input, head, stream, (bytes) => progress?.advance(bytes)), result, { stream, progress });
       results.push(result);
     }
     return reportInputs('posts', results);

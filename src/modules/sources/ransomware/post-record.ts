@@ -1,4 +1,4 @@
-import { parseTimestamp } from '../common/ingest/timestamp.ts';
+import { parseTimestamp, plausibleTime } from '../common/ingest/timestamp.ts';
 
 /**
  * One leak-site post as ransomware.live publishes it, in any of its shapes (docs/ingest.md
@@ -6,7 +6,8 @@ import { parseTimestamp } from '../common/ingest/timestamp.ts';
  * - ransomwatch / old posts.json: {post_title, group_name, discovered, published, post_url};
  * - posts.json from 2023: the same plus {description, website};
  * - the v2 API (api.ransomware.live/v2): {victim, group, attackdate, discovered, country,
- *   activity, description, domain, post_url or claim_url, permalink, …}.
+ *   activity, description, domain, claim_url, url (the post's page, kept as the permalink),
+ *   screenshot, infostealer, press, …}.
  * Where both names of a field are present, the older one wins. Other keys are ignored.
  */
 export interface PostRecord {
@@ -23,7 +24,7 @@ export interface PostRecord {
   activity: string | null;
   /** The post on the group's leak site (usually an .onion URL). */
   postUrl: string | null;
-  /** The post's page on ransomware.live (v2). */
+  /** The post's page as the v2 API links it (`url`). */
   permalink: string | null;
   /** When the group published the post (epoch ms); `published`, else `attackdate`, else `discovered`. */
   publishedAt: number;
@@ -49,27 +50,38 @@ function text(record: Json, names: string[]): string | null {
   return null;
 }
 
-function timestamp(record: Json, names: string[]): number | null {
+/** What a record's reader reports of a value it stored as null rather than guess (a date in the future). */
+type Warn = (reason: string) => void;
+
+/**
+ * The first of `names` that holds a plausible date. A date in the future or before 1990 is no
+ * date to keep (`warn` hears it), so the next name may stand in for it.
+ */
+function timestamp(record: Json, names: string[], warn: Warn): number | null {
   for (const name of names) {
-    const value = text(record, [name]);
+    const raw = record[name];
+    // pandas' to_json writes dates as epoch milliseconds; an epoch in seconds is 1000 times smaller.
+    const epoch = typeof raw === 'number' && Number.isFinite(raw) ? (Math.abs(raw) < 1e11 ? raw * 1000 : raw) : null;
+    const value = epoch === null ? text(record, [name]) : String(epoch);
     if (value === null) continue;
-    const ms = parseTimestamp(value);
+    const ms = epoch ?? parseTimestamp(value);
     if (ms === null) throw new NotAPost(`${name} is not a date (YYYY-MM-DD HH:MM:SS[.ffffff], UTC unless a zone is given)`);
-    return ms;
+    const plausible = plausibleTime(ms, warn, `${name} date`);
+    if (plausible !== null) return plausible;
   }
   return null;
 }
 
 const normalCountry = (country: string | null) => (country && /^[a-z]{2}$/i.test(country) ? country.toUpperCase() : country);
 
-function postOf(record: Json): PostRecord {
+function postOf(record: Json, warn: Warn): PostRecord {
   const victim = text(record, ['post_title', 'victim']);
   if (victim === null) throw new NotAPost('post_title (or victim) is missing');
   const group = text(record, ['group_name', 'group']);
   if (group === null) throw new NotAPost('group_name (or group) is missing');
-  const listedAt = timestamp(record, ['discovered']);
-  const publishedAt = timestamp(record, ['published', 'attackdate']) ?? listedAt;
-  if (publishedAt === null) throw new NotAPost('published (or attackdate, or discovered) is missing');
+  const listedAt = timestamp(record, ['discovered'], warn);
+  const publishedAt = timestamp(record, ['published', 'attackdate'], warn) ?? listedAt;
+  if (publishedAt === null) throw new NotAPost('published (or attackdate, or discovered) is missing or not a plausible date');
   return {
     group: group.toLowerCase(),
     victim,
@@ -78,17 +90,17 @@ function postOf(record: Json): PostRecord {
     country: normalCountry(text(record, ['country'])),
     activity: text(record, ['activity']),
     postUrl: text(record, ['post_url', 'claim_url']),
-    permalink: text(record, ['permalink']),
+    permalink: text(record, ['url']),
     publishedAt,
     listedAt,
   };
 }
 
-/** A post from one JSON record, or why the record is not one. */
-export function readPost(record: unknown): PostRecord | string {
+/** A post from one JSON record, or why the record is not one; `warn` hears the values not kept. */
+export function readPost(record: unknown, warn: Warn = () => {}): PostRecord | string {
   if (!isObject(record)) return 'not a JSON object';
   try {
-    return postOf(record);
+    return postOf(record, warn);
   } catch (error) {
     if (error instanceof NotAPost) return error.message;
     throw error;

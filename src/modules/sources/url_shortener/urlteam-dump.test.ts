@@ -3,7 +3,7 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { readLines } from '../common/ingest/ingest-kit.ts';
 import { shortenerOfFileName, shortenerOfPrefix } from './short-link-ingest.ts';
-import { MAX_SHORTCODE, parseDumpLine, type DumpLine } from './urlteam-dump.ts';
+import { losslessText, MAX_SHORTCODE, parseDumpLine, type DumpLine } from './urlteam-dump.ts';
 
 // Real terroroftinytown test definitions (../shared/fixtures/SOURCES.md), read where they are, never copied here.
 const fixture = (name: string) => fileURLToPath(new URL(`../../../../../shared/fixtures/urlteam/${name}`, import.meta.url));
@@ -19,8 +19,9 @@ async function dumpOf(file: string): Promise<(DumpLine & { line: number })[]> {
 const links = (entries: DumpLine[]) => entries.flatMap((entry) => (entry.kind === 'link' ? [[entry.shortcode, entry.targetUrl, entry.target.hostname]] : []));
 const pseudo = (entries: DumpLine[]) => entries.flatMap((entry) => (entry.kind === 'pseudo' ? [[entry.shortcode, entry.target]] : []));
 
-describe.skipIf(!existsSync(fixture('vgd.txt')))('terroroftinytown test definitions', () => {
+describe('terroroftinytown test definitions (where present)', () => {
   it('vgd.txt: links, a notfound, a comment and a blank line', async () => {
+    if (!existsSync(fixture('vgd.txt'))) return;
     const entries = await dumpOf(fixture('vgd.txt'));
     expect(links(entries)).toEqual([
       ['ulrA0Q', 'http://archiveteam.org', 'archiveteam.org'],
@@ -34,6 +35,7 @@ describe.skipIf(!existsSync(fixture('vgd.txt')))('terroroftinytown test definiti
   });
 
   it('snipurl.txt: split on the first | only, spaces kept, commented-out links ignored, notfound and blocked', async () => {
+    if (!existsSync(fixture('snipurl.txt'))) return;
     const entries = await dumpOf(fixture('snipurl.txt'));
     const found = links(entries);
     expect(found.map(([code]) => code)).toEqual(['baaa', 'snort_outrage', 'rists', '27wio7a', '4cb2a', '7od', '6cw', '278ieh2', '1nl', '20wa718']);
@@ -51,6 +53,23 @@ describe.skipIf(!existsSync(fixture('vgd.txt')))('terroroftinytown test definiti
       ['28wo6', 'notfound'],
     ]);
     expect(entries.filter((entry) => entry.kind === 'bad')).toEqual([]);
+  });
+});
+
+describe('a dump line read losslessly', () => {
+  const bytes = (...parts: (string | number[])[]) => Buffer.concat(parts.map((part) => (typeof part === 'string' ? Buffer.from(part) : Buffer.from(part))));
+
+  it('is its UTF-8 text when it is UTF-8', () => {
+    expect(losslessText(bytes('a|https://bücher.de/straße?q=😀'))).toBe('a|https://bücher.de/straße?q=😀');
+  });
+
+  it('percent-encodes each byte that is no part of well-formed UTF-8, keeping the UTF-8 around it', () => {
+    // latin-1 é, cp437 é, a lone continuation byte, a truncated sequence, an overlong "/", a UTF-16 surrogate
+    expect(losslessText(bytes('x/', [0xe9], 'é', [0x82], [0x80], [0xe2, 0x82], '!', [0xc0, 0xaf], [0xed, 0xa0, 0x80]))).toBe('x/%E9é%82%80%E2%82!%C0%AF%ED%A0%80');
+  });
+
+  it('drops U+0000, as every ingest does', () => {
+    expect(losslessText(bytes('a', [0], 'b', [0xff]))).toBe('ab%FF');
   });
 });
 

@@ -1,3 +1,6 @@
+import { isUtf8 } from 'node:buffer';
+import { withoutNul } from '../common/ingest/ingest-kit.ts';
+
 /**
  * URLTeam dumps (terroroftinytown releases, docs/ingest.md "URL-shortener dumps"), one line at
  * a time: BEACON meta lines (`#FORMAT: BEACON`, `#PREFIX: https://v.gd/`, `#HOMEPAGE:`,
@@ -41,4 +44,47 @@ export function parseDumpLine(text: string): DumpLine | null {
   const target = URL.canParse(targetUrl) ? new URL(targetUrl) : null;
   if (!target?.hostname) return { kind: 'bad', reason: 'the long URL is not an absolute URL with a host' };
   return { kind: 'link', shortcode, targetUrl, target };
+}
+
+/** How many bytes the well-formed UTF-8 sequence at `at` takes (RFC 3629: no overlong form, surrogate or code point past U+10FFFF), or 0. */
+function utf8SequenceAt(bytes: Buffer, at: number): number {
+  const first = bytes[at]!;
+  if (first < 0x80) return 1;
+  const continues = (offset: number, low = 0x80, high = 0xbf) => {
+    const byte = bytes[at + offset];
+    return byte !== undefined && byte >= low && byte <= high;
+  };
+  if (first >= 0xc2 && first <= 0xdf) return continues(1) ? 2 : 0;
+  if (first >= 0xe0 && first <= 0xef) {
+    const second = first === 0xe0 ? continues(1, 0xa0) : first === 0xed ? continues(1, 0x80, 0x9f) : continues(1);
+    return second && continues(2) ? 3 : 0;
+  }
+  if (first >= 0xf0 && first <= 0xf4) {
+    const second = first === 0xf0 ? continues(1, 0x90) : first === 0xf4 ? continues(1, 0x80, 0x8f) : continues(1);
+    return second && continues(2) && continues(3) ? 4 : 0;
+  }
+  return 0;
+}
+
+/**
+ * A dump line's text without losing a byte. URLTeam keeps each URL in the bytes the shortener
+ * answered (latin-1, cp437, Shift JIS…), so a line is often no UTF-8: its UTF-8 sequences are
+ * read as text and every other byte is percent-encoded (0xE9 → `%E9`), as a browser would send
+ * it, never replaced with U+FFFD. A URL's meaning is kept (a server gets the same bytes), and
+ * its bytes are recovered by percent-decoding. U+0000 is removed, as from every ingest.
+ */
+export function losslessText(bytes: Buffer): string {
+  if (isUtf8(bytes)) return withoutNul(bytes.toString('utf8'));
+  let text = '';
+  let start = 0;
+  for (let at = 0; at < bytes.length; ) {
+    const length = utf8SequenceAt(bytes, at);
+    if (length > 0) {
+      at += length;
+      continue;
+    }
+    text += `${bytes.toString('utf8', start, at)}%${bytes[at]!.toString(16).toUpperCase().padStart(2, '0')}`;
+    start = ++at;
+  }
+  return withoutNul(text + bytes.toString('utf8', start));
 }

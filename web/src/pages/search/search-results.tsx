@@ -89,6 +89,9 @@ function Result({ item, terms }: { item: SearchResult; terms: string[] }) {
       <header>
         <span>{channel}</span>
         <time dateTime={item.date}>{formatDateTime(item.date)}</time>
+        {(item.forwarded_from ?? item.forwarded_from_id) && <span>forwarded from {item.forwarded_from ?? item.forwarded_from_id}</span>}
+        {item.via_bot && <span>via {item.via_bot}</span>}
+        {item.edited_at && <span title={formatDateTime(item.edited_at)}>edited</span>}
         {item.has_media && <span>{[item.media_type ?? 'attachment', item.file_name].filter(Boolean).join(': ')}</span>}
         {item.channel_count > 1 && (
           <span title={item.channels_list?.join(', ')}>

@@ -184,12 +184,12 @@ export function openInput(input: string): { stream: Readable; size: number | nul
 export const MAX_LINE_BYTES = 1 << 20;
 
 /**
- * The lines of a stream, numbered from 1, without their line ends (`\n` or `\r\n`); `onBytes`
- * hears how many bytes each chunk took (for a progress bar over the file size). A line longer
- * than MAX_LINE_BYTES is cut there: a file without newlines never fills memory, and every parser
- * rejects lines that long anyway.
+ * The lines of a stream as bytes, numbered from 1, without their line ends (`\n` or `\r\n`),
+ * each made into a T by `make`; `onBytes` hears how many bytes each chunk took (for a progress bar
+ * over the file size). A line longer than MAX_LINE_BYTES is cut there: a file without newlines
+ * never fills memory, and every parser rejects lines that long anyway.
  */
-export async function* readLines(stream: Readable, onBytes?: (bytes: number) => void): AsyncGenerator<{ line: string; number: number }> {
+async function* linesOf<T>(stream: Readable, make: (bytes: Buffer, number: number) => T, onBytes?: (bytes: number) => void): AsyncGenerator<T> {
   let pending: Buffer[] = [];
   let pendingBytes = 0;
   let number = 0;
@@ -198,8 +198,7 @@ export async function* readLines(stream: Readable, onBytes?: (bytes: number) => 
     pending = [];
     pendingBytes = 0;
     number++;
-    const text = withoutNul(bytes.toString('utf8', 0, bytes.length > 0 && bytes[bytes.length - 1] === 13 ? bytes.length - 1 : bytes.length));
-    return { line: number === 1 ? text.replace(/^\uFEFF/, '') : text, number };
+    return make(bytes.length > 0 && bytes[bytes.length - 1] === 13 ? bytes.subarray(0, bytes.length - 1) : bytes, number);
   };
   const keep = (piece: Buffer) => {
     const room = MAX_LINE_BYTES - pendingBytes;
@@ -225,6 +224,28 @@ export async function* readLines(stream: Readable, onBytes?: (bytes: number) => 
     if (start < chunk.length) keep(Buffer.from(chunk.subarray(start)));
   }
   if (pendingBytes > 0) yield line(Buffer.alloc(0));
+}
+
+/** The lines of a stream as UTF-8 text (linesOf), without U+0000 and the first line without a byte-order mark. */
+export function readLines(stream: Readable, onBytes?: (bytes: number) => void): AsyncGenerator<{ line: string; number: number }> {
+  return linesOf(
+    stream,
+    (bytes, number) => {
+      const text = withoutNul(bytes.toString('utf8'));
+      return { line: number === 1 ? text.replace(/^\uFEFF/, '') : text, number };
+    },
+    onBytes,
+  );
+}
+
+const UTF8_BOM = Buffer.from([0xef, 0xbb, 0xbf]);
+
+/**
+ * The lines of a stream as their bytes (linesOf), the first without a UTF-8 byte-order mark: for
+ * inputs whose text is in no one encoding (a URL dump keeps each URL's original bytes).
+ */
+export function readByteLines(stream: Readable, onBytes?: (bytes: number) => void): AsyncGenerator<{ bytes: Buffer; number: number }> {
+  return linesOf(stream, (bytes, number) => ({ bytes: number === 1 && bytes.subarray(0, 3).equals(UTF8_BOM) ? bytes.subarray(3) : bytes, number }), onBytes);
 }
 
 /**
@@ -288,7 +309,7 @@ export interface IngestWarning {
 export const WARNING_EXAMPLES = 5;
 
 /** A value of the record at `location` was stored as null for `reason` (a date in the future…). */
-export function warn(result: InputResult, location: string, reason: string): void {
+export function warn(result: Pick<InputResult, 'warnings'>, location: string, reason: string): void {
   const entry = (result.warnings[reason] ??= { count: 0, examples: [] });
   entry.count++;
   if (entry.examples.length < WARNING_EXAMPLES) entry.examples.push(location);

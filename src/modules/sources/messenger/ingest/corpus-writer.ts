@@ -27,6 +27,14 @@ export interface MessageInput {
   mediaType: string | null;
   fileName: string | null;
   links: string[] | null;
+  /** A forward's origin as the export names it (a channel's title, a person's name). */
+  forwardedFrom?: string | null;
+  /** The origin's id as the export writes it (`channel1234`, `user42`). */
+  forwardedFromId?: string | null;
+  viaBot?: string | null;
+  replyToMessageId?: number | null;
+  /** Epoch milliseconds of the last edit. */
+  editedAt?: number | null;
 }
 
 export interface ChannelBatch {
@@ -46,6 +54,12 @@ const MESSAGES_PER_TRANSACTION = 1000;
 /** Identical texts (modulo surrounding and repeated white space) share a hash: unique_only. */
 export const textHash = (text: string): string =>
   createHash('sha1').update(text.trim().replace(/\s+/g, ' ')).digest('base64url').slice(0, 22);
+
+/**
+ * What search looks in: the text, and a forward's origin after it, so that searching for a
+ * channel's name finds what was forwarded from it (the text and its hash stay the message's own).
+ */
+const foldedText = (message: MessageInput): string => foldText(message.forwardedFrom ? `${message.text}\n${message.forwardedFrom}` : message.text);
 
 const channelKey = (channel: ChannelInput): string =>
   channel.platformId ? `id:${channel.platformId}` : channel.username ? `username:${channel.username.toLowerCase()}` : `title:${channel.title}`;
@@ -77,13 +91,18 @@ async function insertMessages(tx: Transaction<Database>, channelId: number, mess
       message_id: m.messageId,
       user_id: m.userId,
       text: m.text,
-      text_folded: foldText(m.text),
+      text_folded: foldedText(m),
       text_hash: textHash(m.text),
       date: m.date,
       has_media: m.hasMedia ? 1 : 0,
       media_type: m.mediaType,
       file_name: m.fileName,
       links: m.links?.length ? JSON.stringify(m.links) : null,
+      forwarded_from: m.forwardedFrom ?? null,
+      forwarded_from_id: m.forwardedFromId ?? null,
+      via_bot: m.viaBot ?? null,
+      reply_to_message_id: m.replyToMessageId ?? null,
+      edited_at: m.editedAt ?? null,
     }));
     const insert = tx.insertInto('messages').values(rows);
     const result = await (partitions ? insert : insert.onConflict((oc) => oc.columns(['channel_id', 'message_id']).doNothing())).executeTakeFirst();

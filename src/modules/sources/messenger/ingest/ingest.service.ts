@@ -3,8 +3,8 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import type { ChannelBatch, CorpusWriter } from './corpus-writer.ts';
-import { expandInputs, jsonErrorLocation, parseJson, type IngestProgress } from '../../common/ingest/ingest-kit.ts';
-import { IngestError, type Rejection } from './ingest-errors.ts';
+import { expandInputs, jsonErrorLocation, parseJson, warn, type IngestProgress, type InputResult } from '../../common/ingest/ingest-kit.ts';
+import { IngestError, type Rejection, type WarnAt } from './ingest-errors.ts';
 import { readJsonLines } from './jsonl.ts';
 import { parseTelegramExport } from './telegram-export.ts';
 
@@ -18,6 +18,8 @@ export interface SourceResult {
   added: number;
   duplicates: number;
   rejected: Rejection[];
+  /** Values not stored, per reason (an edit dated in the future). */
+  warnings: InputResult['warnings'];
   error?: string;
 }
 
@@ -38,14 +40,14 @@ async function readAll(stream: Readable): Promise<string> {
   return Buffer.concat(chunks).toString('utf8');
 }
 
-function parseTelegramText(text: string, source: string, rejected: Rejection[]): ChannelBatch[] {
+function parseTelegramText(text: string, source: string, rejected: Rejection[], warnAt: WarnAt): ChannelBatch[] {
   let document: unknown;
   try {
     document = parseJson(text);
   } catch (error) {
     throw new IngestError(source, jsonErrorLocation(text, error), 'malformed JSON');
   }
-  return parseTelegramExport(document, source, rejected);
+  return parseTelegramExport(document, source, rejected, warnAt);
 }
 
 /**
@@ -77,6 +79,8 @@ export function createIngestService(deps: { writer: CorpusWriter }) {
     progress?: IngestProgress,
   ): Promise<SourceResult> {
     const rejected: Rejection[] = [];
+    const warnings: SourceResult['warnings'] = {};
+    const warnAt: WarnAt = (location, reason) => warn({ warnings }, location, reason);
     const extension = path.extname(source).toLowerCase();
     let resolved: 'telegram' | 'jsonl' = format === 'auto' ? (extension === '.json' ? 'telegram' : 'jsonl') : format;
     const result = (partial: Partial<SourceResult>): SourceResult => ({
@@ -87,6 +91,7 @@ export function createIngestService(deps: { writer: CorpusWriter }) {
       added: 0,
       duplicates: 0,
       rejected,
+      warnings,
       ...partial,
     });
     const withCategory = (batch: ChannelBatch): ChannelBatch =>
@@ -101,12 +106,12 @@ export function createIngestService(deps: { writer: CorpusWriter }) {
         // otherwise JSON Lines.
         const text = await readAll(process.stdin);
         resolved = format === 'auto' ? (isTelegramExport(text) ? 'telegram' : 'jsonl') : format;
-        batches = resolved === 'telegram' ? parseTelegramText(text, 'stdin', rejected) : readJsonLines(Readable.from([text]), 'stdin', rejected);
+        batches = resolved === 'telegram' ? parseTelegramText(text, 'stdin', rejected, warnAt) : readJsonLines(Readable.from([text]), 'stdin', rejected, undefined, warnAt);
       } else if (resolved === 'telegram') {
-        batches = parseTelegramText(await readFile(source, 'utf8'), source, rejected);
+        batches = parseTelegramText(await readFile(source, 'utf8'), source, rejected, warnAt);
       } else {
         progress?.start(source, statSync(source).size, 'bytes');
-        batches = readJsonLines(createReadStream(source), source, rejected, (bytes) => progress?.advance(bytes));
+        batches = readJsonLines(createReadStream(source), source, rejected, (bytes) => progress?.advance(bytes), warnAt);
       }
       if (Array.isArray(batches)) {
         progress?.start(source, batches.reduce((n, b) => n + b.messages.length, 0), 'messages');

@@ -2,7 +2,7 @@ import { createInterface } from 'node:readline';
 import type { Readable } from 'node:stream';
 import type { ChannelBatch, ChannelInput, MessageInput } from './corpus-writer.ts';
 import { jsonErrorLocation, parseJson } from '../../common/ingest/ingest-kit.ts';
-import { IngestError, linksInText, type Rejection } from './ingest-errors.ts';
+import { IngestError, linksInText, plausibleOrWhy, type Rejection, type WarnAt } from './ingest-errors.ts';
 
 /**
  * The collector format (docs/ingest.md): one JSON object per line, each a message with its
@@ -43,15 +43,31 @@ function readDate(value: unknown): number | null {
   return null;
 }
 
-function readMessage(record: Json): MessageInput | string {
+/** A forward's origin, the bot, the replied-to message and the last edit, under the export's names. */
+function originOf(record: Json, warn: (reason: string) => void): Pick<MessageInput, 'forwardedFrom' | 'forwardedFromId' | 'viaBot' | 'replyToMessageId' | 'editedAt'> {
+  const originId = record.forwarded_from_id;
+  const reply = record.reply_to_message_id;
+  const edited = plausibleOrWhy(readDate(record.edited_at), 'edited date');
+  if (edited.why) warn(edited.why);
+  return {
+    forwardedFrom: optionalString(record.forwarded_from),
+    forwardedFromId: typeof originId === 'string' || typeof originId === 'number' ? String(originId) : null,
+    viaBot: optionalString(record.via_bot),
+    replyToMessageId: typeof reply === 'number' && Number.isSafeInteger(reply) ? reply : null,
+    editedAt: edited.ms,
+  };
+}
+
+function readMessage(record: Json, warn: (reason: string) => void): MessageInput | string {
   const { message_id: messageId, user_id: userId, text, links, media_type: mediaType, file_name: fileName } = record;
   if (typeof messageId !== 'number' || !Number.isSafeInteger(messageId)) return 'message_id must be an integer';
   if (userId !== undefined && userId !== null && (typeof userId !== 'number' || !Number.isSafeInteger(userId))) {
     return 'user_id must be an integer or null';
   }
   if (typeof text !== 'string') return 'text must be a string';
-  const date = readDate(record.date);
-  if (date === null) return 'date must be ISO 8601 or epoch seconds';
+  const date = plausibleOrWhy(readDate(record.date), 'message date');
+  if (date.why) return date.why;
+  if (date.ms === null) return 'date must be ISO 8601 or epoch seconds';
   if (links !== undefined && links !== null && !(Array.isArray(links) && links.every((l) => typeof l === 'string'))) {
     return 'links must be an array of strings';
   }
@@ -62,11 +78,12 @@ function readMessage(record: Json): MessageInput | string {
     messageId,
     userId: (userId as number | null | undefined) ?? null,
     text,
-    date,
+    date: date.ms,
     hasMedia: media !== null || record.has_media === true,
     mediaType: media,
     fileName: optionalString(fileName),
     links: allLinks.length ? allLinks : null,
+    ...originOf(record, warn),
   };
 }
 
@@ -78,6 +95,7 @@ export async function* readJsonLines(
   source: string,
   rejected: Rejection[],
   onBytes?: (bytes: number) => void,
+  warn: WarnAt = () => {},
 ): AsyncGenerator<ChannelBatch> {
   let lineNumber = 0;
   let pending: ChannelBatch | null = null;
@@ -101,7 +119,7 @@ export async function* readJsonLines(
       rejected.push({ location, reason: channel });
       continue;
     }
-    const message = readMessage(record);
+    const message = readMessage(record, (reason) => warn(location, reason));
     if (typeof message === 'string') {
       rejected.push({ location, reason: message });
       continue;
