@@ -10,7 +10,10 @@ export default tseslint.config(
   {
     languageOptions: { globals: { process: 'readonly', console: 'readonly', Buffer: 'readonly' } },
     rules: {
-      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', ignoreRestSiblings: true }],
+      '@typescript-eslint/no-unused-vars': [
+        'error',
+        { argsIgnorePattern: '^_', varsIgnorePattern: '^_', ignoreRestSiblings: true },
+      ],
       '@typescript-eslint/no-non-null-assertion': 'off',
     },
   },
@@ -21,7 +24,16 @@ export default tseslint.config(
     rules: {
       '@typescript-eslint/no-restricted-imports': [
         'error',
-        { paths: [{ name: 'better-sqlite3', allowTypeImports: true, message: "import { SqliteDatabase } from src/db/sqlite-native.ts: it loads the build that works on this Node" }] },
+        {
+          paths: [
+            {
+              name: 'better-sqlite3',
+              allowTypeImports: true,
+              message:
+                'import { SqliteDatabase } from src/db/sqlite-native.ts: it loads the build that works on this Node',
+            },
+          ],
+        },
       ],
     },
   },

@@ -29,11 +29,12 @@ interface ApiBenchOptions {
   rounds: number;
 }
 
-
 function parseOptions(args: string[]): ApiBenchOptions {
   const program = new Command('npm run bench -- api')
     .description('authenticated GET /service/account/ on Dragnet versus a bare Fastify route')
-    .addOption(new Option('--store <engine>', 'the store behind Dragnet').choices(['sqlite', 'postgres']).default('sqlite'))
+    .addOption(
+      new Option('--store <engine>', 'the store behind Dragnet').choices(['sqlite', 'postgres']).default('sqlite'),
+    )
     .option(
       '--admin-url <url>',
       'PostgreSQL admin connection for --store postgres (a fresh database is created on that server and dropped)',
@@ -72,7 +73,13 @@ async function measureDragnet(options: ApiBenchOptions, load: LoadOptions): Prom
       BENCH_ROUTES: '/service/account/',
       ...store.env,
     };
-    const server = await startChildServer({ entry: SERVERS_ENTRY, args: ['dragnet'], env, scope, label: 'Dragnet server' });
+    const server = await startChildServer({
+      entry: SERVERS_ENTRY,
+      args: ['dragnet'],
+      env,
+      scope,
+      label: 'Dragnet server',
+    });
     const { email, headers } = await logInBenchUser(server);
     const url = `${server.url}/service/account/`;
     const probe = await httpJson(url, { headers });
@@ -90,7 +97,13 @@ async function measureBare(load: LoadOptions): Promise<LoadFigures> {
   const scope = new CleanupScope();
   try {
     const env: NodeJS.ProcessEnv = { ...process.env, HOST: '127.0.0.1' };
-    const server = await startChildServer({ entry: SERVERS_ENTRY, args: ['bare'], env, scope, label: 'bare Fastify server' });
+    const server = await startChildServer({
+      entry: SERVERS_ENTRY,
+      args: ['bare'],
+      env,
+      scope,
+      label: 'bare Fastify server',
+    });
     const url = `${server.url}/bare`;
     const probe = await httpJson(url);
     if (probe.status !== 200) throw new Error(`GET /bare answered ${probe.status}`);
@@ -100,10 +113,10 @@ async function measureBare(load: LoadOptions): Promise<LoadFigures> {
   }
 }
 
-
-const loadText = () => loadavg().map((value) => value.toFixed(2)).join(' ');
-
-
+const loadText = () =>
+  loadavg()
+    .map((value) => value.toFixed(2))
+    .join(' ');
 
 function table(rows: Array<{ name: string; figures: LoadFigures; ratio?: number }>): string {
   const header = ['', 'req/s', 'p50 ms', 'p99 ms', 'max ms', 'requests', '(a)/(b)'];
@@ -142,7 +155,9 @@ export async function run(args: string[]): Promise<void> {
   // The benchmark itself keeps about two processes runnable (server and autocannon).
   const busy = (own: number) => (loadavg()[0] ?? 0) > cpuList.length + own;
   if (busy(0)) {
-    process.stdout.write(`warning: the machine is busy (load average above ${cpuList.length}): expect low, noisy figures\n`);
+    process.stdout.write(
+      `warning: the machine is busy (load average above ${cpuList.length}): expect low, noisy figures\n`,
+    );
   }
 
   // Generous: per round two server starts (migrations, one argon2 hash), warm-ups and loads.
@@ -182,7 +197,9 @@ export async function run(args: string[]): Promise<void> {
     rows.push({ name: nameA, figures: dragnet, ratio }, { name: nameB, figures: bare });
   }
   // Other work on the machine skews both sides; the load average makes that visible.
-  process.stdout.write(`\n${table(rows)}\nload average after: ${loadText()}${busy(2) ? ' (busy: figures are not representative)' : ''}\n\n`);
+  process.stdout.write(
+    `\n${table(rows)}\nload average after: ${loadText()}${busy(2) ? ' (busy: figures are not representative)' : ''}\n\n`,
+  );
   process.stdout.write(
     `api: authenticated GET (${options.store}) = ${int(dragnet.rps)} req/s (p99 ${ms(dragnet.p99)} ms), ` +
       `bare = ${int(bare.rps)} req/s (p99 ${ms(bare.p99)} ms), ` +

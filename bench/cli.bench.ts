@@ -34,14 +34,24 @@ interface Options {
 const GNU_TIME = '/usr/bin/time';
 const CPU_MARK = 'dragnet-bench-cpu';
 
-function timeRuns(node: string, entry: string[], args: string[], env: NodeJS.ProcessEnv, runs: number): { wall: number[]; cpu: number[] } {
+function timeRuns(
+  node: string,
+  entry: string[],
+  args: string[],
+  env: NodeJS.ProcessEnv,
+  runs: number,
+): { wall: number[]; cpu: number[] } {
   const wall: number[] = [];
   const cpu: number[] = [];
   const withTime = existsSync(GNU_TIME);
   for (let i = 0; i < runs; i++) {
     const command = withTime ? [GNU_TIME, '-f', `${CPU_MARK} %U %S`, node] : [node];
     const started = performance.now();
-    const result = spawnSync(command[0]!, [...command.slice(1), ...entry, ...args], { cwd: repoRoot, env, encoding: 'utf8' });
+    const result = spawnSync(command[0]!, [...command.slice(1), ...entry, ...args], {
+      cwd: repoRoot,
+      env,
+      encoding: 'utf8',
+    });
     wall.push(performance.now() - started);
     if (result.status !== 0) throw new Error(`dragnet ${args.join(' ')} exited ${result.status}: ${result.stderr}`);
     const times = new RegExp(`${CPU_MARK} ([\\d.]+) ([\\d.]+)`).exec(result.stderr);
@@ -50,7 +60,8 @@ function timeRuns(node: string, entry: string[], args: string[], env: NodeJS.Pro
   return { wall, cpu };
 }
 
-const percentile = (values: number[], p: number) => [...values].sort((a, b) => a - b)[Math.min(values.length - 1, Math.floor(values.length * p))]!;
+const percentile = (values: number[], p: number) =>
+  [...values].sort((a, b) => a - b)[Math.min(values.length - 1, Math.floor(values.length * p))]!;
 
 export async function run(argv: string[]): Promise<void> {
   const options = new Command('cli')
@@ -66,13 +77,34 @@ export async function run(argv: string[]): Promise<void> {
     const version = execFileSync(options.node, ['--version'], { encoding: 'utf8' }).trim();
     // Builds dist/ when stale, and makes the store with its users, outside the timed runs.
     for (let i = 1; i <= 20; i++) {
-      execFileSync(options.node, ['bin/dragnet.js', 'user', 'create', '--org', `Org ${i % 3}`, '--email', `user${i}@bench.test`, '--password', 'Bench-Password-42!'], { cwd: repoRoot, env, stdio: 'ignore' });
+      execFileSync(
+        options.node,
+        [
+          'bin/dragnet.js',
+          'user',
+          'create',
+          '--org',
+          `Org ${i % 3}`,
+          '--email',
+          `user${i}@bench.test`,
+          '--password',
+          'Bench-Password-42!',
+        ],
+        { cwd: repoRoot, env, stdio: 'ignore' },
+      );
     }
-    const variants: { label: string; entry: string[]; runs: number }[] = [{ label: 'dist (bin/dragnet.js)', entry: ['bin/dragnet.js'], runs: options.runs }];
-    if (options.compareTsx) variants.push({ label: 'tsx (src/cli/index.ts)', entry: ['--import', 'tsx', 'src/cli/index.ts'], runs: 3 });
+    const variants: { label: string; entry: string[]; runs: number }[] = [
+      { label: 'dist (bin/dragnet.js)', entry: ['bin/dragnet.js'], runs: options.runs },
+    ];
+    if (options.compareTsx)
+      variants.push({ label: 'tsx (src/cli/index.ts)', entry: ['--import', 'tsx', 'src/cli/index.ts'], runs: 3 });
 
-    process.stdout.write(`Node ${version}, ${options.runs} runs each, load average ${loadavg()[0]!.toFixed(1)} at start\n\n`);
-    process.stdout.write('| command | runs with | median | p90 | min | CPU time, median |\n|---|---|---|---|---|---|\n');
+    process.stdout.write(
+      `Node ${version}, ${options.runs} runs each, load average ${loadavg()[0]!.toFixed(1)} at start\n\n`,
+    );
+    process.stdout.write(
+      '| command | runs with | median | p90 | min | CPU time, median |\n|---|---|---|---|---|---|\n',
+    );
     let missed = false;
     for (const args of [['--help'], ['user', 'list']]) {
       for (const variant of variants) {
@@ -80,10 +112,14 @@ export async function run(argv: string[]): Promise<void> {
         const middle = median(wall);
         if (variant.entry[0] === 'bin/dragnet.js' && middle >= GOAL_MS) missed = true;
         const cpuMedian = cpu.length ? `${Math.round(median(cpu))} ms` : '-';
-        process.stdout.write(`| dragnet ${args.join(' ')} | ${variant.label} | ${Math.round(middle)} ms | ${Math.round(percentile(wall, 0.9))} ms | ${Math.round(Math.min(...wall))} ms | ${cpuMedian} |\n`);
+        process.stdout.write(
+          `| dragnet ${args.join(' ')} | ${variant.label} | ${Math.round(middle)} ms | ${Math.round(percentile(wall, 0.9))} ms | ${Math.round(Math.min(...wall))} ms | ${cpuMedian} |\n`,
+        );
       }
     }
-    process.stdout.write(`\nload average ${loadavg()[0]!.toFixed(1)} at end; goal: median under ${GOAL_MS} ms${missed ? ' (missed)' : ' (met)'}\n`);
+    process.stdout.write(
+      `\nload average ${loadavg()[0]!.toFixed(1)} at end; goal: median under ${GOAL_MS} ms${missed ? ' (missed)' : ' (met)'}\n`,
+    );
     if (missed) process.exitCode = 1;
   } finally {
     rmSync(dataDir, { recursive: true, force: true });

@@ -27,16 +27,24 @@ import { positive } from './support/options.ts';
 const GOAL_GZIP_BYTES = 300 * 1024;
 const QUERY = '"fresh logs" AND (acme-bank.com OR acmebank.net)';
 
-const load = () => loadavg().map((value) => value.toFixed(2)).join(' ');
+const load = () =>
+  loadavg()
+    .map((value) => value.toFixed(2))
+    .join(' ');
 const kB = (bytes: number) => `${(bytes / 1024).toFixed(1)} kB`;
 
 /** The scripts and styles index.html makes the browser fetch before the app can draw anything. */
 export function firstLoadFiles(indexHtml: string): { scripts: string[]; styles: string[] } {
   const attribute = (tag: string, name: string) => new RegExp(`\\b${name}="([^"]+)"`).exec(tag)?.[1];
   const tags = indexHtml.match(/<(?:script|link)\b[^>]*>/g) ?? [];
-  const scripts = tags.filter((tag) => tag.startsWith('<script') || /rel="modulepreload"/.test(tag)).map((tag) => attribute(tag, 'src') ?? attribute(tag, 'href'));
+  const scripts = tags
+    .filter((tag) => tag.startsWith('<script') || /rel="modulepreload"/.test(tag))
+    .map((tag) => attribute(tag, 'src') ?? attribute(tag, 'href'));
   const styles = tags.filter((tag) => /rel="stylesheet"/.test(tag)).map((tag) => attribute(tag, 'href'));
-  return { scripts: scripts.filter((file): file is string => Boolean(file)), styles: styles.filter((file): file is string => Boolean(file)) };
+  return {
+    scripts: scripts.filter((file): file is string => Boolean(file)),
+    styles: styles.filter((file): file is string => Boolean(file)),
+  };
 }
 
 function sizes(files: string[]) {
@@ -85,7 +93,9 @@ export async function run(args: string[]): Promise<void> {
   const js = sizes(scripts);
   const css = sizes(styles);
   console.log('Dashboard first load (web/dist)');
-  console.log(`  JavaScript  ${scripts.length} file(s): ${kB(js.gzip)} gzip, ${kB(js.brotli)} brotli, ${kB(js.raw)} raw   (goal < ${kB(GOAL_GZIP_BYTES)} gzip)`);
+  console.log(
+    `  JavaScript  ${scripts.length} file(s): ${kB(js.gzip)} gzip, ${kB(js.brotli)} brotli, ${kB(js.raw)} raw   (goal < ${kB(GOAL_GZIP_BYTES)} gzip)`,
+  );
   console.log(`  CSS         ${styles.length} file(s): ${kB(css.gzip)} gzip, ${kB(css.raw)} raw`);
   if (js.gzip >= GOAL_GZIP_BYTES) process.exitCode = 1;
 
@@ -131,12 +141,16 @@ export async function run(args: string[]): Promise<void> {
       ['open (warm cache)', () => open(false)],
       ['new search', newSearch],
     ];
-    console.log(`\nTime to first results in Chromium (${options.runs} runs each; demo corpus, query ${QUERY}; load average ${load()})`);
+    console.log(
+      `\nTime to first results in Chromium (${options.runs} runs each; demo corpus, query ${QUERY}; load average ${load()})`,
+    );
     for (const [label, measure] of kinds) {
       await measure(); // warm-up: the server's statement cache, the browser's code cache
       const times: number[] = [];
       for (let i = 0; i < options.runs; i++) times.push(await measure());
-      console.log(`  ${label.padEnd(18)} median ${percentile(times, 50).toFixed(0)} ms, p90 ${percentile(times, 90).toFixed(0)} ms`);
+      console.log(
+        `  ${label.padEnd(18)} median ${percentile(times, 50).toFixed(0)} ms, p90 ${percentile(times, 90).toFixed(0)} ms`,
+      );
     }
     console.log(`  load average after: ${load()}`);
     if (browser.problems.length) throw new Error(`the browser reported problems:\n${browser.problems.join('\n')}`);

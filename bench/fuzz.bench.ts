@@ -28,10 +28,24 @@ function parseOptions(args: string[]): FuzzBenchOptions {
   const program = new Command('npm run bench -- fuzz')
     .description('fuzz every operation of the OpenAPI document over a real socket, per store')
     .option('--cases <n>', 'cases per store', positive('--cases', true, 10_000_000), 10_000)
-    .option('--seed <n>', 'fast-check seed (the same seed draws the same cases)', positive('--seed', true, 2 ** 31 - 1), 1)
+    .option(
+      '--seed <n>',
+      'fast-check seed (the same seed draws the same cases)',
+      positive('--seed', true, 2 ** 31 - 1),
+      1,
+    )
     .option('--concurrency <n>', 'requests in flight', positive('--concurrency', true, 64), 4)
-    .addOption(new Option('--store <engine>', 'which stores (default: sqlite, and postgres when a server is named)').choices(['sqlite', 'postgres', 'both']))
-    .option('--admin-url <url>', `PostgreSQL admin connection (a fresh database is created and dropped; default ${DEFAULT_POSTGRES_ADMIN_URL} when --store asks for it)`)
+    .addOption(
+      new Option('--store <engine>', 'which stores (default: sqlite, and postgres when a server is named)').choices([
+        'sqlite',
+        'postgres',
+        'both',
+      ]),
+    )
+    .option(
+      '--admin-url <url>',
+      `PostgreSQL admin connection (a fresh database is created and dropped; default ${DEFAULT_POSTGRES_ADMIN_URL} when --store asks for it)`,
+    )
     .exitOverride((error) => process.exit(error.exitCode === 0 ? 0 : 2))
     .allowExcessArguments(false);
   program.parse(args, { from: 'user' });
@@ -53,14 +67,17 @@ function print(label: string, report: FuzzReport, seconds: number): void {
 
 export async function run(args: string[]): Promise<void> {
   const options = parseOptions(args);
-  const namedServer = options.adminUrl ?? (process.env.DRAGNET_BENCH_DATABASE_URL || process.env.DRAGNET_TEST_DATABASE_URL || undefined);
+  const namedServer =
+    options.adminUrl ?? (process.env.DRAGNET_BENCH_DATABASE_URL || process.env.DRAGNET_TEST_DATABASE_URL || undefined);
   const store = options.store ?? (namedServer ? 'both' : 'sqlite');
   const adminUrl = namedServer ?? DEFAULT_POSTGRES_ADMIN_URL;
   const stores: { label: string; adminUrl?: string }[] = [
     ...(store !== 'postgres' ? [{ label: 'SQLite' }] : []),
     ...(store !== 'sqlite' ? [{ label: 'PostgreSQL', adminUrl }] : []),
   ];
-  process.stdout.write(`OpenAPI fuzz: ${options.cases} cases per store, seed ${options.seed}, ${options.concurrency} in flight\n`);
+  process.stdout.write(
+    `OpenAPI fuzz: ${options.cases} cases per store, seed ${options.seed}, ${options.concurrency} in flight\n`,
+  );
   let findings = 0;
   for (const { label, adminUrl: url } of stores) {
     const target = await startFuzzTarget(url ? { adminUrl: url } : {});

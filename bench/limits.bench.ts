@@ -21,7 +21,14 @@ import { positive, withSliceOptions } from './support/options.ts';
 import { cpus, loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { Command, InvalidArgumentError, Option } from 'commander';
-import { DEFAULT_REDIS_URL, deleteRedisCounters, logInBenchUser, prepareOrganization, RAISED_LIMIT, reachable } from './support/bench-org.ts';
+import {
+  DEFAULT_REDIS_URL,
+  deleteRedisCounters,
+  logInBenchUser,
+  prepareOrganization,
+  RAISED_LIMIT,
+  reachable,
+} from './support/bench-org.ts';
 import { startChildServer } from './support/child-server.ts';
 import { CleanupScope } from './support/cleanup.ts';
 import { httpJson, withDeadline } from './support/http.ts';
@@ -59,11 +66,14 @@ interface LimitsBenchOptions {
   rounds: number;
 }
 
-
 const backendList = (raw: string): Backend[] => {
-  const names = raw.split(',').map((name) => name.trim()).filter(Boolean);
+  const names = raw
+    .split(',')
+    .map((name) => name.trim())
+    .filter(Boolean);
   for (const name of names) {
-    if (!(name in BACKENDS)) throw new InvalidArgumentError(`unknown backend "${name}" (${Object.keys(BACKENDS).join(', ')})`);
+    if (!(name in BACKENDS))
+      throw new InvalidArgumentError(`unknown backend "${name}" (${Object.keys(BACKENDS).join(', ')})`);
   }
   if (names.length === 0) throw new InvalidArgumentError('name at least one backend');
   return [...new Set(names)] as Backend[];
@@ -71,17 +81,34 @@ const backendList = (raw: string): Backend[] => {
 
 function parseOptions(args: string[]): LimitsBenchOptions {
   const program = withSliceOptions(new Command('npm run bench -- limits'), 'side')
-    .description('requests/s of a limited GET with the rate limiter on versus DRAGNET_RATE_LIMITS=off, per counter backend')
-    .option('--backends <list>', 'comma-separated: embedded, redis, postgres', backendList, ['embedded', 'redis', 'postgres'] as Backend[])
-    .addOption(new Option('--endpoint <name>', 'the limited GET to load').choices(Object.keys(ENDPOINTS)).default('account'))
+    .description(
+      'requests/s of a limited GET with the rate limiter on versus DRAGNET_RATE_LIMITS=off, per counter backend',
+    )
+    .option('--backends <list>', 'comma-separated: embedded, redis, postgres', backendList, [
+      'embedded',
+      'redis',
+      'postgres',
+    ] as Backend[])
+    .addOption(
+      new Option('--endpoint <name>', 'the limited GET to load').choices(Object.keys(ENDPOINTS)).default('account'),
+    )
     .option(
       '--admin-url <url>',
       'PostgreSQL admin connection (redis and postgres backends: a fresh database per server, dropped after)',
       process.env.DRAGNET_BENCH_DATABASE_URL || DEFAULT_POSTGRES_ADMIN_URL,
     )
-    .option('--redis-url <url>', 'Redis for the redis backend', process.env.DRAGNET_BENCH_REDIS_URL || DEFAULT_REDIS_URL)
+    .option(
+      '--redis-url <url>',
+      'Redis for the redis backend',
+      process.env.DRAGNET_BENCH_REDIS_URL || DEFAULT_REDIS_URL,
+    )
     .option('--connections <n>', 'concurrent autocannon connections', positive('--connections', true, 1000), 10)
-    .option('--rounds <n>', 'repeat each backend on a fresh pair of servers; figures are medians', positive('--rounds', true, 20), 1)
+    .option(
+      '--rounds <n>',
+      'repeat each backend on a fresh pair of servers; figures are medians',
+      positive('--rounds', true, 20),
+      1,
+    )
     .exitOverride((error) => process.exit(error.exitCode === 0 ? 0 : 2))
     .allowExcessArguments(false);
   program.parse(args, { from: 'user' });
@@ -97,11 +124,22 @@ interface Target {
  * One side of a pair: a fresh store and Dragnet server with the limiter on or off, logged in and
  * probed. Everything it creates is undone when `scope` closes.
  */
-async function startSide(backend: Backend, limiter: Limiter, options: LimitsBenchOptions, scope: CleanupScope): Promise<Target> {
+async function startSide(
+  backend: Backend,
+  limiter: Limiter,
+  options: LimitsBenchOptions,
+  scope: CleanupScope,
+): Promise<Target> {
   const { store: kind, redis } = BACKENDS[backend];
   const endpoint = ENDPOINTS[options.endpoint];
   const store = await createBenchStore(kind, scope, options.adminUrl);
-  const env: NodeJS.ProcessEnv = { ...process.env, HOST: '127.0.0.1', PORT: '0', DRAGNET_LOG_LEVEL: 'warn', ...store.env };
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    HOST: '127.0.0.1',
+    PORT: '0',
+    DRAGNET_LOG_LEVEL: 'warn',
+    ...store.env,
+  };
   delete env.DRAGNET_REDIS_URL;
   delete env.DRAGNET_RATE_LIMITS;
   if (kind === 'sqlite') delete env.DRAGNET_DATABASE_URL;
@@ -109,18 +147,30 @@ async function startSide(backend: Backend, limiter: Limiter, options: LimitsBenc
   if (limiter === 'off') env.DRAGNET_RATE_LIMITS = 'off';
 
   const orgId = await prepareOrganization(env, [endpoint.slug]);
-  if (redis) scope.defer(`delete the Redis counters of organization ${orgId}`, () => deleteRedisCounters(options.redisUrl, orgId));
-  const server = await startChildServer({ entry: SERVERS_ENTRY, args: ['dragnet'], env, scope, label: `Dragnet server (${backend}, limiter ${limiter})` });
+  if (redis)
+    scope.defer(`delete the Redis counters of organization ${orgId}`, () =>
+      deleteRedisCounters(options.redisUrl, orgId),
+    );
+  const server = await startChildServer({
+    entry: SERVERS_ENTRY,
+    args: ['dragnet'],
+    env,
+    scope,
+    label: `Dragnet server (${backend}, limiter ${limiter})`,
+  });
   const { headers } = await logInBenchUser(server);
   const url = `${server.url}${endpoint.path}`;
 
   // The probe proves which side this is: the raised limits in the headers, or no limiter at all.
   const probe = await httpJson(url, { headers });
-  if (probe.status !== 200) throw new Error(`GET ${endpoint.path} answered ${probe.status} ${JSON.stringify(probe.body)}`);
+  if (probe.status !== 200)
+    throw new Error(`GET ${endpoint.path} answered ${probe.status} ${JSON.stringify(probe.body)}`);
   const limitHeader = probe.headers.get('x-ratelimit-limit');
   const accountHeader = probe.headers.get('x-ratelimit-account-limit');
   if (limiter === 'on' && (limitHeader !== String(RAISED_LIMIT) || accountHeader !== String(RAISED_LIMIT))) {
-    throw new Error(`limiter on, but X-RateLimit-Limit=${limitHeader} X-RateLimit-Account-Limit=${accountHeader} (expected ${RAISED_LIMIT})`);
+    throw new Error(
+      `limiter on, but X-RateLimit-Limit=${limitHeader} X-RateLimit-Account-Limit=${accountHeader} (expected ${RAISED_LIMIT})`,
+    );
   }
   if (limiter === 'off' && (limitHeader !== null || accountHeader !== null)) {
     throw new Error(`DRAGNET_RATE_LIMITS=off, but the response carries X-RateLimit-Limit=${limitHeader}`);
@@ -133,7 +183,11 @@ async function startSide(backend: Backend, limiter: Limiter, options: LimitsBenc
  * slices, off-on-off-on-… so that whatever else the machine does in the meantime weighs on both
  * sides alike (one long run each would compare two different moments).
  */
-async function measurePair(backend: Backend, round: number, options: LimitsBenchOptions): Promise<Record<Limiter, LoadFigures>> {
+async function measurePair(
+  backend: Backend,
+  round: number,
+  options: LimitsBenchOptions,
+): Promise<Record<Limiter, LoadFigures>> {
   const scope = new CleanupScope();
   try {
     const targets: Record<Limiter, Target> = {
@@ -151,7 +205,10 @@ async function measurePair(backend: Backend, round: number, options: LimitsBench
     for (let i = 0; i < slices; i++) {
       for (const side of order) {
         const figures = await load(side, options.slice);
-        if (figures.requests === 0) process.stdout.write(`  note: ${backend}, limiter ${side}: no request completed in slice ${i + 1} (server stalled)\n`);
+        if (figures.requests === 0)
+          process.stdout.write(
+            `  note: ${backend}, limiter ${side}: no request completed in slice ${i + 1} (server stalled)\n`,
+          );
         collected[side].push(figures);
       }
     }
@@ -165,9 +222,10 @@ async function measurePair(backend: Backend, round: number, options: LimitsBench
 }
 
 const pct = (value: number) => `${value >= 0 ? '' : '-'}${Math.abs(value).toFixed(1)}%`;
-const loadText = () => loadavg().map((value) => value.toFixed(2)).join(' ');
-
-
+const loadText = () =>
+  loadavg()
+    .map((value) => value.toFixed(2))
+    .join(' ');
 
 function table(rows: string[][]): string {
   const widths = rows[0]!.map((_, column) => Math.max(...rows.map((row) => row[column]!.length)));
@@ -196,10 +254,17 @@ export async function run(args: string[]): Promise<void> {
 
   const skipped: string[] = [];
   const backends: Backend[] = [];
-  const postgresProblem = options.backends.some((b) => BACKENDS[b].store === 'postgres') ? await reachable('postgres', options.adminUrl) : null;
+  const postgresProblem = options.backends.some((b) => BACKENDS[b].store === 'postgres')
+    ? await reachable('postgres', options.adminUrl)
+    : null;
   const redisProblem = options.backends.includes('redis') ? await reachable('redis', options.redisUrl) : null;
   for (const backend of options.backends) {
-    const problem = BACKENDS[backend].store === 'postgres' && postgresProblem ? `PostgreSQL: ${postgresProblem}` : backend === 'redis' ? redisProblem && `Redis: ${redisProblem}` : null;
+    const problem =
+      BACKENDS[backend].store === 'postgres' && postgresProblem
+        ? `PostgreSQL: ${postgresProblem}`
+        : backend === 'redis'
+          ? redisProblem && `Redis: ${redisProblem}`
+          : null;
     if (problem) skipped.push(`${backend} (${problem})`);
     else backends.push(backend);
   }
@@ -245,7 +310,16 @@ export async function run(args: string[]): Promise<void> {
   for (const r of results) {
     rows.push([r.backend, 'off', int(r.off.rps), ms(r.off.p50), ms(r.off.p99), ms(r.off.max), int(r.off.requests), '']);
     const rounds = r.costs.length > 1 ? ` (rounds: ${r.costs.map(pct).join(', ')})` : '';
-    rows.push([r.backend, 'on', int(r.on.rps), ms(r.on.p50), ms(r.on.p99), ms(r.on.max), int(r.on.requests), pct(r.cost) + rounds]);
+    rows.push([
+      r.backend,
+      'on',
+      int(r.on.rps),
+      ms(r.on.p50),
+      ms(r.on.p99),
+      ms(r.on.max),
+      int(r.on.requests),
+      pct(r.cost) + rounds,
+    ]);
   }
   process.stdout.write(`\n${table(rows)}\nload average after: ${loadText()}\n\n`);
 

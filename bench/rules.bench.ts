@@ -26,7 +26,13 @@ const brand = (i: number) => `brandx${i}`;
 /** Messages of the generated corpus, some mentioning assets and brands that rules watch. */
 function* corpusWithAssets(messages: number): Generator<ChannelBatch> {
   const random = seededRandom(99);
-  for (const batch of generateCorpus({ seed: 7, channels: 500, messages, start: new Date(WINDOW_START), spanDays: SPAN_DAYS })) {
+  for (const batch of generateCorpus({
+    seed: 7,
+    channels: 500,
+    messages,
+    start: new Date(WINDOW_START),
+    spanDays: SPAN_DAYS,
+  })) {
     yield {
       ...batch,
       messages: batch.messages.map((m) => {
@@ -70,9 +76,15 @@ export async function run(argv: string[]): Promise<void> {
 
     let started = performance.now();
     await container.corpus.write(corpusWithAssets(options.messages));
-    process.stdout.write(`rules: ${options.messages} new messages written in ${seconds(performance.now() - started)} (${options.store})\n`);
+    process.stdout.write(
+      `rules: ${options.messages} new messages written in ${seconds(performance.now() - started)} (${options.store})\n`,
+    );
 
-    const rules: BatchRule[] = ruleQueries(options.rules).map((query, i) => ({ ruleId: i + 1, args: { query }, since: WINDOW_START - 1 }));
+    const rules: BatchRule[] = ruleQueries(options.rules).map((query, i) => ({
+      ruleId: i + 1,
+      args: { query },
+      since: WINDOW_START - 1,
+    }));
     const until = WINDOW_START + SPAN_DAYS * 86_400_000;
 
     started = performance.now();
@@ -80,18 +92,29 @@ export async function run(argv: string[]): Promise<void> {
     const percolatorMs = performance.now() - started;
     const rulesWithHits = [...percolated.values()].filter((r) => r.total > 0).length;
     const hits = [...percolated.values()].reduce((n, r) => n + r.total, 0);
-    process.stdout.write(`percolator: ${options.rules} rules × ${options.messages} messages in ${seconds(percolatorMs)} (${rulesWithHits} rules with hits, ${hits} hits)\n`);
+    process.stdout.write(
+      `percolator: ${options.rules} rules × ${options.messages} messages in ${seconds(percolatorMs)} (${rulesWithHits} rules with hits, ${hits} hits)\n`,
+    );
 
-    const sample = rules.filter((_, i) => i % Math.max(1, Math.floor(rules.length / options.naiveSample)) === 0).slice(0, options.naiveSample);
+    const sample = rules
+      .filter((_, i) => i % Math.max(1, Math.floor(rules.length / options.naiveSample)) === 0)
+      .slice(0, options.naiveSample);
     started = performance.now();
     let mismatches = 0;
     for (const rule of sample) {
       const naive = await messengerSource.match(context, rule.args, { since: rule.since, until }, 10_000);
-      const keys = (r: { hits: { key: string }[] }) => r.hits.map((h) => h.key).sort().join(',');
+      const keys = (r: { hits: { key: string }[] }) =>
+        r.hits
+          .map((h) => h.key)
+          .sort()
+          .join(',');
       const batch = percolated.get(rule.ruleId) ?? { hits: [], total: 0 };
       if (naive.total !== batch.total || keys(naive) !== keys(batch)) {
         mismatches++;
-        if (mismatches <= 5) process.stdout.write(`MISMATCH rule ${rule.ruleId} "${String(rule.args.query)}": naive ${naive.total}, percolator ${batch.total}\n`);
+        if (mismatches <= 5)
+          process.stdout.write(
+            `MISMATCH rule ${rule.ruleId} "${String(rule.args.query)}": naive ${naive.total}, percolator ${batch.total}\n`,
+          );
       }
     }
     const naiveSampleMs = performance.now() - started;

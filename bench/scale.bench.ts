@@ -27,7 +27,14 @@ import { Command } from 'commander';
 import { Redis } from 'ioredis';
 import { Pool } from 'undici';
 import { generateCorpus } from '../src/modules/sources/messenger/index.ts';
-import { DEFAULT_REDIS_URL, deleteRedisCounters, logInBenchUser, prepareOrganization, RAISED_LIMIT, reachable } from './support/bench-org.ts';
+import {
+  DEFAULT_REDIS_URL,
+  deleteRedisCounters,
+  logInBenchUser,
+  prepareOrganization,
+  RAISED_LIMIT,
+  reachable,
+} from './support/bench-org.ts';
 import { startChildServer } from './support/child-server.ts';
 import { CleanupScope } from './support/cleanup.ts';
 import { httpJson, withDeadline } from './support/http.ts';
@@ -55,14 +62,35 @@ interface ScaleOptions {
 
 function parseOptions(args: string[]): ScaleOptions {
   const program = withSliceOptions(new Command('npm run bench -- scale'), 'configuration')
-    .description('throughput of 1 and 2 API processes, SQLite and PostgreSQL + Redis, limiter cost; then a soak of mixed traffic')
-    .option('--admin-url <url>', 'PostgreSQL admin connection (fresh databases are created and dropped)', process.env.DRAGNET_BENCH_DATABASE_URL || DEFAULT_POSTGRES_ADMIN_URL)
+    .description(
+      'throughput of 1 and 2 API processes, SQLite and PostgreSQL + Redis, limiter cost; then a soak of mixed traffic',
+    )
+    .option(
+      '--admin-url <url>',
+      'PostgreSQL admin connection (fresh databases are created and dropped)',
+      process.env.DRAGNET_BENCH_DATABASE_URL || DEFAULT_POSTGRES_ADMIN_URL,
+    )
     .option('--redis-url <url>', 'Redis for the counts', process.env.DRAGNET_BENCH_REDIS_URL || DEFAULT_REDIS_URL)
     .option('--connections <n>', 'autocannon connections per API process', positive('--connections', true, 1000), 10)
-    .option('--rounds <n>', 'repeat the throughput table on fresh servers; figures are medians', positive('--rounds', true, 20), 1)
+    .option(
+      '--rounds <n>',
+      'repeat the throughput table on fresh servers; figures are medians',
+      positive('--rounds', true, 20),
+      1,
+    )
     .option('--no-throughput', 'skip the throughput table')
-    .option('--soak-minutes <m>', 'length of the soak; 0 skips it', (raw) => (raw === '0' ? 0 : positive('--soak-minutes', false, 24 * 60)(raw)), 20)
-    .option('--soak-clients <n>', 'concurrent clients of the soak (spread over the two API processes)', positive('--soak-clients', true, 1000), 16)
+    .option(
+      '--soak-minutes <m>',
+      'length of the soak; 0 skips it',
+      (raw) => (raw === '0' ? 0 : positive('--soak-minutes', false, 24 * 60)(raw)),
+      20,
+    )
+    .option(
+      '--soak-clients <n>',
+      'concurrent clients of the soak (spread over the two API processes)',
+      positive('--soak-clients', true, 1000),
+      16,
+    )
     .exitOverride((error) => process.exit(error.exitCode === 0 ? 0 : 2))
     .allowExcessArguments(false);
   program.parse(args, { from: 'user' });
@@ -84,30 +112,63 @@ interface Deployment {
 async function deploy(
   scope: CleanupScope,
   options: ScaleOptions,
-  setup: { kind: StoreKind; redis: boolean; limiter: boolean; processes: number; slugs: string[]; label: string; prepare?: Parameters<typeof prepareOrganization>[2] },
+  setup: {
+    kind: StoreKind;
+    redis: boolean;
+    limiter: boolean;
+    processes: number;
+    slugs: string[];
+    label: string;
+    prepare?: Parameters<typeof prepareOrganization>[2];
+  },
 ): Promise<Deployment> {
   const store = await createBenchStore(setup.kind, scope, options.adminUrl);
-  const env: NodeJS.ProcessEnv = { ...process.env, HOST: '127.0.0.1', PORT: '0', DRAGNET_LOG_LEVEL: 'warn', ...store.env };
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    HOST: '127.0.0.1',
+    PORT: '0',
+    DRAGNET_LOG_LEVEL: 'warn',
+    ...store.env,
+  };
   for (const name of ['DRAGNET_REDIS_URL', 'DRAGNET_RATE_LIMITS']) delete env[name];
   if (setup.kind === 'sqlite') delete env.DRAGNET_DATABASE_URL;
   if (setup.redis) env.DRAGNET_REDIS_URL = options.redisUrl;
   if (!setup.limiter) env.DRAGNET_RATE_LIMITS = 'off';
   const orgId = await prepareOrganization(env, setup.slugs, setup.prepare);
-  if (setup.redis) scope.defer(`delete the Redis counters of organization ${orgId}`, () => deleteRedisCounters(options.redisUrl, orgId));
+  if (setup.redis)
+    scope.defer(`delete the Redis counters of organization ${orgId}`, () =>
+      deleteRedisCounters(options.redisUrl, orgId),
+    );
 
-  const first = await startChildServer({ entry: SERVERS_ENTRY, args: ['dragnet'], env, scope, label: `Dragnet (${setup.label})` });
+  const first = await startChildServer({
+    entry: SERVERS_ENTRY,
+    args: ['dragnet'],
+    env,
+    scope,
+    label: `Dragnet (${setup.label})`,
+  });
   const peers = [];
   for (let i = 1; i < setup.processes; i++) {
-    peers.push(await startChildServer({ entry: SERVERS_ENTRY, args: ['dragnet-peer'], env, scope, label: `Dragnet (${setup.label}) #${i + 1}` }));
+    peers.push(
+      await startChildServer({
+        entry: SERVERS_ENTRY,
+        args: ['dragnet-peer'],
+        env,
+        scope,
+        label: `Dragnet (${setup.label}) #${i + 1}`,
+      }),
+    );
   }
   const { email, password, headers } = await logInBenchUser(first);
   const servers = [first, ...peers];
   for (const server of servers) {
     // The probe proves the deployment is what it claims: the raised limits, or no limiter.
     const probe = await httpJson(`${server.url}${ACCOUNT_PATH}`, { headers });
-    if (probe.status !== 200) throw new Error(`GET ${ACCOUNT_PATH} on ${server.url} answered ${probe.status} ${JSON.stringify(probe.body)}`);
+    if (probe.status !== 200)
+      throw new Error(`GET ${ACCOUNT_PATH} on ${server.url} answered ${probe.status} ${JSON.stringify(probe.body)}`);
     const limit = probe.headers.get('x-ratelimit-account-limit');
-    if (limit !== (setup.limiter ? String(RAISED_LIMIT) : null)) throw new Error(`${setup.label}: X-RateLimit-Account-Limit is ${limit}`);
+    if (limit !== (setup.limiter ? String(RAISED_LIMIT) : null))
+      throw new Error(`${setup.label}: X-RateLimit-Account-Limit is ${limit}`);
   }
   return { urls: servers.map((s) => s.url), pids: servers.map((s) => s.pid), headers, login: { email, password } };
 }
@@ -153,7 +214,10 @@ async function withCpu<T>(pids: number[], redisPid: number | null, work: () => P
   const redis = () => (redisPid === null ? Number.NaN : cpuSecondsOf(redisPid));
   const before = { servers: servers(), loadGenerator: own(), redis: redis() };
   const result = await work();
-  return [result, { servers: servers() - before.servers, loadGenerator: own() - before.loadGenerator, redis: redis() - before.redis }];
+  return [
+    result,
+    { servers: servers() - before.servers, loadGenerator: own() - before.loadGenerator, redis: redis() - before.redis },
+  ];
 }
 
 const CONFIG_NAMES = {
@@ -177,14 +241,57 @@ async function throughputRound(options: ScaleOptions, round: number, redisPid: n
   try {
     const n = options.connections;
     const slugs = ['account'];
-    const bare = await startChildServer({ entry: SERVERS_ENTRY, args: ['bare'], env: { ...process.env, HOST: '127.0.0.1' }, scope, label: 'bare Fastify' });
-    const sqliteOn = await deploy(scope, options, { kind: 'sqlite', redis: false, limiter: true, processes: 1, slugs, label: 'SQLite' });
-    const sqliteOff = await deploy(scope, options, { kind: 'sqlite', redis: false, limiter: false, processes: 1, slugs, label: 'SQLite, limiter off' });
-    const pgOn = await deploy(scope, options, { kind: 'postgres', redis: true, limiter: true, processes: 2, slugs, label: 'PostgreSQL + Redis' });
-    const pgOff = await deploy(scope, options, { kind: 'postgres', redis: true, limiter: false, processes: 1, slugs, label: 'PostgreSQL + Redis, limiter off' });
-    const one = (d: Deployment) => ({ target: { url: `${d.urls[0]}${ACCOUNT_PATH}`, headers: d.headers }, pids: [d.pids[0]!] });
+    const bare = await startChildServer({
+      entry: SERVERS_ENTRY,
+      args: ['bare'],
+      env: { ...process.env, HOST: '127.0.0.1' },
+      scope,
+      label: 'bare Fastify',
+    });
+    const sqliteOn = await deploy(scope, options, {
+      kind: 'sqlite',
+      redis: false,
+      limiter: true,
+      processes: 1,
+      slugs,
+      label: 'SQLite',
+    });
+    const sqliteOff = await deploy(scope, options, {
+      kind: 'sqlite',
+      redis: false,
+      limiter: false,
+      processes: 1,
+      slugs,
+      label: 'SQLite, limiter off',
+    });
+    const pgOn = await deploy(scope, options, {
+      kind: 'postgres',
+      redis: true,
+      limiter: true,
+      processes: 2,
+      slugs,
+      label: 'PostgreSQL + Redis',
+    });
+    const pgOff = await deploy(scope, options, {
+      kind: 'postgres',
+      redis: true,
+      limiter: false,
+      processes: 1,
+      slugs,
+      label: 'PostgreSQL + Redis, limiter off',
+    });
+    const one = (d: Deployment) => ({
+      target: { url: `${d.urls[0]}${ACCOUNT_PATH}`, headers: d.headers },
+      pids: [d.pids[0]!],
+    });
     const configs: Record<ConfigKey, Config> = {
-      bare: { name: CONFIG_NAMES.bare, processes: 1, target: { url: `${bare.url}/bare` }, pids: [bare.pid], connections: n },
+      bare: {
+        name: CONFIG_NAMES.bare,
+        processes: 1,
+        target: { url: `${bare.url}/bare` },
+        pids: [bare.pid],
+        connections: n,
+      },
       sqliteOn: { name: CONFIG_NAMES.sqliteOn, processes: 1, ...one(sqliteOn), connections: n },
       sqliteOff: { name: CONFIG_NAMES.sqliteOff, processes: 1, ...one(sqliteOff), connections: n },
       pgOn: { name: CONFIG_NAMES.pgOn, processes: 1, ...one(pgOn), connections: n },
@@ -200,16 +307,25 @@ async function throughputRound(options: ScaleOptions, round: number, redisPid: n
     const keys = Object.keys(configs) as ConfigKey[];
     for (const key of keys) await loadSlice(configs[key].target, configs[key].connections, options.warmup);
 
-    const collected = Object.fromEntries(keys.map((key) => [key, [] as LoadFigures[]])) as Record<ConfigKey, LoadFigures[]>;
-    const cpu = Object.fromEntries(keys.map((key) => [key, { servers: 0, loadGenerator: 0, redis: 0 }])) as Record<ConfigKey, CpuUse>;
+    const collected = Object.fromEntries(keys.map((key) => [key, [] as LoadFigures[]])) as Record<
+      ConfigKey,
+      LoadFigures[]
+    >;
+    const cpu = Object.fromEntries(keys.map((key) => [key, { servers: 0, loadGenerator: 0, redis: 0 }])) as Record<
+      ConfigKey,
+      CpuUse
+    >;
     const slices = Math.max(1, Math.round(options.duration / options.slice));
     for (let i = 0; i < slices; i++) {
       // Each slice starts the rotation one place further (and each round elsewhere again).
       const shift = (i + round) % keys.length;
       for (const key of [...keys.slice(shift), ...keys.slice(0, shift)]) {
         const config = configs[key];
-        const [figures, used] = await withCpu(config.pids, redisPid, () => loadSlice(config.target, config.connections, options.slice));
-        if (figures.requests === 0) process.stdout.write(`  note: ${config.name}: no request completed in slice ${i + 1}\n`);
+        const [figures, used] = await withCpu(config.pids, redisPid, () =>
+          loadSlice(config.target, config.connections, options.slice),
+        );
+        if (figures.requests === 0)
+          process.stdout.write(`  note: ${config.name}: no request completed in slice ${i + 1}\n`);
         collected[key].push(figures);
         for (const part of ['servers', 'loadGenerator', 'redis'] as const) cpu[key][part] += used[part];
       }
@@ -217,9 +333,19 @@ async function throughputRound(options: ScaleOptions, round: number, redisPid: n
     await new Promise((resolve) => setTimeout(resolve, SETTLE_MS));
     const measured = slices * options.slice;
     return {
-      figures: Object.fromEntries(keys.map((key) => [key, combineSlices(collected[key], options.slice)])) as Record<ConfigKey, LoadFigures>,
+      figures: Object.fromEntries(keys.map((key) => [key, combineSlices(collected[key], options.slice)])) as Record<
+        ConfigKey,
+        LoadFigures
+      >,
       cores: Object.fromEntries(
-        keys.map((key) => [key, { servers: cpu[key].servers / measured, loadGenerator: cpu[key].loadGenerator / measured, redis: cpu[key].redis / measured }]),
+        keys.map((key) => [
+          key,
+          {
+            servers: cpu[key].servers / measured,
+            loadGenerator: cpu[key].loadGenerator / measured,
+            redis: cpu[key].redis / measured,
+          },
+        ]),
       ) as Record<ConfigKey, CpuUse>,
     };
   } finally {
@@ -229,11 +355,21 @@ async function throughputRound(options: ScaleOptions, round: number, redisPid: n
 
 function table(rows: string[][]): string {
   const widths = rows[0]!.map((_, column) => Math.max(...rows.map((row) => row[column]!.length)));
-  return rows.map((row) => row.map((cell, column) => (column === 0 ? cell.padEnd(widths[column]!) : cell.padStart(widths[column]!))).join('  ').trimEnd()).join('\n');
+  return rows
+    .map((row) =>
+      row
+        .map((cell, column) => (column === 0 ? cell.padEnd(widths[column]!) : cell.padStart(widths[column]!)))
+        .join('  ')
+        .trimEnd(),
+    )
+    .join('\n');
 }
 
 const pct = (value: number) => `${value.toFixed(1)}%`;
-const loadText = () => loadavg().map((value) => value.toFixed(2)).join(' ');
+const loadText = () =>
+  loadavg()
+    .map((value) => value.toFixed(2))
+    .join(' ');
 
 /** Redis's process id, when it runs on this host (its CPU time is then read from /proc). */
 async function redisPid(url: string): Promise<number | null> {
@@ -254,13 +390,17 @@ async function throughput(options: ScaleOptions): Promise<boolean> {
     budgetMs,
     (async () => {
       for (let round = 1; round <= options.rounds; round++) {
-        process.stdout.write(`${options.rounds > 1 ? `round ${round}/${options.rounds}: ` : ''}starting the servers, then loading them in turn ...\n`);
+        process.stdout.write(
+          `${options.rounds > 1 ? `round ${round}/${options.rounds}: ` : ''}starting the servers, then loading them in turn ...\n`,
+        );
         rounds.push(await throughputRound(options, round, redis));
       }
     })(),
   );
   const keys = Object.keys(CONFIG_NAMES) as ConfigKey[];
-  const figures = Object.fromEntries(keys.map((key) => [key, medianFigures(rounds.map((r) => r.figures[key]))])) as Record<ConfigKey, LoadFigures>;
+  const figures = Object.fromEntries(
+    keys.map((key) => [key, medianFigures(rounds.map((r) => r.figures[key]))]),
+  ) as Record<ConfigKey, LoadFigures>;
   const cores = (key: ConfigKey, part: keyof CpuUse) => median(rounds.map((r) => r.cores[key][part]));
   // Ratios per round, then their median: each round's configurations ran at the same moments.
   const perRound = (of: (r: Record<ConfigKey, LoadFigures>) => number) => {
@@ -270,10 +410,28 @@ async function throughput(options: ScaleOptions): Promise<boolean> {
   const share = (key: ConfigKey) => perRound((r) => (r[key].rps / r.bare.rps) * 100);
   const cost = (on: ConfigKey, off: ConfigKey) => perRound((r) => (1 - r[on].rps / r[off].rps) * 100);
   const scaling = perRound((r) => r.pgTwo.rps / r.pgOn.rps);
-  const costs: Partial<Record<ConfigKey, ReturnType<typeof cost>>> = { sqliteOn: cost('sqliteOn', 'sqliteOff'), pgOn: cost('pgOn', 'pgOff') };
-  const roundsOf = (values: number[], format: (v: number) => string) => (values.length > 1 ? ` (rounds: ${values.map(format).join(', ')})` : '');
+  const costs: Partial<Record<ConfigKey, ReturnType<typeof cost>>> = {
+    sqliteOn: cost('sqliteOn', 'sqliteOff'),
+    pgOn: cost('pgOn', 'pgOff'),
+  };
+  const roundsOf = (values: number[], format: (v: number) => string) =>
+    values.length > 1 ? ` (rounds: ${values.map(format).join(', ')})` : '';
 
-  const rows = [['configuration', 'processes', 'connections', 'req/s', 'p50 ms', 'p99 ms', 'of bare', 'limiter cost', 'vs 1 process', 'CPU: servers / autocannon / Redis', 'server µs/req']];
+  const rows = [
+    [
+      'configuration',
+      'processes',
+      'connections',
+      'req/s',
+      'p50 ms',
+      'p99 ms',
+      'of bare',
+      'limiter cost',
+      'vs 1 process',
+      'CPU: servers / autocannon / Redis',
+      'server µs/req',
+    ],
+  ];
   for (const key of keys) {
     const f = figures[key];
     rows.push([
@@ -292,12 +450,23 @@ async function throughput(options: ScaleOptions): Promise<boolean> {
       ((cores(key, 'servers') / f.rps) * 1e6).toFixed(1),
     ]);
   }
-  process.stdout.write(`\n${table(rows)}\n(CPU in cores while loaded, and the servers' CPU time per request; req/s, latencies and CPU are medians over rounds, ratios medians of each round's ratio)\nload average after: ${loadText()}\n\n`);
+  process.stdout.write(
+    `\n${table(rows)}\n(CPU in cores while loaded, and the servers' CPU time per request; req/s, latencies and CPU are medians over rounds, ratios medians of each round's ratio)\nload average after: ${loadText()}\n\n`,
+  );
 
   const goals = [
-    { text: `PostgreSQL + Redis, 1 API process: ${pct(share('pgOn').value)} of bare Fastify${roundsOf(share('pgOn').rounds, pct)} (goal >= ${GOALS.sharePercent}%)`, ok: share('pgOn').value >= GOALS.sharePercent },
-    { text: `limiter cost, PostgreSQL + Redis: ${pct(costs.pgOn!.value)}${roundsOf(costs.pgOn!.rounds, pct)} (goal <= ${GOALS.limiterCostPercent}%)`, ok: costs.pgOn!.value <= GOALS.limiterCostPercent },
-    { text: `limiter cost, SQLite: ${pct(costs.sqliteOn!.value)}${roundsOf(costs.sqliteOn!.rounds, pct)} (goal <= ${GOALS.limiterCostPercent}%)`, ok: costs.sqliteOn!.value <= GOALS.limiterCostPercent },
+    {
+      text: `PostgreSQL + Redis, 1 API process: ${pct(share('pgOn').value)} of bare Fastify${roundsOf(share('pgOn').rounds, pct)} (goal >= ${GOALS.sharePercent}%)`,
+      ok: share('pgOn').value >= GOALS.sharePercent,
+    },
+    {
+      text: `limiter cost, PostgreSQL + Redis: ${pct(costs.pgOn!.value)}${roundsOf(costs.pgOn!.rounds, pct)} (goal <= ${GOALS.limiterCostPercent}%)`,
+      ok: costs.pgOn!.value <= GOALS.limiterCostPercent,
+    },
+    {
+      text: `limiter cost, SQLite: ${pct(costs.sqliteOn!.value)}${roundsOf(costs.sqliteOn!.rounds, pct)} (goal <= ${GOALS.limiterCostPercent}%)`,
+      ok: costs.sqliteOn!.value <= GOALS.limiterCostPercent,
+    },
     {
       text: `2 API processes: ×${scaling.value.toFixed(2)} the requests/s of one${roundsOf(scaling.rounds, (v) => `×${v.toFixed(2)}`)} (goal >= ×${GOALS.scaling})`,
       ok: scaling.value >= GOALS.scaling,
@@ -318,7 +487,16 @@ interface Operation {
   body?: () => unknown;
 }
 
-const SEARCH_TERMS = ['fresh logs', 'acme-bank.com', 'password', 'globex.com', 'combo AND valid', 'stealer NOT cookies', 'пароли', 'initech.io'];
+const SEARCH_TERMS = [
+  'fresh logs',
+  'acme-bank.com',
+  'password',
+  'globex.com',
+  'combo AND valid',
+  'stealer NOT cookies',
+  'пароли',
+  'initech.io',
+];
 
 /** The mix each client draws from (weights in percent); webhook writes and logins run beside it. */
 const MIX: Operation[] = [
@@ -327,7 +505,13 @@ const MIX: Operation[] = [
   { name: 'usage', weight: 5, method: 'GET', path: '/service/get_usage_limits/' },
   { name: 'channels', weight: 10, method: 'GET', path: '/service/messenger-channels/?page=1&page_size=50' },
   { name: 'categories', weight: 5, method: 'GET', path: '/service/messenger-channels-categories/' },
-  { name: 'search', weight: 12, method: 'POST', path: '/service/messenger-search-create/', body: () => ({ query: SEARCH_TERMS[Math.floor(Math.random() * SEARCH_TERMS.length)] }) },
+  {
+    name: 'search',
+    weight: 12,
+    method: 'POST',
+    path: '/service/messenger-search-create/',
+    body: () => ({ query: SEARCH_TERMS[Math.floor(Math.random() * SEARCH_TERMS.length)] }),
+  },
   { name: 'history', weight: 10, method: 'GET', path: '/service/messenger-search-history/?page=1&page_size=20' },
   { name: 'templates', weight: 7, method: 'GET', path: '/service/alert_system_setting_get_template_list/' },
   { name: 'webhooks', weight: 7, method: 'GET', path: '/service/alert_system_setting_get_webhook_list/' },
@@ -373,7 +557,9 @@ function percentileOf(values: number[], p: number): number {
 async function soak(options: ScaleOptions): Promise<boolean> {
   const scope = new CleanupScope();
   try {
-    process.stdout.write(`soak: two API processes on PostgreSQL + Redis, ${options.soakClients} clients, ${options.soakMinutes} min ...\n`);
+    process.stdout.write(
+      `soak: two API processes on PostgreSQL + Redis, ${options.soakClients} clients, ${options.soakMinutes} min ...\n`,
+    );
     const deployment = await deploy(scope, options, {
       kind: 'postgres',
       redis: true,
@@ -383,25 +569,50 @@ async function soak(options: ScaleOptions): Promise<boolean> {
       label: 'soak',
       // The demo corpus: 24 channels, 3,000 messages.
       prepare: async (container) => {
-        await container.corpus.write(generateCorpus({ seed: 2026, channels: 24, messages: 3000, start: new Date(Date.now() - 60 * 86_400_000), spanDays: 60 }));
+        await container.corpus.write(
+          generateCorpus({
+            seed: 2026,
+            channels: 24,
+            messages: 3000,
+            start: new Date(Date.now() - 60 * 86_400_000),
+            spanDays: 60,
+          }),
+        );
       },
     });
-    const pools = deployment.urls.map((url) => new Pool(url, { connections: Math.ceil(options.soakClients / deployment.urls.length) + 2 }));
+    const pools = deployment.urls.map(
+      (url) => new Pool(url, { connections: Math.ceil(options.soakClients / deployment.urls.length) + 2 }),
+    );
     scope.defer('close the soak clients', () => Promise.all(pools.map((pool) => pool.close())));
     const started = Date.now();
     const endAt = started + options.soakMinutes * 60_000;
     const minutes: Minute[] = [];
     const minute = () => {
       const index = Math.floor((Date.now() - started) / 60_000);
-      while (minutes.length <= index) minutes.push({ latencies: [], byOperation: new Map(), failures: new Map(), rss: deployment.pids.map(() => []) });
+      while (minutes.length <= index)
+        minutes.push({
+          latencies: [],
+          byOperation: new Map(),
+          failures: new Map(),
+          rss: deployment.pids.map(() => []),
+        });
       return minutes[index]!;
     };
-    async function send(pool: Pool, name: string, method: 'GET' | 'POST' | 'DELETE', path: string, body?: unknown): Promise<unknown> {
+    async function send(
+      pool: Pool,
+      name: string,
+      method: 'GET' | 'POST' | 'DELETE',
+      path: string,
+      body?: unknown,
+    ): Promise<unknown> {
       const begun = performance.now();
       const response = await pool.request({
         method,
         path,
-        headers: { ...(name === 'login' ? {} : deployment.headers), ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+        headers: {
+          ...(name === 'login' ? {} : deployment.headers),
+          ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+        },
         body: body === undefined ? undefined : JSON.stringify(body),
       });
       const text = await response.body.text();
@@ -441,7 +652,8 @@ async function soak(options: ScaleOptions): Promise<boolean> {
           name: `soak ${i}`,
           url: `https://hooks.example.com/soak/${i}`,
         })) as { id?: number } | null;
-        if (created?.id) await send(pool, 'webhook delete', 'DELETE', `/service/alert_system_setting_delete_webhook/${created.id}/`);
+        if (created?.id)
+          await send(pool, 'webhook delete', 'DELETE', `/service/alert_system_setting_delete_webhook/${created.id}/`);
       }
     };
     // A login every few seconds, on each process in turn (argon2: its CPU weighs on the rest).
@@ -481,7 +693,9 @@ async function soak(options: ScaleOptions): Promise<boolean> {
     const growth = deployment.pids.map((_, i) => (rssLast[i]! / rssFirst[i]! - 1) * 100);
     const failures = full.reduce((sum, m) => sum + [...m.failures.values()].reduce((a, b) => a + b, 0), 0);
     const requests = full.reduce((sum, m) => sum + m.latencies.length, 0);
-    const rows = [['operation', 'minute 1 requests', 'p50 ms', 'p99 ms', `minute ${full.length} requests`, 'p50 ms', 'p99 ms']];
+    const rows = [
+      ['operation', 'minute 1 requests', 'p50 ms', 'p99 ms', `minute ${full.length} requests`, 'p50 ms', 'p99 ms'],
+    ];
     const line = (label: string, start: number[], end: number[]) => [
       label,
       int(start.length),
@@ -492,7 +706,8 @@ async function soak(options: ScaleOptions): Promise<boolean> {
       ms(percentileOf(end, 99)),
     ];
     rows.push(line('all', first.latencies, last.latencies));
-    for (const name of [...first.byOperation.keys()].sort()) rows.push(line(name, first.byOperation.get(name)!, last.byOperation.get(name) ?? []));
+    for (const name of [...first.byOperation.keys()].sort())
+      rows.push(line(name, first.byOperation.get(name)!, last.byOperation.get(name) ?? []));
     process.stdout.write(
       `\nsoak: ${options.soakMinutes} min, ${int(requests)} requests (${int(requests / (options.soakMinutes * 60))} req/s), ${failures} non-2xx; load average ${loadText()}\n` +
         `${table(rows)}\n` +
@@ -511,7 +726,10 @@ async function soak(options: ScaleOptions): Promise<boolean> {
 
 export async function run(args: string[]): Promise<void> {
   const options = parseOptions(args);
-  for (const [what, url] of [['postgres', options.adminUrl], ['redis', options.redisUrl]] as const) {
+  for (const [what, url] of [
+    ['postgres', options.adminUrl],
+    ['redis', options.redisUrl],
+  ] as const) {
     const problem = await reachable(what, url);
     if (problem) throw new Error(`${what} is not reachable at ${url}: ${problem}`);
   }

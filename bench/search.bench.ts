@@ -83,7 +83,12 @@ const QUERIES: BenchQuery[] = [
   { label: 'AND (selective)', query: 'billing42@globex.com AND password', selective: true },
   { label: 'AND (common)', query: 'fresh AND logs', selective: false },
   { label: 'OR', query: 'combo OR логи', selective: false },
-  { label: 'phrase', query: '"access to the full acme payroll database"', selective: true, planted: PHRASE_NEEDLE.count },
+  {
+    label: 'phrase',
+    query: '"access to the full acme payroll database"',
+    selective: true,
+    planted: PHRASE_NEEDLE.count,
+  },
   { label: 'channel-filtered', query: 'password', channels: true, selective: true },
   { label: 'broad', query: 'with', selective: false },
 ];
@@ -140,14 +145,21 @@ const count = (label: string, min: number, max: number) => (raw: string) => {
 function parseOptions(args: string[]): SearchBenchOptions {
   const program = new Command('npm run bench -- search')
     .description('messenger search: ingest, index size, query latency via HTTP and store, linear-scan baseline')
-    .addOption(new Option('--store <engine>', 'the store behind Dragnet').choices(['sqlite', 'postgres']).default('sqlite'))
+    .addOption(
+      new Option('--store <engine>', 'the store behind Dragnet').choices(['sqlite', 'postgres']).default('sqlite'),
+    )
     .option(
       '--admin-url <url>',
       'PostgreSQL admin connection for --store postgres (a fresh database is created on that server and dropped)',
       process.env.DRAGNET_BENCH_DATABASE_URL || DEFAULT_POSTGRES_ADMIN_URL,
     )
     .option('--messages <n>', 'corpus size', count('--messages', 10_000, 20_000_000), 1_000_000)
-    .option('--runs <n>', 'timed runs per query on each of HTTP and store (after one warm-up)', count('--runs', 1, 1000), 20)
+    .option(
+      '--runs <n>',
+      'timed runs per query on each of HTTP and store (after one warm-up)',
+      count('--runs', 1, 1000),
+      20,
+    )
     .option('--scan-runs <n>', 'timed runs per query of the linear scan', count('--scan-runs', 1, 100), 5)
     .option(
       '--query-budget <s>',
@@ -155,12 +167,32 @@ function parseOptions(args: string[]): SearchBenchOptions {
       count('--query-budget', 1, 3600),
       30,
     )
-    .option('--ingest-budget <s>', 'seconds after which the ingest stops and the run goes on with what was written', count('--ingest-budget', 10, 86_400), 420)
-    .option('--chunk <n>', 'messages per corpus.write() call (one transaction)', count('--chunk', 1000, 1_000_000), 50_000)
+    .option(
+      '--ingest-budget <s>',
+      'seconds after which the ingest stops and the run goes on with what was written',
+      count('--ingest-budget', 10, 86_400),
+      420,
+    )
+    .option(
+      '--chunk <n>',
+      'messages per corpus.write() call (one transaction)',
+      count('--chunk', 1000, 1_000_000),
+      50_000,
+    )
     .option('--grep-runs <n>', 'timed runs of grep -c -F over the text dump', count('--grep-runs', 1, 100), 5)
-    .option('--concurrency-messages <n>', 'messages written during the concurrent searches (and once alone before); 0 skips (f)', count('--concurrency-messages', 0, 10_000_000), 100_000)
+    .option(
+      '--concurrency-messages <n>',
+      'messages written during the concurrent searches (and once alone before); 0 skips (f)',
+      count('--concurrency-messages', 0, 10_000_000),
+      100_000,
+    )
     .option('--clients <n>', 'concurrent search clients in (f)', count('--clients', 1, 64), 8)
-    .option('--timeout <min>', 'the whole run gives up (and cleans up) after this many minutes', count('--timeout', 1, 24 * 60), 45)
+    .option(
+      '--timeout <min>',
+      'the whole run gives up (and cleans up) after this many minutes',
+      count('--timeout', 1, 24 * 60),
+      45,
+    )
     .option('--log-level <level>', 'DRAGNET_LOG_LEVEL of the server child', 'warn')
     .exitOverride((error) => process.exit(error.exitCode === 0 ? 0 : 2))
     .allowExcessArguments(false);
@@ -173,10 +205,14 @@ function parseOptions(args: string[]): SearchBenchOptions {
 
 const say = (line = '') => process.stdout.write(line + '\n');
 const int = (value: number) => Math.round(value).toLocaleString('en-US');
-const ms = (value: number) => (Number.isNaN(value) ? '-' : value < 10 ? value.toFixed(2) : value < 100 ? value.toFixed(1) : value.toFixed(0));
+const ms = (value: number) =>
+  Number.isNaN(value) ? '-' : value < 10 ? value.toFixed(2) : value < 100 ? value.toFixed(1) : value.toFixed(0);
 const mb = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(1)} MB`;
 const seconds = (millis: number) => `${(millis / 1000).toFixed(1)} s`;
-const loadText = () => loadavg().map((value) => value.toFixed(2)).join(' ');
+const loadText = () =>
+  loadavg()
+    .map((value) => value.toFixed(2))
+    .join(' ');
 /** CPU time of this process (all threads) in milliseconds: a load-independent proxy on a busy machine. */
 const cpuMs = () => {
   const usage = process.cpuUsage();
@@ -210,7 +246,11 @@ interface Server {
 }
 
 async function startServer(env: NodeJS.ProcessEnv, scope: CleanupScope): Promise<Server> {
-  const child = spawn(process.execPath, [DRAGNET_BIN, 'serve'], { cwd: REPO_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [DRAGNET_BIN, 'serve'], {
+    cwd: REPO_ROOT,
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   const stop = stopperOf(child);
   scope.defer(`stop dragnet serve (pid ${child.pid})`, stop);
 
@@ -223,13 +263,18 @@ async function startServer(env: NodeJS.ProcessEnv, scope: CleanupScope): Promise
   const lines = createInterface({ input: child.stdout });
 
   const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => fail(new Error('dragnet serve did not report "listening on" within 120 s')), 120_000);
+    const timer = setTimeout(
+      () => fail(new Error('dragnet serve did not report "listening on" within 120 s')),
+      120_000,
+    );
     const onLine = (line: string) => {
       const match = /listening on (http:\/\/\S+)/.exec(line);
       if (match) settle(() => resolve(match[1]!));
     };
     const onExit = (code: number | null, signal: string | null) =>
-      fail(new Error(`dragnet serve exited before listening (code ${code}, signal ${signal}): ${stderrTail.join(' | ')}`));
+      fail(
+        new Error(`dragnet serve exited before listening (code ${code}, signal ${signal}): ${stderrTail.join(' | ')}`),
+      );
     const onError = (error: Error) => fail(error);
     const settle = (done: () => void) => {
       clearTimeout(timer);
@@ -248,7 +293,8 @@ async function startServer(env: NodeJS.ProcessEnv, scope: CleanupScope): Promise
 
 /** A keep-alive connection the server closed while idle fails the request sent on it, before the server saw it. */
 const closedConnection = (error: unknown) =>
-  error instanceof TypeError && ['UND_ERR_SOCKET', 'ECONNRESET'].includes((error.cause as { code?: string } | undefined)?.code ?? '');
+  error instanceof TypeError &&
+  ['UND_ERR_SOCKET', 'ECONNRESET'].includes((error.cause as { code?: string } | undefined)?.code ?? '');
 
 async function postJson(url: string, body: unknown, token?: string): Promise<unknown> {
   const send = () =>
@@ -263,7 +309,8 @@ async function postJson(url: string, body: unknown, token?: string): Promise<unk
     throw error;
   });
   const text = await response.text();
-  if (response.status !== 200) throw new Error(`POST ${new URL(url).pathname} answered ${response.status}: ${text.slice(0, 500)}`);
+  if (response.status !== 200)
+    throw new Error(`POST ${new URL(url).pathname} answered ${response.status}: ${text.slice(0, 500)}`);
   return JSON.parse(text) as unknown;
 }
 
@@ -315,7 +362,8 @@ async function ingest(container: Container, options: SearchBenchOptions, deadlin
       chunk.push(next.value);
       inChunk += next.value.messages.length;
       for (const message of next.value.messages) {
-        for (const needle of NEEDLES) if (message.text.includes(needle.text)) needlesWritten.set(needle.text, needlesWritten.get(needle.text)! + 1);
+        for (const needle of NEEDLES)
+          if (message.text.includes(needle.text)) needlesWritten.set(needle.text, needlesWritten.get(needle.text)! + 1);
       }
     }
     generateMs += performance.now() - generateStart;
@@ -327,7 +375,8 @@ async function ingest(container: Container, options: SearchBenchOptions, deadlin
     const chunkMs = performance.now() - writeStart;
     writeCpuMs += cpuMs() - cpuStart;
     writeMs += chunkMs;
-    if (totals.added !== inChunk) throw new Error(`corpus.write added ${totals.added} of ${inChunk} messages (${totals.duplicates} duplicates)`);
+    if (totals.added !== inChunk)
+      throw new Error(`corpus.write added ${totals.added} of ${inChunk} messages (${totals.duplicates} duplicates)`);
     written += inChunk;
 
     const wallMs = performance.now() - wallStart;
@@ -340,10 +389,14 @@ async function ingest(container: Container, options: SearchBenchOptions, deadlin
     );
     if (!exhausted && !warned && wallMs + etaMs > options.ingestBudget * 1000) {
       warned = true;
-      say(`  ! at this rate the ingest needs ~${seconds(wallMs + etaMs)}, more than --ingest-budget ${options.ingestBudget} s: it will stop at the budget`);
+      say(
+        `  ! at this rate the ingest needs ~${seconds(wallMs + etaMs)}, more than --ingest-budget ${options.ingestBudget} s: it will stop at the budget`,
+      );
     }
     if (!exhausted && wallMs > options.ingestBudget * 1000) {
-      say(`  ! --ingest-budget ${options.ingestBudget} s reached: stopping at ${int(written)} messages; the queries run on those`);
+      say(
+        `  ! --ingest-budget ${options.ingestBudget} s reached: stopping at ${int(written)} messages; the queries run on those`,
+      );
       break;
     }
   }
@@ -379,13 +432,21 @@ async function reportSize(container: Container, store: BenchStore): Promise<stri
     try {
       const { rows } = await sql<{ name: string; bytes: number }>`
         select name, sum(pgsize) as bytes from dbstat where aggregate = 1 group by name`.execute(db);
-      const of = (test: (name: string) => boolean) => rows.filter((r) => test(r.name)).reduce((sum, r) => sum + Number(r.bytes), 0);
+      const of = (test: (name: string) => boolean) =>
+        rows.filter((r) => test(r.name)).reduce((sum, r) => sum + Number(r.bytes), 0);
       const fts = of((n) => n.startsWith('messages_fts'));
       const table = of((n) => n === 'messages');
-      const indexes = of((n) => n.startsWith('messages_') && !n.startsWith('messages_fts') || n.startsWith('sqlite_autoindex_messages'));
-      lines.push(`  of which: messages table ${mb(table)}, FTS5 trigram index ${mb(fts)}, other messages indexes ${mb(indexes)}`);
+      const indexes = of(
+        (n) =>
+          (n.startsWith('messages_') && !n.startsWith('messages_fts')) || n.startsWith('sqlite_autoindex_messages'),
+      );
+      lines.push(
+        `  of which: messages table ${mb(table)}, FTS5 trigram index ${mb(fts)}, other messages indexes ${mb(indexes)}`,
+      );
     } catch (error) {
-      lines.push(`  (no per-table breakdown: dbstat unavailable: ${error instanceof Error ? error.message : String(error)})`);
+      lines.push(
+        `  (no per-table breakdown: dbstat unavailable: ${error instanceof Error ? error.message : String(error)})`,
+      );
     }
   } else {
     // Messages are partitioned by month: sizes are summed over the partitions and their indexes.
@@ -428,7 +489,8 @@ const answerOf = (response: SearchResponseLike): Answer => ({
   newest: response.results.map((r) => `${r.channel_id}:${r.message_id}`),
 });
 
-const sameAnswer = (x: Answer, y: Answer) => x.total === y.total && x.channels === y.channels && x.newest.join(',') === y.newest.join(',');
+const sameAnswer = (x: Answer, y: Answer) =>
+  x.total === y.total && x.channels === y.channels && x.newest.join(',') === y.newest.join(',');
 
 interface QueryResult {
   query: BenchQuery;
@@ -462,7 +524,8 @@ async function measureQueries(
   for (const query of QUERIES) {
     deadline.check(`query ${query.label}`);
     const body = { query: query.query, page_size: 10, ...(query.channels ? { channel_ids: channelIds } : {}) };
-    const viaHttp = async () => answerOf((await postJson(`${server.url}/service/messenger-search-create/`, body, token)) as SearchResponseLike);
+    const viaHttp = async () =>
+      answerOf((await postJson(`${server.url}/service/messenger-search-create/`, body, token)) as SearchResponseLike);
     const viaStore = async () => answerOf((await container.search.search(context, body)) as SearchResponseLike);
     const viaRaw = rawEngineQuery(container, parseQuery(query.query).tree, query.channels ? channelIds : null);
     const via = { HTTP: viaHttp, store: viaStore, raw: viaRaw };
@@ -473,7 +536,8 @@ async function measureQueries(
     const storeCpu: number[] = [];
     const check = (path: keyof typeof via, answer: Answer) => {
       const first = answers[path];
-      if (first && !sameAnswer(answer, first)) problems.push(`a ${path} run answered differently from the first ${path} run`);
+      if (first && !sameAnswer(answer, first))
+        problems.push(`a ${path} run answered differently from the first ${path} run`);
       answers[path] ??= answer;
     };
     /*
@@ -503,14 +567,26 @@ async function measureQueries(
     await block('store', options.runs, budgetMs / 4);
     await block('raw', options.runs, budgetMs / 4);
     // A slow query (the first block ran out of budget) gets no second HTTP block.
-    if (complete && options.runs > times.HTTP.length) await block('HTTP', options.runs - times.HTTP.length, budgetMs / 4);
+    if (complete && options.runs > times.HTTP.length)
+      await block('HTTP', options.runs - times.HTTP.length, budgetMs / 4);
     const { HTTP: http, store, raw } = times;
     say(
       `  ${query.label.padEnd(17)} ${int(answers.HTTP!.total).padStart(9)} hits   HTTP p50 ${ms(percentile(http, 50))} ms, ` +
         `store p50 ${ms(percentile(store, 50))} ms (CPU ${ms(percentile(storeCpu, 50))} ms), raw p50 ${ms(percentile(raw, 50))} ms ` +
         `(${http.length} HTTP, ${store.length} store and ${raw.length} raw runs), load ${loadText()}`,
     );
-    results.push({ query, http, store, storeCpu, raw, scan: [], httpAnswer: answers.HTTP!, storeAnswer: answers.store!, rawAnswer: answers.raw!, problems });
+    results.push({
+      query,
+      http,
+      store,
+      storeCpu,
+      raw,
+      scan: [],
+      httpAnswer: answers.HTTP!,
+      storeAnswer: answers.store!,
+      rawAnswer: answers.raw!,
+      problems,
+    });
     // Untimed: keeps the history from piling up across queries.
     await clearHistory(container);
   }
@@ -577,15 +653,27 @@ function scan(corpus: ScanCorpus, tree: QueryNode, channelFilter: Set<number> | 
       if (top.length > 10) top.pop();
     }
   }
-  return { total, channels: seenChannels.size, newest: top.map((i) => `${corpus.channels[i]}:${corpus.messageIds[i]}`) };
+  return {
+    total,
+    channels: seenChannels.size,
+    newest: top.map((i) => `${corpus.channels[i]}:${corpus.messageIds[i]}`),
+  };
 }
 
 /** (c) for every query: loads every folded text, then scans them `runs` times per query. */
-async function scanAll(container: Container, results: QueryResult[], channelIds: number[], written: number, runs: number): Promise<void> {
+async function scanAll(
+  container: Container,
+  results: QueryResult[],
+  channelIds: number[],
+  written: number,
+  runs: number,
+): Promise<void> {
   say(`\n(c) linear scan: loading every folded text ...`);
   const loadStart = performance.now();
   const corpus = await loadScanCorpus(container, written);
-  say(`  loaded ${int(corpus.texts.length)} texts in ${seconds(performance.now() - loadStart)}, heap ${mb(process.memoryUsage().heapUsed)}`);
+  say(
+    `  loaded ${int(corpus.texts.length)} texts in ${seconds(performance.now() - loadStart)}, heap ${mb(process.memoryUsage().heapUsed)}`,
+  );
   for (const result of results) {
     const tree = parseQuery(result.query.query).tree;
     const filter = result.query.channels ? new Set(channelIds) : null;
@@ -631,16 +719,30 @@ async function concurrentSearches(
   // As `dragnet ingest` writes a file: one transaction per --chunk messages. Searches read on
   // connections of their own and write their history to a file of its own: none waits for it.
   const chunk = options.chunk;
-  say(`\n(f) ${options.clients} concurrent search clients, the query set in turn; ingest of ${int(options.concurrencyMessages)} messages by a child process, ${int(chunk)} per transaction`);
+  say(
+    `\n(f) ${options.clients} concurrent search clients, the query set in turn; ingest of ${int(options.concurrencyMessages)} messages by a child process, ${int(chunk)} per transaction`,
+  );
 
   const input = (round: number) => ({ shape, count: options.concurrencyMessages, round, chunk });
   const alone = await ingestInChild(env, input(1));
-  say(`  ingest alone: ${int(alone.messages)} in ${seconds(alone.writeMs)} = ${int(alone.messages / (alone.writeMs / 1000))} msg/s, load ${loadText()}`);
+  say(
+    `  ingest alone: ${int(alone.messages)} in ${seconds(alone.writeMs)} = ${int(alone.messages / (alone.writeMs / 1000))} msg/s, load ${loadText()}`,
+  );
 
   const idleUntil = performance.now() + Math.max(10_000, alone.writeMs);
   const idle = await searchLoad({ clients: options.clients, searches, until: () => performance.now() > idleUntil });
   const describe = (samples: LoadSample[]) =>
-    `${samples.length} searches, p50 ${ms(percentile(samples.map((x) => x.ms), 50))} ms, p95 ${ms(percentile(samples.map((x) => x.ms), 95))} ms`;
+    `${samples.length} searches, p50 ${ms(
+      percentile(
+        samples.map((x) => x.ms),
+        50,
+      ),
+    )} ms, p95 ${ms(
+      percentile(
+        samples.map((x) => x.ms),
+        95,
+      ),
+    )} ms`;
   say(`  idle store: ${describe(idle)}, load ${loadText()}`);
   await clearHistory(container);
 
@@ -654,7 +756,14 @@ async function concurrentSearches(
   );
   const perQuery = QUERIES.map((query) => {
     const of = (samples: LoadSample[]) => samples.filter((x) => x.label === query.label).map((x) => x.ms);
-    return [query.label, ms(percentile(of(idle), 50)), ms(percentile(of(idle), 95)), ms(percentile(of(during), 50)), ms(percentile(of(during), 95)), `${of(idle).length}/${of(during).length}`];
+    return [
+      query.label,
+      ms(percentile(of(idle), 50)),
+      ms(percentile(of(idle), 95)),
+      ms(percentile(of(during), 50)),
+      ms(percentile(of(during), 95)),
+      `${of(idle).length}/${of(during).length}`,
+    ];
   });
   say(table(['query', 'idle p50', 'idle p95', 'ingest p50', 'ingest p95', 'n idle/ingest'], perQuery));
   await clearHistory(container);
@@ -665,7 +774,12 @@ function table(header: string[], rows: string[][]): string {
   const all = [header, ...rows];
   const widths = header.map((_, column) => Math.max(...all.map((row) => row[column]!.length)));
   return all
-    .map((row) => row.map((cell, column) => (column === 0 ? cell.padEnd(widths[column]!) : cell.padStart(widths[column]!))).join('  ').trimEnd())
+    .map((row) =>
+      row
+        .map((cell, column) => (column === 0 ? cell.padEnd(widths[column]!) : cell.padStart(widths[column]!)))
+        .join('  ')
+        .trimEnd(),
+    )
     .join('\n');
 }
 
@@ -685,7 +799,13 @@ export async function run(args: string[]): Promise<void> {
   const scope = new CleanupScope();
   try {
     const store = await createBenchStore(options.store, scope, options.adminUrl);
-    const env: NodeJS.ProcessEnv = { ...process.env, HOST: '127.0.0.1', PORT: '0', DRAGNET_LOG_LEVEL: options.logLevel, ...store.env };
+    const env: NodeJS.ProcessEnv = {
+      ...process.env,
+      HOST: '127.0.0.1',
+      PORT: '0',
+      DRAGNET_LOG_LEVEL: options.logLevel,
+      ...store.env,
+    };
     if (options.store === 'sqlite') delete env.DRAGNET_DATABASE_URL;
     say(`store: ${store.location}`);
 
@@ -701,7 +821,9 @@ export async function run(args: string[]): Promise<void> {
         `(wall ${seconds(figures.wallMs)} including ${seconds(figures.generateMs)} generating the corpus: ` +
         `${int(figures.written / (figures.wallMs / 1000))} msg/s end to end); ` +
         `this process used ${seconds(figures.writeCpuMs)} CPU for the writes` +
-        (options.store === 'sqlite' ? ` (${int(figures.written / (figures.writeCpuMs / 1000))} msg per CPU-second)` : ' (the PostgreSQL server work is not included)') +
+        (options.store === 'sqlite'
+          ? ` (${int(figures.written / (figures.writeCpuMs / 1000))} msg per CPU-second)`
+          : ' (the PostgreSQL server work is not included)') +
         (figures.complete ? '' : ` -- STOPPED EARLY at the ingest budget, ${int(figures.planned)} planned`),
     );
     if (options.store === 'postgres') {
@@ -719,26 +841,48 @@ export async function run(args: string[]): Promise<void> {
     const user = await container.users.create({ orgName: 'Search bench', email, password });
     // Once rate limiting is in place, its defaults (100 searches a day, 25 requests a second)
     // would stop the benchmark: raise them far above what it sends, keeping the limiter at work.
-    const limits = (container as unknown as { limits?: { setOverride?(orgId: number, scope: string, period: string, limit: number): Promise<void> } }).limits;
+    const limits = (
+      container as unknown as {
+        limits?: { setOverride?(orgId: number, scope: string, period: string, limit: number): Promise<void> };
+      }
+    ).limits;
     if (limits?.setOverride) {
       await limits.setOverride(user.org_id, 'account', 'second', 1_000_000);
       await limits.setOverride(user.org_id, 'account', 'month', 1_000_000_000);
       await limits.setOverride(user.org_id, 'service:messenger-search-create', 'day', 1_000_000_000);
     }
     const server = await startServer(env, scope);
-    say(`\n2. server: node bin/dragnet.js serve (pid ${server.pid}) at ${server.url}, DRAGNET_LOG_LEVEL=${options.logLevel}`);
+    say(
+      `\n2. server: node bin/dragnet.js serve (pid ${server.pid}) at ${server.url}, DRAGNET_LOG_LEVEL=${options.logLevel}`,
+    );
     const login = (await postJson(`${server.url}/token/`, { email, password })) as { access?: unknown };
-    if (typeof login.access !== 'string') throw new Error(`login answered without an access token: ${JSON.stringify(login)}`);
+    if (typeof login.access !== 'string')
+      throw new Error(`login answered without an access token: ${JSON.stringify(login)}`);
 
-    const channelRows = await container.store.db.selectFrom('channels').select(['id', 'username']).orderBy('id').execute();
-    const channelIds = [0.05, 0.25, 0.45, 0.65, 0.85].map((at) => Number(channelRows[Math.floor(at * channelRows.length)]!.id));
+    const channelRows = await container.store.db
+      .selectFrom('channels')
+      .select(['id', 'username'])
+      .orderBy('id')
+      .execute();
+    const channelIds = [0.05, 0.25, 0.45, 0.65, 0.85].map((at) =>
+      Number(channelRows[Math.floor(at * channelRows.length)]!.id),
+    );
     const channelNames = channelIds.map((id) => channelRows.find((c) => Number(c.id) === id)!.username);
     const expectedNames = corpusChannels(SEED, CHANNELS).map((c) => c.username);
-    if (!channelNames.every((name) => name !== null && expectedNames.includes(name))) throw new Error('unexpected channel names in the store');
+    if (!channelNames.every((name) => name !== null && expectedNames.includes(name)))
+      throw new Error('unexpected channel names in the store');
     say(`channel filter: ids ${channelIds.join(', ')} (${channelNames.join(', ')})`);
 
     say(`\n(a) HTTP and (b) store, in blocks (HTTP, store, HTTP), page_size 10:`);
-    const results = await measureQueries(container, server, login.access, { orgId: user.org_id, userId: user.id }, channelIds, options, deadline);
+    const results = await measureQueries(
+      container,
+      server,
+      login.access,
+      { orgId: user.org_id, userId: user.id },
+      channelIds,
+      options,
+      deadline,
+    );
 
     // 3. (c) the linear scan; loaded only now so its heap (~0.5 GB a million messages) cannot
     // disturb (b)'s timings, and released before (e) and (f).
@@ -748,15 +892,18 @@ export async function run(args: string[]): Promise<void> {
     // Checks
     for (const result of results) {
       const { httpAnswer: a, storeAnswer: b, rawAnswer: d, scanAnswer: c } = result;
-      const show = (x: Answer) => `${x.total} hits in ${x.channels} channels, newest [${x.newest.slice(0, 3).join(' ')} …]`;
+      const show = (x: Answer) =>
+        `${x.total} hits in ${x.channels} channels, newest [${x.newest.slice(0, 3).join(' ')} …]`;
       if (!sameAnswer(a, b)) result.problems.push(`HTTP (${show(a)}) != store (${show(b)})`);
       if (!sameAnswer(b, d)) result.problems.push(`store (${show(b)}) != raw (${show(d)})`);
       if (c && !sameAnswer(b, c)) result.problems.push(`store (${show(b)}) != scan (${show(c)})`);
       if (result.query.planted !== undefined) {
         const needle = NEEDLES.find((n) => n.count === result.query.planted)!;
         const written = figures.needlesWritten.get(needle.text)!;
-        if (figures.complete && written !== needle.count) result.problems.push(`the generator wrote the needle ${written} times, ${needle.count} planted`);
-        if (a.total !== written) result.problems.push(`${a.total} hits, but the needle is in ${written} written messages`);
+        if (figures.complete && written !== needle.count)
+          result.problems.push(`the generator wrote the needle ${written} times, ${needle.count} planted`);
+        if (a.total !== written)
+          result.problems.push(`${a.total} hits, but the needle is in ${written} written messages`);
       }
     }
 
@@ -783,10 +930,27 @@ export async function run(args: string[]): Promise<void> {
         `${r.http.length}/${r.store.length}/${r.raw.length}`,
       ];
     });
-    say(`\nresults (${int(figures.written)} messages, ${options.store}; milliseconds; p95 is nearest-rank over n runs):`);
+    say(
+      `\nresults (${int(figures.written)} messages, ${options.store}; milliseconds; p95 is nearest-rank over n runs):`,
+    );
     say(
       table(
-        ['query', 'text', 'total', 'HTTP p50', 'HTTP p95', 'store p50', 'store p95', 'store CPU p50', 'raw p50', 'raw p95', 'scan p50', 'HTTP/store', 'scan/HTTP', 'n HTTP/store/raw'],
+        [
+          'query',
+          'text',
+          'total',
+          'HTTP p50',
+          'HTTP p95',
+          'store p50',
+          'store p95',
+          'store CPU p50',
+          'raw p50',
+          'raw p95',
+          'scan p50',
+          'HTTP/store',
+          'scan/HTTP',
+          'n HTTP/store/raw',
+        ],
         rows,
       ),
     );
@@ -797,19 +961,27 @@ export async function run(args: string[]): Promise<void> {
     const broadTerm = results.find((r) => r.query.query === GREP_TERM);
     say(`\n(e) grep -c -F ${GREP_TERM} over a dump of the folded texts, one message per line:`);
     const grep = await grepPeer(container, store.dataDir, GREP_TERM, options.grepRuns);
-    say(`  ${path.basename(grep.file)}: ${mb(grep.bytes)}, ${int(grep.count)} lines; grep p50 ${ms(p(grep.times, 50))} ms, p95 ${ms(p(grep.times, 95))} ms over ${grep.times.length} runs`);
-    if (broadTerm && grep.count !== broadTerm.httpAnswer.total) broadTerm.problems.push(`grep counts ${grep.count} lines, the search ${broadTerm.httpAnswer.total}`);
+    say(
+      `  ${path.basename(grep.file)}: ${mb(grep.bytes)}, ${int(grep.count)} lines; grep p50 ${ms(p(grep.times, 50))} ms, p95 ${ms(p(grep.times, 95))} ms over ${grep.times.length} runs`,
+    );
+    if (broadTerm && grep.count !== broadTerm.httpAnswer.total)
+      broadTerm.problems.push(`grep counts ${grep.count} lines, the search ${broadTerm.httpAnswer.total}`);
     rmSync(grep.file, { force: true });
 
     // 5. (f) concurrent searches during an ingest
-    const concurrency = options.concurrencyMessages > 0 ? await concurrentSearches(container, env, server, login.access, channelIds, options, deadline) : null;
+    const concurrency =
+      options.concurrencyMessages > 0
+        ? await concurrentSearches(container, env, server, login.access, channelIds, options, deadline)
+        : null;
 
     const selective = results.filter((r) => r.query.selective);
     const broad = results.filter((r) => !r.query.selective);
     const verdict = (pass: boolean) => (pass ? 'PASS' : 'FAIL');
     const lines: Array<{ pass: boolean; text: string }> = [];
     {
-      const misses = selective.filter((r) => p(r.http, 50) > TARGETS.selectiveP50Ms || p(r.http, 95) > TARGETS.selectiveP95Ms);
+      const misses = selective.filter(
+        (r) => p(r.http, 50) > TARGETS.selectiveP50Ms || p(r.http, 95) > TARGETS.selectiveP95Ms,
+      );
       lines.push({
         pass: misses.length === 0,
         text:
@@ -821,13 +993,17 @@ export async function run(args: string[]): Promise<void> {
       const limit = TARGETS.everyQueryP50Ms[options.store];
       lines.push({
         pass: results.every((r) => p(r.http, 50) <= limit),
-        text: `every query through HTTP p50 <= ${limit} ms (#12, up to 1M messages): ` + results.map((r) => `${r.query.label} ${ms(p(r.http, 50))}`).join(', '),
+        text:
+          `every query through HTTP p50 <= ${limit} ms (#12, up to 1M messages): ` +
+          results.map((r) => `${r.query.label} ${ms(p(r.http, 50))}`).join(', '),
       });
     }
     if (figures.written >= 5_000_000) {
       lines.push({
         pass: broad.every((r) => p(r.http, 95) <= TARGETS.broadP95MsLarge),
-        text: `broad queries through HTTP p95 <= ${TARGETS.broadP95MsLarge} ms (#12, set for SQLite at 10M): ` + broad.map((r) => `${r.query.label} ${ms(p(r.http, 95))}`).join(', '),
+        text:
+          `broad queries through HTTP p95 <= ${TARGETS.broadP95MsLarge} ms (#12, set for SQLite at 10M): ` +
+          broad.map((r) => `${r.query.label} ${ms(p(r.http, 95))}`).join(', '),
       });
     }
     lines.push({
@@ -849,7 +1025,9 @@ export async function run(args: string[]): Promise<void> {
         pass: misses.length === 0,
         text:
           `HTTP p50 <= ${TARGETS.httpOverStore}x the direct store query (every query): ` +
-          (misses.length ? `over: ${misses.map((x) => `${x.r.query.label} ${x.ratio.toFixed(2)}x`).join(', ')}` : `worst ${Math.max(...ratios.map((x) => x.ratio)).toFixed(2)}x`),
+          (misses.length
+            ? `over: ${misses.map((x) => `${x.r.query.label} ${x.ratio.toFixed(2)}x`).join(', ')}`
+            : `worst ${Math.max(...ratios.map((x) => x.ratio)).toFixed(2)}x`),
       });
     }
     {
@@ -866,8 +1044,14 @@ export async function run(args: string[]): Promise<void> {
       text: `ingest >= ${int(TARGETS.ingestPerSecond)} msg/s: ${int(ingestRate)} msg/s${figures.complete ? '' : ' (stopped at the ingest budget)'}`,
     });
     if (concurrency) {
-      const idle = p(concurrency.idle.map((x) => x.ms), 95);
-      const during = p(concurrency.during.map((x) => x.ms), 95);
+      const idle = p(
+        concurrency.idle.map((x) => x.ms),
+        95,
+      );
+      const during = p(
+        concurrency.during.map((x) => x.ms),
+        95,
+      );
       lines.push({
         pass: during <= TARGETS.concurrentOverIdleP95 * idle,
         text: `${options.clients} concurrent searches during an ingest: p95 <= ${TARGETS.concurrentOverIdleP95}x the same load on an idle store: ${ms(during)} against ${ms(idle)} ms (${(during / idle).toFixed(2)}x)`,
@@ -882,17 +1066,22 @@ export async function run(args: string[]): Promise<void> {
           `(per CPU-second of the writer: ${int(concurrency.withSearches.messages / (concurrency.withSearches.cpuMs / 1000))} against ${int(concurrency.alone.messages / (concurrency.alone.cpuMs / 1000))})`,
       });
     }
-    const problems = results.flatMap((r) => r.problems.map((problem) => `${r.query.label} (${r.query.query}): ${problem}`));
+    const problems = results.flatMap((r) =>
+      r.problems.map((problem) => `${r.query.label} (${r.query.query}): ${problem}`),
+    );
     lines.push({
       pass: problems.length === 0,
       text: `totals, channel counts and newest 10 agree across HTTP, store, raw and scan (and grep); planted needles found exactly (${RARE_NEEDLE.count}, ${PHRASE_NEEDLE.count})`,
     });
     say('');
-    for (const line of lines) say(`search [${options.store}, ${int(figures.written)} messages]: ${line.text}: ${verdict(line.pass)}`);
+    for (const line of lines)
+      say(`search [${options.store}, ${int(figures.written)} messages]: ${line.text}: ${verdict(line.pass)}`);
 
     if (problems.length) {
       const banner = '!'.repeat(78);
-      process.stderr.write(`\n${banner}\nMISMATCH: the search paths disagree\n${problems.map((x) => `  - ${x}`).join('\n')}\n${banner}\n`);
+      process.stderr.write(
+        `\n${banner}\nMISMATCH: the search paths disagree\n${problems.map((x) => `  - ${x}`).join('\n')}\n${banner}\n`,
+      );
       process.exitCode = 3;
     } else if (lines.some((line) => !line.pass)) {
       process.exitCode = 1;

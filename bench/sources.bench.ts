@@ -32,7 +32,9 @@ const sourcesDir = path.join(path.dirname(fileURLToPath(import.meta.url)), 'sour
 
 async function benchSources(): Promise<BenchSource[]> {
   const found: BenchSource[] = [];
-  for (const file of readdirSync(sourcesDir).filter((name) => name.endsWith('.ts')).sort()) {
+  for (const file of readdirSync(sourcesDir)
+    .filter((name) => name.endsWith('.ts'))
+    .sort()) {
     const module = (await import(pathToFileURL(path.join(sourcesDir, file)).href)) as { benchSource?: BenchSource };
     if (module.benchSource) found.push(module.benchSource);
   }
@@ -50,7 +52,14 @@ export async function run(argv: string[]): Promise<void> {
     .option('--observed <n>', 'phishing: newly observed domains', positive('--observed', true, 1e8), 1_000_000)
     .option('--skip-phishing-match', 'leave out the phishing candidate generation + match figure')
     .parse(argv, { from: 'user' })
-    .opts<{ store: StoreKind; records: number; only?: string; watched: number; observed: number; skipPhishingMatch?: boolean }>();
+    .opts<{
+      store: StoreKind;
+      records: number;
+      only?: string;
+      watched: number;
+      observed: number;
+      skipPhishingMatch?: boolean;
+    }>();
   const out = (line: string) => process.stdout.write(`${line}\n`);
   const only = options.only?.split(',').map((name) => name.trim());
   const failures: string[] = [];
@@ -58,7 +67,9 @@ export async function run(argv: string[]): Promise<void> {
   try {
     const { store, container } = await createBenchContainer(options.store, scope);
     const context = container.sourceContext;
-    out(`sources bench on ${options.store} (${store.location}), ${options.records.toLocaleString('en')} records per source`);
+    out(
+      `sources bench on ${options.store} (${store.location}), ${options.records.toLocaleString('en')} records per source`,
+    );
     out('source            ingester          format       records/s    time      added     again: added');
     for (const bench of await benchSources()) {
       if (only && !only.includes(bench.source)) continue;
@@ -75,7 +86,10 @@ export async function run(argv: string[]): Promise<void> {
       out(
         `${bench.source.padEnd(18)}${bench.ingester.padEnd(18)}${bench.format.padEnd(13)}${Math.round(rate).toLocaleString('en').padStart(9)}    ${seconds(elapsed).padStart(8)}  ${String(first.tally.added).padStart(8)}  ${String(again.tally.added).padStart(8)}   (${bench.unit})`,
       );
-      if (first.failed || first.tally.rejected > 0) failures.push(`${bench.source}: ${first.tally.rejected} rejected, ${first.tally.errors[0]?.reason ?? 'input failed'}`);
+      if (first.failed || first.tally.rejected > 0)
+        failures.push(
+          `${bench.source}: ${first.tally.rejected} rejected, ${first.tally.errors[0]?.reason ?? 'input failed'}`,
+        );
       if (again.tally.added !== 0) failures.push(`${bench.source}: re-ingest added ${again.tally.added}`);
     }
 
@@ -83,7 +97,12 @@ export async function run(argv: string[]): Promise<void> {
       const { benchPhishingMatch } = await import('./sources/phishing-match.ts');
       // A store of its own: the domains the ingest step stored would be hits too.
       const { container: matchContainer } = await createBenchContainer(options.store, scope);
-      const report = await benchPhishingMatch({ watched: options.watched, observed: options.observed, context: matchContainer.sourceContext, out });
+      const report = await benchPhishingMatch({
+        watched: options.watched,
+        observed: options.observed,
+        context: matchContainer.sourceContext,
+        out,
+      });
       for (const line of report.lines) out(line);
       failures.push(...report.failures);
     }

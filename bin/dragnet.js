@@ -18,7 +18,9 @@ if (stale) {
     // An installation the service user cannot write to (copied without its timestamps) still
     // runs the build it has.
     if (!existsSync(entryFile)) throw error;
-    process.stderr.write(`dragnet: could not rebuild dist/ (${error instanceof Error ? error.message : String(error)}); running the existing build\n`);
+    process.stderr.write(
+      `dragnet: could not rebuild dist/ (${error instanceof Error ? error.message : String(error)}); running the existing build\n`,
+    );
   }
 }
 await import('../dist/dragnet.js');

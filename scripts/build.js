@@ -38,7 +38,8 @@ const INLINED = new Set([
 ]);
 
 // Inlined CommonJS code calls require() for Node's own modules, which an ES module lacks.
-const requireShim = "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);";
+const requireShim =
+  "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);";
 
 /** What a build reads besides src/: a change to any of these makes dist/ stale too. */
 const buildInputs = [fileURLToPath(import.meta.url), path.join(root, 'package.json')];
@@ -147,17 +148,22 @@ export async function build() {
   for (const [to, from] of copies) {
     const files = statSync(from).isDirectory() ? readdirSync(from, { recursive: true }).map(String) : [''];
     for (const name of files) {
-      if (statSync(path.join(from, name)).isFile()) writeAtomically(path.join(to, name), readFileSync(path.join(from, name)));
+      if (statSync(path.join(from, name)).isFile())
+        writeAtomically(path.join(to, name), readFileSync(path.join(from, name)));
     }
     written.add(to);
   }
   // Another process building at the same moment writes the same files: its temporaries are left alone.
   for (const name of readdirSync(distDir, { recursive: true }).map(String)) {
     const full = path.join(distDir, name);
-    const kept = name.endsWith('.tmp') || [...written].some((file) => full === file || full.startsWith(file + path.sep));
+    const kept =
+      name.endsWith('.tmp') || [...written].some((file) => full === file || full.startsWith(file + path.sep));
     if (!kept && statSync(full, { throwIfNoEntry: false })?.isFile()) rmSync(full, { force: true });
   }
-  writeAtomically(stampFile, JSON.stringify({ builtAt: new Date().toISOString(), sourcesMtime, esbuild: esbuild.version }) + '\n');
+  writeAtomically(
+    stampFile,
+    JSON.stringify({ builtAt: new Date().toISOString(), sourcesMtime, esbuild: esbuild.version }) + '\n',
+  );
 }
 
 if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {

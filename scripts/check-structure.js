@@ -28,7 +28,9 @@ async function importCycles(skipTypeImports) {
   return graph.circular();
 }
 
-const results = await Promise.all(checks.map(async (check) => ({ ...check, cycles: await importCycles(check.skipTypeImports) })));
+const results = await Promise.all(
+  checks.map(async (check) => ({ ...check, cycles: await importCycles(check.skipTypeImports) })),
+);
 let failed = false;
 for (const { what, allowed, cycles } of results) {
   const over = cycles.length > allowed;

@@ -183,7 +183,8 @@ function systemSender(raw: string | undefined): SystemSenderConfig | undefined {
   }
   if (url.protocol !== 'smtp:') throw new Error('DRAGNET_SYSTEM_SMTP_URL must start with smtp://');
   const encryption = (url.searchParams.get('encryption') ?? 'TLS').toUpperCase();
-  if (encryption !== 'TLS' && encryption !== 'SSL') throw new Error('DRAGNET_SYSTEM_SMTP_URL encryption must be TLS or SSL');
+  if (encryption !== 'TLS' && encryption !== 'SSL')
+    throw new Error('DRAGNET_SYSTEM_SMTP_URL encryption must be TLS or SSL');
   const from = url.searchParams.get('from') ?? (url.username ? decodeURIComponent(url.username) : '');
   if (!from.includes('@')) throw new Error('DRAGNET_SYSTEM_SMTP_URL needs ?from=<address>');
   return {
@@ -208,10 +209,17 @@ function trustProxy(raw: string | undefined): Config['trustProxy'] {
   const value = (raw ?? '').trim();
   if (value === '' || value === 'false') return false;
   if (value === 'true') return true;
-  const entries = value.split(',').map((part) => part.trim()).filter(Boolean);
+  const entries = value
+    .split(',')
+    .map((part) => part.trim())
+    .filter(Boolean);
   for (const entry of entries) {
-    const valid = PROXY_RANGE_NAMES.includes(entry) || (entry.includes('/') ? ipaddr.isValidCIDR(entry) : ipaddr.isValid(entry));
-    if (!valid) throw new Error(`DRAGNET_TRUST_PROXY must be true, false, or proxy addresses, CIDRs or "loopback", got "${entry}"`);
+    const valid =
+      PROXY_RANGE_NAMES.includes(entry) || (entry.includes('/') ? ipaddr.isValidCIDR(entry) : ipaddr.isValid(entry));
+    if (!valid)
+      throw new Error(
+        `DRAGNET_TRUST_PROXY must be true, false, or proxy addresses, CIDRs or "loopback", got "${entry}"`,
+      );
   }
   return entries;
 }
@@ -226,7 +234,10 @@ function metricsToken(raw: string | undefined): string | undefined {
 function allowHosts(env: Env, names: string[]): string[] {
   const entries: string[] = [];
   for (const name of names) {
-    const list = (env[name] ?? '').split(',').map((entry) => entry.trim()).filter(Boolean);
+    const list = (env[name] ?? '')
+      .split(',')
+      .map((entry) => entry.trim())
+      .filter(Boolean);
     try {
       parseAllowList(list);
     } catch (error) {
@@ -263,7 +274,9 @@ export function loadConfig(env: Env = process.env): Config {
     trustProxy: trustProxy(env.DRAGNET_TRUST_PROXY),
     metricsToken: metricsToken(env.DRAGNET_METRICS_TOKEN),
     dashboardUrl: (env.DRAGNET_DASHBOARD_URL || `http://${displayHost}:${port}`).replace(/\/+$/, ''),
-    dashboardDir: env.DRAGNET_DASHBOARD_DIR ? path.resolve(env.DRAGNET_DASHBOARD_DIR) : fileURLToPath(new URL('../web/dist/', import.meta.url)),
+    dashboardDir: env.DRAGNET_DASHBOARD_DIR
+      ? path.resolve(env.DRAGNET_DASHBOARD_DIR)
+      : fileURLToPath(new URL('../web/dist/', import.meta.url)),
     defaultAlertRuleLimit: integer(env, 'DRAGNET_DEFAULT_ALERT_RULE_LIMIT', 20, 1),
     bodyLimitBytes: integer(env, 'DRAGNET_BODY_LIMIT_BYTES', 1_048_576, 1024),
     delivery: {

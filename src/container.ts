@@ -26,7 +26,9 @@ export async function createContainer(config: Config, options: { clock?: Clock; 
   const clock = options.clock ?? systemClock;
   const log = options.log ?? stderrLog;
   const background = createBackgroundTasks(log);
-  const store = options.store ?? openStore({
+  const store =
+    options.store ??
+    openStore({
       dataDir: config.dataDir,
       databaseUrl: config.databaseUrl,
       busyTimeoutMs: config.sqliteBusyTimeoutMs,
@@ -40,14 +42,23 @@ export async function createContainer(config: Config, options: { clock?: Clock; 
   // Tenants choose their webhooks' and senders' targets; only the operator chooses collectors'
   // feeds, so only collectors get the operator's collector list on top.
   const outbound = createOutboundGuard(parseAllowList(config.outboundAllowHosts));
-  const collectorOutbound = createOutboundGuard(parseAllowList([...config.outboundAllowHosts, ...config.collectorAllowHosts]));
+  const collectorOutbound = createOutboundGuard(
+    parseAllowList([...config.outboundAllowHosts, ...config.collectorAllowHosts]),
+  );
 
   const orgs = createOrgsModule({
     store,
     clock,
     defaults: { alertRuleLimit: config.defaultAlertRuleLimit, dashboardUrl: config.dashboardUrl },
   });
-  const auth = createAuthModule({ db: store.db, users: orgs.userRepository, keys, clock, throttle: config.loginThrottle, audit: audit.log });
+  const auth = createAuthModule({
+    db: store.db,
+    users: orgs.userRepository,
+    keys,
+    clock,
+    throttle: config.loginThrottle,
+    audit: audit.log,
+  });
 
   const search = createSearchModule({ store, clock, jwtKey: keys.jwtKey, log });
   const usage = await createUsageModule({ store, clock, redisUrl: config.redisUrl, log });
@@ -90,8 +101,20 @@ export async function createContainer(config: Config, options: { clock?: Clock; 
 
   const sourceContext = { db: store.db, engine: store.engine, clock, keys, dataDir: config.dataDir, background, log };
   // Quick searches are searches: on the search pool, under DRAGNET_SEARCH_TIMEOUT_MS on PostgreSQL.
-  const quickSearch = createQuickSearchModule({ context: { ...sourceContext, db: store.reader }, limiter: usage.limiter, limits: usage.limits });
-  const ingestion = createIngestionModule({ db: store.db, clock, context: sourceContext, collectorsFile: config.collectorsFile, ingestMaxBytes: config.ingestMaxBytes, metrics, guard: collectorOutbound });
+  const quickSearch = createQuickSearchModule({
+    context: { ...sourceContext, db: store.reader },
+    limiter: usage.limiter,
+    limits: usage.limits,
+  });
+  const ingestion = createIngestionModule({
+    db: store.db,
+    clock,
+    context: sourceContext,
+    collectorsFile: config.collectorsFile,
+    ingestMaxBytes: config.ingestMaxBytes,
+    metrics,
+    guard: collectorOutbound,
+  });
 
   return {
     config,
@@ -125,7 +148,17 @@ export async function createContainer(config: Config, options: { clock?: Clock; 
     collectors: ingestion.collectors,
     /** HTTP out through the outbound guard, as collectors get it. */
     collectorHttp: ingestion.http,
-    routes: [auth.routes, orgs.routes, search.routes, usage.routes, delivery.routes, rules.routes, quickSearch.routes, ingestion.routes, audit.routes],
+    routes: [
+      auth.routes,
+      orgs.routes,
+      search.routes,
+      usage.routes,
+      delivery.routes,
+      rules.routes,
+      quickSearch.routes,
+      ingestion.routes,
+      audit.routes,
+    ],
     async close() {
       await delivery.close();
       await ingestion.close();

@@ -14,12 +14,16 @@ import { startScheduler } from './jobs/scheduler.ts';
 export async function serve(config: Config, options: { withWorker?: boolean } = {}): Promise<void> {
   // Background work (ANALYZE after an ingest, rate-limit flushes) logs to the server's JSON log.
   const background = pino(serverLogger(config.logLevel) as LoggerOptions);
-  const container = await createContainer(config, { log: (message, error) => (error === undefined ? background.warn(message) : background.error({ err: error }, message)) });
+  const container = await createContainer(config, {
+    log: (message, error) =>
+      error === undefined ? background.warn(message) : background.error({ err: error }, message),
+  });
   const app = await buildApp(container, {
     logger: serverLogger(config.logLevel),
   });
   await app.listen({ host: config.host, port: config.port });
-  const log = (message: string, error?: unknown) => (error ? app.log.error({ err: error }, message) : app.log.info(message));
+  const log = (message: string, error?: unknown) =>
+    error ? app.log.error({ err: error }, message) : app.log.info(message);
   const withWorker = options.withWorker !== false;
   const scheduler = withWorker ? startScheduler(container, { pollMs: config.schedulerPollMs, log }) : null;
   const collectors = withWorker ? container.collectors.start({ pollMs: config.schedulerPollMs, log }) : null;

@@ -20,5 +20,8 @@ export async function startOperationsServer(container: Container, options: { hos
   await app.listen({ host: options.host, port: options.port });
   const address = app.server.address();
   const port = typeof address === 'object' && address ? address.port : options.port;
-  return { url: `http://${options.host.includes(':') ? `[${options.host}]` : options.host}:${port}`, close: () => app.close() };
+  return {
+    url: `http://${options.host.includes(':') ? `[${options.host}]` : options.host}:${port}`,
+    close: () => app.close(),
+  };
 }

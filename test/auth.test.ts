@@ -93,7 +93,9 @@ describe('authentication over HTTP', () => {
       const spec = (await t.request({ method: 'GET', url: '/openapi.json' })).json();
       const routes = Object.entries(spec.paths as Record<string, Record<string, unknown>>)
         .filter(([path]) => path.startsWith('/service/'))
-        .flatMap(([path, operations]) => Object.keys(operations).map((method) => ({ method: method.toUpperCase(), path })));
+        .flatMap(([path, operations]) =>
+          Object.keys(operations).map((method) => ({ method: method.toUpperCase(), path })),
+        );
       expect(routes.length).toBeGreaterThanOrEqual(5);
       for (const { method, path } of routes) {
         expectError(await t.request({ method, url: path }), 401, 'unauthorized');
@@ -217,7 +219,13 @@ describe('authentication over HTTP', () => {
       const verified = await verify(access, enrollmentCode);
       expect(verified.statusCode, verified.body).toBe(200);
       t.clock.advance(TOTP_PERIOD_MS);
-      return { email, access: verified.json().access as string, seed, enrollmentCode, backupCodes: verified.json().backup_codes as string[] };
+      return {
+        email,
+        access: verified.json().access as string,
+        seed,
+        enrollmentCode,
+        backupCodes: verified.json().backup_codes as string[],
+      };
     }
 
     it('setup_2fa returns a seed, its otpauth:// URI and a PNG QR code', async () => {
@@ -302,12 +310,19 @@ describe('authentication over HTTP', () => {
     });
 
     it('disable_2fa needs the password and a current code or a backup code, and turns 2FA off', async () => {
-      const disable = (access: string, body: Record<string, string>) => t.request({ method: 'POST', url: '/service/disable_2fa/', token: access, body });
+      const disable = (access: string, body: Record<string, string>) =>
+        t.request({ method: 'POST', url: '/service/disable_2fa/', token: access, body });
       const { email, access, seed, backupCodes } = await enrolledUser();
       const code = totpCode(seed, t.clock.now());
       expectError(await disable(access, { password: DEFAULT_PASSWORD }), 400, 'validation_failed');
-      expect(fieldsOf(expectError(await disable(access, { password: 'not the password at all', otp: code }), 400))).toEqual(['password']);
-      expect(fieldsOf(expectError(await disable(access, { password: DEFAULT_PASSWORD, otp: wrongCode(seed, t.clock.now()) }), 400))).toEqual(['otp']);
+      expect(
+        fieldsOf(expectError(await disable(access, { password: 'not the password at all', otp: code }), 400)),
+      ).toEqual(['password']);
+      expect(
+        fieldsOf(
+          expectError(await disable(access, { password: DEFAULT_PASSWORD, otp: wrongCode(seed, t.clock.now()) }), 400),
+        ),
+      ).toEqual(['otp']);
       expect((await account(access)).json().two_factor_enabled).toBe(true);
 
       const off = await disable(access, { password: DEFAULT_PASSWORD, otp: backupCodes[0]! });
@@ -319,9 +334,17 @@ describe('authentication over HTTP', () => {
     });
 
     it('new_backup_codes needs the password and a code, and replaces every earlier backup code', async () => {
-      const renew = (access: string, body: Record<string, string>) => t.request({ method: 'POST', url: '/service/new_backup_codes/', token: access, body });
+      const renew = (access: string, body: Record<string, string>) =>
+        t.request({ method: 'POST', url: '/service/new_backup_codes/', token: access, body });
       const { email, access, seed, backupCodes } = await enrolledUser();
-      expect(fieldsOf(expectError(await renew(access, { password: 'not the password at all', otp: totpCode(seed, t.clock.now()) }), 400))).toEqual(['password']);
+      expect(
+        fieldsOf(
+          expectError(
+            await renew(access, { password: 'not the password at all', otp: totpCode(seed, t.clock.now()) }),
+            400,
+          ),
+        ),
+      ).toEqual(['password']);
       const response = await renew(access, { password: DEFAULT_PASSWORD, otp: totpCode(seed, t.clock.now()) });
       expect(response.statusCode, response.body).toBe(200);
       const fresh = response.json().backup_codes as string[];
@@ -332,7 +355,11 @@ describe('authentication over HTTP', () => {
       expect((await postLogin({ email, password: DEFAULT_PASSWORD, otp: fresh[0] })).statusCode).toBe(200);
 
       const { email: other } = await newUser();
-      expectError(await renew((await t.login(other)).access, { password: DEFAULT_PASSWORD, otp: '123456' }), 409, 'conflict');
+      expectError(
+        await renew((await t.login(other)).access, { password: DEFAULT_PASSWORD, otp: '123456' }),
+        409,
+        'conflict',
+      );
     });
 
     it('concurrent confirmations of one enrollment hand out only backup codes that work', async () => {
@@ -354,7 +381,8 @@ describe('authentication over HTTP', () => {
 
       const handedOut = succeeded.map((r) => (r.json().backup_codes as string[])[0]!);
       const logins = [];
-      for (const code of handedOut) logins.push((await postLogin({ email, password: DEFAULT_PASSWORD, otp: code })).statusCode);
+      for (const code of handedOut)
+        logins.push((await postLogin({ email, password: DEFAULT_PASSWORD, otp: code })).statusCode);
       expect(logins, 'a backup code shown to the user is refused').toEqual(handedOut.map(() => 200));
     });
 
@@ -391,7 +419,10 @@ describe('authentication over HTTP', () => {
       const { email, seed } = await enrolledUser();
       const wrong = expectError(await postLogin({ email, password: 'not the password at all' }), 401);
       expect(wrong.code).not.toBe('otp_required');
-      const withOtp = expectError(await postLogin({ email, password: 'not the password at all', otp: totpCode(seed, t.clock.now()) }), 401);
+      const withOtp = expectError(
+        await postLogin({ email, password: 'not the password at all', otp: totpCode(seed, t.clock.now()) }),
+        401,
+      );
       expect(withOtp.code).toBe(wrong.code);
     });
 
@@ -406,11 +437,19 @@ describe('authentication over HTTP', () => {
     it('of concurrent logins with one TOTP or one backup code, exactly one succeeds', async () => {
       const { email, seed, backupCodes } = await enrolledUser();
       for (const otp of [totpCode(seed, t.clock.now()), backupCodes[0]!]) {
-        const responses = await Promise.all([1, 2, 3, 4].map(() => postLogin({ email, password: DEFAULT_PASSWORD, otp })));
+        const responses = await Promise.all(
+          [1, 2, 3, 4].map(() => postLogin({ email, password: DEFAULT_PASSWORD, otp })),
+        );
         const statuses = responses.map((r) => r.statusCode).sort();
         // The losers are failures: once they pass the account's limit they answer 429, not 401.
-        expect(statuses.filter((s) => s === 200), otp).toHaveLength(1);
-        expect(statuses.every((s) => [200, 401, 429].includes(s)), `${otp}: ${statuses.join(',')}`).toBe(true);
+        expect(
+          statuses.filter((s) => s === 200),
+          otp,
+        ).toHaveLength(1);
+        expect(
+          statuses.every((s) => [200, 401, 429].includes(s)),
+          `${otp}: ${statuses.join(',')}`,
+        ).toBe(true);
       }
     });
 
@@ -429,7 +468,11 @@ describe('authentication over HTTP', () => {
       const { email } = await newUser();
       const { access } = await t.login(email);
       const body = expectError(
-        await change(access, { password: 'not the password at all', new_password: NEW_PASSWORD, confirm_new_password: NEW_PASSWORD }),
+        await change(access, {
+          password: 'not the password at all',
+          new_password: NEW_PASSWORD,
+          confirm_new_password: NEW_PASSWORD,
+        }),
         400,
       );
       expect(fieldsOf(body)).toEqual(['password']);
@@ -440,7 +483,11 @@ describe('authentication over HTTP', () => {
       const { email } = await newUser();
       const { access } = await t.login(email);
       const body = expectError(
-        await change(access, { password: DEFAULT_PASSWORD, new_password: NEW_PASSWORD, confirm_new_password: `${NEW_PASSWORD}!` }),
+        await change(access, {
+          password: DEFAULT_PASSWORD,
+          new_password: NEW_PASSWORD,
+          confirm_new_password: `${NEW_PASSWORD}!`,
+        }),
         400,
       );
       expect(fieldsOf(body)).toEqual(['confirm_new_password']);
@@ -449,7 +496,10 @@ describe('authentication over HTTP', () => {
     it('with a weak (short) new password is 400 on field new_password', async () => {
       const { email } = await newUser();
       const { access } = await t.login(email);
-      const body = expectError(await change(access, { password: DEFAULT_PASSWORD, new_password: 'abc12', confirm_new_password: 'abc12' }), 400);
+      const body = expectError(
+        await change(access, { password: DEFAULT_PASSWORD, new_password: 'abc12', confirm_new_password: 'abc12' }),
+        400,
+      );
       expect(fieldsOf(body)).toEqual(['new_password']);
       // Nothing changed: the old password still logs in.
       expect((await postLogin({ email, password: DEFAULT_PASSWORD })).statusCode).toBe(200);
@@ -458,7 +508,11 @@ describe('authentication over HTTP', () => {
     it('succeeds with new tokens; old tokens and the old password stop working', async () => {
       const { email } = await newUser();
       const old = await t.login(email);
-      const response = await change(old.access, { password: DEFAULT_PASSWORD, new_password: NEW_PASSWORD, confirm_new_password: NEW_PASSWORD });
+      const response = await change(old.access, {
+        password: DEFAULT_PASSWORD,
+        new_password: NEW_PASSWORD,
+        confirm_new_password: NEW_PASSWORD,
+      });
       expect(response.statusCode).toBe(200);
       const fresh = response.json();
       expect(fresh).toMatchObject({ access: expect.any(String), refresh: expect.any(String) });
@@ -490,14 +544,31 @@ describe('login throttling', () => {
     });
     await t.createUser({ org: 'Acme', email: 'target@acme.test' });
     await t.createUser({ org: 'Acme', email: 'bystander@acme.test' });
-    for (const name of ['racer', 'owner', 'plain', 'paired', 'session', 'confirm', 'enrolling', 'regular', 'traveller', 'changer', 'sixtyfour']) {
+    for (const name of [
+      'racer',
+      'owner',
+      'plain',
+      'paired',
+      'session',
+      'confirm',
+      'enrolling',
+      'regular',
+      'traveller',
+      'changer',
+      'sixtyfour',
+    ]) {
       await t.createUser({ org: 'Acme', email: `${name}@acme.test` });
     }
   });
   afterAll(() => t.close());
 
   const login = (email: string, password: string, remoteAddress: string, otp?: string) =>
-    t.app.inject({ method: 'POST', url: '/token/', payload: { email, password, ...(otp ? { otp } : {}) }, remoteAddress });
+    t.app.inject({
+      method: 'POST',
+      url: '/token/',
+      payload: { email, password, ...(otp ? { otp } : {}) },
+      remoteAddress,
+    });
 
   function expectThrottled(response: Awaited<ReturnType<typeof login>>) {
     const body = expectError(response, 429, 'too_many_attempts');
@@ -513,9 +584,17 @@ describe('login throttling', () => {
   async function enrol(email: string): Promise<string> {
     const { access } = (await login(email, DEFAULT_PASSWORD, '10.99.0.1')).json();
     const request = (url: string, payload: object) =>
-      t.app.inject({ method: 'POST', url, payload, headers: { authorization: `Bearer ${access}` }, remoteAddress: '10.99.0.1' });
+      t.app.inject({
+        method: 'POST',
+        url,
+        payload,
+        headers: { authorization: `Bearer ${access}` },
+        remoteAddress: '10.99.0.1',
+      });
     const { seed } = (await request('/service/setup_2fa/', { password: DEFAULT_PASSWORD })).json();
-    expect((await request('/service/verify_2fa_enrollment/', { otp: totpCode(seed, t.clock.now()) })).statusCode).toBe(200);
+    expect((await request('/service/verify_2fa_enrollment/', { otp: totpCode(seed, t.clock.now()) })).statusCode).toBe(
+      200,
+    );
     t.clock.advance(TOTP_PERIOD_MS);
     return seed;
   }
@@ -530,7 +609,9 @@ describe('login throttling', () => {
     // Without a second factor, or with a wrong one, the answer is the same 429: it tells nothing.
     expectThrottled(await login('owner@acme.test', DEFAULT_PASSWORD, '10.0.0.5'));
     expectThrottled(await login('owner@acme.test', DEFAULT_PASSWORD, '10.0.0.5', wrongCode(seed, t.clock.now())));
-    expectThrottled(await login('owner@acme.test', 'not the password at all', '10.0.0.6', totpCode(seed, t.clock.now())));
+    expectThrottled(
+      await login('owner@acme.test', 'not the password at all', '10.0.0.6', totpCode(seed, t.clock.now())),
+    );
 
     const owner = await login('owner@acme.test', DEFAULT_PASSWORD, '10.0.0.7', totpCode(seed, t.clock.now()));
     expect(owner.statusCode, owner.body).toBe(200);
@@ -550,7 +631,8 @@ describe('login throttling', () => {
 
   /** Wrong passwords for `email`, one from each address, past the account-wide limit (3). */
   async function slowDownFromElsewhere(email: string, addresses: string[]) {
-    for (const address of addresses) expectError(await login(email, 'not the password at all', address), 401, 'invalid_credentials');
+    for (const address of addresses)
+      expectError(await login(email, 'not the password at all', address), 401, 'invalid_credentials');
   }
 
   it('lets an account without 2FA in from an address it logged in from before, while strangers keep being slowed down', async () => {
@@ -566,10 +648,15 @@ describe('login throttling', () => {
       const owner = await login('regular@acme.test', DEFAULT_PASSWORD, home);
       expect(owner.statusCode, owner.body).toBe(200);
       t.clock.advance(wait * 1000);
-      expectError(await login('regular@acme.test', 'not the password at all', `10.0.5.${40 + round}`), 401, 'invalid_credentials');
+      expectError(
+        await login('regular@acme.test', 'not the password at all', `10.0.5.${40 + round}`),
+        401,
+        'invalid_credentials',
+      );
     }
     // The known address still has its own count: guesses from there are held like any pair's.
-    for (let i = 0; i < 3; i++) expectError(await login('regular@acme.test', 'not the password at all', home), 401, 'invalid_credentials');
+    for (let i = 0; i < 3; i++)
+      expectError(await login('regular@acme.test', 'not the password at all', home), 401, 'invalid_credentials');
     expectThrottled(await login('regular@acme.test', DEFAULT_PASSWORD, home));
   });
 
@@ -587,30 +674,67 @@ describe('login throttling', () => {
     expectThrottled(await login('changer@acme.test', DEFAULT_PASSWORD, '10.0.6.14'));
     // From an address the account never logged in from, so only the session lets these through.
     const post = (url: string, payload: object) =>
-      t.app.inject({ method: 'POST', url, headers: { authorization: `Bearer ${access}` }, payload, remoteAddress: '10.0.6.2' });
+      t.app.inject({
+        method: 'POST',
+        url,
+        headers: { authorization: `Bearer ${access}` },
+        payload,
+        remoteAddress: '10.0.6.2',
+      });
     const setup = await post('/service/setup_2fa/', { password: DEFAULT_PASSWORD });
     expect(setup.statusCode, setup.body).toBe(200);
     // A wrong one is judged too: 400 naming the field, not 429.
-    expect(fieldsOf(expectError(await post('/service/new_password/', { password: 'not the password at all', new_password: NEW_PASSWORD, confirm_new_password: NEW_PASSWORD }), 400))).toEqual(['password']);
-    const change = await post('/service/new_password/', { password: DEFAULT_PASSWORD, new_password: NEW_PASSWORD, confirm_new_password: NEW_PASSWORD });
+    expect(
+      fieldsOf(
+        expectError(
+          await post('/service/new_password/', {
+            password: 'not the password at all',
+            new_password: NEW_PASSWORD,
+            confirm_new_password: NEW_PASSWORD,
+          }),
+          400,
+        ),
+      ),
+    ).toEqual(['password']);
+    const change = await post('/service/new_password/', {
+      password: DEFAULT_PASSWORD,
+      new_password: NEW_PASSWORD,
+      confirm_new_password: NEW_PASSWORD,
+    });
     expect(change.statusCode, change.body).toBe(200);
   });
 
   it('counts the addresses of one IPv6 /64 as one address, and an IPv4-mapped address as the IPv4 one', async () => {
     // Address limit 5: five emails from five addresses of one /64, then a sixth address of it.
-    for (let i = 1; i <= 5; i++) expectError(await login(`v6guess${i}@acme.test`, 'not the password at all', `2001:db8:7:1::${i}`), 401);
-    expect(expectThrottled(await login('v6guess6@acme.test', 'not the password at all', '2001:db8:7:1:ffff:ffff:ffff:ffff'))).toBe(1);
-    expectError(await login('v6guess6@acme.test', 'not the password at all', '2001:db8:7:2::1'), 401, 'invalid_credentials');
+    for (let i = 1; i <= 5; i++)
+      expectError(await login(`v6guess${i}@acme.test`, 'not the password at all', `2001:db8:7:1::${i}`), 401);
+    expect(
+      expectThrottled(await login('v6guess6@acme.test', 'not the password at all', '2001:db8:7:1:ffff:ffff:ffff:ffff')),
+    ).toBe(1);
+    expectError(
+      await login('v6guess6@acme.test', 'not the password at all', '2001:db8:7:2::1'),
+      401,
+      'invalid_credentials',
+    );
 
-    for (let i = 1; i <= 5; i++) expectError(await login(`v4guess${i}@acme.test`, 'not the password at all', '::ffff:192.0.2.77'), 401);
+    for (let i = 1; i <= 5; i++)
+      expectError(await login(`v4guess${i}@acme.test`, 'not the password at all', '::ffff:192.0.2.77'), 401);
     expect(expectThrottled(await login('v4guess6@acme.test', 'not the password at all', '192.0.2.77'))).toBe(1);
 
     // The pair count too: an account's three failures from one /64 hold a fourth address of it
     // even with the right password and code, which passes from another /64.
     const seed = await enrol('sixtyfour@acme.test');
-    for (let i = 1; i <= 3; i++) expectError(await login('sixtyfour@acme.test', 'not the password at all', `2001:db8:8:1::${i}`), 401);
-    expectThrottled(await login('sixtyfour@acme.test', DEFAULT_PASSWORD, '2001:db8:8:1::4', totpCode(seed, t.clock.now())));
-    const elsewhere = await login('sixtyfour@acme.test', DEFAULT_PASSWORD, '2001:db8:8:2::1', totpCode(seed, t.clock.now()));
+    for (let i = 1; i <= 3; i++)
+      expectError(await login('sixtyfour@acme.test', 'not the password at all', `2001:db8:8:1::${i}`), 401);
+    expectThrottled(
+      await login('sixtyfour@acme.test', DEFAULT_PASSWORD, '2001:db8:8:1::4', totpCode(seed, t.clock.now())),
+    );
+    const elsewhere = await login(
+      'sixtyfour@acme.test',
+      DEFAULT_PASSWORD,
+      '2001:db8:8:2::1',
+      totpCode(seed, t.clock.now()),
+    );
     expect(elsewhere.statusCode, elsewhere.body).toBe(200);
   });
 
@@ -621,7 +745,9 @@ describe('login throttling', () => {
     expect(expectThrottled(await login('paired@acme.test', 'not the password at all', address))).toBe(1);
     t.clock.advance(1000);
     expectError(await login('paired@acme.test', 'not the password at all', address), 401, 'invalid_credentials');
-    expect(expectThrottled(await login('paired@acme.test', DEFAULT_PASSWORD, address, totpCode(seed, t.clock.now())))).toBe(2);
+    expect(
+      expectThrottled(await login('paired@acme.test', DEFAULT_PASSWORD, address, totpCode(seed, t.clock.now()))),
+    ).toBe(2);
 
     const elsewhere = await login('paired@acme.test', DEFAULT_PASSWORD, '10.0.2.2', totpCode(seed, t.clock.now()));
     expect(elsewhere.statusCode, elsewhere.body).toBe(200);
@@ -634,7 +760,11 @@ describe('login throttling', () => {
         method: 'POST',
         url: '/service/new_password/',
         headers: { authorization: `Bearer ${access}` },
-        payload: { password, new_password: 'a much better passphrase 42', confirm_new_password: 'a much better passphrase 42' },
+        payload: {
+          password,
+          new_password: 'a much better passphrase 42',
+          confirm_new_password: 'a much better passphrase 42',
+        },
         remoteAddress: '10.0.3.2',
       });
     const statuses = [];
@@ -649,7 +779,9 @@ describe('login throttling', () => {
 
   it('counts wrong passwords at setup_2fa, disable_2fa and new_backup_codes in the same throttle', async () => {
     const seed = await enrol('confirm@acme.test');
-    const { access } = (await login('confirm@acme.test', DEFAULT_PASSWORD, '10.0.4.1', totpCode(seed, t.clock.now()))).json();
+    const { access } = (
+      await login('confirm@acme.test', DEFAULT_PASSWORD, '10.0.4.1', totpCode(seed, t.clock.now()))
+    ).json();
     const post = (url: string, password: string) =>
       t.app.inject({
         method: 'POST',
@@ -666,7 +798,13 @@ describe('login throttling', () => {
 
     const { access: plain } = (await login('enrolling@acme.test', DEFAULT_PASSWORD, '10.0.4.3')).json();
     const setup = (password: string) =>
-      t.app.inject({ method: 'POST', url: '/service/setup_2fa/', headers: { authorization: `Bearer ${plain}` }, payload: { password }, remoteAddress: '10.0.4.3' });
+      t.app.inject({
+        method: 'POST',
+        url: '/service/setup_2fa/',
+        headers: { authorization: `Bearer ${plain}` },
+        payload: { password },
+        remoteAddress: '10.0.4.3',
+      });
     for (let i = 0; i < 3; i++) expect((await setup('not the password at all')).statusCode).toBe(400);
     expectThrottled(await setup(DEFAULT_PASSWORD));
   });
@@ -714,14 +852,19 @@ describe('login throttling', () => {
     // A success takes no turn from the attacker, and does not reset the address either: the next
     // failure is again followed by the longest delay.
     expectError(await login('spray16@acme.test', 'not the password at all', address), 401, 'invalid_credentials');
-    expect(expectThrottled(await login('spray17@acme.test', 'not the password at all', address))).toBe(MAX_ADDRESS_DELAY_SECONDS);
+    expect(expectThrottled(await login('spray17@acme.test', 'not the password at all', address))).toBe(
+      MAX_ADDRESS_DELAY_SECONDS,
+    );
   });
 
   it('judges at most one of many guesses sent at once from an address past its limit', async () => {
     const address = '192.0.2.10';
-    for (let i = 1; i <= 5; i++) expectError(await login(`flood${i}@acme.test`, 'not the password at all', address), 401);
+    for (let i = 1; i <= 5; i++)
+      expectError(await login(`flood${i}@acme.test`, 'not the password at all', address), 401);
     t.clock.advance(MAX_ADDRESS_DELAY_SECONDS * 1000);
-    const responses = await Promise.all(Array.from({ length: 10 }, (_, i) => login(`burst${i}@acme.test`, 'not the password at all', address)));
+    const responses = await Promise.all(
+      Array.from({ length: 10 }, (_, i) => login(`burst${i}@acme.test`, 'not the password at all', address)),
+    );
     const statuses = responses.map((r) => r.statusCode);
     expect(statuses.filter((s) => s === 401).length, statuses.join(',')).toBeLessThanOrEqual(1);
     expect(statuses.filter((s) => s === 429).length, statuses.join(',')).toBeGreaterThanOrEqual(9);

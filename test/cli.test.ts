@@ -70,7 +70,10 @@ describe('the dragnet command', () => {
     'user create --password-stdin creates the user and its organization; the password logs in',
     async () => {
       const password = 'piped in through stdin 7';
-      const created = await cli(['user', 'create', '--org', 'NewOrg', '--email', 'x@y.test', '--password-stdin'], `${password}\n`);
+      const created = await cli(
+        ['user', 'create', '--org', 'NewOrg', '--email', 'x@y.test', '--password-stdin'],
+        `${password}\n`,
+      );
       expect(created.code, created.stderr).toBe(0);
       expect(created.stdout).toContain('x@y.test');
 
@@ -101,7 +104,14 @@ describe('the dragnet command', () => {
       const disabled = await cli(['user', 'disable', 'leaver@acme.test']);
       expect(disabled.code, disabled.stderr).toBe(0);
 
-      expectError(await t.request({ method: 'POST', url: '/token/', body: { email: 'leaver@acme.test', password: DEFAULT_PASSWORD } }), 401);
+      expectError(
+        await t.request({
+          method: 'POST',
+          url: '/token/',
+          body: { email: 'leaver@acme.test', password: DEFAULT_PASSWORD },
+        }),
+        401,
+      );
       expectError(await t.request({ method: 'GET', url: '/service/account/', token: access }), 401);
     },
     CLI_TEST_MS,
@@ -111,7 +121,10 @@ describe('the dragnet command', () => {
     'creating a user that exists fails with a non-zero exit and an error on stderr',
     async () => {
       await t.createUser({ org: 'Dups', email: 'dup@acme.test' });
-      const result = await cli(['user', 'create', '--org', 'Dups', '--email', 'DUP@acme.test', '--password-stdin'], 'another long password 1\n');
+      const result = await cli(
+        ['user', 'create', '--org', 'Dups', '--email', 'DUP@acme.test', '--password-stdin'],
+        'another long password 1\n',
+      );
       expect(result.code).not.toBe(0);
       expect(result.stderr).toMatch(/^error: .*already exists/m);
       expect(result.stdout).toBe('');

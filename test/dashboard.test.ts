@@ -9,7 +9,10 @@ import { createTestApp, type TestApp } from './support/test-app.ts';
 function fixtureBuild(): string {
   const dir = mkdtempSync(path.join(tmpdir(), 'dragnet-dashboard-'));
   mkdirSync(path.join(dir, 'assets'));
-  writeFileSync(path.join(dir, 'index.html'), '<!doctype html><title>Dragnet</title><script type="module" src="/assets/index-Ab12Cd34.js"></script>');
+  writeFileSync(
+    path.join(dir, 'index.html'),
+    '<!doctype html><title>Dragnet</title><script type="module" src="/assets/index-Ab12Cd34.js"></script>',
+  );
   const script = `console.log(${JSON.stringify('dashboard '.repeat(200))});`;
   writeFileSync(path.join(dir, 'assets', 'index-Ab12Cd34.js'), script);
   writeFileSync(path.join(dir, 'assets', 'index-Ab12Cd34.js.br'), brotliCompressSync(script));
@@ -20,7 +23,9 @@ function fixtureBuild(): string {
 const BROWSER = { accept: 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8' };
 
 const isJsonNotFound = (response: { statusCode: number; headers: Record<string, unknown>; json(): { code: string } }) =>
-  response.statusCode === 404 && String(response.headers['content-type']).startsWith('application/json') && response.json().code === 'not_found';
+  response.statusCode === 404 &&
+  String(response.headers['content-type']).startsWith('application/json') &&
+  response.json().code === 'not_found';
 
 describe('the dashboard served at /', () => {
   let t: TestApp;
@@ -45,16 +50,19 @@ describe('the dashboard served at /', () => {
     expect(response.body).toContain('/assets/index-Ab12Cd34.js');
   });
 
-  it.each(['/search', '/search/history?page=2', '/settings/security', '/sign-in?redirect=%2Fsearch', '/rules/new?service=1'])(
-    'answers the app route %s with index.html',
-    async (url) => {
-      const response = await t.request({ method: 'GET', url, headers: BROWSER });
-      expect(response.statusCode).toBe(200);
-      expect(response.headers['content-type']).toMatch(/^text\/html/);
-      expect(response.headers['cache-control']).toBe('no-cache');
-      expect(response.body).toContain('<title>Dragnet</title>');
-    },
-  );
+  it.each([
+    '/search',
+    '/search/history?page=2',
+    '/settings/security',
+    '/sign-in?redirect=%2Fsearch',
+    '/rules/new?service=1',
+  ])('answers the app route %s with index.html', async (url) => {
+    const response = await t.request({ method: 'GET', url, headers: BROWSER });
+    expect(response.statusCode).toBe(200);
+    expect(response.headers['content-type']).toMatch(/^text\/html/);
+    expect(response.headers['cache-control']).toBe('no-cache');
+    expect(response.body).toContain('<title>Dragnet</title>');
+  });
 
   it('answers HEAD of an app route too', async () => {
     const response = await t.request({ method: 'HEAD', url: '/search', headers: BROWSER });
@@ -63,13 +71,21 @@ describe('the dashboard served at /', () => {
   });
 
   it('serves hashed assets as immutable for a year, precompressed when the client takes it', async () => {
-    const plain = await t.request({ method: 'GET', url: '/assets/index-Ab12Cd34.js', headers: { 'accept-encoding': 'identity' } });
+    const plain = await t.request({
+      method: 'GET',
+      url: '/assets/index-Ab12Cd34.js',
+      headers: { 'accept-encoding': 'identity' },
+    });
     expect(plain.statusCode).toBe(200);
     expect(plain.headers['content-type']).toMatch(/javascript/);
     expect(plain.headers['cache-control']).toBe('public, max-age=31536000, immutable');
     expect(plain.headers['content-encoding']).toBeUndefined();
 
-    const brotli = await t.request({ method: 'GET', url: '/assets/index-Ab12Cd34.js', headers: { 'accept-encoding': 'gzip, br' } });
+    const brotli = await t.request({
+      method: 'GET',
+      url: '/assets/index-Ab12Cd34.js',
+      headers: { 'accept-encoding': 'gzip, br' },
+    });
     expect(brotli.statusCode).toBe(200);
     expect(brotli.headers['content-encoding']).toBe('br');
     expect(brotli.headers['cache-control']).toBe('public, max-age=31536000, immutable');
@@ -88,13 +104,20 @@ describe('the dashboard served at /', () => {
     }
   });
 
-  it.each(['/service/no-such-thing/', '/service/', '/token/nope/', '/docs/nope/deeper', '/openapi.json/x', '/metrics/x', '/readyz/x', '/healthz/x', '/ingest/nope/'])(
-    'keeps the JSON 404 for the unknown API path %s',
-    async (url) => {
-      const response = await t.request({ method: 'GET', url, headers: BROWSER });
-      expect(isJsonNotFound(response), `${response.statusCode} ${response.body.slice(0, 200)}`).toBe(true);
-    },
-  );
+  it.each([
+    '/service/no-such-thing/',
+    '/service/',
+    '/token/nope/',
+    '/docs/nope/deeper',
+    '/openapi.json/x',
+    '/metrics/x',
+    '/readyz/x',
+    '/healthz/x',
+    '/ingest/nope/',
+  ])('keeps the JSON 404 for the unknown API path %s', async (url) => {
+    const response = await t.request({ method: 'GET', url, headers: BROWSER });
+    expect(isJsonNotFound(response), `${response.statusCode} ${response.body.slice(0, 200)}`).toBe(true);
+  });
 
   it('keeps the API answers: a JSON route, 405 for a known path with another method, 404 for other methods on app routes', async () => {
     const health = await t.request({ method: 'GET', url: '/healthz' });
@@ -110,8 +133,12 @@ describe('the dashboard served at /', () => {
   });
 
   it('leaves the dashboard files out of the OpenAPI document', async () => {
-    const spec = (await t.request({ method: 'GET', url: '/openapi.json' })).json() as { paths: Record<string, unknown> };
-    expect(Object.keys(spec.paths).filter((p) => !p.startsWith('/service/') && !p.startsWith('/token/'))).not.toContain('/');
+    const spec = (await t.request({ method: 'GET', url: '/openapi.json' })).json() as {
+      paths: Record<string, unknown>;
+    };
+    expect(Object.keys(spec.paths).filter((p) => !p.startsWith('/service/') && !p.startsWith('/token/'))).not.toContain(
+      '/',
+    );
     expect(Object.keys(spec.paths).some((p) => p.startsWith('/assets/'))).toBe(false);
   });
 });

@@ -41,14 +41,21 @@ describe('error responses', () => {
   });
 
   it('a wrong type is 400 naming the field, not coerced', async () => {
-    const body = expectError(await send({ method: 'POST', url: '/token/', payload: { email: 5, password: DEFAULT_PASSWORD } }), 400);
+    const body = expectError(
+      await send({ method: 'POST', url: '/token/', payload: { email: 5, password: DEFAULT_PASSWORD } }),
+      400,
+    );
     expect(body.code).toBe('validation_failed');
     expect(fieldsOf(body)).toEqual(['email']);
   });
 
   it('an unknown body field is 400 naming it', async () => {
     const body = expectError(
-      await send({ method: 'POST', url: '/token/', payload: { email: 'alice@acme.test', password: DEFAULT_PASSWORD, remember_me: true } }),
+      await send({
+        method: 'POST',
+        url: '/token/',
+        payload: { email: 'alice@acme.test', password: DEFAULT_PASSWORD, remember_me: true },
+      }),
       400,
       'validation_failed',
     );
@@ -56,12 +63,20 @@ describe('error responses', () => {
   });
 
   it('a missing field is 400 naming it', async () => {
-    const body = expectError(await send({ method: 'POST', url: '/token/', payload: { email: 'alice@acme.test' } }), 400, 'validation_failed');
+    const body = expectError(
+      await send({ method: 'POST', url: '/token/', payload: { email: 'alice@acme.test' } }),
+      400,
+      'validation_failed',
+    );
     expect(fieldsOf(body)).toEqual(['password']);
   });
 
   it('names every offending field at once', async () => {
-    const body = expectError(await send({ method: 'POST', url: '/token/', payload: { email: 5, extra: 1 } }), 400, 'validation_failed');
+    const body = expectError(
+      await send({ method: 'POST', url: '/token/', payload: { email: 5, extra: 1 } }),
+      400,
+      'validation_failed',
+    );
     expect(fieldsOf(body).sort()).toEqual(['email', 'extra', 'password']);
   });
 
@@ -89,13 +104,22 @@ describe('error responses', () => {
   });
 
   it('a body in a media type the API does not take is a 4xx', async () => {
-    const response = await send({ method: 'POST', url: '/token/', payload: '<login/>', headers: { 'content-type': 'application/xml' } });
+    const response = await send({
+      method: 'POST',
+      url: '/token/',
+      payload: '<login/>',
+      headers: { 'content-type': 'application/xml' },
+    });
     expectError(response, 415, 'unsupported_media_type');
   });
 
   it('an unknown path is a JSON 404', async () => {
     expectError(await send({ method: 'GET', url: '/no/such/thing/' }), 404, 'not_found');
-    expectError(await send({ method: 'GET', url: '/service/no_such_thing/', headers: { authorization: `Bearer ${access}` } }), 404, 'not_found');
+    expectError(
+      await send({ method: 'GET', url: '/service/no_such_thing/', headers: { authorization: `Bearer ${access}` } }),
+      404,
+      'not_found',
+    );
   });
 
   it('a path without its trailing slash is 404 (and says so)', async () => {
@@ -105,7 +129,11 @@ describe('error responses', () => {
       'not_found',
     );
     expect(body.message).toContain('/token/');
-    expectError(await send({ method: 'GET', url: '/service/account', headers: { authorization: `Bearer ${access}` } }), 404, 'not_found');
+    expectError(
+      await send({ method: 'GET', url: '/service/account', headers: { authorization: `Bearer ${access}` } }),
+      404,
+      'not_found',
+    );
     expectError(await send({ method: 'POST', url: '/token/refresh', payload: { refresh: 'x' } }), 404, 'not_found');
   });
 

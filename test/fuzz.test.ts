@@ -30,18 +30,34 @@ describe(`fuzzing the API from its OpenAPI document (${testEngine})`, () => {
   it('generates cases for every operation the document lists', () => {
     const operations = target.operations.map((operation) => operation.operationId);
     expect(operations.length).toBeGreaterThan(40);
-    expect(operations).toEqual(expect.arrayContaining(['login', 'refreshToken', 'verify2faEnrollment', 'messengerSearchCreate', 'updateAlertRule', 'createExclusion', 'ingest']));
-    const drawn = new Set(fc.sample(target.arbitrary, { seed: SEED, numRuns: RUNS }).map((fuzzCase) => fuzzCase.operationId));
+    expect(operations).toEqual(
+      expect.arrayContaining([
+        'login',
+        'refreshToken',
+        'verify2faEnrollment',
+        'messengerSearchCreate',
+        'updateAlertRule',
+        'createExclusion',
+        'ingest',
+      ]),
+    );
+    const drawn = new Set(
+      fc.sample(target.arbitrary, { seed: SEED, numRuns: RUNS }).map((fuzzCase) => fuzzCase.operationId),
+    );
     expect([...operations].filter((operation) => !drawn.has(operation))).toEqual([]);
   });
 
-  it(`answers ${RUNS} seeded cases without a 5xx, a dropped connection or an error without the error body`, async () => {
-    await fc.assert(
-      fc.asyncProperty(target.arbitrary, async (fuzzCase) => {
-        const finding = findingOf(fuzzCase, await sendCase(target.baseUrl, fuzzCase, dispatcher));
-        if (finding) throw new Error(`${finding}\n  ${describeCase(fuzzCase)}`);
-      }),
-      { seed: SEED, numRuns: RUNS },
-    );
-  }, scaled(120_000));
+  it(
+    `answers ${RUNS} seeded cases without a 5xx, a dropped connection or an error without the error body`,
+    async () => {
+      await fc.assert(
+        fc.asyncProperty(target.arbitrary, async (fuzzCase) => {
+          const finding = findingOf(fuzzCase, await sendCase(target.baseUrl, fuzzCase, dispatcher));
+          if (finding) throw new Error(`${finding}\n  ${describeCase(fuzzCase)}`);
+        }),
+        { seed: SEED, numRuns: RUNS },
+      );
+    },
+    scaled(120_000),
+  );
 });

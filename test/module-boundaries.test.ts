@@ -19,7 +19,9 @@ function sourceFiles(dir: string): string[] {
 
 /** Every relative import of a file, as the absolute path it names. */
 const importsOf = (file: string): string[] =>
-  [...readFileSync(file, 'utf8').matchAll(/from '(\.[^']+)'/g)].map((match) => path.resolve(path.dirname(file), match[1]!));
+  [...readFileSync(file, 'utf8').matchAll(/from '(\.[^']+)'/g)].map((match) =>
+    path.resolve(path.dirname(file), match[1]!),
+  );
 
 const moduleOf = (file: string): string | null => {
   const parts = path.relative(src, file).split(path.sep);
@@ -33,7 +35,8 @@ describe('module boundaries', () => {
       for (const target of importsOf(file)) {
         const targetModule = moduleOf(target);
         if (targetModule === null || targetModule === moduleOf(file)) continue;
-        if (path.basename(target) !== 'index.ts') deep.push(`${path.relative(src, file)} → ${path.relative(src, target)}`);
+        if (path.basename(target) !== 'index.ts')
+          deep.push(`${path.relative(src, file)} → ${path.relative(src, target)}`);
       }
     }
     expect(deep).toEqual([]);
@@ -59,9 +62,10 @@ describe('module boundaries', () => {
       const plugin = pluginOf(file);
       const inSdk = sdk.some((name) => within(file, path.join(sources, name)));
       for (const target of importsOf(file)) {
-        const allowed = plugin !== null
-          ? within(target, path.join(sources, plugin)) || shared.some((dir) => within(target, dir))
-          : !inSdk || pluginOf(target) === null;
+        const allowed =
+          plugin !== null
+            ? within(target, path.join(sources, plugin)) || shared.some((dir) => within(target, dir))
+            : !inSdk || pluginOf(target) === null;
         if (!allowed) wrong.push(`${path.relative(src, file)} → ${path.relative(src, target)}`);
       }
     }

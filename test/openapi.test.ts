@@ -37,7 +37,9 @@ describe('API description and operations endpoints', () => {
   afterAll(() => t.close());
 
   const operations = () =>
-    Object.entries(spec.paths).flatMap(([path, methods]) => Object.entries(methods).map(([method, op]) => ({ path, method, op })));
+    Object.entries(spec.paths).flatMap(([path, methods]) =>
+      Object.entries(methods).map(([method, op]) => ({ path, method, op })),
+    );
 
   it('is OpenAPI 3.1', () => {
     expect(spec.openapi).toMatch(/^3\.1\.\d+$/);
@@ -74,7 +76,9 @@ describe('API description and operations endpoints', () => {
   });
 
   it('lists every path with its trailing slash', () => {
-    const apiPaths = Object.keys(spec.paths).filter((path) => path.startsWith('/service/') || path.startsWith('/token'));
+    const apiPaths = Object.keys(spec.paths).filter(
+      (path) => path.startsWith('/service/') || path.startsWith('/token'),
+    );
     for (const path of apiPaths) expect(path).toMatch(/\/$/);
   });
 

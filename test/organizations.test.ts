@@ -5,7 +5,12 @@ import { createTestApp, type TestApp } from './support/test-app.ts';
 describe('organizations over HTTP', () => {
   let t: TestApp;
   const ids: Record<string, number> = {};
-  const tokens: Record<'member' | 'mssp' | 'managedMember' | 'system', string> = { member: '', mssp: '', managedMember: '', system: '' };
+  const tokens: Record<'member' | 'mssp' | 'managedMember' | 'system', string> = {
+    member: '',
+    mssp: '',
+    managedMember: '',
+    system: '',
+  };
 
   beforeAll(async () => {
     t = await createTestApp();
@@ -58,8 +63,13 @@ describe('organizations over HTTP', () => {
     expect((await getOrg('member', { header: ids.Acme! })).json().name).toBe('Acme');
   });
 
-  it("a plain member asking for another organization is 403, whether it exists or not", async () => {
-    for (const options of [{ query: ids.Other! }, { header: ids.Other! }, { query: ids.ManagedOne! }, { query: 999_999 }]) {
+  it('a plain member asking for another organization is 403, whether it exists or not', async () => {
+    for (const options of [
+      { query: ids.Other! },
+      { header: ids.Other! },
+      { query: ids.ManagedOne! },
+      { query: 999_999 },
+    ]) {
       const body = expectError(await getOrg('member', options), 403, 'forbidden');
       expect(fieldsOf(body)).toEqual(['org_id']);
     }
@@ -132,7 +142,9 @@ describe('organizations over HTTP', () => {
     });
 
     it('lists every organization for a system user', async () => {
-      expect(await list('system')).toEqual(expect.arrayContaining(['Acme', 'MSSP', 'Managed One', 'Managed Two', 'Other', 'Operator']));
+      expect(await list('system')).toEqual(
+        expect.arrayContaining(['Acme', 'MSSP', 'Managed One', 'Managed Two', 'Other', 'Operator']),
+      );
     });
 
     it('needs a token', async () => {

@@ -14,7 +14,11 @@ interface RawResponse {
  * a real listening server byte for byte. Resolves with every response read before the server
  * closed the connection, or `reset` when it was torn down without one.
  */
-function exchange(port: number, text: string, options: { headFirst?: boolean } = {}): Promise<{ responses: RawResponse[]; reset: boolean }> {
+function exchange(
+  port: number,
+  text: string,
+  options: { headFirst?: boolean } = {},
+): Promise<{ responses: RawResponse[]; reset: boolean }> {
   return new Promise((resolve, reject) => {
     const socket = net.connect(port, '127.0.0.1', () => socket.write(text));
     let received = '';
@@ -25,17 +29,28 @@ function exchange(port: number, text: string, options: { headFirst?: boolean } =
       if (error.code === 'ECONNRESET' || error.code === 'EPIPE') reset = true;
       else reject(error);
     });
-    socket.setTimeout(10_000, () => reject(new Error(`no answer within 10 s; got ${JSON.stringify(received.slice(0, 200))}`)));
+    socket.setTimeout(10_000, () =>
+      reject(new Error(`no answer within 10 s; got ${JSON.stringify(received.slice(0, 200))}`)),
+    );
     socket.on('close', () => {
       const responses: RawResponse[] = [];
       let rest = received;
       while (rest.startsWith('HTTP/1.1 ')) {
         const headEnd = rest.indexOf('\r\n\r\n');
         const [statusLine, ...lines] = rest.slice(0, headEnd).split('\r\n');
-        const headers = Object.fromEntries(lines.map((line) => [line.slice(0, line.indexOf(':')).toLowerCase(), line.slice(line.indexOf(':') + 1).trim()]));
+        const headers = Object.fromEntries(
+          lines.map((line) => [
+            line.slice(0, line.indexOf(':')).toLowerCase(),
+            line.slice(line.indexOf(':') + 1).trim(),
+          ]),
+        );
         // The answer to HEAD announces a length but carries no body.
         const length = options.headFirst && responses.length === 0 ? 0 : Number(headers['content-length'] ?? 0);
-        responses.push({ status: Number(statusLine!.split(' ')[1]), headers, body: rest.slice(headEnd + 4, headEnd + 4 + length) });
+        responses.push({
+          status: Number(statusLine!.split(' ')[1]),
+          headers,
+          body: rest.slice(headEnd + 4, headEnd + 4 + length),
+        });
         rest = rest.slice(headEnd + 4 + length);
       }
       resolve({ responses, reset: reset || (responses.length === 0 && received.length === 0) });
@@ -92,14 +107,24 @@ describe(`requests that never reach a route, on a listening server (${testEngine
     expect(responses[1]?.status).toBe(200);
   });
 
-  it.each(['GET', 'HEAD', 'OPTIONS'])('%s with a JSON body is answered, and so is the next request on the connection', async (method) => {
-    const { responses, reset } = await exchange(port, withBody(method, '/service/account/', '{"a":[1,2,{"b":null}]}') + followUp, { headFirst: method === 'HEAD' });
-    expect(reset).toBe(false);
-    expect(responses.map((r) => r.status)).toEqual([method === 'OPTIONS' ? 405 : 200, 200]);
-  });
+  it.each(['GET', 'HEAD', 'OPTIONS'])(
+    '%s with a JSON body is answered, and so is the next request on the connection',
+    async (method) => {
+      const { responses, reset } = await exchange(
+        port,
+        withBody(method, '/service/account/', '{"a":[1,2,{"b":null}]}') + followUp,
+        { headFirst: method === 'HEAD' },
+      );
+      expect(reset).toBe(false);
+      expect(responses.map((r) => r.status)).toEqual([method === 'OPTIONS' ? 405 : 200, 200]);
+    },
+  );
 
   it('a body nested far too deep on a GET is judged like any other body or ignored, never a reset', async () => {
-    const { responses, reset } = await exchange(port, withBody('GET', '/service/account/', '['.repeat(100_000) + ']'.repeat(100_000)) + followUp);
+    const { responses, reset } = await exchange(
+      port,
+      withBody('GET', '/service/account/', '['.repeat(100_000) + ']'.repeat(100_000)) + followUp,
+    );
     expect(reset).toBe(false);
     expect(responses.map((r) => r.status).every((status) => status < 500)).toBe(true);
     expect(responses.at(-1)?.status).toBe(200);
@@ -112,15 +137,25 @@ describe(`requests that never reach a route, on a listening server (${testEngine
   });
 
   it('a malformed header line, and headers over the size limit, get the error body too', async () => {
-    expectErrorBody((await exchange(port, 'GET /healthz HTTP/1.1\r\nHost: dragnet.test\r\nno colon here\r\n\r\n')).responses[0], 400, 'bad_request');
+    expectErrorBody(
+      (await exchange(port, 'GET /healthz HTTP/1.1\r\nHost: dragnet.test\r\nno colon here\r\n\r\n')).responses[0],
+      400,
+      'bad_request',
+    );
     const huge = `GET /healthz HTTP/1.1\r\nHost: dragnet.test\r\nX-Padding: ${'a'.repeat(20_000)}\r\n\r\n`;
     expectErrorBody((await exchange(port, huge)).responses[0], 431, 'headers_too_large');
   });
 
   it('a path segment over the router limit, or not valid percent-encoding, is a 400 with the error body', async () => {
-    const long = await exchange(port, `GET /service/alert_system_match_get_match/${'1'.repeat(200)}/ HTTP/1.1\r\nHost: dragnet.test\r\n${auth}Connection: close\r\n\r\n`);
+    const long = await exchange(
+      port,
+      `GET /service/alert_system_match_get_match/${'1'.repeat(200)}/ HTTP/1.1\r\nHost: dragnet.test\r\n${auth}Connection: close\r\n\r\n`,
+    );
     expect(expectErrorBody(long.responses[0], 400, 'bad_request').message).toContain('path segment');
-    const malformed = await exchange(port, `GET /service/alert_system_match_get_match/%E0%A4%A/ HTTP/1.1\r\nHost: dragnet.test\r\n${auth}Connection: close\r\n\r\n`);
+    const malformed = await exchange(
+      port,
+      `GET /service/alert_system_match_get_match/%E0%A4%A/ HTTP/1.1\r\nHost: dragnet.test\r\n${auth}Connection: close\r\n\r\n`,
+    );
     expectErrorBody(malformed.responses[0], 400, 'bad_request');
   });
 });

@@ -39,7 +39,11 @@ async function trickle(exchange: RawExchange, text: string, everyMs: number, byt
 function parseResponse(raw: string) {
   const [head, body] = raw.split('\r\n\r\n', 2) as [string, string];
   const status = Number(head.split(' ')[1]);
-  return { status, head: head.toLowerCase(), json: JSON.parse(body) as { code: string; message: string; request_id: string } };
+  return {
+    status,
+    head: head.toLowerCase(),
+    json: JSON.parse(body) as { code: string; message: string; request_id: string },
+  };
 }
 
 describe('request deadlines over real sockets', () => {
@@ -66,7 +70,9 @@ describe('request deadlines over real sockets', () => {
     const body = JSON.stringify({ email: 'ops@deadline.test', password: 'x'.repeat(200) });
     const exchange = open(port);
     const started = Date.now();
-    exchange.socket.write(`POST /token/ HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n`);
+    exchange.socket.write(
+      `POST /token/ HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n`,
+    );
     // A byte every 20 ms: 50 bytes a second, far from the body's whole length in time.
     void trickle(exchange, body, 20);
     const response = parseResponse(await exchange.closed);
@@ -94,7 +100,12 @@ describe('request deadlines over real sockets', () => {
     `Content-Type: application/x-ndjson\r\nContent-Length: ${length}\r\nConnection: close\r\n\r\n`;
 
   const ndjsonLine = (id: number) =>
-    JSON.stringify({ channel: { platform: 'telegram', username: 'deadlines', title: 'Deadlines' }, message_id: id, date: '2026-01-01T00:00:00Z', text: `upload line ${id} ${'z'.repeat(200)}` }) + '\n';
+    JSON.stringify({
+      channel: { platform: 'telegram', username: 'deadlines', title: 'Deadlines' },
+      message_id: id,
+      date: '2026-01-01T00:00:00Z',
+      text: `upload line ${id} ${'z'.repeat(200)}`,
+    }) + '\n';
 
   it('cuts an ingest stream that trickles a few bytes a second', async () => {
     const body = Array.from({ length: 50 }, (_, i) => ndjsonLine(i + 1)).join('');

@@ -22,7 +22,15 @@ const run = promisify(execFile);
 /** Every spelling a seed could be stored in: base32 either case, raw bytes, hex, base64. */
 function seedSpellings(seed: string): (string | Buffer)[] {
   const raw = seedBytes(seed);
-  return [seed, seed.toLowerCase(), seed.replace(/=+$/, ''), raw, raw.toString('hex'), raw.toString('base64'), raw.toString('base64url')];
+  return [
+    seed,
+    seed.toLowerCase(),
+    seed.replace(/=+$/, ''),
+    raw,
+    raw.toString('hex'),
+    raw.toString('base64'),
+    raw.toString('base64url'),
+  ];
 }
 
 describe(`secrets at rest (${testEngine})`, () => {
@@ -43,7 +51,14 @@ describe(`secrets at rest (${testEngine})`, () => {
 
     // alice finishes enrollment; bob only starts it, so a pending seed is stored too.
     const alice = await t.login('alice@acme.test');
-    enrolledSeed = (await t.request({ method: 'POST', url: '/service/setup_2fa/', token: alice.access, body: { password: DEFAULT_PASSWORD } })).json().seed;
+    enrolledSeed = (
+      await t.request({
+        method: 'POST',
+        url: '/service/setup_2fa/',
+        token: alice.access,
+        body: { password: DEFAULT_PASSWORD },
+      })
+    ).json().seed;
     const verified = await t.request({
       method: 'POST',
       url: '/service/verify_2fa_enrollment/',
@@ -53,7 +68,14 @@ describe(`secrets at rest (${testEngine})`, () => {
     expect(verified.statusCode).toBe(200);
     backupCodes = verified.json().backup_codes;
     const bob = await t.login('bob@acme.test');
-    pendingSeed = (await t.request({ method: 'POST', url: '/service/setup_2fa/', token: bob.access, body: { password: DEFAULT_PASSWORD } })).json().seed;
+    pendingSeed = (
+      await t.request({
+        method: 'POST',
+        url: '/service/setup_2fa/',
+        token: bob.access,
+        body: { password: DEFAULT_PASSWORD },
+      })
+    ).json().seed;
 
     const rows = await t.container.store.db.selectFrom('users').select('password_hash').execute();
     passwordHashes = rows.map((row) => row.password_hash);
@@ -65,10 +87,11 @@ describe(`secrets at rest (${testEngine})`, () => {
   });
   afterAll(() => t.location.drop());
 
-  const snapshots = () => [
-    ['while the app runs', whileOpen],
-    ['after it closed', afterClose],
-  ] as const;
+  const snapshots = () =>
+    [
+      ['while the app runs', whileOpen],
+      ['after it closed', afterClose],
+    ] as const;
 
   it('the raw store is actually being read (the scan finds plain data)', () => {
     for (const [, chunks] of snapshots()) {
@@ -80,7 +103,9 @@ describe(`secrets at rest (${testEngine})`, () => {
       expect(afterClose.map((c) => c.source)).toContain('dragnet.sqlite');
       expect(whileOpen.map((c) => c.source)).toEqual(expect.arrayContaining(['dragnet.sqlite', 'dragnet.sqlite-wal']));
     } else {
-      expect(afterClose.map((c) => c.source)).toEqual(expect.arrayContaining(['users', 'backup_codes', 'organizations']));
+      expect(afterClose.map((c) => c.source)).toEqual(
+        expect.arrayContaining(['users', 'backup_codes', 'organizations']),
+      );
     }
   });
 
@@ -122,7 +147,10 @@ const panOf = (bin: string, serial: number, length = 16) => {
  * The attack of the report: every PAN a stored card can be (its BIN, its last four, any middle
  * that passes the Luhn check), each tested against the stored digest with `digest`.
  */
-function recoverPan(card: { bin6: string; last4: string; pan_length: number; pan_hash: string }, digest: (value: string) => string): string[] {
+function recoverPan(
+  card: { bin6: string; last4: string; pan_length: number; pan_hash: string },
+  digest: (value: string) => string,
+): string[] {
   const middle = card.pan_length - 10;
   const found: string[] = [];
   for (let n = 0; n < 10 ** middle; n++) {
@@ -162,8 +190,20 @@ describe(`secrets and cards in the store, a pg_dump and a backup (${testEngine})
     try {
       const user = await t.createUser({ org: 'Acme', email: 'carol@acme.test' });
       const session = await t.login('carol@acme.test');
-      const seed = (await t.request({ method: 'POST', url: '/service/setup_2fa/', token: session.access, body: { password: DEFAULT_PASSWORD } })).json().seed as string;
-      const enrolled = await t.request({ method: 'POST', url: '/service/verify_2fa_enrollment/', token: session.access, body: { otp: totpCode(seed, t.clock.now()) } });
+      const seed = (
+        await t.request({
+          method: 'POST',
+          url: '/service/setup_2fa/',
+          token: session.access,
+          body: { password: DEFAULT_PASSWORD },
+        })
+      ).json().seed as string;
+      const enrolled = await t.request({
+        method: 'POST',
+        url: '/service/verify_2fa_enrollment/',
+        token: session.access,
+        body: { otp: totpCode(seed, t.clock.now()) },
+      });
       expect(enrolled.statusCode, enrolled.body).toBe(200);
       // Enrolment revokes earlier sessions and hands back a new one.
       const access = enrolled.json().access as string;
@@ -177,7 +217,10 @@ describe(`secrets and cards in the store, a pg_dump and a backup (${testEngine})
       const webhookSecret = webhook.secret as string;
       expect(webhookSecret).toMatch(/^whsec_/);
       const rawSecret = Buffer.from(webhookSecret.slice('whsec_'.length), 'base64');
-      secrets.push({ name: 'webhook secret', needles: [webhookSecret, webhookSecret.slice('whsec_'.length), rawSecret, rawSecret.toString('hex')] });
+      secrets.push({
+        name: 'webhook secret',
+        needles: [webhookSecret, webhookSecret.slice('whsec_'.length), rawSecret, rawSecret.toString('hex')],
+      });
 
       const dump = path.join(scratch, 'cards.txt');
       writeFileSync(dump, CARDS.map((pan, i) => `${pan}|0${i + 3}|31|95${i}|Card Holder`).join('\n'));
@@ -187,7 +230,12 @@ describe(`secrets and cards in the store, a pg_dump and a backup (${testEngine})
 
       const { rows } = await sql<Record<string, unknown>>`select * from cards`.execute(t.container.store.db);
       cardColumns = Object.keys(rows[0]!);
-      cardRows = rows.map((row) => ({ bin6: String(row.bin6), last4: String(row.last4), pan_length: Number(row.pan_length), pan_hash: String(row.pan_hash) }));
+      cardRows = rows.map((row) => ({
+        bin6: String(row.bin6),
+        last4: String(row.last4),
+        pan_length: Number(row.pan_length),
+        pan_hash: String(row.pan_hash),
+      }));
       places.push(['the store while the app runs', await readRawStore(location)]);
     } finally {
       await t.close();
@@ -209,10 +257,15 @@ describe(`secrets and cards in the store, a pg_dump and a backup (${testEngine})
     mkdirSync(opened);
     writeFileSync(path.join(scratch, 'backup.tar'), await ageDecrypt(sealed, key.identity));
     await tar.x({ file: path.join(scratch, 'backup.tar'), cwd: opened });
-    const contents = [{ source: 'backup.tar', bytes: readFileSync(path.join(scratch, 'backup.tar')) }, ...filesBelow(opened)];
+    const contents = [
+      { source: 'backup.tar', bytes: readFileSync(path.join(scratch, 'backup.tar')) },
+      ...filesBelow(opened),
+    ];
     if (location.databaseUrl) {
       // The dump in the archive is compressed: read it as pg_restore writes it out.
-      const { stdout } = await run('pg_restore', ['--file=-', path.join(opened, 'postgres.dump')], { maxBuffer: 256 * 1024 * 1024 });
+      const { stdout } = await run('pg_restore', ['--file=-', path.join(opened, 'postgres.dump')], {
+        maxBuffer: 256 * 1024 * 1024,
+      });
       contents.push({ source: 'postgres.dump as SQL', bytes: Buffer.from(stdout) });
     }
     places.push(['the decrypted backup', contents]);
@@ -223,7 +276,7 @@ describe(`secrets and cards in the store, a pg_dump and a backup (${testEngine})
     if (scratch) rmSync(scratch, { recursive: true, force: true });
   });
 
-  it('the scan reads real bytes: the store and the decrypted backup hold the user and the cards\' last four', () => {
+  it("the scan reads real bytes: the store and the decrypted backup hold the user and the cards' last four", () => {
     for (const [where, chunks] of places.filter(([where]) => where !== 'the backup file')) {
       expect(sourcesContaining(chunks, 'carol@acme.test').length, where).toBeGreaterThan(0);
     }
@@ -233,7 +286,8 @@ describe(`secrets and cards in the store, a pg_dump and a backup (${testEngine})
   it('holds no SMTP password, webhook secret, TOTP seed or full card number in any of them', () => {
     for (const [where, chunks] of places) {
       for (const { name, needles } of secrets) {
-        for (const needle of needles) expect(sourcesContaining(chunks, needle), `${where}: ${name} (${String(needle)})`).toEqual([]);
+        for (const needle of needles)
+          expect(sourcesContaining(chunks, needle), `${where}: ${name} (${String(needle)})`).toEqual([]);
       }
     }
   });
@@ -258,8 +312,16 @@ describe(`secrets and cards in the store, a pg_dump and a backup (${testEngine})
     const withBackup = createKeyRing(backupSecretKey, Buffer.alloc(32));
     for (const card of cardRows) expect(recoverPan(card, withBackup.digest), `${card.bin6}…${card.last4}`).toEqual([]);
     // The same search with the data folder's card-hash.key finds each card: the search works.
-    const cardHashKey = Buffer.from(readFileSync(path.join(location.dataDir, 'card-hash.key'), 'utf8').trim(), 'base64');
+    const cardHashKey = Buffer.from(
+      readFileSync(path.join(location.dataDir, 'card-hash.key'), 'utf8').trim(),
+      'base64',
+    );
     const withDataFolder = createKeyRing(backupSecretKey, cardHashKey);
-    expect(cardRows.map((card) => recoverPan(card, withDataFolder.cardDigest)).flat().sort()).toEqual([...CARDS].sort());
+    expect(
+      cardRows
+        .map((card) => recoverPan(card, withDataFolder.cardDigest))
+        .flat()
+        .sort(),
+    ).toEqual([...CARDS].sort());
   });
 });

@@ -45,7 +45,9 @@ describe(`the server process (${testEngine})`, () => {
     expect(response.status).toBe(200);
     const { access } = (await response.json()) as { access: string };
 
-    const account = await fetch(`${server!.baseUrl}/service/account/`, { headers: { authorization: `Bearer ${access}` } });
+    const account = await fetch(`${server!.baseUrl}/service/account/`, {
+      headers: { authorization: `Bearer ${access}` },
+    });
     expect(account.status).toBe(200);
     expect(account.headers.get('x-request-id')).toEqual(expect.any(String));
     expect(await account.json()).toMatchObject({ email: 'alice@acme.test', organization: 'Acme' });
@@ -62,9 +64,16 @@ describe(`the server process (${testEngine})`, () => {
       body: JSON.stringify({ email: 'alice@acme.test', password: PASSWORD }),
     });
     const { access } = (await response.json()) as { access: string };
-    await fetch(`${server!.baseUrl}/service/account/`, { headers: { authorization: `Bearer ${access}`, 'x-request-id': `${requestId}-b` } });
+    await fetch(`${server!.baseUrl}/service/account/`, {
+      headers: { authorization: `Bearer ${access}`, 'x-request-id': `${requestId}-b` },
+    });
 
-    type LogEntry = { reqId?: string; msg: string; req?: { method: string; url: string }; res?: { statusCode: number } };
+    type LogEntry = {
+      reqId?: string;
+      msg: string;
+      req?: { method: string; url: string };
+      res?: { statusCode: number };
+    };
     const logEntries = () =>
       server!
         .output()
@@ -72,11 +81,19 @@ describe(`the server process (${testEngine})`, () => {
         .filter((line) => line.startsWith('{'))
         .map((line) => JSON.parse(line) as LogEntry);
     // A line is written once its response has gone out: wait for it rather than race it.
-    await waitFor('the second request logged', () => logEntries().some((entry) => entry.reqId === `${requestId}-b`), { everyMs: 50 });
+    await waitFor('the second request logged', () => logEntries().some((entry) => entry.reqId === `${requestId}-b`), {
+      everyMs: 50,
+    });
     const entries = logEntries();
     const stdout = server!.output().stdout;
     const login = entries.filter((entry) => entry.reqId === requestId);
-    expect(login).toEqual([expect.objectContaining({ msg: 'request completed', req: expect.objectContaining({ method: 'POST', url: '/token/' }), res: { statusCode: 200 } })]);
+    expect(login).toEqual([
+      expect.objectContaining({
+        msg: 'request completed',
+        req: expect.objectContaining({ method: 'POST', url: '/token/' }),
+        res: { statusCode: 200 },
+      }),
+    ]);
     expect(entries.filter((entry) => entry.reqId === `${requestId}-b`)).toHaveLength(1);
     expect(stdout).not.toContain(PASSWORD);
     expect(stdout).not.toContain(access);

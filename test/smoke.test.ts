@@ -13,7 +13,11 @@ describe('trunk smoke', () => {
     const { access } = await t.login('alice@acme.test');
     const response = await t.request({ method: 'GET', url: '/service/account/', token: access });
     expect(response.statusCode).toBe(200);
-    expect(response.json()).toMatchObject({ email: 'alice@acme.test', organization: 'Acme', two_factor_enabled: false });
+    expect(response.json()).toMatchObject({
+      email: 'alice@acme.test',
+      organization: 'Acme',
+      two_factor_enabled: false,
+    });
   });
 
   it('answers readiness with the engine in use', async () => {

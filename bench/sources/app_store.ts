@@ -8,11 +8,23 @@ import path from 'node:path';
  * in ten a newer version of an app listed before (a new row, as a store crawl finds it).
  */
 const APPS_PER_FILE = 200_000;
-const WORDS = ['acme', 'globex', 'initech', 'umbrella', 'northwind', 'contoso', 'fabrikam', 'tailspin', 'wingtip', 'litware'];
+const WORDS = [
+  'acme',
+  'globex',
+  'initech',
+  'umbrella',
+  'northwind',
+  'contoso',
+  'fabrikam',
+  'tailspin',
+  'wingtip',
+  'litware',
+];
 const KINDS = ['Wallet', 'Bank', 'Pay', 'Rewards', 'Scanner', 'Weather', 'Notes', 'Fitness', 'Radio', 'Puzzle'];
 const GENRES = ['Finance', 'Tools', 'Productivity', 'Health & Fitness', 'Music & Audio', 'Puzzle'];
 const UPDATED = 1_767_225_600_000;
-const FILLER = 'Track your spending, pay friends and get alerts for every card payment. Works offline and keeps your data on your phone. ';
+const FILLER =
+  'Track your spending, pay friends and get alerts for every card payment. Works offline and keeps your data on your phone. ';
 
 function app(n: number, version: number): string {
   const brand = WORDS[n % WORDS.length]!;

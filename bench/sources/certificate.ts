@@ -20,7 +20,18 @@ const ISSUERS = [
   { C: 'AT', CN: 'ZeroSSL ECC Domain Secure Site CA', O: 'ZeroSSL' },
   { C: 'GB', CN: 'Sectigo RSA Domain Validation Secure Server CA', O: 'Sectigo Limited' },
 ];
-const WORDS = ['acme', 'globex', 'initech', 'umbrella', 'northwind', 'contoso', 'fabrikam', 'tailspin', 'wingtip', 'litware'];
+const WORDS = [
+  'acme',
+  'globex',
+  'initech',
+  'umbrella',
+  'northwind',
+  'contoso',
+  'fabrikam',
+  'tailspin',
+  'wingtip',
+  'litware',
+];
 const START = 1_773_000_000;
 
 const colonHex = (hex: string) => hex.toUpperCase().match(/../g)!.join(':');
@@ -46,7 +57,13 @@ function frame(c: number, logIndex: number): string {
         fingerprint: colonHex(sha1),
         all_domains: names,
       },
-      chain: [{ subject: { ...issuer, aggregated: `/C=${issuer.C}/CN=${issuer.CN}/O=${issuer.O}` }, extensions: { basicConstraints: 'CA:TRUE' }, fingerprint: colonHex(sha1.slice(0, 40)) }],
+      chain: [
+        {
+          subject: { ...issuer, aggregated: `/C=${issuer.C}/CN=${issuer.CN}/O=${issuer.O}` },
+          extensions: { basicConstraints: 'CA:TRUE' },
+          fingerprint: colonHex(sha1.slice(0, 40)),
+        },
+      ],
       cert_index: index,
       cert_link: `https://${log.url}ct/v1/get-entries?start=${index}&end=${index}`,
       seen: START + c + 0.5,

@@ -20,8 +20,16 @@ export const benchSource = {
     const files: string[] = [];
     for (let start = 0; start < count; start += MESSAGES_PER_FILE) {
       const n = files.length;
-      const channel = { id: String(1_200_000_000_000_000_000n + BigInt(n) * 1_000_000_000n), name: `channel-${n + 1}`, category: 'Market' };
-      const messages = randomMessages(n + 1, Math.min(MESSAGES_PER_FILE, count - start), (i) => START + (start + i) * 1000);
+      const channel = {
+        id: String(1_200_000_000_000_000_000n + BigInt(n) * 1_000_000_000n),
+        name: `channel-${n + 1}`,
+        category: 'Market',
+      };
+      const messages = randomMessages(
+        n + 1,
+        Math.min(MESSAGES_PER_FILE, count - start),
+        (i) => START + (start + i) * 1000,
+      );
       const file = path.join(dir, `channel-${String(n + 1).padStart(4, '0')}.json`);
       await writeFile(file, JSON.stringify(discordExport(server, channel, messages, BigInt(channel.id) + 1n), null, 2));
       files.push(file);

@@ -34,7 +34,9 @@ export const benchSource = {
       const keys = Math.min(KEYS_PER_PAGE, count - written);
       const file = path.join(dir, `${bucket}-page-${String(page % PAGES_PER_BUCKET).padStart(2, '0')}.xml`);
       const out = createWriteStream(file);
-      out.write(`<?xml version="1.0" encoding="UTF-8"?>\n<ListBucketResult xmlns="http://s3.amazonaws.com/doc/2006-03-01/">\n  <Name>${bucket}</Name>\n  <Prefix></Prefix>\n  <KeyCount>${keys}</KeyCount>\n  <MaxKeys>1000</MaxKeys>\n  <IsTruncated>${written + keys < count}</IsTruncated>\n`);
+      out.write(
+        `<?xml version="1.0" encoding="UTF-8"?>\n<ListBucketResult xmlns="http://s3.amazonaws.com/doc/2006-03-01/">\n  <Name>${bucket}</Name>\n  <Prefix></Prefix>\n  <KeyCount>${keys}</KeyCount>\n  <MaxKeys>1000</MaxKeys>\n  <IsTruncated>${written + keys < count}</IsTruncated>\n`,
+      );
       for (let i = 0; i < keys; i++, written++) {
         if (!out.write(contents(written))) await once(out, 'drain');
       }

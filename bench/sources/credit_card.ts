@@ -19,8 +19,14 @@ export const benchSource = {
     const files: string[] = [];
     for (let start = 0; start < count; start += CARDS_PER_FILE) {
       const seed = files.length + 1;
-      const cards = demoCards({ sourceName: 'bench', seed, bins: BINS, count: Math.min(CARDS_PER_FILE, count - start), listing: false }, 2025);
-      const lines = cards.map((card, i) => `${card.pan}|${String(card.expMonth ?? 0).padStart(2, '0')}|${(card.expYear ?? 0) % 100}|${card.hasCvv ? 100 + (i % 900) : ''}|JOHN DOE`);
+      const cards = demoCards(
+        { sourceName: 'bench', seed, bins: BINS, count: Math.min(CARDS_PER_FILE, count - start), listing: false },
+        2025,
+      );
+      const lines = cards.map(
+        (card, i) =>
+          `${card.pan}|${String(card.expMonth ?? 0).padStart(2, '0')}|${(card.expYear ?? 0) % 100}|${card.hasCvv ? 100 + (i % 900) : ''}|JOHN DOE`,
+      );
       const file = path.join(dir, `cards-${String(seed).padStart(4, '0')}.txt`);
       await writeFile(file, lines.join('\n') + '\n');
       files.push(file);

@@ -17,7 +17,13 @@ export const benchSource = {
     const files: string[] = [];
     for (let start = 0; start < count; start += POSTS_PER_FILE) {
       const file = path.join(dir, `posts-${String(files.length + 1).padStart(4, '0')}.jsonl`);
-      await writeFile(file, posts.slice(start, start + POSTS_PER_FILE).map((post) => JSON.stringify(post)).join('\n') + '\n');
+      await writeFile(
+        file,
+        posts
+          .slice(start, start + POSTS_PER_FILE)
+          .map((post) => JSON.stringify(post))
+          .join('\n') + '\n',
+      );
       files.push(file);
     }
     return files;

@@ -18,7 +18,11 @@ export const benchSource = {
   async writeInput(dir: string, count: number): Promise<string[]> {
     const files: string[] = [];
     for (let start = 0; start < count; start += PASTES_PER_FILE) {
-      const pastes = randomPastes(files.length + 1, Math.min(PASTES_PER_FILE, count - start), (i) => START + (start + i) * 1000).map((paste, i) => {
+      const pastes = randomPastes(
+        files.length + 1,
+        Math.min(PASTES_PER_FILE, count - start),
+        (i) => START + (start + i) * 1000,
+      ).map((paste, i) => {
         const key = (start + i).toString(36).padStart(8, '0');
         return { ...paste, key, url: paste.url.replace(paste.key, key) };
       });

@@ -34,8 +34,50 @@ const SAMPLE_DOMAINS = 100;
 const SAMPLE_MS = 30_000;
 const WRITE_BATCH = 5000;
 
-const BRAND_SYLLABLES = ['ac', 'me', 'nor', 'vex', 'tri', 'lum', 'sta', 'gen', 'cor', 'pa', 'zo', 'fi', 'bel', 'ka', 'ro', 'din', 'mer', 'sol', 'tek', 'vi', 'ra', 'on', 'is', 'qua'];
-const BRAND_WORDS = ['bank', 'pay', 'mail', 'shop', 'air', 'energy', 'health', 'capital', 'insure', 'tel', 'soft', 'cloud', 'games', 'media', 'foods', 'motors'];
+const BRAND_SYLLABLES = [
+  'ac',
+  'me',
+  'nor',
+  'vex',
+  'tri',
+  'lum',
+  'sta',
+  'gen',
+  'cor',
+  'pa',
+  'zo',
+  'fi',
+  'bel',
+  'ka',
+  'ro',
+  'din',
+  'mer',
+  'sol',
+  'tek',
+  'vi',
+  'ra',
+  'on',
+  'is',
+  'qua',
+];
+const BRAND_WORDS = [
+  'bank',
+  'pay',
+  'mail',
+  'shop',
+  'air',
+  'energy',
+  'health',
+  'capital',
+  'insure',
+  'tel',
+  'soft',
+  'cloud',
+  'games',
+  'media',
+  'foods',
+  'motors',
+];
 const BRAND_SUFFIXES = ['com', 'com', 'com', 'com', 'net', 'org', 'de', 'co.uk', 'fr', 'io', 'nl', 'com.au'];
 
 /** Watched domain `i`: realistic brand names, distinct by a base-36 tail where needed. */
@@ -63,7 +105,9 @@ function plantLookalike(domain: string, random: () => number): string {
       return `${label.slice(0, at)}${label[at]}${label.slice(at)}.${suffix}`;
     case 3: {
       const glyph = [...label].findIndex((char) => GLYPHS[char]);
-      return glyph === -1 ? `${label}-login.${suffix}` : `${label.slice(0, glyph)}${GLYPHS[label[glyph]!]}${label.slice(glyph + 1)}.${suffix}`;
+      return glyph === -1
+        ? `${label}-login.${suffix}`
+        : `${label.slice(0, glyph)}${GLYPHS[label[glyph]!]}${label.slice(glyph + 1)}.${suffix}`;
     }
     case 4:
       return `${label}-secure-${Math.floor(random() * 1000)}.${suffix === 'com' ? 'net' : 'com'}`;
@@ -104,13 +148,17 @@ export async function benchPhishingMatch(options: {
     if (typeof name === 'string') throw new Error(`bench: ${raw}: ${name}`);
     observed.push(name);
   }
-  const plantedAscii = new Map([...planted].map(([raw, target]) => [(parseDomainName(raw) as DomainName).domain, target]));
+  const plantedAscii = new Map(
+    [...planted].map(([raw, target]) => [(parseDomainName(raw) as DomainName).domain, target]),
+  );
 
   lines.push(
     `phishing candidate generation + match time for ${count(watched.length)} watched domains against ${count(observed.length)} new domains (target < ${TARGET_MS / 1000} s, ≥ ${TARGET_SPEEDUP}× one-domain-at-a-time)`,
   );
 
-  progress(`generating ${count(watched.length)} watched domains' candidates and scanning ${count(observed.length)} names in memory`);
+  progress(
+    `generating ${count(watched.length)} watched domains' candidates and scanning ${count(observed.length)} names in memory`,
+  );
   // Warm-up, so neither side is timed while the JIT compiles.
   const warm = createLookalikeIndex(watched.slice(0, 50));
   for (const name of observed.slice(0, 20_000)) warm.lookalikesOf(name);
@@ -140,15 +188,22 @@ export async function benchPhishingMatch(options: {
   // One at a time, on a sample: each watched domain's own index and a pass over everything.
   let sampled = 0;
   started = performance.now();
-  while (sampled < Math.min(SAMPLE_DOMAINS, watched.length) && (sampled < 5 || performance.now() - started < SAMPLE_MS)) {
-    const single = createLookalikeIndex([watched[Math.floor((sampled * watched.length) / SAMPLE_DOMAINS) % watched.length]!]);
+  while (
+    sampled < Math.min(SAMPLE_DOMAINS, watched.length) &&
+    (sampled < 5 || performance.now() - started < SAMPLE_MS)
+  ) {
+    const single = createLookalikeIndex([
+      watched[Math.floor((sampled * watched.length) / SAMPLE_DOMAINS) % watched.length]!,
+    ]);
     for (const name of observed) single.lookalikesOf(name);
     sampled++;
   }
   const perDomain = (performance.now() - started) / sampled;
   const oneAtATime = perDomain * watched.length;
   const speedup = oneAtATime / batchMs;
-  say(`  one domain at a time: ${seconds(perDomain)} a domain (${sampled} sampled, in memory) → ${seconds(oneAtATime)} for ${count(watched.length)}; batch speedup ${Math.round(speedup)}×`);
+  say(
+    `  one domain at a time: ${seconds(perDomain)} a domain (${sampled} sampled, in memory) → ${seconds(oneAtATime)} for ${count(watched.length)}; batch speedup ${Math.round(speedup)}×`,
+  );
   if (speedup < TARGET_SPEEDUP) failures.push(`phishing: batch speedup ${speedup.toFixed(1)}× < ${TARGET_SPEEDUP}×`);
 
   let tickMs = batchMs;
@@ -159,7 +214,9 @@ export async function benchPhishingMatch(options: {
     const until = context.clock.now().getTime();
     started = performance.now();
     for (let i = 0; i < observed.length; i += WRITE_BATCH) {
-      const batch = observed.slice(i, i + WRITE_BATCH).map((name) => ({ name, domain: { domain: name.domain, origin: 'nrd' as const } }));
+      const batch = observed
+        .slice(i, i + WRITE_BATCH)
+        .map((name) => ({ name, domain: { domain: name.domain, origin: 'nrd' as const } }));
       await writeObservedDomains(context, batch, until - DAY_MS + Math.floor((i / observed.length) * DAY_MS));
     }
     const write = performance.now() - started;
@@ -169,11 +226,15 @@ export async function benchPhishingMatch(options: {
     const results = await phishing.matchMany!(context, rules, until, 10_000);
     tickMs = performance.now() - started;
     const total = [...results.values()].reduce((sum, result) => sum + result.total, 0);
-    say(`  through the store (${context.engine}): ${count(observed.length)} observed domains written in ${seconds(write)} (not in the target); matchMany ${seconds(tickMs)} (generation + paged scan + hits), ${count(total)} hits`);
+    say(
+      `  through the store (${context.engine}): ${count(observed.length)} observed domains written in ${seconds(write)} (not in the target); matchMany ${seconds(tickMs)} (generation + paged scan + hits), ${count(total)} hits`,
+    );
     if (total !== hits) failures.push(`phishing: the store path found ${total} hits, in memory ${hits}`);
   }
   if (tickMs > TARGET_MS) failures.push(`phishing: generation + match took ${seconds(tickMs)} > ${TARGET_MS / 1000} s`);
   const measured = options.context ? `for the tick's matchMany on ${options.context.engine}` : 'in memory';
-  say(`  ${tickMs <= TARGET_MS && speedup >= TARGET_SPEEDUP ? 'PASS' : 'FAIL'}: ${seconds(tickMs)} ${measured}, ${Math.round(speedup)}× faster than one domain at a time`);
+  say(
+    `  ${tickMs <= TARGET_MS && speedup >= TARGET_SPEEDUP ? 'PASS' : 'FAIL'}: ${seconds(tickMs)} ${measured}, ${Math.round(speedup)}× faster than one domain at a time`,
+  );
   return { lines, failures };
 }

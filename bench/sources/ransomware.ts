@@ -8,7 +8,20 @@ import path from 'node:path';
  */
 const POSTS_PER_FILE = 50_000;
 const GROUPS = ['lockbit3', 'alphv', 'play', 'clop', 'akira', 'blackbasta', 'medusa', 'rhysida', '8base', 'bianlian'];
-const WORDS = ['Acme', 'Globex', 'Initech', 'Umbrella', 'Northwind', 'Contoso', 'Fabrikam', 'Tailspin', 'Wingtip', 'Litware', 'Proseware', 'Adatum'];
+const WORDS = [
+  'Acme',
+  'Globex',
+  'Initech',
+  'Umbrella',
+  'Northwind',
+  'Contoso',
+  'Fabrikam',
+  'Tailspin',
+  'Wingtip',
+  'Litware',
+  'Proseware',
+  'Adatum',
+];
 const KINDS = ['Bank', 'Logistics', 'Manufacturing', 'Health', 'Foods', 'Systems', 'Legal', 'Energy'];
 const START = Date.parse('2023-01-01T00:00:00Z');
 
@@ -17,7 +30,12 @@ const stamp = (ms: number) => new Date(ms).toISOString().replace('T', ' ').repla
 function post(i: number) {
   const name = `${WORDS[i % WORDS.length]} ${KINDS[Math.floor(i / WORDS.length) % KINDS.length]} ${i}`;
   const published = START + i * 60_000;
-  const base = { post_title: `${name} Ltd`, group_name: GROUPS[i % GROUPS.length]!, discovered: stamp(published + 3_600_000), published: stamp(published) };
+  const base = {
+    post_title: `${name} Ltd`,
+    group_name: GROUPS[i % GROUPS.length]!,
+    discovered: stamp(published + 3_600_000),
+    published: stamp(published),
+  };
   if (i % 4 === 3) return { ...base, post_url: '' };
   const domain = `${name.toLowerCase().replace(/ /g, '-')}.example`;
   return {

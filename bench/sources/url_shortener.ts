@@ -9,7 +9,14 @@ import path from 'node:path';
  */
 const LINES_PER_FILE = 1_000_000;
 const SERVICES = ['v.gd', 'is.gd', 'bit.ly', 'tinyurl.com'];
-const HOSTS = ['www.example.com', 'shop.example.net', 'login.acme-bank.example', 'news.example.org', 'cdn.example.io', 'blog.example.co.uk'];
+const HOSTS = [
+  'www.example.com',
+  'shop.example.net',
+  'login.acme-bank.example',
+  'news.example.org',
+  'cdn.example.io',
+  'blog.example.co.uk',
+];
 
 /** Line `i` of file `n`; shortcodes are unique per service because the file number leads them. */
 function line(n: number, i: number): string {
@@ -32,7 +39,9 @@ export const benchSource = {
       const service = SERVICES[n % SERVICES.length]!;
       const file = path.join(dir, `${String(n + 1).padStart(4, '0')}-${service}.txt`);
       const out = createWriteStream(file);
-      out.write(`#FORMAT: BEACON\n#PREFIX: https://${service}/\n#HOMEPAGE: http://urlte.am/\n#TIMESTAMP: 2026-01-15T12:00:00\n\n`);
+      out.write(
+        `#FORMAT: BEACON\n#PREFIX: https://${service}/\n#HOMEPAGE: http://urlte.am/\n#TIMESTAMP: 2026-01-15T12:00:00\n\n`,
+      );
       for (let inFile = 0; inFile < LINES_PER_FILE && written < count; inFile++) {
         if (inFile % 50 !== 49) written++;
         if (!out.write(line(n, inFile))) await once(out, 'drain');

@@ -22,7 +22,12 @@ export async function reachable(what: 'postgres' | 'redis', url: string): Promis
       await client.connect();
       await client.end();
     } else {
-      const redis = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null, connectTimeout: 5_000 });
+      const redis = new Redis(url, {
+        lazyConnect: true,
+        maxRetriesPerRequest: 0,
+        retryStrategy: () => null,
+        connectTimeout: 5_000,
+      });
       redis.on('error', () => undefined);
       try {
         await redis.connect();
@@ -80,7 +85,8 @@ export async function deleteRedisCounters(url: string, orgId: number): Promise<v
   const redis = new Redis(url, { maxRetriesPerRequest: 2 });
   try {
     const keys: string[] = [];
-    for await (const batch of redis.scanStream({ match: `${REDIS_PREFIX}${orgId}|*`, count: 1000 })) keys.push(...(batch as string[]));
+    for await (const batch of redis.scanStream({ match: `${REDIS_PREFIX}${orgId}|*`, count: 1000 }))
+      keys.push(...(batch as string[]));
     if (keys.length) await redis.del(...keys);
   } finally {
     await redis.quit();
@@ -96,6 +102,7 @@ export async function logInBenchUser(server: ChildServer) {
     body: JSON.stringify({ email, password }),
   });
   const access = (login.body as { access?: unknown } | null)?.access;
-  if (login.status !== 200 || typeof access !== 'string') throw new Error(`login failed: ${login.status} ${JSON.stringify(login.body)}`);
+  if (login.status !== 200 || typeof access !== 'string')
+    throw new Error(`login failed: ${login.status} ${JSON.stringify(login.body)}`);
   return { email, password, headers: { authorization: `Bearer ${access}` } };
 }

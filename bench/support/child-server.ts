@@ -34,7 +34,11 @@ export async function startChildServer(options: {
   startTimeoutMs?: number;
 }): Promise<ChildServer> {
   const child: ChildProcess = fork(options.entry, options.args ?? [], {
-    execArgv: ['--import', 'tsx', ...(process.env.BENCH_PROF ? ['--cpu-prof', '--cpu-prof-dir=' + process.env.BENCH_PROF] : [])],
+    execArgv: [
+      '--import',
+      'tsx',
+      ...(process.env.BENCH_PROF ? ['--cpu-prof', '--cpu-prof-dir=' + process.env.BENCH_PROF] : []),
+    ],
     env: options.env,
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
@@ -44,7 +48,10 @@ export async function startChildServer(options: {
 
   const timeoutMs = options.startTimeoutMs ?? 60_000;
   const info = await new Promise<ListeningMessage>((resolve, reject) => {
-    const timer = setTimeout(() => fail(new Error(`${options.label} did not start within ${timeoutMs / 1000} s`)), timeoutMs);
+    const timer = setTimeout(
+      () => fail(new Error(`${options.label} did not start within ${timeoutMs / 1000} s`)),
+      timeoutMs,
+    );
     const onMessage = (message: unknown) => {
       if (isListening(message)) done(() => resolve(message));
       else if (typeof message === 'object' && message !== null && (message as { type?: unknown }).type === 'error') {

@@ -27,7 +27,9 @@ export class CleanupScope {
         try {
           await step.fn();
         } catch (error) {
-          process.stderr.write(`cleanup: ${step.label} failed: ${error instanceof Error ? error.message : String(error)}\n`);
+          process.stderr.write(
+            `cleanup: ${step.label} failed: ${error instanceof Error ? error.message : String(error)}\n`,
+          );
         }
       }
       openScopes.delete(this);

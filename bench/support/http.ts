@@ -1,5 +1,8 @@
 /** A request from a benchmark: the parsed JSON body, or the text when it is not JSON (for error messages). */
-export async function httpJson(url: string, init: RequestInit = {}): Promise<{ status: number; headers: Headers; body: unknown }> {
+export async function httpJson(
+  url: string,
+  init: RequestInit = {},
+): Promise<{ status: number; headers: Headers; body: unknown }> {
   const response = await fetch(url, { ...init, signal: AbortSignal.timeout(30_000) });
   const text = await response.text();
   let body: unknown = text;

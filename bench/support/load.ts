@@ -29,7 +29,8 @@ function fire(
   return new Promise((resolve, reject) => {
     const instance = autocannon(
       { url, connections: options.connections, duration: options.duration, headers: options.headers, timeout: 10 },
-      (error: unknown, result: autocannon.Result) => (error ? reject(error instanceof Error ? error : new Error(String(error))) : resolve(result)),
+      (error: unknown, result: autocannon.Result) =>
+        error ? reject(error instanceof Error ? error : new Error(String(error))) : resolve(result),
     );
     if (onResponse) {
       instance.on('response', (_client: unknown, statusCode: number, _bytes: number, responseTime: number) =>
@@ -87,7 +88,11 @@ export async function measure(url: string, options: LoadOptions): Promise<LoadFi
  * completed (a stalled server is a result, not a broken run); any error or non-2xx response (a
  * 429 would mean the raised limits did not apply) still fails the run.
  */
-export async function loadSlice(target: { url: string | string[]; headers?: Record<string, string> }, connections: number, duration: number): Promise<LoadFigures> {
+export async function loadSlice(
+  target: { url: string | string[]; headers?: Record<string, string> },
+  connections: number,
+  duration: number,
+): Promise<LoadFigures> {
   const urls = typeof target.url === 'string' ? [target.url] : target.url;
   const times: number[] = [];
   await Promise.all(
@@ -95,11 +100,21 @@ export async function loadSlice(target: { url: string | string[]; headers?: Reco
       (url) =>
         new Promise<void>((resolve, reject) => {
           const instance = autocannon(
-            { url, connections: Math.max(1, Math.round(connections / urls.length)), duration, headers: target.headers, timeout: 10 },
+            {
+              url,
+              connections: Math.max(1, Math.round(connections / urls.length)),
+              duration,
+              headers: target.headers,
+              timeout: 10,
+            },
             (error: unknown, result: autocannon.Result) => {
               if (error) return reject(error instanceof Error ? error : new Error(String(error)));
               if (result.errors > 0 || result.non2xx > 0) {
-                return reject(new Error(`load on ${url} was not clean: ${result.errors} errors, ${result.non2xx} non-2xx responses`));
+                return reject(
+                  new Error(
+                    `load on ${url} was not clean: ${result.errors} errors, ${result.non2xx} non-2xx responses`,
+                  ),
+                );
               }
               resolve();
             },
@@ -149,5 +164,13 @@ export function median(values: number[]): number {
 /** Medians of each figure over the rounds (one round: the figures themselves). */
 export function medianFigures(all: LoadFigures[]): LoadFigures {
   const of = (key: keyof LoadFigures) => median(all.map((figures) => figures[key]));
-  return { rps: of('rps'), p50: of('p50'), p99: of('p99'), max: of('max'), requests: of('requests'), errors: of('errors'), non2xx: of('non2xx') };
+  return {
+    rps: of('rps'),
+    p50: of('p50'),
+    p99: of('p99'),
+    max: of('max'),
+    requests: of('requests'),
+    errors: of('errors'),
+    non2xx: of('non2xx'),
+  };
 }

@@ -16,5 +16,10 @@ export const positive = (label: string, integer: boolean, max: number) => (raw: 
 export const withSliceOptions = (command: Command, unit: string): Command =>
   command
     .option('--duration <seconds>', `measured load per ${unit}, in slices`, positive('--duration', false, 600), 20)
-    .option('--slice <seconds>', `length of one slice; the ${unit}s take turns slice by slice`, positive('--slice', false, 60), 2)
+    .option(
+      '--slice <seconds>',
+      `length of one slice; the ${unit}s take turns slice by slice`,
+      positive('--slice', false, 60),
+      2,
+    )
     .option('--warmup <seconds>', `unmeasured load per ${unit} before measuring`, positive('--warmup', false, 600), 3);

@@ -7,7 +7,12 @@ import { loadConfig } from '../../src/config.ts';
 import { createContainer } from '../../src/container.ts';
 import { ingestMore, moreMessages, type CorpusShape } from './search-load.ts';
 
-const input = JSON.parse(process.argv[2]!) as { shape: CorpusShape & { start: string }; count: number; round: number; chunk: number };
+const input = JSON.parse(process.argv[2]!) as {
+  shape: CorpusShape & { start: string };
+  count: number;
+  round: number;
+  chunk: number;
+};
 const container = await createContainer(loadConfig(process.env));
 try {
   const shape = { ...input.shape, start: new Date(input.shape.start) };

@@ -40,9 +40,15 @@ export function* moreMessages(shape: CorpusShape, count: number, round: number):
  * Runs `ingestMore` in a child process (search-ingest.child.ts) on the store `env` names and
  * returns its figures.
  */
-export function ingestInChild(env: NodeJS.ProcessEnv, input: { shape: CorpusShape; count: number; round: number; chunk: number }): Promise<IngestRun> {
+export function ingestInChild(
+  env: NodeJS.ProcessEnv,
+  input: { shape: CorpusShape; count: number; round: number; chunk: number },
+): Promise<IngestRun> {
   const script = fileURLToPath(new URL('./search-ingest.child.ts', import.meta.url));
-  const child = spawn(process.execPath, [...process.execArgv, script, JSON.stringify(input)], { env, stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, [...process.execArgv, script, JSON.stringify(input)], {
+    env,
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   let output = '';
   child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
   return new Promise((resolve, reject) => {
@@ -66,7 +72,11 @@ const cpuMs = () => {
 };
 
 /** Writes the batches in transactions of `chunk` messages; time and CPU of this process inside write(). */
-export async function ingestMore(container: Container, batches: Iterable<ChannelBatch>, chunk: number): Promise<IngestRun> {
+export async function ingestMore(
+  container: Container,
+  batches: Iterable<ChannelBatch>,
+  chunk: number,
+): Promise<IngestRun> {
   let writeMs = 0;
   let cpu = 0;
   let messages = 0;
@@ -113,8 +123,11 @@ export async function searchLoad(options: {
         const search = options.searches[i % options.searches.length]!;
         const t = performance.now();
         await search.send().catch((error: unknown) => {
-          const cause = error instanceof Error ? (error.cause as { code?: string; message?: string } | undefined) : undefined;
-          throw new Error(`${search.label} (client ${client}): ${error instanceof Error ? error.message : String(error)}${cause ? ` (${cause.code ?? cause.message})` : ''}`);
+          const cause =
+            error instanceof Error ? (error.cause as { code?: string; message?: string } | undefined) : undefined;
+          throw new Error(
+            `${search.label} (client ${client}): ${error instanceof Error ? error.message : String(error)}${cause ? ` (${cause.code ?? cause.message})` : ''}`,
+          );
         });
         samples.push({ label: search.label, ms: performance.now() - t });
       }

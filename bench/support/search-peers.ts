@@ -66,18 +66,33 @@ export interface RawAnswer {
  * the trigram index asked the whole query the way its documentation shows (an FTS5 MATCH of
  * phrases on SQLite, `LIKE '%term%'` on PostgreSQL), no plan chosen by estimates.
  */
-export function rawEngineQuery(container: Container, tree: QueryNode, channelIds: number[] | null): () => Promise<RawAnswer> {
+export function rawEngineQuery(
+  container: Container,
+  tree: QueryNode,
+  channelIds: number[] | null,
+): () => Promise<RawAnswer> {
   const engine = container.store.engine;
   const fts = engine === 'sqlite' ? ftsQuery(tree) : null;
-  const predicate = fts ? `m.id in (select rowid from messages_fts where messages_fts match ${quote(fts)})` : rowPredicate(tree, engine);
+  const predicate = fts
+    ? `m.id in (select rowid from messages_fts where messages_fts match ${quote(fts)})`
+    : rowPredicate(tree, engine);
   const where = `${predicate}${channelIds ? ` and m.channel_id in (${channelIds.join(', ')})` : ''}`;
-  const counts = sql.raw(`select count(*) as total, count(distinct m.channel_id) as channels from messages m where ${where}`);
-  const newest = sql.raw(`select m.channel_id, m.message_id from messages m where ${where} order by m.date desc, m.id desc limit 10`);
-  const run = async (db: Kysely<Database>, statement: RawBuilder<unknown>) => (await statement.execute(db)).rows as Record<string, number>[];
+  const counts = sql.raw(
+    `select count(*) as total, count(distinct m.channel_id) as channels from messages m where ${where}`,
+  );
+  const newest = sql.raw(
+    `select m.channel_id, m.message_id from messages m where ${where} order by m.date desc, m.id desc limit 10`,
+  );
+  const run = async (db: Kysely<Database>, statement: RawBuilder<unknown>) =>
+    (await statement.execute(db)).rows as Record<string, number>[];
   const answer = async (db: Kysely<Database>) => {
     const [count] = await run(db, counts);
     const rows = await run(db, newest);
-    return { total: Number(count!.total), channels: Number(count!.channels), newest: rows.map((r) => `${r.channel_id}:${r.message_id}`) };
+    return {
+      total: Number(count!.total),
+      channels: Number(count!.channels),
+      newest: rows.map((r) => `${r.channel_id}:${r.message_id}`),
+    };
   };
   if (engine === 'sqlite') return () => answer(container.store.db);
   // PostgreSQL may walk the date index for a rare term and check every row (seconds to minutes).
@@ -106,7 +121,13 @@ export async function grepPeer(container: Container, dir: string, term: string, 
   const out = createWriteStream(file);
   let last = 0;
   for (;;) {
-    const rows = await container.store.db.selectFrom('messages').select(['id', 'text_folded']).where('id', '>', last).orderBy('id').limit(50_000).execute();
+    const rows = await container.store.db
+      .selectFrom('messages')
+      .select(['id', 'text_folded'])
+      .where('id', '>', last)
+      .orderBy('id')
+      .limit(50_000)
+      .execute();
     if (rows.length === 0) break;
     const chunk = rows.map((r) => r.text_folded.replace(/[\r\n]+/g, ' ')).join('\n') + '\n';
     if (!out.write(chunk)) await new Promise<void>((resolve) => out.once('drain', () => resolve()));
@@ -115,10 +136,12 @@ export async function grepPeer(container: Container, dir: string, term: string, 
   await new Promise<void>((resolve, reject) => out.end((error?: Error | null) => (error ? reject(error) : resolve())));
   const grep = async () => {
     // grep exits with 1 when no line matches; its count (0) is still on stdout.
-    const { stdout } = await promisify(execFile)('grep', ['-c', '-F', '--', term, file]).catch((error: { code?: number; stdout?: string }) => {
-      if (error.code === 1 && error.stdout !== undefined) return { stdout: error.stdout };
-      throw error;
-    });
+    const { stdout } = await promisify(execFile)('grep', ['-c', '-F', '--', term, file]).catch(
+      (error: { code?: number; stdout?: string }) => {
+        if (error.code === 1 && error.stdout !== undefined) return { stdout: error.stdout };
+        throw error;
+      },
+    );
     return Number(stdout.trim());
   };
   await grep();

@@ -103,6 +103,6 @@ try {
   else if (mode === 'dragnet' || mode === 'dragnet-peer') await startDragnet(mode === 'dragnet-peer');
   else throw new Error(`unknown server "${mode}" (bare | dragnet | dragnet-peer)`);
 } catch (error) {
-  send({ type: 'error', message: error instanceof Error ? error.stack ?? error.message : String(error) });
+  send({ type: 'error', message: error instanceof Error ? (error.stack ?? error.message) : String(error) });
   process.exit(1);
 }

@@ -25,7 +25,11 @@ export interface BenchStore {
  * dir (the embedded store lives there) and, for PostgreSQL, a new database
  * dragnet_bench_<random> on the admin URL's server. Both are removed when `scope` closes.
  */
-export async function createBenchStore(kind: StoreKind, scope: CleanupScope, adminUrl = DEFAULT_POSTGRES_ADMIN_URL): Promise<BenchStore> {
+export async function createBenchStore(
+  kind: StoreKind,
+  scope: CleanupScope,
+  adminUrl = DEFAULT_POSTGRES_ADMIN_URL,
+): Promise<BenchStore> {
   const dataDir = mkdtempSync(path.join(tmpdir(), 'dragnet-bench-'));
   scope.defer(`remove ${dataDir}`, () => rmSync(dataDir, { recursive: true, force: true }));
   const env: Record<string, string> = {
@@ -40,12 +44,19 @@ export async function createBenchStore(kind: StoreKind, scope: CleanupScope, adm
   try {
     await adminQuery(adminUrl, `create database ${name}`);
   } catch (error) {
-    throw new Error(`cannot create database ${name} on PostgreSQL at ${server}: ${error instanceof Error ? error.message : String(error)}`);
+    throw new Error(
+      `cannot create database ${name} on PostgreSQL at ${server}: ${error instanceof Error ? error.message : String(error)}`,
+    );
   }
   scope.defer(`drop database ${name}`, () => adminQuery(adminUrl, `drop database if exists ${name} with (force)`));
   const url = new URL(adminUrl);
   url.pathname = `/${name}`;
-  return { kind, dataDir, location: `postgres://${url.host}/${name}`, env: { ...env, DRAGNET_DATABASE_URL: url.toString() } };
+  return {
+    kind,
+    dataDir,
+    location: `postgres://${url.host}/${name}`,
+    env: { ...env, DRAGNET_DATABASE_URL: url.toString() },
+  };
 }
 
 async function adminQuery(adminUrl: string, statement: string): Promise<void> {
@@ -59,10 +70,12 @@ async function adminQuery(adminUrl: string, statement: string): Promise<void> {
 }
 
 /** A fresh store and a container on it (closed with the scope), as the in-process benchmarks use. */
-export async function createBenchContainer(kind: StoreKind, scope: CleanupScope): Promise<{ store: BenchStore; container: Container }> {
+export async function createBenchContainer(
+  kind: StoreKind,
+  scope: CleanupScope,
+): Promise<{ store: BenchStore; container: Container }> {
   const store = await createBenchStore(kind, scope);
   const container = await createContainer(loadConfig({ ...store.env, DRAGNET_LOG_LEVEL: 'warn' }));
   scope.defer('close container', () => container.close());
   return { store, container };
 }
-

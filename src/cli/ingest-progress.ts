@@ -9,7 +9,11 @@ export function createIngestProgress(quiet: boolean): IngestProgress {
     start(source, total, unit) {
       if (!tty) return;
       bar = new cliProgress.SingleBar(
-        { format: `{source} [{bar}] {percentage}% | {value}/{total} ${unit}`, stream: process.stderr, hideCursor: true },
+        {
+          format: `{source} [{bar}] {percentage}% | {value}/{total} ${unit}`,
+          stream: process.stderr,
+          hideCursor: true,
+        },
         cliProgress.Presets.shades_classic,
       );
       bar.start(total, 0, { source });

@@ -5,7 +5,9 @@ import { AppError } from '../lib/errors.ts';
 async function readStdin(): Promise<string> {
   const chunks: Buffer[] = [];
   for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks).toString('utf8').replace(/\r?\n$/, '');
+  return Buffer.concat(chunks)
+    .toString('utf8')
+    .replace(/\r?\n$/, '');
 }
 
 /** --password, else --password-stdin, else a hidden prompt when a person is at a terminal. */
@@ -39,14 +41,22 @@ export interface BackupKeyOptions {
  * when a person is at a terminal, asked twice for a backup.
  */
 export async function resolveBackupKey(options: BackupKeyOptions, purpose: 'backup' | 'restore'): Promise<BackupKey> {
-  const given = [options.keyFile && '--key-file', options.passphraseFile && '--passphrase-file', options.passphraseStdin && '--passphrase-stdin'].filter(Boolean);
-  if (given.length > 1) throw new AppError('validation_failed', `give one of ${given.join(', ')} (the environment may set one)`);
+  const given = [
+    options.keyFile && '--key-file',
+    options.passphraseFile && '--passphrase-file',
+    options.passphraseStdin && '--passphrase-stdin',
+  ].filter(Boolean);
+  if (given.length > 1)
+    throw new AppError('validation_failed', `give one of ${given.join(', ')} (the environment may set one)`);
   if (options.keyFile) return { keyFile: options.keyFile };
   if (options.passphraseFile) {
     try {
       return { passphrase: readFileSync(options.passphraseFile, 'utf8').split(/\r?\n/)[0]! };
     } catch (error) {
-      throw new AppError('validation_failed', `--passphrase-file ${options.passphraseFile} cannot be read: ${(error as Error).message}`);
+      throw new AppError(
+        'validation_failed',
+        `--passphrase-file ${options.passphraseFile} cannot be read: ${(error as Error).message}`,
+      );
     }
   }
   if (options.passphraseStdin) return { passphrase: await readStdin() };

@@ -28,13 +28,19 @@ function readKeyFile(file: string): KeyFile {
   } catch (error) {
     throw new AppError('validation_failed', `--key-file ${file} cannot be read: ${(error as Error).message}`);
   }
-  const lines = text.split(/\r?\n/).map((line) => line.trim()).filter((line) => line && !line.startsWith('#'));
+  const lines = text
+    .split(/\r?\n/)
+    .map((line) => line.trim())
+    .filter((line) => line && !line.startsWith('#'));
   const keys = {
     identities: lines.filter((line) => line.startsWith('AGE-SECRET-KEY-1')),
     recipients: lines.filter((line) => line.startsWith('age1')),
   };
   if (keys.identities.length + keys.recipients.length !== lines.length || lines.length === 0) {
-    throw new AppError('validation_failed', `--key-file ${file} is not an age key file (AGE-SECRET-KEY-1… or age1… lines, as age-keygen writes)`);
+    throw new AppError(
+      'validation_failed',
+      `--key-file ${file} is not an age key file (AGE-SECRET-KEY-1… or age1… lines, as age-keygen writes)`,
+    );
   }
   return keys;
 }
@@ -52,9 +58,13 @@ async function withKeyFile<T>(file: string, use: (keys: KeyFile) => T | Promise<
 
 function checkPassphrase(passphrase: string) {
   if (passphrase.length < MIN_PASSPHRASE_LENGTH) {
-    throw new AppError('validation_failed', `the backup passphrase must be at least ${MIN_PASSPHRASE_LENGTH} characters`, {
-      fields: [{ field: 'passphrase', message: `at least ${MIN_PASSPHRASE_LENGTH} characters` }],
-    });
+    throw new AppError(
+      'validation_failed',
+      `the backup passphrase must be at least ${MIN_PASSPHRASE_LENGTH} characters`,
+      {
+        fields: [{ field: 'passphrase', message: `at least ${MIN_PASSPHRASE_LENGTH} characters` }],
+      },
+    );
   }
 }
 
@@ -69,10 +79,17 @@ export async function createBackupEncrypter(key: BackupKey): Promise<(plain: Rea
     encrypter.setPassphrase(key.passphrase);
   } else {
     await withKeyFile(key.keyFile, async ({ identities, recipients }) => {
-      for (const recipient of [...recipients, ...(await Promise.all(identities.map((identity) => identityToRecipient(identity))))]) encrypter.addRecipient(recipient);
+      for (const recipient of [
+        ...recipients,
+        ...(await Promise.all(identities.map((identity) => identityToRecipient(identity)))),
+      ])
+        encrypter.addRecipient(recipient);
     });
   }
-  return async (plain) => Readable.fromWeb((await encrypter.encrypt(Readable.toWeb(plain) as ReadableStream<Uint8Array>)) as WebReadableStream<Uint8Array>);
+  return async (plain) =>
+    Readable.fromWeb(
+      (await encrypter.encrypt(Readable.toWeb(plain) as ReadableStream<Uint8Array>)) as WebReadableStream<Uint8Array>,
+    );
 }
 
 /** The first bytes of a file, to tell an age file from anything else before decrypting it. */
@@ -93,7 +110,8 @@ function leadingText(file: string, bytes: number): string {
  */
 export async function decryptBackup(key: BackupKey, file: string): Promise<Readable> {
   const start = leadingText(file, ARMORED_MAGIC.length);
-  if (start.startsWith(ARMORED_MAGIC)) throw new AppError('validation_failed', `${file} is ASCII-armored (age -a): restore reads the binary age format`);
+  if (start.startsWith(ARMORED_MAGIC))
+    throw new AppError('validation_failed', `${file} is ASCII-armored (age -a): restore reads the binary age format`);
   if (!start.startsWith(AGE_MAGIC)) {
     throw new AppError(
       'validation_failed',
@@ -105,7 +123,11 @@ export async function decryptBackup(key: BackupKey, file: string): Promise<Reada
     decrypter.addPassphrase(key.passphrase);
   } else {
     await withKeyFile(key.keyFile, ({ identities }) => {
-      if (identities.length === 0) throw new AppError('validation_failed', `--key-file ${key.keyFile} holds only recipients (age1…): a restore needs the identity (AGE-SECRET-KEY-1…)`);
+      if (identities.length === 0)
+        throw new AppError(
+          'validation_failed',
+          `--key-file ${key.keyFile} holds only recipients (age1…): a restore needs the identity (AGE-SECRET-KEY-1…)`,
+        );
       for (const identity of identities) decrypter.addIdentity(identity);
     });
   }

@@ -1,5 +1,18 @@
 import { execFile } from 'node:child_process';
-import { copyFileSync, createWriteStream, existsSync, linkSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  copyFileSync,
+  createWriteStream,
+  existsSync,
+  linkSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  readdirSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -66,7 +79,11 @@ async function postgresTool(tool: 'pg_dump' | 'pg_restore', args: string[], data
     await run(tool, [...args, `--dbname=${url}`], { env, maxBuffer: 16 * 1024 * 1024 });
   } catch (error) {
     const { code, stderr } = error as NodeJS.ErrnoException & { stderr?: string };
-    if (code === 'ENOENT') throw new AppError('service_unavailable', `${tool} is not installed: install the PostgreSQL client tools of the server's major version`);
+    if (code === 'ENOENT')
+      throw new AppError(
+        'service_unavailable',
+        `${tool} is not installed: install the PostgreSQL client tools of the server's major version`,
+      );
     throw new AppError('service_unavailable', `${tool} failed: ${(stderr ?? String(error)).trim()}`);
   }
 }
@@ -93,7 +110,11 @@ function stageDataFile(from: string, to: string) {
  * (compressed, and what pg_restore reads). The archive is written, owner-only, beside its final
  * name and renamed when complete, so a backup that failed half-way never looks like a backup.
  */
-export async function backupStore(location: BackupLocation, file: string, key: BackupKey): Promise<Manifest & { bytes: number }> {
+export async function backupStore(
+  location: BackupLocation,
+  file: string,
+  key: BackupKey,
+): Promise<Manifest & { bytes: number }> {
   const engine: Engine = location.databaseUrl ? 'postgres' : 'sqlite';
   const encrypt = await createBackupEncrypter(key);
   mkdirSync(location.dataDir, { recursive: true });
@@ -102,12 +123,19 @@ export async function backupStore(location: BackupLocation, file: string, key: B
   try {
     const files: string[] = [];
     if (location.databaseUrl) {
-      await postgresTool('pg_dump', ['--format=custom', `--file=${path.join(staging, POSTGRES_DUMP)}`], location.databaseUrl);
+      await postgresTool(
+        'pg_dump',
+        ['--format=custom', `--file=${path.join(staging, POSTGRES_DUMP)}`],
+        location.databaseUrl,
+      );
       files.push(POSTGRES_DUMP);
     } else {
       const storeFile = path.join(location.dataDir, 'dragnet.sqlite');
       if (!existsSync(storeFile)) throw new AppError('not_found', `no store at ${storeFile}: nothing to back up`);
-      for (const [name, source] of [['dragnet.sqlite', storeFile], ['search-history.sqlite', searchHistoryFile(storeFile)]] as const) {
+      for (const [name, source] of [
+        ['dragnet.sqlite', storeFile],
+        ['search-history.sqlite', searchHistoryFile(storeFile)],
+      ] as const) {
         if (!existsSync(source)) continue;
         const connection = new SqliteDatabase(source, { readonly: true, fileMustExist: true });
         try {
@@ -127,7 +155,14 @@ export async function backupStore(location: BackupLocation, file: string, key: B
       stageDataFile(source, path.join(staging, name));
       files.push(name);
     }
-    const manifest: Manifest = { format: FORMAT, version: 1, engine, created_at: new Date().toISOString(), files, card_key_id: keyId(location.cardHashKey) };
+    const manifest: Manifest = {
+      format: FORMAT,
+      version: 1,
+      engine,
+      created_at: new Date().toISOString(),
+      files,
+      card_key_id: keyId(location.cardHashKey),
+    };
     writeFileSync(path.join(staging, MANIFEST), JSON.stringify(manifest, null, 2) + '\n');
     mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
     rmSync(partial, { force: true });
@@ -148,7 +183,11 @@ export async function backupStore(location: BackupLocation, file: string, key: B
 async function storeHasData(store: Store): Promise<boolean> {
   const names =
     store.engine === 'sqlite'
-      ? (await sql<{ name: string }>`select name from pragma_table_list where schema = 'main' and type = 'table'`.execute(store.db)).rows.map((r) => r.name)
+      ? (
+          await sql<{
+            name: string;
+          }>`select name from pragma_table_list where schema = 'main' and type = 'table'`.execute(store.db)
+        ).rows.map((r) => r.name)
       : (await store.db.introspection.getTables()).filter((table) => !table.isView).map((table) => table.name);
   for (const name of names) {
     if (name.startsWith('kysely_') || name.startsWith('sqlite_')) continue;
@@ -165,7 +204,8 @@ function readManifest(staging: string, file: string): Manifest {
   } catch {
     throw new AppError('validation_failed', `${file} is not a dragnet backup (no ${MANIFEST})`);
   }
-  if (manifest.format !== FORMAT || manifest.version !== 1) throw new AppError('validation_failed', `${file} is not a dragnet backup of a version this dragnet reads`);
+  if (manifest.format !== FORMAT || manifest.version !== 1)
+    throw new AppError('validation_failed', `${file} is not a dragnet backup of a version this dragnet reads`);
   return manifest;
 }
 
@@ -192,7 +232,10 @@ async function extractArchive(archive: Readable, staging: string, file: string):
     filter: (_path, entry) => {
       const reason = refused ? null : refusal(entry as tar.ReadEntry);
       if (reason) {
-        refused = new AppError('validation_failed', `${file} holds a refused entry "${(entry as tar.ReadEntry).path}": ${reason}`);
+        refused = new AppError(
+          'validation_failed',
+          `${file} holds a refused entry "${(entry as tar.ReadEntry).path}": ${reason}`,
+        );
         unpack.abort(refused);
       }
       return !refused;
@@ -228,13 +271,19 @@ export async function restoreStore(
     await extractArchive(archive, staging, file);
     const manifest = readManifest(staging, file);
     if (manifest.engine !== engine) {
-      throw new AppError('validation_failed', `${file} is a backup of the ${manifest.engine} store, but this dragnet is configured for ${engine} (DRAGNET_DATABASE_URL ${location.databaseUrl ? 'is' : 'is not'} set)`);
+      throw new AppError(
+        'validation_failed',
+        `${file} is a backup of the ${manifest.engine} store, but this dragnet is configured for ${engine} (DRAGNET_DATABASE_URL ${location.databaseUrl ? 'is' : 'is not'} set)`,
+      );
     }
 
     const existing = openStore(location);
     try {
       if (!options.force && (await storeHasData(existing))) {
-        throw new AppError('conflict', `the ${engine} store at ${existing.location} already holds data: restore into a fresh one, or pass --force to replace it`);
+        throw new AppError(
+          'conflict',
+          `the ${engine} store at ${existing.location} already holds data: restore into a fresh one, or pass --force to replace it`,
+        );
       }
       if (engine === 'postgres') {
         // Objects a newer migration made would survive pg_restore --clean; a fresh schema does not.
@@ -247,7 +296,11 @@ export async function restoreStore(
 
     if (engine === 'postgres') {
       // One transaction: a dump that fails part-way leaves the (now empty) database as it was.
-      await postgresTool('pg_restore', ['--no-owner', '--no-privileges', '--single-transaction', '--exit-on-error', path.join(staging, POSTGRES_DUMP)], location.databaseUrl!);
+      await postgresTool(
+        'pg_restore',
+        ['--no-owner', '--no-privileges', '--single-transaction', '--exit-on-error', path.join(staging, POSTGRES_DUMP)],
+        location.databaseUrl!,
+      );
     } else {
       for (const name of SQLITE_FILES) {
         const target = path.join(location.dataDir, name);
@@ -264,8 +317,18 @@ export async function restoreStore(
 
     const restored = openStore(location);
     try {
-      const cardKey = manifest.card_key_id === undefined ? 'unknown' : manifest.card_key_id === keyId(location.cardHashKey) ? 'same' : 'different';
-      return { engine, files: manifest.files, applied: await migrateToLatest(restored, { keys: options.keys(), sourceMigrations: options.sourceMigrations }), card_key: cardKey };
+      const cardKey =
+        manifest.card_key_id === undefined
+          ? 'unknown'
+          : manifest.card_key_id === keyId(location.cardHashKey)
+            ? 'same'
+            : 'different';
+      return {
+        engine,
+        files: manifest.files,
+        applied: await migrateToLatest(restored, { keys: options.keys(), sourceMigrations: options.sourceMigrations }),
+        card_key: cardKey,
+      };
     } finally {
       await restored.close();
     }

@@ -16,7 +16,10 @@ export async function cancellable<T>(signal: AbortSignal | undefined, work: () =
   try {
     return await current.run(signal, work);
   } catch (error) {
-    if (signal.aborted) throw new AppError('client_closed_request', 'the client went away before the answer was complete', { cause: error });
+    if (signal.aborted)
+      throw new AppError('client_closed_request', 'the client went away before the answer was complete', {
+        cause: error,
+      });
     throw error;
   }
 }

@@ -1,4 +1,12 @@
-import { InsertQueryNode, sql, TableNode, UpdateQueryNode, type Kysely, type KyselyPlugin, type OperationNode } from 'kysely';
+import {
+  InsertQueryNode,
+  sql,
+  TableNode,
+  UpdateQueryNode,
+  type Kysely,
+  type KyselyPlugin,
+  type OperationNode,
+} from 'kysely';
 import type { Database } from './schema.ts';
 import type { Store } from './store.ts';
 
@@ -16,7 +24,8 @@ const LARGE_WRITE_ROWS = 10_000;
 const SHARE_OF_TABLE = 0.1;
 const MIN_SHARE_ROWS = 1_000;
 
-const tableOf = (node: OperationNode | undefined): string | undefined => (node && TableNode.is(node) ? node.table.identifier.name : undefined);
+const tableOf = (node: OperationNode | undefined): string | undefined =>
+  node && TableNode.is(node) ? node.table.identifier.name : undefined;
 
 /** A Kysely plugin that counts the rows each INSERT and UPDATE wrote, by table. */
 export function createWriteTally() {
@@ -24,7 +33,11 @@ export function createWriteTally() {
   const rows = new Map<string, number>();
   const plugin: KyselyPlugin = {
     transformQuery({ node, queryId }) {
-      const table = InsertQueryNode.is(node) ? tableOf(node.into) : UpdateQueryNode.is(node) ? tableOf(node.table) : undefined;
+      const table = InsertQueryNode.is(node)
+        ? tableOf(node.into)
+        : UpdateQueryNode.is(node)
+          ? tableOf(node.table)
+          : undefined;
       if (table) pending.set(queryId, table);
       return node;
     },
@@ -50,7 +63,10 @@ export async function analyzeLargeWrites(db: Kysely<Database>, rows: Map<string,
   const large = known.rows
     .filter(({ relname, reltuples }) => {
       const written = rows.get(relname) ?? 0;
-      return written >= LARGE_WRITE_ROWS || (written >= MIN_SHARE_ROWS && written >= SHARE_OF_TABLE * Math.max(0, Number(reltuples)));
+      return (
+        written >= LARGE_WRITE_ROWS ||
+        (written >= MIN_SHARE_ROWS && written >= SHARE_OF_TABLE * Math.max(0, Number(reltuples)))
+      );
     })
     .map(({ relname }) => relname)
     .sort();
@@ -62,9 +78,13 @@ export async function analyzeLargeWrites(db: Kysely<Database>, rows: Map<string,
 export async function autovacuumWarnings(store: Pick<Store, 'engine' | 'db'>): Promise<string[]> {
   if (store.engine !== 'postgres') return [];
   const warnings: string[] = [];
-  const setting = await sql<{ autovacuum: string }>`select current_setting('autovacuum') as autovacuum`.execute(store.db);
+  const setting = await sql<{ autovacuum: string }>`select current_setting('autovacuum') as autovacuum`.execute(
+    store.db,
+  );
   if (setting.rows[0]?.autovacuum !== 'on') {
-    warnings.push('PostgreSQL autovacuum is off: dead rows and stale planner statistics accumulate; turn it on (autovacuum = on) or run VACUUM ANALYZE regularly');
+    warnings.push(
+      'PostgreSQL autovacuum is off: dead rows and stale planner statistics accumulate; turn it on (autovacuum = on) or run VACUUM ANALYZE regularly',
+    );
   }
   const disabled = await sql<{ relname: string }>`
     select relname from pg_class
@@ -72,7 +92,9 @@ export async function autovacuumWarnings(store: Pick<Store, 'engine' | 'db'>): P
       and reloptions @> array['autovacuum_enabled=false']
     order by relname`.execute(store.db);
   if (disabled.rows.length) {
-    warnings.push(`PostgreSQL autovacuum is disabled on tables: ${disabled.rows.map((row) => row.relname).join(', ')} (ALTER TABLE … RESET (autovacuum_enabled))`);
+    warnings.push(
+      `PostgreSQL autovacuum is disabled on tables: ${disabled.rows.map((row) => row.relname).join(', ')} (ALTER TABLE … RESET (autovacuum_enabled))`,
+    );
   }
   return warnings;
 }

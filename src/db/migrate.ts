@@ -74,12 +74,18 @@ async function withSqliteFileLock<T>(file: string, work: () => Promise<T>): Prom
  * (migrations that seal stored values call it); `sourceMigrations` are the sources' own tables
  * (the sources module's sourceMigrations()), applied with the core ones.
  */
-export async function migrateToLatest(store: Store, options: { keys: KeyRing; sourceMigrations: Record<string, MigrationModule> }): Promise<string[]> {
+export async function migrateToLatest(
+  store: Store,
+  options: { keys: KeyRing; sourceMigrations: Record<string, MigrationModule> },
+): Promise<string[]> {
   const migrate = () => runMigrations(store, options);
   return store.engine === 'sqlite' ? withSqliteFileLock(`${store.location}.migrate-lock`, migrate) : migrate();
 }
 
-async function runMigrations(store: Store, { keys, sourceMigrations }: { keys: KeyRing; sourceMigrations: Record<string, MigrationModule> }): Promise<string[]> {
+async function runMigrations(
+  store: Store,
+  { keys, sourceMigrations }: { keys: KeyRing; sourceMigrations: Record<string, MigrationModule> },
+): Promise<string[]> {
   const migrations = { ...coreMigrations, ...sourceMigrations };
   const provider: MigrationProvider = {
     getMigrations: async () =>

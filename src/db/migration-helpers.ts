@@ -16,7 +16,11 @@ export interface MigrationModule {
  * Starts a table with its auto-increment primary key, which differs by engine: SQLite wants
  * INTEGER PRIMARY KEY AUTOINCREMENT (ids never reused), PostgreSQL a bigserial.
  */
-export function createTableWithId(db: Kysely<unknown>, engine: Engine, table: string): CreateTableBuilder<string, 'id'> {
+export function createTableWithId(
+  db: Kysely<unknown>,
+  engine: Engine,
+  table: string,
+): CreateTableBuilder<string, 'id'> {
   const builder = db.schema.createTable(table);
   return engine === 'postgres'
     ? builder.addColumn('id', sql`bigserial`, (c) => c.primaryKey())
@@ -33,7 +37,9 @@ export function createTableWithId(db: Kysely<unknown>, engine: Engine, table: st
  */
 export async function withoutOldCopies(db: Kysely<unknown>, engine: Engine, work: () => Promise<void>): Promise<void> {
   if (engine !== 'sqlite') return work();
-  const before = Number((await sql<{ secure_delete: number }>`pragma secure_delete`.execute(db)).rows[0]?.secure_delete);
+  const before = Number(
+    (await sql<{ secure_delete: number }>`pragma secure_delete`.execute(db)).rows[0]?.secure_delete,
+  );
   await sql`pragma secure_delete = on`.execute(db);
   try {
     await work();

@@ -176,7 +176,8 @@ class BetterSqliteDriver implements Driver {
 
   private async giveOthersTheirTurn(): Promise<void> {
     const held = Date.now() - this.transactionStarted;
-    if (held >= LONG_TRANSACTION_MS) await new Promise((resolve) => setTimeout(resolve, Math.min(MAX_TURN_MS, Math.ceil(held / 10))));
+    if (held >= LONG_TRANSACTION_MS)
+      await new Promise((resolve) => setTimeout(resolve, Math.min(MAX_TURN_MS, Math.ceil(held / 10))));
   }
 
   async destroy(): Promise<void> {

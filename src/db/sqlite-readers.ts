@@ -1,5 +1,12 @@
 import { Worker } from 'node:worker_threads';
-import { Kysely, SqliteDialect, type CompiledQuery, type DatabaseConnection, type Driver, type QueryResult } from 'kysely';
+import {
+  Kysely,
+  SqliteDialect,
+  type CompiledQuery,
+  type DatabaseConnection,
+  type Driver,
+  type QueryResult,
+} from 'kysely';
 import { cancellationSignal, QueryCancelledError } from './cancellation.ts';
 import type { Database } from './schema.ts';
 import { SQLITE_DRIVER } from './sqlite-native.ts';
@@ -60,7 +67,8 @@ function startReader(file: string) {
     if (!waiter) return;
     pending.delete(message.id);
     if (message.error?.code === 'query_cancelled') waiter.reject(new QueryCancelledError());
-    else if (message.error) waiter.reject(Object.assign(new Error(message.error.message) as ReaderError, { code: message.error.code }));
+    else if (message.error)
+      waiter.reject(Object.assign(new Error(message.error.message) as ReaderError, { code: message.error.code }));
     else waiter.resolve(message.rows!);
   });
   worker.on('error', failAll);

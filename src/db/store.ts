@@ -117,11 +117,21 @@ export function openStore(options: StoreOptions): Store {
       return pool;
     };
     const changes = createChangeFeed(databaseUrl);
-    const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: changes.observe(openPool('dragnet', poolSize)) }) });
+    const db = new Kysely<Database>({
+      dialect: new PostgresDialect({ pool: changes.observe(openPool('dragnet', poolSize)) }),
+    });
     // Connections are opened on first use: a command that never searches opens none of these.
     // Searches and rule runs beyond their pool's size wait for a connection rather than open more.
-    const reader = new Kysely<Database>({ dialect: new PostgresDialect({ pool: openPool('dragnet-search', Math.max(1, Math.round(poolSize * 0.4)), options.searchTimeoutMs) }) });
-    const ruleRuns = new Kysely<Database>({ dialect: new PostgresDialect({ pool: openPool('dragnet-rule-runs', Math.max(1, Math.round(poolSize * 0.2)), options.ruleRunTimeoutMs) }) });
+    const reader = new Kysely<Database>({
+      dialect: new PostgresDialect({
+        pool: openPool('dragnet-search', Math.max(1, Math.round(poolSize * 0.4)), options.searchTimeoutMs),
+      }),
+    });
+    const ruleRuns = new Kysely<Database>({
+      dialect: new PostgresDialect({
+        pool: openPool('dragnet-rule-runs', Math.max(1, Math.round(poolSize * 0.2)), options.ruleRunTimeoutMs),
+      }),
+    });
     const url = new URL(databaseUrl);
     return {
       engine: 'postgres',
@@ -153,7 +163,11 @@ export function openStore(options: StoreOptions): Store {
   connection.pragma('cache_size = -65536');
   const cached = new CachedStatementConnection(connection, options.busyTimeoutMs);
   const db = new Kysely<Database>({ dialect: new BetterSqliteDialect(cached) });
-  const history = new Kysely<Database>({ dialect: new BetterSqliteDialect(new CachedStatementConnection(openSqlite(searchHistoryFile(file)), options.busyTimeoutMs)) });
+  const history = new Kysely<Database>({
+    dialect: new BetterSqliteDialect(
+      new CachedStatementConnection(openSqlite(searchHistoryFile(file)), options.busyTimeoutMs),
+    ),
+  });
   // One reader per core (two at least, so a long search never keeps a short one waiting alone).
   const readers = createSqliteReaders(file, Math.min(4, Math.max(2, availableParallelism())));
   return {

@@ -51,7 +51,8 @@ function requestedOrgId(request: FastifyRequest): number | undefined {
   // Decimal digits only, as every id in a path or query (http/validation.ts): Number() would
   // take " 1", "1e3" or "0x1" too.
   const value = typeof raw === 'string' && /^[0-9]+$/.test(raw) ? Number(raw) : NaN;
-  if (!Number.isSafeInteger(value) || value < 1) throw validationError('org_id', 'must be a positive integer in decimal digits');
+  if (!Number.isSafeInteger(value) || value < 1)
+    throw validationError('org_id', 'must be a positive integer in decimal digits');
   return value;
 }
 
@@ -59,7 +60,10 @@ function requestedOrgId(request: FastifyRequest): number | undefined {
  * Every /service/ route needs a bearer access token (spec 5). Authentication runs in onRequest,
  * before body parsing, validation and rate limiting, so an anonymous caller learns nothing else.
  */
-export function registerAuthentication(app: FastifyInstance, deps: { auth: AccessAuthenticator; organizations: ActingOrgResolver }) {
+export function registerAuthentication(
+  app: FastifyInstance,
+  deps: { auth: AccessAuthenticator; organizations: ActingOrgResolver },
+) {
   app.decorateRequest('auth', null);
   app.addHook('onRoute', (route) => {
     if (route.url.startsWith(SERVICE_PREFIX) && route.schema) {
@@ -68,13 +72,17 @@ export function registerAuthentication(app: FastifyInstance, deps: { auth: Acces
   });
   // A callback hook: with the token and user cached, authentication finishes in the same tick.
   app.addHook('onRequest', (request, _reply, done) => {
-    if (!request.routeOptions.url?.startsWith(SERVICE_PREFIX) && !request.routeOptions.config.requiresAuth) return done();
+    if (!request.routeOptions.url?.startsWith(SERVICE_PREFIX) && !request.routeOptions.config.requiresAuth)
+      return done();
     settle(() => {
       const header = request.headers.authorization;
       // The scheme name is case-insensitive (RFC 7235 2.1).
       const match = header ? /^Bearer ([A-Za-z0-9._~+/=-]+)$/i.exec(header) : null;
       if (!match?.[1]) {
-        throw new AppError('unauthorized', header ? 'Authorization header must be "Bearer <access token>"' : 'missing bearer token');
+        throw new AppError(
+          'unauthorized',
+          header ? 'Authorization header must be "Bearer <access token>"' : 'missing bearer token',
+        );
       }
       return chain(deps.auth.authenticateAccess(match[1]), (user) =>
         chain(deps.organizations.resolveActingOrg(user, requestedOrgId(request)), (orgId) => {

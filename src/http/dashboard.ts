@@ -55,7 +55,8 @@ export function createDashboard(dir: string): Dashboard {
         setHeaders(response, file) {
           const hashed = file.startsWith(assets);
           response.setHeader('cache-control', hashed ? 'public, max-age=31536000, immutable' : 'no-cache');
-          if (file.endsWith('.html')) for (const [name, value] of Object.entries(SECURITY_HEADERS)) response.setHeader(name, value);
+          if (file.endsWith('.html'))
+            for (const [name, value] of Object.entries(SECURITY_HEADERS)) response.setHeader(name, value);
         },
       });
     },
@@ -65,7 +66,12 @@ export function createDashboard(dir: string): Dashboard {
       const pathname = request.url.split('?')[0] ?? '/';
       if (API_PATH.test(pathname) || FILE_PATH.test(pathname)) return false;
       if (built) void reply.sendFile('index.html');
-      else void sendError(request, reply, new AppError('not_found', `the dashboard is not built in ${dir}: run \`npm run build:web\``));
+      else
+        void sendError(
+          request,
+          reply,
+          new AppError('not_found', `the dashboard is not built in ${dir}: run \`npm run build:web\``),
+        );
       return true;
     },
   };

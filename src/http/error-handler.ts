@@ -19,9 +19,17 @@ const frameworkCodes: Record<string, ErrorCode> = {
  */
 function storeBusy(error: FastifyError): AppError | null {
   const code = (error as { code?: unknown }).code;
-  if (code === 'SQLITE_BUSY') return new AppError('service_unavailable', 'the store is busy with another writer; try again shortly', { retryAfterSeconds: 5, cause: error });
+  if (code === 'SQLITE_BUSY')
+    return new AppError('service_unavailable', 'the store is busy with another writer; try again shortly', {
+      retryAfterSeconds: 5,
+      cause: error,
+    });
   if (isStatementTimeout(error)) {
-    return new AppError('service_unavailable', 'the query took longer than the statement timeout allows; narrow it or try again later', { retryAfterSeconds: 30, cause: error });
+    return new AppError(
+      'service_unavailable',
+      'the query took longer than the statement timeout allows; narrow it or try again later',
+      { retryAfterSeconds: 30, cause: error },
+    );
   }
   return null;
 }
@@ -37,13 +45,18 @@ function toAppError(error: FastifyError): AppError {
   }
   const mapped = error.code ? frameworkCodes[error.code] : undefined;
   if (mapped) {
-    const message = error.code === 'FST_ERR_CTP_INVALID_JSON_BODY' || error instanceof SyntaxError ? 'body is not valid JSON' : error.message;
+    const message =
+      error.code === 'FST_ERR_CTP_INVALID_JSON_BODY' || error instanceof SyntaxError
+        ? 'body is not valid JSON'
+        : error.message;
     return new AppError(mapped, message);
   }
   if (error instanceof SyntaxError || (error.statusCode && error.statusCode >= 400 && error.statusCode < 500)) {
     return new AppError('bad_request', error instanceof SyntaxError ? 'body is not valid JSON' : error.message);
   }
-  return new AppError('internal_error', 'internal error; the request id identifies it in the server log', { cause: error });
+  return new AppError('internal_error', 'internal error; the request id identifies it in the server log', {
+    cause: error,
+  });
 }
 
 export function sendError(request: FastifyRequest, reply: FastifyReply, appError: AppError) {
@@ -61,7 +74,10 @@ export function sendError(request: FastifyRequest, reply: FastifyReply, appError
 
 const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const;
 
-export function registerErrorHandling(app: FastifyInstance, options: { appShell?: (request: FastifyRequest, reply: FastifyReply) => boolean } = {}) {
+export function registerErrorHandling(
+  app: FastifyInstance,
+  options: { appShell?: (request: FastifyRequest, reply: FastifyReply) => boolean } = {},
+) {
   app.setErrorHandler((error: FastifyError, request, reply) => {
     const appError = toAppError(error);
     if (appError.code === 'internal_error') request.log.error({ err: error }, 'request failed');
@@ -76,12 +92,22 @@ export function registerErrorHandling(app: FastifyInstance, options: { appShell?
     const allowed = METHODS.filter((method) => app.hasRoute({ method, url: path }));
     if (allowed.length) {
       void reply.header('allow', allowed.join(', '));
-      return sendError(request, reply, new AppError('method_not_allowed', `${request.method} is not allowed on ${path}; allowed: ${allowed.join(', ')}`));
+      return sendError(
+        request,
+        reply,
+        new AppError(
+          'method_not_allowed',
+          `${request.method} is not allowed on ${path}; allowed: ${allowed.join(', ')}`,
+        ),
+      );
     }
     // The dashboard's own routes (/search, …) are pages its router draws from index.html.
     if (options.appShell?.(request, reply)) return reply;
     const withSlash = path.endsWith('/') ? null : `${path}/`;
-    const hint = withSlash && app.hasRoute({ method: request.method as 'GET', url: withSlash }) ? ` (paths end with a slash: ${withSlash})` : '';
+    const hint =
+      withSlash && app.hasRoute({ method: request.method as 'GET', url: withSlash })
+        ? ` (paths end with a slash: ${withSlash})`
+        : '';
     return sendError(request, reply, new AppError('not_found', `no route ${request.method} ${path}${hint}`));
   });
 }

@@ -16,7 +16,9 @@ const Health = Type.Object({ status: Type.String() });
 const Readiness = Type.Object({
   status: Type.String({ description: 'ready, or unavailable when a check failed' }),
   store: Type.String({ description: 'The store engine: sqlite or postgres' }),
-  checks: Type.Record(Type.String(), Type.String(), { description: 'Each dependency checked (store, redis when configured): ok or failed' }),
+  checks: Type.Record(Type.String(), Type.String(), {
+    description: 'Each dependency checked (store, redis when configured): ok or failed',
+  }),
   failed: Type.Array(Type.String(), { description: 'The checks that failed' }),
 });
 
@@ -68,14 +70,16 @@ const digest = (value: string) => createHash('sha256').update(value).digest();
  */
 function isLocalRequest(request: FastifyRequest): boolean {
   const headers = request.headers;
-  if (headers['x-forwarded-for'] !== undefined || headers.forwarded !== undefined || headers['x-real-ip'] !== undefined) return false;
+  if (headers['x-forwarded-for'] !== undefined || headers.forwarded !== undefined || headers['x-real-ip'] !== undefined)
+    return false;
   const address = request.socket.remoteAddress;
   return address !== undefined && ipaddr.isValid(address) && ipaddr.process(address).range() === 'loopback';
 }
 
 function authorizeMetrics(request: FastifyRequest, token: string | undefined) {
   if (token === undefined) {
-    if (!isLocalRequest(request)) throw new AppError('forbidden', '/metrics answers loopback clients only unless DRAGNET_METRICS_TOKEN is set');
+    if (!isLocalRequest(request))
+      throw new AppError('forbidden', '/metrics answers loopback clients only unless DRAGNET_METRICS_TOKEN is set');
     return;
   }
   const sent = /^Bearer (.+)$/i.exec(request.headers.authorization ?? '')?.[1];
@@ -101,7 +105,14 @@ export function operationsRoutes(options: OperationsOptions): FastifyPluginAsync
 
     app.get(
       '/healthz',
-      { schema: { operationId: 'healthz', tags: ['operations'], summary: 'Liveness: the process is up (it checks nothing else)', response: { 200: Health } } },
+      {
+        schema: {
+          operationId: 'healthz',
+          tags: ['operations'],
+          summary: 'Liveness: the process is up (it checks nothing else)',
+          response: { 200: Health },
+        },
+      },
       () => ({ status: 'ok' }),
     );
 
@@ -121,7 +132,8 @@ export function operationsRoutes(options: OperationsOptions): FastifyPluginAsync
         const failed = names.filter((_name, i) => outcomes[i]!.status === 'rejected');
         outcomes.forEach((outcome, i) => {
           // The reason goes to the log, not the body: it can name internal hosts.
-          if (outcome.status === 'rejected') request.log.warn({ check: names[i], err: outcome.reason }, 'readiness check failed');
+          if (outcome.status === 'rejected')
+            request.log.warn({ check: names[i], err: outcome.reason }, 'readiness check failed');
         });
         const body = {
           status: failed.length ? 'unavailable' : 'ready',
@@ -159,7 +171,12 @@ export function operationsRoutes(options: OperationsOptions): FastifyPluginAsync
 export function registerRequestMetrics(app: FastifyInstance, metrics: Metrics) {
   // Callback hooks: they run on every request and need no promise.
   app.addHook('onResponse', (request, reply, done) => {
-    metrics.request(request.method, request.routeOptions.url ?? 'unmatched', reply.statusCode, reply.elapsedTime / 1000);
+    metrics.request(
+      request.method,
+      request.routeOptions.url ?? 'unmatched',
+      reply.statusCode,
+      reply.elapsedTime / 1000,
+    );
     done();
   });
   app.addHook('onError', (request, _reply, error, done) => {

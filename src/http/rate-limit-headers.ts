@@ -10,7 +10,11 @@ export interface WindowState {
  * X-RateLimit-* describe the endpoint's daily window (spec 8.1.5), X-RateLimit-Account-* the
  * account's monthly one (docs/api.md "Rate limits"); `givenBack` units were refunded.
  */
-export function rateLimitHeaders(endpoint: WindowState | null, account: WindowState | null, givenBack = 0): Record<string, number> {
+export function rateLimitHeaders(
+  endpoint: WindowState | null,
+  account: WindowState | null,
+  givenBack = 0,
+): Record<string, number> {
   const headers: Record<string, number> = {};
   if (endpoint) {
     headers['x-ratelimit-limit'] = endpoint.limit;

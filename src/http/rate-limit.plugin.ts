@@ -48,7 +48,10 @@ const isSuccess = (status: number) => status >= 200 && status < 300;
  * handler; the reservation is given back when the response is not a 2xx, or when the client
  * leaves before it has the whole response.
  */
-export function registerRateLimiting(app: FastifyInstance, deps: { limiter: RequestLimiter; catalog: UsageServiceRegistry; enabled: boolean }) {
+export function registerRateLimiting(
+  app: FastifyInstance,
+  deps: { limiter: RequestLimiter; catalog: UsageServiceRegistry; enabled: boolean },
+) {
   const { limiter, catalog } = deps;
   app.decorateRequest('rateLimit', null);
 
@@ -71,7 +74,13 @@ export function registerRateLimiting(app: FastifyInstance, deps: { limiter: Requ
           // spec 7 again: a request whose client went away before its answer was complete (a
           // search, a download) did not succeed for it. The release itself stays quiet when the
           // counters cannot be reached: the unit then stays counted.
-          onClientGone(reply, () => void limiter.release(admission).catch((error: unknown) => request.log.warn({ err: error }, 'refund failed')));
+          onClientGone(
+            reply,
+            () =>
+              void limiter
+                .release(admission)
+                .catch((error: unknown) => request.log.warn({ err: error }, 'refund failed')),
+          );
         }),
       done,
     );

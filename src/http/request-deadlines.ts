@@ -22,7 +22,10 @@ declare module 'fastify' {
  */
 export function headerDeadlineOptions(deadlines: RequestDeadlines): { requestTimeout: number; http: ServerOptions } {
   const checkEveryMs = Math.max(10, Math.min(1000, Math.floor(deadlines.headersMs / 4)));
-  return { requestTimeout: 0, http: { headersTimeout: deadlines.headersMs, connectionsCheckingInterval: checkEveryMs } };
+  return {
+    requestTimeout: 0,
+    http: { headersTimeout: deadlines.headersMs, connectionsCheckingInterval: checkEveryMs },
+  };
 }
 
 const streams = new WeakMap<FastifyRequest, Readable>();

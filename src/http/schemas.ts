@@ -5,7 +5,9 @@ export const ErrorBody = Type.Object(
   {
     code: Type.String({ description: 'Stable machine-readable error code' }),
     message: Type.String(),
-    fields: Type.Optional(Type.Array(Type.Object({ field: Type.String(), message: Type.String(), rule: Type.Optional(Type.Integer()) }))),
+    fields: Type.Optional(
+      Type.Array(Type.Object({ field: Type.String(), message: Type.String(), rule: Type.Optional(Type.Integer()) })),
+    ),
     request_id: Type.String(),
     retry_after_seconds: Type.Optional(Type.Integer()),
     limit: Type.Optional(Type.Integer()),
@@ -13,7 +15,11 @@ export const ErrorBody = Type.Object(
     reset_at: Type.Optional(Type.String({ format: 'date-time' })),
     position: Type.Optional(Type.Integer({ minimum: 0, description: 'Query-language errors: offset in the query' })),
     missing_placeholders: Type.Optional(Type.Array(Type.String())),
-    rules: Type.Optional(Type.Array(Type.Object({ id: Type.Integer(), name: Type.String() }), { description: 'Rules that use the resource' })),
+    rules: Type.Optional(
+      Type.Array(Type.Object({ id: Type.Integer(), name: Type.String() }), {
+        description: 'Rules that use the resource',
+      }),
+    ),
   },
   { $id: 'ErrorBody', title: 'Error' },
 );
@@ -37,11 +43,16 @@ export function withErrors<R extends Record<number, TSchema>>(responses: R, stat
 }
 
 export const OrgIdQuery = Type.Optional(
-  Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER, description: 'MSSP/system accounts: act for this managed organization' }),
+  Type.Integer({
+    minimum: 1,
+    maximum: Number.MAX_SAFE_INTEGER,
+    description: 'MSSP/system accounts: act for this managed organization',
+  }),
 );
 
 /** Ids are positive and within what JSON numbers carry exactly. */
-export const IdInteger = (options: { description?: string } = {}) => Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER, ...options });
+export const IdInteger = (options: { description?: string } = {}) =>
+  Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER, ...options });
 
 /** Pages beyond this are refused rather than turned into giant offsets. */
 export const MAX_PAGE = 1_000_000;
@@ -52,10 +63,16 @@ export const MAX_PAGE = 1_000_000;
  * format checks included, for every value of every response, and a type list by a typeof test.
  */
 export function Nullable<T extends TSchema>(schema: T, options: SchemaOptions = {}): TUnsafe<Static<T> | null> {
-  if (typeof schema.type === 'string') return Type.Unsafe<Static<T> | null>({ ...schema, ...options, type: [schema.type, 'null'] });
+  if (typeof schema.type === 'string')
+    return Type.Unsafe<Static<T> | null>({ ...schema, ...options, type: [schema.type, 'null'] });
   return Type.Unsafe<Static<T> | null>(Type.Union([schema, Type.Null()], options));
 }
 
 /** The `{count, next, previous, results}` page of the alert_system_* lists (lib/pagination.ts linkedPage). */
 export const LinkedPage = <T extends TSchema>(item: T) =>
-  Type.Object({ count: Type.Integer(), next: Nullable(Type.String()), previous: Nullable(Type.String()), results: Type.Array(item) });
+  Type.Object({
+    count: Type.Integer(),
+    next: Nullable(Type.String()),
+    previous: Nullable(Type.String()),
+    results: Type.Array(item),
+  });

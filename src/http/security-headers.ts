@@ -16,7 +16,9 @@ export function securityHeaders(contentSecurityPolicy: string): Record<string, s
 
 // Swagger UI loads only its own scripts and styles from /docs/static/ (no inline script); it
 // draws icons as data: images and fetches the document from /docs/json.
-const DOCS_HEADERS = securityHeaders("default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; font-src 'self' data:; connect-src 'self'");
+const DOCS_HEADERS = securityHeaders(
+  "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; font-src 'self' data:; connect-src 'self'",
+);
 
 /** Every response of the routes `scope` registers carries the documentation's security headers. */
 export function guardDocumentation(scope: FastifyInstance): void {

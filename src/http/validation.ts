@@ -49,7 +49,10 @@ function compileValidators(sharedSchemas: object[]): FastifySchemaCompiler<unkno
     const key = `${httpPart === 'body' ? 'body' : 'text'} ${JSON.stringify(schema)}`;
     let validate = compiled.get(key);
     if (!validate) {
-      validate = httpPart === 'body' ? bodyAjv.compile(schema as object) : decimalIntegers(schema as TextSchema, textAjv.compile(schema as object));
+      validate =
+        httpPart === 'body'
+          ? bodyAjv.compile(schema as object)
+          : decimalIntegers(schema as TextSchema, textAjv.compile(schema as object));
       compiled.set(key, validate);
     }
     return validate;
@@ -63,7 +66,8 @@ interface TextSchema {
 type Validate = ((data: unknown) => boolean) & { errors?: ErrorObject[] | null };
 
 const DECIMAL = /^-?[0-9]+$/;
-const isInteger = (type: string | string[] | undefined) => type === 'integer' || (Array.isArray(type) && type.includes('integer'));
+const isInteger = (type: string | string[] | undefined) =>
+  type === 'integer' || (Array.isArray(type) && type.includes('integer'));
 
 /**
  * Path and query integers (ids, org_id, pages) must be written in decimal digits. Ajv's coercion
@@ -78,9 +82,19 @@ function decimalIntegers(schema: TextSchema, validate: Validate): Validate {
   const check: Validate = (data) => {
     for (const name of integers) {
       const raw = (data as Record<string, unknown> | undefined)?.[name];
-      const bad = (Array.isArray(raw) ? raw : [raw]).find((item) => typeof item === 'string' && item !== '' && !DECIMAL.test(item));
+      const bad = (Array.isArray(raw) ? raw : [raw]).find(
+        (item) => typeof item === 'string' && item !== '' && !DECIMAL.test(item),
+      );
       if (bad !== undefined) {
-        check.errors = [{ instancePath: `/${name}`, schemaPath: '', keyword: 'type', params: {}, message: 'must be an integer in decimal digits' }];
+        check.errors = [
+          {
+            instancePath: `/${name}`,
+            schemaPath: '',
+            keyword: 'type',
+            params: {},
+            message: 'must be an integer in decimal digits',
+          },
+        ];
         return false;
       }
     }
@@ -144,7 +158,8 @@ export function nestsDeeperThan(text: string, limit: number): boolean {
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
     if (inString) {
-      if (c === 92) i++; // backslash: skip the escaped character
+      if (c === 92)
+        i++; // backslash: skip the escaped character
       else if (c === 34) inString = false;
     } else if (c === 34) {
       inString = true;

@@ -13,8 +13,9 @@ export interface JobDefinition<Payload extends TSchema, Context> {
   handler(payload: Static<Payload>, context: Context): Promise<void>;
 }
 
-export const defineJob = <Payload extends TSchema, Context>(definition: JobDefinition<Payload, Context>): JobDefinition<Payload, Context> =>
-  definition;
+export const defineJob = <Payload extends TSchema, Context>(
+  definition: JobDefinition<Payload, Context>,
+): JobDefinition<Payload, Context> => definition;
 
 /** A job as the worker runs it: its definition, and the context its handler is called with. */
 export interface BoundJob {
@@ -24,7 +25,10 @@ export interface BoundJob {
   run(payload: unknown): Promise<void>;
 }
 
-export const bindJob = <Payload extends TSchema, Context>(job: JobDefinition<Payload, Context>, context: Context): BoundJob => ({
+export const bindJob = <Payload extends TSchema, Context>(
+  job: JobDefinition<Payload, Context>,
+  context: Context,
+): BoundJob => ({
   id: job.id,
   payload: job.payload,
   run: (payload) => job.handler(payload as Static<Payload>, context),

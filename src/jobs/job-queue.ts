@@ -30,7 +30,14 @@ export function createJobQueue(deps: { db: Kysely<Database>; clock: Clock }) {
       const now = clock.now().getTime();
       await executor
         .insertInto('jobs')
-        .values({ type: job.id, job_key: key, payload: JSON.stringify(payload), status: 'queued', run_after: now, created_at: now })
+        .values({
+          type: job.id,
+          job_key: key,
+          payload: JSON.stringify(payload),
+          status: 'queued',
+          run_after: now,
+          created_at: now,
+        })
         .onConflict((oc) => oc.column('job_key').doNothing())
         .execute();
     },
@@ -47,7 +54,14 @@ export type JobQueue = ReturnType<typeof createJobQueue>;
  * whose payload does not match its job's schema, fails for good at its first claim: another
  * try would find it no different.
  */
-export function createJobWorker(deps: { db: Kysely<Database>; engine: Engine; clock: Clock; presence: WorkerPresence; log: Log; jobs: BoundJob[] }) {
+export function createJobWorker(deps: {
+  db: Kysely<Database>;
+  engine: Engine;
+  clock: Clock;
+  presence: WorkerPresence;
+  log: Log;
+  jobs: BoundJob[];
+}) {
   const { db, engine, clock, presence, log } = deps;
   const jobsById = new Map<string, BoundJob>();
   for (const job of deps.jobs) {
@@ -56,7 +70,9 @@ export function createJobWorker(deps: { db: Kysely<Database>; engine: Engine; cl
   }
 
   /** The job a claimed row names and its checked payload, or why it cannot run. */
-  const readRow = (row: Pick<JobTable, 'type' | 'payload'>): { job: BoundJob; payload: unknown } | { unrunnable: string } => {
+  const readRow = (
+    row: Pick<JobTable, 'type' | 'payload'>,
+  ): { job: BoundJob; payload: unknown } | { unrunnable: string } => {
     const job = jobsById.get(row.type);
     if (!job) return { unrunnable: `no job has the id ${row.type}` };
     let payload: unknown;
@@ -66,7 +82,10 @@ export function createJobWorker(deps: { db: Kysely<Database>; engine: Engine; cl
       return { unrunnable: 'its payload is not JSON' };
     }
     const mismatch = Value.Errors(job.payload, payload).First();
-    if (mismatch) return { unrunnable: `its payload does not match the job's schema: ${mismatch.path || '/'}: ${mismatch.message}` };
+    if (mismatch)
+      return {
+        unrunnable: `its payload does not match the job's schema: ${mismatch.path || '/'}: ${mismatch.message}`,
+      };
     return { job, payload };
   };
 
@@ -83,7 +102,11 @@ export function createJobWorker(deps: { db: Kysely<Database>; engine: Engine; cl
           db
             .updateTable('jobs')
             .set((eb) => ({ status: 'running', claimed_by: presence.id, attempts: eb('attempts', '+', 1) }))
-            .where('id', 'in', claimable(db.selectFrom('jobs').select('id').where(which).orderBy('id').limit(1), engine))
+            .where(
+              'id',
+              'in',
+              claimable(db.selectFrom('jobs').select('id').where(which).orderBy('id').limit(1), engine),
+            )
             .returningAll()
             .executeTakeFirst();
         const row =
@@ -91,7 +114,12 @@ export function createJobWorker(deps: { db: Kysely<Database>; engine: Engine; cl
           (await claim((eb) => eb.and([eb('status', '=', 'running'), presence.abandoned('jobs.claimed_by')])));
         if (!row) break;
         // Written only while this worker holds the claim: one presumed dead keeps its hands off.
-        const settle = (values: { status: string; run_after?: number; error: string | null; finished_at: number | null }) =>
+        const settle = (values: {
+          status: string;
+          run_after?: number;
+          error: string | null;
+          finished_at: number | null;
+        }) =>
           db.updateTable('jobs').set(values).where('id', '=', row.id).where('claimed_by', '=', presence.id).execute();
         const read = readRow(row);
         if ('unrunnable' in read) {

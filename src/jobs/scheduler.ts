@@ -57,8 +57,15 @@ export function startScheduler(deps: ScheduledWork, options: SchedulerOptions) {
   const stopRules = loop('scheduler cycle', async () => {
     const report = await deps.runner.tick(deps.clock.now());
     if (report.due) {
-      deps.metrics.ruleRuns({ matched: report.matches, empty: report.ran - report.matches, failed: report.failed, skipped: report.skipped });
-      options.log(`rules tick: ${report.ran} ran, ${report.skipped} already done elsewhere, ${report.matches} new matches`);
+      deps.metrics.ruleRuns({
+        matched: report.matches,
+        empty: report.ran - report.matches,
+        failed: report.failed,
+        skipped: report.skipped,
+      });
+      options.log(
+        `rules tick: ${report.ran} ran, ${report.skipped} already done elsewhere, ${report.matches} new matches`,
+      );
     }
     while ((await deps.jobs.runDue()) > 0 && !stopped);
     // Housekeeping, hourly: a search history past its retention (one delete; with

@@ -50,7 +50,10 @@ export function createWorkerPresence(deps: { db: Kysely<Database>; clock: Clock;
         timer = setInterval(() => void beat().catch(() => undefined), heartbeatMs);
         // A heartbeat must not keep a finished CLI command alive.
         timer.unref();
-        await db.deleteFrom('workers').where('seen_at', '<', clock.now().getTime() - FORGET_AFTER_MS).execute();
+        await db
+          .deleteFrom('workers')
+          .where('seen_at', '<', clock.now().getTime() - FORGET_AFTER_MS)
+          .execute();
       }
       if (lastBeat === null || clock.now().getTime() - lastBeat >= heartbeatMs) await beat();
     },
@@ -69,7 +72,12 @@ export function createWorkerPresence(deps: { db: Kysely<Database>; clock: Clock;
     async close(): Promise<void> {
       closed = true;
       clearInterval(timer);
-      if (lastBeat !== null) await db.deleteFrom('workers').where('id', '=', id).execute().catch(() => undefined);
+      if (lastBeat !== null)
+        await db
+          .deleteFrom('workers')
+          .where('id', '=', id)
+          .execute()
+          .catch(() => undefined);
     },
   };
 }

@@ -44,7 +44,8 @@ export function createKeyRing(masterKey: Buffer, cardHashKey: Buffer): KeyRing {
   const encryptionKey = derive('secrets-at-rest');
   const digestKey = derive('digest');
   const digest = (value: string) => createHmac('sha256', digestKey).update(value).digest('hex');
-  const rekeyCardDigest = (legacyDigest: string) => createHmac('sha256', cardHashKey).update(legacyDigest).digest('hex');
+  const rekeyCardDigest = (legacyDigest: string) =>
+    createHmac('sha256', cardHashKey).update(legacyDigest).digest('hex');
 
   return {
     jwtKey,
@@ -71,7 +72,8 @@ export function createKeyRing(masterKey: Buffer, cardHashKey: Buffer): KeyRing {
  * A name for a key that reveals nothing of it: a backup records its card hash key's, so a
  * restore can tell whether the data folder holds the same one.
  */
-export const keyId = (key: Buffer): string => createHmac('sha256', key).update('dragnet:key-id').digest('hex').slice(0, 16);
+export const keyId = (key: Buffer): string =>
+  createHmac('sha256', key).update('dragnet:key-id').digest('hex').slice(0, 16);
 
 /**
  * The JWT key as a WebCrypto key, imported once: jose turns a KeyObject into a CryptoKey on

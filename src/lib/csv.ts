@@ -21,7 +21,9 @@ const isTrigger = (character: string) => TRIGGERS.has(character) || TRIGGERS.has
  * where a formula could start (see FORMULA_START).
  */
 export function neutralizeFormula(cell: string): string {
-  return cell.replace(FORMULA_START, (whole, blanks: string, first: string) => (isTrigger(first) ? `${blanks}'${first}` : whole));
+  return cell.replace(FORMULA_START, (whole, blanks: string, first: string) =>
+    isTrigger(first) ? `${blanks}'${first}` : whole,
+  );
 }
 
 /**

@@ -78,14 +78,23 @@ export function createMetrics(deps: { queueDepth: () => Promise<QueueDepth[]> })
 
     delivery(attempt: { channel: string; ok: boolean; purpose: string; durationMs: number }) {
       const { deliveries, deliveryDuration } = use();
-      deliveries.inc({ channel: attempt.channel, outcome: attempt.ok ? 'success' : 'failed', purpose: attempt.purpose });
+      deliveries.inc({
+        channel: attempt.channel,
+        outcome: attempt.ok ? 'success' : 'failed',
+        purpose: attempt.purpose,
+      });
       deliveryDuration.observe({ channel: attempt.channel }, attempt.durationMs / 1000);
     },
 
-    ingested(source: string, via: 'api' | 'collector', tally: { added: number; duplicates?: number; rejected?: number }) {
+    ingested(
+      source: string,
+      via: 'api' | 'collector',
+      tally: { added: number; duplicates?: number; rejected?: number },
+    ) {
       const { ingested } = use();
       const counts = { added: tally.added, duplicate: tally.duplicates ?? 0, rejected: tally.rejected ?? 0 };
-      for (const [outcome, count] of Object.entries(counts)) if (count > 0) ingested.inc({ source, outcome, via }, count);
+      for (const [outcome, count] of Object.entries(counts))
+        if (count > 0) ingested.inc({ source, outcome, via }, count);
     },
   };
 }
@@ -143,7 +152,8 @@ function createInstruments(deps: { queueDepth: () => Promise<QueueDepth[]> }) {
     async collect() {
       const rows = await deps.queueDepth();
       for (const [queue, states] of Object.entries(QUEUE_STATES)) {
-        for (const status of states) this.set({ queue, status }, rows.find((r) => r.queue === queue && r.status === status)?.count ?? 0);
+        for (const status of states)
+          this.set({ queue, status }, rows.find((r) => r.queue === queue && r.status === status)?.count ?? 0);
       }
     },
   });

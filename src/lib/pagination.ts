@@ -6,11 +6,18 @@ export interface PageRequest {
 
 export const pageWindow = ({ page, page_size }: PageRequest) => ({ offset: (page - 1) * page_size, limit: page_size });
 
-export function linkedPage<T>(path: string, request: PageRequest, total: number, results: T[], extraQuery: Record<string, unknown> = {}) {
+export function linkedPage<T>(
+  path: string,
+  request: PageRequest,
+  total: number,
+  results: T[],
+  extraQuery: Record<string, unknown> = {},
+) {
   const link = (page: number) => {
     const query = new URLSearchParams();
     for (const [key, value] of Object.entries(extraQuery)) {
-      for (const item of Array.isArray(value) ? value : [value]) if (item !== undefined && item !== null) query.append(key, String(item));
+      for (const item of Array.isArray(value) ? value : [value])
+        if (item !== undefined && item !== null) query.append(key, String(item));
     }
     query.set('page', String(page));
     query.set('page_size', String(request.page_size));

@@ -1,5 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { deliveryUser, NO_RATE_LIMITS, senderBody, templateBody, webhookBody, type DeliveryApi, type DeliveryResource } from '../support/delivery-api.ts';
+import {
+  deliveryUser,
+  NO_RATE_LIMITS,
+  senderBody,
+  templateBody,
+  webhookBody,
+  type DeliveryApi,
+  type DeliveryResource,
+} from '../support/delivery-api.ts';
 import { createTestApp, type TestApp } from '../support/test-app.ts';
 import { testEngine } from '../support/test-store.ts';
 
@@ -70,7 +78,9 @@ describe(`delivery defaults (${testEngine})`, () => {
           expect(await defaults(api, resource)).toEqual([third.id]);
 
           // Giving it up still leaves exactly one default.
-          expect((await api.update(resource, third.id, bodies[resource](3, { is_default: false }))).statusCode).toBe(200);
+          expect((await api.update(resource, third.id, bodies[resource](3, { is_default: false }))).statusCode).toBe(
+            200,
+          );
           const now = await defaults(api, resource);
           expect(now).toHaveLength(1);
           expect(now).not.toEqual([third.id]);
@@ -105,7 +115,9 @@ describe(`delivery defaults (${testEngine})`, () => {
 
       it('10 parallel creates with is_default: true leave exactly one default', async () => {
         const api = await freshOrg();
-        const responses = await Promise.all(Array.from({ length: 10 }, (_, i) => api.create(resource, bodies[resource](i + 1, { is_default: true }))));
+        const responses = await Promise.all(
+          Array.from({ length: 10 }, (_, i) => api.create(resource, bodies[resource](i + 1, { is_default: true }))),
+        );
         for (const response of responses) expect(response.statusCode, response.body).toBe(201);
         const result = await defaults(api, resource);
         expect(result).toHaveLength(1);
@@ -117,7 +129,9 @@ describe(`delivery defaults (${testEngine})`, () => {
           const api = await freshOrg();
           const ids: number[] = [];
           for (let i = 1; i <= 10; i++) ids.push((await api.created(resource, bodies[resource](i))).id);
-          const responses = await Promise.all(ids.map((id, i) => api.update(resource, id, bodies[resource](i + 1, { is_default: true }))));
+          const responses = await Promise.all(
+            ids.map((id, i) => api.update(resource, id, bodies[resource](i + 1, { is_default: true }))),
+          );
           for (const response of responses) expect(response.statusCode, response.body).toBe(200);
           const result = await defaults(api, resource);
           expect(result).toHaveLength(1);

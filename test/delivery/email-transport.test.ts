@@ -1,6 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { deliveryUser, NO_RATE_LIMITS, senderBody, type DeliveryApi } from '../support/delivery-api.ts';
-import { startSilentServer, startSmtpTestServer, testCertificate, type SmtpTestServer } from '../support/smtp-test-server.ts';
+import {
+  startSilentServer,
+  startSmtpTestServer,
+  testCertificate,
+  type SmtpTestServer,
+} from '../support/smtp-test-server.ts';
 import { createTestApp, type TestApp } from '../support/test-app.ts';
 import { testEngine } from '../support/test-store.ts';
 
@@ -33,25 +38,35 @@ describe(`email delivery through a real SMTP server (${testEngine})`, () => {
       startSmtpTestServer({ auth: null }),
     ]);
     t = await createTestApp({
-      env: { ...NO_RATE_LIMITS, DRAGNET_SMTP_CA_FILE: cert.caFile, DRAGNET_SMTP_TIMEOUT_MS: '1500', DRAGNET_DASHBOARD_URL: 'https://intel.acme.test' },
+      env: {
+        ...NO_RATE_LIMITS,
+        DRAGNET_SMTP_CA_FILE: cert.caFile,
+        DRAGNET_SMTP_TIMEOUT_MS: '1500',
+        DRAGNET_DASHBOARD_URL: 'https://intel.acme.test',
+      },
     });
     alice = await deliveryUser(t, 'Acme', 'alice@acme.test');
     other = await deliveryUser(t, 'Globex', 'gina@globex.test');
   });
   afterAll(async () => {
     await t?.close();
-    await Promise.all([starttlsServer, plainOnlyServer, hiddenStarttlsServer, sslServer, noAuthServer].map((s) => s?.close()));
+    await Promise.all(
+      [starttlsServer, plainOnlyServer, hiddenStarttlsServer, sslServer, noAuthServer].map((s) => s?.close()),
+    );
   });
 
   const sender = (server: SmtpTestServer, encryption: 'TLS' | 'SSL', extra: Record<string, unknown> = {}) =>
-    alice.created('sender', senderBody(`alerts-${encryption.toLowerCase()}-${server.port}@acme.test`, {
-      server_host: '127.0.0.1',
-      port: server.port,
-      username: SMTP_USER,
-      password: SMTP_PASS,
-      encryption_method: encryption,
-      ...extra,
-    }));
+    alice.created(
+      'sender',
+      senderBody(`alerts-${encryption.toLowerCase()}-${server.port}@acme.test`, {
+        server_host: '127.0.0.1',
+        port: server.port,
+        username: SMTP_USER,
+        password: SMTP_PASS,
+        encryption_method: encryption,
+        ...extra,
+      }),
+    );
 
   const sendTest = async (api: DeliveryApi, senderId: number, recipient: string) => {
     const response = await api.testEmail({ sender_id: senderId, recipient });
@@ -66,7 +81,12 @@ describe(`email delivery through a real SMTP server (${testEngine})`, () => {
     await t.container.delivery.idle();
 
     expect(starttlsServer.auths).toHaveLength(1);
-    expect(starttlsServer.auths[0]).toMatchObject({ username: SMTP_USER, password: SMTP_PASS, secure: true, accepted: true });
+    expect(starttlsServer.auths[0]).toMatchObject({
+      username: SMTP_USER,
+      password: SMTP_PASS,
+      secure: true,
+      accepted: true,
+    });
     expect(starttlsServer.mailFromSecure).toEqual([true]);
     expect(starttlsServer.messages).toHaveLength(1);
     const [message] = starttlsServer.messages;
@@ -78,7 +98,13 @@ describe(`email delivery through a real SMTP server (${testEngine})`, () => {
     expect(message!.parsed.html).toContain('href="https://intel.acme.test/"');
 
     const attempts = await alice.attempts({ channel: 'email' });
-    expect(attempts.results[0]).toMatchObject({ channel: 'email', purpose: 'test_email', status: 'success', target: 'soc@acme.test', error: null });
+    expect(attempts.results[0]).toMatchObject({
+      channel: 'email',
+      purpose: 'test_email',
+      status: 'success',
+      target: 'soc@acme.test',
+      error: null,
+    });
   });
 
   it('a TLS sender FAILS against a server that does not support STARTTLS, never sends the password, and the failure is recorded', async () => {
@@ -92,7 +118,12 @@ describe(`email delivery through a real SMTP server (${testEngine})`, () => {
     const attempts = await alice.attempts({ channel: 'email', status: 'failed' });
     expect(attempts.count).toBeGreaterThanOrEqual(1);
     const failed = attempts.results[0]!;
-    expect(failed).toMatchObject({ channel: 'email', purpose: 'test_email', status: 'failed', target: 'soc@acme.test' });
+    expect(failed).toMatchObject({
+      channel: 'email',
+      purpose: 'test_email',
+      status: 'failed',
+      target: 'soc@acme.test',
+    });
     expect(failed.error).toEqual(expect.any(String));
     expect(failed.error!.length).toBeGreaterThan(0);
     expect(failed.error).toMatch(/tls/i);
@@ -146,11 +177,18 @@ describe(`email delivery through a real SMTP server (${testEngine})`, () => {
   });
 
   it('a rejected login is recorded as failed, and the error does not carry the password', async () => {
-    const { id } = await sender(starttlsServer, 'TLS', { email: 'wrong-pass@acme.test', password: 'not-the-password-4471' });
+    const { id } = await sender(starttlsServer, 'TLS', {
+      email: 'wrong-pass@acme.test',
+      password: 'not-the-password-4471',
+    });
     const before = starttlsServer.messages.length;
     await sendTest(alice, id, 'soc@acme.test');
     await t.container.delivery.idle();
-    expect(starttlsServer.auths.at(-1)).toMatchObject({ accepted: false, secure: true, password: 'not-the-password-4471' });
+    expect(starttlsServer.auths.at(-1)).toMatchObject({
+      accepted: false,
+      secure: true,
+      password: 'not-the-password-4471',
+    });
     expect(starttlsServer.messages).toHaveLength(before);
     const failed = (await alice.attempts({ channel: 'email', status: 'failed' })).results[0]!;
     expect(failed.purpose).toBe('test_email');
@@ -179,7 +217,10 @@ describe(`email delivery through a real SMTP server (${testEngine})`, () => {
   it('an SMTP server that never greets is recorded as a failure after DRAGNET_SMTP_TIMEOUT_MS', async () => {
     const silent = await startSilentServer();
     try {
-      const { id } = await alice.created('sender', senderBody('silent@acme.test', { server_host: '127.0.0.1', port: silent.port }));
+      const { id } = await alice.created(
+        'sender',
+        senderBody('silent@acme.test', { server_host: '127.0.0.1', port: silent.port }),
+      );
       const started = Date.now();
       await sendTest(alice, id, 'soc@acme.test');
       await t.container.delivery.idle();
@@ -212,8 +253,21 @@ describe(`email delivery through a real SMTP server (${testEngine})`, () => {
       current_date: '2026-03-10',
       match_detail_link: 'https://dragnet.example/incidents/42?a=1&b=2',
     };
-    const attempt = await t.container.delivery.deliverEmail(alice.orgId, { senderId, templateId: template.id, recipients: ['ir@acme.test', 'ciso@acme.test'], values, ruleId: 5, matchId: 6 });
-    expect(attempt).toMatchObject({ status: 'success', channel: 'email', purpose: 'notification', rule_id: 5, match_id: 6 });
+    const attempt = await t.container.delivery.deliverEmail(alice.orgId, {
+      senderId,
+      templateId: template.id,
+      recipients: ['ir@acme.test', 'ciso@acme.test'],
+      values,
+      ruleId: 5,
+      matchId: 6,
+    });
+    expect(attempt).toMatchObject({
+      status: 'success',
+      channel: 'email',
+      purpose: 'notification',
+      rule_id: 5,
+      match_id: 6,
+    });
 
     const messages = await starttlsServer.waitForMessages(before + 1);
     const message = messages[before]!;
@@ -225,7 +279,9 @@ describe(`email delivery through a real SMTP server (${testEngine})`, () => {
     expect(html).not.toContain('<script>');
     expect(html).toContain('<p>7 new of 9 (2 excluded) in Paste &#39;sites&#39; on 2026-03-10</p>');
     expect(html).toContain('href="https://dragnet.example/incidents/42?a=1&amp;b=2"');
-    expect(html).not.toMatch(/\{(alert_rule_name|number_of_hits|total_results|excluded_count|current_date|match_detail_link)\}/);
+    expect(html).not.toMatch(
+      /\{(alert_rule_name|number_of_hits|total_results|excluded_count|current_date|match_detail_link)\}/,
+    );
     // A plain-text alternative carries the same facts.
     expect(message.parsed.text).toContain('7 new of 9 (2 excluded)');
     expect(message.parsed.text).toContain('Leak <script>alert("x")</script> & {service}');
@@ -243,7 +299,15 @@ describe(`email delivery through a real SMTP server (${testEngine})`, () => {
       senderId,
       templateId: template.id,
       recipients: ['ir@acme.test'],
-      values: { alert_rule_name: 'x\r\nBcc: attacker@evil.test', number_of_hits: 1, total_results: 1, excluded_count: 0, service: 's', current_date: 'd', match_detail_link: 'https://l.example/' },
+      values: {
+        alert_rule_name: 'x\r\nBcc: attacker@evil.test',
+        number_of_hits: 1,
+        total_results: 1,
+        excluded_count: 0,
+        service: 's',
+        current_date: 'd',
+        match_detail_link: 'https://l.example/',
+      },
     });
     const message = (await starttlsServer.waitForMessages(before + 1))[before]!;
     expect(message.to).toEqual(['ir@acme.test']);
@@ -254,11 +318,16 @@ describe(`email delivery through a real SMTP server (${testEngine})`, () => {
 
   it('test_email: unknown or foreign sender is 404, a bad recipient or body is 400', async () => {
     const [{ id }] = (await alice.listAll<{ id: number }>('sender')) as [{ id: number }];
-    const foreign = await other.created('sender', senderBody('g@globex.test', { server_host: '127.0.0.1', port: starttlsServer.port }));
+    const foreign = await other.created(
+      'sender',
+      senderBody('g@globex.test', { server_host: '127.0.0.1', port: starttlsServer.port }),
+    );
     expect((await alice.testEmail({ sender_id: foreign.id, recipient: 'soc@acme.test' })).statusCode).toBe(404);
     expect((await alice.testEmail({ sender_id: 9_999_999, recipient: 'soc@acme.test' })).statusCode).toBe(404);
     expect((await alice.testEmail({ sender_id: id, recipient: 'not-an-address' })).statusCode).toBe(400);
-    expect((await alice.testEmail({ sender_id: id, recipient: 'soc@acme.test\r\nBcc: x@evil.test' })).statusCode).toBe(400);
+    expect((await alice.testEmail({ sender_id: id, recipient: 'soc@acme.test\r\nBcc: x@evil.test' })).statusCode).toBe(
+      400,
+    );
     expect((await alice.testEmail({ sender_id: id })).statusCode).toBe(400);
     expect((await alice.testEmail({ sender_id: String(id), recipient: 'soc@acme.test' })).statusCode).toBe(400);
     await t.container.delivery.idle();

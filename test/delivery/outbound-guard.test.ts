@@ -2,7 +2,14 @@ import { createServer as createHttpsServer, type Server as HttpsServer } from 'n
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { deliveryUser, NO_RATE_LIMITS, senderBody, webhookBody, type DeliveryApi } from '../support/delivery-api.ts';
-import { selfSignedCertificate, startSilentServer, startSmtpTestServer, testCertificate, type SmtpTestServer, type TestCertificate } from '../support/smtp-test-server.ts';
+import {
+  selfSignedCertificate,
+  startSilentServer,
+  startSmtpTestServer,
+  testCertificate,
+  type SmtpTestServer,
+  type TestCertificate,
+} from '../support/smtp-test-server.ts';
 import { createTestApp, type TestApp } from '../support/test-app.ts';
 import { testEngine } from '../support/test-store.ts';
 
@@ -22,10 +29,21 @@ describe(`outbound guard: webhooks and senders (${testEngine})`, () => {
   beforeAll(async () => {
     blocked = await startSilentServer();
     // A MySQL-like handshake: a NUL, non-UTF-8 bytes and a server version, then a line end.
-    banner = await startSilentServer(Buffer.concat([Buffer.from([0x4a, 0x00, 0x00, 0x00, 0x0a]), Buffer.from('5.7.44-MariaDB-secret-banner'), Buffer.from([0x00, 0xff, 0xfe, 0xc3, 0x28, 0x0d, 0x0a])]));
+    banner = await startSilentServer(
+      Buffer.concat([
+        Buffer.from([0x4a, 0x00, 0x00, 0x00, 0x0a]),
+        Buffer.from('5.7.44-MariaDB-secret-banner'),
+        Buffer.from([0x00, 0xff, 0xfe, 0xc3, 0x28, 0x0d, 0x0a]),
+      ]),
+    );
     t = await createTestApp({
       // Only the banner server's port: every other loopback port stays refused.
-      env: { ...NO_RATE_LIMITS, DRAGNET_OUTBOUND_ALLOW_HOSTS: `127.0.0.1:${banner.port}`, DRAGNET_SMTP_TIMEOUT_MS: '2000', DRAGNET_WEBHOOK_TIMEOUT_MS: '2000' },
+      env: {
+        ...NO_RATE_LIMITS,
+        DRAGNET_OUTBOUND_ALLOW_HOSTS: `127.0.0.1:${banner.port}`,
+        DRAGNET_SMTP_TIMEOUT_MS: '2000',
+        DRAGNET_WEBHOOK_TIMEOUT_MS: '2000',
+      },
     });
     api = await deliveryUser(t, 'Acme', 'alice@acme.test');
   });
@@ -63,26 +81,58 @@ describe(`outbound guard: webhooks and senders (${testEngine})`, () => {
       const created = await api.created('webhook', webhookBody(`w${targets.indexOf(url)}`, { url }));
       const response = await api.testWebhook(created.id);
       expect(response.statusCode, url).toBe(200);
-      expect(response.json(), url).toMatchObject({ status: 'failed', status_code: null, error: expect.stringMatching(/^refused: /) });
+      expect(response.json(), url).toMatchObject({
+        status: 'failed',
+        status_code: null,
+        error: expect.stringMatching(/^refused: /),
+      });
       expect((await api.remove('webhook', created.id)).statusCode).toBe(204);
     }
     expect(blocked.connections).toBe(0);
   });
 
   it('refuses an SMTP sender on a loopback port that is not allowed, and internal literals, without connecting', async () => {
-    for (const [host, port] of [['127.0.0.1', blocked.port], ['localhost', blocked.port], ['169.254.169.254', 25], ['10.0.0.1', 25], ['::ffff:a00:1', 25]] as const) {
-      const sender = await api.created('sender', senderBody(`s-${port}@acme.test`, { server_host: host, port, authentication_required: false, username: null, password: null }));
+    for (const [host, port] of [
+      ['127.0.0.1', blocked.port],
+      ['localhost', blocked.port],
+      ['169.254.169.254', 25],
+      ['10.0.0.1', 25],
+      ['::ffff:a00:1', 25],
+    ] as const) {
+      const sender = await api.created(
+        'sender',
+        senderBody(`s-${port}@acme.test`, {
+          server_host: host,
+          port,
+          authentication_required: false,
+          username: null,
+          password: null,
+        }),
+      );
       expect((await api.testEmail({ sender_id: sender.id, recipient: 'soc@acme.test' })).statusCode).toBe(202);
       await t.container.delivery.idle();
       const [attempt] = (await api.attempts({ channel: 'email' })).results;
-      expect(attempt, host).toMatchObject({ status: 'failed', error: expect.stringMatching(/^refused: .*not a public address/) });
+      expect(attempt, host).toMatchObject({
+        status: 'failed',
+        error: expect.stringMatching(/^refused: .*not a public address/),
+      });
       expect((await api.remove('sender', sender.id)).statusCode).toBe(204);
     }
     expect(blocked.connections).toBe(0);
   });
 
-  it("a server whose greeting holds a NUL and non-UTF-8 bytes: test_email is recorded in our words only, and the app keeps serving", async () => {
-    const sender = await api.created('sender', senderBody('mysql@acme.test', { server_host: '127.0.0.1', port: banner.port, encryption_method: 'SSL', authentication_required: false, username: null, password: null }));
+  it('a server whose greeting holds a NUL and non-UTF-8 bytes: test_email is recorded in our words only, and the app keeps serving', async () => {
+    const sender = await api.created(
+      'sender',
+      senderBody('mysql@acme.test', {
+        server_host: '127.0.0.1',
+        port: banner.port,
+        encryption_method: 'SSL',
+        authentication_required: false,
+        username: null,
+        password: null,
+      }),
+    );
     expect((await api.testEmail({ sender_id: sender.id, recipient: 'soc@acme.test' })).statusCode).toBe(202);
     await t.container.delivery.idle();
     expect(banner.connections).toBe(1);
@@ -114,11 +164,19 @@ describe(`outbound guard: TLS to the checked address still names the host (${tes
       serverNames.push(name);
       done(null);
     };
-    https = createHttpsServer({ key: certificate.key, cert: certificate.cert, SNICallback }, (_request, response) => response.writeHead(204).end());
+    https = createHttpsServer({ key: certificate.key, cert: certificate.cert, SNICallback }, (_request, response) =>
+      response.writeHead(204).end(),
+    );
     await new Promise<void>((resolve) => https.listen(0, '127.0.0.1', resolve));
     const httpsPort = (https.address() as AddressInfo).port;
     t = await createTestApp({
-      env: { ...NO_RATE_LIMITS, DRAGNET_OUTBOUND_ALLOW_HOSTS: `127.0.0.1:${smtp.port},127.0.0.1:${httpsPort}`, DRAGNET_SMTP_CA_FILE: certificate.caFile, DRAGNET_SMTP_TIMEOUT_MS: '3000', DRAGNET_WEBHOOK_TIMEOUT_MS: '3000' },
+      env: {
+        ...NO_RATE_LIMITS,
+        DRAGNET_OUTBOUND_ALLOW_HOSTS: `127.0.0.1:${smtp.port},127.0.0.1:${httpsPort}`,
+        DRAGNET_SMTP_CA_FILE: certificate.caFile,
+        DRAGNET_SMTP_TIMEOUT_MS: '3000',
+        DRAGNET_WEBHOOK_TIMEOUT_MS: '3000',
+      },
     });
     api = await deliveryUser(t, 'Acme', 'alice@acme.test');
   });
@@ -131,14 +189,26 @@ describe(`outbound guard: TLS to the checked address still names the host (${tes
   });
 
   it('a webhook to https://localhost connects to the checked address and sends localhost as the TLS server name', async () => {
-    const hook = await api.created('webhook', webhookBody('tls', { url: `https://localhost:${(https.address() as AddressInfo).port}/hook` }));
+    const hook = await api.created(
+      'webhook',
+      webhookBody('tls', { url: `https://localhost:${(https.address() as AddressInfo).port}/hook` }),
+    );
     // The receiver's certificate is self-signed, which webhooks do not trust: the handshake is what counts here.
     expect((await api.testWebhook(hook.id)).json()).toMatchObject({ status: 'failed', status_code: null });
     expect(serverNames).toEqual(['localhost']);
   });
 
   const sendTo = async (host: string) => {
-    const sender = await api.created('sender', senderBody(`via-${host}@acme.test`, { server_host: host, port: smtp.port, authentication_required: false, username: null, password: null }));
+    const sender = await api.created(
+      'sender',
+      senderBody(`via-${host}@acme.test`, {
+        server_host: host,
+        port: smtp.port,
+        authentication_required: false,
+        username: null,
+        password: null,
+      }),
+    );
     expect((await api.testEmail({ sender_id: sender.id, recipient: 'soc@acme.test' })).statusCode).toBe(202);
     await t.container.delivery.idle();
     return (await api.attempts({ channel: 'email' })).results[0]!;
@@ -151,7 +221,10 @@ describe(`outbound guard: TLS to the checked address still names the host (${tes
   });
 
   it('the same server by address fails the certificate check, before anything is sent', async () => {
-    expect(await sendTo('127.0.0.1')).toMatchObject({ status: 'failed', error: expect.stringMatching(/^TLS with the SMTP server failed: the server's certificate was not accepted/) });
+    expect(await sendTo('127.0.0.1')).toMatchObject({
+      status: 'failed',
+      error: expect.stringMatching(/^TLS with the SMTP server failed: the server's certificate was not accepted/),
+    });
     expect(smtp.messages).toHaveLength(1);
   });
 });
@@ -181,16 +254,30 @@ describe(`outbound guard: the operator's system sender (${testEngine})`, () => {
   });
 
   it('reaches its relay on loopback, while a tenant sender at the same host and port is refused without connecting', async () => {
-    const system = (await api.listAll<{ id: number; is_system_created: boolean }>('sender')).find((sender) => sender.is_system_created)!;
+    const system = (await api.listAll<{ id: number; is_system_created: boolean }>('sender')).find(
+      (sender) => sender.is_system_created,
+    )!;
     expect((await api.testEmail({ sender_id: system.id, recipient: 'soc@acme.test' })).statusCode).toBe(202);
     await t.container.delivery.idle();
     expect((await api.attempts({ channel: 'email' })).results[0]).toMatchObject({ status: 'success', error: null });
     expect(relay.messages).toHaveLength(1);
 
-    const own = await api.created('sender', senderBody('own@acme.test', { server_host: '127.0.0.1', port: relay.port, authentication_required: false, username: null, password: null }));
+    const own = await api.created(
+      'sender',
+      senderBody('own@acme.test', {
+        server_host: '127.0.0.1',
+        port: relay.port,
+        authentication_required: false,
+        username: null,
+        password: null,
+      }),
+    );
     expect((await api.testEmail({ sender_id: own.id, recipient: 'soc@acme.test' })).statusCode).toBe(202);
     await t.container.delivery.idle();
-    expect((await api.attempts({ channel: 'email' })).results[0]).toMatchObject({ status: 'failed', error: expect.stringMatching(/^refused: address 127\.0\.0\.1 is not a public address \(loopback\)$/) });
+    expect((await api.attempts({ channel: 'email' })).results[0]).toMatchObject({
+      status: 'failed',
+      error: expect.stringMatching(/^refused: address 127\.0\.0\.1 is not a public address \(loopback\)$/),
+    });
     expect(relay.connections).toBe(1);
   });
 });

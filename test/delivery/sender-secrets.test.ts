@@ -81,7 +81,13 @@ describe(`sender credentials and the system sender (${testEngine})`, () => {
     it('every organization sees it, as is_system_created, with the from address of the URL', async () => {
       for (const api of [acme, globex]) {
         const { system } = await systemSenderOf(api);
-        expect(system).toMatchObject({ email: 'alerts@dragnet.test', server_host: '127.0.0.1', encryption_method: 'TLS', authentication_required: true, is_system_created: true });
+        expect(system).toMatchObject({
+          email: 'alerts@dragnet.test',
+          server_host: '127.0.0.1',
+          encryption_method: 'TLS',
+          authentication_required: true,
+          is_system_created: true,
+        });
       }
     });
 
@@ -103,18 +109,30 @@ describe(`sender credentials and the system sender (${testEngine})`, () => {
       const { system } = await systemSenderOf(globex);
       seen('test_email system', await globex.testEmail({ sender_id: system.id, recipient: 'soc@globex.test' }));
       await t.container.delivery.idle();
-      expect(systemServer.auths).toEqual([expect.objectContaining({ username: SYSTEM_USER, password: SYSTEM_PASS, secure: true, accepted: true })]);
+      expect(systemServer.auths).toEqual([
+        expect.objectContaining({ username: SYSTEM_USER, password: SYSTEM_PASS, secure: true, accepted: true }),
+      ]);
       expect(systemServer.messages).toHaveLength(1);
       expect(systemServer.messages[0]!).toMatchObject({ from: 'alerts@dragnet.test', to: ['soc@globex.test'] });
     });
 
     it('is what a rule without a sender of an organization without one sends through (deliverEmail with senderId null)', async () => {
-      const template = (await globex.listAll<{ id: number; is_default: boolean }>('template')).find((tpl) => tpl.is_default)!;
+      const template = (await globex.listAll<{ id: number; is_default: boolean }>('template')).find(
+        (tpl) => tpl.is_default,
+      )!;
       const attempt = await t.container.delivery.deliverEmail(globex.orgId, {
         senderId: null,
         templateId: template.id,
         recipients: ['ir@globex.test'],
-        values: { alert_rule_name: 'Rule', number_of_hits: 1, total_results: 1, excluded_count: 0, service: 'svc', current_date: '2026-03-10', match_detail_link: 'https://d.example/1' },
+        values: {
+          alert_rule_name: 'Rule',
+          number_of_hits: 1,
+          total_results: 1,
+          excluded_count: 0,
+          service: 'svc',
+          current_date: '2026-03-10',
+          match_detail_link: 'https://d.example/1',
+        },
       });
       expect(attempt.status).toBe('success');
       expect(systemServer.messages.at(-1)!.to).toEqual(['ir@globex.test']);
@@ -136,17 +154,29 @@ describe(`sender credentials and the system sender (${testEngine})`, () => {
 
   describe('an organization sender', () => {
     it('never returns port, username or password: create, list, test_email, attempts', async () => {
-      const created = seen('create', await acme.create('sender', {
-        email: 'alerts@acme.test',
-        server_host: '127.0.0.1',
-        port: orgServer.port,
-        username: SENDER_USER,
-        password: SENDER_PASS,
-        encryption_method: 'TLS',
-      }));
+      const created = seen(
+        'create',
+        await acme.create('sender', {
+          email: 'alerts@acme.test',
+          server_host: '127.0.0.1',
+          port: orgServer.port,
+          username: SENDER_USER,
+          password: SENDER_PASS,
+          encryption_method: 'TLS',
+        }),
+      );
       expect(created.statusCode).toBe(201);
       const sender = created.json() as Record<string, unknown> & { id: number };
-      expect(Object.keys(sender).sort()).toEqual(['authentication_required', 'created_at', 'email', 'encryption_method', 'id', 'is_default', 'is_system_created', 'server_host']);
+      expect(Object.keys(sender).sort()).toEqual([
+        'authentication_required',
+        'created_at',
+        'email',
+        'encryption_method',
+        'id',
+        'is_default',
+        'is_system_created',
+        'server_host',
+      ]);
       expect(sender).toMatchObject({ is_default: true, is_system_created: false, authentication_required: true });
 
       const list = seen('list', await acme.list('sender'));
@@ -159,12 +189,18 @@ describe(`sender credentials and the system sender (${testEngine})`, () => {
       // A successful send, and one the server refuses, both end up in the attempts list.
       const sent = seen('test_email ok', await acme.testEmail({ sender_id: sender.id, recipient: 'soc@acme.test' }));
       expect(sent.statusCode).toBe(202);
-      const refused = seen('create refused', await acme.create('sender', senderBody('refused@acme.test', {
-        server_host: '127.0.0.1',
-        port: rejectingServer.port,
-        username: SENDER_USER,
-        password: SENDER_PASS,
-      })));
+      const refused = seen(
+        'create refused',
+        await acme.create(
+          'sender',
+          senderBody('refused@acme.test', {
+            server_host: '127.0.0.1',
+            port: rejectingServer.port,
+            username: SENDER_USER,
+            password: SENDER_PASS,
+          }),
+        ),
+      );
       seen('test_email refused', await acme.testEmail({ sender_id: refused.json().id, recipient: 'soc@acme.test' }));
       await t.container.delivery.idle();
 
@@ -173,10 +209,20 @@ describe(`sender credentials and the system sender (${testEngine})`, () => {
       // The refusing server was offered the credentials, and said no.
       expect(rejectingServer.auths[0]).toMatchObject({ username: SENDER_USER, accepted: false });
 
-      const attempts = seen('attempts', await t.request({ method: 'GET', url: settingPath('get_delivery_attempt_list'), token: acme.token }));
+      const attempts = seen(
+        'attempts',
+        await t.request({ method: 'GET', url: settingPath('get_delivery_attempt_list'), token: acme.token }),
+      );
       const statuses = (attempts.json().results as { status: string }[]).map((a) => a.status);
       expect(statuses).toEqual(expect.arrayContaining(['success', 'failed']));
-      seen('attempts failed', await t.request({ method: 'GET', url: `${settingPath('get_delivery_attempt_list')}?status=failed`, token: acme.token }));
+      seen(
+        'attempts failed',
+        await t.request({
+          method: 'GET',
+          url: `${settingPath('get_delivery_attempt_list')}?status=failed`,
+          token: acme.token,
+        }),
+      );
       seen('list again', await acme.list('sender'));
 
       expect(responses.length).toBeGreaterThan(10);
@@ -195,7 +241,9 @@ describe(`sender credentials and the system sender (${testEngine})`, () => {
     let webhookSecret: string;
 
     beforeAll(async () => {
-      webhookSecret = (await acme.created<{ secret: string }>('webhook', { name: 'at rest', url: 'https://receiver.example/x' })).secret;
+      webhookSecret = (
+        await acme.created<{ secret: string }>('webhook', { name: 'at rest', url: 'https://receiver.example/x' })
+      ).secret;
       whileOpen = await readRawStore(t.location);
       closed = true;
       await t.app.close();
@@ -212,7 +260,10 @@ describe(`sender credentials and the system sender (${testEngine})`, () => {
     });
 
     it('holds no sender password or username, organization or system, in any spelling', () => {
-      for (const [when, chunks] of [['while open', whileOpen], ['after close', afterClose]] as const) {
+      for (const [when, chunks] of [
+        ['while open', whileOpen],
+        ['after close', afterClose],
+      ] as const) {
         for (const secret of [SENDER_PASS, SENDER_USER, SYSTEM_PASS, SYSTEM_USER]) {
           for (const needle of spellings(secret)) {
             expect(sourcesContaining(chunks, needle), `${when}: ${String(needle)}`).toEqual([]);
@@ -223,8 +274,17 @@ describe(`sender credentials and the system sender (${testEngine})`, () => {
 
     it('holds no webhook signing secret in the clear either (it is returned by the API, but sealed at rest)', () => {
       const key = Buffer.from(webhookSecret.slice('whsec_'.length), 'base64');
-      for (const [when, chunks] of [['while open', whileOpen], ['after close', afterClose]] as const) {
-        for (const needle of [webhookSecret, webhookSecret.slice('whsec_'.length), key, key.toString('hex'), key.toString('base64url')]) {
+      for (const [when, chunks] of [
+        ['while open', whileOpen],
+        ['after close', afterClose],
+      ] as const) {
+        for (const needle of [
+          webhookSecret,
+          webhookSecret.slice('whsec_'.length),
+          key,
+          key.toString('hex'),
+          key.toString('base64url'),
+        ]) {
           expect(sourcesContaining(chunks, needle), `${when}: ${String(needle)}`).toEqual([]);
         }
       }

@@ -44,19 +44,33 @@ describe(`delivery settings CRUD (${testEngine})`, () => {
     for (const resource of ['recipient', 'sender', 'template', 'webhook'] as const) {
       it(`${resource}: list GET, create POST 201, ${resource === 'template' || resource === 'webhook' ? 'update PUT 200' : 'no update'}, delete DELETE 204`, async () => {
         const api = await freshOrg();
-        const created = await t.request({ method: 'POST', url: `/service/alert_system_setting_create_${resource}/`, token: api.token, body: bodies[resource](1) });
+        const created = await t.request({
+          method: 'POST',
+          url: `/service/alert_system_setting_create_${resource}/`,
+          token: api.token,
+          body: bodies[resource](1),
+        });
         expect(created.statusCode, created.body).toBe(201);
         const item = created.json() as { id: number };
         expect(Number.isInteger(item.id)).toBe(true);
 
-        const list = await t.request({ method: 'GET', url: `/service/alert_system_setting_get_${resource}_list/`, token: api.token });
+        const list = await t.request({
+          method: 'GET',
+          url: `/service/alert_system_setting_get_${resource}_list/`,
+          token: api.token,
+        });
         expect(list.statusCode).toBe(200);
         const page = list.json();
         expect(Object.keys(page).sort()).toEqual(['count', 'next', 'previous', 'results']);
         expect(page.results.map((r: { id: number }) => r.id)).toContain(item.id);
         expect(page).toMatchObject({ count: page.results.length, next: null, previous: null });
 
-        const update = await t.request({ method: 'PUT', url: `/service/alert_system_setting_update_${resource}/${item.id}/`, token: api.token, body: bodies[resource](2) });
+        const update = await t.request({
+          method: 'PUT',
+          url: `/service/alert_system_setting_update_${resource}/${item.id}/`,
+          token: api.token,
+          body: bodies[resource](2),
+        });
         if (resource === 'template' || resource === 'webhook') {
           expect(update.statusCode, update.body).toBe(200);
           expect(update.json()).toMatchObject({ id: item.id, name: bodies[resource](2).name });
@@ -64,7 +78,11 @@ describe(`delivery settings CRUD (${testEngine})`, () => {
           expect(update.statusCode).toBe(404);
         }
 
-        const removed = await t.request({ method: 'DELETE', url: `/service/alert_system_setting_delete_${resource}/${item.id}/`, token: api.token });
+        const removed = await t.request({
+          method: 'DELETE',
+          url: `/service/alert_system_setting_delete_${resource}/${item.id}/`,
+          token: api.token,
+        });
         expect(removed.statusCode, removed.body).toBe(204);
         expect(removed.body).toBe('');
         const after = (await api.list(resource)).json();
@@ -83,12 +101,19 @@ describe(`delivery settings CRUD (${testEngine})`, () => {
         ['POST', settingPath('test_webhook', 1)],
         ['GET', settingPath('get_delivery_attempt_list')],
       ] as const) {
-        expectError(await t.request({ method, url, body: method === 'GET' || method === 'DELETE' ? undefined : {} }), 401);
+        expectError(
+          await t.request({ method, url, body: method === 'GET' || method === 'DELETE' ? undefined : {} }),
+          401,
+        );
       }
     });
 
     it('rejects unknown body fields (400)', async () => {
-      const body = expectError(await acme.create('recipient', { email: 'x@acme.test', colour: 'red' }), 400, 'validation_failed');
+      const body = expectError(
+        await acme.create('recipient', { email: 'x@acme.test', colour: 'red' }),
+        400,
+        'validation_failed',
+      );
       expect(fieldsOf(body).join(' ')).toContain('colour');
     });
   });
@@ -123,7 +148,12 @@ describe(`delivery settings CRUD (${testEngine})`, () => {
     });
 
     it('rejects a bad page or page_size (400)', async () => {
-      const queries: Record<string, string | number>[] = [{ page: 0 }, { page_size: 0 }, { page_size: 101 }, { page: 'x' }];
+      const queries: Record<string, string | number>[] = [
+        { page: 0 },
+        { page_size: 0 },
+        { page_size: 101 },
+        { page: 'x' },
+      ];
       for (const query of queries) {
         expectError(await acme.list('webhook', query), 400, 'validation_failed');
       }
@@ -157,7 +187,14 @@ describe(`delivery settings CRUD (${testEngine})`, () => {
     it('unknown ids are 404 too, and non-numeric ids 400', async () => {
       expectError(await acme.update('webhook', 99_999_999, webhookBody('none')), 404, 'not_found');
       expectError(await acme.remove('recipient', 99_999_999), 404, 'not_found');
-      expectError(await t.request({ method: 'DELETE', url: '/service/alert_system_setting_delete_recipient/abc/', token: acme.token }), 400);
+      expectError(
+        await t.request({
+          method: 'DELETE',
+          url: '/service/alert_system_setting_delete_recipient/abc/',
+          token: acme.token,
+        }),
+        400,
+      );
     });
   });
 
@@ -178,7 +215,9 @@ describe(`delivery settings CRUD (${testEngine})`, () => {
 
     it('holds under concurrency: 14 parallel recipient creates leave exactly 10', async () => {
       const api = await freshOrg();
-      const responses = await Promise.all(Array.from({ length: 14 }, (_, i) => api.create('recipient', { email: `c${i}@fresh.test` })));
+      const responses = await Promise.all(
+        Array.from({ length: 14 }, (_, i) => api.create('recipient', { email: `c${i}@fresh.test` })),
+      );
       const statuses = responses.map((r) => r.statusCode).sort();
       expect(statuses.filter((s) => s === 201)).toHaveLength(10);
       expect(statuses.filter((s) => s === 400)).toHaveLength(4);
@@ -202,7 +241,8 @@ describe(`delivery settings CRUD (${testEngine})`, () => {
       expectError(await api.create('recipient', { email: 'soc@fresh.test' }), 409, 'conflict');
       // Addresses are compared without case.
       expectError(await api.create('recipient', { email: ' SOC@Fresh.TEST ' }), 409, 'conflict');
-      for (const email of ['not-an-address', '', 'a@', 42, 'a@b.test\r\nBcc: x@evil.test']) expectError(await api.create('recipient', { email }), 400);
+      for (const email of ['not-an-address', '', 'a@', 42, 'a@b.test\r\nBcc: x@evil.test'])
+        expectError(await api.create('recipient', { email }), 400);
       expectError(await api.create('recipient', {}), 400, 'validation_failed');
     });
   });
@@ -214,7 +254,13 @@ describe(`delivery settings CRUD (${testEngine})`, () => {
       expect(list.count).toBe(1);
       const [template] = list.results;
       expect(template.is_default).toBe(true);
-      for (const placeholder of ['{current_date}', '{alert_rule_name}', '{number_of_hits}', '{service}', '{match_detail_link}']) {
+      for (const placeholder of [
+        '{current_date}',
+        '{alert_rule_name}',
+        '{number_of_hits}',
+        '{service}',
+        '{match_detail_link}',
+      ]) {
         expect(template.body).toContain(placeholder);
       }
       // Listing again does not add another.
@@ -233,15 +279,24 @@ describe(`delivery settings CRUD (${testEngine})`, () => {
     it('create and update refuse a body missing placeholders (400) and name the missing ones', async () => {
       const api = await freshOrg();
       const missing = '<p>{alert_rule_name} {number_of_hits} {current_date}</p>';
-      const onCreate = expectError(await api.create('template', templateBody('Broken', { body: missing })), 400, 'validation_failed');
+      const onCreate = expectError(
+        await api.create('template', templateBody('Broken', { body: missing })),
+        400,
+        'validation_failed',
+      );
       expect(onCreate.message).toContain('{service}');
       expect(onCreate.message).toContain('{match_detail_link}');
       expect(onCreate.message).not.toContain('{alert_rule_name}');
       expect(fieldsOf(onCreate)).toEqual(['body']);
 
       const template = await api.created('template', templateBody('Fine'));
-      const onUpdate = expectError(await api.update('template', template.id, templateBody('Fine', { body: '<p>{service}</p>' })), 400, 'validation_failed');
-      for (const name of ['{current_date}', '{alert_rule_name}', '{number_of_hits}', '{match_detail_link}']) expect(onUpdate.message).toContain(name);
+      const onUpdate = expectError(
+        await api.update('template', template.id, templateBody('Fine', { body: '<p>{service}</p>' })),
+        400,
+        'validation_failed',
+      );
+      for (const name of ['{current_date}', '{alert_rule_name}', '{number_of_hits}', '{match_detail_link}'])
+        expect(onUpdate.message).toContain(name);
       expect(onUpdate.message).not.toContain('{service}');
       // The refused update changed nothing.
       const stored = (await api.listAll<{ id: number; body: string }>('template')).find((x) => x.id === template.id)!;
@@ -251,20 +306,40 @@ describe(`delivery settings CRUD (${testEngine})`, () => {
     it('update replaces name, subject and body', async () => {
       const api = await freshOrg();
       const template = await api.created('template', templateBody('Before'));
-      const updated = await api.update('template', template.id, { name: 'After', subject: 'New {service}', body: `<div>${VALID_TEMPLATE_BODY}</div>` });
+      const updated = await api.update('template', template.id, {
+        name: 'After',
+        subject: 'New {service}',
+        body: `<div>${VALID_TEMPLATE_BODY}</div>`,
+      });
       expect(updated.statusCode).toBe(200);
-      expect(updated.json()).toMatchObject({ id: template.id, name: 'After', subject: 'New {service}', body: `<div>${VALID_TEMPLATE_BODY}</div>` });
+      expect(updated.json()).toMatchObject({
+        id: template.id,
+        name: 'After',
+        subject: 'New {service}',
+        body: `<div>${VALID_TEMPLATE_BODY}</div>`,
+      });
     });
   });
 
   describe('webhooks', () => {
     it('the url must be an absolute http(s) URL', async () => {
       const api = await freshOrg();
-      for (const url of ['ftp://example.com/x', 'javascript:alert(1)', 'file:///etc/passwd', 'not a url', '/relative', '']) {
+      for (const url of [
+        'ftp://example.com/x',
+        'javascript:alert(1)',
+        'file:///etc/passwd',
+        'not a url',
+        '/relative',
+        '',
+      ]) {
         expectError(await api.create('webhook', webhookBody('bad', { url })), 400, 'validation_failed');
       }
-      expect((await api.create('webhook', webhookBody('http', { url: 'http://receiver.example/x' }))).statusCode).toBe(201);
-      expect((await api.create('webhook', webhookBody('https', { url: 'https://receiver.example/x' }))).statusCode).toBe(201);
+      expect((await api.create('webhook', webhookBody('http', { url: 'http://receiver.example/x' }))).statusCode).toBe(
+        201,
+      );
+      expect(
+        (await api.create('webhook', webhookBody('https', { url: 'https://receiver.example/x' }))).statusCode,
+      ).toBe(201);
     });
 
     it('the url may have 2048 characters, not 2049 (create and update)', async () => {
@@ -274,9 +349,17 @@ describe(`delivery settings CRUD (${testEngine})`, () => {
       expect(at(2048)).toHaveLength(2048);
       const ok = await api.created<{ url: string }>('webhook', webhookBody('long', { url: at(2048) }));
       expect(ok.url).toBe(at(2048));
-      const body = expectError(await api.create('webhook', webhookBody('too long', { url: at(2049) })), 400, 'validation_failed');
+      const body = expectError(
+        await api.create('webhook', webhookBody('too long', { url: at(2049) })),
+        400,
+        'validation_failed',
+      );
       expect(fieldsOf(body)).toEqual(['url']);
-      expectError(await api.update('webhook', ok.id, webhookBody('too long', { url: at(2049) })), 400, 'validation_failed');
+      expectError(
+        await api.update('webhook', ok.id, webhookBody('too long', { url: at(2049) })),
+        400,
+        'validation_failed',
+      );
     });
 
     it('headers must be an object of strings', async () => {
@@ -284,21 +367,54 @@ describe(`delivery settings CRUD (${testEngine})`, () => {
       for (const headers of [{ 'X-Number': 1 }, { 'X-Null': null }, { 'X-Obj': { a: 'b' } }, ['X-A: b'], 'X-A: b']) {
         expectError(await api.create('webhook', webhookBody('bad headers', { headers })), 400, 'validation_failed');
       }
-      expectError(await api.create('webhook', webhookBody('bad name', { headers: { 'Bad Header': 'x' } })), 400, 'validation_failed');
-      expectError(await api.create('webhook', webhookBody('crlf', { headers: { 'X-A': 'b\r\nX-Injected: 1' } })), 400, 'validation_failed');
-      const ok = await api.created<{ headers: Record<string, string> }>('webhook', webhookBody('ok', { headers: { 'X-Api-Key': 'abc', Authorization: 'Bearer z' } }));
+      expectError(
+        await api.create('webhook', webhookBody('bad name', { headers: { 'Bad Header': 'x' } })),
+        400,
+        'validation_failed',
+      );
+      expectError(
+        await api.create('webhook', webhookBody('crlf', { headers: { 'X-A': 'b\r\nX-Injected: 1' } })),
+        400,
+        'validation_failed',
+      );
+      const ok = await api.created<{ headers: Record<string, string> }>(
+        'webhook',
+        webhookBody('ok', { headers: { 'X-Api-Key': 'abc', Authorization: 'Bearer z' } }),
+      );
       expect(ok.headers).toEqual({ 'X-Api-Key': 'abc', Authorization: 'Bearer z' });
-      const without = await api.created<{ headers: Record<string, string> }>('webhook', { name: 'no headers', url: 'https://receiver.example/' });
+      const without = await api.created<{ headers: Record<string, string> }>('webhook', {
+        name: 'no headers',
+        url: 'https://receiver.example/',
+      });
       expect(without.headers).toEqual({});
     });
 
     it('reserved header names are 400, in any case, on create and update', async () => {
       const api = await freshOrg();
       const hook = await api.created('webhook', webhookBody('reserved'));
-      for (const name of ['Content-Type', 'content-type', 'X-AlertSystem-Signature', 'x-alertsystem-signature', 'User-Agent', 'Host', 'Content-Length', 'Webhook-Signature', 'webhook-id', 'Webhook-Timestamp']) {
-        const body = expectError(await api.create('webhook', webhookBody('r', { headers: { [name]: 'x' } })), 400, 'validation_failed');
+      for (const name of [
+        'Content-Type',
+        'content-type',
+        'X-AlertSystem-Signature',
+        'x-alertsystem-signature',
+        'User-Agent',
+        'Host',
+        'Content-Length',
+        'Webhook-Signature',
+        'webhook-id',
+        'Webhook-Timestamp',
+      ]) {
+        const body = expectError(
+          await api.create('webhook', webhookBody('r', { headers: { [name]: 'x' } })),
+          400,
+          'validation_failed',
+        );
         expect(body.message).toContain(name);
-        expectError(await api.update('webhook', hook.id, webhookBody('r', { headers: { [name]: 'x' } })), 400, 'validation_failed');
+        expectError(
+          await api.update('webhook', hook.id, webhookBody('r', { headers: { [name]: 'x' } })),
+          400,
+          'validation_failed',
+        );
       }
     });
 
@@ -325,9 +441,18 @@ describe(`delivery settings CRUD (${testEngine})`, () => {
     it('update replaces name, url and headers', async () => {
       const api = await freshOrg();
       const hook = await api.created('webhook', webhookBody('before', { headers: { 'X-A': '1' } }));
-      const updated = await api.update('webhook', hook.id, { name: 'after', url: 'https://other.example/x', headers: { 'X-B': '2' } });
+      const updated = await api.update('webhook', hook.id, {
+        name: 'after',
+        url: 'https://other.example/x',
+        headers: { 'X-B': '2' },
+      });
       expect(updated.statusCode).toBe(200);
-      expect(updated.json()).toMatchObject({ id: hook.id, name: 'after', url: 'https://other.example/x', headers: { 'X-B': '2' } });
+      expect(updated.json()).toMatchObject({
+        id: hook.id,
+        name: 'after',
+        url: 'https://other.example/x',
+        headers: { 'X-B': '2' },
+      });
     });
   });
 
@@ -342,8 +467,23 @@ describe(`delivery settings CRUD (${testEngine})`, () => {
         password: 'pw-that-is-secret-123',
         encryption_method: 'SSL',
       });
-      expect(Object.keys(sender).sort()).toEqual(['authentication_required', 'created_at', 'email', 'encryption_method', 'id', 'is_default', 'is_system_created', 'server_host']);
-      expect(sender).toMatchObject({ email: 'alerts@fresh.test', server_host: 'smtp.fresh.test', encryption_method: 'SSL', authentication_required: true, is_system_created: false });
+      expect(Object.keys(sender).sort()).toEqual([
+        'authentication_required',
+        'created_at',
+        'email',
+        'encryption_method',
+        'id',
+        'is_default',
+        'is_system_created',
+        'server_host',
+      ]);
+      expect(sender).toMatchObject({
+        email: 'alerts@fresh.test',
+        server_host: 'smtp.fresh.test',
+        encryption_method: 'SSL',
+        authentication_required: true,
+        is_system_created: false,
+      });
       const list = await api.list('sender');
       expect(list.body).not.toContain('2525');
       expect(list.body).not.toContain('login-name-xyz');
@@ -352,24 +492,49 @@ describe(`delivery settings CRUD (${testEngine})`, () => {
 
     it('with authentication required, username and password are required; without, they may be left out', async () => {
       const api = await freshOrg();
-      expectError(await api.create('sender', senderBody('a@fresh.test', { username: undefined, password: undefined })), 400, 'validation_failed');
-      expectError(await api.create('sender', senderBody('a@fresh.test', { password: undefined })), 400, 'validation_failed');
+      expectError(
+        await api.create('sender', senderBody('a@fresh.test', { username: undefined, password: undefined })),
+        400,
+        'validation_failed',
+      );
+      expectError(
+        await api.create('sender', senderBody('a@fresh.test', { password: undefined })),
+        400,
+        'validation_failed',
+      );
       expectError(await api.create('sender', senderBody('a@fresh.test', { password: '' })), 400, 'validation_failed');
-      const open = await api.created('sender', { email: 'open@fresh.test', server_host: 'relay.fresh.test', port: 25, encryption_method: 'TLS', authentication_required: false });
+      const open = await api.created('sender', {
+        email: 'open@fresh.test',
+        server_host: 'relay.fresh.test',
+        port: 25,
+        encryption_method: 'TLS',
+        authentication_required: false,
+      });
       expect(open).toMatchObject({ authentication_required: false });
     });
 
     it('encryption_method is only SSL or TLS', async () => {
       const api = await freshOrg();
       for (const encryption_method of ['STARTTLS', 'tls', 'ssl', 'NONE', '', null, undefined]) {
-        const body = expectError(await api.create('sender', senderBody('e@fresh.test', { encryption_method })), 400, 'validation_failed');
+        const body = expectError(
+          await api.create('sender', senderBody('e@fresh.test', { encryption_method })),
+          400,
+          'validation_failed',
+        );
         expect(fieldsOf(body).join(' ')).toContain('encryption_method');
       }
     });
 
     it('port must be 1-65535 and server_host a host name', async () => {
       const api = await freshOrg();
-      for (const extra of [{ port: 0 }, { port: 65536 }, { port: '587' }, { server_host: '' }, { server_host: 'smtp.example.com/evil' }, { server_host: 'a b' }]) {
+      for (const extra of [
+        { port: 0 },
+        { port: 65536 },
+        { port: '587' },
+        { server_host: '' },
+        { server_host: 'smtp.example.com/evil' },
+        { server_host: 'a b' },
+      ]) {
         expectError(await api.create('sender', senderBody('p@fresh.test', extra)), 400, 'validation_failed');
       }
     });

@@ -23,7 +23,10 @@ describe(`SMTP certificate verification (${testEngine})`, () => {
     const t = await createTestApp({ env: { ...NO_RATE_LIMITS, DRAGNET_SMTP_TIMEOUT_MS: '3000', ...env } });
     apps.push(t);
     const api = await deliveryUser(t, 'Acme', email);
-    const sender = await api.created('sender', senderBody(email, { server_host: '127.0.0.1', port: server.port, username: auth.user, password: auth.pass }));
+    const sender = await api.created(
+      'sender',
+      senderBody(email, { server_host: '127.0.0.1', port: server.port, username: auth.user, password: auth.pass }),
+    );
     const response = await api.testEmail({ sender_id: sender.id, recipient: 'soc@acme.test' });
     expect(response.statusCode).toBe(202);
     await t.container.delivery.idle();

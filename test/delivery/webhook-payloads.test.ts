@@ -1,5 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { buildPayload, payloadKindFor, type AlertNotice, type PayloadKind } from '../../src/modules/delivery/webhook/payloads.ts';
+import {
+  buildPayload,
+  payloadKindFor,
+  type AlertNotice,
+  type PayloadKind,
+} from '../../src/modules/delivery/webhook/payloads.ts';
 
 /**
  * The native formats of spec 6.2's "three chat-collaboration services", checked through the pure
@@ -35,7 +40,10 @@ describe('payloadKindFor: which URLs get a native format', () => {
     ['https://hooks.slack.com/services/T000/B000/XXXX', 'slack'],
     ['https://HOOKS.SLACK.COM/services/T000/B000/XXXX', 'slack'],
     ['https://acme.webhook.office.com/webhookb2/abc@def/IncomingWebhook/123/456', 'teams_message_card'],
-    ['https://prod-12.westus.logic.azure.com:443/workflows/abc/triggers/manual/paths/invoke?api-version=2016-06-01', 'teams_adaptive_card'],
+    [
+      'https://prod-12.westus.logic.azure.com:443/workflows/abc/triggers/manual/paths/invoke?api-version=2016-06-01',
+      'teams_adaptive_card',
+    ],
     ['https://discord.com/api/webhooks/123/abc', 'discord'],
     ['https://discordapp.com/api/webhooks/123/abc', 'discord'],
     ['https://ptb.discord.com/api/webhooks/123/abc', 'discord'],
@@ -90,8 +98,13 @@ describe('Slack (Block Kit, incoming webhook)', () => {
     for (const field of section.fields ?? []) expect(['mrkdwn', 'plain_text']).toContain(field.type);
     const actions = payload.blocks.find((b) => b.type === 'actions')!;
     const button = actions.elements![0]!;
-    expect(button).toMatchObject({ type: 'button', text: { type: 'plain_text' }, url: 'https://dragnet.acme.test/incidents/42' });
-    for (const block of payload.blocks) expect(['header', 'section', 'actions', 'context', 'divider']).toContain(block.type);
+    expect(button).toMatchObject({
+      type: 'button',
+      text: { type: 'plain_text' },
+      url: 'https://dragnet.acme.test/incidents/42',
+    });
+    for (const block of payload.blocks)
+      expect(['header', 'section', 'actions', 'context', 'divider']).toContain(block.type);
   });
 
   it('stays within the Block Kit limits however long the inputs', () => {
@@ -118,7 +131,12 @@ describe('Slack (Block Kit, incoming webhook)', () => {
 
   it('escapes &, < and > in mrkdwn text, so a rule name cannot ping @channel or disguise a link', () => {
     const payload = slack(notice({ alertRuleName: 'Leaks <!channel> & <https://evil.test|Click>' }));
-    const mrkdwn = [payload.text, ...payload.blocks.flatMap((b) => [...(b.fields ?? []), ...(b.text ? [b.text] : [])].filter((x) => x.type === 'mrkdwn').map((x) => x.text))];
+    const mrkdwn = [
+      payload.text,
+      ...payload.blocks.flatMap((b) =>
+        [...(b.fields ?? []), ...(b.text ? [b.text] : [])].filter((x) => x.type === 'mrkdwn').map((x) => x.text),
+      ),
+    ];
     for (const text of mrkdwn) {
       expect(text).not.toContain('<!channel>');
       expect(text).not.toContain('<https://evil.test|Click>');
@@ -148,9 +166,18 @@ describe('Microsoft Teams, legacy connector (*.webhook.office.com): MessageCard'
     expect(payload.summary ?? payload.text).toBeTruthy();
     if (payload.themeColor) expect(payload.themeColor).toMatch(/^#?[0-9A-Fa-f]{6}$/);
     const facts = payload.sections!.flatMap((s) => s.facts ?? []);
-    expect(facts).toEqual(expect.arrayContaining([{ name: expect.any(String), value: 'Acme credential leaks' }, { name: expect.any(String), value: '7' }]));
+    expect(facts).toEqual(
+      expect.arrayContaining([
+        { name: expect.any(String), value: 'Acme credential leaks' },
+        { name: expect.any(String), value: '7' },
+      ]),
+    );
     expect(payload.potentialAction).toEqual([
-      { '@type': 'OpenUri', name: expect.any(String), targets: [{ os: 'default', uri: 'https://dragnet.acme.test/incidents/42' }] },
+      {
+        '@type': 'OpenUri',
+        name: expect.any(String),
+        targets: [{ os: 'default', uri: 'https://dragnet.acme.test/incidents/42' }],
+      },
     ]);
   });
 
@@ -163,7 +190,17 @@ describe('Microsoft Teams Workflows (*.logic.azure.com): Adaptive Card message',
   type Element = { type: string; text?: string; facts?: { title: string; value: string }[] };
   type Message = {
     type: string;
-    attachments: { contentType: string; contentUrl: unknown; content: { $schema: string; type: string; version: string; body: Element[]; actions?: { type: string; title: string; url: string }[] } }[];
+    attachments: {
+      contentType: string;
+      contentUrl: unknown;
+      content: {
+        $schema: string;
+        type: string;
+        version: string;
+        body: Element[];
+        actions?: { type: string; title: string; url: string }[];
+      };
+    }[];
   };
   const message = (n: AlertNotice) => buildPayload('teams_adaptive_card', n) as Message;
 
@@ -180,10 +217,13 @@ describe('Microsoft Teams Workflows (*.logic.azure.com): Adaptive Card message',
     expect(major).toBe(1);
     expect(minor).toBeLessThanOrEqual(5);
     expect(content.body.length).toBeGreaterThan(0);
-    for (const element of content.body) expect(['TextBlock', 'FactSet', 'ColumnSet', 'Container']).toContain(element.type);
+    for (const element of content.body)
+      expect(['TextBlock', 'FactSet', 'ColumnSet', 'Container']).toContain(element.type);
     const facts = content.body.flatMap((e) => e.facts ?? []);
     expect(facts).toEqual(expect.arrayContaining([{ title: expect.any(String), value: 'Telegram' }]));
-    expect(content.actions).toEqual([{ type: 'Action.OpenUrl', title: expect.any(String), url: 'https://dragnet.acme.test/incidents/42' }]);
+    expect(content.actions).toEqual([
+      { type: 'Action.OpenUrl', title: expect.any(String), url: 'https://dragnet.acme.test/incidents/42' },
+    ]);
   });
 
   it('stays under the 28 KB Teams message limit however long the inputs', () => {
@@ -220,7 +260,12 @@ describe('Discord (execute webhook)', () => {
     expect(embed!.color).toBeGreaterThanOrEqual(0);
     expect(embed!.color).toBeLessThanOrEqual(0xffffff);
     expect(new Date(embed!.timestamp!).toISOString()).toBe('2026-03-10T09:30:00.000Z');
-    expect(embed!.fields).toEqual(expect.arrayContaining([expect.objectContaining({ value: 'Acme credential leaks' }), expect.objectContaining({ value: '7' })]));
+    expect(embed!.fields).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ value: 'Acme credential leaks' }),
+        expect.objectContaining({ value: '7' }),
+      ]),
+    );
   });
 
   it('stays within the embed limits however long the inputs (title 256, field 256/1024, 25 fields, 6000 in all)', () => {

@@ -1,5 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { deliveryUser, NO_RATE_LIMITS, webhookBody, type DeliveryApi, type DeliveryAttemptView } from '../support/delivery-api.ts';
+import {
+  deliveryUser,
+  NO_RATE_LIMITS,
+  webhookBody,
+  type DeliveryApi,
+  type DeliveryAttemptView,
+} from '../support/delivery-api.ts';
 import { createTestApp, type TestApp } from '../support/test-app.ts';
 import { testEngine } from '../support/test-store.ts';
 import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.ts';
@@ -41,7 +47,9 @@ describe(`webhook SSRF guard (${testEngine})`, () => {
     let api: DeliveryApi;
 
     beforeAll(async () => {
-      t = await createTestApp({ env: { ...NO_RATE_LIMITS, DRAGNET_OUTBOUND_ALLOW_HOSTS: '', DRAGNET_WEBHOOK_TIMEOUT_MS: '2000' } });
+      t = await createTestApp({
+        env: { ...NO_RATE_LIMITS, DRAGNET_OUTBOUND_ALLOW_HOSTS: '', DRAGNET_WEBHOOK_TIMEOUT_MS: '2000' },
+      });
       api = await deliveryUser(t, 'Acme', 'alice@acme.test');
     });
     afterAll(() => t?.close());
@@ -85,7 +93,14 @@ describe(`webhook SSRF guard (${testEngine})`, () => {
     let api: DeliveryApi;
 
     beforeAll(async () => {
-      t = await createTestApp({ env: { ...NO_RATE_LIMITS, DRAGNET_OUTBOUND_ALLOW_HOSTS: '', DRAGNET_WEBHOOK_ALLOW_HOSTS: '127.0.0.1', DRAGNET_WEBHOOK_TIMEOUT_MS: '2000' } });
+      t = await createTestApp({
+        env: {
+          ...NO_RATE_LIMITS,
+          DRAGNET_OUTBOUND_ALLOW_HOSTS: '',
+          DRAGNET_WEBHOOK_ALLOW_HOSTS: '127.0.0.1',
+          DRAGNET_WEBHOOK_TIMEOUT_MS: '2000',
+        },
+      });
       api = await deliveryUser(t, 'Acme', 'alice@acme.test');
     });
     afterAll(() => t?.close());
@@ -99,7 +114,11 @@ describe(`webhook SSRF guard (${testEngine})`, () => {
     });
 
     it('the allow-list is exact: other private addresses stay refused', async () => {
-      for (const url of ['http://10.0.0.1/hook', 'http://169.254.169.254/latest/meta-data/', `http://[::1]:${receiver6?.port ?? receiver.port}/a`]) {
+      for (const url of [
+        'http://10.0.0.1/hook',
+        'http://169.254.169.254/latest/meta-data/',
+        `http://[::1]:${receiver6?.port ?? receiver.port}/a`,
+      ]) {
         const attempt = await testWebhook(api, url);
         expect(attempt.status, url).toBe('failed');
         expect(attempt.error, url).toMatch(/^refused/);

@@ -1,8 +1,19 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { deliveryUser, NO_RATE_LIMITS, webhookBody, type DeliveryApi, type DeliveryAttemptView } from '../support/delivery-api.ts';
+import {
+  deliveryUser,
+  NO_RATE_LIMITS,
+  webhookBody,
+  type DeliveryApi,
+  type DeliveryAttemptView,
+} from '../support/delivery-api.ts';
 import { createTestApp, type TestApp } from '../support/test-app.ts';
 import { testEngine } from '../support/test-store.ts';
-import { startWebhookReceiver, verifyAlertSystemSignature, verifyStandardWebhook, type WebhookReceiver } from '../support/webhook-receiver.ts';
+import {
+  startWebhookReceiver,
+  verifyAlertSystemSignature,
+  verifyStandardWebhook,
+  type WebhookReceiver,
+} from '../support/webhook-receiver.ts';
 import { waitFor } from '../support/wait.ts';
 
 interface WebhookView {
@@ -21,7 +32,9 @@ describe(`webhook delivery to a loopback receiver (${testEngine})`, () => {
 
   beforeAll(async () => {
     receiver = await startWebhookReceiver();
-    t = await createTestApp({ env: { ...NO_RATE_LIMITS, DRAGNET_WEBHOOK_ALLOW_HOSTS: '127.0.0.1', DRAGNET_WEBHOOK_TIMEOUT_MS: '5000' } });
+    t = await createTestApp({
+      env: { ...NO_RATE_LIMITS, DRAGNET_WEBHOOK_ALLOW_HOSTS: '127.0.0.1', DRAGNET_WEBHOOK_TIMEOUT_MS: '5000' },
+    });
     api = await deliveryUser(t, 'Acme', 'alice@acme.test');
   });
   afterAll(async () => {
@@ -44,7 +57,14 @@ describe(`webhook delivery to a loopback receiver (${testEngine})`, () => {
     expect(webhook.secret).toMatch(/^whsec_/);
     const before = receiver.requests.length;
     const attempt = await fire(webhook);
-    expect(attempt).toMatchObject({ channel: 'webhook', purpose: 'test_webhook', status: 'success', status_code: 204, error: null, target: webhook.url });
+    expect(attempt).toMatchObject({
+      channel: 'webhook',
+      purpose: 'test_webhook',
+      status: 'success',
+      status_code: 204,
+      error: null,
+      target: webhook.url,
+    });
 
     expect(receiver.requests).toHaveLength(before + 1);
     const request = receiver.requests[before]!;
@@ -61,12 +81,18 @@ describe(`webhook delivery to a loopback receiver (${testEngine})`, () => {
 
     // spec 6.2's recipe: strip sha256=, HMAC-SHA256 over the received bytes keyed with the secret string.
     expect(request.headers['x-alertsystem-signature']).toMatch(/^sha256=[0-9a-f]{64}$/);
-    expect(verifyAlertSystemSignature(webhook.secret, request.body, request.headers['x-alertsystem-signature'])).toBe(true);
+    expect(verifyAlertSystemSignature(webhook.secret, request.body, request.headers['x-alertsystem-signature'])).toBe(
+      true,
+    );
     // ... and the verifier is not a rubber stamp.
     const tampered = Buffer.from(request.body);
     tampered[tampered.length - 2] = tampered[tampered.length - 2]! ^ 1;
-    expect(verifyAlertSystemSignature(webhook.secret, tampered, request.headers['x-alertsystem-signature'])).toBe(false);
-    expect(verifyAlertSystemSignature(`${webhook.secret}x`, request.body, request.headers['x-alertsystem-signature'])).toBe(false);
+    expect(verifyAlertSystemSignature(webhook.secret, tampered, request.headers['x-alertsystem-signature'])).toBe(
+      false,
+    );
+    expect(
+      verifyAlertSystemSignature(`${webhook.secret}x`, request.body, request.headers['x-alertsystem-signature']),
+    ).toBe(false);
 
     // Standard Webhooks: v1,<base64> keyed with the decoded whsec_ part over id.timestamp.body.
     expect(request.headers['webhook-id']).toEqual(expect.any(String));
@@ -74,7 +100,9 @@ describe(`webhook delivery to a loopback receiver (${testEngine})`, () => {
     expect(request.headers['webhook-signature']).toMatch(/^v1,[A-Za-z0-9+/]+={0,2}$/);
     expect(verifyStandardWebhook(webhook.secret, request)).toBe(true);
     expect(verifyStandardWebhook(webhook.secret, { ...request, body: tampered })).toBe(false);
-    expect(verifyStandardWebhook(webhook.secret, { ...request, headers: { ...request.headers, 'webhook-id': 'msg_other' } })).toBe(false);
+    expect(
+      verifyStandardWebhook(webhook.secret, { ...request, headers: { ...request.headers, 'webhook-id': 'msg_other' } }),
+    ).toBe(false);
   });
 
   it('sends the generic payload: exactly the six fields of spec 6.2, no hits', async () => {
@@ -83,8 +111,20 @@ describe(`webhook delivery to a loopback receiver (${testEngine})`, () => {
     const before = receiver.requests.length;
     await fire(webhook);
     const payload = JSON.parse(receiver.requests[before]!.body.toString('utf8')) as Record<string, unknown>;
-    expect(Object.keys(payload).sort()).toEqual(['alert_rule_name', 'excluded_matches', 'results_url', 'service', 'timestamp', 'total_matches']);
-    expect(payload).toMatchObject({ alert_rule_name: expect.any(String), service: expect.any(String), total_matches: 0, excluded_matches: 0 });
+    expect(Object.keys(payload).sort()).toEqual([
+      'alert_rule_name',
+      'excluded_matches',
+      'results_url',
+      'service',
+      'timestamp',
+      'total_matches',
+    ]);
+    expect(payload).toMatchObject({
+      alert_rule_name: expect.any(String),
+      service: expect.any(String),
+      total_matches: 0,
+      excluded_matches: 0,
+    });
     // The results link is under the organization's dashboard URL.
     const organization = await t.request({ method: 'GET', url: '/service/organization/', token: api.token });
     expect(String(payload.results_url).startsWith(`${organization.json().dashboard_url}/`)).toBe(true);
@@ -101,10 +141,23 @@ describe(`webhook delivery to a loopback receiver (${testEngine})`, () => {
     const attempt = await t.container.delivery.deliverWebhook(
       api.orgId,
       row,
-      { alertRuleName: 'Acme leaks', service: 'Telegram', totalMatches: 12, excludedMatches: 5, resultsUrl: 'https://dash.acme.test/incidents/9', at },
+      {
+        alertRuleName: 'Acme leaks',
+        service: 'Telegram',
+        totalMatches: 12,
+        excludedMatches: 5,
+        resultsUrl: 'https://dash.acme.test/incidents/9',
+        at,
+      },
       { purpose: 'notification', ruleId: 3, matchId: 77 },
     );
-    expect(attempt).toMatchObject({ status: 'success', status_code: 202, purpose: 'notification', rule_id: 3, match_id: 77 });
+    expect(attempt).toMatchObject({
+      status: 'success',
+      status_code: 202,
+      purpose: 'notification',
+      rule_id: 3,
+      match_id: 77,
+    });
     const request = receiver.requests[before]!;
     expect(JSON.parse(request.body.toString('utf8'))).toEqual({
       alert_rule_name: 'Acme leaks',
@@ -115,7 +168,9 @@ describe(`webhook delivery to a loopback receiver (${testEngine})`, () => {
       timestamp: expect.stringMatching(ISO_WITH_OFFSET),
     });
     expect(Date.parse(JSON.parse(request.body.toString('utf8')).timestamp)).toBe(at.getTime());
-    expect(verifyAlertSystemSignature(webhook.secret, request.body, request.headers['x-alertsystem-signature'])).toBe(true);
+    expect(verifyAlertSystemSignature(webhook.secret, request.body, request.headers['x-alertsystem-signature'])).toBe(
+      true,
+    );
     const listed = await api.attempts({ rule_id: 3 });
     expect(listed.results.map((a) => a.id)).toEqual([attempt.id]);
   });
@@ -125,7 +180,11 @@ describe(`webhook delivery to a loopback receiver (${testEngine})`, () => {
     const webhook = await newWebhook('twice');
     const before = receiver.requests.length;
     await fire(webhook);
-    const updated = await api.update('webhook', webhook.id, webhookBody('twice', { url: webhook.url, headers: { 'X-Extra': '1' } }));
+    const updated = await api.update(
+      'webhook',
+      webhook.id,
+      webhookBody('twice', { url: webhook.url, headers: { 'X-Extra': '1' } }),
+    );
     expect(updated.statusCode).toBe(200);
     expect(updated.json().secret).toBe(webhook.secret);
     await fire(webhook);
@@ -133,7 +192,9 @@ describe(`webhook delivery to a loopback receiver (${testEngine})`, () => {
     expect(first!.headers['webhook-id']).not.toBe(second!.headers['webhook-id']);
     expect(second!.headers['x-extra']).toBe('1');
     for (const request of [first!, second!]) {
-      expect(verifyAlertSystemSignature(webhook.secret, request.body, request.headers['x-alertsystem-signature'])).toBe(true);
+      expect(verifyAlertSystemSignature(webhook.secret, request.body, request.headers['x-alertsystem-signature'])).toBe(
+        true,
+      );
       expect(verifyStandardWebhook(webhook.secret, request)).toBe(true);
     }
   });
@@ -144,7 +205,12 @@ describe(`webhook delivery to a loopback receiver (${testEngine})`, () => {
       const webhook = await newWebhook(`fails-${status}`);
       const before = receiver.requests.length;
       const attempt = await fire(webhook);
-      expect(attempt).toMatchObject({ status: 'failed', status_code: status, channel: 'webhook', purpose: 'test_webhook' });
+      expect(attempt).toMatchObject({
+        status: 'failed',
+        status_code: status,
+        channel: 'webhook',
+        purpose: 'test_webhook',
+      });
       expect(attempt.error).toContain(String(status));
       expect(receiver.requests.length - before).toBe(1);
       const failed = await api.attempts({ status: 'failed', channel: 'webhook' });
@@ -173,7 +239,9 @@ describe(`webhook timeout (${testEngine})`, () => {
 
   beforeAll(async () => {
     receiver = await startWebhookReceiver('127.0.0.1', 'hang');
-    t = await createTestApp({ env: { ...NO_RATE_LIMITS, DRAGNET_WEBHOOK_ALLOW_HOSTS: '127.0.0.1', DRAGNET_WEBHOOK_TIMEOUT_MS: '500' } });
+    t = await createTestApp({
+      env: { ...NO_RATE_LIMITS, DRAGNET_WEBHOOK_ALLOW_HOSTS: '127.0.0.1', DRAGNET_WEBHOOK_TIMEOUT_MS: '500' },
+    });
     api = await deliveryUser(t, 'Acme', 'alice@acme.test');
   });
   afterAll(async () => {

@@ -44,7 +44,8 @@ function documentDateRanges(fieldsOfRows: unknown[]): { column: string; min: num
 async function dateRanges(location: TestStoreLocation): Promise<{ column: string; min: number; max: number }[]> {
   const ranges: { column: string; min: number; max: number }[] = [];
   const keep = ({ table, column }: DateColumn, min: unknown, max: unknown) => {
-    if (min !== null && max !== null) ranges.push({ column: `${table}.${column}`, min: epochMs(Number(min)), max: epochMs(Number(max)) });
+    if (min !== null && max !== null)
+      ranges.push({ column: `${table}.${column}`, min: epochMs(Number(min)), max: epochMs(Number(max)) });
   };
   const isEventDate = (column: string) => EVENT_DATE.test(column) && !MAY_LIE_AHEAD.has(column);
   if (location.databaseUrl) {
@@ -55,10 +56,16 @@ async function dateRanges(location: TestStoreLocation): Promise<{ column: string
         "select table_name as table, column_name as column from information_schema.columns where table_schema = 'public' and data_type in ('bigint', 'integer') and table_name not like '%\\_p%'",
       );
       for (const entry of rows.filter((row) => isEventDate(row.column))) {
-        const { rows: found } = await client.query(`select min("${entry.column}") as min, max("${entry.column}") as max from "${entry.table}" where "${entry.column}" <> 0`);
+        const { rows: found } = await client.query(
+          `select min("${entry.column}") as min, max("${entry.column}") as max from "${entry.table}" where "${entry.column}" <> 0`,
+        );
         keep(entry, found[0].min, found[0].max);
       }
-      ranges.push(...documentDateRanges((await client.query<{ fields: unknown }>('select fields from documents')).rows.map((row) => row.fields)));
+      ranges.push(
+        ...documentDateRanges(
+          (await client.query<{ fields: unknown }>('select fields from documents')).rows.map((row) => row.fields),
+        ),
+      );
     } finally {
       await client.end();
     }
@@ -66,11 +73,18 @@ async function dateRanges(location: TestStoreLocation): Promise<{ column: string
   }
   const db = new SqliteDatabase(path.join(location.dataDir, 'dragnet.sqlite'), { readonly: true });
   try {
-    const tables = db.prepare("select name from sqlite_master where type = 'table' and name not like 'sqlite_%'").pluck().all() as string[];
+    const tables = db
+      .prepare("select name from sqlite_master where type = 'table' and name not like 'sqlite_%'")
+      .pluck()
+      .all() as string[];
     for (const table of tables) {
-      const columns = (db.prepare(`pragma table_info("${table}")`).all() as { name: string; type: string }[]).filter((column) => /int/i.test(column.type) && isEventDate(column.name));
+      const columns = (db.prepare(`pragma table_info("${table}")`).all() as { name: string; type: string }[]).filter(
+        (column) => /int/i.test(column.type) && isEventDate(column.name),
+      );
       for (const { name: column } of columns) {
-        const found = db.prepare(`select min("${column}") as min, max("${column}") as max from "${table}" where "${column}" <> 0`).get() as { min: unknown; max: unknown };
+        const found = db
+          .prepare(`select min("${column}") as min, max("${column}") as max from "${table}" where "${column}" <> 0`)
+          .get() as { min: unknown; max: unknown };
         keep({ table, column }, found.min, found.max);
       }
     }
@@ -100,7 +114,10 @@ describe(`every fixture ingested: no stored date in the future or before 1990 ($
     async () => {
       expect(targets.length).toBeGreaterThan(5);
       for (const target of targets) {
-        const result = await runCli(['--json', 'ingest', target, path.join(FIXTURES, target)], { env: location.env, timeoutMs: CLI_MS });
+        const result = await runCli(['--json', 'ingest', target, path.join(FIXTURES, target)], {
+          env: location.env,
+          timeoutMs: CLI_MS,
+        });
         // A folder may hold a broken file on purpose (exit 1); the rest of it is stored.
         expect(result.code, `${target}: ${result.stderr}`).toBeLessThanOrEqual(1);
         expect(JSON.parse(result.stdout), target).toHaveProperty('failed');
@@ -108,8 +125,16 @@ describe(`every fixture ingested: no stored date in the future or before 1990 ($
       const ranges = await dateRanges(location);
       const now = Date.now();
       expect(ranges.length).toBeGreaterThan(5);
-      expect(ranges.filter((range) => range.max > now + DAY_MS).map((range) => `${range.column}: ${new Date(range.max).toISOString()}`)).toEqual([]);
-      expect(ranges.filter((range) => range.min < EARLIEST_MS).map((range) => `${range.column}: ${new Date(range.min).toISOString()}`)).toEqual([]);
+      expect(
+        ranges
+          .filter((range) => range.max > now + DAY_MS)
+          .map((range) => `${range.column}: ${new Date(range.max).toISOString()}`),
+      ).toEqual([]);
+      expect(
+        ranges
+          .filter((range) => range.min < EARLIEST_MS)
+          .map((range) => `${range.column}: ${new Date(range.min).toISOString()}`),
+      ).toEqual([]);
     },
     CLI_MS * 4,
   );

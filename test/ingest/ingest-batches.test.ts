@@ -16,7 +16,13 @@ describe(`dragnet ingest messenger in transactions of 1,000 (${testEngine})`, ()
   });
   afterAll(async () => location?.drop());
 
-  const line = (id: number) => JSON.stringify({ channel: { title: 'Batch Feed', username: 'batchfeed' }, message_id: id, date: 1_709_290_800 + id, text: `batched message ${id}` });
+  const line = (id: number) =>
+    JSON.stringify({
+      channel: { title: 'Batch Feed', username: 'batchfeed' },
+      message_id: id,
+      date: 1_709_290_800 + id,
+      text: `batched message ${id}`,
+    });
 
   it(
     'a file that breaks after 2,500 lines keeps the 2,000 committed before it; the fixed file adds only the rest',
@@ -26,7 +32,11 @@ describe(`dragnet ingest messenger in transactions of 1,000 (${testEngine})`, ()
       writeFileSync(broken, [...lines, '{"cut off', ''].join('\n'));
       const first = await runCli(['--json', 'ingest', 'messenger', broken], { env: location.env });
       expect(first.code).toBe(1);
-      expect(JSON.parse(first.stdout)).toMatchObject({ failed: 1, messages_added: 2000, results: [{ ok: false, added: 2000, error: expect.stringMatching(/line 2501, column \d+: malformed JSON$/) }] });
+      expect(JSON.parse(first.stdout)).toMatchObject({
+        failed: 1,
+        messages_added: 2000,
+        results: [{ ok: false, added: 2000, error: expect.stringMatching(/line 2501, column \d+: malformed JSON$/) }],
+      });
 
       const fixed = path.join(location.dataDir, 'fixed.jsonl');
       writeFileSync(fixed, lines.join('\n') + '\n');

@@ -35,7 +35,10 @@ afterAll(async () => {
 interface Fixture {
   location: TestStoreLocation;
   cli(args: string[], options?: { input?: string; env?: Record<string, string> }): Promise<CliResult>;
-  ingestJson(args: string[], options?: { input?: string; env?: Record<string, string>; code?: number }): Promise<IngestSummary>;
+  ingestJson(
+    args: string[],
+    options?: { input?: string; env?: Record<string, string>; code?: number },
+  ): Promise<IngestSummary>;
   /** An app reading the same store (opened on first use). */
   view(): Promise<StoreView>;
   tempFile(name: string, content: string): string;
@@ -52,7 +55,11 @@ async function fresh(): Promise<Fixture> {
     if (tempDir) rmSync(tempDir, { recursive: true, force: true });
   });
   const cli: Fixture['cli'] = (args, options = {}) =>
-    runCli(args, { env: { ...location.env, DRAGNET_LOG_LEVEL: 'warn', ...options.env }, input: options.input, timeoutMs: CLI_TEST_MS - 30_000 });
+    runCli(args, {
+      env: { ...location.env, DRAGNET_LOG_LEVEL: 'warn', ...options.env },
+      input: options.input,
+      timeoutMs: CLI_TEST_MS - 30_000,
+    });
   return {
     location,
     cli,
@@ -92,15 +99,30 @@ describe.concurrent('dragnet ingest messenger', () => {
         duplicates_skipped: 0,
         rejected: 0,
         warnings: [],
-        results: [{ source: CHANNEL, format: 'telegram', ok: true, channels: 1, added: 8, duplicates: 0, rejected: [], warnings: {} }],
+        results: [
+          {
+            source: CHANNEL,
+            format: 'telegram',
+            ok: true,
+            channels: 1,
+            added: 8,
+            duplicates: 0,
+            rejected: [],
+            warnings: {},
+          },
+        ],
       });
 
       // The same file again, human-readable: nothing added, every message a duplicate.
       const second = await f.cli(['ingest', 'messenger', CHANNEL], { env: NEW_YORK });
       expect(second.code, second.stderr).toBe(0);
-      expect(lines(second.stdout)[0]).toBe('1 sources (0 failed): 1 channels, 0 messages added, 8 duplicates skipped, 0 rejected');
+      expect(lines(second.stdout)[0]).toBe(
+        '1 sources (0 failed): 1 channels, 0 messages added, 8 duplicates skipped, 0 rejected',
+      );
       // Not a terminal: the progress is one plain line per source on stderr, no bar, no escapes.
-      expect(lines(second.stderr)).toEqual([`${CHANNEL}: 1 channels, 0 messages added, 8 duplicates skipped, 0 rejected`]);
+      expect(lines(second.stderr)).toEqual([
+        `${CHANNEL}: 1 channels, 0 messages added, 8 duplicates skipped, 0 rejected`,
+      ]);
       expect(second.stderr).not.toContain('\r');
       expect(second.stderr).not.toContain('\u001b[');
 
@@ -125,7 +147,8 @@ describe.concurrent('dragnet ingest messenger', () => {
       const noMedia = { has_media: false, media_type: null, file_name: null };
 
       expect(m(2)).toMatchObject({
-        text_preview: 'Fresh combolist for acme-bank.com — 12k lines. Mirror: https://files.example.net/acme-12k.zip, details in the post #combo',
+        text_preview:
+          'Fresh combolist for acme-bank.com — 12k lines. Mirror: https://files.example.net/acme-12k.zip, details in the post #combo',
         // from_id "channel…" is not a user.
         user_id: null,
         channel_username: null,
@@ -134,7 +157,10 @@ describe.concurrent('dragnet ingest messenger', () => {
         ...noMedia,
       });
       // A link entity (also found in the text, kept once) and a text_link's href.
-      expect(sortedLinks(m(2).links)).toEqual(['https://files.example.net/acme-12k.zip', 'https://t.me/darkleaksmarket/1']);
+      expect(sortedLinks(m(2).links)).toEqual([
+        'https://files.example.net/acme-12k.zip',
+        'https://t.me/darkleaksmarket/1',
+      ]);
 
       expect(m(3)).toMatchObject({
         text_preview: 'Admin panel screenshot. Backup: https://mega.example.org/folder/Xk29',
@@ -152,12 +178,33 @@ describe.concurrent('dragnet ingest messenger', () => {
         date: '2024-02-01T14:20:05.000Z',
       });
       // The file itself was not exported, its file_name was.
-      expect(m(6)).toMatchObject({ has_media: true, media_type: 'video_file', file_name: 'checker_tutorial.mp4', text_preview: 'How to run the checker' });
+      expect(m(6)).toMatchObject({
+        has_media: true,
+        media_type: 'video_file',
+        file_name: 'checker_tutorial.mp4',
+        text_preview: 'How to run the checker',
+      });
       // No caption: stored for its media; the name comes from the file path.
-      expect(m(7)).toMatchObject({ text_preview: '', has_media: true, media_type: 'sticker', file_name: 'sticker.webp', links: null });
-      expect(m(10)).toMatchObject({ text_preview: '', has_media: true, media_type: 'voice_message', file_name: 'audio_1@02-02-2024_15-00-00.ogg' });
+      expect(m(7)).toMatchObject({
+        text_preview: '',
+        has_media: true,
+        media_type: 'sticker',
+        file_name: 'sticker.webp',
+        links: null,
+      });
+      expect(m(10)).toMatchObject({
+        text_preview: '',
+        has_media: true,
+        media_type: 'voice_message',
+        file_name: 'audio_1@02-02-2024_15-00-00.ogg',
+      });
       // Only `date`, no zone: read as UTC (the CLI ran with TZ=America/New_York).
-      expect(m(8)).toMatchObject({ text_preview: 'Price list updated: combo 10$, logs 25$', date: '2024-02-02T08:15:00.000Z', ...noMedia, links: null });
+      expect(m(8)).toMatchObject({
+        text_preview: 'Price list updated: combo 10$, logs 25$',
+        date: '2024-02-02T08:15:00.000Z',
+        ...noMedia,
+        links: null,
+      });
       // A forward keeps its origin, the bot it came via, the message it replies to and its last edit.
       expect(m(9)).toMatchObject({
         text_preview: 'Forwarded: new stealer build available',
@@ -169,9 +216,17 @@ describe.concurrent('dragnet ingest messenger', () => {
         reply_to_message_id: 8,
         edited_at: '2024-02-02T09:55:00.000Z',
       });
-      expect(m(2)).toMatchObject({ forwarded_from: null, forwarded_from_id: null, via_bot: null, reply_to_message_id: null, edited_at: null });
+      expect(m(2)).toMatchObject({
+        forwarded_from: null,
+        forwarded_from_id: null,
+        via_bot: null,
+        reply_to_message_id: null,
+        edited_at: null,
+      });
       // A search for the origin channel's name finds what was forwarded from it.
-      expect((await view.search('"ghost cloud logs"')).results.map((r) => [r.message_id, r.forwarded_from])).toEqual([[9, 'Ghost Cloud Logs']]);
+      expect((await view.search('"ghost cloud logs"')).results.map((r) => [r.message_id, r.forwarded_from])).toEqual([
+        [9, 'Ghost Cloud Logs'],
+      ]);
 
       // The stored texts are searchable.
       const found = await view.search('combolist AND acme-bank.com');
@@ -185,9 +240,25 @@ describe.concurrent('dragnet ingest messenger', () => {
     async () => {
       const f = await fresh();
       const summary = await f.ingestJson(['--category', 'Carding', FULL], { env: NEW_YORK });
-      expect(summary).toMatchObject({ sources: 1, failed: 0, channels: 2, messages_added: 5, duplicates_skipped: 0, rejected: 0 });
+      expect(summary).toMatchObject({
+        sources: 1,
+        failed: 0,
+        channels: 2,
+        messages_added: 5,
+        duplicates_skipped: 0,
+        rejected: 0,
+      });
       expect(summary.results).toEqual([
-        { source: FULL, format: 'telegram', ok: true, channels: 2, added: 5, duplicates: 0, rejected: [], warnings: {} },
+        {
+          source: FULL,
+          format: 'telegram',
+          ok: true,
+          channels: 2,
+          added: 5,
+          duplicates: 0,
+          rejected: [],
+          warnings: {},
+        },
       ]);
 
       const view = await f.view();
@@ -198,7 +269,13 @@ describe.concurrent('dragnet ingest messenger', () => {
       ]);
 
       const messages = await view.messages();
-      expect([...messages.keys()].sort()).toEqual(['Carding Talk#5', 'Carding Talk#6', 'Carding Talk#8', 'Ivan#8', 'Ivan#9']);
+      expect([...messages.keys()].sort()).toEqual([
+        'Carding Talk#5',
+        'Carding Talk#6',
+        'Carding Talk#8',
+        'Ivan#8',
+        'Ivan#9',
+      ]);
       expect(messages.get('Carding Talk#5')).toMatchObject({
         user_id: 123,
         text_preview: 'Anyone has fresh BINs for globex.com cards?',
@@ -211,9 +288,15 @@ describe.concurrent('dragnet ingest messenger', () => {
         text_preview: 'Check @bins_shop_bot or our shop',
         links: ['https://bins.example.shop/'],
       });
-      expect(messages.get('Carding Talk#8')).toMatchObject({ user_id: 789, text_preview: 'Привет всем, продаю свежие логи банка' });
+      expect(messages.get('Carding Talk#8')).toMatchObject({
+        user_id: 789,
+        text_preview: 'Привет всем, продаю свежие логи банка',
+      });
       // Message id 8 exists in both chats: unique per channel, not globally.
-      expect(messages.get('Ivan#8')).toMatchObject({ user_id: 123, text_preview: 'Check the new panel at login-globex.com, works for me' });
+      expect(messages.get('Ivan#8')).toMatchObject({
+        user_id: 123,
+        text_preview: 'Check the new panel at login-globex.com, works for me',
+      });
       expect(messages.get('Ivan#9')).toMatchObject({
         user_id: 555000111,
         text_preview: '',
@@ -243,7 +326,18 @@ describe.concurrent('dragnet ingest messenger', () => {
         duplicates_skipped: 0,
         rejected: 0,
         warnings: [],
-        results: [{ source: COLLECTOR, format: 'jsonl', ok: true, channels: 3, added: 5, duplicates: 0, rejected: [], warnings: {} }],
+        results: [
+          {
+            source: COLLECTOR,
+            format: 'jsonl',
+            ok: true,
+            channels: 3,
+            added: 5,
+            duplicates: 0,
+            rejected: [],
+            warnings: {},
+          },
+        ],
       });
       // Again, through standard input (-) and without --category: recognised as JSON Lines,
       // nothing added, and the category given before is kept.
@@ -256,12 +350,16 @@ describe.concurrent('dragnet ingest messenger', () => {
         duplicates_skipped: 5,
         rejected: 0,
         warnings: [],
-        results: [{ source: '-', format: 'jsonl', ok: true, channels: 3, added: 0, duplicates: 5, rejected: [], warnings: {} }],
+        results: [
+          { source: '-', format: 'jsonl', ok: true, channels: 3, added: 0, duplicates: 5, rejected: [], warnings: {} },
+        ],
       });
 
       const view = await f.view();
       const channels = await view.channels();
-      expect(channels.map((c) => [c.title, c.username, c.platform_id, c.category_name, c.total_messages_scraped])).toEqual([
+      expect(
+        channels.map((c) => [c.title, c.username, c.platform_id, c.category_name, c.total_messages_scraped]),
+      ).toEqual([
         ['Fresh Logs Hub', 'fresh_logs_hub', '1001786001', 'Stealer logs', 2],
         // The only channel whose records name no category gets --category.
         ['Combo Market', 'combo_market', null, 'Unsorted', 2],
@@ -280,7 +378,10 @@ describe.concurrent('dragnet ingest messenger', () => {
         file_name: 'pack501.zip',
       });
       // links[] of the record plus the link written in the text.
-      expect(sortedLinks(hub501.links)).toEqual(['https://dl.example.io/pack501.zip', 'https://mirror.example.io/pack501']);
+      expect(sortedLinks(hub501.links)).toEqual([
+        'https://dl.example.io/pack501.zip',
+        'https://mirror.example.io/pack501',
+      ]);
       // Epoch seconds.
       expect(messages.get('Fresh Logs Hub#502')).toMatchObject({
         date: '2024-03-01T11:00:00.000Z',
@@ -313,13 +414,20 @@ describe.concurrent('dragnet ingest messenger', () => {
     async () => {
       const f = await fresh();
       const telegram = await f.ingestJson(['-'], { input: fixtureText(CHANNEL) });
-      expect(telegram.results).toEqual([{ source: '-', format: 'telegram', ok: true, channels: 1, added: 8, duplicates: 0, rejected: [], warnings: {} }]);
+      expect(telegram.results).toEqual([
+        { source: '-', format: 'telegram', ok: true, channels: 1, added: 8, duplicates: 0, rejected: [], warnings: {} },
+      ]);
 
       const view = await f.view();
-      expect((await view.channels()).map((c) => [c.title, c.platform_id])).toEqual([['Dark Leaks Market', '1786543210']]);
+      expect((await view.channels()).map((c) => [c.title, c.platform_id])).toEqual([
+        ['Dark Leaks Market', '1786543210'],
+      ]);
       const messages = await view.messages();
       expect(messages.size).toBe(8);
-      expect(messages.get('Dark Leaks Market#3')).toMatchObject({ media_type: 'photo', links: ['https://mega.example.org/folder/Xk29'] });
+      expect(messages.get('Dark Leaks Market#3')).toMatchObject({
+        media_type: 'photo',
+        links: ['https://mega.example.org/folder/Xk29'],
+      });
     },
     CLI_TEST_MS,
   );
@@ -329,15 +437,32 @@ describe.concurrent('dragnet ingest messenger', () => {
     async () => {
       const f = await fresh();
       const future = String(Math.floor(Date.now() / 1000) + 30 * 86_400);
-      const message = (id: number, extra: Record<string, unknown>) => ({ id, type: 'message', date_unixtime: '1706866800', from: 'Ops', from_id: 'user7', text: `note ${id}`, ...extra });
+      const message = (id: number, extra: Record<string, unknown>) => ({
+        id,
+        type: 'message',
+        date_unixtime: '1706866800',
+        from: 'Ops',
+        from_id: 'user7',
+        text: `note ${id}`,
+        ...extra,
+      });
       const exported = JSON.stringify({
         name: 'Clock Drift',
         type: 'public_channel',
         id: 4242,
-        messages: [message(1, {}), message(2, { edited_unixtime: future }), message(3, { date_unixtime: future }), message(4, { date_unixtime: undefined, date: '1970-01-01T00:00:05' })],
+        messages: [
+          message(1, {}),
+          message(2, { edited_unixtime: future }),
+          message(3, { date_unixtime: future }),
+          message(4, { date_unixtime: undefined, date: '1970-01-01T00:00:05' }),
+        ],
       });
       const summary = await f.ingestJson(['-'], { input: exported });
-      expect(summary).toMatchObject({ messages_added: 2, rejected: 2, warnings: [{ reason: 'edited date in the future', count: 1, examples: ['- $.messages[1]'] }] });
+      expect(summary).toMatchObject({
+        messages_added: 2,
+        rejected: 2,
+        warnings: [{ reason: 'edited date in the future', count: 1, examples: ['- $.messages[1]'] }],
+      });
       expect(summary.results[0]!.rejected).toEqual([
         { location: '$.messages[2]', reason: 'message date in the future' },
         { location: '$.messages[3]', reason: 'message date before 1990' },
@@ -346,7 +471,9 @@ describe.concurrent('dragnet ingest messenger', () => {
       expect(messages.get('Clock Drift#2')).toMatchObject({ edited_at: null, date: '2024-02-02T09:40:00.000Z' });
 
       const text = await f.cli(['ingest', 'messenger', '-'], { input: exported });
-      expect(lines(text.stdout)).toContain('  warning: edited date in the future: 1 (stored as null; e.g. - $.messages[1])');
+      expect(lines(text.stdout)).toContain(
+        '  warning: edited date in the future: 1 (stored as null; e.g. - $.messages[1])',
+      );
     },
     CLI_TEST_MS,
   );
@@ -414,7 +541,9 @@ describe.concurrent('dragnet ingest messenger', () => {
       const out = lines(result.stdout);
       expect(out[0]).toBe('1 sources (1 failed): 0 channels, 0 messages added, 0 duplicates skipped, 0 rejected');
       expect(out[1]).toMatch(new RegExp(`^  error: ${BROKEN}: line 3, column \\d+: malformed JSON$`));
-      expect(lines(result.stderr)).toEqual([expect.stringMatching(new RegExp(`^${BROKEN}: FAILED, nothing stored: .*line 3\\b`))]);
+      expect(lines(result.stderr)).toEqual([
+        expect.stringMatching(new RegExp(`^${BROKEN}: FAILED, nothing stored: .*line 3\\b`)),
+      ]);
 
       // Lines 1 and 2 were read and written before line 3 failed: none of it, not even the channel, stays.
       const view = await f.view();
@@ -436,7 +565,13 @@ describe.concurrent('dragnet ingest messenger', () => {
           type: 'public_channel',
           id: 1700000001,
           messages: [
-            { id: 1, type: 'message', date_unixtime: '1709290800', from_id: 'channel1700000001', text: 'kept one, see https://x.example/a.' },
+            {
+              id: 1,
+              type: 'message',
+              date_unixtime: '1709290800',
+              from_id: 'channel1700000001',
+              text: 'kept one, see https://x.example/a.',
+            },
             { type: 'message', date_unixtime: '1709290860', text: 'no id' },
             { id: 3, type: 'message', text: 'no date' },
             { id: 4, type: 'message', date: 'yesterday', text: 'unreadable date' },
@@ -468,7 +603,14 @@ describe.concurrent('dragnet ingest messenger', () => {
       );
 
       const summary = await f.ingestJson([telegram, jsonl]);
-      expect(summary).toMatchObject({ sources: 2, failed: 0, channels: 2, messages_added: 4, duplicates_skipped: 0, rejected: 13 });
+      expect(summary).toMatchObject({
+        sources: 2,
+        failed: 0,
+        channels: 2,
+        messages_added: 4,
+        duplicates_skipped: 0,
+        rejected: 13,
+      });
       expect(summary.results[0]).toMatchObject({ source: telegram, ok: true, added: 2 });
       expect(summary.results[0]!.rejected).toEqual([
         { location: '$.messages[1]', reason: expect.stringMatching(/\bid\b/) },
@@ -503,9 +645,18 @@ describe.concurrent('dragnet ingest messenger', () => {
 
       const view = await f.view();
       const messages = await view.messages();
-      expect([...messages.keys()].sort()).toEqual(['Reject Lines#1', 'Reject Lines#10', 'Reject Sample#1', 'Reject Sample#8']);
+      expect([...messages.keys()].sort()).toEqual([
+        'Reject Lines#1',
+        'Reject Lines#10',
+        'Reject Sample#1',
+        'Reject Sample#8',
+      ]);
       // Links found in the text of a Telegram message and of a JSON Lines record.
-      expect(messages.get('Reject Sample#1')).toMatchObject({ links: ['https://x.example/a'], user_id: null, date: '2024-03-01T11:00:00.000Z' });
+      expect(messages.get('Reject Sample#1')).toMatchObject({
+        links: ['https://x.example/a'],
+        user_id: null,
+        date: '2024-03-01T11:00:00.000Z',
+      });
       expect(messages.get('Reject Sample#8')).toMatchObject({ text_preview: 'kept two', links: null });
       expect(messages.get('Reject Lines#1')).toMatchObject({ links: ['https://y.example/b'] });
       expect(messages.get('Reject Lines#10')).toMatchObject({ links: ['https://z.example/c'] });
@@ -518,7 +669,14 @@ describe.concurrent('dragnet ingest messenger', () => {
     async () => {
       const f = await fresh();
       const summary = await f.ingestJson([FIXTURES], { code: 1 });
-      expect(summary).toMatchObject({ sources: 5, failed: 2, channels: 6, messages_added: 18, duplicates_skipped: 0, rejected: 0 });
+      expect(summary).toMatchObject({
+        sources: 5,
+        failed: 2,
+        channels: 6,
+        messages_added: 18,
+        duplicates_skipped: 0,
+        rejected: 0,
+      });
       // README.md is not a source.
       expect(summary.results.map((r) => [path.basename(r.source), r.format, r.ok, r.added])).toEqual([
         ['broken_line.jsonl', 'jsonl', false, 0],
@@ -553,7 +711,12 @@ describe.concurrent('dragnet ingest messenger', () => {
     'JSON Lines dates without a zone are read as UTC, whatever the zone of the machine',
     async () => {
       const f = await fresh();
-      const record = { channel: { username: 'tz_probe', title: 'TZ Probe' }, message_id: 1, date: '2024-03-04T12:00:00', text: 'zone-less date' };
+      const record = {
+        channel: { username: 'tz_probe', title: 'TZ Probe' },
+        message_id: 1,
+        date: '2024-03-04T12:00:00',
+        text: 'zone-less date',
+      };
       const summary = await f.ingestJson(['-'], { input: `${JSON.stringify(record)}\n`, env: NEW_YORK });
       expect(summary).toMatchObject({ messages_added: 1, rejected: 0 });
       const messages = await (await f.view()).messages();
@@ -576,18 +739,29 @@ describe.concurrent('dragnet ingest messenger', () => {
       expect(added).toBeGreaterThan(0);
 
       const view = await f.view();
-      const login = await view.t.request({ method: 'POST', url: '/token/', body: { email: 'demo@dragnet.local', password } });
+      const login = await view.t.request({
+        method: 'POST',
+        url: '/token/',
+        body: { email: 'demo@dragnet.local', password },
+      });
       expect(login.statusCode, login.body).toBe(200);
       const { access } = login.json() as { access: string };
 
       expect((await view.channels()).length).toBeGreaterThan(1);
       for (const query of ['password', '"fresh logs" AND acme-bank.com']) {
-        const response = await view.t.request({ method: 'POST', url: '/service/messenger-search-create/', token: access, body: { query } });
+        const response = await view.t.request({
+          method: 'POST',
+          url: '/service/messenger-search-create/',
+          token: access,
+          body: { query },
+        });
         expect(response.statusCode, response.body).toBe(200);
         const body = response.json() as { total: number; results: { text_preview: string }[] };
         expect(body.total, query).toBeGreaterThan(0);
         expect(body.total).toBeLessThanOrEqual(added);
-        expect(body.results[0]!.text_preview.toLowerCase()).toContain(query === 'password' ? 'password' : 'acme-bank.com');
+        expect(body.results[0]!.text_preview.toLowerCase()).toContain(
+          query === 'password' ? 'password' : 'acme-bank.com',
+        );
       }
     },
     CLI_TEST_MS,

@@ -76,7 +76,11 @@ export async function openStoreView(location: TestStoreLocation): Promise<StoreV
   };
 
   const channels = async () => {
-    const response = await t.request({ method: 'GET', url: '/service/messenger-channels/?page_size=500', token: access });
+    const response = await t.request({
+      method: 'GET',
+      url: '/service/messenger-channels/?page_size=500',
+      token: access,
+    });
     expect(response.statusCode, response.body).toBe(200);
     return (response.json() as { items: ChannelItem[] }).items;
   };

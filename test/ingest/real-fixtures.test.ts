@@ -50,11 +50,38 @@ describe('real Telegram Desktop exports (../shared/fixtures/telegram), where pre
     const results = await ingestMessenger(view, [dir]);
     expect(results).toEqual([
       // 8 entries, of which 2 are service messages (joined_telegram, phone_call).
-      { source: file('DM_2A_7M.json'), format: 'telegram', ok: true, channels: 1, added: 6, duplicates: 0, rejected: [], warnings: {} },
+      {
+        source: file('DM_2A_7M.json'),
+        format: 'telegram',
+        ok: true,
+        channels: 1,
+        added: 6,
+        duplicates: 0,
+        rejected: [],
+        warnings: {},
+      },
       // 2 chats: 2 messages, and 4 entries of which 1 is a service message (phone_call).
-      { source: file('MultiChat_2C_6M.json'), format: 'telegram', ok: true, channels: 2, added: 5, duplicates: 0, rejected: [], warnings: {} },
+      {
+        source: file('MultiChat_2C_6M.json'),
+        format: 'telegram',
+        ok: true,
+        channels: 2,
+        added: 5,
+        duplicates: 0,
+        rejected: [],
+        warnings: {},
+      },
       // No chat id, and a message without type or from: still read.
-      { source: file('telegram_export.json'), format: 'telegram', ok: true, channels: 1, added: 1, duplicates: 0, rejected: [], warnings: {} },
+      {
+        source: file('telegram_export.json'),
+        format: 'telegram',
+        ok: true,
+        channels: 1,
+        added: 1,
+        duplicates: 0,
+        rejected: [],
+        warnings: {},
+      },
     ]);
     messages = await view.messages();
     expect([...messages.keys()].sort()).toEqual(
@@ -78,7 +105,9 @@ describe('real Telegram Desktop exports (../shared/fixtures/telegram), where pre
   it('channels: one per chat, identified by the chat id where there is one', async () => {
     if (!present) return;
     const channels = await view.channels();
-    expect(channels.map((c) => [c.platform, c.title, c.platform_id, c.username, c.category_id, c.total_messages_scraped])).toEqual([
+    expect(
+      channels.map((c) => [c.platform, c.title, c.platform_id, c.username, c.category_id, c.total_messages_scraped]),
+    ).toEqual([
       ['telegram', 'Bob', '700000000', null, null, 6],
       ['telegram', 'Chat One', '700000001', null, null, 2],
       ['telegram', 'Chat Two', '700000002', null, null, 3],
@@ -100,25 +129,65 @@ describe('real Telegram Desktop exports (../shared/fixtures/telegram), where pre
       date: '2019-07-12T16:55:32.000Z',
       ...plain,
     });
-    expect(bob(3645)).toMatchObject({ text_preview: 'hello world', links: null, user_id: 300000000, date: '2022-03-08T13:07:42.000Z', ...plain });
+    expect(bob(3645)).toMatchObject({
+      text_preview: 'hello world',
+      links: null,
+      user_id: 300000000,
+      date: '2022-03-08T13:07:42.000Z',
+      ...plain,
+    });
     // Only `date_unixtime`.
-    expect(bob(3662)).toMatchObject({ text_preview: 'world?', user_id: 700000000, date: '2022-05-09T22:23:53.000Z', ...plain });
-    expect(bob(3663)).toMatchObject({ text_preview: 'blah blah', user_id: 300000000, date: '2022-05-09T23:26:09.000Z', ...plain });
+    expect(bob(3662)).toMatchObject({
+      text_preview: 'world?',
+      user_id: 700000000,
+      date: '2022-05-09T22:23:53.000Z',
+      ...plain,
+    });
+    expect(bob(3663)).toMatchObject({
+      text_preview: 'blah blah',
+      user_id: 300000000,
+      date: '2022-05-09T23:26:09.000Z',
+      ...plain,
+    });
     // "photo": "(File not included. …)": a photo without a file name, and no caption.
     for (const [id, date] of [
       [3672, '2022-06-10T22:06:38.000Z'],
       [3673, '2022-06-10T22:06:39.000Z'],
     ] as const) {
-      expect(bob(id)).toMatchObject({ text_preview: '', links: null, user_id: 300000000, date, has_media: true, media_type: 'photo', file_name: null });
+      expect(bob(id)).toMatchObject({
+        text_preview: '',
+        links: null,
+        user_id: 300000000,
+        date,
+        has_media: true,
+        media_type: 'photo',
+        file_name: null,
+      });
     }
   });
 
   it('MultiChat_2C_6M.json: both chats of a full-account export; date_unixtime wins over date', () => {
     if (!present) return;
-    expect(messages.get('Chat One#1001')).toMatchObject({ text_preview: 'Hello from chat one!', user_id: 300000000, date: '2023-01-01T12:00:00.000Z' });
-    expect(messages.get('Chat One#1002')).toMatchObject({ text_preview: 'Hi there!', user_id: 700000000, date: '2023-01-01T12:01:00.000Z' });
-    expect(messages.get('Chat Two#2001')).toMatchObject({ text_preview: 'Welcome to chat two!', user_id: 800000000, date: '2023-01-02T12:00:00.000Z' });
-    expect(messages.get('Chat Two#2002')).toMatchObject({ text_preview: 'Group chat is fun!', user_id: 900000000, date: '2023-01-02T12:02:00.000Z' });
+    expect(messages.get('Chat One#1001')).toMatchObject({
+      text_preview: 'Hello from chat one!',
+      user_id: 300000000,
+      date: '2023-01-01T12:00:00.000Z',
+    });
+    expect(messages.get('Chat One#1002')).toMatchObject({
+      text_preview: 'Hi there!',
+      user_id: 700000000,
+      date: '2023-01-01T12:01:00.000Z',
+    });
+    expect(messages.get('Chat Two#2001')).toMatchObject({
+      text_preview: 'Welcome to chat two!',
+      user_id: 800000000,
+      date: '2023-01-02T12:00:00.000Z',
+    });
+    expect(messages.get('Chat Two#2002')).toMatchObject({
+      text_preview: 'Group chat is fun!',
+      user_id: 900000000,
+      date: '2023-01-02T12:02:00.000Z',
+    });
     expect(messages.get('Chat Two#2004')).toMatchObject({
       text_preview: '',
       user_id: 101000000,
@@ -143,7 +212,10 @@ describe('real Telegram Desktop exports (../shared/fixtures/telegram), where pre
     });
     // Telegram marked the URL as a link entity. The text run on after it ("…telegramhidden")
     // is not a link that exists.
-    expect([...(message.links ?? [])].sort()).toEqual(['https://example.com/article?utm_source=telegram', 'https://other.example/news']);
+    expect([...(message.links ?? [])].sort()).toEqual([
+      'https://example.com/article?utm_source=telegram',
+      'https://other.example/news',
+    ]);
   });
 
   it('searching the real texts finds them', async () => {

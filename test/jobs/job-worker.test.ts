@@ -25,12 +25,24 @@ describe(`job worker: a row it cannot run fails alone (${testEngine})`, () => {
   const insertRow = (type: string, key: string, payload: string) =>
     t.container.store.db
       .insertInto('jobs')
-      .values({ type, job_key: key, payload, status: 'queued', run_after: t.clock.now().getTime(), created_at: t.clock.now().getTime() })
+      .values({
+        type,
+        job_key: key,
+        payload,
+        status: 'queued',
+        run_after: t.clock.now().getTime(),
+        created_at: t.clock.now().getTime(),
+      })
       .execute();
   const rowsByKey = async (keys: string[]) =>
-    (await t.container.store.db.selectFrom('jobs').select(['job_key', 'status', 'error', 'attempts']).where('job_key', 'in', keys).orderBy('id').execute()).map(
-      (row) => ({ ...row, attempts: Number(row.attempts) }),
-    );
+    (
+      await t.container.store.db
+        .selectFrom('jobs')
+        .select(['job_key', 'status', 'error', 'attempts'])
+        .where('job_key', 'in', keys)
+        .orderBy('id')
+        .execute()
+    ).map((row) => ({ ...row, attempts: Number(row.attempts) }));
 
   it('fails a row naming no job, one whose payload is not JSON and one its schema refuses, and runs the others', async () => {
     const { db, engine } = t.container.store;
@@ -44,7 +56,14 @@ describe(`job worker: a row it cannot run fails alone (${testEngine})`, () => {
       },
     });
     const presence = createWorkerPresence({ db, clock: t.clock, heartbeatMs: 1_000 });
-    const worker = createJobWorker({ db, engine, clock: t.clock, presence, log: (message) => log.push(message), jobs: [bindJob(recordJob, { seen })] });
+    const worker = createJobWorker({
+      db,
+      engine,
+      clock: t.clock,
+      presence,
+      log: (message) => log.push(message),
+      jobs: [bindJob(recordJob, { seen })],
+    });
     const queue = createJobQueue({ db, clock: t.clock });
     try {
       await queue.enqueue(recordJob, 'record:1', { n: 1 });
@@ -59,13 +78,20 @@ describe(`job worker: a row it cannot run fails alone (${testEngine})`, () => {
       expect(await rowsByKey(['record:1', 'record:2', 'record:3', 'record:4', 'record:5'])).toEqual([
         { job_key: 'record:1', status: 'done', error: null, attempts: 1 },
         { job_key: 'record:2', status: 'failed', error: 'no job has the id test.gone', attempts: 1 },
-        { job_key: 'record:3', status: 'failed', error: expect.stringMatching(/^its payload does not match the job's schema: \/n: /), attempts: 1 },
+        {
+          job_key: 'record:3',
+          status: 'failed',
+          error: expect.stringMatching(/^its payload does not match the job's schema: \/n: /),
+          attempts: 1,
+        },
         { job_key: 'record:4', status: 'failed', error: 'its payload is not JSON', attempts: 1 },
         { job_key: 'record:5', status: 'done', error: null, attempts: 1 },
       ]);
       expect(log).toEqual([
         expect.stringMatching(/^job \d+ \(test\.gone\) failed for good: no job has the id test\.gone$/),
-        expect.stringMatching(/^job \d+ \(test\.record\) failed for good: its payload does not match the job's schema: \/n: /),
+        expect.stringMatching(
+          /^job \d+ \(test\.record\) failed for good: its payload does not match the job's schema: \/n: /,
+        ),
         expect.stringMatching(/^job \d+ \(test\.record\) failed for good: its payload is not JSON$/),
       ]);
     } finally {
@@ -77,8 +103,17 @@ describe(`job worker: a row it cannot run fails alone (${testEngine})`, () => {
     await insertRow('rules.complete-async-run', 'run:malformed', '{"runId":"7","matchId":8}');
     expect(await t.container.jobs.runDue()).toBe(1);
     expect(await rowsByKey(['run:malformed'])).toEqual([
-      { job_key: 'run:malformed', status: 'failed', error: expect.stringMatching(/^its payload does not match the job's schema: /), attempts: 1 },
+      {
+        job_key: 'run:malformed',
+        status: 'failed',
+        error: expect.stringMatching(/^its payload does not match the job's schema: /),
+        attempts: 1,
+      },
     ]);
-    expect(containerLog).toContainEqual(expect.stringMatching(/^job \d+ \(rules\.complete-async-run\) failed for good: its payload does not match the job's schema: \/runId: /));
+    expect(containerLog).toContainEqual(
+      expect.stringMatching(
+        /^job \d+ \(rules\.complete-async-run\) failed for good: its payload does not match the job's schema: \/runId: /,
+      ),
+    );
   });
 });

@@ -2,7 +2,14 @@ import type { Static } from '@sinclair/typebox';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AuditEntry as AuditEntrySchema } from '../../src/modules/audit/audit.schemas.ts';
 import { runCli } from '../support/cli.ts';
-import { deliveryApi, NO_RATE_LIMITS, relative, senderBody, webhookBody, type ListPage } from '../support/delivery-api.ts';
+import {
+  deliveryApi,
+  NO_RATE_LIMITS,
+  relative,
+  senderBody,
+  webhookBody,
+  type ListPage,
+} from '../support/delivery-api.ts';
 import { expectError, fieldsOf } from '../support/http.ts';
 import { createTestApp, DEFAULT_PASSWORD, type TestApp } from '../support/test-app.ts';
 import { testEngine } from '../support/test-store.ts';
@@ -43,9 +50,20 @@ describe(`audit log (${testEngine})`, () => {
   afterAll(() => t.close());
 
   it('records logins and failed logins in the user’s organization, never an unknown email', async () => {
-    const failed = await t.request({ method: 'POST', url: '/token/', body: { email: 'bob@acme.example', password: 'not the password at all' } });
+    const failed = await t.request({
+      method: 'POST',
+      url: '/token/',
+      body: { email: 'bob@acme.example', password: 'not the password at all' },
+    });
     expectError(failed, 401, 'invalid_credentials');
-    expectError(await t.request({ method: 'POST', url: '/token/', body: { email: 'nobody@acme.example', password: 'whatever it is' } }), 401);
+    expectError(
+      await t.request({
+        method: 'POST',
+        url: '/token/',
+        body: { email: 'nobody@acme.example', password: 'whatever it is' },
+      }),
+      401,
+    );
     const { access } = await t.login('alice@acme.example');
 
     const page = await read(access, '?event=login.failed');
@@ -62,7 +80,11 @@ describe(`audit log (${testEngine})`, () => {
       details: { reason: 'password' },
     });
     const [login] = (await read(access, '?event=login.succeeded')).results;
-    expect(login).toMatchObject({ actor_user_id: ids.acme!.id, actor_email: 'alice@acme.example', target_id: ids.acme!.id });
+    expect(login).toMatchObject({
+      actor_user_id: ids.acme!.id,
+      actor_email: 'alice@acme.example',
+      target_id: ids.acme!.id,
+    });
     expect(JSON.stringify(await read(access))).not.toContain('nobody@acme.example');
   });
 
@@ -70,21 +92,45 @@ describe(`audit log (${testEngine})`, () => {
     const email = 'carol@acme.example';
     await t.createUser({ org: 'Acme', email });
     const first = await t.login(email);
-    const seed = (await t.request({ method: 'POST', url: '/service/setup_2fa/', token: first.access, body: { password: DEFAULT_PASSWORD } })).json().seed as string;
-    const enrolled = await t.request({ method: 'POST', url: '/service/verify_2fa_enrollment/', token: first.access, body: { otp: totpCode(seed, t.clock.now()) } });
+    const seed = (
+      await t.request({
+        method: 'POST',
+        url: '/service/setup_2fa/',
+        token: first.access,
+        body: { password: DEFAULT_PASSWORD },
+      })
+    ).json().seed as string;
+    const enrolled = await t.request({
+      method: 'POST',
+      url: '/service/verify_2fa_enrollment/',
+      token: first.access,
+      body: { otp: totpCode(seed, t.clock.now()) },
+    });
     expect(enrolled.statusCode, enrolled.body).toBe(200);
     t.clock.advance(60_000);
-    expectError(await t.request({ method: 'POST', url: '/token/', body: { email, password: DEFAULT_PASSWORD, otp: '000000' } }), 401, 'invalid_otp');
+    expectError(
+      await t.request({ method: 'POST', url: '/token/', body: { email, password: DEFAULT_PASSWORD, otp: '000000' } }),
+      401,
+      'invalid_otp',
+    );
     const pair = await t.login(email, DEFAULT_PASSWORD, totpCode(seed, t.clock.now()));
 
     const changed = await t.request({
       method: 'POST',
       url: '/service/new_password/',
       token: pair.access,
-      body: { password: DEFAULT_PASSWORD, new_password: 'a brand new passphrase', confirm_new_password: 'a brand new passphrase' },
+      body: {
+        password: DEFAULT_PASSWORD,
+        new_password: 'a brand new passphrase',
+        confirm_new_password: 'a brand new passphrase',
+      },
     });
     expect(changed.statusCode, changed.body).toBe(200);
-    expectError(await t.request({ method: 'POST', url: '/token/refresh/', body: { refresh: pair.refresh } }), 401, 'unauthorized');
+    expectError(
+      await t.request({ method: 'POST', url: '/token/refresh/', body: { refresh: pair.refresh } }),
+      401,
+      'unauthorized',
+    );
 
     const mine = (await read(changed.json().access)).results.filter((entry) => entry.target_name === email);
     expect(mine.map((entry) => [entry.event, entry.details.reason ?? null])).toEqual([
@@ -109,17 +155,37 @@ describe(`audit log (${testEngine})`, () => {
     };
     const NEW = 'a brand new passphrase';
     const { access } = await t.login(email);
-    await post('/service/new_password/', access, { password: 'not the password at all', new_password: NEW, confirm_new_password: NEW }, 400);
-    await post('/service/new_password/', access, { password: DEFAULT_PASSWORD, new_password: NEW, confirm_new_password: `${NEW}!` }, 400);
+    await post(
+      '/service/new_password/',
+      access,
+      { password: 'not the password at all', new_password: NEW, confirm_new_password: NEW },
+      400,
+    );
+    await post(
+      '/service/new_password/',
+      access,
+      { password: DEFAULT_PASSWORD, new_password: NEW, confirm_new_password: `${NEW}!` },
+      400,
+    );
     await post('/service/setup_2fa/', access, { password: 'not the password at all' }, 400);
     const { seed } = await post('/service/setup_2fa/', access, { password: DEFAULT_PASSWORD }, 200);
     await post('/service/verify_2fa_enrollment/', access, { otp: wrongCode(seed, t.clock.now()) }, 400);
     const enrolled = await post('/service/verify_2fa_enrollment/', access, { otp: totpCode(seed, t.clock.now()) }, 200);
     t.clock.advance(60_000);
     const signedIn = await t.login(email, DEFAULT_PASSWORD, enrolled.backup_codes[0]);
-    const renewed = await post('/service/new_backup_codes/', signedIn.access, { password: DEFAULT_PASSWORD, otp: totpCode(seed, t.clock.now()) }, 200);
+    const renewed = await post(
+      '/service/new_backup_codes/',
+      signedIn.access,
+      { password: DEFAULT_PASSWORD, otp: totpCode(seed, t.clock.now()) },
+      200,
+    );
     await post('/service/disable_2fa/', signedIn.access, { password: DEFAULT_PASSWORD, otp: '000000' }, 400);
-    await post('/service/disable_2fa/', signedIn.access, { password: DEFAULT_PASSWORD, otp: renewed.backup_codes[0] }, 200);
+    await post(
+      '/service/disable_2fa/',
+      signedIn.access,
+      { password: DEFAULT_PASSWORD, otp: renewed.backup_codes[0] },
+      200,
+    );
 
     const mine = (await read(enrolled.access, '?page_size=100')).results.filter((entry) => entry.target_name === email);
     expect(mine.map((entry) => [entry.event, entry.details])).toEqual([
@@ -137,9 +203,12 @@ describe(`audit log (${testEngine})`, () => {
       ['login.succeeded', {}],
     ]);
     // The user did all of it from their own session: they are the actor of every entry.
-    expect(mine.every((entry) => entry.actor_email === email && entry.via === 'api' && entry.ip_address === '127.0.0.1')).toBe(true);
+    expect(
+      mine.every((entry) => entry.actor_email === email && entry.via === 'api' && entry.ip_address === '127.0.0.1'),
+    ).toBe(true);
     const text = JSON.stringify(mine);
-    for (const secret of [seed, NEW, DEFAULT_PASSWORD, ...enrolled.backup_codes, ...renewed.backup_codes]) expect(text).not.toContain(secret);
+    for (const secret of [seed, NEW, DEFAULT_PASSWORD, ...enrolled.backup_codes, ...renewed.backup_codes])
+      expect(text).not.toContain(secret);
   });
 
   it('records the deletion and the restoration of a rule, with its name and who did it', async () => {
@@ -151,7 +220,15 @@ describe(`audit log (${testEngine})`, () => {
     expectError(await api.restore(rule.id), 409, 'conflict');
 
     const page = await read(api.token, '?page_size=3');
-    expect(page.results.map((entry) => [entry.event, entry.target_type, entry.target_id, entry.target_name, entry.actor_email])).toEqual([
+    expect(
+      page.results.map((entry) => [
+        entry.event,
+        entry.target_type,
+        entry.target_id,
+        entry.target_name,
+        entry.actor_email,
+      ]),
+    ).toEqual([
       ['rule.restored', 'rule', rule.id, 'Leaked VPN logins', 'ian@initech.example'],
       ['rule.deleted', 'rule', rule.id, 'Leaked VPN logins', 'ian@initech.example'],
       ['login.succeeded', 'user', api.userId, 'ian@initech.example', 'ian@initech.example'],
@@ -164,8 +241,15 @@ describe(`audit log (${testEngine})`, () => {
     const api = deliveryApi(t, access, ids.globex!.org_id);
     const sender = await api.created('sender', senderBody('alerts@globex.example', { password: SENDER_PASSWORD }));
     expect((await api.remove('sender', sender.id)).statusCode).toBe(204);
-    const webhook = await api.created<{ secret: string }>('webhook', webhookBody('Ops channel', { url: 'https://hooks.slack.com/services/T000/B000/very-secret-path' }));
-    const moved = await api.update('webhook', webhook.id, webhookBody('Ops channel', { url: 'https://outlook.webhook.office.com/webhookb2/another-secret-path' }));
+    const webhook = await api.created<{ secret: string }>(
+      'webhook',
+      webhookBody('Ops channel', { url: 'https://hooks.slack.com/services/T000/B000/very-secret-path' }),
+    );
+    const moved = await api.update(
+      'webhook',
+      webhook.id,
+      webhookBody('Ops channel', { url: 'https://outlook.webhook.office.com/webhookb2/another-secret-path' }),
+    );
     expect(moved.statusCode, moved.body).toBe(200);
     expect((await api.remove('webhook', webhook.id)).statusCode).toBe(204);
 
@@ -179,30 +263,53 @@ describe(`audit log (${testEngine})`, () => {
     ]);
     expect(page.results[0]).toMatchObject({ target_name: null, details: {} });
     expect(page.results[1]).toMatchObject({ details: { host: 'outlook.webhook.office.com' } });
-    expect(page.results[2]).toMatchObject({ actor_email: 'gina@globex.example', target_name: 'Ops channel', details: { host: 'hooks.slack.com' } });
-    expect(page.results[4]).toMatchObject({ target_name: 'alerts@globex.example', details: { server_host: 'smtp.example.com', authentication_required: true } });
+    expect(page.results[2]).toMatchObject({
+      actor_email: 'gina@globex.example',
+      target_name: 'Ops channel',
+      details: { host: 'hooks.slack.com' },
+    });
+    expect(page.results[4]).toMatchObject({
+      target_name: 'alerts@globex.example',
+      details: { server_host: 'smtp.example.com', authentication_required: true },
+    });
     const text = JSON.stringify(page);
-    for (const secret of [SENDER_PASSWORD, 'mailer', webhook.secret, 'very-secret-path', 'another-secret-path']) expect(text).not.toContain(secret);
+    for (const secret of [SENDER_PASSWORD, 'mailer', webhook.secret, 'very-secret-path', 'another-secret-path'])
+      expect(text).not.toContain(secret);
   });
 
   it('shows an organization only its own events; an MSSP acting for a managed one writes and reads that one’s log', async () => {
     const globex = await t.login('gina@globex.example');
     const globexEntries = (await read(globex.access, '?page_size=100')).results;
     expect(globexEntries.length).toBeGreaterThan(0);
-    expect(globexEntries.every((entry) => entry.actor_email === null || entry.actor_email === 'gina@globex.example')).toBe(true);
+    expect(
+      globexEntries.every((entry) => entry.actor_email === null || entry.actor_email === 'gina@globex.example'),
+    ).toBe(true);
     expect(JSON.stringify(globexEntries)).not.toContain('acme.example');
 
     const mssp = await t.login('ops@mssp.example');
-    const created = await t.request({ method: 'POST', url: `/service/alert_system_setting_create_webhook/?org_id=${ids.acme!.org_id}`, token: mssp.access, body: webhookBody('MSSP hook') });
+    const created = await t.request({
+      method: 'POST',
+      url: `/service/alert_system_setting_create_webhook/?org_id=${ids.acme!.org_id}`,
+      token: mssp.access,
+      body: webhookBody('MSSP hook'),
+    });
     expect(created.statusCode, created.body).toBe(201);
     const [latest] = (await read(mssp.access, `?org_id=${ids.acme!.org_id}&page_size=1`)).results;
-    expect(latest).toMatchObject({ event: 'webhook.created', actor_email: 'ops@mssp.example', target_name: 'MSSP hook' });
+    expect(latest).toMatchObject({
+      event: 'webhook.created',
+      actor_email: 'ops@mssp.example',
+      target_name: 'MSSP hook',
+    });
     const alice = await t.login('alice@acme.example');
     expect((await events(alice.access, '?event=webhook.created')).length).toBe(1);
     // The MSSP's own log has its login, not the managed organization's webhook.
     expect(await events(mssp.access)).toEqual(['login.succeeded']);
     // A plain member cannot read another organization's log.
-    expectError(await t.request({ method: 'GET', url: `${AUDIT}?org_id=${ids.acme!.org_id}`, token: globex.access }), 403, 'forbidden');
+    expectError(
+      await t.request({ method: 'GET', url: `${AUDIT}?org_id=${ids.acme!.org_id}`, token: globex.access }),
+      403,
+      'forbidden',
+    );
   });
 
   it('pages newest first with links that keep the filter, and refuses unknown events naming the field', async () => {
@@ -217,7 +324,11 @@ describe(`audit log (${testEngine})`, () => {
     const ids = [...first.results, ...second.results].map((entry) => entry.id);
     expect(ids).toEqual([...ids].sort((a, b) => b - a));
 
-    const bad = expectError(await t.request({ method: 'GET', url: `${AUDIT}?event=login.maybe`, token: access }), 400, 'validation_failed');
+    const bad = expectError(
+      await t.request({ method: 'GET', url: `${AUDIT}?event=login.maybe`, token: access }),
+      400,
+      'validation_failed',
+    );
     expect(fieldsOf(bad)).toEqual(['event']);
     expectError(await t.request({ method: 'GET', url: AUDIT }), 401, 'unauthorized');
   });
@@ -232,11 +343,27 @@ describe(`audit log (${testEngine})`, () => {
       };
       await cli(['user', 'create', '--org', 'Acme', '--email', email, '--password-stdin'], DEFAULT_PASSWORD);
       const pair = await t.login(email);
-      const seed = (await t.request({ method: 'POST', url: '/service/setup_2fa/', token: pair.access, body: { password: DEFAULT_PASSWORD } })).json().seed as string;
-      await t.request({ method: 'POST', url: '/service/verify_2fa_enrollment/', token: pair.access, body: { otp: totpCode(seed, t.clock.now()) } });
+      const seed = (
+        await t.request({
+          method: 'POST',
+          url: '/service/setup_2fa/',
+          token: pair.access,
+          body: { password: DEFAULT_PASSWORD },
+        })
+      ).json().seed as string;
+      await t.request({
+        method: 'POST',
+        url: '/service/verify_2fa_enrollment/',
+        token: pair.access,
+        body: { otp: totpCode(seed, t.clock.now()) },
+      });
 
       await cli(['user', 'disable', email]);
-      expectError(await t.request({ method: 'POST', url: '/token/', body: { email, password: DEFAULT_PASSWORD } }), 401, 'invalid_credentials');
+      expectError(
+        await t.request({ method: 'POST', url: '/token/', body: { email, password: DEFAULT_PASSWORD } }),
+        401,
+        'invalid_credentials',
+      );
       expectError(await t.request({ method: 'POST', url: '/token/refresh/', body: { refresh: pair.refresh } }), 401);
       await cli(['user', 'enable', email]);
       await cli(['user', 'disable-2fa', email]);
@@ -258,7 +385,8 @@ describe(`audit log (${testEngine})`, () => {
         ['login.succeeded', 'api', null],
         ['user.created', 'cli', null],
       ]);
-      for (const entry of daves.filter((e) => e.via === 'cli')) expect(entry).toMatchObject({ actor_user_id: null, actor_email: null, ip_address: null });
+      for (const entry of daves.filter((e) => e.via === 'cli'))
+        expect(entry).toMatchObject({ actor_user_id: null, actor_email: null, ip_address: null });
     },
     scaled(180_000),
   );
@@ -287,7 +415,8 @@ describe(`client addresses behind a reverse proxy (${testEngine})`, () => {
         payload: { email: 'p@proxied.example', password: 'wrong password again' },
       });
       const { access } = await t.login('p@proxied.example');
-      const entries = (await t.request({ method: 'GET', url: `${AUDIT}?event=login.failed`, token: access })).json().results as AuditEntry[];
+      const entries = (await t.request({ method: 'GET', url: `${AUDIT}?event=login.failed`, token: access })).json()
+        .results as AuditEntry[];
       expect(entries.map((entry) => entry.ip_address)).toEqual(['203.0.113.50', '198.51.100.23']);
     } finally {
       await t.close();
@@ -295,7 +424,9 @@ describe(`client addresses behind a reverse proxy (${testEngine})`, () => {
   });
 
   it('refuses a DRAGNET_TRUST_PROXY that is neither true, false nor addresses', async () => {
-    const result = await runCli(['migrate'], { env: { DRAGNET_TRUST_PROXY: 'nginx.local', DRAGNET_SECRET_KEY: 'a-key-that-is-long-enough-0123456789' } });
+    const result = await runCli(['migrate'], {
+      env: { DRAGNET_TRUST_PROXY: 'nginx.local', DRAGNET_SECRET_KEY: 'a-key-that-is-long-enough-0123456789' },
+    });
     expect(result.code).toBe(1);
     expect(result.stderr).toContain('DRAGNET_TRUST_PROXY must be true, false, or proxy addresses');
   });

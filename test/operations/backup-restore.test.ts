@@ -1,10 +1,26 @@
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import * as tar from 'tar';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createManualClock } from '../../src/lib/clock.ts';
-import { ageDecrypt, ageEncrypt, createBackupKeyFile, createKeysInDataFolderLocation, type BackupKeyFile } from '../support/backup-key.ts';
+import {
+  ageDecrypt,
+  ageEncrypt,
+  createBackupKeyFile,
+  createKeysInDataFolderLocation,
+  type BackupKeyFile,
+} from '../support/backup-key.ts';
 import { runCli } from '../support/cli.ts';
 import { startServer } from '../support/server-process.ts';
 import { createTestApp } from '../support/test-app.ts';
@@ -62,7 +78,14 @@ interface HostileEntry {
 function hostileTar(entries: HostileEntry[]): Buffer {
   const blocks = entries.flatMap(({ path: name, type, body = '', linkpath }) => {
     const header = Buffer.alloc(512);
-    new tar.Header({ path: name, type, linkpath, size: Buffer.byteLength(body), mode: 0o600, mtime: new Date() }).encode(header, 0);
+    new tar.Header({
+      path: name,
+      type,
+      linkpath,
+      size: Buffer.byteLength(body),
+      mode: 0o600,
+      mtime: new Date(),
+    }).encode(header, 0);
     const data = Buffer.alloc(Math.ceil(Buffer.byteLength(body) / 512) * 512);
     data.write(body);
     return [header, data];
@@ -71,13 +94,18 @@ function hostileTar(entries: HostileEntry[]): Buffer {
 }
 
 /** What the data folder holds besides what every dragnet start makes: a failed restore must leave nothing (no staging folder). */
-const leftovers = (dataDir: string) => readdirSync(dataDir).filter((name) => !['secret.key', 'card-hash.key'].includes(name));
+const leftovers = (dataDir: string) =>
+  readdirSync(dataDir).filter((name) => !['secret.key', 'card-hash.key'].includes(name));
 
 async function cli(location: { cliEnv: Record<string, string> }, args: string[], input?: string) {
   return runCli(args, { env: location.cliEnv, input, timeoutMs: scaled(120_000) });
 }
 
-async function expectCli(location: { cliEnv: Record<string, string> }, args: string[], input?: string): Promise<string> {
+async function expectCli(
+  location: { cliEnv: Record<string, string> },
+  args: string[],
+  input?: string,
+): Promise<string> {
   const result = await cli(location, args, input);
   expect(result.code, `dragnet ${args.join(' ')}\n${result.stderr}${result.stdout}`).toBe(0);
   return result.stdout;
@@ -101,7 +129,12 @@ describe(`dragnet backup and restore (${testEngine})`, () => {
       const messages = path.join(scratch, 'messages.jsonl');
       writeFileSync(
         messages,
-        JSON.stringify({ channel: { id: 4242, username: '@backup_channel', title: 'Backup Channel' }, message_id: 1, date: '2026-05-01T10:00:00Z', text: `selling access ${TERM} fresh` }) + '\n',
+        JSON.stringify({
+          channel: { id: 4242, username: '@backup_channel', title: 'Backup Channel' },
+          message_id: 1,
+          date: '2026-05-01T10:00:00Z',
+          text: `selling access ${TERM} fresh`,
+        }) + '\n',
       );
       await expectCli(source, ['ingest', 'messenger', messages]);
 
@@ -112,19 +145,38 @@ describe(`dragnet backup and restore (${testEngine})`, () => {
       let seed: string;
       try {
         const first = await app.login(EMAIL, PASSWORD);
-        seed = (await app.request({ method: 'POST', url: '/service/setup_2fa/', token: first.access, body: { password: PASSWORD } })).json().seed;
-        const enrolled = await app.request({ method: 'POST', url: '/service/verify_2fa_enrollment/', token: first.access, body: { otp: totpCode(seed, clock.now()) } });
+        seed = (
+          await app.request({
+            method: 'POST',
+            url: '/service/setup_2fa/',
+            token: first.access,
+            body: { password: PASSWORD },
+          })
+        ).json().seed;
+        const enrolled = await app.request({
+          method: 'POST',
+          url: '/service/verify_2fa_enrollment/',
+          token: first.access,
+          body: { otp: totpCode(seed, clock.now()) },
+        });
         expect(enrolled.statusCode, enrolled.body).toBe(200);
         // Enabling 2FA revoked the tokens issued before; the enrolment answered new ones.
         const { access } = enrolled.json() as { access: string };
-        const search = await app.request({ method: 'POST', url: '/service/messenger-search-create/', token: access, body: { query: TERM } });
+        const search = await app.request({
+          method: 'POST',
+          url: '/service/messenger-search-create/',
+          token: access,
+          body: { query: TERM },
+        });
         expect(search.json().total).toBe(1);
 
         const archive = path.join(scratch, 'nested', 'dragnet.backup.age');
         const backup = JSON.parse(await expectCli(source, ['--json', 'backup', ...keyArgs, archive]));
         expect(backup.engine).toBe(testEngine);
         expect(backup.files).toEqual(
-          testEngine === 'sqlite' ? ['dragnet.sqlite', 'search-history.sqlite', 'secret.key'] : ['postgres.dump', 'secret.key'],
+          testEngine === 'sqlite'
+            ? ['dragnet.sqlite', 'search-history.sqlite', 'secret.key']
+            : ['postgres.dump', 'secret.key'],
         );
         expect(existsSync(`${archive}.partial`)).toBe(false);
 
@@ -149,13 +201,21 @@ describe(`dragnet backup and restore (${testEngine})`, () => {
           const withoutOtp = await post('/token/', { email: EMAIL, password: PASSWORD });
           expect((await withoutOtp.json()).code).toBe('otp_required');
           // The seed was sealed with the source's key: the code checks only if secret.key came along.
-          const login = await post('/token/', { email: EMAIL, password: PASSWORD, otp: totpCode(seed, new Date(Date.now() + 30_000)) });
+          const login = await post('/token/', {
+            email: EMAIL,
+            password: PASSWORD,
+            otp: totpCode(seed, new Date(Date.now() + 30_000)),
+          });
           expect(login.status).toBe(200);
           const { access } = (await login.json()) as { access: string };
           const found = await (await post('/service/messenger-search-create/', { query: TERM }, access)).json();
           expect(found.total).toBe(1);
           expect(found.results[0].text_preview).toContain(TERM);
-          const history = await (await fetch(`${server.baseUrl}/service/messenger-search-history/`, { headers: { authorization: `Bearer ${access}` } })).json();
+          const history = await (
+            await fetch(`${server.baseUrl}/service/messenger-search-history/`, {
+              headers: { authorization: `Bearer ${access}` },
+            })
+          ).json();
           expect(history.items.map((item: { query: string }) => item.query)).toContain(TERM);
         } finally {
           server.child.kill('SIGTERM');
@@ -229,7 +289,9 @@ describe(`dragnet backup and restore (${testEngine})`, () => {
       const elsewhere = await cli(target, ['--json', 'restore', ...keyArgs, toRecipient]);
       expect(elsewhere.code, elsewhere.stderr).toBe(0);
       expect(JSON.parse(elsewhere.stdout).card_key).toBe('different');
-      expect(elsewhere.stderr).toMatch(/warning: this data folder's card hash key .* is not the one the backup's cards were stored with/);
+      expect(elsewhere.stderr).toMatch(
+        /warning: this data folder's card hash key .* is not the one the backup's cards were stored with/,
+      );
       const withCardKey = await freshLocation();
       copyFileSync(path.join(source.dataDir, 'card-hash.key'), path.join(withCardKey.dataDir, 'card-hash.key'));
       const same = await cli(withCardKey, ['--json', 'restore', ...keyArgs, toRecipient]);
@@ -249,7 +311,11 @@ describe(`dragnet backup and restore (${testEngine})`, () => {
       const short = await cli(source, ['backup', '--passphrase-stdin', archive], 'too short\n');
       expect(short.code).toBe(1);
       expect(short.stderr).toMatch(/passphrase must be at least 12 characters/);
-      const both = await cli(source, ['backup', '--passphrase-stdin', ...keyArgs, archive], 'a long enough passphrase\n');
+      const both = await cli(
+        source,
+        ['backup', '--passphrase-stdin', ...keyArgs, archive],
+        'a long enough passphrase\n',
+      );
       expect(both.code).toBe(1);
       expect(both.stderr).toMatch(/give one of --key-file, --passphrase-stdin/);
       expect(existsSync(archive)).toBe(false);
@@ -274,7 +340,13 @@ describe(`dragnet backup and restore (${testEngine})`, () => {
   it(
     'refuses a hostile archive: links, devices, absolute and .. paths are named, the staging folder goes, nothing is written outside',
     async () => {
-      const manifest = JSON.stringify({ format: 'dragnet-backup', version: 1, engine: testEngine, created_at: new Date().toISOString(), files: ['secret.key'] });
+      const manifest = JSON.stringify({
+        format: 'dragnet-backup',
+        version: 1,
+        engine: testEngine,
+        created_at: new Date().toISOString(),
+        files: ['secret.key'],
+      });
       const outside = path.join(scratch, 'outside');
       mkdirSync(outside, { recursive: true });
       const cases: { entry: HostileEntry; reason: RegExp }[] = [
@@ -285,12 +357,18 @@ describe(`dragnet backup and restore (${testEngine})`, () => {
         { entry: { path: path.join(outside, 'absolute'), type: 'File', body: 'planted' }, reason: /an absolute path/ },
         { entry: { path: '../../planted', type: 'File', body: 'planted' }, reason: /a path with '\.\.'/ },
         { entry: { path: 'raw-leaks/../../planted', type: 'File', body: 'planted' }, reason: /a path with '\.\.'/ },
-        { entry: { path: 'authorized_keys', type: 'File', body: 'planted' }, reason: /not a file a dragnet backup holds/ },
+        {
+          entry: { path: 'authorized_keys', type: 'File', body: 'planted' },
+          reason: /not a file a dragnet backup holds/,
+        },
       ];
       const target = await freshLocation();
       for (const [index, { entry, reason }] of cases.entries()) {
         const archive = path.join(scratch, `hostile-${index}.age`);
-        writeFileSync(archive, await ageEncrypt(hostileTar([{ path: 'manifest.json', type: 'File', body: manifest }, entry]), key.recipient));
+        writeFileSync(
+          archive,
+          await ageEncrypt(hostileTar([{ path: 'manifest.json', type: 'File', body: manifest }, entry]), key.recipient),
+        );
         const result = await cli(target, ['restore', ...keyArgs, archive]);
         expect(result.code, result.stderr).toBe(1);
         expect(result.stderr).toContain(`holds a refused entry "${entry.path}"`);

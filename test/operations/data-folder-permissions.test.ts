@@ -17,14 +17,14 @@ import { scaled } from '../support/wait.ts';
 const CLI_TEST_MS = scaled(180_000);
 const PASSWORD = 'private files only please';
 
-
 /** Every entry below `folder` (itself included) whose mode is not owner-only: `name mode`. */
 function notPrivate(folder: string): string[] {
   const found: string[] = [];
   const visit = (file: string) => {
     const stat = statSync(file);
     const mode = stat.mode & 0o777;
-    if (mode !== (stat.isDirectory() ? 0o700 : 0o600)) found.push(`${path.relative(folder, file) || '.'} ${mode.toString(8)}`);
+    if (mode !== (stat.isDirectory() ? 0o700 : 0o600))
+      found.push(`${path.relative(folder, file) || '.'} ${mode.toString(8)}`);
     if (stat.isDirectory()) for (const name of readdirSync(file)) visit(path.join(file, name));
   };
   visit(folder);
@@ -65,7 +65,15 @@ describe(`the data folder is its owner's alone (${testEngine})`, () => {
         // While the server holds the store open, its write-ahead log and shared memory exist.
         const files = readdirSync(location.dataDir);
         expect(files).toEqual(expect.arrayContaining(['secret.key', 'card-hash.key', 'raw-leaks']));
-        if (testEngine === 'sqlite') expect(files).toEqual(expect.arrayContaining(['dragnet.sqlite', 'dragnet.sqlite-wal', 'dragnet.sqlite-shm', 'search-history.sqlite']));
+        if (testEngine === 'sqlite')
+          expect(files).toEqual(
+            expect.arrayContaining([
+              'dragnet.sqlite',
+              'dragnet.sqlite-wal',
+              'dragnet.sqlite-shm',
+              'search-history.sqlite',
+            ]),
+          );
         expect(readdirSync(path.join(location.dataDir, 'raw-leaks')).length).toBeGreaterThan(0);
         expect(notPrivate(location.dataDir)).toEqual([]);
       } finally {

@@ -31,7 +31,12 @@ function sample(text: string, name: string, labels: Record<string, string> = {})
 }
 
 const messageLine = (messageId: number, date: string) =>
-  JSON.stringify({ channel: { id: 7007, username: '@metrics_channel', title: 'Metrics Channel' }, message_id: messageId, date, text: `dump ${TERM} #${messageId}` });
+  JSON.stringify({
+    channel: { id: 7007, username: '@metrics_channel', title: 'Metrics Channel' },
+    message_id: messageId,
+    date,
+    text: `dump ${TERM} #${messageId}`,
+  });
 
 describe(`metrics and readiness in the API (${testEngine})`, () => {
   let t: TestApp;
@@ -46,7 +51,9 @@ describe(`metrics and readiness in the API (${testEngine})`, () => {
 
   beforeAll(async () => {
     receiver = await startWebhookReceiver();
-    t = await createTestApp({ env: { ...(await rulesEnv()), DRAGNET_RATE_LIMITS: 'on', DRAGNET_LOGIN_MAX_FAILURES_PER_ACCOUNT: '2' } });
+    t = await createTestApp({
+      env: { ...(await rulesEnv()), DRAGNET_RATE_LIMITS: 'on', DRAGNET_LOGIN_MAX_FAILURES_PER_ACCOUNT: '2' },
+    });
   });
   afterAll(async () => {
     await t.close();
@@ -68,14 +75,25 @@ describe(`metrics and readiness in the API (${testEngine})`, () => {
   it('labels requests by route pattern and status, never by raw URL', async () => {
     await t.createUser({ org: 'Metrics Org', email: 'm@metrics.example' });
     const { access } = await t.login('m@metrics.example');
-    expectError(await t.request({ method: 'GET', url: '/service/alert_system_match_get_match/424242/', token: access }), 404);
+    expectError(
+      await t.request({ method: 'GET', url: '/service/alert_system_match_get_match/424242/', token: access }),
+      404,
+    );
     expectError(await t.request({ method: 'GET', url: '/service/no_such_thing/777/' }), 404);
     const text = await metrics();
     const route = { method: 'GET', route: '/service/alert_system_match_get_match/:id/', status_code: '404' };
     expect(sample(text, 'dragnet_http_request_duration_seconds_count', route)).toBe(1);
     expect(sample(text, 'dragnet_http_request_duration_seconds_bucket', { ...route, le: '+Inf' })).toBe(1);
-    expect(sample(text, 'dragnet_http_request_duration_seconds_count', { method: 'POST', route: '/token/', status_code: '200' })).toBe(1);
-    expect(sample(text, 'dragnet_http_request_duration_seconds_count', { route: 'unmatched', status_code: '404' })).toBe(1);
+    expect(
+      sample(text, 'dragnet_http_request_duration_seconds_count', {
+        method: 'POST',
+        route: '/token/',
+        status_code: '200',
+      }),
+    ).toBe(1);
+    expect(
+      sample(text, 'dragnet_http_request_duration_seconds_count', { route: 'unmatched', status_code: '404' }),
+    ).toBe(1);
     expect(text).not.toContain('424242');
     expect(text).not.toContain('no_such_thing');
   });
@@ -87,10 +105,19 @@ describe(`metrics and readiness in the API (${testEngine})`, () => {
     // The manual clock stands still: both requests fall in one second.
     expect((await t.request({ method: 'GET', url: '/service/account/', token: access })).statusCode).toBe(200);
     expectError(await t.request({ method: 'GET', url: '/service/account/', token: access }), 429, 'rate_limited');
-    for (let i = 0; i < 3; i++) await t.request({ method: 'POST', url: '/token/', body: { email: 'l@limited.example', password: 'wrong password here' } });
+    for (let i = 0; i < 3; i++)
+      await t.request({
+        method: 'POST',
+        url: '/token/',
+        body: { email: 'l@limited.example', password: 'wrong password here' },
+      });
     const text = await metrics();
-    expect(sample(text, 'dragnet_rate_limit_refusals_total', { route: '/service/account/', code: 'rate_limited' })).toBe(1);
-    expect(sample(text, 'dragnet_rate_limit_refusals_total', { route: '/token/', code: 'too_many_attempts' })).toBeGreaterThanOrEqual(1);
+    expect(
+      sample(text, 'dragnet_rate_limit_refusals_total', { route: '/service/account/', code: 'rate_limited' }),
+    ).toBe(1);
+    expect(
+      sample(text, 'dragnet_rate_limit_refusals_total', { route: '/token/', code: 'too_many_attempts' }),
+    ).toBeGreaterThanOrEqual(1);
   });
 
   it('counts records ingested through the API by source and outcome, and deliveries by channel and outcome', async () => {
@@ -120,10 +147,18 @@ describe(`metrics and readiness in the API (${testEngine})`, () => {
     await api.created(sourceRule(kit, 'metrics rule', 1, { query: TERM }, { recipients: [] }));
 
     const text = await metrics();
-    expect(sample(text, 'dragnet_ingested_records_total', { source: 'messenger', outcome: 'added', via: 'api' })).toBe(2);
-    expect(sample(text, 'dragnet_ingested_records_total', { source: 'messenger', outcome: 'duplicate', via: 'api' })).toBe(2);
-    expect(sample(text, 'dragnet_deliveries_total', { channel: 'webhook', outcome: 'success', purpose: 'test_webhook' })).toBe(1);
-    expect(sample(text, 'dragnet_deliveries_total', { channel: 'webhook', outcome: 'failed', purpose: 'test_webhook' })).toBe(1);
+    expect(sample(text, 'dragnet_ingested_records_total', { source: 'messenger', outcome: 'added', via: 'api' })).toBe(
+      2,
+    );
+    expect(
+      sample(text, 'dragnet_ingested_records_total', { source: 'messenger', outcome: 'duplicate', via: 'api' }),
+    ).toBe(2);
+    expect(
+      sample(text, 'dragnet_deliveries_total', { channel: 'webhook', outcome: 'success', purpose: 'test_webhook' }),
+    ).toBe(1);
+    expect(
+      sample(text, 'dragnet_deliveries_total', { channel: 'webhook', outcome: 'failed', purpose: 'test_webhook' }),
+    ).toBe(1);
     expect(sample(text, 'dragnet_delivery_duration_seconds_count', { channel: 'webhook' })).toBe(2);
     expect(sample(text, 'dragnet_queue_depth', { queue: 'notifications', status: 'pending' })).toBe(1);
   });
@@ -140,7 +175,8 @@ describe('metrics with a token, and readiness with Redis', () => {
   it('asks every client, loopback too, for the bearer token when DRAGNET_METRICS_TOKEN is set', async () => {
     const t = await createTestApp({ env: { DRAGNET_METRICS_TOKEN: METRICS_TOKEN } });
     try {
-      const scrape = (headers: Record<string, string>, remoteAddress?: string) => t.app.inject({ method: 'GET', url: '/metrics', headers, remoteAddress });
+      const scrape = (headers: Record<string, string>, remoteAddress?: string) =>
+        t.app.inject({ method: 'GET', url: '/metrics', headers, remoteAddress });
       expectError(await scrape({}), 401, 'unauthorized');
       expectError(await scrape({ authorization: `Bearer ${METRICS_TOKEN}x` }), 401, 'unauthorized');
       const remote = await scrape({ authorization: `Bearer ${METRICS_TOKEN}` }, '198.51.100.7');
@@ -165,7 +201,11 @@ describe('metrics with a token, and readiness with Redis', () => {
     try {
       const ready = await down.request({ method: 'GET', url: '/readyz' });
       expect(ready.statusCode).toBe(503);
-      expect(ready.json()).toMatchObject({ status: 'unavailable', checks: { store: 'ok', redis: 'failed' }, failed: ['redis'] });
+      expect(ready.json()).toMatchObject({
+        status: 'unavailable',
+        checks: { store: 'ok', redis: 'failed' },
+        failed: ['redis'],
+      });
       expect((await down.request({ method: 'GET', url: '/healthz' })).statusCode).toBe(200);
     } finally {
       await down.close();
@@ -205,11 +245,18 @@ describe(`metrics of a worker process (${testEngine})`, () => {
 
         // A file dropped into the inbox: the worker's inbox collector ingests it.
         mkdirSync(path.join(location.dataDir, 'inbox', 'messenger'), { recursive: true });
-        writeFileSync(path.join(location.dataDir, 'inbox', 'messenger', 'drop.jsonl'), `${messageLine(20, '2026-06-02T10:00:00Z').replace(TERM, 'unrelated')}\n`);
+        writeFileSync(
+          path.join(location.dataDir, 'inbox', 'messenger', 'drop.jsonl'),
+          `${messageLine(20, '2026-06-02T10:00:00Z').replace(TERM, 'unrelated')}\n`,
+        );
 
         const worker = spawnCli(['worker', '--metrics-port', '0'], { env, timeoutMs: scaled(120_000) });
         try {
-          await waitFor('the worker to listen', () => /metrics on (http:\/\/\S+)\/metrics/.test(worker.output().stdout), { timeoutMs: scaled(60_000), everyMs: 50 });
+          await waitFor(
+            'the worker to listen',
+            () => /metrics on (http:\/\/\S+)\/metrics/.test(worker.output().stdout),
+            { timeoutMs: scaled(60_000), everyMs: 50 },
+          );
           const base = /metrics on (http:\/\/\S+)\/metrics/.exec(worker.output().stdout)![1]!;
           let text = '';
           await waitFor(
@@ -217,13 +264,26 @@ describe(`metrics of a worker process (${testEngine})`, () => {
             async () => {
               text = await (await fetch(`${base}/metrics`)).text();
               return (
-                sample(text, 'dragnet_deliveries_total', { channel: 'webhook', outcome: 'success', purpose: 'notification' }) === 1 &&
-                sample(text, 'dragnet_ingested_records_total', { source: 'messenger', outcome: 'added', via: 'collector' }) === 1
+                sample(text, 'dragnet_deliveries_total', {
+                  channel: 'webhook',
+                  outcome: 'success',
+                  purpose: 'notification',
+                }) === 1 &&
+                sample(text, 'dragnet_ingested_records_total', {
+                  source: 'messenger',
+                  outcome: 'added',
+                  via: 'collector',
+                }) === 1
               );
             },
             { timeoutMs: scaled(60_000), everyMs: 200 },
           ).catch((error) => {
-            throw new Error(`${(error as Error).message}\n${JSON.stringify(worker.output())}\n${text.split('\n').filter((l) => l.startsWith('dragnet_')).join('\n')}`);
+            throw new Error(
+              `${(error as Error).message}\n${JSON.stringify(worker.output())}\n${text
+                .split('\n')
+                .filter((l) => l.startsWith('dragnet_'))
+                .join('\n')}`,
+            );
           });
           expect(sample(text, 'dragnet_rule_runs_total', { outcome: 'matched' })).toBe(1);
           expect(sample(text, 'dragnet_rule_runs_total', { outcome: 'failed' })).toBe(0);

@@ -26,11 +26,13 @@ describe.skipIf(testEngine !== 'postgres')('PostgreSQL connections of one proces
   /** The most backends of this database seen running `marker` at once while `queries` ran. */
   async function peakBackends(pool: Kysely<Database>, marker: string, queries: number): Promise<number> {
     let done = false;
-    const running = Promise.all(Array.from({ length: queries }, () => sql.raw(`select pg_sleep(0.1) /* ${marker} */`).execute(pool))).finally(() => (done = true));
+    const running = Promise.all(
+      Array.from({ length: queries }, () => sql.raw(`select pg_sleep(0.1) /* ${marker} */`).execute(pool)),
+    ).finally(() => (done = true));
     let peak = 0;
     while (!done) {
       const { rows } = await admin.query<{ n: number }>(
-        "select count(*)::int as n from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid() and query like $1",
+        'select count(*)::int as n from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid() and query like $1',
         [`%${marker}%`],
       );
       peak = Math.max(peak, rows[0]!.n);

@@ -5,7 +5,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { channel, loadCorpus, message } from '../support/corpus.ts';
 import { expectError } from '../support/http.ts';
 import { postSearch } from '../support/messenger-search.ts';
-import { createDeliveryKit, ingestInto, messengerRule, rulesApi, withQuery, type RulesApi } from '../support/rules-api.ts';
+import {
+  createDeliveryKit,
+  ingestInto,
+  messengerRule,
+  rulesApi,
+  withQuery,
+  type RulesApi,
+} from '../support/rules-api.ts';
 import { createTestApp, type TestApp } from '../support/test-app.ts';
 import { testEngine } from '../support/test-store.ts';
 
@@ -18,15 +25,25 @@ describe.skipIf(testEngine !== 'postgres')('PostgreSQL statement timeouts of sea
 
   beforeAll(async () => {
     // 1 ms: no search or rule run of a few thousand messages finishes in time.
-    t = await createTestApp({ env: { DRAGNET_SEARCH_TIMEOUT_MS: '1', DRAGNET_RULE_RUN_TIMEOUT_MS: '1', DRAGNET_RATE_LIMITS: 'off' } });
+    t = await createTestApp({
+      env: { DRAGNET_SEARCH_TIMEOUT_MS: '1', DRAGNET_RULE_RUN_TIMEOUT_MS: '1', DRAGNET_RATE_LIMITS: 'off' },
+    });
     const user = await t.createUser({ org: 'Acme', email: 'alice@acme.test' });
     token = (await t.login('alice@acme.test')).access;
     alice = rulesApi(t, token, user.org_id, user.id, 'alice@acme.test');
-    const messages = Array.from({ length: 3000 }, (_, i) => message(i + 1, `fresh logs ${i} of acme-bank.com and more ${i % 50}`));
+    const messages = Array.from({ length: 3000 }, (_, i) =>
+      message(i + 1, `fresh logs ${i} of acme-bank.com and more ${i % 50}`),
+    );
     await loadCorpus(t, [channel('bulk', messages)]);
     dir = mkdtempSync(path.join(tmpdir(), 'dragnet-timeouts-'));
     const combolist = path.join(dir, 'combo.txt');
-    writeFileSync(combolist, Array.from({ length: 3000 }, (_, i) => `https://vpn${i % 40}.acme-bank.com/login:user${i}@acme-bank.com:pass-${i}`).join('\n') + '\n');
+    writeFileSync(
+      combolist,
+      Array.from(
+        { length: 3000 },
+        (_, i) => `https://vpn${i % 40}.acme-bank.com/login:user${i}@acme-bank.com:pass-${i}`,
+      ).join('\n') + '\n',
+    );
     await ingestInto(t, 'filtered_leak', [combolist]);
   });
   afterAll(async () => {
@@ -55,7 +72,9 @@ describe.skipIf(testEngine !== 'postgres')('PostgreSQL statement timeouts of sea
     const rule = created.json<{ id: number; name: string; last_run: string | null; total_matches_count: number }>();
     expect(rule).toMatchObject({ name: 'Broad rule', last_run: null, total_matches_count: 0 });
     const runs = await t.container.store.db.selectFrom('rule_runs').select(['rule_id', 'status', 'error']).execute();
-    expect(runs).toEqual([{ rule_id: rule.id, status: 'failed', error: expect.stringMatching(/statement timeout .* 2 times/) }]);
+    expect(runs).toEqual([
+      { rule_id: rule.id, status: 'failed', error: expect.stringMatching(/statement timeout .* 2 times/) },
+    ]);
     // One rule, so a client has no reason to create it again.
     expect((await alice.list()).results.map((r) => r.name)).toEqual(['Broad rule']);
   });

@@ -59,7 +59,10 @@ describe(`rate-limit buckets and headers (${testEngine})`, () => {
 
     // Every service block carries exactly one daily entry by default.
     for (const block of report.services) {
-      expect(block.limits.map((l) => l.period), block.service_slug).toEqual(['1 Day']);
+      expect(
+        block.limits.map((l) => l.period),
+        block.service_slug,
+      ).toEqual(['1 Day']);
     }
   });
 
@@ -93,7 +96,12 @@ describe(`rate-limit buckets and headers (${testEngine})`, () => {
 
     // Another endpoint: its own daily window, the same account window.
     const categories = await t.request({ method: 'GET', url: CATEGORIES_PATH, token });
-    expect(rateHeaders(categories)).toMatchObject({ limit: 1000, remaining: 999, reset: untilMidnight, accountRemaining: 99_997 });
+    expect(rateHeaders(categories)).toMatchObject({
+      limit: 1000,
+      remaining: 999,
+      reset: untilMidnight,
+      accountRemaining: 99_997,
+    });
     const account = await t.request({ method: 'GET', url: ACCOUNT_PATH, token });
     expect(rateHeaders(account)).toMatchObject({ limit: 10_000, remaining: 9_999, accountRemaining: 99_996 });
   });
@@ -158,10 +166,20 @@ describe(`rate-limit buckets and headers (${testEngine})`, () => {
     for (const url of [CATEGORIES_PATH, ACCOUNT_PATH, HISTORY_PATH, USAGE_PATH, '/service/organization/']) {
       const refused = await t.request({ method: 'GET', url, token });
       const body = expectRateLimited(refused);
-      expect(body, url).toMatchObject({ limit: 3, remaining: 0, reset_at: NEXT_MONTH, retry_after_seconds: secondsBetween(NOW, NEXT_MONTH) });
+      expect(body, url).toMatchObject({
+        limit: 3,
+        remaining: 0,
+        reset_at: NEXT_MONTH,
+        retry_after_seconds: secondsBetween(NOW, NEXT_MONTH),
+      });
       expect(body.message).toMatch(/account/i);
     }
-    const search = await t.request({ method: 'POST', url: '/service/messenger-search-create/', token, body: { query: 'blocked' } });
+    const search = await t.request({
+      method: 'POST',
+      url: '/service/messenger-search-create/',
+      token,
+      body: { query: 'blocked' },
+    });
     expectRateLimited(search);
 
     // Login is not a /service/ endpoint and is not limited.
@@ -185,18 +203,31 @@ describe(`rate-limit buckets and headers (${testEngine})`, () => {
       expect(response.statusCode, `request ${i + 1}`).toBe(200);
     }
     const refused = await t.request({ method: 'GET', url: ACCOUNT_PATH, token });
-    expect(expectRateLimited(refused)).toMatchObject({ limit: 25, retry_after_seconds: 1, reset_at: '2026-03-10T10:00:01.000Z' });
+    expect(expectRateLimited(refused)).toMatchObject({
+      limit: 25,
+      retry_after_seconds: 1,
+      reset_at: '2026-03-10T10:00:01.000Z',
+    });
     t.clock.set(NOW);
   });
 
   it('history, history results and history export draw on one shared daily bucket', async () => {
     const { token, orgId } = await newMember(t, 'Shared History');
-    const created = await t.request({ method: 'POST', url: '/service/messenger-search-create/', token, body: { query: 'shared' } });
+    const created = await t.request({
+      method: 'POST',
+      url: '/service/messenger-search-create/',
+      token,
+      body: { query: 'shared' },
+    });
     expect(created.statusCode, created.body).toBe(200);
     const id = (created.json() as SearchResponseBody).search_history_id;
     await t.container.limits.setOverride(orgId, serviceScope('messenger-search-history'), 'day', 3);
 
-    const urls = [HISTORY_PATH, `/service/messenger-search-history-results/${id}/`, `/service/messenger-search-history-export/${id}/?format=json`];
+    const urls = [
+      HISTORY_PATH,
+      `/service/messenger-search-history-results/${id}/`,
+      `/service/messenger-search-history-export/${id}/?format=json`,
+    ];
     const remaining: number[] = [];
     for (const url of urls) {
       const response = await t.request({ method: 'GET', url, token });
@@ -212,7 +243,8 @@ describe(`rate-limit buckets and headers (${testEngine})`, () => {
   it('a refused search does not run: nothing is recorded in history', async () => {
     const { token, orgId } = await newMember(t, 'Refused Search');
     await t.container.limits.setOverride(orgId, serviceScope('messenger-search-create'), 'day', 1);
-    const search = (query: string) => t.request({ method: 'POST', url: '/service/messenger-search-create/', token, body: { query } });
+    const search = (query: string) =>
+      t.request({ method: 'POST', url: '/service/messenger-search-create/', token, body: { query } });
 
     expect((await search('admitted')).statusCode).toBe(200);
     expectRateLimited(await search('refused'));
@@ -237,7 +269,9 @@ describe(`rate-limit buckets and headers (${testEngine})`, () => {
     expect(channels.filter((s) => s === 429)).toHaveLength(15);
 
     // The account bucket under contention from two endpoints at once: 7 of the 12 are left.
-    const mixed = (await Promise.all([...burst(CATEGORIES_PATH, 10), ...burst(ACCOUNT_PATH, 10)])).map((r) => r.statusCode);
+    const mixed = (await Promise.all([...burst(CATEGORIES_PATH, 10), ...burst(ACCOUNT_PATH, 10)])).map(
+      (r) => r.statusCode,
+    );
     expect(mixed.filter((s) => s === 200)).toHaveLength(7);
     expect(mixed.filter((s) => s === 429)).toHaveLength(13);
 
@@ -261,7 +295,13 @@ describe(`rate-limit buckets and headers (${testEngine})`, () => {
     await t.container.limits.setOverride(orgId, serviceScope('account'), 'day', null);
     const response = await t.request({ method: 'GET', url: ACCOUNT_PATH, token });
     expect(response.statusCode).toBe(200);
-    expect(rateHeaders(response)).toMatchObject({ limit: undefined, remaining: undefined, reset: undefined, accountLimit: 100_000, accountRemaining: 99_999 });
+    expect(rateHeaders(response)).toMatchObject({
+      limit: undefined,
+      remaining: undefined,
+      reset: undefined,
+      accountLimit: 100_000,
+      accountRemaining: 99_999,
+    });
     expect(blockOf(await usage(t, token), 'account').limits).toEqual([]);
   });
 

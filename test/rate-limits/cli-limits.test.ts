@@ -28,10 +28,13 @@ describe(`dragnet org set-limits (${testEngine})`, () => {
   }, SLOW_MS);
   afterAll(() => location.drop());
 
-  const setLimits = (...args: string[]): Promise<CliResult> => runCli(['org', 'set-limits', 'Limited', ...args], { env: location.env });
+  const setLimits = (...args: string[]): Promise<CliResult> =>
+    runCli(['org', 'set-limits', 'Limited', ...args], { env: location.env });
 
   /** Opens an app on the store, logs in, and hands the usage report (and the app) to `check`. */
-  async function throughApi(check: (report: UsageBody, get: (url: string, times: number) => Promise<number[]>) => Promise<void>) {
+  async function throughApi(
+    check: (report: UsageBody, get: (url: string, times: number) => Promise<number[]>) => Promise<void>,
+  ) {
     const t = await createTestApp({ location });
     try {
       t.clock.set(new Date());
@@ -45,7 +48,14 @@ describe(`dragnet org set-limits (${testEngine})`, () => {
   it(
     'sets endpoint daily limits and account caps, which the API then enforces',
     async () => {
-      const result = await setLimits('--service', 'messenger-channels=2', '--service', 'messenger-search-create=none', '--per-month', '500');
+      const result = await setLimits(
+        '--service',
+        'messenger-channels=2',
+        '--service',
+        'messenger-search-create=none',
+        '--per-month',
+        '500',
+      );
       expect(result.code, result.stderr).toBe(0);
       expect(result.stdout).toMatch(/service:messenger-channels\s+day\s+2/);
       expect(result.stdout).toMatch(/service:messenger-search-create\s+day\s+none/);

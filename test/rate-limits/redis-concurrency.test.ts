@@ -96,7 +96,15 @@ describe.each([
       await container.close();
     }
     const limits = await runCli(
-      ['org', 'set-limits', 'Concurrency', '--service', `messenger-channels=${LIMIT}`, '--service', `messenger-channels-categories=${LEASED_LIMIT}`],
+      [
+        'org',
+        'set-limits',
+        'Concurrency',
+        '--service',
+        `messenger-channels=${LIMIT}`,
+        '--service',
+        `messenger-channels-categories=${LEASED_LIMIT}`,
+      ],
       { env },
     );
     expect(limits.code, limits.stderr).toBe(0);
@@ -138,7 +146,11 @@ describe.each([
       );
       const admitted = responses.filter((r) => r.status === 200);
       const refused = responses.filter((r) => r.status === 429);
-      expect({ admitted: admitted.length, refused: refused.length, other: responses.length - admitted.length - refused.length }).toEqual({
+      expect({
+        admitted: admitted.length,
+        refused: refused.length,
+        other: responses.length - admitted.length - refused.length,
+      }).toEqual({
         admitted: LIMIT,
         refused: REQUESTS - LIMIT,
         other: 0,
@@ -151,7 +163,11 @@ describe.each([
       for (const server of servers) {
         const report = await fetch(`${server.baseUrl}${USAGE_PATH}?service_slug=messenger-channels`, { headers });
         expect(report.status).toBe(200);
-        expect(dailyOf((await report.json()) as UsageBody, 'messenger-channels')).toMatchObject({ limit: LIMIT, used: LIMIT, remaining: 0 });
+        expect(dailyOf((await report.json()) as UsageBody, 'messenger-channels')).toMatchObject({
+          limit: LIMIT,
+          used: LIMIT,
+          remaining: 0,
+        });
       }
     },
     SLOW_MS,
@@ -161,7 +177,8 @@ describe.each([
     `a limit of ${LEASED_LIMIT} under sustained load from 16 clients per process: never exceeded, and reached exactly`,
     async () => {
       const headers = { authorization: `Bearer ${token}` };
-      const get = async (server: ServerProcess) => (await fetch(`${server.baseUrl}${CATEGORIES_PATH}`, { headers })).status;
+      const get = async (server: ServerProcess) =>
+        (await fetch(`${server.baseUrl}${CATEGORIES_PATH}`, { headers })).status;
       const statuses: number[] = [];
       await Promise.all(
         servers.flatMap((server) =>
@@ -181,15 +198,21 @@ describe.each([
       await waitFor(
         'the leased units back and taken',
         async () => {
-          for (let status; (status = await get(servers[next++ % PROCESSES]!)) !== 429; topUp++) expect(status).toBe(200);
+          for (let status; (status = await get(servers[next++ % PROCESSES]!)) !== 429; topUp++)
+            expect(status).toBe(200);
           return admitted + topUp >= LEASED_LIMIT;
         },
         { everyMs: 100 },
       );
       expect(admitted + topUp).toBe(LEASED_LIMIT);
       for (const server of servers) {
-        const report = await fetch(`${server.baseUrl}${USAGE_PATH}?service_slug=messenger-channels-categories`, { headers });
-        expect(dailyOf((await report.json()) as UsageBody, 'messenger-channels-categories')).toMatchObject({ used: LEASED_LIMIT, remaining: 0 });
+        const report = await fetch(`${server.baseUrl}${USAGE_PATH}?service_slug=messenger-channels-categories`, {
+          headers,
+        });
+        expect(dailyOf((await report.json()) as UsageBody, 'messenger-channels-categories')).toMatchObject({
+          used: LEASED_LIMIT,
+          remaining: 0,
+        });
       }
     },
     SLOW_MS,

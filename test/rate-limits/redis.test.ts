@@ -85,11 +85,17 @@ describe.skipIf(!redisUp)(`rate limits on Redis (${testEngine} store)`, () => {
         `${orgId}|account|month|${month}`,
         `${orgId}|account|second|${second}`,
         `${orgId}|service:messenger-channels|day|${DAY}`,
-      ].map((k) => REDIS_PREFIX + k).sort(),
+      ]
+        .map((k) => REDIS_PREFIX + k)
+        .sort(),
     );
     expect(await redisGet(`${REDIS_PREFIX}${orgId}|service:messenger-channels|day|${DAY}`)).toBe('2');
     expect(await redisGet(`${REDIS_PREFIX}${orgId}|account|month|${month}`)).toBe('2');
-    const stored = await t.container.store.db.selectFrom('rate_counters').select('key').where('key', 'like', `${orgId}|%`).execute();
+    const stored = await t.container.store.db
+      .selectFrom('rate_counters')
+      .select('key')
+      .where('key', 'like', `${orgId}|%`)
+      .execute();
     expect(stored).toEqual([]);
   });
 
@@ -98,7 +104,11 @@ describe.skipIf(!redisUp)(`rate limits on Redis (${testEngine} store)`, () => {
     await t.container.limits.setOverride(orgId, serviceScope('messenger-channels'), 'day', 2);
     expect(await getTimes(t, token, CHANNELS_PATH, 5)).toEqual([200, 200, 429, 429, 429]);
     const refused = await t.request({ method: 'GET', url: CHANNELS_PATH, token });
-    expect(expectRateLimited(refused)).toMatchObject({ limit: 2, reset_at: '2091-05-11T00:00:00.000Z', retry_after_seconds: 15 * 3600 });
+    expect(expectRateLimited(refused)).toMatchObject({
+      limit: 2,
+      reset_at: '2091-05-11T00:00:00.000Z',
+      retry_after_seconds: 15 * 3600,
+    });
     expect(await redisGet(`${REDIS_PREFIX}${orgId}|service:messenger-channels|day|${DAY}`)).toBe('2');
     const report = await usage(t, token);
     expect(dailyOf(report, 'messenger-channels')).toMatchObject({ used: 2, remaining: 0 });
@@ -122,7 +132,10 @@ describe.skipIf(!redisUp)(`rate limits on Redis (${testEngine} store)`, () => {
     await t.container.limits.setOverride(orgId, ACCOUNT_SCOPE, 'month', 2);
     expect(await getTimes(t, token, CHANNELS_PATH, 2)).toEqual([200, 200]);
     for (const url of [CATEGORIES_PATH, ACCOUNT_PATH]) {
-      expect(expectRateLimited(await t.request({ method: 'GET', url, token }))).toMatchObject({ limit: 2, reset_at: '2091-06-01T00:00:00.000Z' });
+      expect(expectRateLimited(await t.request({ method: 'GET', url, token }))).toMatchObject({
+        limit: 2,
+        reset_at: '2091-06-01T00:00:00.000Z',
+      });
     }
   });
 
@@ -133,9 +146,15 @@ describe.skipIf(!redisUp)(`rate limits on Redis (${testEngine} store)`, () => {
     const { access: token } = await t.login(email);
     expect(await getTimes(t, token, CHANNELS_PATH, 1)).toEqual([200]);
     t.clock.set('2091-05-10T23:59:59.999Z');
-    expect(expectRateLimited(await t.request({ method: 'GET', url: CHANNELS_PATH, token }))).toMatchObject({ retry_after_seconds: 1 });
+    expect(expectRateLimited(await t.request({ method: 'GET', url: CHANNELS_PATH, token }))).toMatchObject({
+      retry_after_seconds: 1,
+    });
     t.clock.set('2091-05-11T00:00:00.000Z');
-    expect(rateHeaders(await t.request({ method: 'GET', url: CHANNELS_PATH, token }))).toMatchObject({ limit: 1, remaining: 0, reset: 86_400 });
+    expect(rateHeaders(await t.request({ method: 'GET', url: CHANNELS_PATH, token }))).toMatchObject({
+      limit: 1,
+      remaining: 0,
+      reset: 86_400,
+    });
     t.clock.set(NOW);
   });
 
@@ -143,9 +162,9 @@ describe.skipIf(!redisUp)(`rate limits on Redis (${testEngine} store)`, () => {
     const { token, orgId } = await member('Redis Concurrent');
     await t.container.limits.setOverride(orgId, ACCOUNT_SCOPE, 'second', null);
     await t.container.limits.setOverride(orgId, serviceScope('messenger-channels'), 'day', 5);
-    const statuses = (await Promise.all(Array.from({ length: 30 }, () => t.request({ method: 'GET', url: CHANNELS_PATH, token })))).map(
-      (r) => r.statusCode,
-    );
+    const statuses = (
+      await Promise.all(Array.from({ length: 30 }, () => t.request({ method: 'GET', url: CHANNELS_PATH, token })))
+    ).map((r) => r.statusCode);
     expect(statuses.filter((s) => s === 200)).toHaveLength(5);
     expect(statuses.filter((s) => s === 429)).toHaveLength(25);
     expect(await redisGet(`${REDIS_PREFIX}${orgId}|service:messenger-channels|day|${DAY}`)).toBe('5');
@@ -199,7 +218,8 @@ describe.skipIf(!redisUp)(`Redis counters leased to a busy process (${testEngine
   it('a refund while leasing is given back with the lease', async () => {
     const { token, orgId } = await busyMember('Redis Lease Refund', 100_000, 1_000_000);
     expect(await getTimes(t, token, CHANNELS_PATH, 50)).toEqual(Array(50).fill(200));
-    for (let i = 0; i < 5; i++) expectError(await t.request({ method: 'GET', url: `${CHANNELS_PATH}?page_size=0`, token }), 400);
+    for (let i = 0; i < 5; i++)
+      expectError(await t.request({ method: 'GET', url: `${CHANNELS_PATH}?page_size=0`, token }), 400);
     expect(await getTimes(t, token, CHANNELS_PATH, 10)).toEqual(Array(10).fill(200));
     await waitFor('the lease and the refunds back in Redis', async () => (await redisGet(channelsDay(orgId))) === '60');
   });
@@ -211,12 +231,16 @@ describe.skipIf(!redisUp)(`Redis counters leased to a busy process (${testEngine
     // 16 clients at once, well past the limit.
     await Promise.all(
       Array.from({ length: 16 }, async () => {
-        for (let i = 0; i < 200; i++) statuses.push((await t.request({ method: 'GET', url: CHANNELS_PATH, token })).statusCode);
+        for (let i = 0; i < 200; i++)
+          statuses.push((await t.request({ method: 'GET', url: CHANNELS_PATH, token })).statusCode);
       }),
     );
     expect(statuses.filter((s) => s === 200)).toHaveLength(limit);
     expect(statuses.filter((s) => s === 429)).toHaveLength(16 * 200 - limit);
-    expect(dailyOf(await usage(t, token, '?service_slug=messenger-channels'), 'messenger-channels')).toMatchObject({ used: limit, remaining: 0 });
+    expect(dailyOf(await usage(t, token, '?service_slug=messenger-channels'), 'messenger-channels')).toMatchObject({
+      used: limit,
+      remaining: 0,
+    });
     expect(await redisGet(channelsDay(orgId))).toBe(String(limit));
   });
 });
@@ -267,7 +291,11 @@ describe.skipIf(!redisUp)(`Redis counts across a restart (${testEngine} store)`,
     const second = await createTestApp({ location, clock, env });
     try {
       const { access } = await second.login(email);
-      expect(dailyOf(await usage(second, access), 'messenger-channels')).toMatchObject({ limit: 3, used: 2, remaining: 1 });
+      expect(dailyOf(await usage(second, access), 'messenger-channels')).toMatchObject({
+        limit: 3,
+        used: 2,
+        remaining: 1,
+      });
       expect(await getTimes(second, access, CHANNELS_PATH, 2)).toEqual([200, 429]);
     } finally {
       await second.close();

@@ -2,7 +2,16 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ACCOUNT_SCOPE, serviceScope } from '../../src/modules/usage/limits.ts';
 import { expectError } from '../support/http.ts';
 import type { SearchResponseBody } from '../support/messenger-search.ts';
-import { CATEGORIES_PATH, CHANNELS_PATH, dailyOf, expectRateLimited, newMember, rateHeaders, totalOf, usage } from '../support/rate-limits.ts';
+import {
+  CATEGORIES_PATH,
+  CHANNELS_PATH,
+  dailyOf,
+  expectRateLimited,
+  newMember,
+  rateHeaders,
+  totalOf,
+  usage,
+} from '../support/rate-limits.ts';
 import { createTestApp, type TestApp } from '../support/test-app.ts';
 import { testEngine } from '../support/test-store.ts';
 
@@ -64,7 +73,10 @@ describe(`rate-limit refunds (${testEngine})`, () => {
     const id = (created.json() as SearchResponseBody).search_history_id;
     await t.container.limits.setOverride(stranger.orgId, serviceScope('messenger-search-history'), 'day', 1);
 
-    for (const url of [`/service/messenger-search-history-results/${id}/`, `/service/messenger-search-history-export/${id}/?format=csv`]) {
+    for (const url of [
+      `/service/messenger-search-history-results/${id}/`,
+      `/service/messenger-search-history-export/${id}/?format=csv`,
+    ]) {
       for (let i = 0; i < 2; i++) {
         const response = await t.request({ method: 'GET', url, token: stranger.token });
         expectError(response, 404, 'not_found');
@@ -76,8 +88,12 @@ describe(`rate-limit refunds (${testEngine})`, () => {
     expect(totalOf(report, '1 Month').used).toBe(1);
 
     // The unit is intact for the stranger's own history.
-    expect((await t.request({ method: 'GET', url: '/service/messenger-search-history/', token: stranger.token })).statusCode).toBe(200);
-    expectRateLimited(await t.request({ method: 'GET', url: '/service/messenger-search-history/', token: stranger.token }));
+    expect(
+      (await t.request({ method: 'GET', url: '/service/messenger-search-history/', token: stranger.token })).statusCode,
+    ).toBe(200);
+    expectRateLimited(
+      await t.request({ method: 'GET', url: '/service/messenger-search-history/', token: stranger.token }),
+    );
   });
 
   it('a handler that throws (500) is refunded, on its own bucket and on the account bucket', async () => {
@@ -107,7 +123,9 @@ describe(`rate-limit refunds (${testEngine})`, () => {
     const { token, orgId } = await newMember(t, 'Racing Refunds');
     await t.container.limits.setOverride(orgId, ACCOUNT_SCOPE, 'second', null);
     const responses = await Promise.all(
-      Array.from({ length: 300 }, (_, i) => t.request({ method: 'GET', url: i % 2 ? CHANNELS_PATH : `${CHANNELS_PATH}?page_size=0`, token })),
+      Array.from({ length: 300 }, (_, i) =>
+        t.request({ method: 'GET', url: i % 2 ? CHANNELS_PATH : `${CHANNELS_PATH}?page_size=0`, token }),
+      ),
     );
     const byStatus: Record<number, number> = {};
     for (const r of responses) byStatus[r.statusCode] = (byStatus[r.statusCode] ?? 0) + 1;

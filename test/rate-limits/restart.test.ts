@@ -1,7 +1,15 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createManualClock } from '../../src/lib/clock.ts';
 import { serviceScope } from '../../src/modules/usage/limits.ts';
-import { CHANNELS_PATH, dailyOf, expectRateLimited, getTimes, newMember, totalOf, usage } from '../support/rate-limits.ts';
+import {
+  CHANNELS_PATH,
+  dailyOf,
+  expectRateLimited,
+  getTimes,
+  newMember,
+  totalOf,
+  usage,
+} from '../support/rate-limits.ts';
 import { createTestApp, type TestApp } from '../support/test-app.ts';
 import { createTestStoreLocation, testEngine, type TestStoreLocation } from '../support/test-store.ts';
 
@@ -40,7 +48,10 @@ describe(`rate-limit counts across a restart (${testEngine})`, () => {
       orgId = member.orgId;
       await t.container.limits.setOverride(orgId, serviceScope('messenger-channels'), 'day', 4);
       expect(await getTimes(t, member.token, CHANNELS_PATH, 3)).toEqual([200, 200, 200]);
-      expect((await t.request({ method: 'POST', url: SEARCH, token: member.token, body: { query: 'before restart' } })).statusCode).toBe(200);
+      expect(
+        (await t.request({ method: 'POST', url: SEARCH, token: member.token, body: { query: 'before restart' } }))
+          .statusCode,
+      ).toBe(200);
       // Refunded, so it must not reappear after the restart.
       expect((await t.request({ method: 'POST', url: SEARCH, token: member.token, body: {} })).statusCode).toBe(400);
     });

@@ -1,7 +1,17 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ACCOUNT_SCOPE, serviceScope } from '../../src/modules/usage/limits.ts';
 import { expectError, fieldsOf } from '../support/http.ts';
-import { CATEGORIES_PATH, CHANNELS_PATH, USAGE_PATH, blockOf, dailyOf, getTimes, newMember, totalOf, usage } from '../support/rate-limits.ts';
+import {
+  CATEGORIES_PATH,
+  CHANNELS_PATH,
+  USAGE_PATH,
+  blockOf,
+  dailyOf,
+  getTimes,
+  newMember,
+  totalOf,
+  usage,
+} from '../support/rate-limits.ts';
 import { createTestApp, type TestApp } from '../support/test-app.ts';
 import { testEngine } from '../support/test-store.ts';
 
@@ -76,7 +86,12 @@ describe(`the usage report (${testEngine})`, () => {
 
   it('feature selects the blocks of one feature, case-insensitively, and omits total', async () => {
     const messenger = await usage(t, tokens.plain!, 'feature=MESSENGER%20Search');
-    expect(slugsOf(messenger)).toEqual(['messenger-channels', 'messenger-channels-categories', 'messenger-search-create', 'messenger-search-history']);
+    expect(slugsOf(messenger)).toEqual([
+      'messenger-channels',
+      'messenger-channels-categories',
+      'messenger-search-create',
+      'messenger-search-history',
+    ]);
     expect(messenger).not.toHaveProperty('total');
     for (const block of messenger.services) expect(block.feature).toBe('messenger search');
 
@@ -134,16 +149,26 @@ describe(`the usage report (${testEngine})`, () => {
     const plain = await t.request({ method: 'GET', url: `${USAGE_PATH}?org_id=${ids.client}`, token: tokens.plain });
     expect(fieldsOf(expectError(plain, 403, 'forbidden'))).toEqual(['org_id']);
 
-    const unmanaged = await t.request({ method: 'GET', url: `${USAGE_PATH}?org_id=${ids.unmanaged}`, token: tokens.mssp });
+    const unmanaged = await t.request({
+      method: 'GET',
+      url: `${USAGE_PATH}?org_id=${ids.unmanaged}`,
+      token: tokens.mssp,
+    });
     expect(fieldsOf(expectError(unmanaged, 404, 'not_found'))).toEqual(['org_id']);
 
     const missing = await t.request({ method: 'GET', url: `${USAGE_PATH}?org_id=999999`, token: tokens.mssp });
     expectError(missing, 404, 'not_found');
 
     // A managed organization's member cannot read its MSSP either.
-    expectError(await t.request({ method: 'GET', url: `${USAGE_PATH}?org_id=${ids.mssp}`, token: tokens.client }), 403, 'forbidden');
+    expectError(
+      await t.request({ method: 'GET', url: `${USAGE_PATH}?org_id=${ids.mssp}`, token: tokens.client }),
+      403,
+      'forbidden',
+    );
 
     // Naming one's own organization is allowed.
-    expect((await t.request({ method: 'GET', url: `${USAGE_PATH}?org_id=${ids.plain}`, token: tokens.plain })).statusCode).toBe(200);
+    expect(
+      (await t.request({ method: 'GET', url: `${USAGE_PATH}?org_id=${ids.plain}`, token: tokens.plain })).statusCode,
+    ).toBe(200);
   });
 });

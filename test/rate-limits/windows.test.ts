@@ -1,6 +1,15 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ACCOUNT_SCOPE, serviceScope } from '../../src/modules/usage/limits.ts';
-import { CATEGORIES_PATH, CHANNELS_PATH, dailyOf, expectRateLimited, newMember, rateHeaders, totalOf, usage } from '../support/rate-limits.ts';
+import {
+  CATEGORIES_PATH,
+  CHANNELS_PATH,
+  dailyOf,
+  expectRateLimited,
+  newMember,
+  rateHeaders,
+  totalOf,
+  usage,
+} from '../support/rate-limits.ts';
 import { createTestApp, type TestApp } from '../support/test-app.ts';
 import { testEngine } from '../support/test-store.ts';
 
@@ -37,12 +46,17 @@ describe(`calendar-aligned UTC windows (${testEngine})`, () => {
     }
     t.clock.set('2026-03-10T09:00:00.999Z');
     const refused = await get(CHANNELS_PATH, token);
-    expect(expectRateLimited(refused)).toMatchObject({ limit: 25, retry_after_seconds: 1, reset_at: '2026-03-10T09:00:01.000Z' });
+    expect(expectRateLimited(refused)).toMatchObject({
+      limit: 25,
+      retry_after_seconds: 1,
+      reset_at: '2026-03-10T09:00:01.000Z',
+    });
     expect(refused.headers['retry-after']).toBe('1');
 
     // Calendar-aligned, not sliding: the whole next second is available at once.
     t.clock.set('2026-03-10T09:00:01.000Z');
-    for (let i = 0; i < 25; i++) expect((await get(CHANNELS_PATH, token)).statusCode, `next second, request ${i + 1}`).toBe(200);
+    for (let i = 0; i < 25; i++)
+      expect((await get(CHANNELS_PATH, token)).statusCode, `next second, request ${i + 1}`).toBe(200);
     expectRateLimited(await get(CHANNELS_PATH, token));
 
     t.clock.set('2026-03-10T09:00:02.000Z');
@@ -64,8 +78,16 @@ describe(`calendar-aligned UTC windows (${testEngine})`, () => {
 
     t.clock.set('2026-03-10T23:59:59.999Z');
     const refused = await get(CHANNELS_PATH, token);
-    expect(expectRateLimited(refused)).toMatchObject({ limit: 2, retry_after_seconds: 1, reset_at: '2026-03-11T00:00:00.000Z' });
-    expect(dailyOf(await usage(t, token), 'messenger-channels')).toMatchObject({ used: 2, remaining: 0, reset_seconds: 1 });
+    expect(expectRateLimited(refused)).toMatchObject({
+      limit: 2,
+      retry_after_seconds: 1,
+      reset_at: '2026-03-11T00:00:00.000Z',
+    });
+    expect(dailyOf(await usage(t, token), 'messenger-channels')).toMatchObject({
+      used: 2,
+      remaining: 0,
+      reset_seconds: 1,
+    });
 
     t.clock.set('2026-03-11T00:00:00.000Z');
     const next = await get(CHANNELS_PATH, token);
@@ -86,15 +108,29 @@ describe(`calendar-aligned UTC windows (${testEngine})`, () => {
     expect(rateHeaders(first)).toMatchObject({ accountLimit: 3, accountRemaining: 2, accountReset: 29 * DAY_S });
 
     token = await at('2028-02-28T23:59:59.999Z', email);
-    expect(rateHeaders(await get(CHANNELS_PATH, token))).toMatchObject({ remaining: 999, reset: 1, accountRemaining: 1, accountReset: DAY_S + 1 });
+    expect(rateHeaders(await get(CHANNELS_PATH, token))).toMatchObject({
+      remaining: 999,
+      reset: 1,
+      accountRemaining: 1,
+      accountReset: DAY_S + 1,
+    });
 
     // The 29th is a day of its own (a fresh daily window) in the same month.
     t.clock.set('2028-02-29T00:00:00.000Z');
-    expect(rateHeaders(await get(CHANNELS_PATH, token))).toMatchObject({ remaining: 999, reset: DAY_S, accountRemaining: 0, accountReset: DAY_S });
+    expect(rateHeaders(await get(CHANNELS_PATH, token))).toMatchObject({
+      remaining: 999,
+      reset: DAY_S,
+      accountRemaining: 0,
+      accountReset: DAY_S,
+    });
 
     token = await at('2028-02-29T23:59:59.999Z', email);
     const refused = await get(CATEGORIES_PATH, token);
-    expect(expectRateLimited(refused)).toMatchObject({ limit: 3, retry_after_seconds: 1, reset_at: '2028-03-01T00:00:00.000Z' });
+    expect(expectRateLimited(refused)).toMatchObject({
+      limit: 3,
+      retry_after_seconds: 1,
+      reset_at: '2028-03-01T00:00:00.000Z',
+    });
 
     t.clock.set('2028-03-01T00:00:00.000Z');
     const march = await get(CATEGORIES_PATH, token);
@@ -107,11 +143,18 @@ describe(`calendar-aligned UTC windows (${testEngine})`, () => {
     await t.container.limits.setOverride(orgId, ACCOUNT_SCOPE, 'month', 1);
 
     let token = await at('2027-12-01T00:00:00.000Z', email);
-    expect(rateHeaders(await get(CHANNELS_PATH, token))).toMatchObject({ accountRemaining: 0, accountReset: 31 * DAY_S });
+    expect(rateHeaders(await get(CHANNELS_PATH, token))).toMatchObject({
+      accountRemaining: 0,
+      accountReset: 31 * DAY_S,
+    });
 
     token = await at('2027-12-31T23:59:59.999Z', email);
     const refused = await get(CHANNELS_PATH, token);
-    expect(expectRateLimited(refused)).toMatchObject({ limit: 1, retry_after_seconds: 1, reset_at: '2028-01-01T00:00:00.000Z' });
+    expect(expectRateLimited(refused)).toMatchObject({
+      limit: 1,
+      retry_after_seconds: 1,
+      reset_at: '2028-01-01T00:00:00.000Z',
+    });
     expect(refused.headers['retry-after']).toBe('1');
 
     t.clock.set('2028-01-01T00:00:00.000Z');
@@ -128,7 +171,10 @@ describe(`calendar-aligned UTC windows (${testEngine})`, () => {
     let token = await at('2027-12-31T00:00:00.000Z', email);
     expect((await get(CHANNELS_PATH, token)).statusCode).toBe(200);
     token = await at('2027-12-31T23:59:59.999Z', email);
-    expect(expectRateLimited(await get(CHANNELS_PATH, token))).toMatchObject({ reset_at: '2028-01-01T00:00:00.000Z', retry_after_seconds: 1 });
+    expect(expectRateLimited(await get(CHANNELS_PATH, token))).toMatchObject({
+      reset_at: '2028-01-01T00:00:00.000Z',
+      retry_after_seconds: 1,
+    });
     t.clock.set('2028-01-01T00:00:00.000Z');
     expect(rateHeaders(await get(CHANNELS_PATH, token))).toMatchObject({ limit: 1, remaining: 0, reset: DAY_S });
   });
@@ -140,6 +186,7 @@ describe(`calendar-aligned UTC windows (${testEngine})`, () => {
     expect(totalOf(report, '1 Second').reset_seconds).toBe(1);
     expect(totalOf(report, '1 Month').reset_seconds).toBe(DAY_S / 2);
     expect(dailyOf(report, 'messenger-channels').reset_seconds).toBe(DAY_S / 2);
-    for (const block of report.services) for (const entry of block.limits) expect(Number.isInteger(entry.reset_seconds)).toBe(true);
+    for (const block of report.services)
+      for (const entry of block.limits) expect(Number.isInteger(entry.reset_seconds)).toBe(true);
   });
 });

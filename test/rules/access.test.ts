@@ -74,7 +74,11 @@ describe(`rules: organization isolation and authentication (${testEngine})`, () 
       const error = expectError(response, 404, 'not_found');
       // Indistinguishable from an id that does not exist.
       const unknownUrl = url.replace(/\/\d+\/?$/, (tail) => tail.replace(/\d+/, '987654'));
-      const unknown = expectError(await t.request({ method, url: unknownUrl, token: gina.token, body }), 404, 'not_found');
+      const unknown = expectError(
+        await t.request({ method, url: unknownUrl, token: gina.token, body }),
+        404,
+        'not_found',
+      );
       expect(error.message, label).toBe(unknown.message);
     }
   });
@@ -91,7 +95,11 @@ describe(`rules: organization isolation and authentication (${testEngine})`, () 
   });
 
   it("a rule cannot be built from another organization's resources (400 naming the field)", async () => {
-    const error = expectError(await gina.create(messengerRule(kit, 'Borrowed', 'kilo-bank.com')), 400, 'validation_failed');
+    const error = expectError(
+      await gina.create(messengerRule(kit, 'Borrowed', 'kilo-bank.com')),
+      400,
+      'validation_failed',
+    );
     expect(error.fields?.map((f) => f.field).sort()).toEqual(['email_template', 'recipients']);
   });
 

@@ -1,7 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { findSource } from '../../src/modules/sources/index.ts';
 import { expectError } from '../support/http.ts';
-import { createDeliveryKit, createRulesApp, rulePaths, rulesUser, type DeliveryKit, type RulesApi } from '../support/rules-api.ts';
+import {
+  createDeliveryKit,
+  createRulesApp,
+  rulePaths,
+  rulesUser,
+  type DeliveryKit,
+  type RulesApi,
+} from '../support/rules-api.ts';
 import type { TestApp } from '../support/test-app.ts';
 import { testEngine } from '../support/test-store.ts';
 
@@ -80,12 +87,25 @@ describe(`rules: the source catalog and the frequency table (${testEngine})`, ()
     expect(catalog).toHaveLength(15);
     expect(catalog.map((row) => [row.id, row.name, row.alias, row.service_type, row.frequency])).toEqual(SOURCES);
     for (const row of catalog) {
-      expect(Object.keys(row).sort()).toEqual(
-        ['alias', 'args_schema', 'excludable_fields', 'filterable_fields', 'frequency', 'has_data', 'id', 'name', 'service_type', 'sortable_fields'],
-      );
+      expect(Object.keys(row).sort()).toEqual([
+        'alias',
+        'args_schema',
+        'excludable_fields',
+        'filterable_fields',
+        'frequency',
+        'has_data',
+        'id',
+        'name',
+        'service_type',
+        'sortable_fields',
+      ]);
       expect(row.args_schema.params.length).toBeGreaterThan(0);
       for (const param of row.args_schema.params) {
-        expect(param).toMatchObject({ name: expect.any(String), type: expect.stringMatching(/^(Int|Float|Boolean|String|Array\[(Int|Float|Boolean|String)\])$/), required: expect.any(Boolean) });
+        expect(param).toMatchObject({
+          name: expect.any(String),
+          type: expect.stringMatching(/^(Int|Float|Boolean|String|Array\[(Int|Float|Boolean|String)\])$/),
+          required: expect.any(Boolean),
+        });
         // docs/sources.md: hint and example always, valid_values only for closed sets.
         expect(typeof param.hint).toBe('string');
         expect(param.example).not.toBeUndefined();
@@ -106,10 +126,34 @@ describe(`rules: the source catalog and the frequency table (${testEngine})`, ()
       alias: 'Messenger channels',
       args_schema: {
         params: [
-          { name: 'query', type: 'String', required: true, hint: 'Search query: terms, "phrases", AND, OR, NOT, ( )', example: '"fresh logs" AND (acme-bank.com OR acmebank)' },
-          { name: 'channel_ids', type: 'Array[Int]', required: false, hint: 'Only these channels (ids from messenger-channels)', example: [12, 22] },
-          { name: 'unique_only', type: 'Boolean', required: false, hint: 'Count identical texts posted in several channels once', example: true },
-          { name: 'context_chars', type: 'Int', required: false, hint: 'Characters of text around the match in each hit', example: 200 },
+          {
+            name: 'query',
+            type: 'String',
+            required: true,
+            hint: 'Search query: terms, "phrases", AND, OR, NOT, ( )',
+            example: '"fresh logs" AND (acme-bank.com OR acmebank)',
+          },
+          {
+            name: 'channel_ids',
+            type: 'Array[Int]',
+            required: false,
+            hint: 'Only these channels (ids from messenger-channels)',
+            example: [12, 22],
+          },
+          {
+            name: 'unique_only',
+            type: 'Boolean',
+            required: false,
+            hint: 'Count identical texts posted in several channels once',
+            example: true,
+          },
+          {
+            name: 'context_chars',
+            type: 'Int',
+            required: false,
+            hint: 'Characters of text around the match in each hit',
+            example: 200,
+          },
         ],
       },
       service_type: 'sync',
@@ -126,7 +170,17 @@ describe(`rules: the source catalog and the frequency table (${testEngine})`, ()
       id: 8,
       name: 'phishing',
       alias: 'Phishing domains',
-      args_schema: { params: [{ name: 'domain', type: 'String', required: true, hint: 'Registrable domain to protect, without scheme, path or subdomain', example: 'acme-bank.com' }] },
+      args_schema: {
+        params: [
+          {
+            name: 'domain',
+            type: 'String',
+            required: true,
+            hint: 'Registrable domain to protect, without scheme, path or subdomain',
+            example: 'acme-bank.com',
+          },
+        ],
+      },
       service_type: 'sync',
       excludable_fields: ['domain', 'registrable', 'registrar', 'ip', 'country'],
       filterable_fields: ['fuzzer', 'registrar', 'country', 'has_mx', 'origin', 'brand_in_subdomain'],
@@ -138,18 +192,40 @@ describe(`rules: the source catalog and the frequency table (${testEngine})`, ()
 
   it('the filtered-leak row has exactly the spec 2.9 schema, with its filter catalog', () => {
     const row = catalog.find((r) => r.id === 3)!;
-    expect(row.args_schema.params.map(({ name, type, required, example }) => ({ name, type, required, example }))).toEqual([
+    expect(
+      row.args_schema.params.map(({ name, type, required, example }) => ({ name, type, required, example })),
+    ).toEqual([
       { name: 'domain_url', type: 'String', required: true, example: 'acme-bank.com' },
       { name: 'filter_id', type: 'Int', required: true, example: 2 },
       { name: 'filter_parameters', type: 'Array[String]', required: false, example: ['/login', 'vpn.'] },
     ]);
     // docs/sources.md "Filtered leak filters": every filter is named in the hint.
     expect(row.args_schema.params[1]!.valid_values).toEqual([1, 2, 3, 4, 5]);
-    for (const name of ['employee_emails', 'corporate_logins', 'customer_accounts', 'all_site_credentials', 'admin_panels']) expect(row.args_schema.params[1]!.hint).toContain(name);
+    for (const name of [
+      'employee_emails',
+      'corporate_logins',
+      'customer_accounts',
+      'all_site_credentials',
+      'admin_panels',
+    ])
+      expect(row.args_schema.params[1]!.hint).toContain(name);
     expect(row).toMatchObject({
       service_type: 'sync',
       excludable_fields: ['email', 'username', 'url', 'host', 'leak_name', 'machine', 'hwid', 'app_id'],
-      filterable_fields: ['domain', 'host', 'login_domain', 'url_kind', 'country', 'software', 'leak_name', 'leak_type', 'machine', 'hwid', 'app_id', 'filter_id'],
+      filterable_fields: [
+        'domain',
+        'host',
+        'login_domain',
+        'url_kind',
+        'country',
+        'software',
+        'leak_name',
+        'leak_type',
+        'machine',
+        'hwid',
+        'app_id',
+        'filter_id',
+      ],
       sortable_fields: ['discovered_at', 'leaked_at', 'email', 'domain', 'host'],
       frequency: 'daily',
       has_data: true,
@@ -184,18 +260,32 @@ describe(`rules: the source catalog and the frequency table (${testEngine})`, ()
           expect(response.json()).toMatchObject({ service: row.id, frequency, args: exampleArgs(row) });
         } else {
           const error = expectError(response, 400, 'validation_failed');
-          expect(error.fields, `${row.name} ${frequency}`).toEqual([{ field: 'frequency', message: expect.stringContaining(row.frequency), rule: 7 }]);
+          expect(error.fields, `${row.name} ${frequency}`).toEqual([
+            { field: 'frequency', message: expect.stringContaining(row.frequency), rule: 7 },
+          ]);
         }
       }
     }
   });
 
   it('the frequency defaults to the organization setting (daily out of the box)', async () => {
-    const rule = await alice.created({ name: 'default frequency', service: 1, args: { query: 'acme' }, email_template: kit.template.id, recipients: [kit.recipient.id] });
+    const rule = await alice.created({
+      name: 'default frequency',
+      service: 1,
+      args: { query: 'acme' },
+      email_template: kit.template.id,
+      recipients: [kit.recipient.id],
+    });
     expect(rule.frequency).toBe('daily');
     await t.container.organizations.update('Acme', { defaultFrequency: 'weekly' });
     try {
-      const weekly = await alice.created({ name: 'org default weekly', service: 1, args: { query: 'acme' }, email_template: kit.template.id, recipients: [kit.recipient.id] });
+      const weekly = await alice.created({
+        name: 'org default weekly',
+        service: 1,
+        args: { query: 'acme' },
+        email_template: kit.template.id,
+        recipients: [kit.recipient.id],
+      });
       expect(weekly.frequency).toBe('weekly');
     } finally {
       await t.container.organizations.update('Acme', { defaultFrequency: 'daily' });
@@ -204,9 +294,19 @@ describe(`rules: the source catalog and the frequency table (${testEngine})`, ()
 
   it('a frequency not in the table is a 400 on frequency', async () => {
     for (const frequency of ['hourly', 'Daily', 'yearly', '', 'twice-weekly']) {
-      const response = await alice.create({ name: `bad ${frequency}`, service: 1, args: { query: 'acme' }, email_template: kit.template.id, recipients: [kit.recipient.id], frequency });
+      const response = await alice.create({
+        name: `bad ${frequency}`,
+        service: 1,
+        args: { query: 'acme' },
+        email_template: kit.template.id,
+        recipients: [kit.recipient.id],
+        frequency,
+      });
       const error = expectError(response, 400, 'validation_failed');
-      expect(error.fields?.map((f) => f.field), frequency).toEqual(['frequency']);
+      expect(
+        error.fields?.map((f) => f.field),
+        frequency,
+      ).toEqual(['frequency']);
     }
   });
 });

@@ -50,11 +50,21 @@ describe.skipIf(testEngine === 'sqlite')(`rules: two containers on one store (${
     const rule = await alice.created(messengerRule(kit, 'November', 'november-bank.com'));
     for (let round = 1; round <= 3; round++) {
       const at = new Date(T0 + round * DAY);
-      await writeCorpus(t, [channel('november_leaks', [message(round, `november-bank.com part ${round}`, { date: at.getTime() - HOUR })])]);
-      const reports = await Promise.all([t.container.runner.tick(at), t2.container.runner.tick(at), t2.container.runner.tick(at)]);
+      await writeCorpus(t, [
+        channel('november_leaks', [message(round, `november-bank.com part ${round}`, { date: at.getTime() - HOUR })]),
+      ]);
+      const reports = await Promise.all([
+        t.container.runner.tick(at),
+        t2.container.runner.tick(at),
+        t2.container.runner.tick(at),
+      ]);
       expect(reports.reduce((n, r) => n + r.ran, 0)).toBe(1);
       expect(reports.reduce((n, r) => n + r.matches, 0)).toBe(1);
-      const dispatched = await Promise.all([t.container.notifier.dispatchPending(), t2.container.notifier.dispatchPending(), t.container.notifier.dispatchPending()]);
+      const dispatched = await Promise.all([
+        t.container.notifier.dispatchPending(),
+        t2.container.notifier.dispatchPending(),
+        t.container.notifier.dispatchPending(),
+      ]);
       expect(dispatched.reduce((n, d) => n + d, 0)).toBe(2);
       expect(requestsTo(receiver, kit)).toHaveLength(round);
       expect(smtp.messages.filter((m) => m.to.includes(kit.recipient.email))).toHaveLength(round);

@@ -54,7 +54,8 @@ describe(`rules: concurrent evaluation on one store (${testEngine})`, () => {
     await Promise.all([smtp?.close(), receiver?.close()]);
   });
 
-  const sum = (summaries: TickSummary[], key: keyof Omit<TickSummary, 'at'>) => summaries.reduce((n, s) => n + s[key], 0);
+  const sum = (summaries: TickSummary[], key: keyof Omit<TickSummary, 'at'>) =>
+    summaries.reduce((n, s) => n + s[key], 0);
   const mailTo = (kit: DeliveryKit) => smtp.messages.filter((m) => m.to.includes(kit.recipient.email));
 
   /**
@@ -83,20 +84,32 @@ describe(`rules: concurrent evaluation on one store (${testEngine})`, () => {
       await t.container.organizations.update('Acme', { alertRuleLimit: 1000 });
       const crowdKit = await createDeliveryKit(alice, { tag: 'crowd', receiver });
       const crowd: RuleView[] = [];
-      for (let i = 0; i < CROWD; i++) crowd.push(await alice.created(messengerRule(crowdKit, `Crowd ${i}`, `mike-bank.com OR crowd${i}`, { recipients: [] })));
+      for (let i = 0; i < CROWD; i++)
+        crowd.push(
+          await alice.created(messengerRule(crowdKit, `Crowd ${i}`, `mike-bank.com OR crowd${i}`, { recipients: [] })),
+        );
 
       await writeCorpus(t, [channel('mike_leaks', [message(1, 'mike-bank.com dump for sale', { date: T0 + HOUR })])]);
       const first = await concurrentTicks(3, new Date(T0 + DAY));
       for (const [i, rule] of rules.entries()) {
         const matches = (await alice.matches(rule.id)).results;
-        expect(matches, rule.name).toEqual([expect.objectContaining({ total_hits: 1, window_start: iso(T0), window_end: iso(T0 + DAY) })]);
+        expect(matches, rule.name).toEqual([
+          expect.objectContaining({ total_hits: 1, window_start: iso(T0), window_end: iso(T0 + DAY) }),
+        ]);
         expect((await runsOf(t, rule.id)).map((run) => run.window_end)).toEqual([T0, T0 + DAY]);
         expect(requestsTo(receiver, kits[i]!), rule.name).toHaveLength(1);
         expect((await notificationsOf(t, rule.id)).every((row) => row.status === 'sent')).toBe(true);
         expect((await alice.find(rule.id))!.last_run).toBe(iso(T0 + DAY));
       }
       expect(mailTo(kits[0]!)).toHaveLength(1);
-      for (const rule of crowd) expect((await runsOf(t, rule.id)).map((run) => [run.window_end, run.status]), rule.name).toEqual([[T0, 'empty'], [T0 + DAY, 'completed']]);
+      for (const rule of crowd)
+        expect(
+          (await runsOf(t, rule.id)).map((run) => [run.window_end, run.status]),
+          rule.name,
+        ).toEqual([
+          [T0, 'empty'],
+          [T0 + DAY, 'completed'],
+        ]);
       const crowdNames = requestsTo(receiver, crowdKit).map((r) => payloadOf(r).alert_rule_name);
       expect(crowdNames).toHaveLength(CROWD);
       expect(new Set(crowdNames).size).toBe(CROWD);
@@ -107,7 +120,9 @@ describe(`rules: concurrent evaluation on one store (${testEngine})`, () => {
       // One webhook per rule and one email, whichever process sent them.
       expect(sum(first, 'notifications_handled')).toBe(4 + CROWD);
 
-      await writeCorpus(t, [channel('mike_leaks', [message(2, 'mike-bank.com dump, part two', { date: T0 + DAY + HOUR })])]);
+      await writeCorpus(t, [
+        channel('mike_leaks', [message(2, 'mike-bank.com dump, part two', { date: T0 + DAY + HOUR })]),
+      ]);
       const at = new Date(T0 + 2 * DAY);
       const second = await concurrentTicks(3, at);
       for (const [i, rule] of rules.entries()) {
@@ -118,7 +133,15 @@ describe(`rules: concurrent evaluation on one store (${testEngine})`, () => {
       }
       expect(mailTo(kits[0]!)).toHaveLength(2);
       // Every crowd rule's second window was evaluated (and notified) exactly once.
-      for (const rule of crowd) expect((await runsOf(t, rule.id)).map((run) => [run.window_end, run.status]), rule.name).toEqual([[T0, 'empty'], [T0 + DAY, 'completed'], [T0 + 2 * DAY, 'completed']]);
+      for (const rule of crowd)
+        expect(
+          (await runsOf(t, rule.id)).map((run) => [run.window_end, run.status]),
+          rule.name,
+        ).toEqual([
+          [T0, 'empty'],
+          [T0 + DAY, 'completed'],
+          [T0 + 2 * DAY, 'completed'],
+        ]);
       expect(requestsTo(receiver, crowdKit)).toHaveLength(2 * CROWD);
       expect(sum(second, 'ran')).toBe(3 + CROWD);
       expect(sum(second, 'due')).toBe(3 + CROWD);

@@ -56,7 +56,10 @@ describe(`rules: restart after a crash loses nothing and sends nothing twice (${
    */
   async function aWorker(id: string) {
     const now = t.clock.now().getTime();
-    await t.container.store.db.insertInto('workers').values({ id, pid: 1, host: 'elsewhere', started_at: now, seen_at: now }).execute();
+    await t.container.store.db
+      .insertInto('workers')
+      .values({ id, pid: 1, host: 'elsewhere', started_at: now, seen_at: now })
+      .execute();
     return {
       id,
       dies: async () => t.clock.advance(60_000),
@@ -102,7 +105,16 @@ describe(`rules: restart after a crash loses nothing and sends nothing twice (${
     const worker = await aWorker('papa-worker');
     await t.container.store.db
       .insertInto('rule_runs')
-      .values({ org_id: alice.orgId, rule_id: rule.id, run_key: `${rule.id}:${until}`, window_start: T0, window_end: until, status: 'running', claimed_by: worker.id, created_at: until })
+      .values({
+        org_id: alice.orgId,
+        rule_id: rule.id,
+        run_key: `${rule.id}:${until}`,
+        window_start: T0,
+        window_end: until,
+        status: 'running',
+        claimed_by: worker.id,
+        created_at: until,
+      })
       .execute();
     await restart();
 
@@ -116,7 +128,9 @@ describe(`rules: restart after a crash loses nothing and sends nothing twice (${
     await t.container.runner.tick(new Date(until));
     await deliverPending(t);
     const matches = (await alice.matches(rule.id)).results;
-    expect(matches).toEqual([expect.objectContaining({ total_hits: 1, window_start: iso(T0), window_end: iso(until) })]);
+    expect(matches).toEqual([
+      expect.objectContaining({ total_hits: 1, window_start: iso(T0), window_end: iso(until) }),
+    ]);
     expect(requestsTo(receiver, kit)).toHaveLength(1);
 
     // And only once.
@@ -131,12 +145,18 @@ describe(`rules: restart after a crash loses nothing and sends nothing twice (${
   it('a notification claimed by a dispatcher that died mid-send is marked failed once the dispatcher is taken for dead, never sent twice', async () => {
     const kit = await createDeliveryKit(alice, { tag: 'claim', receiver });
     const rule = await alice.created(messengerRule(kit, 'Quebec', 'quebec-bank.com', { recipients: [] }));
-    await writeCorpus(t, [channel('quebec_leaks', [message(1, 'quebec-bank.com dump', { date: T0 + 4 * DAY + HOUR })])]);
+    await writeCorpus(t, [
+      channel('quebec_leaks', [message(1, 'quebec-bank.com dump', { date: T0 + 4 * DAY + HOUR })]),
+    ]);
     await t.container.runner.tick(new Date(T0 + 5 * DAY));
     const [notification] = await notificationsOf(t, rule.id);
     // A dispatcher claimed it and died before it sent anything.
     const worker = await aWorker('quebec-dispatcher');
-    await t.container.store.db.updateTable('notifications').set({ status: 'sending', claimed_by: worker.id }).where('id', '=', notification!.id).execute();
+    await t.container.store.db
+      .updateTable('notifications')
+      .set({ status: 'sending', claimed_by: worker.id })
+      .where('id', '=', notification!.id)
+      .execute();
     await restart();
 
     expect(await deliverPending(t)).toBe(0);
@@ -150,14 +170,25 @@ describe(`rules: restart after a crash loses nothing and sends nothing twice (${
 
   it("an async run's job claimed by a worker that died is run by another worker once the first is taken for dead", async () => {
     const kit = await createDeliveryKit(alice, { tag: 'lease', receiver });
-    const rule = await alice.created({ ...messengerRule(kit, 'Romeo scan', 'x', { recipients: [] }), service: 4, args: { query: 'romeo-bank.com' }, frequency: 'weekly' });
+    const rule = await alice.created({
+      ...messengerRule(kit, 'Romeo scan', 'x', { recipients: [] }),
+      service: 4,
+      args: { query: 'romeo-bank.com' },
+      frequency: 'weekly',
+    });
     const db = t.container.store.db;
     const [match] = (await alice.matches(rule.id)).results;
     expect(match).toMatchObject({ status: 'pending' });
-    const job = (await db.selectFrom('jobs').selectAll().where('type', '=', 'rules.complete-async-run').execute()).find((row) => JSON.parse(row.payload).matchId === match!.id)!;
+    const job = (await db.selectFrom('jobs').selectAll().where('type', '=', 'rules.complete-async-run').execute()).find(
+      (row) => JSON.parse(row.payload).matchId === match!.id,
+    )!;
     // A worker claimed the job and died.
     const worker = await aWorker('romeo-worker');
-    await db.updateTable('jobs').set({ status: 'running', attempts: 1, claimed_by: worker.id }).where('id', '=', job.id).execute();
+    await db
+      .updateTable('jobs')
+      .set({ status: 'running', attempts: 1, claimed_by: worker.id })
+      .where('id', '=', job.id)
+      .execute();
     await restart();
 
     expect(await t.container.jobs.runDue()).toBe(0);
@@ -166,6 +197,12 @@ describe(`rules: restart after a crash loses nothing and sends nothing twice (${
     expect(await t.container.jobs.runDue()).toBe(1);
     expect(await t.container.jobs.runDue()).toBe(0);
     expect((await alice.matches(rule.id)).count).toBe(0);
-    expect(await t.container.store.db.selectFrom('jobs').select(['status', 'attempts']).where('id', '=', job.id).executeTakeFirstOrThrow()).toEqual({ status: 'done', attempts: 2 });
+    expect(
+      await t.container.store.db
+        .selectFrom('jobs')
+        .select(['status', 'attempts'])
+        .where('id', '=', job.id)
+        .executeTakeFirstOrThrow(),
+    ).toEqual({ status: 'done', attempts: 2 });
   });
 });

@@ -2,7 +2,15 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { channel, channelIdsByLabel, message } from '../support/corpus.ts';
 import { expectError } from '../support/http.ts';
 import { search } from '../support/messenger-search.ts';
-import { createDeliveryKit, createRulesApp, HOUR, rulesUser, writeCorpus, type DeliveryKit, type RulesApi } from '../support/rules-api.ts';
+import {
+  createDeliveryKit,
+  createRulesApp,
+  HOUR,
+  rulesUser,
+  writeCorpus,
+  type DeliveryKit,
+  type RulesApi,
+} from '../support/rules-api.ts';
 import type { TestApp } from '../support/test-app.ts';
 import { testEngine } from '../support/test-store.ts';
 
@@ -45,22 +53,42 @@ describe(`rules: starting a messenger rule from a search's follow_up_token (${te
   });
 
   it('POST messenger-search-create first, then create a rule from its token: service 1 with the search as args', async () => {
-    const found = await search(t, alice.token, { query: '"fresh logs" juliet-bank.com', channel_ids: [channels.juliet_a!], context_chars: 120 });
+    const found = await search(t, alice.token, {
+      query: '"fresh logs" juliet-bank.com',
+      channel_ids: [channels.juliet_a!],
+      context_chars: 120,
+    });
     expect(found.total).toBe(2);
     expect(typeof found.follow_up_token).toBe('string');
 
     const rule = await alice.created(ruleFrom(found.follow_up_token, kit));
     expect(rule.service).toBe(1);
-    expect(rule.args).toMatchObject({ query: '"fresh logs" juliet-bank.com', channel_ids: [channels.juliet_a], context_chars: 120 });
+    expect(rule.args).toMatchObject({
+      query: '"fresh logs" juliet-bank.com',
+      channel_ids: [channels.juliet_a],
+      context_chars: 120,
+    });
     // Its first run finds what the search found.
-    expect(rule).toMatchObject({ total_matches_count: found.total, total_alerts_count: 1, last_run: new Date(T0).toISOString() });
+    expect(rule).toMatchObject({
+      total_matches_count: found.total,
+      total_alerts_count: 1,
+      last_run: new Date(T0).toISOString(),
+    });
 
     // service 1 may be given explicitly; any other service, or args beside the token, is a 400.
     const withService = await alice.created(ruleFrom(found.follow_up_token, kit, { service: 1 }));
     expect(withService.args).toEqual(rule.args);
-    const wrongService = expectError(await alice.create(ruleFrom(found.follow_up_token, kit, { service: 8 })), 400, 'validation_failed');
+    const wrongService = expectError(
+      await alice.create(ruleFrom(found.follow_up_token, kit, { service: 8 })),
+      400,
+      'validation_failed',
+    );
     expect(wrongService.fields?.map((f) => f.field)).toEqual(['service']);
-    const withArgs = expectError(await alice.create(ruleFrom(found.follow_up_token, kit, { args: { query: 'other' } })), 400, 'validation_failed');
+    const withArgs = expectError(
+      await alice.create(ruleFrom(found.follow_up_token, kit, { args: { query: 'other' } })),
+      400,
+      'validation_failed',
+    );
     expect(withArgs.fields?.map((f) => f.field)).toEqual(['args']);
   });
 
@@ -78,7 +106,12 @@ describe(`rules: starting a messenger rule from a search's follow_up_token (${te
     await gina.created(ruleFrom(ginaSearch.follow_up_token, ginaKit));
     // ...Alice cannot.
     const before = (await alice.list({ include_deleted: true })).count;
-    for (const token of [ginaSearch.follow_up_token, 'not-a-token', `${ginaSearch.follow_up_token.slice(0, -4)}AAAA`, alice.token]) {
+    for (const token of [
+      ginaSearch.follow_up_token,
+      'not-a-token',
+      `${ginaSearch.follow_up_token.slice(0, -4)}AAAA`,
+      alice.token,
+    ]) {
       const error = expectError(await alice.create(ruleFrom(token, kit)), 400, 'validation_failed');
       expect(error.fields?.map((f) => f.field)).toEqual(['follow_up_token']);
     }

@@ -45,7 +45,10 @@ describe(`rules: a tick process killed at an arbitrary point (${testEngine})`, (
   let cliEnv: Record<string, string>;
 
   beforeAll(async () => {
-    [smtp, receiver] = await Promise.all([startSmtpTestServer({ auth: SMTP_AUTH, gated: true }), startWebhookReceiver()]);
+    [smtp, receiver] = await Promise.all([
+      startSmtpTestServer({ auth: SMTP_AUTH, gated: true }),
+      startWebhookReceiver(),
+    ]);
     location = await createTestStoreLocation();
     t = await createRulesApp({ location });
     alice = await rulesUser(t, 'Acme', 'alice@acme.test');
@@ -62,7 +65,9 @@ describe(`rules: a tick process killed at an arbitrary point (${testEngine})`, (
     async () => {
       const kit = await createDeliveryKit(alice, { tag: 'anywhere', receiver, smtp });
       const rule = await alice.created(messengerRule(kit, 'Uniform', 'uniform-bank.com'));
-      await writeCorpus(t, [channel('uniform_leaks', [message(1, 'uniform-bank.com stealer logs', { date: T0 + HOUR })])]);
+      await writeCorpus(t, [
+        channel('uniform_leaks', [message(1, 'uniform-bank.com stealer logs', { date: T0 + HOUR })]),
+      ]);
       const until = T0 + DAY;
       const db = t.container.store.db;
 
@@ -70,7 +75,13 @@ describe(`rules: a tick process killed at an arbitrary point (${testEngine})`, (
       const extraMs = Math.floor(Math.random() * 40);
       await waitFor(
         'the run to be claimed',
-        async () => !!(await db.selectFrom('rule_runs').select('id').where('rule_id', '=', rule.id).where('window_end', '=', until).executeTakeFirst()),
+        async () =>
+          !!(await db
+            .selectFrom('rule_runs')
+            .select('id')
+            .where('rule_id', '=', rule.id)
+            .where('window_end', '=', until)
+            .executeTakeFirst()),
         { timeoutMs: scaled(120_000), everyMs: 2 },
       );
       await new Promise((resolve) => setTimeout(resolve, extraMs));
@@ -93,7 +104,10 @@ describe(`rules: a tick process killed at an arbitrary point (${testEngine})`, (
       const matches = (await alice.matches(rule.id)).results;
       const hits: HitView[] = [];
       for (const match of matches) hits.push(...(await alice.hits(match.id)).results);
-      expect(hits.map((h) => h.message_id), context).toEqual([1]);
+      expect(
+        hits.map((h) => h.message_id),
+        context,
+      ).toEqual([1]);
       expect(matches, context).toHaveLength(1);
       expect(requestsTo(receiver, kit), context).toHaveLength(1);
       // An email the dead process had in flight may be given up rather than risk a duplicate;

@@ -45,7 +45,10 @@ describe(`rules: a tick process killed mid-delivery and run again (${testEngine}
     t = await createRulesApp({ location });
     alice = await rulesUser(t, 'Acme', 'alice@acme.test');
     // Long delivery timeouts: the killed process must still be waiting when it is killed.
-    cliEnv = { ...location.env, ...(await rulesEnv({ DRAGNET_WEBHOOK_TIMEOUT_MS: '120000', DRAGNET_SMTP_TIMEOUT_MS: '120000' })) };
+    cliEnv = {
+      ...location.env,
+      ...(await rulesEnv({ DRAGNET_WEBHOOK_TIMEOUT_MS: '120000', DRAGNET_SMTP_TIMEOUT_MS: '120000' })),
+    };
   });
   afterAll(async () => {
     await t?.close();
@@ -63,7 +66,10 @@ describe(`rules: a tick process killed mid-delivery and run again (${testEngine}
         await writeCorpus(t, [channel('sierra_leaks', [message(1, 'sierra-bank.com logs', { date: T0 + HOUR })])]);
 
         const doomed = spawnTick(new Date(T0 + DAY), cliEnv);
-        await waitFor('the webhook request', () => hanging.requests.length > 0, { timeoutMs: scaled(120_000), everyMs: 10 });
+        await waitFor('the webhook request', () => hanging.requests.length > 0, {
+          timeoutMs: scaled(120_000),
+          everyMs: 10,
+        });
         doomed.child.kill('SIGKILL');
         expect((await doomed.done).signal).toBe('SIGKILL');
         hanging.respond({ status: 204 });
@@ -73,7 +79,9 @@ describe(`rules: a tick process killed mid-delivery and run again (${testEngine}
         const rerun = await tickSummary(spawnTick(new Date(T0 + DAY), cliEnv));
         expect(rerun).toMatchObject({ ran: 0, matches: 0, notifications_handled: 0 });
         expect(hanging.requests).toHaveLength(1);
-        expect((await alice.matches(rule.id)).results).toEqual([expect.objectContaining({ total_hits: 1, window_end: iso(T0 + DAY) })]);
+        expect((await alice.matches(rule.id)).results).toEqual([
+          expect.objectContaining({ total_hits: 1, window_end: iso(T0 + DAY) }),
+        ]);
         expect((await alice.find(rule.id))!.last_run).toBe(iso(T0 + DAY));
 
         // The dead process's claim expires after 10 minutes. The request had reached the

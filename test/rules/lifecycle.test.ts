@@ -1,5 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { relative, senderBody, templateBody, webhookBody, type DeliveryResource, type ListPage } from '../support/delivery-api.ts';
+import {
+  relative,
+  senderBody,
+  templateBody,
+  webhookBody,
+  type DeliveryResource,
+  type ListPage,
+} from '../support/delivery-api.ts';
 import { channel, message } from '../support/corpus.ts';
 import { expectError, type ErrorBody } from '../support/http.ts';
 import {
@@ -71,7 +78,9 @@ describe(`rules: delete, restore, list and update (${testEngine})`, () => {
 
   /** A delivery resource's delete must be refused with 409 naming every referencing rule. */
   async function refusedDeletion(api: RulesApi, resource: DeliveryResource, id: number, rules: RuleView[]) {
-    const error = expectError(await api.delivery.remove(resource, id), 409, 'conflict') as ErrorBody & { rules?: { id: number; name: string }[] };
+    const error = expectError(await api.delivery.remove(resource, id), 409, 'conflict') as ErrorBody & {
+      rules?: { id: number; name: string }[];
+    };
     for (const rule of rules) expect(error.message).toContain(rule.name);
     expect(error.rules).toEqual(rules.map((rule) => ({ id: rule.id, name: rule.name })));
   }
@@ -137,7 +146,9 @@ describe(`rules: delete, restore, list and update (${testEngine})`, () => {
 
     // Listed only with include_deleted; deleting twice or updating it is refused.
     expect((await alice.listAll({ page_size: 100 })).rules.map((r) => r.id)).not.toContain(rule.id);
-    expect((await alice.listAll({ page_size: 100, include_deleted: true })).rules.find((r) => r.id === rule.id)).toMatchObject({ is_deleted: true });
+    expect(
+      (await alice.listAll({ page_size: 100, include_deleted: true })).rules.find((r) => r.id === rule.id),
+    ).toMatchObject({ is_deleted: true });
     expectError(await alice.remove(rule.id), 404, 'not_found');
     expectError(await alice.update(rule.id, body), 409, 'conflict');
 
@@ -177,7 +188,9 @@ describe(`rules: delete, restore, list and update (${testEngine})`, () => {
   });
 
   it('restore brings the rule back from its snapshot with its attachments and exclusions', async () => {
-    const rule = await alice.created(ruleBody({ name: 'Comes back', recipients: [res.recipients[0], res.recipients[1]] }));
+    const rule = await alice.created(
+      ruleBody({ name: 'Comes back', recipients: [res.recipients[0], res.recipients[1]] }),
+    );
     await alice.createExclusion(rule.id, { field: 'channel_username', value: 'india_leaks' });
     const before = (await alice.find(rule.id))!;
     expect((await alice.remove(rule.id)).statusCode).toBe(200);
@@ -185,8 +198,12 @@ describe(`rules: delete, restore, list and update (${testEngine})`, () => {
     const response = await alice.restore(rule.id);
     expect(response.statusCode, response.body).toBe(200);
     expect(response.json()).toEqual({ ...before, updated_at: expect.any(String) });
-    expect((await alice.exclusions(rule.id)).map((e) => [e.field, e.value])).toEqual([['channel_username', 'india_leaks']]);
-    expect((await alice.list({ webhook_id: res.webhooks[0]!, page_size: 100 })).results.map((r) => r.id)).toContain(rule.id);
+    expect((await alice.exclusions(rule.id)).map((e) => [e.field, e.value])).toEqual([
+      ['channel_username', 'india_leaks'],
+    ]);
+    expect((await alice.list({ webhook_id: res.webhooks[0]!, page_size: 100 })).results.map((r) => r.id)).toContain(
+      rule.id,
+    );
     // An active rule cannot be restored; an unknown one is 404.
     expectError(await alice.restore(rule.id), 409, 'conflict');
     expectError(await alice.restore(999_999), 404, 'not_found');
@@ -206,7 +223,12 @@ describe(`rules: delete, restore, list and update (${testEngine})`, () => {
     const carol = await rulesUser(t, 'Initech', 'carol@initech.test');
     const carolRes = await createResources(carol, 'initech', 1);
     await t.container.organizations.update('Initech', { alertRuleLimit: 1 });
-    const body = { service: 1, args: { query: 'initech' }, email_template: carolRes.templates[0], recipients: carolRes.recipients };
+    const body = {
+      service: 1,
+      args: { query: 'initech' },
+      email_template: carolRes.templates[0],
+      recipients: carolRes.recipients,
+    };
     const first = await carol.created({ ...body, name: 'first' });
     expect((await carol.remove(first.id)).statusCode).toBe(200);
     await carol.created({ ...body, name: 'second' });
@@ -227,7 +249,14 @@ describe(`rules: delete, restore, list and update (${testEngine})`, () => {
       const [t1, t2] = own.templates;
       const [w1, w2] = own.webhooks;
       const make = (name: string, extra: Record<string, unknown>) =>
-        org.created({ name, service: 8, args: { domain: 'listing-example.com' }, email_template: t1, recipients: [r1], ...extra });
+        org.created({
+          name,
+          service: 8,
+          args: { domain: 'listing-example.com' },
+          email_template: t1,
+          recipients: [r1],
+          ...extra,
+        });
       rules = [
         await make('L1', { sender: s1, webhook: w1 }),
         await make('L2', { sender: s2, recipients: [r1, r2] }),
@@ -239,7 +268,8 @@ describe(`rules: delete, restore, list and update (${testEngine})`, () => {
       expect((await org.remove(rules[5]!.id)).statusCode).toBe(200);
     });
 
-    const names = (page: { results: RuleView[] } | { rules: RuleView[] }) => ('rules' in page ? page.rules : page.results).map((r) => r.name);
+    const names = (page: { results: RuleView[] } | { rules: RuleView[] }) =>
+      ('rules' in page ? page.rules : page.results).map((r) => r.name);
 
     it('pages through next with count, next and previous; default page size 20', async () => {
       const all = await org.list();
@@ -300,7 +330,14 @@ describe(`rules: delete, restore, list and update (${testEngine})`, () => {
     });
 
     it('bad paging or filter values are 400', async () => {
-      for (const query of ['page=0', 'page_size=0', 'page_size=101', 'recipient_id=abc', 'sender_id=0', 'include_deleted=maybe']) {
+      for (const query of [
+        'page=0',
+        'page_size=0',
+        'page_size=101',
+        'recipient_id=abc',
+        'sender_id=0',
+        'include_deleted=maybe',
+      ]) {
         expectError(await org.get(`${rulePaths.list}?${query}`), 400, 'validation_failed');
       }
     });
@@ -344,8 +381,12 @@ describe(`rules: delete, restore, list and update (${testEngine})`, () => {
         });
         expect(await alice.find(rule.id)).toEqual(response.json());
         // The lists follow the new attachments.
-        expect((await alice.list({ webhook_id: res.webhooks[0]!, page_size: 100 })).results.map((r) => r.id)).not.toContain(rule.id);
-        expect((await alice.list({ email_template_id: res.templates[1]!, page_size: 100 })).results.map((r) => r.id)).toContain(rule.id);
+        expect(
+          (await alice.list({ webhook_id: res.webhooks[0]!, page_size: 100 })).results.map((r) => r.id),
+        ).not.toContain(rule.id);
+        expect(
+          (await alice.list({ email_template_id: res.templates[1]!, page_size: 100 })).results.map((r) => r.id),
+        ).toContain(rule.id);
         rule = response.json() as RuleView;
       } finally {
         t.clock.set(new Date(T0));
@@ -354,7 +395,13 @@ describe(`rules: delete, restore, list and update (${testEngine})`, () => {
 
     it('the same validation as create, and a rejected update changes nothing', async () => {
       const other = await alice.created(ruleBody({ name: 'Other active rule' }));
-      const valid = { name: rule.name, service: 1, args: { query: 'india-bank.com' }, email_template: res.templates[0], recipients: [res.recipients[0]] };
+      const valid = {
+        name: rule.name,
+        service: 1,
+        args: { query: 'india-bank.com' },
+        email_template: res.templates[0],
+        recipients: [res.recipients[0]],
+      };
       const cases: [Record<string, unknown>, { field: string; rule?: number }[]][] = [
         [{ args: { query: 'x', bogus: 1 } }, [{ field: 'args.bogus', rule: 1 }]],
         [{ args: {} }, [{ field: 'args.query', rule: 2 }]],
@@ -369,11 +416,19 @@ describe(`rules: delete, restore, list and update (${testEngine})`, () => {
       ];
       for (const [change, fields] of cases) {
         const error = expectError(await alice.update(rule.id, { ...valid, ...change }), 400, 'validation_failed');
-        expect(error.fields?.map((f) => ({ field: f.field, ...((f as { rule?: number }).rule ? { rule: (f as { rule?: number }).rule } : {}) })), JSON.stringify(change)).toEqual(fields);
+        expect(
+          error.fields?.map((f) => ({
+            field: f.field,
+            ...((f as { rule?: number }).rule ? { rule: (f as { rule?: number }).rule } : {}),
+          })),
+          JSON.stringify(change),
+        ).toEqual(fields);
       }
       // Required fields of the full body.
       const { email_template: _template, ...withoutTemplate } = valid;
-      expect(expectError(await alice.update(rule.id, withoutTemplate), 400).fields?.map((f) => f.field)).toEqual(['email_template']);
+      expect(expectError(await alice.update(rule.id, withoutTemplate), 400).fields?.map((f) => f.field)).toEqual([
+        'email_template',
+      ]);
       const { name: _name, ...withoutName } = valid;
       expect(expectError(await alice.update(rule.id, withoutName), 400).fields?.map((f) => f.field)).toEqual(['name']);
       expect(await alice.find(rule.id)).toEqual(rule);
@@ -389,7 +444,10 @@ describe(`rules: delete, restore, list and update (${testEngine})`, () => {
         ['recipients', foreign.recipients],
       ] as const) {
         const error = expectError(await alice.update(rule.id, { ...valid, [field]: value }), 400, 'validation_failed');
-        expect(error.fields?.map((f) => f.field), field).toEqual([field]);
+        expect(
+          error.fields?.map((f) => f.field),
+          field,
+        ).toEqual([field]);
       }
       expectError(await alice.update(999_999, valid), 404, 'not_found');
       expect((await alice.remove(other.id)).statusCode).toBe(200);

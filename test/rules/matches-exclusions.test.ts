@@ -56,11 +56,20 @@ describe(`rules: matches, hits and exclusions (${testEngine})`, () => {
     await writeCorpus(t, [
       channel('golf_a', [
         message(1, 'golf-bank.com logins', { date: at(1), userId: 11 }),
-        message(2, 'golf-bank.com cookies', { date: at(2), userId: 12, hasMedia: true, mediaType: 'photo', fileName: 'shot.jpg' }),
+        message(2, 'golf-bank.com cookies', {
+          date: at(2),
+          userId: 12,
+          hasMedia: true,
+          mediaType: 'photo',
+          fileName: 'shot.jpg',
+        }),
         message(3, 'golf-bank.com admin panel', { date: at(3), userId: 11 }),
         message(4, 'golf-bank.com vpn', { date: at(4), userId: 13 }),
       ]),
-      channel('golf_b', [message(5, 'golf-bank.com db', { date: at(5), userId: 14 }), message(6, 'golf-bank.com db part 2', { date: at(6), userId: 14 })]),
+      channel('golf_b', [
+        message(5, 'golf-bank.com db', { date: at(5), userId: 14 }),
+        message(6, 'golf-bank.com db part 2', { date: at(6), userId: 14 }),
+      ]),
       channel('golf_c', [message(7, 'golf-bank.com combo', { date: at(7), userId: 15 })]),
       channel('golf_noise', [message(8, 'unrelated chatter', { date: at(8), userId: 16 })]),
     ]);
@@ -79,7 +88,14 @@ describe(`rules: matches, hits and exclusions (${testEngine})`, () => {
 
   it('the first run made one match of the seven hits', async () => {
     expect(rule).toMatchObject({ total_matches_count: 7, total_alerts_count: 1 });
-    expect(match).toMatchObject({ rule_id: rule.id, status: 'complete', total_hits: 7, stored_hits: 7, excluded_hits: 0, new_hits: 7 });
+    expect(match).toMatchObject({
+      rule_id: rule.id,
+      status: 'complete',
+      total_hits: 7,
+      stored_hits: 7,
+      excluded_hits: 0,
+      new_hits: 7,
+    });
     expect(requestsTo(receiver, kit)).toHaveLength(1);
   });
 
@@ -142,8 +158,15 @@ describe(`rules: matches, hits and exclusions (${testEngine})`, () => {
     const channelIds = byChannel.results.map((h) => h.channel_id as number);
     expect(channelIds).toEqual([...channelIds].sort((a, b) => a - b));
     for (const sort of ['text', 'user_id', '-', 'date,message_id']) {
-      const error = expectError(await alice.get(withQuery(rulePaths.hits(match.id), { sort })), 400, 'validation_failed');
-      expect(error.fields?.map((f) => f.field), sort).toEqual(['sort']);
+      const error = expectError(
+        await alice.get(withQuery(rulePaths.hits(match.id), { sort })),
+        400,
+        'validation_failed',
+      );
+      expect(
+        error.fields?.map((f) => f.field),
+        sort,
+      ).toEqual(['sort']);
     }
   });
 
@@ -160,13 +183,24 @@ describe(`rules: matches, hits and exclusions (${testEngine})`, () => {
   it('hits: repeated filters all apply; a non-filterable field is a 400 on filter', async () => {
     expect(hitIds(await alice.hits(match.id, { filter: ['channel_username:golf_a', 'user_id:11'] }))).toEqual([3, 1]);
     for (const filter of ['text:golf', 'channel_username', 'date:2026-03-10']) {
-      const error = expectError(await alice.get(withQuery(rulePaths.hits(match.id), { filter: [filter, 'user_id:11'] })), 400, 'validation_failed');
-      expect(error.fields?.map((f) => f.field), filter).toEqual(['filter']);
+      const error = expectError(
+        await alice.get(withQuery(rulePaths.hits(match.id), { filter: [filter, 'user_id:11'] })),
+        400,
+        'validation_failed',
+      );
+      expect(
+        error.fields?.map((f) => f.field),
+        filter,
+      ).toEqual(['filter']);
     }
   });
 
   it('hits: paging through next keeps the filter and the sort', async () => {
-    const first = await alice.hits(match.id, { filter: ['channel_username:golf_a', 'user_id:11'], sort: 'date', page_size: 1 });
+    const first = await alice.hits(match.id, {
+      filter: ['channel_username:golf_a', 'user_id:11'],
+      sort: 'date',
+      page_size: 1,
+    });
     expect(first.count).toBe(2);
     expect(hitIds(first)).toEqual([1]);
     expect(first.next).not.toBeNull();
@@ -178,10 +212,17 @@ describe(`rules: matches, hits and exclusions (${testEngine})`, () => {
   it('exclusions: only excludable fields; duplicates are 409', async () => {
     for (const field of ['text', 'has_media', 'date', 'Channel_username']) {
       const error = expectError(await alice.createExclusion(rule.id, { field, value: 'x' }), 400, 'validation_failed');
-      expect(error.fields?.map((f) => f.field), field).toEqual(['field']);
+      expect(
+        error.fields?.map((f) => f.field),
+        field,
+      ).toEqual(['field']);
     }
     expectError(await alice.createExclusion(rule.id, { field: 'channel_username' }), 400, 'validation_failed');
-    expectError(await alice.createExclusion(rule.id, { field: 'channel_username', value: '' }), 400, 'validation_failed');
+    expectError(
+      await alice.createExclusion(rule.id, { field: 'channel_username', value: '' }),
+      400,
+      'validation_failed',
+    );
     expect(await alice.exclusions(rule.id)).toEqual([]);
   });
 
@@ -189,7 +230,13 @@ describe(`rules: matches, hits and exclusions (${testEngine})`, () => {
     const response = await alice.createExclusion(rule.id, { field: 'channel_username', value: 'golf_b' });
     expect(response.statusCode, response.body).toBe(201);
     const exclusion = response.json() as ExclusionView;
-    expect(exclusion).toEqual({ id: expect.any(Number), rule_id: rule.id, field: 'channel_username', value: 'golf_b', created_at: iso(T0) });
+    expect(exclusion).toEqual({
+      id: expect.any(Number),
+      rule_id: rule.id,
+      field: 'channel_username',
+      value: 'golf_b',
+      created_at: iso(T0),
+    });
     expectError(await alice.createExclusion(rule.id, { field: 'channel_username', value: 'golf_b' }), 409, 'conflict');
     expect(await alice.exclusions(rule.id)).toEqual([exclusion]);
 
@@ -206,13 +253,17 @@ describe(`rules: matches, hits and exclusions (${testEngine})`, () => {
 
     // Values compare case-insensitively; a numeric field compares by its text.
     const byUser = (await alice.createExclusion(rule.id, { field: 'user_id', value: '11' })).json() as ExclusionView;
-    const byChannel = (await alice.createExclusion(rule.id, { field: 'channel_username', value: 'GOLF_C' })).json() as ExclusionView;
+    const byChannel = (
+      await alice.createExclusion(rule.id, { field: 'channel_username', value: 'GOLF_C' })
+    ).json() as ExclusionView;
     expect(await current()).toMatchObject({ total_matches_count: 2, total_alerts_count: 1 });
     expect(hitIds(await alice.hits(match.id, { include_excluded: false }))).toEqual([4, 2]);
     expect((await alice.exclusions(rule.id)).map((e) => e.id)).toEqual([exclusion.id, byUser.id, byChannel.id]);
 
     // Everything excluded: no hit counts, and the match no longer counts as an alert.
-    const rest = (await alice.createExclusion(rule.id, { field: 'channel_username', value: 'golf_a' })).json() as ExclusionView;
+    const rest = (
+      await alice.createExclusion(rule.id, { field: 'channel_username', value: 'golf_a' })
+    ).json() as ExclusionView;
     expect(await current()).toMatchObject({ total_matches_count: 0, total_alerts_count: 0 });
     expect(await matchNow()).toMatchObject({ excluded_hits: 7, new_hits: 0 });
 
@@ -237,7 +288,13 @@ describe(`rules: matches, hits and exclusions (${testEngine})`, () => {
     await writeCorpus(t, [channel('golf_b', [message(9, 'golf-bank.com db part 3', { date: T0 + HOUR, userId: 14 })])]);
     await tickAndDeliver(t, new Date(T0 + DAY));
     const [excludedOnly] = (await alice.matches(rule.id)).results;
-    expect(excludedOnly).toMatchObject({ window_start: iso(T0), window_end: iso(T0 + DAY), total_hits: 1, excluded_hits: 1, new_hits: 0 });
+    expect(excludedOnly).toMatchObject({
+      window_start: iso(T0),
+      window_end: iso(T0 + DAY),
+      total_hits: 1,
+      excluded_hits: 1,
+      new_hits: 0,
+    });
     expect((await notificationsOf(t, rule.id)).length).toBe(notificationsBefore);
     expect(requestsTo(receiver, kit)).toHaveLength(hooksBefore);
     expect(smtp.messages).toHaveLength(mailsBefore);
@@ -252,7 +309,11 @@ describe(`rules: matches, hits and exclusions (${testEngine})`, () => {
     expect(mixed).toMatchObject({ total_hits: 2, excluded_hits: 1, new_hits: 1 });
     const hooks = requestsTo(receiver, kit);
     expect(hooks).toHaveLength(hooksBefore + 1);
-    expect(payloadOf(hooks.at(-1)!)).toMatchObject({ total_matches: 2, excluded_matches: 1, results_url: `https://dashboard.dragnet.test/incidents/${mixed!.id}` });
+    expect(payloadOf(hooks.at(-1)!)).toMatchObject({
+      total_matches: 2,
+      excluded_matches: 1,
+      results_url: `https://dashboard.dragnet.test/incidents/${mixed!.id}`,
+    });
     expect(smtp.messages).toHaveLength(mailsBefore + 1);
     expect(smtp.messages.at(-1)!.parsed.html).toContain('Golf bank: 1 hits in Messenger channels');
     expect(await current()).toMatchObject({ total_matches_count: 6, total_alerts_count: 2 });
@@ -273,14 +334,18 @@ describe(`rules: matches, hits and exclusions (${testEngine})`, () => {
 
   it('excluding one hit by its hit_key leaves the hits that share its values; deleting the exclusion counts it again', async () => {
     const before = { rule: await current(), match: await matchNow() };
-    const target = (await alice.hits(match.id, { filter: ['channel_username:golf_a', 'user_id:11'], sort: 'date' })).results[0]!;
+    const target = (await alice.hits(match.id, { filter: ['channel_username:golf_a', 'user_id:11'], sort: 'date' }))
+      .results[0]!;
     expect(target.message_id).toBe(1);
 
     const response = await alice.createExclusion(rule.id, { field: 'hit_key', value: target.hit_key as string });
     expect(response.statusCode, response.body).toBe(201);
     const exclusion = response.json() as ExclusionView;
     expect(await current()).toMatchObject({ total_matches_count: before.rule.total_matches_count - 1 });
-    expect(await matchNow()).toMatchObject({ excluded_hits: before.match.excluded_hits + 1, new_hits: before.match.new_hits - 1 });
+    expect(await matchNow()).toMatchObject({
+      excluded_hits: before.match.excluded_hits + 1,
+      new_hits: before.match.new_hits - 1,
+    });
     const hits = await alice.hits(match.id, { filter: ['channel_username:golf_a'] });
     expect(hits.results.filter((h) => h.is_excluded).map((h) => h.message_id)).toEqual([1]);
 

@@ -1,6 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { channel, message } from '../support/corpus.ts';
-import { createDeliveryKit, HOUR, messengerRule, requestsTo, slowAndQuickOrgs, writeCorpus, type RulesApi } from '../support/rules-api.ts';
+import {
+  createDeliveryKit,
+  HOUR,
+  messengerRule,
+  requestsTo,
+  slowAndQuickOrgs,
+  writeCorpus,
+  type RulesApi,
+} from '../support/rules-api.ts';
 import type { TestApp } from '../support/test-app.ts';
 import { testEngine } from '../support/test-store.ts';
 import type { WebhookReceiver } from '../support/webhook-receiver.ts';
@@ -34,24 +42,38 @@ describe(`notifications: a slow receiver delays only its own organization (${tes
     const kitB = await createDeliveryKit(bob, { tag: 'quick', receiver: quick });
     await alice.created(messengerRule(kitA, 'A', 'fairness-bank.com'));
     await bob.created(messengerRule(kitB, 'B', 'fairness-bank.com'));
-    await writeCorpus(t, [channel('fairness_leaks', [message(1, 'fairness-bank.com combolist', { date: AT.getTime() - HOUR })])]);
+    await writeCorpus(t, [
+      channel('fairness_leaks', [message(1, 'fairness-bank.com combolist', { date: AT.getTime() - HOUR })]),
+    ]);
     expect((await t.container.runner.tick(AT)).matches).toBe(2);
     // A's webhook notification is first in the outbox: a one-at-a-time dispatcher would send it first.
-    const outbox = await t.container.store.db.selectFrom('notifications').select(['id', 'org_id', 'channel']).where('channel', '=', 'webhook').orderBy('id').execute();
+    const outbox = await t.container.store.db
+      .selectFrom('notifications')
+      .select(['id', 'org_id', 'channel'])
+      .where('channel', '=', 'webhook')
+      .orderBy('id')
+      .execute();
     expect(outbox.map((n) => Number(n.org_id))).toEqual([alice.orgId, bob.orgId]);
 
     const dispatch = t.container.notifier.dispatchPending();
     await waitFor("A's receiver has the request", () => requestsTo(slow, kitA).length === 1);
     await waitFor("B's receiver has the request", () => requestsTo(quick, kitB).length === 1);
     // B's delivery completes (its attempt is recorded) while A's is still open.
-    await waitFor("B's attempt is recorded", async () => (await bob.delivery.attempts({ channel: 'webhook' })).count === 1);
-    expect((await bob.delivery.attempts({ channel: 'webhook' })).results).toMatchObject([{ status: 'success', status_code: 204 }]);
+    await waitFor(
+      "B's attempt is recorded",
+      async () => (await bob.delivery.attempts({ channel: 'webhook' })).count === 1,
+    );
+    expect((await bob.delivery.attempts({ channel: 'webhook' })).results).toMatchObject([
+      { status: 'success', status_code: 204 },
+    ]);
     expect((await alice.delivery.attempts({ channel: 'webhook' })).count).toBe(0);
     expect(requestsTo(slow, kitA)).toHaveLength(1);
 
     // A's receiver goes away: its attempt ends failed, and the dispatch with it.
     await slow.close();
     expect(await dispatch).toBe(4);
-    expect((await alice.delivery.attempts({ channel: 'webhook' })).results).toMatchObject([{ status: 'failed', status_code: null }]);
+    expect((await alice.delivery.attempts({ channel: 'webhook' })).results).toMatchObject([
+      { status: 'failed', status_code: null },
+    ]);
   });
 });

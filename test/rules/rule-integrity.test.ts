@@ -1,6 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expectError } from '../support/http.ts';
-import { createDeliveryKit, createRulesApp, messengerRule, rulesUser, type DeliveryKit, type RulesApi, type RuleView } from '../support/rules-api.ts';
+import {
+  createDeliveryKit,
+  createRulesApp,
+  messengerRule,
+  rulesUser,
+  type DeliveryKit,
+  type RulesApi,
+  type RuleView,
+} from '../support/rules-api.ts';
 import type { TestApp } from '../support/test-app.ts';
 import { testEngine } from '../support/test-store.ts';
 
@@ -19,7 +27,9 @@ describe(`rules: concurrent changes to one rule (${testEngine})`, () => {
     t = await createRulesApp({ env: { DRAGNET_DEFAULT_ALERT_RULE_LIMIT: '100' } });
     alice = await rulesUser(t, 'Acme', 'alice@acme.test');
     kit = await createDeliveryKit(alice, { tag: 'integrity' });
-    const extra = await Promise.all([1, 2, 3].map((n) => alice.delivery.created<{ id: number }>('recipient', { email: `extra-${n}@acme.test` })));
+    const extra = await Promise.all(
+      [1, 2, 3].map((n) => alice.delivery.created<{ id: number }>('recipient', { email: `extra-${n}@acme.test` })),
+    );
     recipients = [kit.recipient.id, ...extra.map((recipient) => recipient.id)];
   });
   afterAll(async () => t?.close());
@@ -34,7 +44,9 @@ describe(`rules: concurrent changes to one rule (${testEngine})`, () => {
     expect(statuses(same).filter((status) => status !== 200 && status !== 409)).toEqual([]);
     expect((await alice.find(rule.id))!.name).toBe('Renamed once');
 
-    const different = await Promise.all(Array.from({ length: 20 }, (_, n) => alice.update(rule.id, body(`Renamed ${n}`))));
+    const different = await Promise.all(
+      Array.from({ length: 20 }, (_, n) => alice.update(rule.id, body(`Renamed ${n}`))),
+    );
     expect(statuses(different).filter((status) => status !== 200 && status !== 409)).toEqual([]);
     for (const response of different.filter((r) => r.statusCode === 409)) expectError(response, 409, 'conflict');
     expect((await alice.find(rule.id))!.name).toMatch(/^Renamed \d+$/);
@@ -42,7 +54,11 @@ describe(`rules: concurrent changes to one rule (${testEngine})`, () => {
 
   it('20 rules renamed to one name at once: one wins, the others answer 400 or 409', async () => {
     const rules = await Promise.all(Array.from({ length: 20 }, (_, n) => newRule(`Contender ${n}`)));
-    const responses = await Promise.all(rules.map((rule) => alice.update(rule.id, { ...messengerRule(kit, 'The one name', 'acme-bank.com'), recipients })));
+    const responses = await Promise.all(
+      rules.map((rule) =>
+        alice.update(rule.id, { ...messengerRule(kit, 'The one name', 'acme-bank.com'), recipients }),
+      ),
+    );
     expect(statuses(responses).filter((status) => status === 200)).toHaveLength(1);
     for (const response of responses.filter((r) => r.statusCode !== 200)) {
       expect([400, 409]).toContain(response.statusCode);
@@ -53,7 +69,8 @@ describe(`rules: concurrent changes to one rule (${testEngine})`, () => {
   it('10 deletes at once keep every exclusion and recipient in the snapshot, and 10 restores at once bring them all back once', async () => {
     const rule = await newRule('Delete me');
     const exclusions = ['11', '12', '13', '14', '15'];
-    for (const value of exclusions) expect((await alice.createExclusion(rule.id, { field: 'user_id', value })).statusCode).toBe(201);
+    for (const value of exclusions)
+      expect((await alice.createExclusion(rule.id, { field: 'user_id', value })).statusCode).toBe(201);
 
     const deletes = await Promise.all(Array.from({ length: 10 }, () => alice.remove(rule.id)));
     expect(statuses(deletes).filter((status) => status === 200)).toHaveLength(1);
@@ -73,7 +90,10 @@ describe(`rules: concurrent changes to one rule (${testEngine})`, () => {
     for (let round = 0; round < 8; round++) {
       const rule = await newRule(`Exclude while deleting ${round}`);
       const values = Array.from({ length: 6 }, (_, n) => String(100 + n));
-      const [deleted, ...added] = await Promise.all([alice.remove(rule.id), ...values.map((value) => alice.createExclusion(rule.id, { field: 'user_id', value }))]);
+      const [deleted, ...added] = await Promise.all([
+        alice.remove(rule.id),
+        ...values.map((value) => alice.createExclusion(rule.id, { field: 'user_id', value })),
+      ]);
       expect(deleted!.statusCode, deleted!.body).toBe(200);
       expect(statuses(added).filter((status) => status !== 201 && status !== 409)).toEqual([]);
       const snapshot = deleted!.json<{ deletion_snapshot: { exclusions: { value: string }[] } }>().deletion_snapshot;

@@ -61,10 +61,12 @@ describe(`rules: runs, schedule and notifications end to end (${testEngine})`, (
     if (dashboardDir) rmSync(dashboardDir, { recursive: true, force: true });
   });
 
-  const newKit = (extra: { webhookHeaders?: Record<string, string> } = {}) => createDeliveryKit(alice, { tag: `k${++n}`, smtp, receiver, ...extra });
+  const newKit = (extra: { webhookHeaders?: Record<string, string> } = {}) =>
+    createDeliveryKit(alice, { tag: `k${++n}`, smtp, receiver, ...extra });
   const mailTo = (kit: DeliveryKit) => smtp.messages.filter((m) => m.to.includes(kit.recipient.email));
   const matchesOf = async (ruleId: number) => (await alice.matches(ruleId, { page_size: 100 })).results;
-  const hitIds = async (matchId: number) => (await alice.hits(matchId, { page_size: 100, sort: 'date' })).results.map((h) => h.message_id);
+  const hitIds = async (matchId: number) =>
+    (await alice.hits(matchId, { page_size: 100, sort: 'date' })).results.map((h) => h.message_id);
   const rule = async (id: number) => (await alice.find(id))!;
   /** Moves the manual clock and logs in again (tokens live 24 hours). */
   const moveTo = async (ms: number) => {
@@ -83,7 +85,15 @@ describe(`rules: runs, schedule and notifications end to end (${testEngine})`, (
         // Dated after the creation time: not in the first run's window.
         message(104, 'alpha-bank.com from the future', { date: at + HOUR }),
       ]),
-      channel('leaks_b', [message(201, 'alpha-bank.com vpn access for sale', { date: at - 3 * HOUR, userId: 9, hasMedia: true, mediaType: 'document', fileName: 'vpn.txt' })]),
+      channel('leaks_b', [
+        message(201, 'alpha-bank.com vpn access for sale', {
+          date: at - 3 * HOUR,
+          userId: 9,
+          hasMedia: true,
+          mediaType: 'document',
+          fileName: 'vpn.txt',
+        }),
+      ]),
     ]);
     const kit = await newKit({ webhookHeaders: { 'X-Team': 'soc' } });
 
@@ -144,7 +154,9 @@ describe(`rules: runs, schedule and notifications end to end (${testEngine})`, (
     expect(hook.headers['content-type']).toMatch(/^application\/json/);
     expect(hook.headers['user-agent']).toBe('AlertSystem/1.0');
     expect(hook.headers['x-team']).toBe('soc');
-    expect(verifyAlertSystemSignature(kit.webhook!.secret, hook.body, hook.headers['x-alertsystem-signature'])).toBe(true);
+    expect(verifyAlertSystemSignature(kit.webhook!.secret, hook.body, hook.headers['x-alertsystem-signature'])).toBe(
+      true,
+    );
     expect(payloadOf(hook)).toEqual({
       alert_rule_name: 'Alpha bank watch',
       service: 'Messenger channels',
@@ -176,7 +188,11 @@ describe(`rules: runs, schedule and notifications end to end (${testEngine})`, (
     // A browser opening the link gets the dashboard's incident page (which asks to sign in), with
     // no token; a link of the earlier /matches/<id> form too (the dashboard sends it on).
     for (const link of [rulePaths.matchLink(match.id), `/matches/${match.id}`]) {
-      const page = await t.request({ method: 'GET', url: link, headers: { accept: 'text/html,application/xhtml+xml,*/*;q=0.8' } });
+      const page = await t.request({
+        method: 'GET',
+        url: link,
+        headers: { accept: 'text/html,application/xhtml+xml,*/*;q=0.8' },
+      });
       expect(page.statusCode, link).toBe(200);
       expect(page.headers['content-type'], link).toMatch(/^text\/html/);
       expect(page.body, link).toContain(DASHBOARD_SHELL);
@@ -193,9 +209,17 @@ describe(`rules: runs, schedule and notifications end to end (${testEngine})`, (
     const [second] = await matchesOf(created.id);
     expect(second).toMatchObject({ total_hits: 1, window_start: iso(at), window_end: iso(at + DAY) });
     expect(await hitIds(second!.id)).toEqual([104]);
-    expect(payloadOf(requestsTo(receiver, kit)[1]!)).toMatchObject({ total_matches: 1, excluded_matches: 0, results_url: `https://dashboard.dragnet.test/incidents/${second!.id}` });
+    expect(payloadOf(requestsTo(receiver, kit)[1]!)).toMatchObject({
+      total_matches: 1,
+      excluded_matches: 0,
+      results_url: `https://dashboard.dragnet.test/incidents/${second!.id}`,
+    });
     expect(mailTo(kit)).toHaveLength(2);
-    expect(await rule(created.id)).toMatchObject({ total_matches_count: 4, total_alerts_count: 2, last_run: iso(at + DAY) });
+    expect(await rule(created.id)).toMatchObject({
+      total_matches_count: 4,
+      total_alerts_count: 2,
+      last_run: iso(at + DAY),
+    });
   });
 
   it('effective frequency: a weekly messenger rule is not due after 24 h but is after 168 h', async () => {
@@ -222,13 +246,23 @@ describe(`rules: runs, schedule and notifications end to end (${testEngine})`, (
 
     await moveTo(at + 168 * HOUR);
     await tickAndDeliver(t, t.clock.now());
-    expect(await rule(weekly.id)).toMatchObject({ last_run: iso(at + 168 * HOUR), total_matches_count: 1, total_alerts_count: 1 });
-    expect(await matchesOf(weekly.id)).toEqual([expect.objectContaining({ total_hits: 1, window_start: iso(at), window_end: iso(at + 168 * HOUR) })]);
+    expect(await rule(weekly.id)).toMatchObject({
+      last_run: iso(at + 168 * HOUR),
+      total_matches_count: 1,
+      total_alerts_count: 1,
+    });
+    expect(await matchesOf(weekly.id)).toEqual([
+      expect.objectContaining({ total_hits: 1, window_start: iso(at), window_end: iso(at + 168 * HOUR) }),
+    ]);
     expect(requestsTo(receiver, kit)).toHaveLength(1);
     expect(mailTo(kit)).toHaveLength(1);
     // The daily rule ran at 167 h (143 h after its last run; not again an hour later) and
     // found nothing new after its first hit.
-    expect(await rule(daily.id)).toMatchObject({ last_run: iso(at + 167 * HOUR), total_matches_count: 1, total_alerts_count: 1 });
+    expect(await rule(daily.id)).toMatchObject({
+      last_run: iso(at + 167 * HOUR),
+      total_matches_count: 1,
+      total_alerts_count: 1,
+    });
     expect(requestsTo(receiver, dailyKit)).toHaveLength(1);
   });
 
@@ -284,7 +318,11 @@ describe(`rules: runs, schedule and notifications end to end (${testEngine})`, (
     await writeCorpus(t, [channel('echo_old', [message(1, 'echo-bank.com old news', { date: at - DAY })])]);
 
     await tickAndDeliver(t, new Date(at + DAY));
-    expect(await rule(created.id)).toMatchObject({ last_run: iso(at + DAY), total_matches_count: 0, total_alerts_count: 0 });
+    expect(await rule(created.id)).toMatchObject({
+      last_run: iso(at + DAY),
+      total_matches_count: 0,
+      total_alerts_count: 0,
+    });
     expect(await matchesOf(created.id)).toEqual([]);
     expect(await notificationsOf(t, created.id)).toEqual([]);
     expect((await alice.delivery.attempts({ rule_id: created.id })).results).toEqual([]);
@@ -293,7 +331,11 @@ describe(`rules: runs, schedule and notifications end to end (${testEngine})`, (
     expect((await runsOf(t, created.id)).map((run) => run.status)).toEqual(['empty', 'empty']);
 
     // A source without data today (phishing) behaves the same from its first run on.
-    const phishing = await alice.created({ ...messengerRule(kit, 'Echo phishing', 'x'), service: 8, args: { domain: 'echo-bank.com' } });
+    const phishing = await alice.created({
+      ...messengerRule(kit, 'Echo phishing', 'x'),
+      service: 8,
+      args: { domain: 'echo-bank.com' },
+    });
     expect(phishing).toMatchObject({ service: 8, last_run: iso(at), total_matches_count: 0 });
     await tickAndDeliver(t, new Date(at + 2 * DAY));
     expect((await rule(phishing.id)).last_run).toBe(iso(at + 2 * DAY));
@@ -306,13 +348,26 @@ describe(`rules: runs, schedule and notifications end to end (${testEngine})`, (
     await moveTo(at);
     const kit = await newKit();
     const db = t.container.store.db;
-    const body = { ...messengerRule(kit, 'Foxtrot raw scan', 'x'), service: 4, args: { query: 'foxtrot-bank.com', term_type: 'domain' }, frequency: 'weekly' };
+    const body = {
+      ...messengerRule(kit, 'Foxtrot raw scan', 'x'),
+      service: 4,
+      args: { query: 'foxtrot-bank.com', term_type: 'domain' },
+      frequency: 'weekly',
+    };
     const created = await alice.created(body);
     expect(created).toMatchObject({ service: 4, last_run: iso(at), total_matches_count: 0, total_alerts_count: 0 });
 
     // The run is claimed and its match is pending; a job is queued to fill it.
     const pending = await matchesOf(created.id);
-    expect(pending).toEqual([expect.objectContaining({ status: 'pending', window_start: null, window_end: iso(at), completed_at: null, total_hits: 0 })]);
+    expect(pending).toEqual([
+      expect.objectContaining({
+        status: 'pending',
+        window_start: null,
+        window_end: iso(at),
+        completed_at: null,
+        total_hits: 0,
+      }),
+    ]);
     expect(await alice.getJson<MatchView>(rulePaths.match(pending[0]!.id))).toMatchObject({ status: 'pending' });
     expect((await runsOf(t, created.id)).map((run) => run.status)).toEqual(['pending']);
     const jobsBefore = await db.selectFrom('jobs').selectAll().where('type', '=', 'rules.complete-async-run').execute();
@@ -325,7 +380,13 @@ describe(`rules: runs, schedule and notifications end to end (${testEngine})`, (
     expect(await matchesOf(created.id)).toEqual([]);
     expectError(await alice.get(rulePaths.match(pending[0]!.id)), 404, 'not_found');
     expect((await runsOf(t, created.id)).map((run) => run.status)).toEqual(['empty']);
-    expect(await db.selectFrom('jobs').select(['status', 'error', 'attempts']).where('id', '=', job.id).executeTakeFirstOrThrow()).toEqual({ status: 'done', error: null, attempts: 1 });
+    expect(
+      await db
+        .selectFrom('jobs')
+        .select(['status', 'error', 'attempts'])
+        .where('id', '=', job.id)
+        .executeTakeFirstOrThrow(),
+    ).toEqual({ status: 'done', error: null, attempts: 1 });
     expect(await rule(created.id)).toMatchObject({ last_run: iso(at), total_matches_count: 0, total_alerts_count: 0 });
     expect(await notificationsOf(t, created.id)).toEqual([]);
     expect(requestsTo(receiver, kit)).toEqual([]);
@@ -334,7 +395,9 @@ describe(`rules: runs, schedule and notifications end to end (${testEngine})`, (
     await t.container.runner.tick(new Date(at + DAY));
     expect(await runsOf(t, created.id)).toHaveLength(1);
     await t.container.runner.tick(new Date(at + 7 * DAY));
-    expect(await matchesOf(created.id)).toEqual([expect.objectContaining({ status: 'pending', window_start: iso(at), window_end: iso(at + 7 * DAY) })]);
+    expect(await matchesOf(created.id)).toEqual([
+      expect.objectContaining({ status: 'pending', window_start: iso(at), window_end: iso(at + 7 * DAY) }),
+    ]);
     expect((await rule(created.id)).last_run).toBe(iso(at + 7 * DAY));
     const report = await tickAndDeliver(t, new Date(at + 7 * DAY));
     expect(report.jobs).toBe(1);

@@ -1,7 +1,16 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startScheduler } from '../../src/jobs/scheduler.ts';
 import { channel, message } from '../support/corpus.ts';
-import { createDeliveryKit, HOUR, messengerRule, requestsTo, runsOf, slowAndQuickOrgs, writeCorpus, type RulesApi } from '../support/rules-api.ts';
+import {
+  createDeliveryKit,
+  HOUR,
+  messengerRule,
+  requestsTo,
+  runsOf,
+  slowAndQuickOrgs,
+  writeCorpus,
+  type RulesApi,
+} from '../support/rules-api.ts';
 import type { TestApp } from '../support/test-app.ts';
 import { testEngine } from '../support/test-store.ts';
 import type { WebhookReceiver } from '../support/webhook-receiver.ts';
@@ -51,8 +60,13 @@ describe(`scheduler: a slow delivery does not hold up rule runs (${testEngine})`
     await waitFor("B's receiver has the request", () => requestsTo(quick, kitB).length === 1);
     await bob.relogin();
     await alice.relogin();
-    await waitFor("B's attempt is recorded", async () => (await bob.delivery.attempts({ channel: 'webhook' })).count === 1);
-    expect((await bob.delivery.attempts({ channel: 'webhook' })).results).toMatchObject([{ status: 'success', status_code: 204 }]);
+    await waitFor(
+      "B's attempt is recorded",
+      async () => (await bob.delivery.attempts({ channel: 'webhook' })).count === 1,
+    );
+    expect((await bob.delivery.attempts({ channel: 'webhook' })).results).toMatchObject([
+      { status: 'success', status_code: 204 },
+    ]);
     // A's delivery is still open.
     expect((await alice.delivery.attempts({ channel: 'webhook' })).count).toBe(0);
     expect(requestsTo(slow, kitA)).toHaveLength(1);

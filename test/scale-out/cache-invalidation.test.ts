@@ -52,7 +52,8 @@ describe(`cached users and organizations across processes (${testEngine})`, () =
           const response = await account(index);
           const body = (await response.json()) as Record<string, unknown>;
           if (accept(response, body)) return Date.now() - started;
-          if (Date.now() - started > scaled(10_000)) throw new Error(`server ${index} still answers ${response.status} ${JSON.stringify(body)}`);
+          if (Date.now() - started > scaled(10_000))
+            throw new Error(`server ${index} still answers ${response.status} ${JSON.stringify(body)}`);
           // Ten requests a second per server: two servers stay under the account cap of 25 a second.
           await new Promise((resolve) => setTimeout(resolve, 100));
         }
@@ -65,7 +66,12 @@ describe(`cached users and organizations across processes (${testEngine})`, () =
     location = await createTestStoreLocation();
     await createUserByCli(location.env, { org: 'Acme', email: 'alice@acme.test', password: PASSWORD });
     const env = { ...location.env, HOST: '127.0.0.1', PORT: '0' };
-    servers.push(...(await Promise.all([startServer(env, scaled(120_000), ['--no-worker']), startServer(env, scaled(120_000), ['--no-worker'])])));
+    servers.push(
+      ...(await Promise.all([
+        startServer(env, scaled(120_000), ['--no-worker']),
+        startServer(env, scaled(120_000), ['--no-worker']),
+      ])),
+    );
     await logIn();
   }, SLOW_MS);
 
@@ -94,7 +100,7 @@ describe(`cached users and organizations across processes (${testEngine})`, () =
   );
 
   it(
-    "an organization renamed by another process shows under its new name on every server within a second",
+    'an organization renamed by another process shows under its new name on every server within a second',
     async () => {
       for (const index of [0, 1]) expect(await (await account(index)).json()).toMatchObject({ organization: 'Acme' });
       await cli('org', 'set', 'Acme', '--rename', 'Acme Corp');

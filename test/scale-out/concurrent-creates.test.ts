@@ -29,10 +29,14 @@ describe(`identical creates at once (${testEngine})`, () => {
   it('a new organization reading its templates at once gets one default template', async () => {
     const bob = await rulesUser(t, 'Globex', 'bob@globex.test');
     const lists = await Promise.all(
-      Array.from({ length: AT_ONCE }, () => t.request({ method: 'GET', url: settingPath('get_template_list'), token: bob.token })),
+      Array.from({ length: AT_ONCE }, () =>
+        t.request({ method: 'GET', url: settingPath('get_template_list'), token: bob.token }),
+      ),
     );
     for (const list of lists) expect(list.statusCode, list.body).toBe(200);
-    const after = (await t.request({ method: 'GET', url: settingPath('get_template_list'), token: bob.token })).json() as {
+    const after = (
+      await t.request({ method: 'GET', url: settingPath('get_template_list'), token: bob.token })
+    ).json() as {
       results: { is_default: boolean }[];
     };
     expect(after.results).toHaveLength(1);
@@ -43,22 +47,30 @@ describe(`identical creates at once (${testEngine})`, () => {
     const kit = await createDeliveryKit(alice, { tag: 'x' });
     const rule = await alice.created(messengerRule(kit, 'Exclusions at once', 'acme-bank.com'));
     const answers = await Promise.all(
-      Array.from({ length: AT_ONCE }, () => alice.createExclusion(rule.id, { field: 'channel_username', value: 'noise_channel' })),
+      Array.from({ length: AT_ONCE }, () =>
+        alice.createExclusion(rule.id, { field: 'channel_username', value: 'noise_channel' }),
+      ),
     );
     expect(answers.map((a) => a.statusCode).sort()).toEqual([201, ...Array<number>(AT_ONCE - 1).fill(409)]);
-    expect(await alice.exclusions(rule.id)).toEqual([expect.objectContaining({ field: 'channel_username', value: 'noise_channel' })]);
+    expect(await alice.exclusions(rule.id)).toEqual([
+      expect.objectContaining({ field: 'channel_username', value: 'noise_channel' }),
+    ]);
   });
 
   it(
     'one limit set by several processes at once holds one of their values, without an error',
     async () => {
-      const processes = Array.from({ length: 4 }, (_, i) => spawnCli(['org', 'set-limits', 'Acme', '--per-second', String(100 + i)], { env: t.location.env }));
+      const processes = Array.from({ length: 4 }, (_, i) =>
+        spawnCli(['org', 'set-limits', 'Acme', '--per-second', String(100 + i)], { env: t.location.env }),
+      );
       for (const { done } of processes) {
         const result = await done;
         expect(result.code, result.stderr).toBe(0);
       }
       // The first usage report of this organization in the app: no cached limits to outlive.
-      const usage = (await alice.get('/service/get_usage_limits/')).json() as { total: { period: string; limit: number }[] };
+      const usage = (await alice.get('/service/get_usage_limits/')).json() as {
+        total: { period: string; limit: number }[];
+      };
       expect([100, 101, 102, 103]).toContain(usage.total.find((entry) => entry.period === '1 Second')!.limit);
     },
     CLI_MS,

@@ -46,8 +46,14 @@ describe(`processes starting at once on a fresh store (${testEngine})`, () => {
     'users created at once in a new organization share one organization, and the system sender exists once',
     async () => {
       location = await createTestStoreLocation();
-      const env = { ...location.env, DRAGNET_SYSTEM_SMTP_URL: 'smtp://127.0.0.1:2525?from=alerts@dragnet.test&encryption=SSL' };
-      await together((i) => ['--json', 'user', 'create', '--org', 'Acme', '--email', `user${i}@acme.test`, '--password', PASSWORD], env);
+      const env = {
+        ...location.env,
+        DRAGNET_SYSTEM_SMTP_URL: 'smtp://127.0.0.1:2525?from=alerts@dragnet.test&encryption=SSL',
+      };
+      await together(
+        (i) => ['--json', 'user', 'create', '--org', 'Acme', '--email', `user${i}@acme.test`, '--password', PASSWORD],
+        env,
+      );
       const t = await createTestApp({ location, env });
       try {
         const organizations = (await t.container.organizations.list()).filter((org) => org.name === 'Acme');
@@ -56,9 +62,15 @@ describe(`processes starting at once on a fresh store (${testEngine})`, () => {
           Array.from({ length: PROCESSES }, (_, i) => `user${i}@acme.test`),
         );
         const { access } = await t.login('user0@acme.test', PASSWORD);
-        const senders = await t.request({ method: 'GET', url: '/service/alert_system_setting_get_sender_list/', token: access });
+        const senders = await t.request({
+          method: 'GET',
+          url: '/service/alert_system_setting_get_sender_list/',
+          token: access,
+        });
         expect(senders.statusCode).toBe(200);
-        const system = (senders.json() as { results: { is_system_created: boolean; email: string }[] }).results.filter((s) => s.is_system_created);
+        const system = (senders.json() as { results: { is_system_created: boolean; email: string }[] }).results.filter(
+          (s) => s.is_system_created,
+        );
         expect(system).toEqual([expect.objectContaining({ email: 'alerts@dragnet.test' })]);
       } finally {
         await t.close();

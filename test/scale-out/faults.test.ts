@@ -2,7 +2,17 @@ import { request as httpRequest } from 'node:http';
 import autocannon from 'autocannon';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createManualClock } from '../../src/lib/clock.ts';
-import { createDeliveryKit, createRulesApp, HOUR, messengerRule, rulesEnv, rulesUser, SMTP_AUTH, type DeliveryKit, type RulesApi } from '../support/rules-api.ts';
+import {
+  createDeliveryKit,
+  createRulesApp,
+  HOUR,
+  messengerRule,
+  rulesEnv,
+  rulesUser,
+  SMTP_AUTH,
+  type DeliveryKit,
+  type RulesApi,
+} from '../support/rules-api.ts';
 import { createOrgWithRandomId, deleteRedisCounters, REDIS_URL } from '../support/rate-limits.ts';
 import { startServer, startWorker, type ServerProcess, type WorkerProcess } from '../support/server-process.ts';
 import { startSmtpTestServer, type SmtpTestServer } from '../support/smtp-test-server.ts';
@@ -65,7 +75,15 @@ describe(`faults: ${TOPOLOGY.api} API and ${TOPOLOGY.workers} worker processes k
     return found;
   };
   const claimantPid = async (workerId: string | null) =>
-    Number((await t.container.store.db.selectFrom('workers').select('pid').where('id', '=', workerId!).executeTakeFirstOrThrow()).pid);
+    Number(
+      (
+        await t.container.store.db
+          .selectFrom('workers')
+          .select('pid')
+          .where('id', '=', workerId!)
+          .executeTakeFirstOrThrow()
+      ).pid,
+    );
 
   // Often: the states looked for (a claim, a notification being sent) last a few milliseconds.
   const closely = { timeoutMs: scaled(60_000), everyMs: 5 };
@@ -121,7 +139,14 @@ describe(`faults: ${TOPOLOGY.api} API and ${TOPOLOGY.workers} worker processes k
     for (let j = 0; j < MESSAGES; j++) {
       const text = `faultmarker message ${j} credentials for ${domainOf(j % RULES)}`;
       const date = new Date(first + Math.floor(((windowEnd - HOUR - first) * j) / MESSAGES)).toISOString();
-      lines.push(JSON.stringify({ channel: { platform: 'telegram', username: `fault_channel_${j % 20}`, title: `Fault ${j % 20}` }, message_id: j, date, text }));
+      lines.push(
+        JSON.stringify({
+          channel: { platform: 'telegram', username: `fault_channel_${j % 20}`, title: `Fault ${j % 20}` },
+          message_id: j,
+          date,
+          text,
+        }),
+      );
     }
     return Buffer.from(lines.join('\n') + '\n');
   }
@@ -130,19 +155,42 @@ describe(`faults: ${TOPOLOGY.api} API and ${TOPOLOGY.workers} worker processes k
   function ingest(server: ServerProcess, token: string, body: Buffer, onSent?: () => void) {
     return new Promise<{ status: number; body: Record<string, number> }>((resolve, reject) => {
       const url = new URL('/ingest/messenger/?format=jsonl', server.baseUrl);
-      const request = httpRequest(url, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/x-ndjson', 'content-length': body.length } }, (response) => {
-        const chunks: Buffer[] = [];
-        response.on('data', (chunk: Buffer) => chunks.push(chunk));
-        response.on('end', () => resolve({ status: response.statusCode!, body: JSON.parse(Buffer.concat(chunks).toString('utf8')) as Record<string, number> }));
-        response.on('error', reject);
-      });
+      const request = httpRequest(
+        url,
+        {
+          method: 'POST',
+          headers: {
+            authorization: `Bearer ${token}`,
+            'content-type': 'application/x-ndjson',
+            'content-length': body.length,
+          },
+        },
+        (response) => {
+          const chunks: Buffer[] = [];
+          response.on('data', (chunk: Buffer) => chunks.push(chunk));
+          response.on('end', () =>
+            resolve({
+              status: response.statusCode!,
+              body: JSON.parse(Buffer.concat(chunks).toString('utf8')) as Record<string, number>,
+            }),
+          );
+          response.on('error', reject);
+        },
+      );
       request.on('error', reject);
       request.end(body, onSent);
     });
   }
 
   const storedMessages = async () =>
-    Number((await t.container.store.db.selectFrom('messages').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n);
+    Number(
+      (
+        await t.container.store.db
+          .selectFrom('messages')
+          .select((eb) => eb.fn.countAll<number>().as('n'))
+          .executeTakeFirstOrThrow()
+      ).n,
+    );
 
   it(
     '(a) an API process killed during a large ingest: nothing half-written, and the same body sent again stores every message once',
@@ -172,7 +220,13 @@ describe(`faults: ${TOPOLOGY.api} API and ${TOPOLOGY.workers} worker processes k
       for (let i = 0; i < RULES; i++) rules.push(await alice.created(messengerRule(kit, `Fault ${i}`, domainOf(i))));
       const db = t.container.store.db;
       const ruleIds = rules.map((rule) => rule.id);
-      const runsOfWindow = () => db.selectFrom('rule_runs').selectAll().where('rule_id', 'in', ruleIds).where('window_end', '=', windowEnd).execute();
+      const runsOfWindow = () =>
+        db
+          .selectFrom('rule_runs')
+          .selectAll()
+          .where('rule_id', 'in', ruleIds)
+          .where('window_end', '=', windowEnd)
+          .execute();
 
       for (let i = 0; i < TOPOLOGY.workers; i++) workers.push(await startWorker(env, scaled(120_000)));
       // (b) Whichever worker claimed the window's runs dies before it has recorded them all.
@@ -193,7 +247,16 @@ describe(`faults: ${TOPOLOGY.api} API and ${TOPOLOGY.workers} worker processes k
       await waitFor('a few webhook deliveries', async () => receiver.requests.length >= 3, closely);
       const sending = await waitFor(
         'a webhook being sent',
-        async () => (await db.selectFrom('notifications').selectAll().where('rule_id', 'in', ruleIds).where('channel', '=', 'webhook').where('status', '=', 'sending').execute())[0],
+        async () =>
+          (
+            await db
+              .selectFrom('notifications')
+              .selectAll()
+              .where('rule_id', 'in', ruleIds)
+              .where('channel', '=', 'webhook')
+              .where('status', '=', 'sending')
+              .execute()
+          )[0],
         closely,
       );
       const dispatcher = workerWithPid(await claimantPid(sending.claimed_by));
@@ -204,7 +267,9 @@ describe(`faults: ${TOPOLOGY.api} API and ${TOPOLOGY.workers} worker processes k
         'every notification to be settled',
         async () => {
           const rows = await db.selectFrom('notifications').selectAll().where('rule_id', 'in', ruleIds).execute();
-          return rows.length === 2 * RULES && rows.every((row) => row.status === 'sent' || row.status === 'failed') && rows;
+          return (
+            rows.length === 2 * RULES && rows.every((row) => row.status === 'sent' || row.status === 'failed') && rows
+          );
         },
         { timeoutMs: scaled(90_000), everyMs: 50 },
       );
@@ -249,7 +314,12 @@ describe(`faults: ${TOPOLOGY.api} API and ${TOPOLOGY.workers} worker processes k
       const orgId = await createOrgWithRandomId(t.container, 'Capped');
       redisOrgs.push(orgId);
       await t.createUser({ org: 'Capped', email: 'burst@capped.test' });
-      const targets = await Promise.all(api.map(async (server) => ({ url: `${server.baseUrl}/service/account/`, token: await login(server, 'burst@capped.test') })));
+      const targets = await Promise.all(
+        api.map(async (server) => ({
+          url: `${server.baseUrl}/service/account/`,
+          token: await login(server, 'burst@capped.test'),
+        })),
+      );
 
       /** 100 requests spread over the API processes, all sent and answered within one calendar second. */
       async function burst(): Promise<number[]> {
@@ -265,8 +335,14 @@ describe(`faults: ${TOPOLOGY.api} API and ${TOPOLOGY.workers} worker processes k
               (target) =>
                 new Promise<void>((resolve, reject) => {
                   const instance = autocannon(
-                    { url: target.url, headers: { authorization: `Bearer ${target.token}` }, connections: 25, amount: 100 / targets.length },
-                    (error: unknown) => (error ? reject(error instanceof Error ? error : new Error(String(error))) : resolve()),
+                    {
+                      url: target.url,
+                      headers: { authorization: `Bearer ${target.token}` },
+                      connections: 25,
+                      amount: 100 / targets.length,
+                    },
+                    (error: unknown) =>
+                      error ? reject(error instanceof Error ? error : new Error(String(error))) : resolve(),
                   );
                   instance.on('response', (_client: unknown, status: number) => {
                     statuses.push(status);

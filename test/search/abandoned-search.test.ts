@@ -42,7 +42,12 @@ describe(`a search abandoned by its client (${testEngine})`, () => {
     await t.createUser({ org: 'Acme', email: 'alice@acme.test' });
     token = (await t.login('alice@acme.test')).access;
     const text = 'a'.repeat(1000);
-    await loadCorpus(t, [channel('slow', Array.from({ length: MESSAGES }, (_, i) => message(i + 1, `${text} ${i}`)))]);
+    await loadCorpus(t, [
+      channel(
+        'slow',
+        Array.from({ length: MESSAGES }, (_, i) => message(i + 1, `${text} ${i}`)),
+      ),
+    ]);
     await t.app.listen({ host: '127.0.0.1', port: 0 });
     port = (t.app.server.address() as { port: number }).port;
     // How long the search takes when its client waits (it is then recorded and charged).
@@ -75,7 +80,9 @@ describe(`a search abandoned by its client (${testEngine})`, () => {
       await admin.connect();
     }
     const running = async () => {
-      const { rows } = await admin!.query(`select count(*)::int as n from pg_stat_activity where state = 'active' and pid <> pg_backend_pid() and query like '%strpos(m.text_folded%'`);
+      const { rows } = await admin!.query(
+        `select count(*)::int as n from pg_stat_activity where state = 'active' and pid <> pg_backend_pid() and query like '%strpos(m.text_folded%'`,
+      );
       return (rows[0] as { n: number }).n;
     };
     if (admin) await waitFor('the search statement to run', async () => (await running()) > 0);

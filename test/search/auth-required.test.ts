@@ -41,7 +41,10 @@ describe('messenger search endpoints require authentication', () => {
   it('a malformed or forged token is 401', async () => {
     for (const [method, url, body] of endpoints()) {
       expectError(await t.request({ method, url, body, headers: { authorization: 'Token abc' } }), 401);
-      expectError(await t.request({ method, url, body, token: 'eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.c2lnbmF0dXJl' }), 401);
+      expectError(
+        await t.request({ method, url, body, token: 'eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.c2lnbmF0dXJl' }),
+        401,
+      );
     }
   });
 });

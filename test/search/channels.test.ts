@@ -34,7 +34,10 @@ describe('messenger channels and categories over HTTP', () => {
 
     t.clock.set(FIRST_SCRAPE);
     await loadCorpus(t, [
-      channel('alpha_leaks', [message(1, 'one'), message(2, 'two'), message(3, 'three')], { title: 'Alpha Leaks', category: 'Fraud' }),
+      channel('alpha_leaks', [message(1, 'one'), message(2, 'two'), message(3, 'three')], {
+        title: 'Alpha Leaks',
+        category: 'Fraud',
+      }),
       channel('beta_cards', [message(1, 'один'), message(2, 'два')], { title: 'Бета Кардинг', category: 'Carding' }),
       channel('gamma', [message(1, 'gone quiet')], { title: 'Gamma Group', category: 'Fraud', isActive: false }),
       channel(null, [], { title: 'Дельта без ника' }),
@@ -58,7 +61,11 @@ describe('messenger channels and categories over HTTP', () => {
   const labels = (body: ListBody<ChannelItem>) => body.items.map((c) => c.username ?? c.title).sort();
   const categoryId = (name: string) => categories.items.find((k) => k.name === name)!.id;
   const badQuery = async (query: string, field: string) => {
-    const error = expectError(await t.request({ method: 'GET', url: `${CHANNELS}${query}`, token }), 400, 'validation_failed');
+    const error = expectError(
+      await t.request({ method: 'GET', url: `${CHANNELS}${query}`, token }),
+      400,
+      'validation_failed',
+    );
     expect(fieldsOf(error)).toEqual([field]);
   };
 
@@ -67,7 +74,18 @@ describe('messenger channels and categories over HTTP', () => {
       const body = await list();
       expect(body).toMatchObject({ total: 10, page: 1, page_size: 100, total_pages: 1 });
       expect(labels(body)).toEqual(
-        ['alpha_leaks', 'beta_cards', 'gamma', 'Дельта без ника', 'bulk_1', 'bulk_2', 'bulk_3', 'bulk_4', 'bulk_5', 'mover'].sort(),
+        [
+          'alpha_leaks',
+          'beta_cards',
+          'gamma',
+          'Дельта без ника',
+          'bulk_1',
+          'bulk_2',
+          'bulk_3',
+          'bulk_4',
+          'bulk_5',
+          'mover',
+        ].sort(),
       );
     });
 
@@ -97,7 +115,11 @@ describe('messenger channels and categories over HTTP', () => {
         is_active: true,
         total_messages_scraped: 0,
       });
-      expect(byLabel.mover).toMatchObject({ category_name: 'New', last_scraped_at: SECOND_SCRAPE, total_messages_scraped: 1 });
+      expect(byLabel.mover).toMatchObject({
+        category_name: 'New',
+        last_scraped_at: SECOND_SCRAPE,
+        total_messages_scraped: 1,
+      });
       for (const item of all) {
         expect(Number.isInteger(item.id)).toBe(true);
         expect(typeof item.is_active).toBe('boolean');
@@ -108,7 +130,8 @@ describe('messenger channels and categories over HTTP', () => {
       const pages = [];
       for (let page = 1; page <= 4; page++) pages.push(await list(`?page=${page}&page_size=3`));
       expect(pages.map((p) => p.items.length)).toEqual([3, 3, 3, 1]);
-      for (const [index, p] of pages.entries()) expect(p).toMatchObject({ total: 10, page: index + 1, page_size: 3, total_pages: 4 });
+      for (const [index, p] of pages.entries())
+        expect(p).toMatchObject({ total: 10, page: index + 1, page_size: 3, total_pages: 4 });
       const ids = pages.flatMap((p) => p.items.map((c) => c.id));
       expect(new Set(ids).size).toBe(10);
       expect([...ids].sort((a, b) => a - b)).toEqual(all.map((c) => c.id).sort((a, b) => a - b));
@@ -185,7 +208,8 @@ describe('messenger channels and categories over HTTP', () => {
     });
 
     it('ids match the category filter of the channel list', async () => {
-      for (const item of categories.items) expect((await list(`?category_id=${item.id}`)).total).toBe(item.channel_count);
+      for (const item of categories.items)
+        expect((await list(`?category_id=${item.id}`)).total).toBe(item.channel_count);
     });
 
     it('pages', async () => {
@@ -194,7 +218,11 @@ describe('messenger channels and categories over HTTP', () => {
       expect(first).toMatchObject({ total: 5, page: 1, page_size: 2, total_pages: 3 });
       expect(first.items).toHaveLength(2);
       expect(third.items).toHaveLength(1);
-      const error = expectError(await t.request({ method: 'GET', url: `${CATEGORIES}?page=0`, token }), 400, 'validation_failed');
+      const error = expectError(
+        await t.request({ method: 'GET', url: `${CATEGORIES}?page=0`, token }),
+        400,
+        'validation_failed',
+      );
       expect(fieldsOf(error)).toEqual(['page']);
     });
   });

@@ -46,7 +46,13 @@ const corpus = [
       message(902, exportTexts[902]),
       message(903, exportTexts[903]),
       message(904, exportTexts[904]),
-      message(905, exportTexts[905], { userId: 77, hasMedia: true, mediaType: 'photo', fileName: '=evil.xlsx', links: exportLinks }),
+      message(905, exportTexts[905], {
+        userId: 77,
+        hasMedia: true,
+        mediaType: 'photo',
+        fileName: '=evil.xlsx',
+        links: exportLinks,
+      }),
       message(906, exportTexts[906]),
       message(907, exportTexts[907]),
       message(909, 'bellcase x\u0007y\u001bz end'),
@@ -114,7 +120,8 @@ describe('messenger search history and exports over HTTP', () => {
   });
   afterAll(() => t.close());
 
-  const download = (id: number, query = '', token = alice) => t.request({ method: 'GET', url: exportUrl(id, query), token });
+  const download = (id: number, query = '', token = alice) =>
+    t.request({ method: 'GET', url: exportUrl(id, query), token });
 
   describe('history list', () => {
     it('records a search with its query, parsed query, totals and time', async () => {
@@ -160,10 +167,24 @@ describe('messenger search history and exports over HTTP', () => {
     });
 
     it('rejects page 0 and page_size 0', async () => {
-      expect(fieldsOf(expectError(await t.request({ method: 'GET', url: `${HISTORY}?page=0`, token: alice }), 400, 'validation_failed'))).toEqual(['page']);
-      expect(fieldsOf(expectError(await t.request({ method: 'GET', url: `${HISTORY}?page_size=0`, token: alice }), 400, 'validation_failed'))).toEqual([
-        'page_size',
-      ]);
+      expect(
+        fieldsOf(
+          expectError(
+            await t.request({ method: 'GET', url: `${HISTORY}?page=0`, token: alice }),
+            400,
+            'validation_failed',
+          ),
+        ),
+      ).toEqual(['page']);
+      expect(
+        fieldsOf(
+          expectError(
+            await t.request({ method: 'GET', url: `${HISTORY}?page_size=0`, token: alice }),
+            400,
+            'validation_failed',
+          ),
+        ),
+      ).toEqual(['page_size']);
     });
 
     it("shows only the caller's organization", async () => {
@@ -172,7 +193,9 @@ describe('messenger search history and exports over HTTP', () => {
       const own = await search(t, bob, { query: 'stablecheck' });
       const after = await getJson<ListBody<HistoryItemBody>>(t, bob, HISTORY);
       expect(after.items.map((i) => i.id)).toEqual([own.search_history_id]);
-      const aliceIds = (await getJson<ListBody<HistoryItemBody>>(t, alice, `${HISTORY}?page_size=100`)).items.map((i) => i.id);
+      const aliceIds = (await getJson<ListBody<HistoryItemBody>>(t, alice, `${HISTORY}?page_size=100`)).items.map(
+        (i) => i.id,
+      );
       expect(aliceIds).not.toContain(own.search_history_id);
     });
   });
@@ -209,8 +232,14 @@ describe('messenger search history and exports over HTTP', () => {
       expect([...uniqueDup.channels_list!].sort()).toEqual(['alpha', 'beta']);
 
       await loadCorpus(t, [
-        channel('alpha', [message(915, 'stablecheck three'), message(916, 'stablecheck dup', { date: '2025-01-01T00:00:00Z' })]),
-        channel('gamma', [message(917, 'stablecheck dup'), message(918, 'stablecheck newest', { date: '2027-01-01T00:00:00Z' })]),
+        channel('alpha', [
+          message(915, 'stablecheck three'),
+          message(916, 'stablecheck dup', { date: '2025-01-01T00:00:00Z' }),
+        ]),
+        channel('gamma', [
+          message(917, 'stablecheck dup'),
+          message(918, 'stablecheck newest', { date: '2027-01-01T00:00:00Z' }),
+        ]),
       ]);
 
       const plainAgain = await getJson<SearchResponseBody>(t, alice, resultsUrl(plain.search_history_id));
@@ -221,7 +250,9 @@ describe('messenger search history and exports over HTTP', () => {
       expect(uniqueAgain.total).toBe(3);
       expect(uniqueAgain.results).toEqual(unique.results);
 
-      const exported = JSON.parse((await download(plain.search_history_id, '?format=json')).body) as { results: { message_id: number }[] };
+      const exported = JSON.parse((await download(plain.search_history_id, '?format=json')).body) as {
+        results: { message_id: number }[];
+      };
       expect(exported.results.map((r) => r.message_id)).toEqual([914, 913, 912, 911]);
 
       // A new search sees the new messages.
@@ -235,8 +266,16 @@ describe('messenger search history and exports over HTTP', () => {
 
     it('an unknown id is 404, a malformed one 400', async () => {
       expectError(await t.request({ method: 'GET', url: resultsUrl(999_999), token: alice }), 404, 'not_found');
-      expectError(await t.request({ method: 'GET', url: '/service/messenger-search-history-results/abc/', token: alice }), 400, 'validation_failed');
-      expectError(await t.request({ method: 'GET', url: resultsUrl(exportSearch.search_history_id, '?page=0'), token: alice }), 400, 'validation_failed');
+      expectError(
+        await t.request({ method: 'GET', url: '/service/messenger-search-history-results/abc/', token: alice }),
+        400,
+        'validation_failed',
+      );
+      expectError(
+        await t.request({ method: 'GET', url: resultsUrl(exportSearch.search_history_id, '?page=0'), token: alice }),
+        400,
+        'validation_failed',
+      );
     });
   });
 
@@ -267,9 +306,25 @@ describe('messenger search history and exports over HTTP', () => {
     });
 
     it('CSV: every result, newest first, formulas neutralised, text intact', async () => {
-      const rows = parseCsv((await download(id(), '?format=csv')).body, { bom: true, columns: true }) as Record<string, string>[];
+      const rows = parseCsv((await download(id(), '?format=csv')).body, { bom: true, columns: true }) as Record<
+        string,
+        string
+      >[];
       expect(Object.keys(rows[0]!)).toEqual(
-        expect.arrayContaining(['message_id', 'channel_id', 'channel_username', 'user_id', 'date', 'text', 'has_media', 'media_type', 'file_name', 'links', 'channel_count', 'channels_list']),
+        expect.arrayContaining([
+          'message_id',
+          'channel_id',
+          'channel_username',
+          'user_id',
+          'date',
+          'text',
+          'has_media',
+          'media_type',
+          'file_name',
+          'links',
+          'channel_count',
+          'channels_list',
+        ]),
       );
       // All eight rows although the search itself showed a page of three.
       expect(rows.map((r) => Number(r.message_id))).toEqual(exportOrder);
@@ -294,7 +349,10 @@ describe('messenger search history and exports over HTTP', () => {
         channels_list: 'exports',
       });
       for (const link of exportLinks) expect(rich.links).toContain(link);
-      expect(rows.find((r) => r.message_id === '908')).toMatchObject({ channel_username: '', channels_list: 'Безымянный канал' });
+      expect(rows.find((r) => r.message_id === '908')).toMatchObject({
+        channel_username: '',
+        channels_list: 'Безымянный канал',
+      });
     });
 
     it('JSON: the search and every result with its full text', async () => {
@@ -311,7 +369,8 @@ describe('messenger search history and exports over HTTP', () => {
         searched_at: '2026-03-10T09:00:00.000Z',
       });
       expect(body.results.map((r) => r.message_id)).toEqual(exportOrder);
-      for (const result of body.results) expect(result.text).toBe(exportTexts[result.message_id as keyof typeof exportTexts]);
+      for (const result of body.results)
+        expect(result.text).toBe(exportTexts[result.message_id as keyof typeof exportTexts]);
       const reread = await getJson<SearchResponseBody>(t, alice, resultsUrl(id()));
       for (const item of reread.results) {
         expect(body.results.find((r) => r.message_id === item.message_id)).toMatchObject(without(item, 'text_preview'));
@@ -329,7 +388,13 @@ describe('messenger search history and exports over HTTP', () => {
       expect(messages.map((m) => Number(m.message_id))).toEqual(exportOrder);
       for (const m of messages) expect(m.text).toBe(exportTexts[Number(m.message_id) as keyof typeof exportTexts]);
       const rich = messages.find((m) => m.message_id === '905')!;
-      expect(rich).toMatchObject({ user_id: '77', has_media: 'true', media_type: 'photo', file_name: '=evil.xlsx', channel_username: 'exports' });
+      expect(rich).toMatchObject({
+        user_id: '77',
+        has_media: 'true',
+        media_type: 'photo',
+        file_name: '=evil.xlsx',
+        channel_username: 'exports',
+      });
       expect(rich.links).toEqual({ link: exportLinks });
       expect(rich.channels_list).toEqual({ channel: ['exports'] });
       expect(messages.find((m) => m.message_id === '908')!.channels_list).toEqual({ channel: ['Безымянный канал'] });
@@ -337,7 +402,9 @@ describe('messenger search history and exports over HTTP', () => {
 
     it('XML drops the control characters XML 1.0 cannot carry; JSON keeps them', async () => {
       const { search_history_id: bell } = await search(t, alice, { query: 'bellcase' });
-      const document = xml.parse((await download(bell, '?format=xml')).body) as { search: { results: { message: XmlMessage[] } } };
+      const document = xml.parse((await download(bell, '?format=xml')).body) as {
+        search: { results: { message: XmlMessage[] } };
+      };
       expect(document.search.results.message.map((m) => m.text)).toEqual(['bellcase xyz end']);
       const json = JSON.parse((await download(bell, '?format=json')).body) as { results: { text: string }[] };
       expect(json.results.map((r) => r.text)).toEqual(['bellcase x\u0007y\u001bz end']);

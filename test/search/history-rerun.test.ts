@@ -10,7 +10,8 @@ import { createTestApp, type TestApp } from '../support/test-app.ts';
  * page, read in any order, and the export are exactly what they were.
  */
 
-const resultsUrl = (id: number, page: number, pageSize: number) => `/service/messenger-search-history-results/${id}/?page=${page}&page_size=${pageSize}`;
+const resultsUrl = (id: number, page: number, pageSize: number) =>
+  `/service/messenger-search-history-results/${id}/?page=${page}&page_size=${pageSize}`;
 const PAGE_SIZE = 3;
 
 /** Dates out of id order: a later message id is not a later date. */
@@ -28,7 +29,10 @@ const firstCorpus = [
     message(3, 'lx only', { date: minutesAfterEpoch(60) }),
     message(4, 'ledger-x south', { date: minutesAfterEpoch(20) }),
   ]),
-  channel('east', [message(1, 'ledger east draft', { date: minutesAfterEpoch(65) }), message(2, 'shared ledger text', { date: minutesAfterEpoch(15) })]),
+  channel('east', [
+    message(1, 'ledger east draft', { date: minutesAfterEpoch(65) }),
+    message(2, 'shared ledger text', { date: minutesAfterEpoch(15) }),
+  ]),
 ];
 
 /** Everything here matches the queries too. */
@@ -39,8 +43,14 @@ const laterCorpus = [
     message(8, 'ledger north newest', { date: minutesAfterEpoch(500) }),
     message(9, 'shared ledger text', { date: minutesAfterEpoch(40) }),
   ]),
-  channel('south', [message(5, 'lx later', { date: minutesAfterEpoch(45) }), message(6, 'ledger south same date', { date: minutesAfterEpoch(40) })]),
-  channel('west', [message(1, 'shared ledger text', { date: minutesAfterEpoch(300) }), message(2, 'ledger west', { date: minutesAfterEpoch(2) })]),
+  channel('south', [
+    message(5, 'lx later', { date: minutesAfterEpoch(45) }),
+    message(6, 'ledger south same date', { date: minutesAfterEpoch(40) }),
+  ]),
+  channel('west', [
+    message(1, 'shared ledger text', { date: minutesAfterEpoch(300) }),
+    message(2, 'ledger west', { date: minutesAfterEpoch(2) }),
+  ]),
 ];
 
 type Page = Omit<SearchResponseBody, 'follow_up_token'>;
@@ -53,11 +63,16 @@ describe('re-reading a search after new messages arrive', () => {
 
   const readPages = async (id: number, pages: number[]) => {
     const read = new Map<number, Page>();
-    for (const page of pages) read.set(page, withoutToken(await getJson<SearchResponseBody>(t, token, resultsUrl(id, page, PAGE_SIZE))));
+    for (const page of pages)
+      read.set(page, withoutToken(await getJson<SearchResponseBody>(t, token, resultsUrl(id, page, PAGE_SIZE))));
     return [...read.entries()].sort(([a], [b]) => a - b).map(([, body]) => body);
   };
   const exportJson = async (id: number) => {
-    const response = await t.request({ method: 'GET', url: `/service/messenger-search-history-export/${id}/?format=json`, token });
+    const response = await t.request({
+      method: 'GET',
+      url: `/service/messenger-search-history-export/${id}/?format=json`,
+      token,
+    });
     expect(response.statusCode, response.body).toBe(200);
     return response.body;
   };
@@ -78,7 +93,12 @@ describe('re-reading a search after new messages arrive', () => {
     for (const body of bodies) {
       const first = await search(t, token, { ...body, page_size: PAGE_SIZE });
       const pageNumbers = Array.from({ length: first.total_pages + 1 }, (_, i) => i + 1);
-      recorded.push({ body, first, pages: await readPages(first.search_history_id, pageNumbers), exported: await exportJson(first.search_history_id) });
+      recorded.push({
+        body,
+        first,
+        pages: await readPages(first.search_history_id, pageNumbers),
+        exported: await exportJson(first.search_history_id),
+      });
     }
     await loadCorpus(t, laterCorpus);
   });
@@ -109,7 +129,10 @@ describe('re-reading a search after new messages arrive', () => {
     for (const { first, pages } of recorded) {
       const numbers = pages.map((p) => p.page);
       expect(await readPages(first.search_history_id, [...numbers].reverse())).toEqual(pages);
-      const shuffled = numbers.length > 2 ? [numbers[1]!, numbers[numbers.length - 1]!, numbers[0]!, ...numbers.slice(2, -1)] : numbers;
+      const shuffled =
+        numbers.length > 2
+          ? [numbers[1]!, numbers[numbers.length - 1]!, numbers[0]!, ...numbers.slice(2, -1)]
+          : numbers;
       expect(await readPages(first.search_history_id, shuffled)).toEqual(pages);
     }
   });

@@ -24,7 +24,9 @@ describe(`search history delete and retention (${testEngine})`, () => {
   let bob: string;
 
   beforeAll(async () => {
-    t = await createTestApp({ env: { DRAGNET_RATE_LIMITS: 'off', DRAGNET_SEARCH_HISTORY_RETENTION_DAYS: String(RETENTION_DAYS) } });
+    t = await createTestApp({
+      env: { DRAGNET_RATE_LIMITS: 'off', DRAGNET_SEARCH_HISTORY_RETENTION_DAYS: String(RETENTION_DAYS) },
+    });
     await t.createUser({ org: 'Acme', email: 'alice@acme.test' });
     await t.createUser({ org: 'Acme', email: 'carol@acme.test' });
     await t.createUser({ org: 'Globex', email: 'bob@globex.test' });
@@ -48,8 +50,16 @@ describe(`search history delete and retention (${testEngine})`, () => {
     expect(deleted.statusCode).toBe(204);
     expect(deleted.body).toBe('');
     expect(await historyIds(alice)).not.toContain(id);
-    expectError(await t.request({ method: 'GET', url: `/service/messenger-search-history-results/${id}/`, token: alice }), 404, 'not_found');
-    expectError(await t.request({ method: 'GET', url: `/service/messenger-search-history-export/${id}/`, token: alice }), 404, 'not_found');
+    expectError(
+      await t.request({ method: 'GET', url: `/service/messenger-search-history-results/${id}/`, token: alice }),
+      404,
+      'not_found',
+    );
+    expectError(
+      await t.request({ method: 'GET', url: `/service/messenger-search-history-export/${id}/`, token: alice }),
+      404,
+      'not_found',
+    );
     expectError(await t.request({ method: 'DELETE', url: entryUrl(id), token: alice }), 404, 'not_found');
   });
 
@@ -62,14 +72,19 @@ describe(`search history delete and retention (${testEngine})`, () => {
     // The list is the organization's; `mine` tells each user which entries they may delete.
     const mine = async (token: string) => {
       const response = await t.request({ method: 'GET', url: `${HISTORY}?page_size=100`, token });
-      return (response.json() as ListBody<HistoryItemBody & { mine: boolean }>).items.find((item) => item.id === id)?.mine;
+      return (response.json() as ListBody<HistoryItemBody & { mine: boolean }>).items.find((item) => item.id === id)
+        ?.mine;
     };
     expect(await mine(alice)).toBe(true);
     expect(await mine(carol)).toBe(false);
   });
 
   it('names the id when it is not one', async () => {
-    const error = expectError(await t.request({ method: 'DELETE', url: entryUrl(0), token: alice }), 400, 'validation_failed');
+    const error = expectError(
+      await t.request({ method: 'DELETE', url: entryUrl(0), token: alice }),
+      400,
+      'validation_failed',
+    );
     expect(error.fields?.map((f) => f.field)).toEqual(['history_id']);
     expectError(await t.request({ method: 'DELETE', url: entryUrl(1) }), 401);
   });
@@ -89,6 +104,10 @@ describe(`search history delete and retention (${testEngine})`, () => {
       await scheduler.stop();
     }
     expect(await historyIds(alice)).toContain(recent);
-    expectError(await t.request({ method: 'GET', url: `/service/messenger-search-history-results/${old}/`, token: alice }), 404, 'not_found');
+    expectError(
+      await t.request({ method: 'GET', url: `/service/messenger-search-history-results/${old}/`, token: alice }),
+      404,
+      'not_found',
+    );
   });
 });

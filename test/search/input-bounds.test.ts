@@ -29,9 +29,10 @@ describe('messenger search rejects out-of-range input without a 5xx', () => {
   /** A 400 or 404, or an empty 200 page: anything but a server error. */
   async function expectClientOutcome(method: 'GET' | 'POST', url: string, body?: unknown) {
     const response = await t.request({ method, url, token, body });
-    expect([200, 400, 404], `${method} ${url} ${JSON.stringify(body) ?? ''}: ${response.statusCode} ${response.body}`).toContain(
-      response.statusCode,
-    );
+    expect(
+      [200, 400, 404],
+      `${method} ${url} ${JSON.stringify(body) ?? ''}: ${response.statusCode} ${response.body}`,
+    ).toContain(response.statusCode);
     if (response.statusCode === 200) {
       const page = response.json() as { results?: unknown[]; items?: unknown[] };
       expect(page.results ?? page.items).toEqual([]);
@@ -56,7 +57,10 @@ describe('messenger search rejects out-of-range input without a 5xx', () => {
   });
 
   it('a page far beyond the 32-bit rank range: history results', async () => {
-    await expectClientOutcome('GET', `/service/messenger-search-history-results/${historyId}/?page=214748365&page_size=10`);
+    await expectClientOutcome(
+      'GET',
+      `/service/messenger-search-history-results/${historyId}/?page=214748365&page_size=10`,
+    );
   });
 
   it.each([
@@ -67,9 +71,12 @@ describe('messenger search rejects out-of-range input without a 5xx', () => {
     await expectClientOutcome('POST', SEARCH_PATH, body);
   });
 
-  it.each([['a\u0000'], ['\u0000\u0000\u0000'], ['apple "\u0000"']])('a NUL character in the query %j', async (query) => {
-    await expectClientOutcome('POST', SEARCH_PATH, { query });
-  });
+  it.each([['a\u0000'], ['\u0000\u0000\u0000'], ['apple "\u0000"']])(
+    'a NUL character in the query %j',
+    async (query) => {
+      await expectClientOutcome('POST', SEARCH_PATH, { query });
+    },
+  );
 
   it('a NUL character in the channel search', async () => {
     await expectClientOutcome('GET', '/service/messenger-channels/?search=a%00b');

@@ -28,14 +28,11 @@ describe(`messages in every month (${testEngine})`, () => {
     await t.createUser({ org: 'Acme', email: 'analyst@acme.test' });
     token = (await t.login('analyst@acme.test')).access;
     await loadCorpus(t, [
-      channel(
-        'calendar',
-        [
-          ...dated.map(([date, label], i) => message(i + 1, `ledger ${label}`, { date })),
-          // The same message twice in one load: the first stands.
-          message(1, 'ledger epoch copy', { date: '2026-06-01T00:00:00Z' }),
-        ],
-      ),
+      channel('calendar', [
+        ...dated.map(([date, label], i) => message(i + 1, `ledger ${label}`, { date })),
+        // The same message twice in one load: the first stands.
+        message(1, 'ledger epoch copy', { date: '2026-06-01T00:00:00Z' }),
+      ]),
     ]);
   });
   afterAll(() => t?.close());
@@ -43,7 +40,9 @@ describe(`messages in every month (${testEngine})`, () => {
   it('finds every message newest first, months and years apart', async () => {
     const body = await search(t, token, { query: 'ledger', page_size: 20 });
     expect(body.total).toBe(dated.length);
-    expect(body.results.map((hit) => hit.text_preview)).toEqual([...dated].reverse().map(([, label]) => `ledger ${label}`));
+    expect(body.results.map((hit) => hit.text_preview)).toEqual(
+      [...dated].reverse().map(([, label]) => `ledger ${label}`),
+    );
     expect(body.results.map((hit) => hit.date)).toEqual([...dated].reverse().map(([date]) => date));
   });
 
@@ -59,7 +58,10 @@ describe(`messages in every month (${testEngine})`, () => {
     const body = await search(t, token, { query: 'ledger', page_size: 20 });
     expect(body.total).toBe(dated.length + 2);
     expect(body.results.map((hit) => hit.text_preview)).not.toContain('ledger moved to another month');
-    expect(body.results[0]).toMatchObject({ text_preview: 'ledger new in a new month', date: '2032-03-15T00:00:00.000Z' });
+    expect(body.results[0]).toMatchObject({
+      text_preview: 'ledger new in a new month',
+      date: '2032-03-15T00:00:00.000Z',
+    });
 
     const channels = await getJson<{ items: ChannelItem[] }>(t, token, '/service/messenger-channels/?page_size=10');
     const sizes = Object.fromEntries(channels.items.map((row) => [row.username, row.total_messages_scraped]));

@@ -24,7 +24,19 @@ interface Row {
   text_hash: string;
 }
 
-const QUERIES = ['password', 'with', 'fresh AND logs', 'combo OR логи', 'password -fresh', 'billing42@globex.com', 'lo', '-password', '"access to"', 'логи -база', 'zzqx'];
+const QUERIES = [
+  'password',
+  'with',
+  'fresh AND logs',
+  'combo OR логи',
+  'password -fresh',
+  'billing42@globex.com',
+  'lo',
+  '-password',
+  '"access to"',
+  'логи -база',
+  'zzqx',
+];
 
 /** Every trigram as rare: the whole query goes to the positional index where it can. */
 const allRare = () => 0.001;
@@ -40,15 +52,31 @@ describe('search plans agree with each other and with matchesFolded', () => {
   beforeAll(async () => {
     t = await createTestApp();
     await loadCorpus(t, [
-      ...generateCorpus({ seed: 7, channels: 12, messages: 3000, start: new Date('2025-01-01T00:00:00Z'), spanDays: 30 }),
+      ...generateCorpus({
+        seed: 7,
+        channels: 12,
+        messages: 3000,
+        start: new Date('2025-01-01T00:00:00Z'),
+        spanDays: 30,
+      }),
       // A channel no broad English word reaches, and one whose only match is older than any probe reads.
-      channel('russian_only', Array.from({ length: 40 }, (_, i) => message(i + 1, `свежие логи база ${i}`))),
+      channel(
+        'russian_only',
+        Array.from({ length: 40 }, (_, i) => message(i + 1, `свежие логи база ${i}`)),
+      ),
       channel('old_match', [
         message(1, 'password once, long ago', { date: Date.parse('2024-01-01T00:00:00Z') }),
-        ...Array.from({ length: 40 }, (_, i) => message(i + 2, `nothing to see ${i}`, { date: Date.parse('2025-06-01T00:00:00Z') + i })),
+        ...Array.from({ length: 40 }, (_, i) =>
+          message(i + 2, `nothing to see ${i}`, { date: Date.parse('2025-06-01T00:00:00Z') + i }),
+        ),
       ]),
     ]);
-    rows = (await t.container.store.db.selectFrom('messages').select(['id', 'channel_id', 'date', 'text_folded', 'text_hash']).execute()).map((r) => ({
+    rows = (
+      await t.container.store.db
+        .selectFrom('messages')
+        .select(['id', 'channel_id', 'date', 'text_folded', 'text_hash'])
+        .execute()
+    ).map((r) => ({
       id: Number(r.id),
       channel_id: Number(r.channel_id),
       date: Number(r.date),
@@ -63,10 +91,21 @@ describe('search plans agree with each other and with matchesFolded', () => {
   const newestFirst = (a: Row, b: Row) => b.date - a.date || b.id - a.id;
 
   function expected(tree: QueryNode, watermark: number, channelFilter: Set<number> | null) {
-    const matches = rows.filter((r) => r.id <= watermark && (!channelFilter || channelFilter.has(r.channel_id)) && matchesFolded(tree, r.text_folded)).sort(newestFirst);
+    const matches = rows
+      .filter(
+        (r) =>
+          r.id <= watermark &&
+          (!channelFilter || channelFilter.has(r.channel_id)) &&
+          matchesFolded(tree, r.text_folded),
+      )
+      .sort(newestFirst);
     const representatives = matches.filter((r, i) => matches.findIndex((o) => o.text_hash === r.text_hash) === i);
     return {
-      counts: { total: matches.length, channels: new Set(matches.map((r) => r.channel_id)).size, groups: representatives.length },
+      counts: {
+        total: matches.length,
+        channels: new Set(matches.map((r) => r.channel_id)).size,
+        groups: representatives.length,
+      },
       order: matches.map((r) => r.id),
       uniqueOrder: representatives.map((r) => r.id),
     };
@@ -94,19 +133,36 @@ describe('search plans agree with each other and with matchesFolded', () => {
           else seen.checked++;
           const query: MatchQuery = { match, maxMessageId: watermark, ...(filter ? { channelIds: filter } : {}) };
           for (const tuning of tunings) {
-            const searches = createSearchRepository({ reader: store.reader, readerSlots: 3, engine: store.engine, tuning });
+            const searches = createSearchRepository({
+              reader: store.reader,
+              readerSlots: 3,
+              engine: store.engine,
+              tuning,
+            });
             const label = `${text} ${JSON.stringify({ watermark, filter: filter !== null, hints: Object.keys(hints), complete: match.complete, tuning })}`;
             expect(await searches.count(query, false), label).toEqual({ ...want.counts, groups: want.counts.total });
             expect(await searches.count(query, true), label).toEqual(want.counts);
             for (const plan of ['walk', 'sort'] as const) {
               const ids = (keys: OrderKey[]) => keys.map((k) => Number(k.id));
-              expect(ids(await searches.page(query, { plan, uniqueOnly: false, offset: 0, limit: 10 })), `${label} ${plan}`).toEqual(want.order.slice(0, 10));
-              expect(ids(await searches.page(query, { plan, uniqueOnly: false, offset: 7, limit: 10 })), `${label} ${plan}`).toEqual(want.order.slice(7, 17));
-              expect(ids(await searches.page(query, { plan, uniqueOnly: true, offset: 3, limit: 10 })), `${label} ${plan}`).toEqual(want.uniqueOrder.slice(3, 13));
+              expect(
+                ids(await searches.page(query, { plan, uniqueOnly: false, offset: 0, limit: 10 })),
+                `${label} ${plan}`,
+              ).toEqual(want.order.slice(0, 10));
+              expect(
+                ids(await searches.page(query, { plan, uniqueOnly: false, offset: 7, limit: 10 })),
+                `${label} ${plan}`,
+              ).toEqual(want.order.slice(7, 17));
+              expect(
+                ids(await searches.page(query, { plan, uniqueOnly: true, offset: 3, limit: 10 })),
+                `${label} ${plan}`,
+              ).toEqual(want.uniqueOrder.slice(3, 13));
               const fifth = rows.find((r) => r.id === want.order[4]);
               if (fifth) {
                 const after = { id: fifth.id, date: fifth.date };
-                expect(ids(await searches.page(query, { plan, uniqueOnly: false, offset: 2, limit: 10, after })), `${label} ${plan}`).toEqual(want.order.slice(7, 17));
+                expect(
+                  ids(await searches.page(query, { plan, uniqueOnly: false, offset: 2, limit: 10, after })),
+                  `${label} ${plan}`,
+                ).toEqual(want.order.slice(7, 17));
               }
             }
           }

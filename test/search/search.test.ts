@@ -102,9 +102,18 @@ const corpus = [
     message(506, longMiddle),
     message(507, 'short midword text'),
   ]),
-  channel('alpha', [message(601, 'Fresh combo list DUPTEXT available'), message(604, 'DUPTEXT different message'), fullMessage, order(804), order(805), order(806)]),
+  channel('alpha', [
+    message(601, 'Fresh combo list DUPTEXT available'),
+    message(604, 'DUPTEXT different message'),
+    fullMessage,
+    order(804),
+    order(805),
+    order(806),
+  ]),
   channel('beta', [message(602, 'Fresh combo list DUPTEXT available'), order(807), order(808)]),
-  channel(null, [message(603, 'Fresh combo list DUPTEXT available'), bareMessage, order(809), order(810)], { title: 'Gamma Group' }),
+  channel(null, [message(603, 'Fresh combo list DUPTEXT available'), bareMessage, order(809), order(810)], {
+    title: 'Gamma Group',
+  }),
 ];
 
 describe('messenger search over HTTP', () => {
@@ -186,7 +195,14 @@ describe('messenger search over HTTP', () => {
 
     it('returns the paging state, query_info, history id, warning and follow-up token', async () => {
       const body = await find({ query: '  apple OR banana cherry ' });
-      expect(body).toMatchObject({ total: 6, channels_matched: 1, page: 1, page_size: 10, total_pages: 1, warning: null });
+      expect(body).toMatchObject({
+        total: 6,
+        channels_matched: 1,
+        page: 1,
+        page_size: 10,
+        total_pages: 1,
+        warning: null,
+      });
       expect(body.results).toHaveLength(6);
       expect(body.query_info).toEqual({
         query: 'apple OR banana cherry',
@@ -468,7 +484,11 @@ describe('messenger search over HTTP', () => {
     it('an unknown channel id is 400 naming channel_ids', async () => {
       const error = await rejected({ query: 'duptext', channel_ids: [ids.alpha, 999_999] }, 'channel_ids');
       expect(error.message).toContain('999999');
-      const typed = expectError(await postSearch(t, token, { query: 'duptext', channel_ids: ['alpha'] }), 400, 'validation_failed');
+      const typed = expectError(
+        await postSearch(t, token, { query: 'duptext', channel_ids: ['alpha'] }),
+        400,
+        'validation_failed',
+      );
       expect(fieldsOf(typed).every((f) => f.startsWith('channel_ids'))).toBe(true);
     });
   });
@@ -487,12 +507,20 @@ describe('messenger search over HTTP', () => {
       for (let page = 1; page <= 4; page++) pages.push(await find({ query: 'ordertest', page, page_size: 3 }));
       expect(pages.map((p) => p.results.length)).toEqual([3, 3, 3, 1]);
       expect(pages.flatMap(idsOf)).toEqual(newestFirst);
-      for (const [index, p] of pages.entries()) expect(p).toMatchObject({ total: 10, page: index + 1, page_size: 3, total_pages: 4, channels_matched: 4 });
+      for (const [index, p] of pages.entries())
+        expect(p).toMatchObject({ total: 10, page: index + 1, page_size: 3, total_pages: 4, channels_matched: 4 });
     });
 
     it('a page beyond the last is empty but keeps the totals', async () => {
       const body = await find({ query: 'ordertest', page: 3, page_size: 5 });
-      expect(body).toMatchObject({ results: [], total: 10, channels_matched: 4, page: 3, page_size: 5, total_pages: 2 });
+      expect(body).toMatchObject({
+        results: [],
+        total: 10,
+        channels_matched: 4,
+        page: 3,
+        page_size: 5,
+        total_pages: 2,
+      });
     });
 
     it('page_size defaults to 10 and accepts 100', async () => {
@@ -579,10 +607,14 @@ describe('messenger search over HTTP', () => {
     });
 
     it('a rejected search is not recorded in history', async () => {
-      const before = (await t.request({ method: 'GET', url: '/service/messenger-search-history/', token })).json() as { total: number };
+      const before = (await t.request({ method: 'GET', url: '/service/messenger-search-history/', token })).json() as {
+        total: number;
+      };
       await rejected({ query: '(apple' }, 'query');
       await rejected({ query: 'apple', channel_ids: [999_999] }, 'channel_ids');
-      const after = (await t.request({ method: 'GET', url: '/service/messenger-search-history/', token })).json() as { total: number };
+      const after = (await t.request({ method: 'GET', url: '/service/messenger-search-history/', token })).json() as {
+        total: number;
+      };
       expect(after.total).toBe(before.total);
     });
   });

@@ -20,13 +20,26 @@ describe(`sources: app-store scrapers' output (${testEngine})`, () => {
     await s.moveTo(T0);
     const report = await s.ingest('app_store', [FIXTURES]);
     expect(report.summary).toMatchObject({ inputs: 3, failed: 0, records: 5, added: 5, rejected: 1 });
-    expect(report.tally.errors).toEqual([{ location: `${path.join(FIXTURES, 'scrapers-mixed.jsonl')} line 3`, reason: expect.stringContaining('cannot tell the store') }]);
-    expect(report.tally.warnings).toEqual([{ reason: 'update date in the future', count: 1, examples: [`${path.join(FIXTURES, 'google-play-scraper-search.json')} record 2`] }]);
+    expect(report.tally.errors).toEqual([
+      {
+        location: `${path.join(FIXTURES, 'scrapers-mixed.jsonl')} line 3`,
+        reason: expect.stringContaining('cannot tell the store'),
+      },
+    ]);
+    expect(report.tally.warnings).toEqual([
+      {
+        reason: 'update date in the future',
+        count: 1,
+        examples: [`${path.join(FIXTURES, 'google-play-scraper-search.json')} record 2`],
+      },
+    ]);
   });
 
   it('a rule finds the apps using the brand with the fields each scraper gives', async () => {
     const kit = await s.newKit();
-    const rule = await s.alice.created(sourceRule(kit, 'Initech apps', 13, { query: 'Initech', official_developers: ['Initech Bank Inc'] }));
+    const rule = await s.alice.created(
+      sourceRule(kit, 'Initech apps', 13, { query: 'Initech', official_developers: ['Initech Bank Inc'] }),
+    );
     const hits = await s.hitsOf((await s.onlyMatch(rule.id)).id);
     const byApp = Object.fromEntries(hits.map((hit) => [hit.app_id, hit]));
     expect(Object.keys(byApp).sort()).toEqual(['com.fastapps.initechbank', 'com.quickwallet.initech']);
@@ -59,6 +72,8 @@ describe(`sources: app-store scrapers' output (${testEngine})`, () => {
 
   it('a JSON file in neither shape is refused naming the formats', async () => {
     const report = await s.ingest('app_store', [s.file('other.json', '{"apps": []}')]);
-    expect(report.lines.at(-1)).toMatch(/error: .*other\.json: format: is in none of the formats app_store reads: itunes \(iTunes Search.*\), scraper \(google-play-scraper/);
+    expect(report.lines.at(-1)).toMatch(
+      /error: .*other\.json: format: is in none of the formats app_store reads: itunes \(iTunes Search.*\), scraper \(google-play-scraper/,
+    );
   });
 });

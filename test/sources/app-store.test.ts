@@ -35,7 +35,13 @@ const T0 = Date.parse('2026-03-10T09:00:00Z');
 const DAY = 24 * HOUR;
 const WEEK = 7 * DAY;
 
-const itunesApp = (trackId: number, trackName: string, bundleId: string | undefined, artistName: string, extra: Record<string, unknown> = {}) => ({
+const itunesApp = (
+  trackId: number,
+  trackName: string,
+  bundleId: string | undefined,
+  artistName: string,
+  extra: Record<string, unknown> = {},
+) => ({
   wrapperType: 'software',
   kind: 'software',
   trackId,
@@ -61,8 +67,14 @@ const itunesResponse = (results: unknown[]) => JSON.stringify({ resultCount: res
 
 const searchText = itunesResponse([
   itunesApp(1488200001, 'Acme Bank', 'com.acmebank.mobile', 'Acme Bank plc', { version: '8.12.1' }),
-  itunesApp(1488200003, 'Acme Bnak: Mobile Banking', 'com.fastmobile.bankingpro', 'Fast Mobile Ltd', { averageUserRating: 2.5, userRatingCount: 17 }),
-  itunesApp(1488200004, 'Budget Buddy', 'com.buddyapps.budget', 'Buddy Apps', { description: 'Import your statements from Acme Bank and 200 other banks.', primaryGenreName: 'Productivity' }),
+  itunesApp(1488200003, 'Acme Bnak: Mobile Banking', 'com.fastmobile.bankingpro', 'Fast Mobile Ltd', {
+    averageUserRating: 2.5,
+    userRatingCount: 17,
+  }),
+  itunesApp(1488200004, 'Budget Buddy', 'com.buddyapps.budget', 'Buddy Apps', {
+    description: 'Import your statements from Acme Bank and 200 other banks.',
+    primaryGenreName: 'Productivity',
+  }),
   { ...itunesApp(1488200005, 'Acme Bank for Mac', 'com.fakemac.acmebank', 'Mac Tools'), kind: 'mac-software' },
   itunesApp(1488200006, 'Acme Bank Lite', undefined, 'Nobody'),
   itunesApp(1488200007, 'Photo Frame', 'com.frames.photo', 'Frames Inc', { primaryGenreName: 'Photo & Video' }),
@@ -90,9 +102,17 @@ const playApp = (appId: string, title: string, developer: string, extra: Record<
   ...extra,
 });
 
-const jsonl = (lines: unknown[]) => lines.map((line) => (typeof line === 'string' ? line : JSON.stringify(line))).join('\n');
+const jsonl = (lines: unknown[]) =>
+  lines.map((line) => (typeof line === 'string' ? line : JSON.stringify(line))).join('\n');
 
-const WALLET = playApp('com.wallettools.acmebank', 'AcmeBank Wallet', 'Wallet Tools', { installs: '10,000+', minInstalls: 10000, score: 4.18, ratings: 311, version: '3.0.2', updated: 1767225600000 });
+const WALLET = playApp('com.wallettools.acmebank', 'AcmeBank Wallet', 'Wallet Tools', {
+  installs: '10,000+',
+  minInstalls: 10000,
+  score: 4.18,
+  ratings: 311,
+  version: '3.0.2',
+  updated: 1767225600000,
+});
 const playText = jsonl([
   WALLET,
   playApp('com.acmebank.mobile', 'Acme Bank', 'ACME BANK PLC', { minInstalls: 1_000_000 }),
@@ -109,7 +129,12 @@ const playText = jsonl([
 // brand, and a new lookalike.
 const lateText = jsonl([
   { ...WALLET, version: '3.1.0', minInstalls: 50_000 },
-  playApp('com.pocketledger.app', 'Pocket Ledger', 'Ledger Labs', { minInstalls: 50_000, genre: 'Productivity', version: '2.0.0', description: 'New: sync your Acme Bank accounts.' }),
+  playApp('com.pocketledger.app', 'Pocket Ledger', 'Ledger Labs', {
+    minInstalls: 50_000,
+    genre: 'Productivity',
+    version: '2.0.0',
+    description: 'New: sync your Acme Bank accounts.',
+  }),
   playApp('com.paylab.acmebamkpay', 'Acme Bamk Pay', 'Pay Lab', { minInstalls: 10 }),
 ]);
 
@@ -148,15 +173,26 @@ describe(`sources: app stores end to end (${testEngine})`, () => {
     await s.moveTo(T0 - HOUR);
     const play = await ingest(files['play-apps.jsonl']!);
     expect(play.summary).toMatchObject({ records: 6, added: 6, rejected: 2 });
-    expect(play.lines.slice(1)).toEqual([`  rejected ${files['play-apps.jsonl']} line 4: not valid JSON`, `  rejected ${files['play-apps.jsonl']} line 6: title is missing`]);
+    expect(play.lines.slice(1)).toEqual([
+      `  rejected ${files['play-apps.jsonl']} line 4: not valid JSON`,
+      `  rejected ${files['play-apps.jsonl']} line 6: title is missing`,
+    ]);
   });
 
   it('a rule reports the apps using the brand that are not its own, newest first; email and signed webhook are delivered', async () => {
     await s.moveTo(T0);
     kit = await s.newKit();
-    const created = await s.alice.created(sourceRule(kit, 'Acme Bank apps', 13, { query: 'Acme Bank', official_developers: ['Acme Bank plc'] }));
+    const created = await s.alice.created(
+      sourceRule(kit, 'Acme Bank apps', 13, { query: 'Acme Bank', official_developers: ['Acme Bank plc'] }),
+    );
     rule = created.id;
-    expect(created).toMatchObject({ service: 13, frequency: 'weekly', last_run: iso(T0), total_matches_count: 5, total_alerts_count: 1 });
+    expect(created).toMatchObject({
+      service: 13,
+      frequency: 'weekly',
+      last_run: iso(T0),
+      total_matches_count: 5,
+      total_alerts_count: 1,
+    });
     const [match] = await matchesOf(rule);
     firstMatch = match!.id;
     expect(match).toMatchObject({ total_hits: 5, stored_hits: 5, window_start: null, window_end: iso(T0) });
@@ -208,8 +244,15 @@ describe(`sources: app stores end to end (${testEngine})`, () => {
     expect(await deliverPending(s.t)).toBe(2);
     const hooks = requestsTo(s.receiver, kit);
     expect(hooks).toHaveLength(1);
-    expect(verifyAlertSystemSignature(kit.webhook!.secret, hooks[0]!.body, hooks[0]!.headers['x-alertsystem-signature'])).toBe(true);
-    expect(payloadOf(hooks[0]!)).toMatchObject({ alert_rule_name: 'Acme Bank apps', service: 'App stores', total_matches: 5, excluded_matches: 0 });
+    expect(
+      verifyAlertSystemSignature(kit.webhook!.secret, hooks[0]!.body, hooks[0]!.headers['x-alertsystem-signature']),
+    ).toBe(true);
+    expect(payloadOf(hooks[0]!)).toMatchObject({
+      alert_rule_name: 'Acme Bank apps',
+      service: 'App stores',
+      total_matches: 5,
+      excluded_matches: 0,
+    });
     const mails = s.smtp.messages.filter((m) => m.to.includes(kit.recipient.email));
     expect(mails).toHaveLength(1);
     expect(mails[0]!.parsed.html).toContain('Acme Bank apps: 5 hits in App stores');
@@ -217,21 +260,34 @@ describe(`sources: app stores end to end (${testEngine})`, () => {
 
   it('hits filter, sort and exclude by the declared fields', async () => {
     expect(names(await s.hitsOf(firstMatch, { filter: 'lookalike:true' }))).toEqual(['Acme Bnak: Mobile Banking']);
-    expect(names(await s.hitsOf(firstMatch, { filter: ['platform:IOS', 'matched_on:description'] }))).toEqual(['Budget Buddy']);
+    expect(names(await s.hitsOf(firstMatch, { filter: ['platform:IOS', 'matched_on:description'] }))).toEqual([
+      'Budget Buddy',
+    ]);
     expect(names(await s.hitsOf(firstMatch, { filter: 'genre:productivity' }))).toEqual(['Budget Buddy']);
-    expect(names(await s.hitsOf(firstMatch, { filter: 'platform:android', sort: '-installs' }))).toEqual(['AcmeBank Wallet', 'Secure Login', 'Bank Helper']);
-    expect(names(await s.hitsOf(firstMatch, { sort: 'name' }))).toEqual(['Acme Bnak: Mobile Banking', 'AcmeBank Wallet', 'Bank Helper', 'Budget Buddy', 'Secure Login']);
+    expect(names(await s.hitsOf(firstMatch, { filter: 'platform:android', sort: '-installs' }))).toEqual([
+      'AcmeBank Wallet',
+      'Secure Login',
+      'Bank Helper',
+    ]);
+    expect(names(await s.hitsOf(firstMatch, { sort: 'name' }))).toEqual([
+      'Acme Bnak: Mobile Banking',
+      'AcmeBank Wallet',
+      'Bank Helper',
+      'Budget Buddy',
+      'Secure Login',
+    ]);
     expectError(await s.alice.get(`${rulePaths.hits(firstMatch)}?filter=reason:x`), 400, 'validation_failed');
 
     const exclusion = await s.alice.createExclusion(rule, { field: 'developer', value: 'wallet tools' });
     expect(exclusion.statusCode, exclusion.body).toBe(201);
     expect(names(await s.hitsOf(firstMatch, { include_excluded: false }))).not.toContain('AcmeBank Wallet');
     expect(await s.alice.getJson(rulePaths.match(firstMatch))).toMatchObject({ excluded_hits: 1, new_hits: 4 });
-    for (const { id } of await s.alice.exclusions(rule)) expect((await s.alice.deleteExclusion(id)).statusCode).toBe(204);
+    for (const { id } of await s.alice.exclusions(rule))
+      expect((await s.alice.deleteExclusion(id)).statusCode).toBe(204);
     expectError(await s.alice.createExclusion(rule, { field: 'reason', value: 'x' }), 400, 'validation_failed');
   });
 
-  it('narrows by platform; without official developers the brand\'s own apps are reported too', async () => {
+  it("narrows by platform; without official developers the brand's own apps are reported too", async () => {
     const kit2 = await s.newKit();
     const run = async (name: string, args: Record<string, unknown>) => {
       const created = await s.alice.created(sourceRule(kit2, name, 13, args));
@@ -239,10 +295,26 @@ describe(`sources: app stores end to end (${testEngine})`, () => {
       const [match] = await matchesOf(created.id);
       return names(await s.hitsOf(match!.id, { sort: 'name' }));
     };
-    expect(await run('ios only', { query: 'acme bank', platforms: ['ios'], official_developers: ['Acme Bank plc'] })).toEqual(['Acme Bnak: Mobile Banking', 'Budget Buddy']);
-    expect(await run('no officials', { query: 'AcmeBank' })).toEqual(['Acme Bank', 'Acme Bank', 'Acme Bnak: Mobile Banking', 'AcmeBank Wallet', 'Bank Helper', 'Budget Buddy', 'Secure Login']);
+    expect(
+      await run('ios only', { query: 'acme bank', platforms: ['ios'], official_developers: ['Acme Bank plc'] }),
+    ).toEqual(['Acme Bnak: Mobile Banking', 'Budget Buddy']);
+    expect(await run('no officials', { query: 'AcmeBank' })).toEqual([
+      'Acme Bank',
+      'Acme Bank',
+      'Acme Bnak: Mobile Banking',
+      'AcmeBank Wallet',
+      'Bank Helper',
+      'Budget Buddy',
+      'Secure Login',
+    ]);
     // An official developer by id: the iOS "Acme Bank" (artist id 1489200001) is left out, the Play one is not.
-    expect(await run('official by id', { query: 'Acme Bank', platforms: ['ios', 'android'], official_developers: ['1489200001'] })).toEqual([
+    expect(
+      await run('official by id', {
+        query: 'Acme Bank',
+        platforms: ['ios', 'android'],
+        official_developers: ['1489200001'],
+      }),
+    ).toEqual([
       'Acme Bank',
       'Acme Bnak: Mobile Banking',
       'AcmeBank Wallet',
@@ -255,11 +327,14 @@ describe(`sources: app stores end to end (${testEngine})`, () => {
 
   it('args are checked: a query with three letters or digits, official developers with one', async () => {
     const kit3 = await s.newKit();
-    const fields = async (args: Record<string, unknown>) => expectError(await s.alice.create(sourceRule(kit3, 'bad args', 13, args)), 400, 'validation_failed').fields;
-    expect(await fields({ query: '--ab--' })).toEqual([{ field: 'args.query', message: 'must have at least 3 letters or digits (rule 3)', rule: 3 }]);
-    expect(await fields({ query: 'Acme Bank', official_developers: ['Acme Bank plc', '+++'], platforms: ['windows'] })).toEqual([
-      { field: 'args.platforms[0]', message: 'must be one of: android, ios (rule 3)', rule: 3 },
+    const fields = async (args: Record<string, unknown>) =>
+      expectError(await s.alice.create(sourceRule(kit3, 'bad args', 13, args)), 400, 'validation_failed').fields;
+    expect(await fields({ query: '--ab--' })).toEqual([
+      { field: 'args.query', message: 'must have at least 3 letters or digits (rule 3)', rule: 3 },
     ]);
+    expect(
+      await fields({ query: 'Acme Bank', official_developers: ['Acme Bank plc', '+++'], platforms: ['windows'] }),
+    ).toEqual([{ field: 'args.platforms[0]', message: 'must be one of: android, ios (rule 3)', rule: 3 }]);
     expect(await fields({ query: 'Acme Bank', official_developers: ['Acme Bank plc', '+++'] })).toEqual([
       { field: 'args.official_developers[1]', message: 'must have a letter or digit (rule 3)', rule: 3 },
     ]);
@@ -267,7 +342,11 @@ describe(`sources: app stores end to end (${testEngine})`, () => {
 
   it('a week later reports only apps first using the brand since: not a new version of a reported app; re-ingesting adds nothing', async () => {
     await s.moveTo(T0 + 2 * HOUR);
-    expect((await ingest(files['play-late.jsonl']!)).summary).toMatchObject({ records: 3, added: 3, duplicates_skipped: 0 });
+    expect((await ingest(files['play-late.jsonl']!)).summary).toMatchObject({
+      records: 3,
+      added: 3,
+      duplicates_skipped: 0,
+    });
 
     await s.moveTo(T0 + WEEK);
     await tickAndDeliver(s.t);
@@ -294,10 +373,18 @@ describe(`sources: app stores end to end (${testEngine})`, () => {
 
   it('a new rule sees a reported app once, as its latest listing', async () => {
     const kit4 = await s.newKit();
-    const created = await s.alice.created(sourceRule(kit4, 'Acme Bank apps, fresh', 13, { query: 'Acme Bank', platforms: ['android'], official_developers: ['Acme Bank plc'] }));
+    const created = await s.alice.created(
+      sourceRule(kit4, 'Acme Bank apps, fresh', 13, {
+        query: 'Acme Bank',
+        platforms: ['android'],
+        official_developers: ['Acme Bank plc'],
+      }),
+    );
     const [match] = await matchesOf(created.id);
     const wallet = (await s.hitsOf(match!.id)).filter((hit) => hit.app_id === 'com.wallettools.acmebank');
-    expect(wallet).toEqual([expect.objectContaining({ version: '3.1.0', installs: 50_000, discovered_at: iso(T0 - HOUR) })]);
+    expect(wallet).toEqual([
+      expect.objectContaining({ version: '3.1.0', installs: 50_000, discovered_at: iso(T0 - HOUR) }),
+    ]);
   });
 
   it('an input that is not an iTunes response fails alone', async () => {
@@ -305,11 +392,23 @@ describe(`sources: app stores end to end (${testEngine})`, () => {
     writeFileSync(notItunes, '{"kind": "storage#objects", "items": []}');
     const broken = path.join(s.dir, 'broken.json');
     writeFileSync(broken, '{"resultCount": 1, "results": [');
-    const report = await findIngester('app_store')!.run(s.t.container.sourceContext, [notItunes, broken, files['play-apps.jsonl']!], { format: 'auto' });
+    const report = await findIngester('app_store')!.run(
+      s.t.container.sourceContext,
+      [notItunes, broken, files['play-apps.jsonl']!],
+      { format: 'auto' },
+    );
     expect(report.failed).toBe(true);
     expect(report.summary).toMatchObject({ inputs: 3, failed: 2, records: 6, added: 0, duplicates_skipped: 6 });
-    expect(report.lines).toContainEqual(expect.stringMatching(new RegExp(`^  error: ${notItunes}: format: is in none of the formats app_store reads: itunes`)));
-    expect(report.lines.some((line) => line.startsWith(`  error: ${broken}: line 1, column`) && line.endsWith('malformed JSON'))).toBe(true);
+    expect(report.lines).toContainEqual(
+      expect.stringMatching(
+        new RegExp(`^  error: ${notItunes}: format: is in none of the formats app_store reads: itunes`),
+      ),
+    );
+    expect(
+      report.lines.some(
+        (line) => line.startsWith(`  error: ${broken}: line 1, column`) && line.endsWith('malformed JSON'),
+      ),
+    ).toBe(true);
   });
 
   it("another organization's rule, match and hits are 404", async () => {
@@ -335,7 +434,12 @@ describe(`sources: the app-store demo data (${testEngine})`, () => {
     const demo = () => findSource(13)!.demo!(t.container.sourceContext, now);
     expect(await demo()).toMatch(/: 8 synthetic store listings added/);
     expect(await demo()).toMatch(/: 0 synthetic store listings added/);
-    const found = await findSource(13)!.match(t.container.sourceContext, { query: 'Acme Bank', platforms: ['android'], official_developers: ['Acme Bank plc'] }, { since: null, until: now }, 100);
+    const found = await findSource(13)!.match(
+      t.container.sourceContext,
+      { query: 'Acme Bank', platforms: ['android'], official_developers: ['Acme Bank plc'] },
+      { since: null, until: now },
+      100,
+    );
     expect(found.hits.map((hit) => [hit.data.name, hit.data.matched_on])).toEqual([
       ['Acme Bnak Mobile', 'name'],
       ['Wallet Pro: Cards & Rewards', 'app_id'],

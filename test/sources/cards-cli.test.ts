@@ -28,7 +28,8 @@ const BAD_LUHN = CHASE.slice(0, -1) + String((Number(CHASE.at(-1)) + 1) % 10);
 describe(`dragnet ingest credit_card and bins (${testEngine})`, () => {
   let location: TestStoreLocation;
   let dir: string;
-  const cli = (args: string[]): Promise<CliResult> => runCli(args, { env: location.env, timeoutMs: CLI_TEST_MS - 30_000 });
+  const cli = (args: string[]): Promise<CliResult> =>
+    runCli(args, { env: location.env, timeoutMs: CLI_TEST_MS - 30_000 });
   const file = (name: string, text: string) => {
     const target = path.join(dir, name);
     writeFileSync(target, text);
@@ -56,7 +57,16 @@ describe(`dragnet ingest credit_card and bins (${testEngine})`, () => {
   it(
     'prints what it stored and each rejected line with its number, never a card number',
     async () => {
-      const dump = file('dump.txt', [`${CHASE}|03|30|958|Tess Holder`, `${BAD_LUHN}|03|30|958|Bad Luhn`, `${LANSING}|04/31|375`, `${CHASE.slice(0, 10)}|03|30`, `${LANSING}|00|31|375`].join('\n'));
+      const dump = file(
+        'dump.txt',
+        [
+          `${CHASE}|03|30|958|Tess Holder`,
+          `${BAD_LUHN}|03|30|958|Bad Luhn`,
+          `${LANSING}|04/31|375`,
+          `${CHASE.slice(0, 10)}|03|30`,
+          `${LANSING}|00|31|375`,
+        ].join('\n'),
+      );
       const result = await cli(['ingest', 'credit_card', dump]);
       expect(result.code, result.stderr).toBe(0);
       expect(result.stdout.trim().split('\n')).toEqual([
@@ -68,7 +78,14 @@ describe(`dragnet ingest credit_card and bins (${testEngine})`, () => {
       for (const pan of [CHASE, LANSING, BAD_LUHN]) expect(result.stdout + result.stderr).not.toContain(pan);
 
       const again = await cli(['--json', 'ingest', 'credit_card', dump]);
-      expect(JSON.parse(again.stdout)).toMatchObject({ inputs: 1, failed: 0, records: 3, added: 0, duplicates_skipped: 3, rejected: 2 });
+      expect(JSON.parse(again.stdout)).toMatchObject({
+        inputs: 1,
+        failed: 0,
+        records: 3,
+        added: 0,
+        duplicates_skipped: 3,
+        rejected: 2,
+      });
     },
     CLI_TEST_MS,
   );
@@ -76,7 +93,9 @@ describe(`dragnet ingest credit_card and bins (${testEngine})`, () => {
   it(
     'ingest bins replaces the BIN table and re-enriches the stored cards; a bad table changes nothing',
     async () => {
-      const before = await query(sql<{ prefix: string; bank_name: string }>`select prefix, bank_name from card_bins where prefix = '414720'`);
+      const before = await query(
+        sql<{ prefix: string; bank_name: string }>`select prefix, bank_name from card_bins where prefix = '414720'`,
+      );
       expect(before).toEqual([{ prefix: '414720', bank_name: 'CHASE' }]);
 
       const bins = file(
@@ -102,8 +121,21 @@ describe(`dragnet ingest credit_card and bins (${testEngine})`, () => {
         cards_reenriched: 3,
         results: [{ rejections: [{ location: 'line 4', reason: 'iin_start must be 6 to 8 digits' }] }],
       });
-      expect(await query(sql<{ prefix: string }>`select prefix from card_bins order by prefix`)).toEqual([{ prefix: '41472000' }, { prefix: '41472001' }, { prefix: '510560' }]);
-      expect(await query(sql<{ last4: string; issuer: string; country: string; card_type: string }>`select distinct last4, issuer, country, card_type from cards order by last4`)).toEqual(
+      expect(await query(sql<{ prefix: string }>`select prefix from card_bins order by prefix`)).toEqual([
+        { prefix: '41472000' },
+        { prefix: '41472001' },
+        { prefix: '510560' },
+      ]);
+      expect(
+        await query(
+          sql<{
+            last4: string;
+            issuer: string;
+            country: string;
+            card_type: string;
+          }>`select distinct last4, issuer, country, card_type from cards order by last4`,
+        ),
+      ).toEqual(
         [
           { last4: CHASE.slice(-4), issuer: 'TEST BANK OF CANADA', country: 'CA', card_type: 'debit' },
           { last4: LANSING.slice(-4), issuer: 'TEST PREPAID UNION', country: 'US', card_type: 'prepaid' },
@@ -126,16 +158,31 @@ describe(`dragnet ingest credit_card and bins (${testEngine})`, () => {
       const fixtures = path.join(repoRoot, 'test/fixtures/credit_card');
       const folder = await cli(['--json', 'ingest', 'credit_card', fixtures]);
       expect(folder.code, folder.stderr).toBe(0);
-      expect(JSON.parse(folder.stdout)).toMatchObject({ failed: 0, records: 20, rejected: 0, warnings: [{ reason: 'expiry is ambiguous (day-first or month-first)', count: 1 }] });
+      expect(JSON.parse(folder.stdout)).toMatchObject({
+        failed: 0,
+        records: 20,
+        rejected: 0,
+        warnings: [{ reason: 'expiry is ambiguous (day-first or month-first)', count: 1 }],
+      });
 
       const track = `%B${CHASE}^HOLDER/TESS^3003101000000000000000123000000?\n`;
-      const piped = await runCli(['ingest', 'credit_card', '-'], { env: location.env, input: track, timeoutMs: CLI_TEST_MS - 30_000 });
+      const piped = await runCli(['ingest', 'credit_card', '-'], {
+        env: location.env,
+        input: track,
+        timeoutMs: CLI_TEST_MS - 30_000,
+      });
       expect(piped.code, piped.stderr).toBe(0);
       expect(piped.stdout).toContain('1 cards read, 1 added');
       expect(piped.stdout + piped.stderr).not.toContain(CHASE);
-      expect(await query(sql<{ holder: string; exp_month: number; source_name: string }>`select holder, exp_month, source_name from cards where source_name = 'stdin'`)).toEqual([
-        { holder: 'T. H.', exp_month: 3, source_name: 'stdin' },
-      ]);
+      expect(
+        await query(
+          sql<{
+            holder: string;
+            exp_month: number;
+            source_name: string;
+          }>`select holder, exp_month, source_name from cards where source_name = 'stdin'`,
+        ),
+      ).toEqual([{ holder: 'T. H.', exp_month: 3, source_name: 'stdin' }]);
     },
     CLI_TEST_MS,
   );

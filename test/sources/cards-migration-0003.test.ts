@@ -26,7 +26,13 @@ describe(`cards/0003: nullable expiry and extra columns (${testEngine})`, () => 
   const readCards = async () => {
     const t = await createTestApp({ location });
     try {
-      return (await sql<{ exp_month: number | null; exp_year: number | null; extra: string | null }>`select exp_month, exp_year, extra from cards order by id`.execute(t.container.store.db)).rows;
+      return (
+        await sql<{
+          exp_month: number | null;
+          exp_year: number | null;
+          extra: string | null;
+        }>`select exp_month, exp_year, extra from cards order by id`.execute(t.container.store.db)
+      ).rows;
     } finally {
       await t.close();
     }
@@ -63,10 +69,20 @@ describe(`cards/0003: nullable expiry and extra columns (${testEngine})`, () => 
 
       const file = path.join(dir, 'orders.csv');
       writeFileSync(file, `card_number,expiry,order_ref\n${VISA},05/06/31,R-77\n`);
-      const ingested = await runCli(['--json', 'ingest', 'credit_card', file], { env: location.env, timeoutMs: CLI_TEST_MS - 30_000 });
+      const ingested = await runCli(['--json', 'ingest', 'credit_card', file], {
+        env: location.env,
+        timeoutMs: CLI_TEST_MS - 30_000,
+      });
       expect(ingested.code, ingested.stderr).toBe(0);
-      expect(JSON.parse(ingested.stdout)).toMatchObject({ added: 1, warnings: [{ reason: 'expiry is ambiguous (day-first or month-first)', count: 1 }] });
-      expect((await readCards())[1]).toEqual({ exp_month: null, exp_year: null, extra: JSON.stringify({ order_ref: 'R-77' }) });
+      expect(JSON.parse(ingested.stdout)).toMatchObject({
+        added: 1,
+        warnings: [{ reason: 'expiry is ambiguous (day-first or month-first)', count: 1 }],
+      });
+      expect((await readCards())[1]).toEqual({
+        exp_month: null,
+        exp_year: null,
+        extra: JSON.stringify({ order_ref: 'R-77' }),
+      });
     },
     CLI_TEST_MS,
   );

@@ -67,7 +67,8 @@ describe(`cards/0002: re-keying a card store of the previous version (${testEngi
     // applied, the 8-digit IIN stored, pan_hash and sighting_key keyed from secret.key alone.
     const t = await createTestApp({ location: { ...location, env } });
     try {
-      const readKey = (name: string) => Buffer.from(readFileSync(path.join(location.dataDir, name), 'utf8').trim(), 'base64');
+      const readKey = (name: string) =>
+        Buffer.from(readFileSync(path.join(location.dataDir, name), 'utf8').trim(), 'base64');
       keys = createKeyRing(readKey('secret.key'), readKey('card-hash.key'));
       const db = t.container.store.db;
       await sql`delete from kysely_migration where name = 'cards/0002_card_hash_key'`.execute(db);
@@ -77,10 +78,15 @@ describe(`cards/0002: re-keying a card store of the previous version (${testEngi
         [VISA, 3],
         [AMEX, 4],
       ] as const) {
-        const row = { sighting_key: keys.digest(`card-sighting:${pan}\n${month}/2031\n${DUMP_NAME}`), pan_hash: keys.digest(`pan:${pan}`) };
+        const row = {
+          sighting_key: keys.digest(`card-sighting:${pan}\n${month}/2031\n${DUMP_NAME}`),
+          pan_hash: keys.digest(`pan:${pan}`),
+        };
         legacy.push(row);
         await sql`insert into cards (sighting_key, pan_hash, bin6, iin, last4, pan_length, exp_month, exp_year, has_cvv, source_name, source_type, discovered_at)
-          values (${row.sighting_key}, ${row.pan_hash}, ${pan.slice(0, 6)}, ${pan.slice(0, pan.length >= 16 ? 8 : 6)}, ${pan.slice(-4)}, ${pan.length}, ${month}, 2031, 1, ${DUMP_NAME}, 'dump', ${Date.now()})`.execute(db);
+          values (${row.sighting_key}, ${row.pan_hash}, ${pan.slice(0, 6)}, ${pan.slice(0, pan.length >= 16 ? 8 : 6)}, ${pan.slice(-4)}, ${pan.length}, ${month}, 2031, 1, ${DUMP_NAME}, 'dump', ${Date.now()})`.execute(
+          db,
+        );
       }
     } finally {
       await t.close();
@@ -102,7 +108,8 @@ describe(`cards/0002: re-keying a card store of the previous version (${testEngi
 
       // SQLite: not even in freed space or the WAL (PostgreSQL keeps dead row versions until a
       // VACUUM FULL, docs/operations.md "Upgrading"; readRawStore reads only live rows there).
-      if (testEngine === 'sqlite') expect(sourcesContaining(await readRawStore(location), VISA.slice(0, 8))).toEqual([]);
+      if (testEngine === 'sqlite')
+        expect(sourcesContaining(await readRawStore(location), VISA.slice(0, 8))).toEqual([]);
 
       const after = (await readCards()) as unknown as CardRow[];
       expect(Object.keys(after[0]!)).not.toContain('iin');
@@ -114,8 +121,15 @@ describe(`cards/0002: re-keying a card store of the previous version (${testEngi
       expect(after.map((card) => card.iin8_hash)).toEqual([keys.cardDigest(`iin8:${VISA.slice(0, 8)}`), null]);
 
       // The same sightings are duplicates; a new expiry of the Visa is a new sighting of the same card.
-      const dump = dumpWith([`${VISA}|03|31|123|Old Holder`, `${AMEX}|04|31|1234|Old Holder`, `${VISA}|05|32|123|Old Holder`]);
-      const ingested = await runCli(['--json', 'ingest', 'credit_card', dump], { env, timeoutMs: CLI_TEST_MS - 30_000 });
+      const dump = dumpWith([
+        `${VISA}|03|31|123|Old Holder`,
+        `${AMEX}|04|31|1234|Old Holder`,
+        `${VISA}|05|32|123|Old Holder`,
+      ]);
+      const ingested = await runCli(['--json', 'ingest', 'credit_card', dump], {
+        env,
+        timeoutMs: CLI_TEST_MS - 30_000,
+      });
       expect(ingested.code, ingested.stderr).toBe(0);
       expect(JSON.parse(ingested.stdout)).toMatchObject({ records: 3, added: 1, duplicates_skipped: 2 });
       const cards = (await readCards()) as unknown as CardRow[];

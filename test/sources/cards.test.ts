@@ -80,7 +80,10 @@ const shopText = [
   `${panOf('999990', 15)},never,111,Bad Expiry,,,,,,,,,`,
 ].join('\n');
 
-const lateText = [`${LATE.chase4.pan}|02|31|${LATE.chase4.cvv}|Ivy Stone`, `${DUMP.chase1.pan}|03|30|${DUMP.chase1.cvv}|Tess Holder`].join('\n');
+const lateText = [
+  `${LATE.chase4.pan}|02|31|${LATE.chase4.cvv}|Ivy Stone`,
+  `${DUMP.chase1.pan}|03|30|${DUMP.chase1.cvv}|Tess Holder`,
+].join('\n');
 
 const ALL_CARDS = [...Object.values(DUMP), ...Object.values(SHOP), ...Object.values(LATE)];
 
@@ -89,7 +92,11 @@ describe(`sources: credit cards and BIN-CVV end to end (${testEngine})`, () => {
   const files: Record<string, string> = {};
 
   beforeAll(() => {
-    for (const [name, text] of [['acme-dump.txt', dumpText], ['shop-export.csv', shopText], ['late-dump.txt', lateText]]) {
+    for (const [name, text] of [
+      ['acme-dump.txt', dumpText],
+      ['shop-export.csv', shopText],
+      ['late-dump.txt', lateText],
+    ]) {
       files[name!] = path.join(s.dir, name!);
       writeFileSync(files[name!]!, text!);
     }
@@ -107,7 +114,14 @@ describe(`sources: credit cards and BIN-CVV end to end (${testEngine})`, () => {
     const dump = await ingest('credit_card', files['acme-dump.txt']!);
     expect(dump.failed).toBe(false);
     // A card whose expiry cannot be read is kept, its expiry null and the reason a warning.
-    expect(dump.summary).toMatchObject({ inputs: 1, failed: 0, records: 6, added: 6, duplicates_skipped: 0, rejected: 3 });
+    expect(dump.summary).toMatchObject({
+      inputs: 1,
+      failed: 0,
+      records: 6,
+      added: 6,
+      duplicates_skipped: 0,
+      rejected: 3,
+    });
     expect(dump.lines.slice(1)).toEqual([
       `  warning: expiry not understood: 1 (stored as null; e.g. ${files['acme-dump.txt']} line 4)`,
       `  rejected ${files['acme-dump.txt']} line 2: card number fails the Luhn check`,
@@ -119,26 +133,42 @@ describe(`sources: credit cards and BIN-CVV end to end (${testEngine})`, () => {
     // bin_cvv is the same ingester under the name that reads well for shop exports.
     const shop = await ingest('bin_cvv', files['shop-export.csv']!);
     expect(shop.summary).toMatchObject({ records: 5, added: 5, rejected: 0 });
-    expect(shop.lines.slice(1)).toEqual([`  warning: expiry not understood: 1 (stored as null; e.g. ${files['shop-export.csv']} line 6)`]);
+    expect(shop.lines.slice(1)).toEqual([
+      `  warning: expiry not understood: 1 (stored as null; e.g. ${files['shop-export.csv']} line 6)`,
+    ]);
     const reported = JSON.stringify([dump, shop]);
     for (const card of ALL_CARDS) expect(reported).not.toContain(card.pan);
     expect(reported).not.toContain(badLuhn);
   });
 
-  it('a credit_card rule reports the BIN\'s cards at creation, masked, newest first; email and signed webhook are delivered', async () => {
+  it("a credit_card rule reports the BIN's cards at creation, masked, newest first; email and signed webhook are delivered", async () => {
     await s.moveTo(T0);
     creditKit = await s.newKit();
     const rule = await s.alice.created(sourceRule(creditKit, 'Chase BIN watch', 6, { bins: ['414720'] }));
     creditRule = rule.id;
-    expect(rule).toMatchObject({ service: 6, args: { bins: ['414720'] }, last_run: iso(T0), total_matches_count: 7, total_alerts_count: 1 });
+    expect(rule).toMatchObject({
+      service: 6,
+      args: { bins: ['414720'] },
+      last_run: iso(T0),
+      total_matches_count: 7,
+      total_alerts_count: 1,
+    });
     const match = await s.onlyMatch(rule.id);
     creditMatch = match.id;
-    expect(match).toMatchObject({ total_hits: 7, stored_hits: 7, excluded_hits: 0, window_start: null, window_end: iso(T0) });
+    expect(match).toMatchObject({
+      total_hits: 7,
+      stored_hits: 7,
+      excluded_hits: 0,
+      window_start: null,
+      window_end: iso(T0),
+    });
 
     const hits = await s.hitsOf(match.id);
     // Newest first: the shop listings (learned of an hour later), then the dump.
     expect(hits.slice(0, 4).every((hit) => hit.source_name === 'shop-export.csv')).toBe(true);
-    expect(new Set(last4s(hits))).toEqual(new Set([DUMP.chase1, DUMP.chase2, DUMP.chase3, ...Object.values(SHOP)].map(last4)));
+    expect(new Set(last4s(hits))).toEqual(
+      new Set([DUMP.chase1, DUMP.chase2, DUMP.chase3, ...Object.values(SHOP)].map(last4)),
+    );
     expect(hits.find((hit) => hit.last4 === last4(SHOP.cheap))).toEqual({
       id: expect.any(Number),
       hit_key: expect.stringMatching(/^card:\d+$/),
@@ -185,8 +215,19 @@ describe(`sources: credit cards and BIN-CVV end to end (${testEngine})`, () => {
     expect(await deliverPending(s.t)).toBe(2);
     const hooks = requestsTo(s.receiver, creditKit);
     expect(hooks).toHaveLength(1);
-    expect(verifyAlertSystemSignature(creditKit.webhook!.secret, hooks[0]!.body, hooks[0]!.headers['x-alertsystem-signature'])).toBe(true);
-    expect(payloadOf(hooks[0]!)).toMatchObject({ alert_rule_name: 'Chase BIN watch', service: 'Credit cards', total_matches: 7, excluded_matches: 0 });
+    expect(
+      verifyAlertSystemSignature(
+        creditKit.webhook!.secret,
+        hooks[0]!.body,
+        hooks[0]!.headers['x-alertsystem-signature'],
+      ),
+    ).toBe(true);
+    expect(payloadOf(hooks[0]!)).toMatchObject({
+      alert_rule_name: 'Chase BIN watch',
+      service: 'Credit cards',
+      total_matches: 7,
+      excluded_matches: 0,
+    });
     const mails = s.smtp.messages.filter((m) => m.to.includes(creditKit.recipient.email));
     expect(mails).toHaveLength(1);
     expect(mails[0]!.parsed.html).toContain('Chase BIN watch: 7 hits in Credit cards');
@@ -194,14 +235,18 @@ describe(`sources: credit cards and BIN-CVV end to end (${testEngine})`, () => {
   });
 
   it('hits filter, sort and exclude by the declared fields', async () => {
-    expect(last4s(await s.hitsOf(creditMatch, { filter: 'has_cvv:false' })).sort()).toEqual([last4(DUMP.chase3), last4(SHOP.noCvv)].sort());
+    expect(last4s(await s.hitsOf(creditMatch, { filter: 'has_cvv:false' })).sort()).toEqual(
+      [last4(DUMP.chase3), last4(SHOP.noCvv)].sort(),
+    );
     expect(await s.hitsOf(creditMatch, { filter: ['source_type:SHOP', 'level:platinum'] })).toHaveLength(1);
     expect(await s.hitsOf(creditMatch, { filter: 'issuer:chase' })).toHaveLength(7);
     expect(await s.hitsOf(creditMatch, { filter: 'source_name:acme-dump.txt' })).toHaveLength(3);
 
     const byExpiry = (await s.hitsOf(creditMatch, { sort: 'expires' })).map((hit) => hit.expires);
     expect(byExpiry).toEqual(['2026-01', '2029-04', '2029-07', '2030-03', '2030-05', '2030-06', '2031-11']);
-    expect((await s.hitsOf(creditMatch, { sort: '-expires' })).map((hit) => hit.expires)).toEqual([...byExpiry].reverse());
+    expect((await s.hitsOf(creditMatch, { sort: '-expires' })).map((hit) => hit.expires)).toEqual(
+      [...byExpiry].reverse(),
+    );
     expect((await s.hitsOf(creditMatch, { sort: 'discovered_at' }))[0]!.source_name).toBe('acme-dump.txt');
 
     expectError(await s.alice.get(`${rulePaths.hits(creditMatch)}?filter=holder:S.%20H.`), 400, 'validation_failed');
@@ -216,10 +261,17 @@ describe(`sources: credit cards and BIN-CVV end to end (${testEngine})`, () => {
     expect(await s.alice.getJson(rulePaths.match(creditMatch))).toMatchObject({ excluded_hits: 1, new_hits: 6 });
     const byShop = await s.alice.createExclusion(creditRule, { field: 'source_name', value: 'SHOP-EXPORT.CSV' });
     expect(byShop.statusCode, byShop.body).toBe(201);
-    expect(last4s(await s.hitsOf(creditMatch, { include_excluded: false })).sort()).toEqual([last4(DUMP.chase2), last4(DUMP.chase3)].sort());
-    for (const { id } of await s.alice.exclusions(creditRule)) expect((await s.alice.deleteExclusion(id)).statusCode).toBe(204);
+    expect(last4s(await s.hitsOf(creditMatch, { include_excluded: false })).sort()).toEqual(
+      [last4(DUMP.chase2), last4(DUMP.chase3)].sort(),
+    );
+    for (const { id } of await s.alice.exclusions(creditRule))
+      expect((await s.alice.deleteExclusion(id)).statusCode).toBe(204);
     expect(await s.hitsOf(creditMatch, { include_excluded: false })).toHaveLength(7);
-    expectError(await s.alice.createExclusion(creditRule, { field: 'holder', value: 'T. H.' }), 400, 'validation_failed');
+    expectError(
+      await s.alice.createExclusion(creditRule, { field: 'holder', value: 'T. H.' }),
+      400,
+      'validation_failed',
+    );
   });
 
   it('narrows by an 8-digit BIN, an issuer name, brands and card types', async () => {
@@ -231,9 +283,15 @@ describe(`sources: credit cards and BIN-CVV end to end (${testEngine})`, () => {
     expect(await run('eight-digit BIN', { bins: ['41472012'] })).toEqual([last4(DUMP.chase3)]);
     expect(await run('by issuer', { issuer: 'Lansing Automakers' })).toEqual([last4(DUMP.lansing)]);
     // bins and issuer: a card matching either is reported.
-    expect(await run('bins or issuer', { bins: ['371241'], issuer: 'lansing' })).toEqual([last4(DUMP.amex), last4(DUMP.lansing)].sort());
-    expect(await run('debit only', { bins: ['414720', '510560', '371241'], card_types: ['debit'] })).toEqual([last4(DUMP.lansing)]);
-    expect(await run('amex only', { bins: ['414720', '510560', '371241'], brands: ['amex'] })).toEqual([last4(DUMP.amex)]);
+    expect(await run('bins or issuer', { bins: ['371241'], issuer: 'lansing' })).toEqual(
+      [last4(DUMP.amex), last4(DUMP.lansing)].sort(),
+    );
+    expect(await run('debit only', { bins: ['414720', '510560', '371241'], card_types: ['debit'] })).toEqual([
+      last4(DUMP.lansing),
+    ]);
+    expect(await run('amex only', { bins: ['414720', '510560', '371241'], brands: ['amex'] })).toEqual([
+      last4(DUMP.amex),
+    ]);
     expect(await run('nobody', { bins: ['999999'] })).toEqual([]);
   });
 
@@ -244,31 +302,49 @@ describe(`sources: credit cards and BIN-CVV end to end (${testEngine})`, () => {
     expect(last4s(hits).sort()).toEqual([DUMP.chase1, DUMP.chase2, SHOP.cheap, SHOP.dear].map(last4).sort());
     expect(hits.every((hit) => hit.has_cvv === true)).toBe(true);
     const matchId = (await s.onlyMatch(rule.id)).id;
-    expect((await s.hitsOf(matchId, { sort: '-price', filter: 'shop:acme-shop' })).map((hit) => hit.price)).toEqual([12.5]);
+    expect((await s.hitsOf(matchId, { sort: '-price', filter: 'shop:acme-shop' })).map((hit) => hit.price)).toEqual([
+      12.5,
+    ]);
     expect((await s.hitsOf(matchId, { sort: '-price' })).map((hit) => hit.price)).toEqual([30, 12.5, null, null]);
     expect(await s.hitsOf(matchId, { filter: 'billing_state:ca' })).toHaveLength(1);
 
-    const cheap = await s.alice.created(sourceRule(kit, 'Cheap Chase CVVs, expired too', 7, { bins: ['414720'], max_price: 20, include_expired: true }));
-    expect(last4s(await s.hitsOf((await s.onlyMatch(cheap.id)).id)).sort()).toEqual([SHOP.cheap, SHOP.expired].map(last4).sort());
+    const cheap = await s.alice.created(
+      sourceRule(kit, 'Cheap Chase CVVs, expired too', 7, { bins: ['414720'], max_price: 20, include_expired: true }),
+    );
+    expect(last4s(await s.hitsOf((await s.onlyMatch(cheap.id)).id)).sort()).toEqual(
+      [SHOP.cheap, SHOP.expired].map(last4).sort(),
+    );
   });
 
   it('args are checked: BINs of 6 to 8 digits, bins or an issuer', async () => {
     const kit = await s.newKit();
     const fields = async (service: number, args: Record<string, unknown>) => {
-      const error = expectError(await s.alice.create(sourceRule(kit, 'bad args', service, args)), 400, 'validation_failed');
+      const error = expectError(
+        await s.alice.create(sourceRule(kit, 'bad args', service, args)),
+        400,
+        'validation_failed',
+      );
       return error.fields;
     };
-    expect(await fields(6, {})).toEqual([{ field: 'args.bins', message: 'is required when args.issuer is not given (rule 3)', rule: 3 }]);
-    expect(await fields(6, { bins: [] })).toEqual([{ field: 'args.bins', message: 'is required when args.issuer is not given (rule 3)', rule: 3 }]);
+    expect(await fields(6, {})).toEqual([
+      { field: 'args.bins', message: 'is required when args.issuer is not given (rule 3)', rule: 3 },
+    ]);
+    expect(await fields(6, { bins: [] })).toEqual([
+      { field: 'args.bins', message: 'is required when args.issuer is not given (rule 3)', rule: 3 },
+    ]);
     expect(await fields(6, { bins: ['414720', '4147', '41472O'] })).toEqual([
       { field: 'args.bins[1]', message: 'must be 6 to 8 digits (rule 3)', rule: 3 },
       { field: 'args.bins[2]', message: 'must be 6 to 8 digits (rule 3)', rule: 3 },
     ]);
-    expect(await fields(6, { issuer: ' ch ' })).toEqual([{ field: 'args.issuer', message: 'must be at least 3 characters (rule 3)', rule: 3 }]);
+    expect(await fields(6, { issuer: ' ch ' })).toEqual([
+      { field: 'args.issuer', message: 'must be at least 3 characters (rule 3)', rule: 3 },
+    ]);
     expect(await fields(6, { bin: '414720' })).toEqual([
       { field: 'args.bin', message: 'is not a parameter of Credit cards (rule 1)', rule: 1 },
     ]);
-    expect(await fields(7, { brand: 'visa' })).toEqual([{ field: 'args.bins', message: 'is required (rule 2)', rule: 2 }]);
+    expect(await fields(7, { brand: 'visa' })).toEqual([
+      { field: 'args.bins', message: 'is required (rule 2)', rule: 2 },
+    ]);
     expect(await fields(7, { bins: ['123456789'], max_price: -1 })).toEqual([
       { field: 'args.bins[0]', message: 'must be 6 to 8 digits (rule 3)', rule: 3 },
       { field: 'args.max_price', message: 'must not be negative (rule 3)', rule: 3 },
@@ -278,7 +354,10 @@ describe(`sources: credit cards and BIN-CVV end to end (${testEngine})`, () => {
   it('the next tick reports only cards learned of after the last run; re-ingesting adds nothing', async () => {
     await s.moveTo(T0 + 2 * HOUR);
     // chase1 again, in another file: a new sighting of a known card.
-    expect((await ingest('credit_card', files['late-dump.txt']!)).summary).toMatchObject({ added: 2, duplicates_skipped: 0 });
+    expect((await ingest('credit_card', files['late-dump.txt']!)).summary).toMatchObject({
+      added: 2,
+      duplicates_skipped: 0,
+    });
 
     await s.moveTo(T0 + DAY);
     await tickAndDeliver(s.t);
@@ -316,14 +395,22 @@ describe(`sources: credit cards and BIN-CVV end to end (${testEngine})`, () => {
   it('no full card number, CVV or holder name is anywhere in the store', async () => {
     const chunks = await readRawStore(s.t.location);
     expect(chunks.length).toBeGreaterThan(0);
-    for (const card of [...ALL_CARDS, { pan: badLuhn }]) expect(sourcesContaining(chunks, card.pan), card.pan).toEqual([]);
-    for (const name of ['Tess Holder', 'Synthetic Way', 'tess@example.test', 'Sam Holt']) expect(sourcesContaining(chunks, name), name).toEqual([]);
+    for (const card of [...ALL_CARDS, { pan: badLuhn }])
+      expect(sourcesContaining(chunks, card.pan), card.pan).toEqual([]);
+    for (const name of ['Tess Holder', 'Synthetic Way', 'tess@example.test', 'Sam Holt'])
+      expect(sourcesContaining(chunks, name), name).toEqual([]);
 
     // CVVs are short digit runs that digests and timestamps may hold by chance: look in the
     // card rows' text fields instead.
     const { rows } = await sql<Record<string, unknown>>`select * from cards`.execute(s.t.container.store.db);
     expect(rows).toHaveLength(13);
-    const text = rows.map(({ sighting_key: _key, pan_hash: _hash, iin8_hash: _iin8, ...row }) => Object.values(row).filter((value) => typeof value === 'string').join('|')).join('\n');
+    const text = rows
+      .map(({ sighting_key: _key, pan_hash: _hash, iin8_hash: _iin8, ...row }) =>
+        Object.values(row)
+          .filter((value) => typeof value === 'string')
+          .join('|'),
+      )
+      .join('\n');
     for (const { cvv } of ALL_CARDS) if (cvv) expect(text).not.toContain(cvv);
     expect(rows.filter((row) => Number(row.has_cvv) === 1)).toHaveLength(11);
   });
@@ -343,13 +430,20 @@ describe(`sources: the card demo data (${testEngine})`, () => {
   it('is dated before now, and a second demo adds nothing', async () => {
     const now = t.clock.now().getTime();
     const load = () => Promise.all([6, 7].map((id) => findSource(id)!.demo!(t.container.sourceContext, now)));
-    expect(await load()).toEqual([expect.stringContaining(': 60 synthetic dump cards added'), expect.stringContaining(': 30 synthetic shop listings')]);
+    expect(await load()).toEqual([
+      expect.stringContaining(': 60 synthetic dump cards added'),
+      expect.stringContaining(': 30 synthetic shop listings'),
+    ]);
     expect(await load()).toEqual([expect.stringContaining(': 0 synthetic'), expect.stringContaining(': 0 synthetic')]);
     const { rows } = await sql<{ source_name: string; n: number; newest: number; with_cvv: number }>`
-      select source_name, count(*) as n, max(discovered_at) as newest, sum(has_cvv) as with_cvv from cards group by source_name order by source_name`.execute(t.container.store.db);
-    expect(rows.map((row) => [row.source_name, Number(row.n), Number(row.newest) < now, Number(row.with_cvv)])).toEqual([
-      ['demo-dump.txt', 60, true, 40],
-      ['demo-shop.csv', 30, true, 30],
-    ]);
+      select source_name, count(*) as n, max(discovered_at) as newest, sum(has_cvv) as with_cvv from cards group by source_name order by source_name`.execute(
+      t.container.store.db,
+    );
+    expect(rows.map((row) => [row.source_name, Number(row.n), Number(row.newest) < now, Number(row.with_cvv)])).toEqual(
+      [
+        ['demo-dump.txt', 60, true, 40],
+        ['demo-shop.csv', 30, true, 30],
+      ],
+    );
   });
 });

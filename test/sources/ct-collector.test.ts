@@ -17,7 +17,18 @@ import {
   type TestCa,
 } from '../support/ct-log.ts';
 import { ctLogsCollector } from '../../src/modules/sources/certificate/ct-logs.collector.ts';
-import { createDeliveryKit, createRulesApp, HOUR, iso, rulesUser, sourceRule, tickAndDeliver, type DeliveryKit, type HitView, type RulesApi } from '../support/rules-api.ts';
+import {
+  createDeliveryKit,
+  createRulesApp,
+  HOUR,
+  iso,
+  rulesUser,
+  sourceRule,
+  tickAndDeliver,
+  type DeliveryKit,
+  type HitView,
+  type RulesApi,
+} from '../support/rules-api.ts';
 import type { TestApp } from '../support/test-app.ts';
 import { createTestStoreLocation, testEngine, type TestStoreLocation } from '../support/test-store.ts';
 import { scaled, waitFor } from '../support/wait.ts';
@@ -41,7 +52,12 @@ const acmeCa = createTestCa('Acme Test Trust', 'Acme Test Trust ECC CA 1');
 const globexCa = createTestCa('Globex Test CA', 'Globex Test DV CA 2026');
 let serial = 0x1000;
 let loggedAt = Date.parse('2026-03-09T12:00:00Z');
-const spec = (names: string[]) => ({ names, serial: serial++, notBefore: new Date('2026-03-01T00:00:00Z'), notAfter: new Date('2026-05-30T00:00:00Z') });
+const spec = (names: string[]) => ({
+  names,
+  serial: serial++,
+  notBefore: new Date('2026-03-01T00:00:00Z'),
+  notAfter: new Date('2026-05-30T00:00:00Z'),
+});
 
 /** Appends a final certificate to the logs (one issuance logged in each); returns its DER. */
 function logCertificate(logs: CtLogServer[], ca: TestCa, names: string[]): Buffer {
@@ -79,14 +95,26 @@ describe(`ct-logs collector against local RFC 6962 logs (${testEngine})`, () => 
   const hitsOf = async (matchId: number) => (await alice.hits(matchId, { page_size: 100 })).results;
   const names = (hits: HitView[]) => hits.map((hit) => hit.common_name);
   const storedFrom = async (log: CtLogServer) =>
-    Number((await sql<{ n: number }>`select count(*) as n from certificates where log_url = ${idOf(log)}`.execute(t.container.store.db)).rows[0]!.n);
+    Number(
+      (
+        await sql<{ n: number }>`select count(*) as n from certificates where log_url = ${idOf(log)}`.execute(
+          t.container.store.db,
+        )
+      ).rows[0]!.n,
+    );
 
   beforeAll(async () => {
     location = await createTestStoreLocation();
     dir = mkdtempSync(path.join(tmpdir(), 'dragnet-ct-collector-'));
-    [argon, xenon] = await Promise.all([startCtLogServer('argon2026h1', { maxPerResponse: 3 }), startCtLogServer('xenon2026h1', { maxPerResponse: 3 })]);
+    [argon, xenon] = await Promise.all([
+      startCtLogServer('argon2026h1', { maxPerResponse: 3 }),
+      startCtLogServer('xenon2026h1', { maxPerResponse: 3 }),
+    ]);
     collectorsFile = path.join(dir, 'collectors.json');
-    writeFileSync(collectorsFile, JSON.stringify({ 'ct-logs': { logs: [argon.url, xenon.url], batch_size: 4, start: '0', timeout_ms: 10_000 } }));
+    writeFileSync(
+      collectorsFile,
+      JSON.stringify({ 'ct-logs': { logs: [argon.url, xenon.url], batch_size: 4, start: '0', timeout_ms: 10_000 } }),
+    );
     env = { ...location.env, DRAGNET_COLLECTORS_FILE: collectorsFile };
 
     // The same certificate and precertificate are logged in both logs.
@@ -130,10 +158,19 @@ describe(`ct-logs collector against local RFC 6962 logs (${testEngine})`, () => 
     expect(created).toMatchObject({ total_matches_count: 6, last_run: iso(T0) });
     const [match] = (await alice.matches(rule)).results;
     const hits = await hitsOf(match!.id);
-    expect(names(hits)).toEqual(['mail.acme-bank.com', 'acmebank-support.net', 'acme-bank-secure-login.com', 'login.acme-bank.com', 'login.acme-bank.com', 'acme-bank.com']);
+    expect(names(hits)).toEqual([
+      'mail.acme-bank.com',
+      'acmebank-support.net',
+      'acme-bank-secure-login.com',
+      'login.acme-bank.com',
+      'login.acme-bank.com',
+      'acme-bank.com',
+    ]);
 
     const precert = new X509Certificate(der.loginPrecert!);
-    const precertHit = hits.find((hit) => hit.update_type === 'PrecertLogEntry' && hit.common_name === 'login.acme-bank.com')!;
+    const precertHit = hits.find(
+      (hit) => hit.update_type === 'PrecertLogEntry' && hit.common_name === 'login.acme-bank.com',
+    )!;
     expect(precertHit).toEqual({
       id: expect.any(Number),
       hit_key: expect.stringMatching(/^certificate:\d+$/),
@@ -162,7 +199,12 @@ describe(`ct-logs collector against local RFC 6962 logs (${testEngine})`, () => 
     });
     const final = hits.find((hit) => hit.update_type === 'X509LogEntry' && hit.common_name === 'login.acme-bank.com')!;
     expect(final).toMatchObject({ fingerprint: new X509Certificate(der.login!).fingerprint256, cert_index: 2 });
-    expect(hits.find((hit) => hit.common_name === 'acme-bank.com')).toMatchObject({ match_type: 'exact', log_url: idOf(argon), cert_index: 0, fingerprint: new X509Certificate(der.apex!).fingerprint256 });
+    expect(hits.find((hit) => hit.common_name === 'acme-bank.com')).toMatchObject({
+      match_type: 'exact',
+      log_url: idOf(argon),
+      cert_index: 0,
+      fingerprint: new X509Certificate(der.apex!).fingerprint256,
+    });
     expect(hits.find((hit) => hit.common_name === 'acmebank-support.net')).toMatchObject({
       match_type: 'lookalike',
       matched_names: ['acmebank-support.net', '*.acmebank-support.net'],
@@ -172,7 +214,7 @@ describe(`ct-logs collector against local RFC 6962 logs (${testEngine})`, () => 
     expect(hits[0]).toMatchObject({ common_name: 'mail.acme-bank.com', log_url: idOf(xenon), cert_index: 2 });
   });
 
-  it('the next run reads only the new entries, and the rule\'s next run reports only them', async () => {
+  it("the next run reads only the new entries, and the rule's next run reports only them", async () => {
     logCertificate([argon], globexCa, ['acme-bank-verify.com']);
     logCertificate([argon], globexCa, ['intranet.northwind-traders.com']);
     t.clock.set(new Date(T0 + DAY - HOUR));
@@ -193,20 +235,26 @@ describe(`ct-logs collector against local RFC 6962 logs (${testEngine})`, () => 
   it(
     'dragnet collectors run: a 500 mid-way stops that log at its last stored batch, the other log goes on, and a later run completes',
     async () => {
-      for (const name of ['portal', 'cards', 'loans', 'careers', 'status']) logCertificate([argon], acmeCa, [`${name}.acme-bank.com`]);
+      for (const name of ['portal', 'cards', 'loans', 'careers', 'status'])
+        logCertificate([argon], acmeCa, [`${name}.acme-bank.com`]);
       logCertificate([xenon], acmeCa, ['pay.acme-bank.com']);
       argon.faults.push(null, { status: 500 });
 
       const failed = await runCollector();
       expect(failed.code).toBe(1);
-      expect(failed.stdout.trim()).toBe(`ct-logs: failed: 1 of 2 logs failed (4 new certificates stored): ${argon.url}ct/v1/get-entries?start=12&end=13 answered HTTP 500`);
+      expect(failed.stdout.trim()).toBe(
+        `ct-logs: failed: 1 of 2 logs failed (4 new certificates stored): ${argon.url}ct/v1/get-entries?start=12&end=13 answered HTTP 500`,
+      );
       expect(failed.stderr).toContain(`collector ct-logs: ${idOf(argon)} stopped, its cursor kept`);
       expect(argon.requests.slice(4)).toEqual([
         [9, 12],
         [12, 13],
       ]);
       expect(await cursorOf()).toEqual({ [idOf(argon)]: 12, [idOf(xenon)]: 4 });
-      expect(await state()).toMatchObject({ consecutive_failures: 1, last_error: expect.stringContaining('answered HTTP 500') });
+      expect(await state()).toMatchObject({
+        consecutive_failures: 1,
+        last_error: expect.stringContaining('answered HTTP 500'),
+      });
 
       // A new process resumes from the stored cursor.
       const again = await runCollector();
@@ -241,11 +289,18 @@ describe(`ct-logs collector against local RFC 6962 logs (${testEngine})`, () => 
     async () => {
       for (let i = 1; i <= 6; i++) logCertificate([argon], acmeCa, [`branch${i}.acme-bank.com`]);
       argon.faults.push(null, 'hang');
-      const child = spawn(process.execPath, ['bin/dragnet.js', 'collectors', 'run', 'ct-logs'], { cwd: repoRoot, env: { ...process.env, DRAGNET_LOG_LEVEL: 'warn', ...env }, stdio: 'ignore' });
+      const child = spawn(process.execPath, ['bin/dragnet.js', 'collectors', 'run', 'ct-logs'], {
+        cwd: repoRoot,
+        env: { ...process.env, DRAGNET_LOG_LEVEL: 'warn', ...env },
+        stdio: 'ignore',
+      });
       const exited = new Promise((resolve) => child.on('exit', resolve));
       try {
         // The second batch's request hangs: the first batch is stored and its cursor saved.
-        await waitFor('the killed run to get to its second batch', () => argon.requests.length >= 11, { timeoutMs: scaled(60_000), everyMs: 100 }).catch((error: Error) => {
+        await waitFor('the killed run to get to its second batch', () => argon.requests.length >= 11, {
+          timeoutMs: scaled(60_000),
+          everyMs: 100,
+        }).catch((error: Error) => {
           throw new Error(`${error.message}: ${JSON.stringify(argon.requests)}`);
         });
       } finally {
@@ -258,7 +313,11 @@ describe(`ct-logs collector against local RFC 6962 logs (${testEngine})`, () => 
       ]);
       expect((await cursorOf())[idOf(argon)]).toBe(18);
       // The killed process's lease would run out after 10 minutes; end it now.
-      await t.container.store.db.updateTable('collector_state').set({ claimed_until: null }).where('name', '=', 'ct-logs').execute();
+      await t.container.store.db
+        .updateTable('collector_state')
+        .set({ claimed_until: null })
+        .where('name', '=', 'ct-logs')
+        .execute();
 
       const resumed = await runCollector();
       expect(resumed.code, resumed.stderr).toBe(0);

@@ -1,7 +1,16 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createManualClock } from '../../src/lib/clock.ts';
 import { runCli } from '../support/cli.ts';
-import { createDeliveryKit, createRulesApp, rulePaths, rulesUser, sourceRule, tickAndDeliver, type DeliveryKit, type RulesApi } from '../support/rules-api.ts';
+import {
+  createDeliveryKit,
+  createRulesApp,
+  rulePaths,
+  rulesUser,
+  sourceRule,
+  tickAndDeliver,
+  type DeliveryKit,
+  type RulesApi,
+} from '../support/rules-api.ts';
 import type { TestApp } from '../support/test-app.ts';
 import { createTestStoreLocation, testEngine, type TestStoreLocation } from '../support/test-store.ts';
 import { scaled } from '../support/wait.ts';
@@ -55,7 +64,9 @@ describe(`dragnet demo and the catalog examples (${testEngine})`, () => {
     const found: Record<string, number> = {};
     const fieldsMissing: Record<string, string[]> = {};
     for (const row of catalog) {
-      const args = Object.fromEntries(row.args_schema.params.filter((p) => p.example !== undefined).map((p) => [p.name, p.example]));
+      const args = Object.fromEntries(
+        row.args_schema.params.filter((p) => p.example !== undefined).map((p) => [p.name, p.example]),
+      );
       const rule = await alice.created(sourceRule(kit, `example ${row.name}`, row.id, args));
       await tickAndDeliver(t);
       const [match] = (await alice.matches(rule.id)).results;
@@ -67,7 +78,8 @@ describe(`dragnet demo and the catalog examples (${testEngine})`, () => {
       const missing = [...declared].filter((field) => !(field in (hit ?? {})));
       if (missing.length) fieldsMissing[row.name] = missing;
     }
-    for (const [name, hits] of Object.entries(found)) expect(hits, `${name}: ${JSON.stringify(found)}`).toBeGreaterThan(0);
+    for (const [name, hits] of Object.entries(found))
+      expect(hits, `${name}: ${JSON.stringify(found)}`).toBeGreaterThan(0);
     expect(fieldsMissing).toEqual({});
   });
 });

@@ -1,7 +1,18 @@
 import { describe, expect, it } from 'vitest';
 import { findSource } from '../../src/modules/sources/index.ts';
 import { expectError } from '../support/http.ts';
-import { deliverPending, HOUR, iso, payloadOf, requestsTo, rulePaths, sourceRule, tickAndDeliver, type DeliveryKit, type HitView } from '../support/rules-api.ts';
+import {
+  deliverPending,
+  HOUR,
+  iso,
+  payloadOf,
+  requestsTo,
+  rulePaths,
+  sourceRule,
+  tickAndDeliver,
+  type DeliveryKit,
+  type HitView,
+} from '../support/rules-api.ts';
 import { checkDemo, sourceSuite } from '../support/source-suite.ts';
 import { testEngine } from '../support/test-store.ts';
 import { verifyAlertSystemSignature } from '../support/webhook-receiver.ts';
@@ -16,7 +27,12 @@ import { verifyAlertSystemSignature } from '../support/webhook-receiver.ts';
 const T0 = Date.parse('2026-03-10T09:00:00Z');
 const DAY = 24 * HOUR;
 
-const thread = { forum: 'XSS', section: 'Access', thread_id: 91742, thread_title: 'Acme Bank (US) corporate network access' };
+const thread = {
+  forum: 'XSS',
+  section: 'Access',
+  thread_id: 91742,
+  thread_title: 'Acme Bank (US) corporate network access',
+};
 const post = (postId: number, fields: Record<string, unknown>) => ({
   ...thread,
   post_id: postId,
@@ -26,9 +42,17 @@ const post = (postId: number, fields: Record<string, unknown>) => ({
   content_type: 'post',
   ...fields,
 });
-const lines = (records: unknown[]) => records.map((record) => (typeof record === 'string' ? record : JSON.stringify(record))).join('\n') + '\n';
+const lines = (records: unknown[]) =>
+  records.map((record) => (typeof record === 'string' ? record : JSON.stringify(record))).join('\n') + '\n';
 
-const opening = post(640118, { author: 'initaccess', title: thread.thread_title, body: 'Selling RDP to 3 hosts, domain user. Start 15k.', content_type: 'thread', language: 'en', date: '2026-03-09T08:00:00+03:00' });
+const opening = post(640118, {
+  author: 'initaccess',
+  title: thread.thread_title,
+  body: 'Selling RDP to 3 hosts, domain user. Start 15k.',
+  content_type: 'thread',
+  language: 'en',
+  date: '2026-03-09T08:00:00+03:00',
+});
 const forumsA = lines([
   opening,
   post(640119, { body: 'pm sent' }),
@@ -46,11 +70,33 @@ const forumsA = lines([
     content_type: 'marketplace',
     language: 'ru',
   },
-  { forum: 'breachforums', section: 'Databases', thread_id: 5120, thread_title: 'Globex Corp database', post_id: 88001, author: 'n0name', date: '2026-03-09T18:00:00Z', body: 'full database, 2M rows', url: 'https://breachforums.st/Thread-Globex-Corp-database', content_type: 'thread' },
+  {
+    forum: 'breachforums',
+    section: 'Databases',
+    thread_id: 5120,
+    thread_title: 'Globex Corp database',
+    post_id: 88001,
+    author: 'n0name',
+    date: '2026-03-09T18:00:00Z',
+    body: 'full database, 2M rows',
+    url: 'https://breachforums.st/Thread-Globex-Corp-database',
+    content_type: 'thread',
+  },
   post(640121, { body: 'acme bank access', content_type: 'reply' }),
   '{"forum": "xss", "post_id": ',
   opening,
-  { forum: 'breachforums', section: 'Leaks', thread_id: 5133, thread_title: 'Acme Bank leak', post_id: 88050, author: 'n0name', date: '2026-03-09T20:00:00Z', body: 'Full database of acme bank, free download', url: 'https://breachforums.st/Thread-Acme-Bank-leak', content_type: 'thread' },
+  {
+    forum: 'breachforums',
+    section: 'Leaks',
+    thread_id: 5133,
+    thread_title: 'Acme Bank leak',
+    post_id: 88050,
+    author: 'n0name',
+    date: '2026-03-09T20:00:00Z',
+    body: 'Full database of acme bank, free download',
+    url: 'https://breachforums.st/Thread-Acme-Bank-leak',
+    content_type: 'thread',
+  },
 ]);
 const late = lines([post(640200, { body: 'got the acme bank RDP, works', date: '2026-03-10T10:00:00Z' })]);
 
@@ -70,7 +116,14 @@ describe(`sources: hacker forums end to end (${testEngine})`, () => {
     files.late = s.file('late.ndjson', late);
     await s.moveTo(T0 - HOUR);
     const report = await s.ingest('hacker_forum', [files.a]);
-    expect(report.summary).toMatchObject({ inputs: 1, failed: 0, records: 7, added: 6, duplicates_skipped: 1, rejected: 2 });
+    expect(report.summary).toMatchObject({
+      inputs: 1,
+      failed: 0,
+      records: 7,
+      added: 6,
+      duplicates_skipped: 1,
+      rejected: 2,
+    });
     expect(report.lines).toEqual([
       '1 inputs (0 failed): 7 posts read, 6 added, 1 duplicates skipped, 2 rejected',
       `  rejected ${files.a} line 6: content_type must be one of: thread, post, marketplace`,
@@ -108,21 +161,39 @@ describe(`sources: hacker forums end to end (${testEngine})`, () => {
       content: 'Acme Bank (US) corporate network access\nSelling RDP to 3 hosts, domain user. Start 15k.',
       discovered_at: iso(T0 - HOUR),
     });
-    expect(hits[2]).toMatchObject({ content_type: 'post', title: null, language: null, content: 'is the ACME BANK access still valid?' });
+    expect(hits[2]).toMatchObject({
+      content_type: 'post',
+      title: null,
+      language: null,
+      content: 'is the ACME BANK access still valid?',
+    });
 
     expect(await deliverPending(s.t)).toBe(2);
     const hooks = requestsTo(s.receiver, kit);
     expect(hooks).toHaveLength(1);
-    expect(verifyAlertSystemSignature(kit.webhook!.secret, hooks[0]!.body, hooks[0]!.headers['x-alertsystem-signature'])).toBe(true);
-    expect(payloadOf(hooks[0]!)).toMatchObject({ alert_rule_name: 'Acme Bank on forums', service: 'Hacker forums', total_matches: 4 });
-    expect(s.smtp.messages.filter((m) => m.to.includes(kit.recipient.email)).map((m) => m.parsed.html)).toEqual([expect.stringContaining('Acme Bank on forums: 4 hits in Hacker forums')]);
+    expect(
+      verifyAlertSystemSignature(kit.webhook!.secret, hooks[0]!.body, hooks[0]!.headers['x-alertsystem-signature']),
+    ).toBe(true);
+    expect(payloadOf(hooks[0]!)).toMatchObject({
+      alert_rule_name: 'Acme Bank on forums',
+      service: 'Hacker forums',
+      total_matches: 4,
+    });
+    expect(s.smtp.messages.filter((m) => m.to.includes(kit.recipient.email)).map((m) => m.parsed.html)).toEqual([
+      expect.stringContaining('Acme Bank on forums: 4 hits in Hacker forums'),
+    ]);
   });
 
   it('hits filter, sort and exclude by the declared fields', async () => {
     expect(postIds(await s.hitsOf(matchId, { filter: 'content_type:post' }))).toEqual([KEY.reply]);
     expect(postIds(await s.hitsOf(matchId, { filter: ['forum:XSS', 'author:initaccess'] }))).toEqual([KEY.opening]);
     expect(postIds(await s.hitsOf(matchId, { filter: 'language:ru' }))).toEqual([KEY.offer]);
-    expect(postIds(await s.hitsOf(matchId, { sort: 'posted_at' }))).toEqual([KEY.opening, KEY.reply, KEY.offer, KEY.leak]);
+    expect(postIds(await s.hitsOf(matchId, { sort: 'posted_at' }))).toEqual([
+      KEY.opening,
+      KEY.reply,
+      KEY.offer,
+      KEY.leak,
+    ]);
     expect(postIds(await s.hitsOf(matchId, { sort: 'forum' }))).toEqual([KEY.leak, KEY.offer, KEY.reply, KEY.opening]);
     expectError(await s.alice.get(`${rulePaths.hits(matchId)}?filter=thread_title:x`), 400, 'validation_failed');
 
@@ -130,7 +201,8 @@ describe(`sources: hacker forums end to end (${testEngine})`, () => {
     expect((await s.alice.createExclusion(rule, { field: 'thread_id', value: '91742' })).statusCode).toBe(201);
     expect(postIds(await s.hitsOf(matchId, { include_excluded: false }))).toEqual([KEY.offer]);
     expect(await s.alice.getJson(rulePaths.match(matchId))).toMatchObject({ excluded_hits: 3, new_hits: 1 });
-    for (const { id } of await s.alice.exclusions(rule)) expect((await s.alice.deleteExclusion(id)).statusCode).toBe(204);
+    for (const { id } of await s.alice.exclusions(rule))
+      expect((await s.alice.deleteExclusion(id)).statusCode).toBe(204);
   });
 
   it('narrows by forums (any case) and content types; the catalog example finds the xss thread and the exploit offer', async () => {
@@ -140,26 +212,49 @@ describe(`sources: hacker forums end to end (${testEngine})`, () => {
       return created.total_matches_count === 0 ? [] : postIds(await s.hitsOf((await s.onlyMatch(created.id)).id));
     };
     expect(await run('two forums', { forums: ['XSS', 'exploit'] })).toEqual([KEY.offer, KEY.reply, KEY.opening]);
-    expect(await run('openings and offers', { content_types: ['thread', 'marketplace'] })).toEqual([KEY.leak, KEY.offer, KEY.opening]);
-    expect(await run('the example', { forums: ['xss', 'exploit'], content_types: ['thread', 'marketplace'] })).toEqual([KEY.offer, KEY.opening]);
+    expect(await run('openings and offers', { content_types: ['thread', 'marketplace'] })).toEqual([
+      KEY.leak,
+      KEY.offer,
+      KEY.opening,
+    ]);
+    expect(await run('the example', { forums: ['xss', 'exploit'], content_types: ['thread', 'marketplace'] })).toEqual([
+      KEY.offer,
+      KEY.opening,
+    ]);
     expect(await run('no such forum', { forums: ['dread'] })).toEqual([]);
     expect(await run('NOT', { query: '"acme bank" -rdp -database' })).toEqual([KEY.reply]);
   });
 
   it('match counts every hit of the window and returns at most the limit', async () => {
-    const result = await findSource(11)!.match(s.t.container.sourceContext, { query: QUERY, forums: ['xss'] }, { since: null, until: T0 }, 1);
+    const result = await findSource(11)!.match(
+      s.t.container.sourceContext,
+      { query: QUERY, forums: ['xss'] },
+      { since: null, until: T0 },
+      1,
+    );
     expect(result).toMatchObject({ total: 2, hits: [{ key: `xss:${KEY.reply}`, date: T0 - HOUR }] });
   });
 
   it('args are checked: the query syntax and the content types', async () => {
-    const fields = async (args: Record<string, unknown>) => expectError(await s.alice.create(sourceRule(kit, 'bad args', 11, args)), 400, 'validation_failed').fields;
-    expect(await fields({ query: 'acme OR' })).toEqual([{ field: 'args.query', message: expect.stringContaining('dangling operator OR'), rule: 3 }]);
-    expect(await fields({ query: 'acme', content_types: ['thread', 'reply'] })).toEqual([{ field: 'args.content_types[1]', message: 'must be one of: thread, post, marketplace (rule 3)', rule: 3 }]);
+    const fields = async (args: Record<string, unknown>) =>
+      expectError(await s.alice.create(sourceRule(kit, 'bad args', 11, args)), 400, 'validation_failed').fields;
+    expect(await fields({ query: 'acme OR' })).toEqual([
+      { field: 'args.query', message: expect.stringContaining('dangling operator OR'), rule: 3 },
+    ]);
+    expect(await fields({ query: 'acme', content_types: ['thread', 'reply'] })).toEqual([
+      { field: 'args.content_types[1]', message: 'must be one of: thread, post, marketplace (rule 3)', rule: 3 },
+    ]);
   });
 
   it('the next tick reports only posts learned of after the last run; re-ingesting adds nothing', async () => {
     await s.moveTo(T0 + 2 * HOUR);
-    expect((await s.ingest('hacker_forum', [s.dir])).summary).toMatchObject({ inputs: 2, records: 8, added: 1, duplicates_skipped: 7, rejected: 2 });
+    expect((await s.ingest('hacker_forum', [s.dir])).summary).toMatchObject({
+      inputs: 2,
+      records: 8,
+      added: 1,
+      duplicates_skipped: 7,
+      rejected: 2,
+    });
     await s.moveTo(T0 + DAY);
     await tickAndDeliver(s.t);
     const { results } = await s.alice.matches(rule, { page_size: 100 });
@@ -181,6 +276,11 @@ describe(`sources: the hacker-forum demo (${testEngine})`, () => {
     const { line, again, hits } = await checkDemo(11);
     expect(line).toMatch(/^Demo hacker forums: \d+ forum posts added/);
     expect(again).toContain(': 0 forum posts added');
-    expect(hits.map((hit) => [hit.data.forum, hit.data.content_type])).toEqual(expect.arrayContaining([['xss', 'thread'], ['exploit', 'marketplace']]));
+    expect(hits.map((hit) => [hit.data.forum, hit.data.content_type])).toEqual(
+      expect.arrayContaining([
+        ['xss', 'thread'],
+        ['exploit', 'marketplace'],
+      ]),
+    );
   });
 });

@@ -51,7 +51,10 @@ describe(`dragnet ingest filtered_leak, killed and run again (${testEngine})`, (
     'resumes after the last stored batch: no credential lost, none twice',
     async () => {
       const first = spawnCli(['ingest', 'filtered_leak', file], { env: location.env });
-      await waitFor('a first stored batch', async () => (await stored()) > 0, { timeoutMs: scaled(60_000), everyMs: 20 });
+      await waitFor('a first stored batch', async () => (await stored()) > 0, {
+        timeoutMs: scaled(60_000),
+        everyMs: 20,
+      });
       first.child.kill('SIGKILL');
       const killed = await first.done;
       expect(killed.signal).toBe('SIGKILL');
@@ -59,7 +62,10 @@ describe(`dragnet ingest filtered_leak, killed and run again (${testEngine})`, (
       expect(before).toBeGreaterThan(0);
       expect(before).toBeLessThan(LINES);
 
-      const second = await runCli(['--json', 'ingest', 'filtered_leak', file], { env: location.env, timeoutMs: scaled(120_000) });
+      const second = await runCli(['--json', 'ingest', 'filtered_leak', file], {
+        env: location.env,
+        timeoutMs: scaled(120_000),
+      });
       expect(second.code, second.stderr).toBe(0);
       expect(JSON.parse(second.stdout)).toMatchObject({ added: LINES - before, rejected: 0 });
       expect(await stored()).toBe(LINES);

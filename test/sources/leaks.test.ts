@@ -67,7 +67,12 @@ const stealerPasswords = [
   '',
 ].join('\n');
 
-const systemInfo = ['Build ID: demo', 'Country: DE', 'Log date: 3/15/2026 10:20:30 AM', 'Windows: Windows 10 Pro x64'].join('\r\n');
+const systemInfo = [
+  'Build ID: demo',
+  'Country: DE',
+  'Log date: 3/15/2026 10:20:30 AM',
+  'Windows: Windows 10 Pro x64',
+].join('\r\n');
 
 const combolist = [
   'https://vpn.northbank-demo.com:8443/login:combo.staff@northbank-demo.com:Combo-Pass-5',
@@ -113,19 +118,28 @@ describe(`credential leak sources end to end (${testEngine})`, () => {
     await bob.relogin();
   };
   const mail = () => smtp.messages.filter((m) => m.to.includes(kit.recipient.email));
-  const allHits = async (matchId: number, query: Record<string, string> = {}) => (await alice.hits(matchId, { page_size: 100, ...query })).results;
+  const allHits = async (matchId: number, query: Record<string, string> = {}) =>
+    (await alice.hits(matchId, { page_size: 100, ...query })).results;
 
   it('ingests a stealer-log folder and a combolist, reporting bad blocks and lines by location; a second ingest adds nothing', async () => {
-    const logs = await ingestInto(t, 'filtered_leak', [path.join(dir, 'logs-2026-03'), path.join(dir, 'combo-northbank.txt')]);
+    const logs = await ingestInto(t, 'filtered_leak', [
+      path.join(dir, 'logs-2026-03'),
+      path.join(dir, 'combo-northbank.txt'),
+    ]);
     expect(logs).toMatchObject({ inputs: 2, failed: 0, records: 8, added: 8, duplicates_skipped: 0, rejected: 3 });
-    expect(logs.results[0]!.rejections).toEqual([{ location: 'DE[4F2A]_2026_03_15/Passwords.txt line 27', reason: 'block without a password' }]);
+    expect(logs.results[0]!.rejections).toEqual([
+      { location: 'DE[4F2A]_2026_03_15/Passwords.txt line 27', reason: 'block without a password' },
+    ]);
     expect(logs.results[1]!.rejections).toEqual([
       { location: 'combo-northbank.txt line 3', reason: 'no login:password separator' },
       { location: 'combo-northbank.txt line 4', reason: 'a URL line needs url:login:password' },
     ]);
     // A file is known by its content: ingested again (renamed, even) it is skipped whole.
     copyFileSync(path.join(dir, 'combo-northbank.txt'), path.join(dir, 'renamed-combo.txt'));
-    const again = await ingestInto(t, 'filtered_leak', [path.join(dir, 'logs-2026-03'), path.join(dir, 'renamed-combo.txt')]);
+    const again = await ingestInto(t, 'filtered_leak', [
+      path.join(dir, 'logs-2026-03'),
+      path.join(dir, 'renamed-combo.txt'),
+    ]);
     expect(again).toMatchObject({ records: 8, added: 0, duplicates_skipped: 8, rejected: 0 });
   });
 
@@ -146,14 +160,24 @@ describe(`credential leak sources end to end (${testEngine})`, () => {
       return (response.json() as { fields: { field: string }[] }).fields.map((f) => f.field);
     };
     expect(await fieldsOf({ domain_url: 'northbank-demo.com', filter_id: 9 })).toEqual(['args.filter_id']);
-    expect(await fieldsOf({ domain_url: 'northbank-demo.com', filter_id: 2, filter_parameters: ['/login', 'has space'] })).toEqual(['args.filter_parameters[1]']);
-    expect(await fieldsOf({ domain_url: 'northbank-demo.com', filter_id: 1, filter_parameters: ['/path-is-not-a-site'] })).toEqual(['args.filter_parameters[0]']);
+    expect(
+      await fieldsOf({ domain_url: 'northbank-demo.com', filter_id: 2, filter_parameters: ['/login', 'has space'] }),
+    ).toEqual(['args.filter_parameters[1]']);
+    expect(
+      await fieldsOf({ domain_url: 'northbank-demo.com', filter_id: 1, filter_parameters: ['/path-is-not-a-site'] }),
+    ).toEqual(['args.filter_parameters[0]']);
     expect(await fieldsOf({ domain_url: 'not a domain', filter_id: 4 })).toEqual(['args.domain_url']);
   });
 
   it('a corporate-logins rule reports staff on the domain’s own login pages, by email and signed webhook, masked in store', async () => {
     await moveTo(START + HOUR);
-    const rule = await alice.created(sourceRule(kit, 'northbank staff logins', 3, { domain_url: 'northbank-demo.com', filter_id: 2, filter_parameters: ['/login'] }));
+    const rule = await alice.created(
+      sourceRule(kit, 'northbank staff logins', 3, {
+        domain_url: 'northbank-demo.com',
+        filter_id: 2,
+        filter_parameters: ['/login'],
+      }),
+    );
     const [match] = (await alice.matches(rule.id)).results;
     expect(match).toMatchObject({ status: 'complete', total_hits: 2, new_hits: 2 });
     const hits = await allHits(match!.id, { sort: 'email' });
@@ -171,14 +195,24 @@ describe(`credential leak sources end to end (${testEngine})`, () => {
       filter_id: 2,
     });
     // The stored hit keeps the password sealed; only the masked form is readable.
-    const stored = await t.container.store.db.selectFrom('match_hits').select('data').where('match_id', '=', match!.id).execute();
+    const stored = await t.container.store.db
+      .selectFrom('match_hits')
+      .select('data')
+      .where('match_id', '=', match!.id)
+      .execute();
     expect(JSON.stringify(stored)).not.toContain('Vpn-Staff-Pass-1');
 
     await tickAndDeliver(t);
     expect(mail()).toHaveLength(1);
     const [request] = requestsTo(receiver, kit);
-    expect(verifyAlertSystemSignature(kit.webhook!.secret, request!.body, request!.headers['x-alertsystem-signature'])).toBe(true);
-    expect(payloadOf(request!)).toMatchObject({ alert_rule_name: 'northbank staff logins', total_matches: 2, excluded_matches: 0 });
+    expect(
+      verifyAlertSystemSignature(kit.webhook!.secret, request!.body, request!.headers['x-alertsystem-signature']),
+    ).toBe(true);
+    expect(payloadOf(request!)).toMatchObject({
+      alert_rule_name: 'northbank staff logins',
+      total_matches: 2,
+      excluded_matches: 0,
+    });
     expect(JSON.stringify(mail()) + request!.body.toString()).not.toContain('Combo-Pass-5');
 
     // Another organization cannot read the match or its hits.
@@ -200,20 +234,47 @@ describe(`credential leak sources end to end (${testEngine})`, () => {
       'staff.one@northbank-demo.com',
       'staff.two@northbank-demo.com',
     ]);
-    expect(logins((await run('emails on other sites', { domain_url: 'northbank-demo.com', filter_id: 1, filter_parameters: ['othersite-demo.net'] })).hits)).toEqual(['staff.two@northbank-demo.com']);
-    expect(logins((await run('customers', { domain_url: 'northbank-demo.com', filter_id: 3 })).hits)).toEqual(['admin', 'customer.x@mailbox-demo.org']);
-    expect(logins((await run('admin panels', { domain_url: 'https://portal.northbank-demo.com', filter_id: 5 })).hits)).toEqual(['admin']);
+    expect(
+      logins(
+        (
+          await run('emails on other sites', {
+            domain_url: 'northbank-demo.com',
+            filter_id: 1,
+            filter_parameters: ['othersite-demo.net'],
+          })
+        ).hits,
+      ),
+    ).toEqual(['staff.two@northbank-demo.com']);
+    expect(logins((await run('customers', { domain_url: 'northbank-demo.com', filter_id: 3 })).hits)).toEqual([
+      'admin',
+      'customer.x@mailbox-demo.org',
+    ]);
+    expect(
+      logins((await run('admin panels', { domain_url: 'https://portal.northbank-demo.com', filter_id: 5 })).hits),
+    ).toEqual(['admin']);
     const all = await run('all site credentials', { domain_url: 'northbank-demo.com', filter_id: 4 });
     expect(all.hits).toHaveLength(5);
     expect(logins(await allHits(all.match!.id, { filter: 'url_kind:admin' }))).toEqual(['admin']);
-    expect((await allHits(all.match!.id, { sort: '-host' })).map((h) => h.host)).toEqual(['vpn.northbank-demo.com', 'vpn.northbank-demo.com', 'vpn.northbank-demo.com', 'shop.northbank-demo.com', 'portal.northbank-demo.com']);
+    expect((await allHits(all.match!.id, { sort: '-host' })).map((h) => h.host)).toEqual([
+      'vpn.northbank-demo.com',
+      'vpn.northbank-demo.com',
+      'vpn.northbank-demo.com',
+      'shop.northbank-demo.com',
+      'portal.northbank-demo.com',
+    ]);
     const excluded = await alice.createExclusion(all.rule.id, { field: 'host', value: 'VPN.northbank-demo.com' });
     expect(excluded.statusCode, excluded.body).toBe(201);
-    expect(await alice.getJson(rulePaths.match(all.match!.id))).toMatchObject({ total_hits: 5, excluded_hits: 3, new_hits: 2 });
+    expect(await alice.getJson(rulePaths.match(all.match!.id))).toMatchObject({
+      total_hits: 5,
+      excluded_hits: 3,
+      new_hits: 2,
+    });
   });
 
   it('distinct leak: one row per credential, reported when first known; a re-sighting in another leak raises occurrences only', async () => {
-    const rule = await alice.created(sourceRule(kit, 'northbank distinct', 5, { query: 'northbank-demo.com', query_type: 'domain' }));
+    const rule = await alice.created(
+      sourceRule(kit, 'northbank distinct', 5, { query: 'northbank-demo.com', query_type: 'domain' }),
+    );
     const [first] = (await alice.matches(rule.id)).results;
     const hits = await allHits(first!.id, { sort: 'login' });
     // staff.one's two sightings (two pages of the VPN) are one credential; the hashed one is left out.
@@ -225,7 +286,13 @@ describe(`credential leak sources end to end (${testEngine})`, () => {
       ['staff.one@northbank-demo.com', 1],
       ['staff.two@northbank-demo.com', 1],
     ]);
-    const withHashes = await alice.created(sourceRule(kit, 'northbank distinct with hashes', 5, { query: 'northbank-demo.com', query_type: 'domain', include_hashed: true }));
+    const withHashes = await alice.created(
+      sourceRule(kit, 'northbank distinct with hashes', 5, {
+        query: 'northbank-demo.com',
+        query_type: 'domain',
+        include_hashed: true,
+      }),
+    );
     const hashed = await allHits((await alice.matches(withHashes.id)).results[0]!.id, { filter: 'password_type:hash' });
     expect(hashed.map((h) => [h.login, h.hash_type])).toEqual([['hashed.user@northbank-demo.com', 'md5']]);
 
@@ -235,7 +302,12 @@ describe(`credential leak sources end to end (${testEngine})`, () => {
     const zip = new yazl.ZipFile();
     zip.addBuffer(Buffer.from(stealerPasswords), 'DE[4F2A]_2026_03_15/Passwords.txt');
     zip.addBuffer(Buffer.from(systemInfo), 'DE[4F2A]_2026_03_15/System.txt');
-    zip.addBuffer(Buffer.from('URL: https://vpn.northbank-demo.com/login\nLogin: new.staff@northbank-demo.com\nPassword: New-Pass-7\n'), 'US[99]/passwords.txt');
+    zip.addBuffer(
+      Buffer.from(
+        'URL: https://vpn.northbank-demo.com/login\nLogin: new.staff@northbank-demo.com\nPassword: New-Pass-7\n',
+      ),
+      'US[99]/passwords.txt',
+    );
     zip.end();
     const out = createWriteStream(zipPath);
     zip.outputStream.pipe(out);
@@ -246,9 +318,13 @@ describe(`credential leak sources end to end (${testEngine})`, () => {
     await tickAndDeliver(t, new Date(START + 4 * DAY));
     const matches = (await alice.matches(rule.id)).results;
     expect(matches).toHaveLength(2);
-    expect((await allHits(matches[0]!.id)).map((h) => [h.login, h.occurrences])).toEqual([['new.staff@northbank-demo.com', 1]]);
+    expect((await allHits(matches[0]!.id)).map((h) => [h.login, h.occurrences])).toEqual([
+      ['new.staff@northbank-demo.com', 1],
+    ]);
     // A rule made now sees the re-sighting: staff.one's credential is in two leak files.
-    const later = await alice.created(sourceRule(kit, 'northbank distinct later', 5, { query: 'staff.one@northbank-demo.com', query_type: 'email' }));
+    const later = await alice.created(
+      sourceRule(kit, 'northbank distinct later', 5, { query: 'staff.one@northbank-demo.com', query_type: 'email' }),
+    );
     const [seen] = (await alice.matches(later.id)).results;
     expect((await allHits(seen!.id)).map((h) => [h.login, h.occurrences, h.first_seen, h.last_seen])).toEqual([
       ['staff.one@northbank-demo.com', 2, new Date(START).toISOString(), new Date(START + 4 * DAY).toISOString()],

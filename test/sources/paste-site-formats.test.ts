@@ -31,9 +31,31 @@ describe(`sources: paste monitors' saved pastes (${testEngine})`, () => {
     const hits = (await s.hitsOf((await s.onlyMatch(rule.id)).id, { sort: 'posted_at' })) as HitView[];
     const byKey = Object.fromEntries(hits.map((hit) => [hit.paste_key, hit]));
     expect(Object.keys(byKey).sort()).toEqual(['Hq3vX8bL', 'Kd93hT2a', 'Zt7mQ2wP', 'a8Bq1']);
-    expect(byKey.Hq3vX8bL).toMatchObject({ site: 'pastebin', title: 'initech vpn', syntax: 'text', user: null, size: 96, url: 'https://pastebin.com/Hq3vX8bL', expire: null, posted_at: '2025-11-04T09:53:20.000Z' });
-    expect(byKey.Zt7mQ2wP).toMatchObject({ site: 'pastebin', title: 'globex smtp', syntax: 'ini', user: 'd4rkpaste', size: 58, posted_at: '2025-11-03T10:00:00.000Z' });
-    expect(byKey.a8Bq1).toMatchObject({ site: 'paste_ee', title: null, syntax: 'text', url: 'https://paste.ee/p/a8Bq1', posted_at: null });
+    expect(byKey.Hq3vX8bL).toMatchObject({
+      site: 'pastebin',
+      title: 'initech vpn',
+      syntax: 'text',
+      user: null,
+      size: 96,
+      url: 'https://pastebin.com/Hq3vX8bL',
+      expire: null,
+      posted_at: '2025-11-04T09:53:20.000Z',
+    });
+    expect(byKey.Zt7mQ2wP).toMatchObject({
+      site: 'pastebin',
+      title: 'globex smtp',
+      syntax: 'ini',
+      user: 'd4rkpaste',
+      size: 58,
+      posted_at: '2025-11-03T10:00:00.000Z',
+    });
+    expect(byKey.a8Bq1).toMatchObject({
+      site: 'paste_ee',
+      title: null,
+      syntax: 'text',
+      url: 'https://paste.ee/p/a8Bq1',
+      posted_at: null,
+    });
     expect(byKey.Kd93hT2a).toMatchObject({ site: null, url: null, posted_at: null, syntax: 'text' });
     expect(byKey.Kd93hT2a!.snippet).toContain('db01.initech.example');
   });
@@ -43,6 +65,8 @@ describe(`sources: paste monitors' saved pastes (${testEngine})`, () => {
     expect(forced.summary).toMatchObject({ records: 1, duplicates_skipped: 1 });
     const other = s.file('other.json', '{"hello": "world"}');
     const report = await s.ingest('paste_site', [other]);
-    expect(report.lines.at(-1)).toMatch(/error: .*other\.json: format: is in none of the formats paste_site reads: jsonl \(.*\), pastebin \(.*\), saved \(.*\), raw \(/);
+    expect(report.lines.at(-1)).toMatch(
+      /error: .*other\.json: format: is in none of the formats paste_site reads: jsonl \(.*\), pastebin \(.*\), saved \(.*\), raw \(/,
+    );
   });
 });

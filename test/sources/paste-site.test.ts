@@ -7,7 +7,21 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { findSource } from '../../src/modules/sources/index.ts';
 import { runCli, repoRoot, type CliResult } from '../support/cli.ts';
 import { expectError } from '../support/http.ts';
-import { createDeliveryKit, createRulesApp, deliverPending, HOUR, iso, payloadOf, requestsTo, rulePaths, rulesUser, sourceRule, tickAndDeliver, type DeliveryKit, type HitView } from '../support/rules-api.ts';
+import {
+  createDeliveryKit,
+  createRulesApp,
+  deliverPending,
+  HOUR,
+  iso,
+  payloadOf,
+  requestsTo,
+  rulePaths,
+  rulesUser,
+  sourceRule,
+  tickAndDeliver,
+  type DeliveryKit,
+  type HitView,
+} from '../support/rules-api.ts';
 import { checkDemo, sourceSuite } from '../support/source-suite.ts';
 import type { TestApp } from '../support/test-app.ts';
 import { createTestStoreLocation, testEngine, type TestStoreLocation } from '../support/test-store.ts';
@@ -35,13 +49,24 @@ const paste = (key: string, fields: Record<string, unknown>) => ({
   url: `https://pastebin.com/${key}`,
   ...fields,
 });
-const lines = (records: unknown[]) => records.map((record) => (typeof record === 'string' ? record : JSON.stringify(record))).join('\n') + '\n';
+const lines = (records: unknown[]) =>
+  records.map((record) => (typeof record === 'string' ? record : JSON.stringify(record))).join('\n') + '\n';
 
 const STAFF = 'j.doe@acme-bank.com password: Spring2026!';
 const pastes = lines([
   paste('Xq7mTz2K', { title: 'acme-bank.com employees', user: 'anon1337', content: STAFF, expire: '1775728800' }),
-  paste('Lp0dUmp1', { site: 'paste_ee', syntax: 'SQL', url: 'https://paste.ee/p/Lp0dUmp1', content: "INSERT INTO users VALUES ('it@acme-bank.com', 'password=Adm1n!');", date: '2026-03-09T11:00:00Z' }),
-  paste('R3ntry01', { site: 'rentry', url: 'https://rentry.co/R3ntry01', content: 'acme-bank.com status page is down again' }),
+  paste('Lp0dUmp1', {
+    site: 'paste_ee',
+    syntax: 'SQL',
+    url: 'https://paste.ee/p/Lp0dUmp1',
+    content: "INSERT INTO users VALUES ('it@acme-bank.com', 'password=Adm1n!');",
+    date: '2026-03-09T11:00:00Z',
+  }),
+  paste('R3ntry01', {
+    site: 'rentry',
+    url: 'https://rentry.co/R3ntry01',
+    content: 'acme-bank.com status page is down again',
+  }),
   paste('Py7hon01', { syntax: 'python', content: 'password = input()  # globex.com login' }),
   paste('Bad51te0', { site: 'paste bin', content: 'acme-bank.com password' }),
   paste('Xq7mTz2K', { title: 'acme-bank.com employees', user: 'anon1337', content: STAFF }),
@@ -60,9 +85,22 @@ const listEntry = (key: string, extra: Record<string, unknown> = {}) => ({
   user: '',
   ...extra,
 });
-const scrapedList = JSON.stringify([listEntry('In1ine01', { title: 'ACME-BANK.COM VPN', content: 'vpn.acme-bank.com user: svc_backup Password: Backup#2026' }), listEntry('F1leTxt1', { syntax: 'sql', date: '1773054100' }), listEntry('N0text01')]);
+const scrapedList = JSON.stringify([
+  listEntry('In1ine01', {
+    title: 'ACME-BANK.COM VPN',
+    content: 'vpn.acme-bank.com user: svc_backup Password: Backup#2026',
+  }),
+  listEntry('F1leTxt1', { syntax: 'sql', date: '1773054100' }),
+  listEntry('N0text01'),
+]);
 const padding = 'lorem ipsum dolor sit amet '.repeat(40);
-const late = lines([paste('L0ngPst1', { title: 'notes', content: `${padding}db.acme-bank.com root password hunter2 ${padding}`, date: '2026-03-10T10:00:00Z' })]);
+const late = lines([
+  paste('L0ngPst1', {
+    title: 'notes',
+    content: `${padding}db.acme-bank.com root password hunter2 ${padding}`,
+    date: '2026-03-10T10:00:00Z',
+  }),
+]);
 
 const QUERY = 'acme-bank.com AND password';
 
@@ -84,12 +122,19 @@ describe(`sources: paste sites end to end (${testEngine})`, () => {
     await s.moveTo(T0 - 2 * HOUR);
     const jsonl = await s.ingest('paste_site', [files.pastes]);
     expect(jsonl.summary).toMatchObject({ inputs: 1, records: 6, added: 5, duplicates_skipped: 1, rejected: 1 });
-    expect(jsonl.lines.slice(1)).toEqual([`  rejected ${files.pastes} line 5: site must be a name such as pastebin or paste_ee`]);
+    expect(jsonl.lines.slice(1)).toEqual([
+      `  rejected ${files.pastes} line 5: site must be a name such as pastebin or paste_ee`,
+    ]);
 
     await s.moveTo(T0 - HOUR);
     const list = await s.ingest('paste_site', [path.join(s.dir, 'scrape')], 'pastebin');
     expect(list.summary).toMatchObject({ inputs: 1, records: 2, added: 2, rejected: 1 });
-    expect(list.tally.errors).toEqual([{ location: `${files.list} record 3`, reason: 'no content: neither a content field nor N0text01.txt beside the list' }]);
+    expect(list.tally.errors).toEqual([
+      {
+        location: `${files.list} record 3`,
+        reason: 'no content: neither a content field nor N0text01.txt beside the list',
+      },
+    ]);
   });
 
   it('a rule reports the matching pastes at creation, newest first, with a snippet; email and signed webhook are delivered', async () => {
@@ -119,28 +164,56 @@ describe(`sources: paste sites end to end (${testEngine})`, () => {
       posted_at: '2026-03-09T10:00:00.000Z',
       discovered_at: iso(T0 - 2 * HOUR),
     });
-    expect(hits[0]).toMatchObject({ site: 'pastebin', syntax: 'sql', title: null, user: null, size: 120, expire: null, posted_at: '2026-03-09T11:01:40.000Z', discovered_at: iso(T0 - HOUR) });
+    expect(hits[0]).toMatchObject({
+      site: 'pastebin',
+      syntax: 'sql',
+      title: null,
+      user: null,
+      size: 120,
+      expire: null,
+      posted_at: '2026-03-09T11:01:40.000Z',
+      discovered_at: iso(T0 - HOUR),
+    });
 
     expect(await deliverPending(s.t)).toBe(2);
     const hooks = requestsTo(s.receiver, kit);
     expect(hooks).toHaveLength(1);
-    expect(verifyAlertSystemSignature(kit.webhook!.secret, hooks[0]!.body, hooks[0]!.headers['x-alertsystem-signature'])).toBe(true);
-    expect(payloadOf(hooks[0]!)).toMatchObject({ alert_rule_name: 'Acme passwords in pastes', service: 'Paste sites', total_matches: 4 });
-    expect(s.smtp.messages.filter((m) => m.to.includes(kit.recipient.email)).map((m) => m.parsed.html)).toEqual([expect.stringContaining('Acme passwords in pastes: 4 hits in Paste sites')]);
+    expect(
+      verifyAlertSystemSignature(kit.webhook!.secret, hooks[0]!.body, hooks[0]!.headers['x-alertsystem-signature']),
+    ).toBe(true);
+    expect(payloadOf(hooks[0]!)).toMatchObject({
+      alert_rule_name: 'Acme passwords in pastes',
+      service: 'Paste sites',
+      total_matches: 4,
+    });
+    expect(s.smtp.messages.filter((m) => m.to.includes(kit.recipient.email)).map((m) => m.parsed.html)).toEqual([
+      expect.stringContaining('Acme passwords in pastes: 4 hits in Paste sites'),
+    ]);
   });
 
   it('hits filter, sort and exclude by the declared fields', async () => {
     expect(keys(await s.hitsOf(matchId, { filter: 'site:PASTEBIN' }))).toEqual(['F1leTxt1', 'In1ine01', 'Xq7mTz2K']);
     expect(keys(await s.hitsOf(matchId, { filter: ['syntax:sql', 'site:paste_ee'] }))).toEqual(['Lp0dUmp1']);
     expect(keys(await s.hitsOf(matchId, { sort: 'size' }))).toEqual(['Xq7mTz2K', 'Lp0dUmp1', 'F1leTxt1', 'In1ine01']);
-    expect(keys(await s.hitsOf(matchId, { sort: '-posted_at' }))).toEqual(['F1leTxt1', 'In1ine01', 'Lp0dUmp1', 'Xq7mTz2K']);
-    expect(keys(await s.hitsOf(matchId, { sort: 'discovered_at' }))).toEqual(['Lp0dUmp1', 'Xq7mTz2K', 'F1leTxt1', 'In1ine01']);
+    expect(keys(await s.hitsOf(matchId, { sort: '-posted_at' }))).toEqual([
+      'F1leTxt1',
+      'In1ine01',
+      'Lp0dUmp1',
+      'Xq7mTz2K',
+    ]);
+    expect(keys(await s.hitsOf(matchId, { sort: 'discovered_at' }))).toEqual([
+      'Lp0dUmp1',
+      'Xq7mTz2K',
+      'F1leTxt1',
+      'In1ine01',
+    ]);
     expectError(await s.alice.get(`${rulePaths.hits(matchId)}?filter=title:x`), 400, 'validation_failed');
 
     expect((await s.alice.createExclusion(rule, { field: 'syntax', value: 'SQL' })).statusCode).toBe(201);
     expect(keys(await s.hitsOf(matchId, { include_excluded: false }))).toEqual(['In1ine01', 'Xq7mTz2K']);
     expect(await s.alice.getJson(rulePaths.match(matchId))).toMatchObject({ excluded_hits: 2, new_hits: 2 });
-    for (const { id } of await s.alice.exclusions(rule)) expect((await s.alice.deleteExclusion(id)).statusCode).toBe(204);
+    for (const { id } of await s.alice.exclusions(rule))
+      expect((await s.alice.deleteExclusion(id)).statusCode).toBe(204);
   });
 
   it('narrows by sites and syntaxes, any case; the catalog example finds the pastebin text and sql pastes', async () => {
@@ -151,24 +224,49 @@ describe(`sources: paste sites end to end (${testEngine})`, () => {
     };
     expect(await run('paste.ee', { sites: ['Paste_EE'] })).toEqual(['Lp0dUmp1']);
     expect(await run('sql', { syntaxes: ['SQL'] })).toEqual(['F1leTxt1', 'Lp0dUmp1']);
-    expect(await run('the example', { sites: ['pastebin'], syntaxes: ['text', 'sql'] })).toEqual(['F1leTxt1', 'In1ine01', 'Xq7mTz2K']);
+    expect(await run('the example', { sites: ['pastebin'], syntaxes: ['text', 'sql'] })).toEqual([
+      'F1leTxt1',
+      'In1ine01',
+      'Xq7mTz2K',
+    ]);
     expect(await run('a phrase', { query: '"user: svc_backup"' })).toEqual(['In1ine01']);
   });
 
   it('match counts every hit of the window and returns at most the limit; args are checked', async () => {
-    const result = await findSource(12)!.match(s.t.container.sourceContext, { query: QUERY }, { since: T0 - 2 * HOUR, until: T0 }, 1);
+    const result = await findSource(12)!.match(
+      s.t.container.sourceContext,
+      { query: QUERY },
+      { since: T0 - 2 * HOUR, until: T0 },
+      1,
+    );
     expect(result).toMatchObject({ total: 2, hits: [{ key: 'pastebin:F1leTxt1', date: T0 - HOUR }] });
-    const binary = await findSource(12)!.match(s.t.container.sourceContext, { query: 'binary' }, { since: null, until: T0 }, 10);
-    expect(binary.hits.map((hit) => [hit.data.user, hit.data.snippet])).toEqual([['nuluser', 'MZ binary acme-bank.com']]);
-    const error = expectError(await s.alice.create(sourceRule(kit, 'bad', 12, { query: '"acme' })), 400, 'validation_failed');
-    expect(error.fields).toEqual([{ field: 'args.query', message: expect.stringContaining('unterminated quote'), rule: 3 }]);
+    const binary = await findSource(12)!.match(
+      s.t.container.sourceContext,
+      { query: 'binary' },
+      { since: null, until: T0 },
+      10,
+    );
+    expect(binary.hits.map((hit) => [hit.data.user, hit.data.snippet])).toEqual([
+      ['nuluser', 'MZ binary acme-bank.com'],
+    ]);
+    const error = expectError(
+      await s.alice.create(sourceRule(kit, 'bad', 12, { query: '"acme' })),
+      400,
+      'validation_failed',
+    );
+    expect(error.fields).toEqual([
+      { field: 'args.query', message: expect.stringContaining('unterminated quote'), rule: 3 },
+    ]);
   });
 
   it('the next tick reports only pastes learned of after the last run, the snippet cut around the match; re-ingesting adds nothing', async () => {
     await s.moveTo(T0 + 2 * HOUR);
     expect((await s.ingest('paste_site', [files.late!])).summary).toMatchObject({ added: 1 });
     expect((await s.ingest('paste_site', [files.pastes!])).summary).toMatchObject({ added: 0, duplicates_skipped: 6 });
-    expect((await s.ingest('paste_site', [files.list!], 'pastebin')).summary).toMatchObject({ added: 0, duplicates_skipped: 2 });
+    expect((await s.ingest('paste_site', [files.list!], 'pastebin')).summary).toMatchObject({
+      added: 0,
+      duplicates_skipped: 2,
+    });
     await s.moveTo(T0 + DAY);
     await tickAndDeliver(s.t);
     const { results } = await s.alice.matches(rule, { page_size: 100 });
@@ -203,7 +301,11 @@ describe(`sources: the paste-site demo (${testEngine})`, () => {
 const CLI_TEST_MS = scaled(300_000);
 
 const FIXTURE = path.resolve(repoRoot, '..', 'shared', 'fixtures', 'pastebin', 'api_scraping.doc-example.json');
-const documented = (existsSync(FIXTURE) ? JSON.parse(readFileSync(FIXTURE, 'utf8')) : [listEntry('0CeaNm8Y', { date: '1442911802' }), listEntry('8sUIsf34', { date: '1442911665' })]) as Record<string, string>[];
+const documented = (
+  existsSync(FIXTURE)
+    ? JSON.parse(readFileSync(FIXTURE, 'utf8'))
+    : [listEntry('0CeaNm8Y', { date: '1442911802' }), listEntry('8sUIsf34', { date: '1442911665' })]
+) as Record<string, string>[];
 
 interface ScrapingApi {
   server: Server;
@@ -219,18 +321,35 @@ interface ScrapingApi {
 }
 
 function startScrapingApi(): Promise<ScrapingApi> {
-  const api = { list: [], contents: new Map(), failing: new Set(), refusal: null, itemRequests: [] } as unknown as ScrapingApi;
+  const api = {
+    list: [],
+    contents: new Map(),
+    failing: new Set(),
+    refusal: null,
+    itemRequests: [],
+  } as unknown as ScrapingApi;
   api.server = createServer((request, response) => {
     const url = new URL(request.url!, 'http://127.0.0.1');
     if (url.pathname === '/api_scraping.php') {
       if (api.refusal) response.writeHead(200, { 'content-type': 'text/html' }).end(api.refusal);
-      else response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(api.list.map((entry) => ({ ...entry, scrape_url: `${api.base}/api_scrape_item.php?i=${entry.key}` }))));
+      else
+        response
+          .writeHead(200, { 'content-type': 'application/json' })
+          .end(
+            JSON.stringify(
+              api.list.map((entry) => ({ ...entry, scrape_url: `${api.base}/api_scrape_item.php?i=${entry.key}` })),
+            ),
+          );
       return;
     }
     const key = url.searchParams.get('i') ?? '';
     api.itemRequests.push(key);
-    if (url.pathname !== '/api_scrape_item.php' || api.failing.has(key)) response.writeHead(500).end('Internal Server Error');
-    else response.writeHead(200, { 'content-type': 'text/plain; charset=utf-8' }).end(api.contents.get(key) ?? 'Error, we cannot find this paste.');
+    if (url.pathname !== '/api_scrape_item.php' || api.failing.has(key))
+      response.writeHead(500).end('Internal Server Error');
+    else
+      response
+        .writeHead(200, { 'content-type': 'text/plain; charset=utf-8' })
+        .end(api.contents.get(key) ?? 'Error, we cannot find this paste.');
   });
   return new Promise((resolve) => {
     api.server.listen(0, '127.0.0.1', () => {
@@ -252,7 +371,9 @@ describe(`dragnet collectors run pastebin-scraping (${testEngine})`, () => {
   /** The collector's row as `dragnet collectors` shows it, read in-process from the same store. */
   const status = async () => {
     const found = (await t.container.collectors.status()).find((collector) => collector.name === 'pastebin-scraping')!;
-    return found as typeof found & { cursor: { date: number; keys: string[]; retry: { entry: { key: string }; attempts: number }[] } };
+    return found as typeof found & {
+      cursor: { date: number; keys: string[]; retry: { entry: { key: string }; attempts: number }[] };
+    };
   };
   const requestsFor = (key: string) => api.itemRequests.filter((requested) => requested === key).length;
 
@@ -262,7 +383,16 @@ describe(`dragnet collectors run pastebin-scraping (${testEngine})`, () => {
     dir = mkdtempSync(path.join(tmpdir(), 'dragnet-pastebin-collector-'));
     api = await startScrapingApi();
     const collectorsFile = path.join(dir, 'collectors.json');
-    writeFileSync(collectorsFile, JSON.stringify({ 'pastebin-scraping': { url: `${api.base}/api_scraping.php?limit=250`, timeout_ms: 10_000, request_interval_ms: 0 } }));
+    writeFileSync(
+      collectorsFile,
+      JSON.stringify({
+        'pastebin-scraping': {
+          url: `${api.base}/api_scraping.php?limit=250`,
+          timeout_ms: 10_000,
+          request_interval_ms: 0,
+        },
+      }),
+    );
     env = { ...location.env, DRAGNET_COLLECTORS_FILE: collectorsFile };
   });
   afterAll(async () => {
@@ -291,7 +421,9 @@ describe(`dragnet collectors run pastebin-scraping (${testEngine})`, () => {
       const first = await run();
       expect(first.code, first.stderr).toBe(0);
       expect(first.stdout.trim()).toBe('pastebin-scraping: 3 items stored');
-      expect(first.stderr).toContain('collector pastebin-scraping: flaky001: content not fetched (HTTP 500); tried again next run');
+      expect(first.stderr).toContain(
+        'collector pastebin-scraping: flaky001: content not fetched (HTTP 500); tried again next run',
+      );
       expect(first.stderr).toContain('collector pastebin-scraping: removed1: removed before its content was fetched');
       const afterFirst = await status();
       expect(afterFirst.cursor).toMatchObject({ date: 1773050400, keys: ['AcmePw01', 'flaky001'] });
@@ -307,13 +439,23 @@ describe(`dragnet collectors run pastebin-scraping (${testEngine})`, () => {
       const second = await run();
       expect(second.code, second.stderr).toBe(0);
       expect(second.stdout.trim()).toBe('pastebin-scraping: 2 items stored');
-      expect((await status()).cursor).toMatchObject({ keys: ['AcmePw01', 'flaky001', 'sameSec1'], retry: [{ entry: { key: 'broken01' }, attempts: 2 }] });
+      expect((await status()).cursor).toMatchObject({
+        keys: ['AcmePw01', 'flaky001', 'sameSec1'],
+        retry: [{ entry: { key: 'broken01' }, attempts: 2 }],
+      });
 
       const third = await run();
       expect(third.stdout.trim()).toBe('pastebin-scraping: 0 items stored');
       expect(third.stderr).toContain('broken01: content not fetched (HTTP 500); given up after 3 attempts');
       expect((await status()).cursor.retry).toEqual([]);
-      expect(Object.fromEntries(['AcmePw01', 'flaky001', 'broken01', 'removed1', 'sameSec1', 'older001', '0CeaNm8Y'].map((key) => [key, requestsFor(key)]))).toEqual({
+      expect(
+        Object.fromEntries(
+          ['AcmePw01', 'flaky001', 'broken01', 'removed1', 'sameSec1', 'older001', '0CeaNm8Y'].map((key) => [
+            key,
+            requestsFor(key),
+          ]),
+        ),
+      ).toEqual({
         AcmePw01: 1,
         flaky001: 2,
         broken01: 3,
@@ -323,10 +465,13 @@ describe(`dragnet collectors run pastebin-scraping (${testEngine})`, () => {
         '0CeaNm8Y': 1,
       });
 
-      api.refusal = 'YOUR IP: 127.0.0.1 DOES NOT HAVE ACCESS. VISIT: https://pastebin.com/doc_scraping_api TO GET ACCESS!';
+      api.refusal =
+        'YOUR IP: 127.0.0.1 DOES NOT HAVE ACCESS. VISIT: https://pastebin.com/doc_scraping_api TO GET ACCESS!';
       const refused = await run();
       expect(refused.code).toBe(1);
-      expect(refused.stdout.trim()).toBe(`pastebin-scraping: failed: scraping list ${api.base}/api_scraping.php?limit=250: not a JSON array: ${api.refusal}`);
+      expect(refused.stdout.trim()).toBe(
+        `pastebin-scraping: failed: scraping list ${api.base}/api_scraping.php?limit=250: not a JSON array: ${api.refusal}`,
+      );
       expect(await status()).toMatchObject({ items_total: 5, cursor: { date: 1773050400, retry: [] } });
     },
     CLI_TEST_MS,
@@ -342,13 +487,22 @@ describe(`dragnet collectors run pastebin-scraping (${testEngine})`, () => {
     const { results } = await alice.matches(created.id);
     const hits = (await alice.hits(results[0]!.id)).results;
     expect(hits.map((hit) => hit.paste_key).sort()).toEqual(['AcmePw01', 'sameSec1']);
-    expect(hits.find((hit) => hit.paste_key === 'AcmePw01')).toMatchObject({ title: 'acme vpn', size: 64, posted_at: '2026-03-09T10:00:00.000Z', url: 'https://pastebin.com/AcmePw01', snippet: 'acme vpn\nvpn.acme-bank.com svc_backup password Backup#2026' });
+    expect(hits.find((hit) => hit.paste_key === 'AcmePw01')).toMatchObject({
+      title: 'acme vpn',
+      size: 64,
+      posted_at: '2026-03-09T10:00:00.000Z',
+      url: 'https://pastebin.com/AcmePw01',
+      snippet: 'acme vpn\nvpn.acme-bank.com svc_backup password Backup#2026',
+    });
   });
 
   it(
     'a wrong setting is named at start-up',
     async () => {
-      writeFileSync(env.DRAGNET_COLLECTORS_FILE!, JSON.stringify({ 'pastebin-scraping': { url: `${api.base}/api_scraping.php`, timeout_ms: 0 } }));
+      writeFileSync(
+        env.DRAGNET_COLLECTORS_FILE!,
+        JSON.stringify({ 'pastebin-scraping': { url: `${api.base}/api_scraping.php`, timeout_ms: 0 } }),
+      );
       const result = await run();
       expect(result.code).not.toBe(0);
       expect(result.stderr).toContain('pastebin-scraping.timeout_ms: must be a positive integer');

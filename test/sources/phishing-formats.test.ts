@@ -24,7 +24,15 @@ describe(`sources: phishing input formats (${testEngine})`, () => {
   it('reads every fixture of the folder in its own format; originals and unregistered permutations are skipped', async () => {
     await s.moveTo(T0);
     const report = await s.ingest('phishing', [FIXTURES]);
-    expect(report.summary).toMatchObject({ inputs: 7, failed: 0, records: 20, added: 20, rejected: 0, unregistered_skipped: 4, warnings: [] });
+    expect(report.summary).toMatchObject({
+      inputs: 7,
+      failed: 0,
+      records: 20,
+      added: 20,
+      rejected: 0,
+      unregistered_skipped: 4,
+      warnings: [],
+    });
     const results = report.summary.results as { input: string; records: number }[];
     expect(results.map((result) => [path.basename(result.input), result.records])).toEqual([
       ['globex-pay.com.dnstwist-2019.csv', 3],
@@ -39,7 +47,9 @@ describe(`sources: phishing input formats (${testEngine})`, () => {
 
   it("a rule's hits carry what each layout says: addresses, name servers, MX, country, registrar and registration date", async () => {
     const kit = await s.newKit();
-    const created = await s.alice.created(sourceRule(kit, 'globex-pay.com lookalikes', PHISHING, { domain: 'globex-pay.com' }));
+    const created = await s.alice.created(
+      sourceRule(kit, 'globex-pay.com lookalikes', PHISHING, { domain: 'globex-pay.com' }),
+    );
     const match = await s.onlyMatch(created.id);
     hits = new Map((await s.hitsOf(match.id)).map((hit) => [hit.domain as string, hit]));
     expect([...hits.keys()].sort()).toEqual(
@@ -76,10 +86,19 @@ describe(`sources: phishing input formats (${testEngine})`, () => {
     // A `!ServFail` answer makes a permutation registered, but is no name server.
     expect(hits.get('glbex-pay.com')).toMatchObject({ name_servers: [], ip: null, origin: 'dnstwist' });
     // The pre-2020 JSON: scalar answers, `geoip-country`, `whois-created`; "None" is no date.
-    expect(hits.get('globexpay.com')).toMatchObject({ ip: '198.51.100.81', mx: [], name_servers: ['ns1.bodis.com'], country: 'Virgin Islands', registered_at: '2017-03-02T00:00:00.000Z' });
+    expect(hits.get('globexpay.com')).toMatchObject({
+      ip: '198.51.100.81',
+      mx: [],
+      name_servers: ['ns1.bodis.com'],
+      country: 'Virgin Islands',
+      registered_at: '2017-03-02T00:00:00.000Z',
+    });
     expect(hits.get('globex-pax.com')).toMatchObject({ ip: '192.0.2.91', mx: ['mx.zoho.com'], registered_at: null });
     // Its Unicode homoglyph is stored as punycode.
-    expect(hits.get('xn--glbex-pay-hrk.com')).toMatchObject({ name_servers: ['ns1.googledomains.com'], fuzzer: 'homoglyph' });
+    expect(hits.get('xn--glbex-pay-hrk.com')).toMatchObject({
+      name_servers: ['ns1.googledomains.com'],
+      fuzzer: 'homoglyph',
+    });
     // Today's CSV: `;`-joined lists, a quoted registrar with a comma.
     expect(hits.get('globex-pays.com')).toMatchObject({
       ip: '198.51.100.31',
@@ -89,9 +108,18 @@ describe(`sources: phishing input formats (${testEngine})`, () => {
       registrar: 'Tucows Domains, Inc.',
       registered_at: '2025-08-21T00:00:00.000Z',
     });
-    expect(hits.get('globex-pay-login.com')).toMatchObject({ ipv6: '2001:db8:45::1', country: 'Russia', registrar: 'REG.RU LLC' });
+    expect(hits.get('globex-pay-login.com')).toMatchObject({
+      ipv6: '2001:db8:45::1',
+      country: 'Russia',
+      registrar: 'REG.RU LLC',
+    });
     // The pre-2020 CSV.
-    expect(hits.get('globex-oay.com')).toMatchObject({ ip: '198.51.100.61', mx: ['mailstore1.secureserver.net'], registered_at: '2016-11-08T00:00:00.000Z', origin: 'dnstwist' });
+    expect(hits.get('globex-oay.com')).toMatchObject({
+      ip: '198.51.100.61',
+      mx: ['mailstore1.secureserver.net'],
+      registered_at: '2016-11-08T00:00:00.000Z',
+      origin: 'dnstwist',
+    });
     // NRD lists: the header's compile time is first_seen, in every rendering.
     expect(hits.get('globex-pay-support.com')).toMatchObject({ origin: 'nrd', first_seen: '2025-11-03T06:29:14.000Z' });
     expect(hits.get('globex-pay.online')).toMatchObject({ origin: 'nrd', first_seen: '2025-11-04T06:00:00.000Z' });
@@ -102,9 +130,17 @@ describe(`sources: phishing input formats (${testEngine})`, () => {
     await s.moveTo(T0 + HOUR);
     const scan = s.file(
       'future.csv',
-      ['fuzzer,domain,dns_a,whois_created', 'addition,globex-payx.com,192.0.2.7,2999-01-01', 'addition,globex-payq.com,192.0.2.8,01/02/2024', 'addition,globex-payw.com,192.0.2.9,1970-01-01'].join('\n'),
+      [
+        'fuzzer,domain,dns_a,whois_created',
+        'addition,globex-payx.com,192.0.2.7,2999-01-01',
+        'addition,globex-payq.com,192.0.2.8,01/02/2024',
+        'addition,globex-payw.com,192.0.2.9,1970-01-01',
+      ].join('\n'),
     );
-    const list = s.file('nrd-future.txt', ['# Time of Compilation: 2999-01-01 00:00:00 UTC', 'globex-payk.com', 'globex-payj.com', ''].join('\n'));
+    const list = s.file(
+      'nrd-future.txt',
+      ['# Time of Compilation: 2999-01-01 00:00:00 UTC', 'globex-payk.com', 'globex-payj.com', ''].join('\n'),
+    );
     const report = await s.ingest('phishing', [scan, list]);
     expect(report.summary).toMatchObject({ records: 5, added: 5, rejected: 0 });
     expect(report.tally.warnings).toEqual([
@@ -117,7 +153,16 @@ describe(`sources: phishing input formats (${testEngine})`, () => {
   });
 
   it('hosts, dnsmasq and unbound renderings of a list are read; a file in no format is refused naming every format', async () => {
-    const list = s.file('blocklist.txt', ['# hosts', '0.0.0.0 globex-pay-help.com', 'address=/globex-pay-desk.com/0.0.0.0', 'local-zone: "globex-pay-team.com." always_nxdomain', ''].join('\n'));
+    const list = s.file(
+      'blocklist.txt',
+      [
+        '# hosts',
+        '0.0.0.0 globex-pay-help.com',
+        'address=/globex-pay-desk.com/0.0.0.0',
+        'local-zone: "globex-pay-team.com." always_nxdomain',
+        '',
+      ].join('\n'),
+    );
     expect((await s.ingest('phishing', [list])).summary).toMatchObject({ records: 3, added: 3, rejected: 0 });
     const other = s.file('other.json', '{"results": [{"name": "globex-pay.com"}]}');
     const refused = await s.ingest('phishing', [other]);
@@ -133,8 +178,17 @@ describe(`sources: phishing input formats (${testEngine})`, () => {
   it('POST /ingest/phishing/ detects the format of the body too', async () => {
     await s.t.createUser({ org: 'Operators', email: 'ops@phishing-formats.test', role: 'system' });
     const { access } = await s.t.login('ops@phishing-formats.test');
-    const body = ['fuzzer,domain-name,dns-a,dns-aaaa,dns-mx,dns-ns,geoip-country,whois-created,whois-updated,ssdeep-score', 'Addition,globex-paye.com,192.0.2.201,,,ns1.above.com,Australia,2024-02-29,,0', ''].join('\n');
-    const answer = await s.t.app.inject({ method: 'POST', url: '/ingest/phishing/?name=scan.csv', payload: body, headers: { authorization: `Bearer ${access}`, 'content-type': 'text/csv' } });
+    const body = [
+      'fuzzer,domain-name,dns-a,dns-aaaa,dns-mx,dns-ns,geoip-country,whois-created,whois-updated,ssdeep-score',
+      'Addition,globex-paye.com,192.0.2.201,,,ns1.above.com,Australia,2024-02-29,,0',
+      '',
+    ].join('\n');
+    const answer = await s.t.app.inject({
+      method: 'POST',
+      url: '/ingest/phishing/?name=scan.csv',
+      payload: body,
+      headers: { authorization: `Bearer ${access}`, 'content-type': 'text/csv' },
+    });
     expect(answer.statusCode, answer.body).toBe(200);
     expect(answer.json()).toMatchObject({ ingester: 'phishing', format: 'auto', records: 1, accepted: 1, rejected: 0 });
   });

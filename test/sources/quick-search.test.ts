@@ -36,7 +36,10 @@ describe(`quick searches (${testEngine})`, () => {
     writeFileSync(path.join(dir, 'quick-combo.txt'), combolist);
     const logs = path.join(dir, 'logs', 'PL[1]');
     mkdirSync(logs, { recursive: true });
-    writeFileSync(path.join(logs, 'Passwords.txt'), 'URL: https://vpn.quickbank-demo.com/login\nUSER: staff@quickbank-demo.com\nPASS: Staff-Pass-1\n');
+    writeFileSync(
+      path.join(logs, 'Passwords.txt'),
+      'URL: https://vpn.quickbank-demo.com/login\nUSER: staff@quickbank-demo.com\nPASS: Staff-Pass-1\n',
+    );
     await ingestInto(t, 'filtered_leak', [path.join(dir, 'quick-combo.txt'), path.join(dir, 'logs')]);
   });
   afterAll(async () => {
@@ -76,9 +79,11 @@ describe(`quick searches (${testEngine})`, () => {
   });
 
   it('email_quick_search: the leaks, the sites and the sightings of one address', async () => {
-    const report = await alice.getJson<{ total_sightings: number; leaks: { leak_name: string; sightings: number }[]; sites: { host: string; sightings: number }[] }>(
-      withQuery(paths.email, { email: 'Staff@QuickBank-demo.com' }),
-    );
+    const report = await alice.getJson<{
+      total_sightings: number;
+      leaks: { leak_name: string; sightings: number }[];
+      sites: { host: string; sightings: number }[];
+    }>(withQuery(paths.email, { email: 'Staff@QuickBank-demo.com' }));
     expect(report.total_sightings).toBe(3);
     expect(report.leaks.map((l) => [l.leak_name, l.sightings]).sort()).toEqual([
       ['logs', 1],
@@ -93,30 +98,45 @@ describe(`quick searches (${testEngine})`, () => {
   });
 
   it('accounts_database_search: fields combine, pages link, a SHA-1 range finds a password without naming it', async () => {
-    const byDomain = await alice.getJson<{ count: number; next: string | null; results: { login: string; password: string; occurrences: number }[] }>(
-      withQuery(paths.accounts, { domain: 'quickbank-demo.com', page_size: 2 }),
-    );
+    const byDomain = await alice.getJson<{
+      count: number;
+      next: string | null;
+      results: { login: string; password: string; occurrences: number }[];
+    }>(withQuery(paths.accounts, { domain: 'quickbank-demo.com', page_size: 2 }));
     expect(byDomain.count).toBe(4);
     expect(byDomain.results).toHaveLength(2);
     expect(byDomain.next).toContain('domain=quickbank-demo.com');
     const prefix = createHash('sha1').update('Staff-Pass-1').digest('hex').slice(0, 5).toUpperCase();
-    const byHash = await alice.getJson<{ count: number; results: { login: string; domain: string; occurrences: number }[] }>(withQuery(paths.accounts, { password_sha1_prefix: prefix }));
+    const byHash = await alice.getJson<{
+      count: number;
+      results: { login: string; domain: string; occurrences: number }[];
+    }>(withQuery(paths.accounts, { password_sha1_prefix: prefix }));
     expect(byHash.results.map((r) => [r.login, r.domain, r.occurrences]).sort()).toEqual([
       ['staff@quickbank-demo.com', 'quickbank-demo.com', 2],
       ['staff@quickbank-demo.com', 'social-demo.net', 1],
     ]);
-    const byUrl = await alice.getJson<{ count: number }>(withQuery(paths.accounts, { url: 'WP-ADMIN', login: 'admin' }));
+    const byUrl = await alice.getJson<{ count: number }>(
+      withQuery(paths.accounts, { url: 'WP-ADMIN', login: 'admin' }),
+    );
     expect(byUrl.count).toBe(1);
     expectError(await alice.get(paths.accounts), 400, 'validation_failed');
     expectError(await alice.get(withQuery(paths.accounts, { password_sha1_prefix: 'xyz' })), 400, 'validation_failed');
   });
 
   it('live_search_capacity: remaining quota of each quick search and the background load', async () => {
-    const capacity = await alice.getJson<{ services: { service_slug: string; limits: { period: string; limit: number; used: number; remaining: number }[] }[]; load: Record<string, number> }>(paths.capacity);
+    const capacity = await alice.getJson<{
+      services: {
+        service_slug: string;
+        limits: { period: string; limit: number; used: number; remaining: number }[];
+      }[];
+      load: Record<string, number>;
+    }>(paths.capacity);
     const domain = capacity.services.find((s) => s.service_slug === 'domain_quick_search')!;
     // One successful domain search so far; the 400 was refunded (spec 7).
     expect(domain.limits).toEqual([expect.objectContaining({ period: '1 Day', limit: 100, used: 1, remaining: 99 })]);
-    expect(capacity.services.find((s) => s.service_slug === 'accounts_database_search')!.limits[0]).toMatchObject({ limit: 10_000 });
+    expect(capacity.services.find((s) => s.service_slug === 'accounts_database_search')!.limits[0]).toMatchObject({
+      limit: 10_000,
+    });
     expect(capacity.load).toEqual({ queued_jobs: 0, running_jobs: 0, pending_matches: 0 });
   });
 

@@ -37,8 +37,20 @@ const RANSOMWARE = 10;
 
 const postsJson = [
   // ransomwatch's 5-field shape
-  { post_title: 'ACME BANK PLC', group_name: 'lockbit3', discovered: '2026-03-09 20:00:00.000000', published: '2026-03-09 18:30:00.123456', post_url: '' },
-  { post_title: 'Acmeville Water District', group_name: 'play', discovered: '2026-03-09 20:05:00.000000', published: '2026-03-09 19:00:00.000000', post_url: '' },
+  {
+    post_title: 'ACME BANK PLC',
+    group_name: 'lockbit3',
+    discovered: '2026-03-09 20:00:00.000000',
+    published: '2026-03-09 18:30:00.123456',
+    post_url: '',
+  },
+  {
+    post_title: 'Acmeville Water District',
+    group_name: 'play',
+    discovered: '2026-03-09 20:05:00.000000',
+    published: '2026-03-09 19:00:00.000000',
+    post_url: '',
+  },
   // posts.json's 7-field shape (2023 on)
   {
     post_title: 'Northwind Traders',
@@ -58,10 +70,27 @@ const postsJson = [
     published: '2026-03-09 21:00:00.000000',
     post_url: 'http://playtest.onion/topic.php?id=acme',
   },
-  { group_name: 'play', discovered: '2026-03-09 21:20:00.000000', published: '2026-03-09 21:20:00.000000', post_url: '' },
-  { post_title: 'Initech', group_name: 'akira', discovered: '2026-03-09 21:30:00.000000', published: 'yesterday', post_url: '' },
+  {
+    group_name: 'play',
+    discovered: '2026-03-09 21:20:00.000000',
+    published: '2026-03-09 21:20:00.000000',
+    post_url: '',
+  },
+  {
+    post_title: 'Initech',
+    group_name: 'akira',
+    discovered: '2026-03-09 21:30:00.000000',
+    published: 'yesterday',
+    post_url: '',
+  },
   // The first post again, written differently: the same victim words, group and time.
-  { post_title: 'Acme Bank PLC.', group_name: 'LockBit3', discovered: '2026-03-09 20:00:00.000000', published: '2026-03-09 18:30:00.123456', post_url: '' },
+  {
+    post_title: 'Acme Bank PLC.',
+    group_name: 'LockBit3',
+    discovered: '2026-03-09 20:00:00.000000',
+    published: '2026-03-09 18:30:00.123456',
+    post_url: '',
+  },
 ];
 
 const v2Lines = [
@@ -90,12 +119,24 @@ const v2Lines = [
     post_url: 'http://alphvtest.onion/acme-eu',
   }),
   '{"victim": "Broken", ',
-  JSON.stringify({ victim: 'Globex', group: 'akira', attackdate: '2026-03-09', country: 'GB', activity: 'Manufacturing' }),
+  JSON.stringify({
+    victim: 'Globex',
+    group: 'akira',
+    attackdate: '2026-03-09',
+    country: 'GB',
+    activity: 'Manufacturing',
+  }),
 ].join('\n');
 
 // Learned of after the first run: a post published a week earlier, and the first post again.
 const lateLines = [
-  JSON.stringify({ victim: 'ACME-BANK PLC', group: 'akira', attackdate: '2026-03-03 12:00:00', discovered: '2026-03-10 10:00:00', country: 'US' }),
+  JSON.stringify({
+    victim: 'ACME-BANK PLC',
+    group: 'akira',
+    attackdate: '2026-03-03 12:00:00',
+    discovered: '2026-03-10 10:00:00',
+    country: 'US',
+  }),
   JSON.stringify(postsJson[0]),
 ].join('\n');
 
@@ -117,7 +158,9 @@ describe(`sources: ransomware leak sites end to end (${testEngine})`, () => {
   const victims = (hits: HitView[]) => hits.map((hit) => hit.victim);
   const victimsOfRule = async (name: string, args: Record<string, unknown>) => {
     const rule = await s.alice.created(sourceRule(await s.newKit(), name, RANSOMWARE, args));
-    return rule.total_matches_count === 0 ? [] : (await s.hitsOf((await s.onlyMatch(rule.id)).id)).map((hit) => [hit.victim, hit.matched_on]);
+    return rule.total_matches_count === 0
+      ? []
+      : (await s.hitsOf((await s.onlyMatch(rule.id)).id)).map((hit) => [hit.victim, hit.matched_on]);
   };
 
   let nameRule: number;
@@ -128,7 +171,14 @@ describe(`sources: ransomware leak sites end to end (${testEngine})`, () => {
     await s.moveTo(T0 - 2 * HOUR);
     const posts = await ingest(files['posts.json']!);
     expect(posts.failed).toBe(false);
-    expect(posts.summary).toMatchObject({ inputs: 1, failed: 0, records: 5, added: 4, duplicates_skipped: 1, rejected: 2 });
+    expect(posts.summary).toMatchObject({
+      inputs: 1,
+      failed: 0,
+      records: 5,
+      added: 4,
+      duplicates_skipped: 1,
+      rejected: 2,
+    });
     expect(posts.lines).toEqual([
       '1 inputs (0 failed): 5 posts read, 4 added, 1 duplicates skipped, 2 rejected',
       `  rejected ${files['posts.json']} record 5: post_title (or victim) is missing`,
@@ -145,9 +195,16 @@ describe(`sources: ransomware leak sites end to end (${testEngine})`, () => {
   it('a name rule reports the victims whose name holds its words, newest first; email and signed webhook are delivered', async () => {
     await s.moveTo(T0);
     nameKit = await s.newKit();
-    const rule = await s.alice.created(sourceRule(nameKit, 'Acme Bank on leak sites', RANSOMWARE, { query: 'Acme Bank' }));
+    const rule = await s.alice.created(
+      sourceRule(nameKit, 'Acme Bank on leak sites', RANSOMWARE, { query: 'Acme Bank' }),
+    );
     nameRule = rule.id;
-    expect(rule).toMatchObject({ service: RANSOMWARE, last_run: iso(T0), total_matches_count: 3, total_alerts_count: 1 });
+    expect(rule).toMatchObject({
+      service: RANSOMWARE,
+      last_run: iso(T0),
+      total_matches_count: 3,
+      total_alerts_count: 1,
+    });
     const match = await s.onlyMatch(rule.id);
     nameMatch = match.id;
     expect(match).toMatchObject({ total_hits: 3, stored_hits: 3, window_start: null, window_end: iso(T0) });
@@ -174,7 +231,12 @@ describe(`sources: ransomware leak sites end to end (${testEngine})`, () => {
       discovered_at: iso(T0 - HOUR),
       matched_on: 'victim',
     });
-    expect(hits[1]).toMatchObject({ group: 'qilin', post_url: 'http://qilintest.onion/acme', permalink: 'https://www.ransomware.live/id/test-acme-qilin', published_at: '2026-03-08T10:00:00.000Z' });
+    expect(hits[1]).toMatchObject({
+      group: 'qilin',
+      post_url: 'http://qilintest.onion/acme',
+      permalink: 'https://www.ransomware.live/id/test-acme-qilin',
+      published_at: '2026-03-08T10:00:00.000Z',
+    });
     expect(hits[2]).toMatchObject({
       group: 'lockbit3',
       website: null,
@@ -189,8 +251,15 @@ describe(`sources: ransomware leak sites end to end (${testEngine})`, () => {
     expect(await deliverPending(s.t)).toBe(2);
     const hooks = requestsTo(s.receiver, nameKit);
     expect(hooks).toHaveLength(1);
-    expect(verifyAlertSystemSignature(nameKit.webhook!.secret, hooks[0]!.body, hooks[0]!.headers['x-alertsystem-signature'])).toBe(true);
-    expect(payloadOf(hooks[0]!)).toMatchObject({ alert_rule_name: 'Acme Bank on leak sites', service: 'Ransomware leak sites', total_matches: 3, excluded_matches: 0 });
+    expect(
+      verifyAlertSystemSignature(nameKit.webhook!.secret, hooks[0]!.body, hooks[0]!.headers['x-alertsystem-signature']),
+    ).toBe(true);
+    expect(payloadOf(hooks[0]!)).toMatchObject({
+      alert_rule_name: 'Acme Bank on leak sites',
+      service: 'Ransomware leak sites',
+      total_matches: 3,
+      excluded_matches: 0,
+    });
     const mails = s.smtp.messages.filter((m) => m.to.includes(nameKit.recipient.email));
     expect(mails).toHaveLength(1);
     expect(mails[0]!.parsed.html).toContain('Acme Bank on leak sites: 3 hits in Ransomware leak sites');
@@ -198,13 +267,27 @@ describe(`sources: ransomware leak sites end to end (${testEngine})`, () => {
 
   it('hits filter, sort and exclude by the declared fields', async () => {
     expect(victims(await s.hitsOf(nameMatch, { filter: 'group:ALPHV' }))).toEqual(['Acme Bank Europe AG']);
-    expect(victims(await s.hitsOf(nameMatch, { filter: ['country:us', 'activity:financial services'] }))).toEqual(['acme-bank.com']);
+    expect(victims(await s.hitsOf(nameMatch, { filter: ['country:us', 'activity:financial services'] }))).toEqual([
+      'acme-bank.com',
+    ]);
     expect(await s.hitsOf(nameMatch, { filter: 'matched_on:victim' })).toHaveLength(3);
     expect(await s.hitsOf(nameMatch, { filter: 'matched_on:website' })).toHaveLength(0);
 
-    expect(victims(await s.hitsOf(nameMatch, { sort: 'published_at' }))).toEqual(['acme-bank.com', 'Acme Bank Europe AG', 'ACME BANK PLC']);
-    expect(victims(await s.hitsOf(nameMatch, { sort: '-published_at' }))).toEqual(['ACME BANK PLC', 'Acme Bank Europe AG', 'acme-bank.com']);
-    expect(victims(await s.hitsOf(nameMatch, { sort: 'group' }))).toEqual(['Acme Bank Europe AG', 'ACME BANK PLC', 'acme-bank.com']);
+    expect(victims(await s.hitsOf(nameMatch, { sort: 'published_at' }))).toEqual([
+      'acme-bank.com',
+      'Acme Bank Europe AG',
+      'ACME BANK PLC',
+    ]);
+    expect(victims(await s.hitsOf(nameMatch, { sort: '-published_at' }))).toEqual([
+      'ACME BANK PLC',
+      'Acme Bank Europe AG',
+      'acme-bank.com',
+    ]);
+    expect(victims(await s.hitsOf(nameMatch, { sort: 'group' }))).toEqual([
+      'Acme Bank Europe AG',
+      'ACME BANK PLC',
+      'acme-bank.com',
+    ]);
     expect(victims(await s.hitsOf(nameMatch, { sort: 'discovered_at' }))[0]).toBe('ACME BANK PLC');
 
     expectError(await s.alice.get(`${rulePaths.hits(nameMatch)}?filter=description:x`), 400, 'validation_failed');
@@ -212,14 +295,24 @@ describe(`sources: ransomware leak sites end to end (${testEngine})`, () => {
 
     const exclusion = await s.alice.createExclusion(nameRule, { field: 'victim', value: 'acme bank plc' });
     expect(exclusion.statusCode, exclusion.body).toBe(201);
-    expect(victims(await s.hitsOf(nameMatch, { include_excluded: false }))).toEqual(['Acme Bank Europe AG', 'acme-bank.com']);
-    expect((await s.hitsOf(nameMatch)).find((hit) => hit.victim === 'ACME BANK PLC')).toMatchObject({ is_excluded: true });
+    expect(victims(await s.hitsOf(nameMatch, { include_excluded: false }))).toEqual([
+      'Acme Bank Europe AG',
+      'acme-bank.com',
+    ]);
+    expect((await s.hitsOf(nameMatch)).find((hit) => hit.victim === 'ACME BANK PLC')).toMatchObject({
+      is_excluded: true,
+    });
     expect(await s.alice.getJson(rulePaths.match(nameMatch))).toMatchObject({ excluded_hits: 1, new_hits: 2 });
     const byGroup = await s.alice.createExclusion(nameRule, { field: 'group', value: 'qilin' });
     expect(byGroup.statusCode, byGroup.body).toBe(201);
     expect(victims(await s.hitsOf(nameMatch, { include_excluded: false }))).toEqual(['Acme Bank Europe AG']);
-    for (const { id } of await s.alice.exclusions(nameRule)) expect((await s.alice.deleteExclusion(id)).statusCode).toBe(204);
-    expectError(await s.alice.createExclusion(nameRule, { field: 'description', value: 'x' }), 400, 'validation_failed');
+    for (const { id } of await s.alice.exclusions(nameRule))
+      expect((await s.alice.deleteExclusion(id)).statusCode).toBe(204);
+    expectError(
+      await s.alice.createExclusion(nameRule, { field: 'description', value: 'x' }),
+      400,
+      'validation_failed',
+    );
   });
 
   it('a domain rule also finds the domain in websites and descriptions, saying where', async () => {
@@ -230,21 +323,30 @@ describe(`sources: ransomware leak sites end to end (${testEngine})`, () => {
     ]);
     // A URL or a subdomain names the same registrable domain.
     expect(await victimsOfRule('Acme portal', { query: 'https://portal.acme-bank.com/login' })).toHaveLength(3);
-    expect(await victimsOfRule('Acme Europe domain', { query: 'www.acme-bank.de' })).toEqual([['Acme Bank Europe AG', 'website']]);
+    expect(await victimsOfRule('Acme Europe domain', { query: 'www.acme-bank.de' })).toEqual([
+      ['Acme Bank Europe AG', 'website'],
+    ]);
   });
 
   it('narrows by groups and countries', async () => {
-    expect(await victimsOfRule('Acme in Germany', { query: 'Acme Bank', groups: ['alphv', 'lockbit3'], countries: ['de'] })).toEqual([['Acme Bank Europe AG', 'victim']]);
-    expect(await victimsOfRule('Acme by LockBit', { query: 'acme bank', groups: ['LockBit3'] })).toEqual([['ACME BANK PLC', 'victim']]);
+    expect(
+      await victimsOfRule('Acme in Germany', { query: 'Acme Bank', groups: ['alphv', 'lockbit3'], countries: ['de'] }),
+    ).toEqual([['Acme Bank Europe AG', 'victim']]);
+    expect(await victimsOfRule('Acme by LockBit', { query: 'acme bank', groups: ['LockBit3'] })).toEqual([
+      ['ACME BANK PLC', 'victim'],
+    ]);
     expect(await victimsOfRule('Acme in France', { query: 'Acme Bank', countries: ['FR'] })).toEqual([]);
     expect(await victimsOfRule('Acme, one word', { query: 'ACME' })).toHaveLength(4);
   });
 
   it('args are checked: a query with a word, two-letter countries', async () => {
     const kit = await s.newKit();
-    const fields = async (args: Record<string, unknown>) => expectError(await s.alice.create(sourceRule(kit, 'bad args', RANSOMWARE, args)), 400, 'validation_failed').fields;
+    const fields = async (args: Record<string, unknown>) =>
+      expectError(await s.alice.create(sourceRule(kit, 'bad args', RANSOMWARE, args)), 400, 'validation_failed').fields;
     expect(await fields({})).toEqual([{ field: 'args.query', message: 'is required (rule 2)', rule: 2 }]);
-    expect(await fields({ query: '-- ** --' })).toEqual([{ field: 'args.query', message: 'must hold a letter or a digit (rule 3)', rule: 3 }]);
+    expect(await fields({ query: '-- ** --' })).toEqual([
+      { field: 'args.query', message: 'must hold a letter or a digit (rule 3)', rule: 3 },
+    ]);
     expect(await fields({ query: 'Acme', countries: ['US', 'USA', 'D1'] })).toEqual([
       { field: 'args.countries[1]', message: 'must be an ISO 3166-1 alpha-2 code (two letters) (rule 3)', rule: 3 },
       { field: 'args.countries[2]', message: 'must be an ISO 3166-1 alpha-2 code (two letters) (rule 3)', rule: 3 },
@@ -253,7 +355,11 @@ describe(`sources: ransomware leak sites end to end (${testEngine})`, () => {
 
   it('the next tick reports only posts stored since the last run, however old; re-ingesting adds nothing', async () => {
     await s.moveTo(T0 + 2 * HOUR);
-    expect((await ingest(files['late.ndjson']!)).summary).toMatchObject({ records: 2, added: 1, duplicates_skipped: 1 });
+    expect((await ingest(files['late.ndjson']!)).summary).toMatchObject({
+      records: 2,
+      added: 1,
+      duplicates_skipped: 1,
+    });
 
     await s.moveTo(T0 + DAY);
     await tickAndDeliver(s.t);
@@ -262,7 +368,12 @@ describe(`sources: ransomware leak sites end to end (${testEngine})`, () => {
     expect(results[0]).toMatchObject({ total_hits: 1, window_start: iso(T0), window_end: iso(T0 + DAY) });
     // Published a week before, learned of now: it alerts once, now.
     expect(await s.hitsOf(results[0]!.id)).toEqual([
-      expect.objectContaining({ victim: 'ACME-BANK PLC', group: 'akira', published_at: '2026-03-03T12:00:00.000Z', discovered_at: iso(T0 + 2 * HOUR) }),
+      expect.objectContaining({
+        victim: 'ACME-BANK PLC',
+        group: 'akira',
+        published_at: '2026-03-03T12:00:00.000Z',
+        discovered_at: iso(T0 + 2 * HOUR),
+      }),
     ]);
     expect(payloadOf(requestsTo(s.receiver, nameKit)[1]!)).toMatchObject({ total_matches: 1 });
 
@@ -300,7 +411,12 @@ describe(`sources: the ransomware demo data (${testEngine})`, () => {
     const load = () => findSource(RANSOMWARE)!.demo!(t.container.sourceContext, now);
     expect(await load()).toContain(': 5 synthetic leak-site posts added');
     expect(await load()).toContain(': 0 synthetic leak-site posts added');
-    const found = await findSource(RANSOMWARE)!.match(t.container.sourceContext, { query: 'acme-bank.com' }, { since: null, until: now }, 10);
+    const found = await findSource(RANSOMWARE)!.match(
+      t.container.sourceContext,
+      { query: 'acme-bank.com' },
+      { since: null, until: now },
+      10,
+    );
     expect(found.hits.map((hit) => [hit.data.victim, hit.data.matched_on])).toEqual([
       ['Acme Bank PLC', 'website'],
       ['Northwind Traders', 'description'],
@@ -323,9 +439,15 @@ describe(`sources: ransomware.live files as published (${testEngine})`, () => {
     await t?.close();
   });
 
-  const ingest = (file: string) => findIngester('ransomware')!.run(t.container.sourceContext, [file], { format: 'posts' });
+  const ingest = (file: string) =>
+    findIngester('ransomware')!.run(t.container.sourceContext, [file], { format: 'posts' });
   const found = async (query: string) => {
-    const { hits } = await findSource(RANSOMWARE)!.match(t.container.sourceContext, { query }, { since: null, until: t.clock.now().getTime() }, 10);
+    const { hits } = await findSource(RANSOMWARE)!.match(
+      t.container.sourceContext,
+      { query },
+      { since: null, until: t.clock.now().getTime() },
+      10,
+    );
     return hits.map((hit) => hit.data);
   };
 
@@ -334,14 +456,24 @@ describe(`sources: ransomware.live files as published (${testEngine})`, () => {
     expect((await ingest(file)).summary).toMatchObject({ records: 2, added: 2, rejected: 0 });
     expect((await ingest(file)).summary).toMatchObject({ added: 0, duplicates_skipped: 2 });
     expect(await found('Harbor Point Dental')).toEqual([
-      expect.objectContaining({ website: 'www.harborpointdental.example, hpdental.example', published_at: '2023-07-30T11:00:00.000Z', listed_at: '2023-08-01T20:34:14.883Z' }),
+      expect.objectContaining({
+        website: 'www.harborpointdental.example, hpdental.example',
+        published_at: '2023-07-30T11:00:00.000Z',
+        listed_at: '2023-08-01T20:34:14.883Z',
+      }),
     ]);
   });
 
   it('v2 API records keep url as the permalink; a date in the future is not stored and is counted', async () => {
     const report = await ingest(path.join(FIXTURES, 'recentvictims.v2.json'));
     expect(report.summary).toMatchObject({ records: 2, added: 2, rejected: 0 });
-    expect(report.tally.warnings).toEqual([{ reason: 'attackdate date in the future', count: 1, examples: [expect.stringMatching(/recentvictims\.v2\.json record 2$/)] }]);
+    expect(report.tally.warnings).toEqual([
+      {
+        reason: 'attackdate date in the future',
+        count: 1,
+        examples: [expect.stringMatching(/recentvictims\.v2\.json record 2$/)],
+      },
+    ]);
     expect(await found('Kessler Werkzeugbau')).toEqual([
       expect.objectContaining({
         group: 'akira',
@@ -353,7 +485,13 @@ describe(`sources: ransomware.live files as published (${testEngine})`, () => {
       }),
     ]);
     // The attack date of 2099 stands aside for the date ransomware.live listed it.
-    expect(await found('Millbrook Water Authority')).toEqual([expect.objectContaining({ country: 'US', published_at: '2025-10-04T17:02:55.004Z', listed_at: '2025-10-04T17:02:55.004Z' })]);
+    expect(await found('Millbrook Water Authority')).toEqual([
+      expect.objectContaining({
+        country: 'US',
+        published_at: '2025-10-04T17:02:55.004Z',
+        listed_at: '2025-10-04T17:02:55.004Z',
+      }),
+    ]);
   });
 
   it('an input that is no JSON is refused whole, naming the format and the tools that write it', async () => {
@@ -366,11 +504,23 @@ describe(`sources: ransomware.live files as published (${testEngine})`, () => {
   });
 
   it("a pandas-made dump's bare NaN values are read as null", async () => {
-    expect((await ingest(path.join(FIXTURES, 'victims-pandas.json'))).summary).toMatchObject({ records: 2, added: 2, rejected: 0 });
+    expect((await ingest(path.join(FIXTURES, 'victims-pandas.json'))).summary).toMatchObject({
+      records: 2,
+      added: 2,
+      rejected: 0,
+    });
     expect(await found('Orchard Lane Credit Union')).toEqual([
-      expect.objectContaining({ website: 'orchardlanecu.example', country: null, activity: null, post_url: null, description: 'Credit union, NaN values in the dump' }),
+      expect.objectContaining({
+        website: 'orchardlanecu.example',
+        country: null,
+        activity: null,
+        post_url: null,
+        description: 'Credit union, NaN values in the dump',
+      }),
     ]);
-    expect(await found('Tidewater Marine')).toEqual([expect.objectContaining({ permalink: null, website: null, published_at: '2024-11-22T09:30:00.000Z' })]);
+    expect(await found('Tidewater Marine')).toEqual([
+      expect.objectContaining({ permalink: null, website: null, published_at: '2024-11-22T09:30:00.000Z' }),
+    ]);
   });
 
   it('the real posts.json excerpt, where present, is stored whole and found by name, website and domain', async () => {

@@ -31,7 +31,12 @@ import { scaled } from '../support/wait.ts';
  */
 const START = Date.parse('2026-05-01T09:00:00Z');
 
-const combo = ['j.doe@rawbank-demo.com:Secret123', 'someone@else-demo.org:x1', 'https://vpn.rawbank-demo.com/login:admin:Adm1nPass', 'notrawbank-demo.com:zz'].join('\n');
+const combo = [
+  'j.doe@rawbank-demo.com:Secret123',
+  'someone@else-demo.org:x1',
+  'https://vpn.rawbank-demo.com/login:admin:Adm1nPass',
+  'notrawbank-demo.com:zz',
+].join('\n');
 const sqlDump = "INSERT INTO `users` VALUES (1,'m.roe@rawbank-demo.com','hash','2025-11-02');\n";
 
 describe(`raw leak extended search end to end (${testEngine})`, () => {
@@ -65,16 +70,22 @@ describe(`raw leak extended search end to end (${testEngine})`, () => {
   it('stores text files whole, once; binary files are rejected', async () => {
     const first = await ingestInto(t, 'raw_leak_extended', [dir]);
     expect(first).toMatchObject({ inputs: 3, failed: 0, records: 7, added: 5, rejected: 1 });
-    expect(first.results.find((r) => r.input.endsWith('image.bin'))!.rejections).toEqual([{ location: path.join(dir, 'image.bin'), reason: 'binary file (NUL bytes): not a text leak' }]);
+    expect(first.results.find((r) => r.input.endsWith('image.bin'))!.rejections).toEqual([
+      { location: path.join(dir, 'image.bin'), reason: 'binary file (NUL bytes): not a text leak' },
+    ]);
     const again = await ingestInto(t, 'raw_leak_extended', [path.join(dir, 'combo.txt')]);
     expect(again).toMatchObject({ added: 0, duplicates_skipped: 4 });
-    expect(readdirSync(path.join(location.dataDir, 'raw-leaks')).filter((name) => !name.startsWith('.'))).toHaveLength(2);
+    expect(readdirSync(path.join(location.dataDir, 'raw-leaks')).filter((name) => !name.startsWith('.'))).toHaveLength(
+      2,
+    );
   });
 
   it('a run is a background job: pending first, then the scan fills the match, notifies, and survives a restart', async () => {
     t.clock.set(new Date(START + HOUR));
     await alice.relogin();
-    const rule = await alice.created(sourceRule(kit, 'rawbank raw', 4, { query: 'rawbank-demo.com', term_type: 'domain' }));
+    const rule = await alice.created(
+      sourceRule(kit, 'rawbank raw', 4, { query: 'rawbank-demo.com', term_type: 'domain' }),
+    );
     const [pending] = (await alice.matches(rule.id)).results;
     expect(pending).toMatchObject({ status: 'pending', total_hits: 0 });
     expect(pending!.progress).toBeUndefined();
@@ -97,15 +108,21 @@ describe(`raw leak extended search end to end (${testEngine})`, () => {
     ]);
     expect(smtp.messages.filter((m) => m.to.includes(kit.recipient.email))).toHaveLength(1);
     const [request] = requestsTo(receiver, kit);
-    expect(verifyAlertSystemSignature(kit.webhook!.secret, request!.body, request!.headers['x-alertsystem-signature'])).toBe(true);
+    expect(
+      verifyAlertSystemSignature(kit.webhook!.secret, request!.body, request!.headers['x-alertsystem-signature']),
+    ).toBe(true);
     expect(payloadOf(request!)).toMatchObject({ alert_rule_name: 'rawbank raw', total_matches: 3 });
   });
 
   it('file types and case sensitivity narrow the scan; a short term is refused', async () => {
-    const only = await alice.created(sourceRule(kit, 'rawbank sql only', 4, { query: 'RAWBANK-DEMO.COM', file_types: ['sql'] }));
+    const only = await alice.created(
+      sourceRule(kit, 'rawbank sql only', 4, { query: 'RAWBANK-DEMO.COM', file_types: ['sql'] }),
+    );
     await tickAndDeliver(t);
     expect((await alice.matches(only.id)).results[0]).toMatchObject({ status: 'complete', total_hits: 1 });
-    const exact = await alice.created(sourceRule(kit, 'rawbank exact case', 4, { query: 'RAWBANK-DEMO.COM', case_sensitive: true }));
+    const exact = await alice.created(
+      sourceRule(kit, 'rawbank exact case', 4, { query: 'RAWBANK-DEMO.COM', case_sensitive: true }),
+    );
     await tickAndDeliver(t);
     // Nothing matched: the pending match of an empty run is removed (spec 3.3.4).
     expect((await alice.matches(exact.id)).results).toEqual([]);
@@ -136,11 +153,16 @@ describe('dragnet ingest for the leak sources', () => {
       for (const target of ['messenger', 'filtered_leak', 'raw_leak_extended']) expect(help.stdout).toContain(target);
       const ingested = await runCli(['ingest', 'filtered_leak', file], { env: location.env });
       expect(ingested.code, ingested.stderr).toBe(0);
-      expect(ingested.stdout).toContain('1 inputs (0 failed): 2 credentials read, 2 added, 0 duplicates skipped, 1 rejected');
+      expect(ingested.stdout).toContain(
+        '1 inputs (0 failed): 2 credentials read, 2 added, 0 duplicates skipped, 1 rejected',
+      );
       expect(ingested.stdout).toMatch(/rejected .*combo\.txt combo\.txt line 2: no login:password separator/);
       const json = await runCli(['--json', 'ingest', 'filtered_leak', file], { env: location.env });
       expect(JSON.parse(json.stdout)).toMatchObject({ records: 2, added: 0, duplicates_skipped: 2, rejected: 0 });
-      const stdin = await runCli(['--json', 'ingest', 'raw_leak_extended', '-'], { env: location.env, input: 'x@clibank-demo.com:pw\n' });
+      const stdin = await runCli(['--json', 'ingest', 'raw_leak_extended', '-'], {
+        env: location.env,
+        input: 'x@clibank-demo.com:pw\n',
+      });
       expect(JSON.parse(stdin.stdout)).toMatchObject({ records: 1, added: 1, files_added: 1 });
       const unknown = await runCli(['ingest', 'nosuch', file], { env: location.env });
       expect(unknown.code).toBe(1);

@@ -61,7 +61,12 @@ const beaconDump = [
 // No header: the file is named after its shortener. notfound/blocked are skipped.
 const tinyurlDump = ['acme1|https://acme-bank.com/careers', 'blk|blocked', ''].join('\r\n');
 
-const lateDump = ['#PREFIX: https://is.gd/', 'Late1|https://mail.acme-bank.com/owa/', '#PREFIX: http://v.gd/', 'AcB7qz|https://secure.acme-bank.com/login?next=%2Faccounts'].join('\n');
+const lateDump = [
+  '#PREFIX: https://is.gd/',
+  'Late1|https://mail.acme-bank.com/owa/',
+  '#PREFIX: http://v.gd/',
+  'AcB7qz|https://secure.acme-bank.com/login?next=%2Faccounts',
+].join('\n');
 
 describe(`sources: URL shorteners end to end (${testEngine})`, () => {
   const s = sourceSuite('short');
@@ -93,14 +98,27 @@ describe(`sources: URL shorteners end to end (${testEngine})`, () => {
     await s.moveTo(T0 - 2 * HOUR);
     const beacon = await ingest(files['0001__.txt']!);
     expect(beacon.failed).toBe(false);
-    expect(beacon.summary).toMatchObject({ inputs: 1, failed: 0, records: 8, added: 8, duplicates_skipped: 0, rejected: 1, pseudo_targets_skipped: 1 });
+    expect(beacon.summary).toMatchObject({
+      inputs: 1,
+      failed: 0,
+      records: 8,
+      added: 8,
+      duplicates_skipped: 0,
+      rejected: 1,
+      pseudo_targets_skipped: 1,
+    });
     expect(beacon.lines).toEqual([
       '1 inputs (0 failed): 8 links read, 8 added, 0 duplicates skipped, 1 rejected; 1 notfound/blocked skipped',
       `  rejected ${files['0001__.txt']} line 11: expected shortcode|long_url`,
     ]);
 
     await s.moveTo(T0 - HOUR);
-    expect((await ingest(files['tinyurl.com.txt']!)).summary).toMatchObject({ records: 1, added: 1, rejected: 0, pseudo_targets_skipped: 1 });
+    expect((await ingest(files['tinyurl.com.txt']!)).summary).toMatchObject({
+      records: 1,
+      added: 1,
+      rejected: 0,
+      pseudo_targets_skipped: 1,
+    });
 
     const unnamed = await ingest(files['shortener.txt']!);
     expect(unnamed.failed).toBe(true);
@@ -113,9 +131,16 @@ describe(`sources: URL shorteners end to end (${testEngine})`, () => {
   it('a domain rule reports the links to it and its subdomains, newest first; email and signed webhook are delivered', async () => {
     await s.moveTo(T0);
     domainKit = await s.newKit();
-    const rule = await s.alice.created(sourceRule(domainKit, 'Acme short links', URL_SHORTENER, { domain: 'acme-bank.com' }));
+    const rule = await s.alice.created(
+      sourceRule(domainKit, 'Acme short links', URL_SHORTENER, { domain: 'acme-bank.com' }),
+    );
     domainRule = rule.id;
-    expect(rule).toMatchObject({ service: URL_SHORTENER, last_run: iso(T0), total_matches_count: 5, total_alerts_count: 1 });
+    expect(rule).toMatchObject({
+      service: URL_SHORTENER,
+      last_run: iso(T0),
+      total_matches_count: 5,
+      total_alerts_count: 1,
+    });
     const match = await s.onlyMatch(rule.id);
     domainMatch = match.id;
     expect(match).toMatchObject({ total_hits: 5, window_start: null, window_end: iso(T0) });
@@ -136,15 +161,38 @@ describe(`sources: URL shorteners end to end (${testEngine})`, () => {
       crawled_at: '2026-03-09T20:00:00.123Z',
       discovered_at: iso(T0 - 2 * HOUR),
     });
-    expect(hits[0]).toMatchObject({ short_url: 'https://tinyurl.com/acme1', service: 'tinyurl.com', crawled_at: null, discovered_at: iso(T0 - HOUR) });
-    expect(hits[1]).toMatchObject({ short_url: 'https://bit.ly/3xAcme', service: 'bit.ly', crawled_at: '2026-03-09T21:00:00.000Z' });
-    expect(hits[2]).toMatchObject({ target_url: 'https://ACME-BANK.COM/Login/Reset page', target_host: 'acme-bank.com' });
+    expect(hits[0]).toMatchObject({
+      short_url: 'https://tinyurl.com/acme1',
+      service: 'tinyurl.com',
+      crawled_at: null,
+      discovered_at: iso(T0 - HOUR),
+    });
+    expect(hits[1]).toMatchObject({
+      short_url: 'https://bit.ly/3xAcme',
+      service: 'bit.ly',
+      crawled_at: '2026-03-09T21:00:00.000Z',
+    });
+    expect(hits[2]).toMatchObject({
+      target_url: 'https://ACME-BANK.COM/Login/Reset page',
+      target_host: 'acme-bank.com',
+    });
 
     expect(await deliverPending(s.t)).toBe(2);
     const hooks = requestsTo(s.receiver, domainKit);
     expect(hooks).toHaveLength(1);
-    expect(verifyAlertSystemSignature(domainKit.webhook!.secret, hooks[0]!.body, hooks[0]!.headers['x-alertsystem-signature'])).toBe(true);
-    expect(payloadOf(hooks[0]!)).toMatchObject({ alert_rule_name: 'Acme short links', service: 'URL shorteners', total_matches: 5, excluded_matches: 0 });
+    expect(
+      verifyAlertSystemSignature(
+        domainKit.webhook!.secret,
+        hooks[0]!.body,
+        hooks[0]!.headers['x-alertsystem-signature'],
+      ),
+    ).toBe(true);
+    expect(payloadOf(hooks[0]!)).toMatchObject({
+      alert_rule_name: 'Acme short links',
+      service: 'URL shorteners',
+      total_matches: 5,
+      excluded_matches: 0,
+    });
     const mails = s.smtp.messages.filter((m) => m.to.includes(domainKit.recipient.email));
     expect(mails).toHaveLength(1);
     expect(mails[0]!.parsed.html).toContain('Acme short links: 5 hits in URL shorteners');
@@ -152,11 +200,22 @@ describe(`sources: URL shorteners end to end (${testEngine})`, () => {
 
   it('hits filter, sort and exclude by the declared fields', async () => {
     expect(codes(await s.hitsOf(domainMatch, { filter: 'service:V.GD' }))).toEqual(['g7', 'b2', 'AcB7qz']);
-    expect(codes(await s.hitsOf(domainMatch, { filter: ['service:v.gd', 'target_host:acme-bank.com'] }))).toEqual(['g7', 'b2']);
+    expect(codes(await s.hitsOf(domainMatch, { filter: ['service:v.gd', 'target_host:acme-bank.com'] }))).toEqual([
+      'g7',
+      'b2',
+    ]);
     expect(await s.hitsOf(domainMatch, { filter: 'target_domain:acme-bank.com' })).toHaveLength(5);
 
-    expect((await s.hitsOf(domainMatch, { sort: 'service' })).map((hit) => hit.service)).toEqual(['bit.ly', 'tinyurl.com', 'v.gd', 'v.gd', 'v.gd']);
-    expect((await s.hitsOf(domainMatch, { sort: '-target_host' })).map((hit) => hit.target_host)[0]).toBe('secure.acme-bank.com');
+    expect((await s.hitsOf(domainMatch, { sort: 'service' })).map((hit) => hit.service)).toEqual([
+      'bit.ly',
+      'tinyurl.com',
+      'v.gd',
+      'v.gd',
+      'v.gd',
+    ]);
+    expect((await s.hitsOf(domainMatch, { sort: '-target_host' })).map((hit) => hit.target_host)[0]).toBe(
+      'secure.acme-bank.com',
+    );
     expect(codes(await s.hitsOf(domainMatch, { sort: 'crawled_at' }))[0]).toBe('acme1');
     expect(codes(await s.hitsOf(domainMatch, { sort: 'discovered_at' })).at(-1)).toBe('acme1');
 
@@ -169,24 +228,53 @@ describe(`sources: URL shorteners end to end (${testEngine})`, () => {
     expect(byLink.statusCode, byLink.body).toBe(201);
     expect(codes(await s.hitsOf(domainMatch, { include_excluded: false }))).toEqual(['3xAcme', 'g7', 'AcB7qz']);
     expect(await s.alice.getJson(rulePaths.match(domainMatch))).toMatchObject({ excluded_hits: 2, new_hits: 3 });
-    for (const { id } of await s.alice.exclusions(domainRule)) expect((await s.alice.deleteExclusion(id)).statusCode).toBe(204);
-    expectError(await s.alice.createExclusion(domainRule, { field: 'target_url', value: 'x' }), 400, 'validation_failed');
+    for (const { id } of await s.alice.exclusions(domainRule))
+      expect((await s.alice.deleteExclusion(id)).statusCode).toBe(204);
+    expectError(
+      await s.alice.createExclusion(domainRule, { field: 'target_url', value: 'x' }),
+      400,
+      'validation_failed',
+    );
   });
 
   it('narrows by a subdomain, services and a path; IDN domains are matched in punycode', async () => {
-    expect(await codesOfRule('Acme logins', { domain: 'acme-bank.com', services: ['bit.ly', 'v.gd'], path_contains: '/login' })).toEqual(['3xAcme', 'AcB7qz', 'g7']);
+    expect(
+      await codesOfRule('Acme logins', {
+        domain: 'acme-bank.com',
+        services: ['bit.ly', 'v.gd'],
+        path_contains: '/login',
+      }),
+    ).toEqual(['3xAcme', 'AcB7qz', 'g7']);
     expect(await codesOfRule('Acme secure host', { domain: 'Secure.Acme-Bank.com' })).toEqual(['AcB7qz']);
-    expect(await codesOfRule('Acme on www.bit.ly', { domain: 'acme-bank.com', services: ['www.bit.ly'] })).toEqual(['3xAcme']);
-    expect(await codesOfRule('Acme reset page', { domain: 'acme-bank.com', path_contains: 'RESET PAGE' })).toEqual(['g7']);
+    expect(await codesOfRule('Acme on www.bit.ly', { domain: 'acme-bank.com', services: ['www.bit.ly'] })).toEqual([
+      '3xAcme',
+    ]);
+    expect(await codesOfRule('Acme reset page', { domain: 'acme-bank.com', path_contains: 'RESET PAGE' })).toEqual([
+      'g7',
+    ]);
     expect(await codesOfRule('IDN', { domain: 'BÜCHER-acme.de' })).toEqual(['i9']);
     expect(await codesOfRule('nobody', { domain: 'acme-bank.net' })).toEqual([]);
   });
 
   it('args are checked: a domain name and shortener host names', async () => {
     const kit = await s.newKit();
-    const fields = async (args: Record<string, unknown>) => expectError(await s.alice.create(sourceRule(kit, 'bad args', URL_SHORTENER, args)), 400, 'validation_failed').fields;
-    expect(await fields({ domain: 'acme bank' })).toEqual([{ field: 'args.domain', message: 'must be a domain name such as acme-bank.com (not a valid domain name) (rule 3)', rule: 3 }]);
-    expect(await fields({ domain: '10.0.0.1' })).toEqual([{ field: 'args.domain', message: 'must be a domain name such as acme-bank.com (an IP address, not a domain) (rule 3)', rule: 3 }]);
+    const fields = async (args: Record<string, unknown>) =>
+      expectError(await s.alice.create(sourceRule(kit, 'bad args', URL_SHORTENER, args)), 400, 'validation_failed')
+        .fields;
+    expect(await fields({ domain: 'acme bank' })).toEqual([
+      {
+        field: 'args.domain',
+        message: 'must be a domain name such as acme-bank.com (not a valid domain name) (rule 3)',
+        rule: 3,
+      },
+    ]);
+    expect(await fields({ domain: '10.0.0.1' })).toEqual([
+      {
+        field: 'args.domain',
+        message: 'must be a domain name such as acme-bank.com (an IP address, not a domain) (rule 3)',
+        rule: 3,
+      },
+    ]);
     expect(await fields({ domain: 'acme-bank.com', services: ['bit.ly', 'tiny url'] })).toEqual([
       { field: 'args.services[1]', message: 'must be a shortener host name such as bit.ly (rule 3)', rule: 3 },
     ]);
@@ -202,7 +290,13 @@ describe(`sources: URL shorteners end to end (${testEngine})`, () => {
     const { results } = await s.alice.matches(domainRule, { page_size: 100 });
     expect(results).toHaveLength(2);
     expect(results[0]).toMatchObject({ total_hits: 1, window_start: iso(T0), window_end: iso(T0 + 7 * DAY) });
-    expect(await s.hitsOf(results[0]!.id)).toEqual([expect.objectContaining({ short_url: 'https://is.gd/Late1', target_host: 'mail.acme-bank.com', discovered_at: iso(T0 + 2 * HOUR) })]);
+    expect(await s.hitsOf(results[0]!.id)).toEqual([
+      expect.objectContaining({
+        short_url: 'https://is.gd/Late1',
+        target_host: 'mail.acme-bank.com',
+        discovered_at: iso(T0 + 2 * HOUR),
+      }),
+    ]);
     expect(payloadOf(requestsTo(s.receiver, domainKit)[1]!)).toMatchObject({ total_matches: 1 });
 
     await s.moveTo(T0 + 7 * DAY + HOUR);
@@ -239,8 +333,17 @@ describe(`sources: the URL-shortener demo data (${testEngine})`, () => {
     const load = () => findSource(URL_SHORTENER)!.demo!(t.container.sourceContext, now);
     expect(await load()).toContain(': 6 synthetic URL-shortener links added');
     expect(await load()).toContain(': 0 synthetic URL-shortener links added');
-    const found = await findSource(URL_SHORTENER)!.match(t.container.sourceContext, { domain: 'acme-bank.com' }, { since: null, until: now }, 10);
-    expect(found.hits.map((hit) => hit.data.target_host)).toEqual(['secure.acme-bank.com', 'acme-bank.com', 'www.acme-bank.com']);
+    const found = await findSource(URL_SHORTENER)!.match(
+      t.container.sourceContext,
+      { domain: 'acme-bank.com' },
+      { since: null, until: now },
+      10,
+    );
+    expect(found.hits.map((hit) => hit.data.target_host)).toEqual([
+      'secure.acme-bank.com',
+      'acme-bank.com',
+      'www.acme-bank.com',
+    ]);
     expect(found.hits.every((hit) => hit.date < now)).toBe(true);
   });
 });
@@ -263,7 +366,8 @@ describe(`sources: the terroroftinytown samples (${testEngine})`, () => {
 
   it('name no shortener as they are; named after theirs (in a scratch folder), they are stored and found (where the samples are present)', async () => {
     if (!existsSync(FIXTURES)) return;
-    const ingest = (file: string) => findIngester('url_shortener')!.run(t.container.sourceContext, [file], { format: 'urlteam' });
+    const ingest = (file: string) =>
+      findIngester('url_shortener')!.run(t.container.sourceContext, [file], { format: 'urlteam' });
     const asIs = await ingest(path.join(FIXTURES, 'vgd.txt'));
     expect(asIs.failed).toBe(true);
     expect(asIs.tally.errors[0]!.reason).toMatch(/: line 1: no shortener: /);
@@ -273,15 +377,27 @@ describe(`sources: the terroroftinytown samples (${testEngine})`, () => {
     copyFileSync(path.join(FIXTURES, 'vgd.txt'), vgd);
     copyFileSync(path.join(FIXTURES, 'snipurl.txt'), snipurl);
     expect((await ingest(vgd)).summary).toMatchObject({ records: 5, added: 5, rejected: 0, pseudo_targets_skipped: 1 });
-    expect((await ingest(snipurl)).summary).toMatchObject({ records: 10, added: 10, rejected: 0, pseudo_targets_skipped: 5 });
+    expect((await ingest(snipurl)).summary).toMatchObject({
+      records: 10,
+      added: 10,
+      rejected: 0,
+      pseudo_targets_skipped: 5,
+    });
     expect((await ingest(snipurl)).summary).toMatchObject({ added: 0, duplicates_skipped: 10 });
 
     const found = async (args: Record<string, unknown>) => {
-      const { hits } = await findSource(URL_SHORTENER)!.match(t.container.sourceContext, args, { since: null, until: t.clock.now().getTime() }, 10);
+      const { hits } = await findSource(URL_SHORTENER)!.match(
+        t.container.sourceContext,
+        args,
+        { since: null, until: t.clock.now().getTime() },
+        10,
+      );
       return hits.map((hit) => hit.data.short_url);
     };
     expect(await found({ domain: 'archive.org' })).toEqual(['https://v.gd/Xs2bkX']);
-    expect(await found({ domain: 'symantec.com', path_contains: 'ent-security.nsf' })).toEqual(['https://snipurl.com/6cw']);
+    expect(await found({ domain: 'symantec.com', path_contains: 'ent-security.nsf' })).toEqual([
+      'https://snipurl.com/6cw',
+    ]);
     expect(await found({ domain: 'avast.com', services: ['snipurl.com'] })).toEqual(['https://snipurl.com/278ieh2']);
   });
 });
@@ -297,14 +413,25 @@ describe(`sources: URLTeam dumps as released (${testEngine})`, () => {
     await t?.close();
   });
 
-  const ingest = (file: string, shortener?: string) => findIngester('url_shortener')!.run(t.container.sourceContext, [file], { format: 'urlteam', shortener });
+  const ingest = (file: string, shortener?: string) =>
+    findIngester('url_shortener')!.run(t.container.sourceContext, [file], { format: 'urlteam', shortener });
   const found = async (args: Record<string, unknown>) => {
-    const { hits } = await findSource(URL_SHORTENER)!.match(t.container.sourceContext, args, { since: null, until: t.clock.now().getTime() }, 20);
+    const { hits } = await findSource(URL_SHORTENER)!.match(
+      t.container.sourceContext,
+      args,
+      { since: null, until: t.clock.now().getTime() },
+      20,
+    );
     return Object.fromEntries(hits.map((hit) => [hit.data.short_url, hit.data.target_url]));
   };
 
   it('keeps every URL byte: UTF-8 as text, the bytes of other encodings percent-encoded, never U+FFFD', async () => {
-    expect((await ingest(path.join(folder, 'v.gd-urlteam-beacon.txt'))).summary).toMatchObject({ records: 3, added: 3, rejected: 0, pseudo_targets_skipped: 2 });
+    expect((await ingest(path.join(folder, 'v.gd-urlteam-beacon.txt'))).summary).toMatchObject({
+      records: 3,
+      added: 3,
+      rejected: 0,
+      pseudo_targets_skipped: 2,
+    });
     expect(await found({ domain: 'fixture-cafe.com', services: ['v.gd'] })).toEqual({
       // latin-1 é and è
       'https://v.gd/Qm3xTz': 'http://www.fixture-cafe.com/menu/caf%E9-cr%E8me.html',
@@ -314,7 +441,12 @@ describe(`sources: URLTeam dumps as released (${testEngine})`, () => {
   });
 
   it("a dump without a header takes its shortener from its folder (the exporter's layout), else from --shortener, else fails naming the option", async () => {
-    expect((await ingest(path.join(folder, 'tinyurl.com'))).summary).toMatchObject({ inputs: 1, records: 2, added: 2, pseudo_targets_skipped: 1 });
+    expect((await ingest(path.join(folder, 'tinyurl.com'))).summary).toMatchObject({
+      inputs: 1,
+      records: 2,
+      added: 2,
+      pseudo_targets_skipped: 1,
+    });
     expect(await found({ domain: 'fixture-cafe.com', services: ['tinyurl.com'] })).toEqual({
       // cp437 é
       'https://tinyurl.com/2f8kq1': 'http://fixture-cafe.com/r%82servation?table=4',
@@ -324,14 +456,20 @@ describe(`sources: URLTeam dumps as released (${testEngine})`, () => {
     const headerless = path.join(folder, 'export', '0a.txt');
     const unnamed = await ingest(headerless);
     expect(unnamed.failed).toBe(true);
-    expect(unnamed.tally.errors[0]!.reason).toMatch(/: line 1: no shortener: .* give it with --shortener v\.gd \(\?shortener=v\.gd for POST \/ingest\/url_shortener\/\)/);
+    expect(unnamed.tally.errors[0]!.reason).toMatch(
+      /: line 1: no shortener: .* give it with --shortener v\.gd \(\?shortener=v\.gd for POST \/ingest\/url_shortener\/\)/,
+    );
     expect((await ingest(headerless, 'https://is.gd/')).summary).toMatchObject({ records: 2, added: 2 });
     expect(await found({ domain: 'fixture-cafe.com', services: ['is.gd'] })).toEqual({
       'https://is.gd/0a91': 'https://fixture-cafe.com/login?next=%2Faccount',
       'https://is.gd/0a92': 'http://fixture-cafe.com/%A9-2009.html',
     });
     const notADump = await ingest(path.join(repoRoot, 'test', 'fixtures', 'ransomware', 'posts.json'), 'v.gd');
-    expect(notADump.tally.errors[0]!.reason).toMatch(/: format: is in none of the formats url_shortener reads: urlteam \(URLTeam terroroftinytown releases: /);
-    await expect(ingest(headerless, 'not a host')).rejects.toThrow('shortener: must be a shortener host or URL, such as v.gd or https://v.gd/');
+    expect(notADump.tally.errors[0]!.reason).toMatch(
+      /: format: is in none of the formats url_shortener reads: urlteam \(URLTeam terroroftinytown releases: /,
+    );
+    await expect(ingest(headerless, 'not a host')).rejects.toThrow(
+      'shortener: must be a shortener host or URL, such as v.gd or https://v.gd/',
+    );
   });
 });

@@ -15,7 +15,9 @@ export async function createBackupKeyFile(dir: string, name = 'backup-key.txt'):
   const identity = await generateIdentity();
   const recipient = await identityToRecipient(identity);
   const file = path.join(dir, name);
-  writeFileSync(file, `# created: ${new Date().toISOString()}\n# public key: ${recipient}\n${identity}\n`, { mode: 0o600 });
+  writeFileSync(file, `# created: ${new Date().toISOString()}\n# public key: ${recipient}\n${identity}\n`, {
+    mode: 0o600,
+  });
   return { file, identity, recipient };
 }
 
@@ -38,7 +40,9 @@ export async function ageDecrypt(file: Buffer, identity: string): Promise<Buffer
  * folder (secret.key, card-hash.key) as in a default install: `cliEnv` leaves
  * DRAGNET_SECRET_KEY unset, so a backup must carry the key and the data folder holds it.
  */
-export async function createKeysInDataFolderLocation(): Promise<TestStoreLocation & { cliEnv: Record<string, string> }> {
+export async function createKeysInDataFolderLocation(): Promise<
+  TestStoreLocation & { cliEnv: Record<string, string> }
+> {
   const location = await createTestStoreLocation();
   onTestFinished(() => location.drop());
   return { ...location, cliEnv: { ...location.env, DRAGNET_SECRET_KEY: '' } };

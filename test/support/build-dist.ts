@@ -9,7 +9,10 @@ import { dropTemplateDatabases, testDatabaseAdminUrl } from './test-store.ts';
  * the test processes made (test-app.ts).
  */
 export default function buildDist(): () => Promise<void> {
-  execFileSync(process.execPath, ['bin/dragnet.js', '--help'], { cwd: repoRoot, stdio: ['ignore', 'ignore', 'inherit'] });
+  execFileSync(process.execPath, ['bin/dragnet.js', '--help'], {
+    cwd: repoRoot,
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
   return async () => {
     if (testDatabaseAdminUrl) await dropTemplateDatabases(testDatabaseAdminUrl);
   };

@@ -57,6 +57,9 @@ export const spawnTick = (at: Date, env: Record<string, string>, timeoutMs?: num
 /** Waits for a tick process and returns its summary; fails with its output unless it exited 0. */
 export async function tickSummary(process: CliProcess): Promise<TickSummary> {
   const result = await process.done;
-  if (result.code !== 0) throw new Error(`rules tick exited ${result.code ?? result.signal}\nstdout:\n${result.stdout}\nstderr:\n${result.stderr}`);
+  if (result.code !== 0)
+    throw new Error(
+      `rules tick exited ${result.code ?? result.signal}\nstdout:\n${result.stdout}\nstderr:\n${result.stderr}`,
+    );
   return JSON.parse(result.stdout) as TickSummary;
 }

@@ -15,7 +15,10 @@ export interface CliResult {
  * Runs the real `dragnet` command (`node bin/dragnet.js …`) in a child process with the given
  * store environment. `input` is written to its standard input, which is then closed.
  */
-export function runCli(args: string[], options: { env: Record<string, string>; input?: string; timeoutMs?: number }): Promise<CliResult> {
+export function runCli(
+  args: string[],
+  options: { env: Record<string, string>; input?: string; timeoutMs?: number },
+): Promise<CliResult> {
   return new Promise((resolve, reject) => {
     const child = execFile(
       process.execPath,
@@ -39,7 +42,13 @@ export function runCli(args: string[], options: { env: Record<string, string>; i
 }
 
 /** `dragnet user create --org <org> --email <email> --password-stdin`, which must succeed. */
-export async function createUserByCli(env: Record<string, string>, user: { org: string; email: string; password: string }): Promise<void> {
-  const created = await runCli(['user', 'create', '--org', user.org, '--email', user.email, '--password-stdin'], { env, input: `${user.password}\n` });
+export async function createUserByCli(
+  env: Record<string, string>,
+  user: { org: string; email: string; password: string },
+): Promise<void> {
+  const created = await runCli(['user', 'create', '--org', user.org, '--email', user.email, '--password-stdin'], {
+    env,
+    input: `${user.password}\n`,
+  });
   if (created.code !== 0) throw new Error(`user create ${user.email} exited ${created.code}: ${created.stderr}`);
 }

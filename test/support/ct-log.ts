@@ -35,14 +35,26 @@ const CT_POISON = '1.3.6.1.4.1.11129.2.4.3';
 const ASN1_NULL = new Uint8Array([0x05, 0x00]);
 
 const nameOf = (attributes: [type: string, value: string][]) =>
-  new Name(attributes.map(([type, value]) => new RelativeDistinguishedName([new AttributeTypeAndValue({ type, value: new AttributeValue({ utf8String: value }) })])));
+  new Name(
+    attributes.map(
+      ([type, value]) =>
+        new RelativeDistinguishedName([
+          new AttributeTypeAndValue({ type, value: new AttributeValue({ utf8String: value }) }),
+        ]),
+    ),
+  );
 
 const bufferOf = (bytes: ArrayBuffer) => Buffer.from(bytes);
-const arrayBufferOf = (bytes: Buffer) => bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.length) as ArrayBuffer;
+const arrayBufferOf = (bytes: Buffer) =>
+  bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.length) as ArrayBuffer;
 
 function signed(tbs: TBSCertificate, key: KeyObject): Buffer {
   const signature = sign('sha256', bufferOf(AsnConvert.serialize(tbs)), key);
-  const certificate = new Certificate({ tbsCertificate: tbs, signatureAlgorithm: new AlgorithmIdentifier({ algorithm: ECDSA_WITH_SHA256 }), signatureValue: arrayBufferOf(signature) });
+  const certificate = new Certificate({
+    tbsCertificate: tbs,
+    signatureAlgorithm: new AlgorithmIdentifier({ algorithm: ECDSA_WITH_SHA256 }),
+    signatureValue: arrayBufferOf(signature),
+  });
   return bufferOf(AsnConvert.serialize(certificate));
 }
 
@@ -75,7 +87,13 @@ export function createTestCa(org: string, cn: string): TestCa {
     validity: new Validity({ notBefore: new Date('2025-01-01T00:00:00Z'), notAfter: new Date('2035-01-01T00:00:00Z') }),
     subject: name,
     subjectPublicKeyInfo: info,
-    extensions: new Extensions([new Extension({ extnID: id_ce_basicConstraints, critical: true, extnValue: new OctetString(AsnConvert.serialize(new BasicConstraints({ cA: true }))) })]),
+    extensions: new Extensions([
+      new Extension({
+        extnID: id_ce_basicConstraints,
+        critical: true,
+        extnValue: new OctetString(AsnConvert.serialize(new BasicConstraints({ cA: true }))),
+      }),
+    ]),
   });
   return { name, key: privateKey, der: signed(tbs, privateKey), keyHash: createHash('sha256').update(spki).digest() };
 }
@@ -104,8 +122,15 @@ function leafTbs(ca: TestCa, spec: LeafSpec, poisoned: boolean): TBSCertificate 
   if (spec.subjectOrg) subject.push([ORGANIZATION, spec.subjectOrg]);
   subject.push([COMMON_NAME, spec.commonName ?? spec.names[0]!]);
   const san = new SubjectAlternativeName(spec.names.map((dNSName) => new GeneralName({ dNSName })));
-  const extensions = [new Extension({ extnID: id_ce_subjectAltName, critical: false, extnValue: new OctetString(AsnConvert.serialize(san)) })];
-  if (poisoned) extensions.push(new Extension({ extnID: CT_POISON, critical: true, extnValue: new OctetString(ASN1_NULL) }));
+  const extensions = [
+    new Extension({
+      extnID: id_ce_subjectAltName,
+      critical: false,
+      extnValue: new OctetString(AsnConvert.serialize(san)),
+    }),
+  ];
+  if (poisoned)
+    extensions.push(new Extension({ extnID: CT_POISON, critical: true, extnValue: new OctetString(ASN1_NULL) }));
   return new TBSCertificate({
     version: Version.v3,
     serialNumber: arrayBufferOf(serialBytes(spec.serial)),
@@ -142,7 +167,8 @@ const uint = (value: number, size: number) => {
   return bytes;
 };
 const vector = (lengthBytes: number, body: Buffer) => Buffer.concat([uint(body.length, lengthBytes), body]);
-const chainOf = (certificates: Buffer[]) => vector(3, Buffer.concat(certificates.map((certificate) => vector(3, certificate))));
+const chainOf = (certificates: Buffer[]) =>
+  vector(3, Buffer.concat(certificates.map((certificate) => vector(3, certificate))));
 
 /** A log entry, RFC 6962 encoded. */
 export interface LogEntry {
@@ -152,13 +178,26 @@ export interface LogEntry {
 
 /** MerkleTreeLeaf v1 timestamped_entry x509_entry, and an X509ChainEntry of the issuer. */
 export const x509Entry = (certificate: Buffer, ca: TestCa, timestamp: number): LogEntry => ({
-  leafInput: Buffer.concat([Buffer.from([0, 0]), uint(timestamp, 8), uint(0, 2), vector(3, certificate), vector(2, Buffer.alloc(0))]),
+  leafInput: Buffer.concat([
+    Buffer.from([0, 0]),
+    uint(timestamp, 8),
+    uint(0, 2),
+    vector(3, certificate),
+    vector(2, Buffer.alloc(0)),
+  ]),
   extraData: chainOf([ca.der]),
 });
 
 /** MerkleTreeLeaf v1 timestamped_entry precert_entry, and a PrecertChainEntry. */
 export const precertEntry = (precert: Precertificate, ca: TestCa, timestamp: number): LogEntry => ({
-  leafInput: Buffer.concat([Buffer.from([0, 0]), uint(timestamp, 8), uint(1, 2), ca.keyHash, vector(3, precert.tbs), vector(2, Buffer.alloc(0))]),
+  leafInput: Buffer.concat([
+    Buffer.from([0, 0]),
+    uint(timestamp, 8),
+    uint(1, 2),
+    ca.keyHash,
+    vector(3, precert.tbs),
+    vector(2, Buffer.alloc(0)),
+  ]),
   extraData: Buffer.concat([vector(3, precert.precertificate), chainOf([ca.der])]),
 });
 
@@ -184,11 +223,17 @@ export interface CtLogServer {
 export async function startCtLogServer(name: string, options: { maxPerResponse: number }): Promise<CtLogServer> {
   const base = `/logs/${name}/`;
   const log: CtLogServer = { url: '', entries: [], requests: [], faults: [], close: async () => {} };
-  const json = (response: import('node:http').ServerResponse, status: number, body: unknown) => response.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+  const json = (response: import('node:http').ServerResponse, status: number, body: unknown) =>
+    response.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
   const server: Server = createServer((request, response) => {
     const url = new URL(request.url ?? '/', 'http://127.0.0.1');
     if (url.pathname === `${base}ct/v1/get-sth`) {
-      json(response, 200, { tree_size: log.entries.length, timestamp: Date.now(), sha256_root_hash: Buffer.alloc(32).toString('base64'), tree_head_signature: 'BAMARjBEAiA=' });
+      json(response, 200, {
+        tree_size: log.entries.length,
+        timestamp: Date.now(),
+        sha256_root_hash: Buffer.alloc(32).toString('base64'),
+        tree_head_signature: 'BAMARjBEAiA=',
+      });
       return;
     }
     if (url.pathname !== `${base}ct/v1/get-entries`) {
@@ -210,7 +255,12 @@ export async function startCtLogServer(name: string, options: { maxPerResponse: 
     }
     const last = Math.min(end, log.entries.length - 1, start + options.maxPerResponse - 1);
     json(response, 200, {
-      entries: log.entries.slice(start, last + 1).map((entry) => ({ leaf_input: entry.leafInput.toString('base64'), extra_data: entry.extraData.toString('base64') })),
+      entries: log.entries
+        .slice(start, last + 1)
+        .map((entry) => ({
+          leaf_input: entry.leafInput.toString('base64'),
+          extra_data: entry.extraData.toString('base64'),
+        })),
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

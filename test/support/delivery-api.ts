@@ -60,7 +60,8 @@ export function deliveryApi(t: TestApp, token: string, orgId: number): DeliveryA
   const api: DeliveryApi = {
     token,
     orgId,
-    list: (resource, query) => t.request({ method: 'GET', url: withQuery(settingPath(`get_${resource}_list`), query), token }),
+    list: (resource, query) =>
+      t.request({ method: 'GET', url: withQuery(settingPath(`get_${resource}_list`), query), token }),
     async listAll<T>(resource: DeliveryResource) {
       const items: T[] = [];
       let url: string | null = withQuery(settingPath(`get_${resource}_list`), { page_size: 100 });
@@ -79,12 +80,17 @@ export function deliveryApi(t: TestApp, token: string, orgId: number): DeliveryA
       expect(response.statusCode, response.body).toBe(201);
       return response.json();
     },
-    update: (resource, id, body) => t.request({ method: 'PUT', url: settingPath(`update_${resource}`, id), token, body }),
+    update: (resource, id, body) =>
+      t.request({ method: 'PUT', url: settingPath(`update_${resource}`, id), token, body }),
     remove: (resource, id) => t.request({ method: 'DELETE', url: settingPath(`delete_${resource}`, id), token }),
     testEmail: (body) => t.request({ method: 'POST', url: settingPath('test_email'), token, body }),
     testWebhook: (id) => t.request({ method: 'POST', url: settingPath('test_webhook', id), token }),
     async attempts(query) {
-      const response = await t.request({ method: 'GET', url: withQuery(settingPath('get_delivery_attempt_list'), query), token });
+      const response = await t.request({
+        method: 'GET',
+        url: withQuery(settingPath('get_delivery_attempt_list'), query),
+        token,
+      });
       expect(response.statusCode, response.body).toBe(200);
       return response.json();
     },

@@ -81,6 +81,7 @@ export const idsOf = (body: { results: MessageItemBody[] }): number[] => body.re
 export async function allIds(t: TestApp, token: string, body: SearchRequestBody): Promise<number[]> {
   const first = await search(t, token, { ...body, page: 1, page_size: 100 });
   const ids = idsOf(first);
-  for (let page = 2; page <= first.total_pages; page++) ids.push(...idsOf(await search(t, token, { ...body, page, page_size: 100 })));
+  for (let page = 2; page <= first.total_pages; page++)
+    ids.push(...idsOf(await search(t, token, { ...body, page, page_size: 100 })));
   return ids;
 }

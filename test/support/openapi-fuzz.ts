@@ -79,7 +79,8 @@ export function operationsOf(doc: OpenApiDocument): FuzzOperation[] {
   for (const [path, methods] of Object.entries(doc.paths)) {
     for (const [method, operation] of Object.entries(methods)) {
       const params = operation.parameters ?? [];
-      const of = (where: string) => params.filter((p) => p.in === where).map((p) => ({ name: p.name, schema: resolve(p.schema) ?? {} }));
+      const of = (where: string) =>
+        params.filter((p) => p.in === where).map((p) => ({ name: p.name, schema: resolve(p.schema) ?? {} }));
       operations.push({
         operationId: operation.operationId ?? `${method} ${path}`,
         method: method.toUpperCase(),
@@ -101,19 +102,109 @@ const RAW_PATTERN = /"\\u0000raw:([^"\\]*)\\u0000"/g;
 const toJson = (value: unknown) => JSON.stringify(value).replace(RAW_PATTERN, '$1');
 
 const HOSTILE_STRINGS = [
-  '', ' ', '\t\n', '__proto__', 'constructor', 'prototype', 'toString', 'hasOwnProperty', 'valueOf', '__defineGetter__',
-  '{__proto__}', '{constructor}', '{toString}', '__proto__:x', 'constructor:constructor', 'prototype:1',
-  "' OR 1=1 --", '"; DROP TABLE users; --', '\\', '%', '%25', '%00', '_', '../../etc/passwd', '*', '?', '#',
-  'a\u0000b', '0', '-1', '1.5', '1e309', '-0', 'NaN', 'Infinity', '9007199254740993', '99999999999999999999', '0x10', ' 1', '1 ',
-  'null', 'true', '[]', '{}', '${jndi:x}', '{{7*7}}', '%s%n', '\u202e', 'ß', 'İ', 'ǅ', '\uD800', '\uDFFF', '\uFFFE',
-  '😀'.repeat(64), 'a'.repeat(5000), 'AND', 'OR NOT', '"', '(((', ')', '" OR "',
+  '',
+  ' ',
+  '\t\n',
+  '__proto__',
+  'constructor',
+  'prototype',
+  'toString',
+  'hasOwnProperty',
+  'valueOf',
+  '__defineGetter__',
+  '{__proto__}',
+  '{constructor}',
+  '{toString}',
+  '__proto__:x',
+  'constructor:constructor',
+  'prototype:1',
+  "' OR 1=1 --",
+  '"; DROP TABLE users; --',
+  '\\',
+  '%',
+  '%25',
+  '%00',
+  '_',
+  '../../etc/passwd',
+  '*',
+  '?',
+  '#',
+  'a\u0000b',
+  '0',
+  '-1',
+  '1.5',
+  '1e309',
+  '-0',
+  'NaN',
+  'Infinity',
+  '9007199254740993',
+  '99999999999999999999',
+  '0x10',
+  ' 1',
+  '1 ',
+  'null',
+  'true',
+  '[]',
+  '{}',
+  '${jndi:x}',
+  '{{7*7}}',
+  '%s%n',
+  '\u202e',
+  'ß',
+  'İ',
+  'ǅ',
+  '\uD800',
+  '\uDFFF',
+  '\uFFFE',
+  '😀'.repeat(64),
+  'a'.repeat(5000),
+  'AND',
+  'OR NOT',
+  '"',
+  '(((',
+  ')',
+  '" OR "',
 ];
 const HOSTILE_NUMBERS = [
-  0, -1, 1.5, -1.5, 2 ** 31 - 1, 2 ** 31, 2 ** 32, 2 ** 53, 2 ** 53 + 2, 2 ** 63, 2 ** 64, 1e21, 1e308, -1e308, 5e-324,
-  Number.MAX_SAFE_INTEGER, Number.MIN_SAFE_INTEGER,
+  0,
+  -1,
+  1.5,
+  -1.5,
+  2 ** 31 - 1,
+  2 ** 31,
+  2 ** 32,
+  2 ** 53,
+  2 ** 53 + 2,
+  2 ** 63,
+  2 ** 64,
+  1e21,
+  1e308,
+  -1e308,
+  5e-324,
+  Number.MAX_SAFE_INTEGER,
+  Number.MIN_SAFE_INTEGER,
 ];
-const RAW_NUMBERS = ['1e400', '-1e400', '123456789012345678901234567890', '9223372036854775808', '0.0000000000000000000001', '1E2', '-0'];
-const HOSTILE_KEYS = ['__proto__', 'constructor', 'prototype', 'toString', '', ' ', 'a.b', '$where', '😀', 'x'.repeat(300)];
+const RAW_NUMBERS = [
+  '1e400',
+  '-1e400',
+  '123456789012345678901234567890',
+  '9223372036854775808',
+  '0.0000000000000000000001',
+  '1E2',
+  '-0',
+];
+const HOSTILE_KEYS = [
+  '__proto__',
+  'constructor',
+  'prototype',
+  'toString',
+  '',
+  ' ',
+  'a.b',
+  '$where',
+  '😀',
+  'x'.repeat(300),
+];
 
 const hostileString: fc.Arbitrary<string> = fc.oneof(
   { weight: 3, arbitrary: fc.constantFrom(...HOSTILE_STRINGS) },
@@ -130,7 +221,8 @@ const hostileNumber: fc.Arbitrary<unknown> = fc.oneof(
 /** An object with the given own keys, `__proto__` included as a plain key (as JSON.parse makes it). */
 function withOwnKeys(entries: [string, unknown][], base: Record<string, unknown> = {}): Record<string, unknown> {
   const target = { ...base };
-  for (const [key, value] of entries) Object.defineProperty(target, key, { value, enumerable: true, configurable: true, writable: true });
+  for (const [key, value] of entries)
+    Object.defineProperty(target, key, { value, enumerable: true, configurable: true, writable: true });
   return target;
 }
 
@@ -156,8 +248,16 @@ const deepNesting: fc.Arbitrary<string> = fc
 
 const WELL_FORMED_STRINGS: Record<string, fc.Arbitrary<string>> = {
   email: fc.oneof(fc.emailAddress(), fc.constantFrom('fuzz@fuzz.test', 'a@b.c')),
-  uri: fc.constantFrom('http://127.0.0.1:9/hook', 'https://example.test/x', 'http://[::1]/', 'ftp://x', 'http://10.0.0.1/'),
-  'date-time': fc.date({ min: new Date(0), max: new Date('2100-01-01'), noInvalidDate: true }).map((d) => d.toISOString()),
+  uri: fc.constantFrom(
+    'http://127.0.0.1:9/hook',
+    'https://example.test/x',
+    'http://[::1]/',
+    'ftp://x',
+    'http://10.0.0.1/',
+  ),
+  'date-time': fc
+    .date({ min: new Date(0), max: new Date('2100-01-01'), noInvalidDate: true })
+    .map((d) => d.toISOString()),
 };
 
 function stringFor(schema: Schema): fc.Arbitrary<string> {
@@ -165,7 +265,9 @@ function stringFor(schema: Schema): fc.Arbitrary<string> {
   if (wellFormed) return wellFormed;
   if (schema.pattern) {
     const max = Math.min(schema.maxLength ?? 40, 40);
-    return fc.stringMatching(new RegExp(schema.pattern)).filter((s) => s.length >= (schema.minLength ?? 0) && s.length <= max);
+    return fc
+      .stringMatching(new RegExp(schema.pattern))
+      .filter((s) => s.length >= (schema.minLength ?? 0) && s.length <= max);
   }
   const minLength = schema.minLength ?? 0;
   const maxLength = Math.max(minLength, Math.min(schema.maxLength ?? 40, 40));
@@ -204,7 +306,11 @@ export interface FuzzContext {
 function valueFor(schema: Schema, context: FuzzContext, depth = 0, name?: string): fc.Arbitrary<unknown> {
   const shaped = shapedValueFor(schema, context, depth);
   const hint = name !== undefined && Object.hasOwn(context.hints, name) ? context.hints[name] : undefined;
-  return fc.oneof({ weight: hint ? 6 : 0, arbitrary: hint ?? shaped }, { weight: 5, arbitrary: shaped }, { weight: 1, arbitrary: hostileValue });
+  return fc.oneof(
+    { weight: hint ? 6 : 0, arbitrary: hint ?? shaped },
+    { weight: 5, arbitrary: shaped },
+    { weight: 1, arbitrary: hostileValue },
+  );
 }
 
 function shapedValueFor(schema: Schema, context: FuzzContext, depth: number): fc.Arbitrary<unknown> {
@@ -220,13 +326,18 @@ function shapedValueFor(schema: Schema, context: FuzzContext, depth: number): fc
     case 'integer':
       return integerFor(schema, context.ids);
     case 'number':
-      return fc.oneof(integerFor(schema, context.ids), fc.double({ min: schema.minimum ?? -1e9, max: schema.maximum ?? 1e9, noNaN: true }));
+      return fc.oneof(
+        integerFor(schema, context.ids),
+        fc.double({ min: schema.minimum ?? -1e9, max: schema.maximum ?? 1e9, noNaN: true }),
+      );
     case 'boolean':
       return fc.boolean();
     case 'null':
       return fc.constant(null);
     case 'array':
-      return depth > 4 ? fc.constant([]) : fc.array(valueFor(schema.items ?? {}, context, depth + 1), { maxLength: Math.min(schema.maxItems ?? 4, 4) });
+      return depth > 4
+        ? fc.constant([])
+        : fc.array(valueFor(schema.items ?? {}, context, depth + 1), { maxLength: Math.min(schema.maxItems ?? 4, 4) });
     case 'object':
       return objectFor(schema, context, depth);
     default:
@@ -237,10 +348,15 @@ function shapedValueFor(schema: Schema, context: FuzzContext, depth: number): fc
 function objectFor(schema: Schema, context: FuzzContext, depth: number): fc.Arbitrary<unknown> {
   const properties = schema.properties ?? {};
   const record = fc.record(
-    Object.fromEntries(Object.entries(properties).map(([name, property]) => [name, valueFor(property, context, depth + 1, name)])),
+    Object.fromEntries(
+      Object.entries(properties).map(([name, property]) => [name, valueFor(property, context, depth + 1, name)]),
+    ),
     { requiredKeys: (schema.required ?? []).filter((name) => name in properties) },
   );
-  const extraValue = typeof schema.additionalProperties === 'object' ? valueFor(schema.additionalProperties, context, depth + 1) : hostileValue;
+  const extraValue =
+    typeof schema.additionalProperties === 'object'
+      ? valueFor(schema.additionalProperties, context, depth + 1)
+      : hostileValue;
   const extras = fc.array(fc.tuple(hostileKey, extraValue), { maxLength: 3 });
   return fc
     .tuple(record, fc.oneof({ weight: 4, arbitrary: fc.constant([]) }, { weight: 1, arbitrary: extras }))
@@ -252,34 +368,61 @@ const encode = (text: string) => encodeURIComponent(Buffer.from(text, 'utf8').to
 
 /** A value as text for a path segment or a query string. */
 const asText = (value: unknown): string =>
-  typeof value === 'string' ? (value.startsWith(RAW) ? value.slice(RAW.length, -1) : value) : typeof value === 'object' ? toJson(value) : String(value);
+  typeof value === 'string'
+    ? value.startsWith(RAW)
+      ? value.slice(RAW.length, -1)
+      : value
+    : typeof value === 'object'
+      ? toJson(value)
+      : String(value);
 
 function pathValueFor(schema: Schema, context: FuzzContext): fc.Arbitrary<string> {
-  return fc.oneof({ weight: 4, arbitrary: shapedValueFor(schema, context, 0) }, { weight: 1, arbitrary: hostileValue }).map(asText);
+  return fc
+    .oneof({ weight: 4, arbitrary: shapedValueFor(schema, context, 0) }, { weight: 1, arbitrary: hostileValue })
+    .map(asText);
 }
 
 function queryFor(operation: FuzzOperation, context: FuzzContext): fc.Arbitrary<string> {
   const declared = operation.queryParams.map(({ name, schema }) =>
     fc.option(
-      valueFor(schema, context, 0, name).map((value) => (Array.isArray(value) ? value.map((item) => [name, asText(item)]) : [[name, asText(value)]])),
+      valueFor(schema, context, 0, name).map((value) =>
+        Array.isArray(value) ? value.map((item) => [name, asText(item)]) : [[name, asText(value)]],
+      ),
       { freq: 2 },
     ),
   );
   // Parameters the operation does not declare: the organization selector, prototype names.
-  const stray = fc.array(fc.tuple(fc.oneof(fc.constantFrom('org_id', '__proto__', 'constructor', 'page', 'filter'), hostileKey), hostileString), {
-    maxLength: 2,
-  });
-  return fc.tuple(fc.tuple(...declared), fc.oneof({ weight: 5, arbitrary: fc.constant([]) }, { weight: 1, arbitrary: stray })).map(([pairs, extra]) => {
-    const all = [...pairs.flatMap((p) => p ?? []), ...extra] as [string, string][];
-    return all.length ? `?${all.map(([k, v]) => `${encode(k)}=${encode(v)}`).join('&')}` : '';
-  });
+  const stray = fc.array(
+    fc.tuple(
+      fc.oneof(fc.constantFrom('org_id', '__proto__', 'constructor', 'page', 'filter'), hostileKey),
+      hostileString,
+    ),
+    {
+      maxLength: 2,
+    },
+  );
+  return fc
+    .tuple(fc.tuple(...declared), fc.oneof({ weight: 5, arbitrary: fc.constant([]) }, { weight: 1, arbitrary: stray }))
+    .map(([pairs, extra]) => {
+      const all = [...pairs.flatMap((p) => p ?? []), ...extra] as [string, string][];
+      return all.length ? `?${all.map(([k, v]) => `${encode(k)}=${encode(v)}`).join('&')}` : '';
+    });
 }
 
 function bodyFor(operation: FuzzOperation, context: FuzzContext): fc.Arbitrary<string | undefined> {
   const hostileBodies = fc.oneof(
     hostileValue.map(toJson),
     deepNesting,
-    fc.constantFrom('', '{', '{"a":1,}', 'null', '\uFEFF{}', '{"__proto__":{"x":1}}', '{"constructor":{"prototype":{"x":1}}}', 'x'.repeat(2000)),
+    fc.constantFrom(
+      '',
+      '{',
+      '{"a":1,}',
+      'null',
+      '\uFEFF{}',
+      '{"__proto__":{"x":1}}',
+      '{"constructor":{"prototype":{"x":1}}}',
+      'x'.repeat(2000),
+    ),
   );
   if (!operation.body) {
     return fc.oneof({ weight: 8, arbitrary: fc.constant(undefined) }, { weight: 1, arbitrary: hostileBodies });
@@ -295,15 +438,37 @@ function bodyFor(operation: FuzzOperation, context: FuzzContext): fc.Arbitrary<s
 function headersFor(token: string, hasBody: boolean): fc.Arbitrary<Record<string, string>> {
   const authorization = fc.oneof(
     { weight: 12, arbitrary: fc.constant(`Bearer ${token}`) },
-    { weight: 1, arbitrary: fc.constantFrom('', 'Bearer', 'Bearer ', `bearer ${token}`, `Bearer ${token}x`, 'Basic YTpi', `Bearer ${'A'.repeat(9000)}`) },
+    {
+      weight: 1,
+      arbitrary: fc.constantFrom(
+        '',
+        'Bearer',
+        'Bearer ',
+        `bearer ${token}`,
+        `Bearer ${token}x`,
+        'Basic YTpi',
+        `Bearer ${'A'.repeat(9000)}`,
+      ),
+    },
   );
   const contentType = fc.oneof(
     { weight: 12, arbitrary: fc.constant('application/json') },
-    { weight: 1, arbitrary: fc.constantFrom('text/plain', 'application/json; charset=latin1', 'application/x-www-form-urlencoded', 'multipart/form-data') },
+    {
+      weight: 1,
+      arbitrary: fc.constantFrom(
+        'text/plain',
+        'application/json; charset=latin1',
+        'application/x-www-form-urlencoded',
+        'multipart/form-data',
+      ),
+    },
   );
   const extra = fc.oneof(
     { weight: 10, arbitrary: fc.constant({}) },
-    { weight: 1, arbitrary: fc.record({ 'x-org-id': fc.constantFrom('', '0', '-1', '1', '2', '9007199254740993', 'abc', '1e3') }) },
+    {
+      weight: 1,
+      arbitrary: fc.record({ 'x-org-id': fc.constantFrom('', '0', '-1', '1', '2', '9007199254740993', 'abc', '1e3') }),
+    },
     { weight: 1, arbitrary: fc.record({ 'x-request-id': fc.constantFrom('__proto__', '', 'x'.repeat(300), 'ä') }) },
   );
   return fc.tuple(authorization, contentType, extra).map(([auth, type, more]) => ({
@@ -314,25 +479,35 @@ function headersFor(token: string, hasBody: boolean): fc.Arbitrary<Record<string
 }
 
 /** One request against one of `operations`, authenticated with `token` (mostly). */
-export function fuzzCases(operations: FuzzOperation[], options: FuzzContext & { token: string }): fc.Arbitrary<FuzzCase> {
+export function fuzzCases(
+  operations: FuzzOperation[],
+  options: FuzzContext & { token: string },
+): fc.Arbitrary<FuzzCase> {
   const { token, ...context } = options;
   return fc.constantFrom(...operations).chain((operation) => {
     const segments = fc.tuple(...operation.pathParams.map(({ schema }) => pathValueFor(schema, context)));
-    return fc.tuple(segments, queryFor(operation, context), bodyFor(operation, context)).chain(([values, query, body]) =>
-      headersFor(token, body !== undefined).map((headers) => {
-        let path = operation.path;
-        operation.pathParams.forEach(({ name }, i) => {
-          // An empty segment would route elsewhere (//): the route's own 404 is not what is fuzzed.
-          path = path.replace(`{${name}}`, encode(values[i] || ' '));
-        });
-        return { operationId: operation.operationId, method: operation.method, url: path + query, headers, body };
-      }),
-    );
+    return fc
+      .tuple(segments, queryFor(operation, context), bodyFor(operation, context))
+      .chain(([values, query, body]) =>
+        headersFor(token, body !== undefined).map((headers) => {
+          let path = operation.path;
+          operation.pathParams.forEach(({ name }, i) => {
+            // An empty segment would route elsewhere (//): the route's own 404 is not what is fuzzed.
+            path = path.replace(`{${name}}`, encode(values[i] || ' '));
+          });
+          return { operationId: operation.operationId, method: operation.method, url: path + query, headers, body };
+        }),
+      );
   });
 }
 
 /** Sends one case; a missing response is reported in `error`, never thrown. */
-export async function sendCase(baseUrl: string, fuzzCase: FuzzCase, dispatcher: Agent, timeoutMs = 60_000): Promise<FuzzOutcome> {
+export async function sendCase(
+  baseUrl: string,
+  fuzzCase: FuzzCase,
+  dispatcher: Agent,
+  timeoutMs = 60_000,
+): Promise<FuzzOutcome> {
   try {
     const response = await request(baseUrl + fuzzCase.url, {
       method: fuzzCase.method as 'GET',
@@ -361,7 +536,10 @@ export function findingOf(fuzzCase: FuzzCase, outcome: FuzzOutcome): string | nu
     } catch {
       body = undefined;
     }
-    const shaped = body && typeof body === 'object' && ['code', 'message', 'request_id'].every((key) => typeof (body as Record<string, unknown>)[key] === 'string');
+    const shaped =
+      body &&
+      typeof body === 'object' &&
+      ['code', 'message', 'request_id'].every((key) => typeof (body as Record<string, unknown>)[key] === 'string');
     if (!shaped) return `${status} without the error body: ${outcome.body?.slice(0, 300)}`;
   }
   return null;
@@ -415,10 +593,16 @@ export async function runFuzz(options: {
     for (let fuzzCase = nextCase(); fuzzCase; fuzzCase = nextCase()) {
       const outcome = await sendCase(options.baseUrl, fuzzCase, dispatcher);
       report.cases++;
-      if (outcome.status !== undefined) report.byStatus.set(outcome.status, (report.byStatus.get(outcome.status) ?? 0) + 1);
+      if (outcome.status !== undefined)
+        report.byStatus.set(outcome.status, (report.byStatus.get(outcome.status) ?? 0) + 1);
       const finding = findingOf(fuzzCase, outcome);
       if (finding) {
-        const list = outcome.error !== undefined ? report.dropped : outcome.status! >= 500 ? report.serverErrors : report.unshapedErrors;
+        const list =
+          outcome.error !== undefined
+            ? report.dropped
+            : outcome.status! >= 500
+              ? report.serverErrors
+              : report.unshapedErrors;
         list.push(`${finding}\n    ${describeCase(fuzzCase)}`);
       }
       if (report.cases % 500 === 0) options.onProgress?.(report.cases);
@@ -434,7 +618,9 @@ export async function runFuzz(options: {
 
 interface CatalogRow {
   id: number;
-  args_schema: { params: { name: string; type: string; required: boolean; example?: unknown; valid_values?: unknown[] }[] };
+  args_schema: {
+    params: { name: string; type: string; required: boolean; example?: unknown; valid_values?: unknown[] }[];
+  };
   excludable_fields: string[];
   filterable_fields: string[];
   sortable_fields: string[];
@@ -443,7 +629,13 @@ interface CatalogRow {
 const argOfType = (type: string): fc.Arbitrary<unknown> => {
   const item = type.replace(/^Array\[(.*)\]$/, '$1');
   const scalar =
-    item === 'Int' ? fc.oneof(fc.integer(), hostileNumber) : item === 'Float' ? fc.oneof(fc.double({ noNaN: true, noDefaultInfinity: true }), hostileNumber) : item === 'Boolean' ? fc.boolean() : hostileString;
+    item === 'Int'
+      ? fc.oneof(fc.integer(), hostileNumber)
+      : item === 'Float'
+        ? fc.oneof(fc.double({ noNaN: true, noDefaultInfinity: true }), hostileNumber)
+        : item === 'Boolean'
+          ? fc.boolean()
+          : hostileString;
   return type.startsWith('Array[') ? fc.array(scalar, { maxLength: 4 }) : scalar;
 };
 
@@ -459,7 +651,12 @@ function catalogHints(catalog: CatalogRow[], ids: readonly number[]): Pick<FuzzC
         row.args_schema.params.map((param) => [
           param.name,
           fc.oneof(
-            { weight: 3, arbitrary: param.valid_values?.length ? fc.constantFrom(...param.valid_values) : fc.constant(param.example ?? 'acme.com') },
+            {
+              weight: 3,
+              arbitrary: param.valid_values?.length
+                ? fc.constantFrom(...param.valid_values)
+                : fc.constant(param.example ?? 'acme.com'),
+            },
             { weight: 2, arbitrary: argOfType(param.type) },
             { weight: 1, arbitrary: hostileValue },
           ),
@@ -468,7 +665,20 @@ function catalogHints(catalog: CatalogRow[], ids: readonly number[]): Pick<FuzzC
       { requiredKeys: row.args_schema.params.filter((param) => param.required).map((param) => param.name) },
     );
   const id = ids.length ? fc.constantFrom(...ids) : fc.constant(1);
-  const ruleBody = fc.oneof(...catalog.map((row) => fc.record({ name: fc.string({ minLength: 1, maxLength: 30 }), service: fc.constant(row.id), args: argsFor(row), email_template: id, recipients: fc.array(id, { maxLength: 2 }) }, { requiredKeys: ['name', 'service', 'args', 'email_template'] })));
+  const ruleBody = fc.oneof(
+    ...catalog.map((row) =>
+      fc.record(
+        {
+          name: fc.string({ minLength: 1, maxLength: 30 }),
+          service: fc.constant(row.id),
+          args: argsFor(row),
+          email_template: id,
+          recipients: fc.array(id, { maxLength: 2 }),
+        },
+        { requiredKeys: ['name', 'service', 'args', 'email_template'] },
+      ),
+    ),
+  );
   const fields = (pick: (row: CatalogRow) => string[]) => [...new Set(catalog.flatMap(pick))];
   const filterable = fields((row) => row.filterable_fields);
   const sortable = fields((row) => row.sortable_fields);
@@ -476,8 +686,18 @@ function catalogHints(catalog: CatalogRow[], ids: readonly number[]): Pick<FuzzC
     hints: {
       service: fc.constantFrom(...catalog.map((row) => row.id)),
       field: fc.constantFrom(...fields((row) => row.excludable_fields)),
-      filter: fc.array(fc.tuple(fc.constantFrom(...filterable, '__proto__', 'constructor'), fc.oneof(hostileString, fc.constant('acme_leaks'))).map(([field, value]) => `${field}:${value}`), { maxLength: 3 }),
-      sort: fc.tuple(fc.constantFrom('', '-'), fc.constantFrom(...sortable, '__proto__')).map(([sign, field]) => sign + field),
+      filter: fc.array(
+        fc
+          .tuple(
+            fc.constantFrom(...filterable, '__proto__', 'constructor'),
+            fc.oneof(hostileString, fc.constant('acme_leaks')),
+          )
+          .map(([field, value]) => `${field}:${value}`),
+        { maxLength: 3 },
+      ),
+      sort: fc
+        .tuple(fc.constantFrom('', '-'), fc.constantFrom(...sortable, '__proto__'))
+        .map(([sign, field]) => sign + field),
     },
     bodyHints: { createAlertRule: ruleBody, updateAlertRule: ruleBody },
   };
@@ -500,14 +720,23 @@ export interface FuzzTarget {
  */
 export async function startFuzzTarget(options: { adminUrl?: string } = {}): Promise<FuzzTarget> {
   const location = await createTestStoreLocation(options.adminUrl ? { adminUrl: options.adminUrl } : {});
-  const t = await createTestApp({ location, env: { DRAGNET_RATE_LIMITS: 'off', DRAGNET_LOGIN_MAX_FAILURES_PER_ADDRESS: '1000000000' } });
+  const t = await createTestApp({
+    location,
+    env: { DRAGNET_RATE_LIMITS: 'off', DRAGNET_LOGIN_MAX_FAILURES_PER_ADDRESS: '1000000000' },
+  });
   try {
     await t.createUser({ org: 'Fuzz', email: 'fuzz@fuzz.test' });
     await t.createUser({ org: 'Other', email: 'other@other.test' });
     await t.createUser({ org: 'Operators', email: 'root@ops.test', role: 'system' });
-    const [member, other, system] = await Promise.all(['fuzz@fuzz.test', 'other@other.test', 'root@ops.test'].map((email) => t.login(email)));
+    const [member, other, system] = await Promise.all(
+      ['fuzz@fuzz.test', 'other@other.test', 'root@ops.test'].map((email) => t.login(email)),
+    );
     await loadCorpus(t, [
-      channel('acme_leaks', [message(1, 'acme.com admin:hunter2'), message(2, 'dump of acme.com users'), message(3, 'nothing here')], { category: 'leaks' }),
+      channel(
+        'acme_leaks',
+        [message(1, 'acme.com admin:hunter2'), message(2, 'dump of acme.com users'), message(3, 'nothing here')],
+        { category: 'leaks' },
+      ),
       channel('__proto__', [message(4, 'constructor toString acme.com')], { category: 'constructor' }),
     ]);
     const ids = new Set<number>();
@@ -524,8 +753,14 @@ export async function startFuzzTarget(options: { adminUrl?: string } = {}): Prom
         subject: 'Alert {alert_rule_name} {__proto__}',
         body: '{alert_rule_name}: {number_of_hits} hits in {service} on {current_date}: {match_detail_link}',
       });
-      const recipient = await post(token, '/service/alert_system_setting_create_recipient/', { email: 'soc@fuzz.test' });
-      await post(token, '/service/alert_system_setting_create_webhook/', { name: 'fuzz hook', url: 'https://hooks.example.test/x', headers: { 'X-Team': 'soc' } });
+      const recipient = await post(token, '/service/alert_system_setting_create_recipient/', {
+        email: 'soc@fuzz.test',
+      });
+      await post(token, '/service/alert_system_setting_create_webhook/', {
+        name: 'fuzz hook',
+        url: 'https://hooks.example.test/x',
+        headers: { 'X-Team': 'soc' },
+      });
       const rule = await post(token, '/service/alert_system_alert_create_alert_rule/', {
         name: 'acme watch',
         service: 1,
@@ -533,7 +768,10 @@ export async function startFuzzTarget(options: { adminUrl?: string } = {}): Prom
         email_template: template.id,
         recipients: [recipient.id],
       });
-      await post(token, `/service/alert_system_exclusion_create/${rule.id}/`, { field: 'channel_username', value: 'acme_leaks' });
+      await post(token, `/service/alert_system_exclusion_create/${rule.id}/`, {
+        field: 'channel_username',
+        value: 'acme_leaks',
+      });
       await post(token, '/service/messenger-search-create/', { query: 'acme.com' });
     }
     await t.app.listen({ host: '127.0.0.1', port: 0 });
@@ -541,7 +779,9 @@ export async function startFuzzTarget(options: { adminUrl?: string } = {}): Prom
     const doc = (await t.app.inject({ method: 'GET', url: '/openapi.json' })).json() as OpenApiDocument;
     const operations = operationsOf(doc);
     const known = [...ids, 1, 2, 3];
-    const catalog = (await t.request({ method: 'GET', url: '/service/alert_system_service_get_service_list/', token: member!.access })).json() as CatalogRow[];
+    const catalog = (
+      await t.request({ method: 'GET', url: '/service/alert_system_service_get_service_list/', token: member!.access })
+    ).json() as CatalogRow[];
     const context = { ids: known, ...catalogHints(catalog, known) };
     const arbitrary = fc.oneof(
       { weight: 3, arbitrary: fuzzCases(operations, { token: member!.access, ...context }) },

@@ -114,7 +114,8 @@ export function rateHeaders(response: LightMyRequestResponse | Response) {
 }
 
 /** Seconds from `now` until `end`, rounded up, as the API reports them. */
-export const secondsBetween = (now: string, end: string): number => Math.ceil((Date.parse(end) - Date.parse(now)) / 1000);
+export const secondsBetween = (now: string, end: string): number =>
+  Math.ceil((Date.parse(end) - Date.parse(now)) / 1000);
 
 /**
  * Creates an organization under a random large id. Redis counter keys are "<org id>|…" and
@@ -126,7 +127,16 @@ export async function createOrgWithRandomId(container: Container, name: string):
   const now = container.clock.now().getTime();
   await container.store.db
     .insertInto('organizations')
-    .values({ id, name, alert_rule_limit: 20, default_frequency: 'daily', dashboard_url: null, managed_by_org_id: null, created_at: now, updated_at: now } as never)
+    .values({
+      id,
+      name,
+      alert_rule_limit: 20,
+      default_frequency: 'daily',
+      dashboard_url: null,
+      managed_by_org_id: null,
+      created_at: now,
+      updated_at: now,
+    } as never)
     .execute();
   return id;
 }
@@ -136,7 +146,12 @@ export const REDIS_PREFIX = 'dragnet:rl:';
 
 /** Whether a Redis server answers PING at REDIS_URL (tests needing it are skipped otherwise). */
 export async function redisReachable(url = REDIS_URL): Promise<boolean> {
-  const redis = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null, connectTimeout: 10_000 });
+  const redis = new Redis(url, {
+    lazyConnect: true,
+    maxRetriesPerRequest: 0,
+    retryStrategy: () => null,
+    connectTimeout: 10_000,
+  });
   redis.on('error', () => undefined);
   try {
     await redis.connect();
@@ -170,7 +185,8 @@ export async function redisCounterKeys(orgId: number, url = REDIS_URL): Promise<
   const redis = new Redis(url, { maxRetriesPerRequest: 2 });
   try {
     const keys: string[] = [];
-    for await (const batch of redis.scanStream({ match: `${REDIS_PREFIX}${orgId}|*`, count: 1000 })) keys.push(...(batch as string[]));
+    for await (const batch of redis.scanStream({ match: `${REDIS_PREFIX}${orgId}|*`, count: 1000 }))
+      keys.push(...(batch as string[]));
     return keys.sort();
   } finally {
     await redis.quit();
@@ -178,7 +194,11 @@ export async function redisCounterKeys(orgId: number, url = REDIS_URL): Promise<
 }
 
 /** A member of a new organization `org` (created on demand), logged in. */
-export async function newMember(t: TestApp, org: string, role?: 'member' | 'system'): Promise<{ token: string; orgId: number; email: string }> {
+export async function newMember(
+  t: TestApp,
+  org: string,
+  role?: 'member' | 'system',
+): Promise<{ token: string; orgId: number; email: string }> {
   const slug = org.toLowerCase().replace(/[^a-z0-9]+/g, '-');
   const email = `user@${slug}.test`;
   const user = await t.createUser({ org, email, role });

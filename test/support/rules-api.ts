@@ -178,9 +178,11 @@ export function rulesApi(t: TestApp, initialToken: string, orgId: number, userId
     restore: (id) => t.request({ method: 'POST', url: rulePaths.restore(id), token }),
     matches: (ruleId, query) => getJson(withQuery(rulePaths.matches(ruleId), query)),
     hits: (matchId, query) => getJson(withQuery(rulePaths.hits(matchId), query)),
-    createExclusion: (ruleId, body) => t.request({ method: 'POST', url: rulePaths.createExclusion(ruleId), token, body }),
+    createExclusion: (ruleId, body) =>
+      t.request({ method: 'POST', url: rulePaths.createExclusion(ruleId), token, body }),
     exclusions: (ruleId) => getJson(rulePaths.exclusions(ruleId)),
-    deleteExclusion: (exclusionId) => t.request({ method: 'DELETE', url: rulePaths.deleteExclusion(exclusionId), token }),
+    deleteExclusion: (exclusionId) =>
+      t.request({ method: 'DELETE', url: rulePaths.deleteExclusion(exclusionId), token }),
   };
   return api;
 }
@@ -213,7 +215,9 @@ export async function rulesEnv(extra: Record<string, string> = {}): Promise<Reco
 }
 
 /** A test app for the rules suites (see rulesEnv). */
-export async function createRulesApp(options: { env?: Record<string, string>; clock?: ManualClock; location?: TestStoreLocation } = {}): Promise<TestApp> {
+export async function createRulesApp(
+  options: { env?: Record<string, string>; clock?: ManualClock; location?: TestStoreLocation } = {},
+): Promise<TestApp> {
   return createTestApp({ ...options, env: await rulesEnv(options.env) });
 }
 
@@ -264,7 +268,13 @@ export async function createDeliveryKit(
 }
 
 /** A rule body for any catalog service, attached to a kit (webhook and email when the kit has them). */
-export function sourceRule(kit: DeliveryKit, name: string, service: number, args: Record<string, unknown>, extra: Record<string, unknown> = {}) {
+export function sourceRule(
+  kit: DeliveryKit,
+  name: string,
+  service: number,
+  args: Record<string, unknown>,
+  extra: Record<string, unknown> = {},
+) {
   return {
     name,
     service,
@@ -278,7 +288,8 @@ export function sourceRule(kit: DeliveryKit, name: string, service: number, args
 }
 
 /** A messenger rule body attached to a kit (webhook and, unless `email: false`, email). */
-export const messengerRule = (kit: DeliveryKit, name: string, query: string, extra: Record<string, unknown> = {}) => sourceRule(kit, name, 1, { query }, extra);
+export const messengerRule = (kit: DeliveryKit, name: string, query: string, extra: Record<string, unknown> = {}) =>
+  sourceRule(kit, name, 1, { query }, extra);
 
 /**
  * `dragnet ingest <target>` in-process, on the test app's store and manual clock (so what it
@@ -297,11 +308,21 @@ export interface IngestSummary {
   added: number;
   duplicates_skipped: number;
   rejected: number;
-  results: { input: string; ok: boolean; records: number; added: number; duplicates: number; rejected: number; rejections: { location: string; reason: string }[]; error?: string }[];
+  results: {
+    input: string;
+    ok: boolean;
+    records: number;
+    added: number;
+    duplicates: number;
+    rejected: number;
+    rejections: { location: string; reason: string }[];
+    error?: string;
+  }[];
 }
 
 /** The webhook requests a receiver got on one path (each kit has its own path). */
-export const requestsTo = (receiver: WebhookReceiver, kit: DeliveryKit) => receiver.requests.filter((r) => kit.webhook && receiver.url(r.url) === kit.webhook.url);
+export const requestsTo = (receiver: WebhookReceiver, kit: DeliveryKit) =>
+  receiver.requests.filter((r) => kit.webhook && receiver.url(r.url) === kit.webhook.url);
 
 /** The generic webhook payload (spec 6.2). */
 export interface GenericPayload {
@@ -322,9 +343,9 @@ export const payloadOf = (request: { body: Buffer }) => JSON.parse(request.body.
 export async function tickAndDeliver(t: TestApp, at: Date = t.clock.now()) {
   const report = await t.container.runner.tick(at);
   let jobs = 0;
-  for (let n; (n = await t.container.jobs.runDue()) > 0; ) jobs += n;
+  for (let n; (n = await t.container.jobs.runDue()) > 0;) jobs += n;
   let notifications = 0;
-  for (let n; (n = await t.container.notifier.dispatchPending()) > 0; ) notifications += n;
+  for (let n; (n = await t.container.notifier.dispatchPending()) > 0;) notifications += n;
   await t.container.delivery.idle();
   return { ...report, jobs, notifications };
 }
@@ -332,7 +353,7 @@ export async function tickAndDeliver(t: TestApp, at: Date = t.clock.now()) {
 /** Delivers pending notifications now. */
 export async function deliverPending(t: TestApp): Promise<number> {
   let handled = 0;
-  for (let n; (n = await t.container.notifier.dispatchPending()) > 0; ) handled += n;
+  for (let n; (n = await t.container.notifier.dispatchPending()) > 0;) handled += n;
   await t.container.delivery.idle();
   return handled;
 }

@@ -19,10 +19,18 @@ export type WorkerProcess = Omit<ServerProcess, 'baseUrl'>;
  * Spawns `command args` with the environment and waits until its standard output matches
  * `ready`; returns the process and the match.
  */
-async function spawnUntilReady(command: string, args: string[], env: Record<string, string>, ready: RegExp, timeoutMs: number) {
+async function spawnUntilReady(
+  command: string,
+  args: string[],
+  env: Record<string, string>,
+  ready: RegExp,
+  timeoutMs: number,
+) {
   // Every server and worker a test starts ends on an unhandled rejection, so no test can pass
   // while a background task's failure goes unhandled.
-  const nodeOptions = [process.env.NODE_OPTIONS, '--unhandled-rejections=strict', env.NODE_OPTIONS].filter(Boolean).join(' ');
+  const nodeOptions = [process.env.NODE_OPTIONS, '--unhandled-rejections=strict', env.NODE_OPTIONS]
+    .filter(Boolean)
+    .join(' ');
   const child = spawn(command, args, {
     cwd: repoRoot,
     env: { ...process.env, DRAGNET_LOG_LEVEL: 'warn', ...env, NODE_OPTIONS: nodeOptions },
@@ -63,7 +71,11 @@ async function spawnUntilReady(command: string, args: string[], env: Record<stri
  * the given environment and waits for its "Dragnet is listening on …" line. `extraArgs` go after
  * the script's own (`--no-worker` for an API-only process).
  */
-export async function startServer(env: Record<string, string>, timeoutMs = scaled(60_000), extraArgs: string[] = []): Promise<ServerProcess> {
+export async function startServer(
+  env: Record<string, string>,
+  timeoutMs = scaled(60_000),
+  extraArgs: string[] = [],
+): Promise<ServerProcess> {
   const pkg = JSON.parse(readFileSync(path.join(repoRoot, 'package.json'), 'utf8')) as { scripts: { start: string } };
   const [command, ...scriptArgs] = pkg.scripts.start.split(/\s+/);
   const { process: started, match } = await spawnUntilReady(
@@ -78,7 +90,9 @@ export async function startServer(env: Record<string, string>, timeoutMs = scale
 
 /** Starts `dragnet worker` and waits for its "Dragnet worker running" line. */
 export async function startWorker(env: Record<string, string>, timeoutMs = scaled(60_000)): Promise<WorkerProcess> {
-  return (await spawnUntilReady(process.execPath, ['bin/dragnet.js', 'worker'], env, /Dragnet worker running/, timeoutMs)).process;
+  return (
+    await spawnUntilReady(process.execPath, ['bin/dragnet.js', 'worker'], env, /Dragnet worker running/, timeoutMs)
+  ).process;
 }
 
 /** Kills a server a test started (if it is still running) and waits for it to end. */

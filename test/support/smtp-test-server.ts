@@ -28,7 +28,10 @@ export function testCertificate(): Promise<TestCertificate> {
 }
 
 /** A self-signed server certificate (its own CA) for the given subject alternative names. */
-export async function selfSignedCertificate(commonName: string, altNames: ({ type: 7; ip: string } | { type: 2; value: string })[]): Promise<TestCertificate> {
+export async function selfSignedCertificate(
+  commonName: string,
+  altNames: ({ type: 7; ip: string } | { type: 2; value: string })[],
+): Promise<TestCertificate> {
   const pems = await generate([{ name: 'commonName', value: commonName }], {
     keySize: 2048,
     algorithm: 'sha256',
@@ -131,7 +134,13 @@ export async function startSmtpTestServer(options: SmtpTestServerOptions = {}): 
     },
     onAuth(authData, session: SMTPServerSession, callback) {
       const accepted = !!auth && authData.username === auth.user && authData.password === auth.pass;
-      auths.push({ method: authData.method, username: authData.username ?? undefined, password: authData.password ?? undefined, secure: session.secure, accepted });
+      auths.push({
+        method: authData.method,
+        username: authData.username ?? undefined,
+        password: authData.password ?? undefined,
+        secure: session.secure,
+        accepted,
+      });
       if (!accepted) return callback(new Error('Invalid username or password'));
       callback(null, { user: authData.username });
     },
@@ -205,7 +214,9 @@ export async function startSmtpTestServer(options: SmtpTestServerOptions = {}): 
  * A TCP server on loopback that counts the connections it accepts and says nothing (an SMTP
  * server that hangs), or only `greeting` (another service's banner).
  */
-export async function startSilentServer(greeting?: Buffer): Promise<{ port: number; connections: number; close(): Promise<void> }> {
+export async function startSilentServer(
+  greeting?: Buffer,
+): Promise<{ port: number; connections: number; close(): Promise<void> }> {
   const sockets = new Set<Socket>();
   let connections = 0;
   const server = createNetServer((socket) => {

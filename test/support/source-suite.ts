@@ -3,7 +3,17 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, expect } from 'vitest';
 import { findIngester, findSource, type Hit, type IngestReport } from '../../src/modules/sources/index.ts';
-import { createDeliveryKit, createRulesApp, rulesUser, SMTP_AUTH, type DeliveryKit, type HitView, type MatchView, type Query, type RulesApi } from './rules-api.ts';
+import {
+  createDeliveryKit,
+  createRulesApp,
+  rulesUser,
+  SMTP_AUTH,
+  type DeliveryKit,
+  type HitView,
+  type MatchView,
+  type Query,
+  type RulesApi,
+} from './rules-api.ts';
 import { startSmtpTestServer, type SmtpTestServer } from './smtp-test-server.ts';
 import type { TestApp } from './test-app.ts';
 import { startWebhookReceiver, type WebhookReceiver } from './webhook-receiver.ts';
@@ -50,17 +60,22 @@ export function sourceSuite(name: string): SourceSuite {
       suite.t.clock.set(new Date(ms));
       await suite.alice.relogin();
     },
-    newKit: () => createDeliveryKit(suite.alice, { tag: `${name}${++kits}`, smtp: suite.smtp, receiver: suite.receiver }),
+    newKit: () =>
+      createDeliveryKit(suite.alice, { tag: `${name}${++kits}`, smtp: suite.smtp, receiver: suite.receiver }),
     async onlyMatch(ruleId: number) {
       const { results } = await suite.alice.matches(ruleId, { page_size: 100 });
       expect(results).toHaveLength(1);
       return results[0]!;
     },
-    hitsOf: async (matchId: number, query: Query = {}) => (await suite.alice.hits(matchId, { page_size: 100, ...query })).results,
+    hitsOf: async (matchId: number, query: Query = {}) =>
+      (await suite.alice.hits(matchId, { page_size: 100, ...query })).results,
   } as SourceSuite;
 
   beforeAll(async () => {
-    [suite.smtp, suite.receiver] = await Promise.all([startSmtpTestServer({ auth: SMTP_AUTH }), startWebhookReceiver()]);
+    [suite.smtp, suite.receiver] = await Promise.all([
+      startSmtpTestServer({ auth: SMTP_AUTH }),
+      startWebhookReceiver(),
+    ]);
     suite.t = await createRulesApp();
     suite.alice = await rulesUser(suite.t, 'Acme', 'alice@acme.test');
     suite.mallory = await rulesUser(suite.t, 'Other', 'mallory@other.test');
@@ -86,7 +101,9 @@ export async function checkDemo(sourceId: number): Promise<{ line: string; again
     const now = t.clock.now().getTime();
     const line = await source.demo!(t.container.sourceContext, now);
     const again = await source.demo!(t.container.sourceContext, now);
-    const args = Object.fromEntries(source.params.filter((param) => param.example !== undefined).map((param) => [param.name, param.example]));
+    const args = Object.fromEntries(
+      source.params.filter((param) => param.example !== undefined).map((param) => [param.name, param.example]),
+    );
     const { hits, total } = await source.match(t.container.sourceContext, args, { since: null, until: now }, 100);
     expect(total).toBeGreaterThan(0);
     for (const hit of hits) expect(hit.date).toBeLessThan(now);

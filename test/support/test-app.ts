@@ -15,11 +15,22 @@ export interface TestApp {
   clock: ManualClock;
   location: TestStoreLocation;
   /** Creates a user (and its organization) through the same service the CLI uses. */
-  createUser(input: { org: string; email: string; password?: string; role?: 'member' | 'system' }): Promise<{ id: number; org_id: number }>;
+  createUser(input: {
+    org: string;
+    email: string;
+    password?: string;
+    role?: 'member' | 'system';
+  }): Promise<{ id: number; org_id: number }>;
   /** Logs in over HTTP and returns the token pair. */
   login(email: string, password?: string, otp?: string): Promise<{ access: string; refresh: string }>;
   /** Sends a request with `Authorization: Bearer <token>`. */
-  request(options: { method: string; url: string; token?: string; body?: unknown; headers?: Record<string, string> }): Promise<LightMyRequestResponse>;
+  request(options: {
+    method: string;
+    url: string;
+    token?: string;
+    body?: unknown;
+    headers?: Record<string, string>;
+  }): Promise<LightMyRequestResponse>;
   close(): Promise<void>;
 }
 
@@ -69,7 +80,11 @@ export async function createTestApp(
       return container.users.create({ orgName: org, email, password, role });
     },
     async login(email, password = DEFAULT_PASSWORD, otp) {
-      const response = await request({ method: 'POST', url: '/token/', body: { email, password, ...(otp ? { otp } : {}) } });
+      const response = await request({
+        method: 'POST',
+        url: '/token/',
+        body: { email, password, ...(otp ? { otp } : {}) },
+      });
       if (response.statusCode !== 200) throw new Error(`login failed: ${response.statusCode} ${response.body}`);
       return response.json();
     },

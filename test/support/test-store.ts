@@ -23,15 +23,20 @@ export interface TestStoreLocation {
  * A fresh store location. `adminUrl` forces a PostgreSQL store on that server even when the
  * suite runs on the embedded store (for tests that need several processes on one store).
  */
-export async function createTestStoreLocation(options: { adminUrl?: string; template?: TestStoreLocation; isTemplate?: boolean } = {}): Promise<TestStoreLocation> {
+export async function createTestStoreLocation(
+  options: { adminUrl?: string; template?: TestStoreLocation; isTemplate?: boolean } = {},
+): Promise<TestStoreLocation> {
   const adminUrl = options.adminUrl ?? testDatabaseAdminUrl;
   const dataDir = mkdtempSync(path.join(tmpdir(), 'dragnet-test-'));
-  if (options.template) cpSync(options.template.dataDir, dataDir, { recursive: true, filter: (file) => !file.endsWith('-lock') });
+  if (options.template)
+    cpSync(options.template.dataDir, dataDir, { recursive: true, filter: (file) => !file.endsWith('-lock') });
   let databaseUrl: string | undefined;
   let databaseName: string | undefined;
   if (adminUrl) {
     databaseName = `${options.isTemplate ? TEMPLATE_PREFIX : 'dragnet_test_'}${randomBytes(6).toString('hex')}`;
-    const template = options.template?.databaseUrl ? ` template ${new URL(options.template.databaseUrl).pathname.slice(1)}` : '';
+    const template = options.template?.databaseUrl
+      ? ` template ${new URL(options.template.databaseUrl).pathname.slice(1)}`
+      : '';
     await adminQuery(adminUrl, `create database ${databaseName}${template}`);
     const url = new URL(adminUrl);
     url.pathname = `/${databaseName}`;
@@ -63,7 +68,9 @@ export async function dropTemplateDatabases(adminUrl: string): Promise<void> {
   const client = new pg.Client({ connectionString: adminUrl });
   await client.connect();
   try {
-    const { rows } = await client.query<{ datname: string }>(`select datname from pg_database where datname like '${TEMPLATE_PREFIX}%'`);
+    const { rows } = await client.query<{ datname: string }>(
+      `select datname from pg_database where datname like '${TEMPLATE_PREFIX}%'`,
+    );
     for (const { datname } of rows) await client.query(`drop database if exists ${datname} with (force)`);
   } finally {
     await client.end();

@@ -11,7 +11,8 @@ export const TIME_SCALE = timeScale(process.env.DRAGNET_TEST_TIME_SCALE);
 function timeScale(setting: string | undefined): number {
   if (setting === undefined || setting === '') return 1;
   const scale = Number(setting);
-  if (!Number.isFinite(scale) || scale <= 0) throw new Error(`DRAGNET_TEST_TIME_SCALE must be a positive number, not ${JSON.stringify(setting)}`);
+  if (!Number.isFinite(scale) || scale <= 0)
+    throw new Error(`DRAGNET_TEST_TIME_SCALE must be a positive number, not ${JSON.stringify(setting)}`);
   return scale;
 }
 
@@ -30,7 +31,11 @@ type Truthy<T> = Exclude<T, false | 0 | '' | null | undefined>;
  * Polls `probe` every `everyMs` until it returns a truthy value, and returns that value. Rejects
  * naming `what` once the deadline (20 s scaled by default) has passed.
  */
-export async function waitFor<T>(what: string, probe: () => T | Promise<T>, { timeoutMs = scaled(20_000), everyMs = 20 }: WaitOptions = {}): Promise<Truthy<T>> {
+export async function waitFor<T>(
+  what: string,
+  probe: () => T | Promise<T>,
+  { timeoutMs = scaled(20_000), everyMs = 20 }: WaitOptions = {},
+): Promise<Truthy<T>> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await probe();

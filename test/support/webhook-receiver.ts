@@ -14,7 +14,8 @@ export interface ReceivedRequest {
  * What the receiver does with a request: answer a status (and optional headers), `delayMs`
  * after the request arrived, or never answer.
  */
-export type ReceiverBehaviour = { status: number; headers?: Record<string, string>; body?: string; delayMs?: number } | 'hang';
+export type ReceiverBehaviour =
+  { status: number; headers?: Record<string, string>; body?: string; delayMs?: number } | 'hang';
 
 export interface WebhookReceiver {
   /** http://127.0.0.1:<port><path> */
@@ -29,7 +30,10 @@ export interface WebhookReceiver {
 }
 
 /** A plain HTTP server on loopback that records every request with its raw body. */
-export async function startWebhookReceiver(host = '127.0.0.1', initial: ReceiverBehaviour = { status: 204 }): Promise<WebhookReceiver> {
+export async function startWebhookReceiver(
+  host = '127.0.0.1',
+  initial: ReceiverBehaviour = { status: 204 },
+): Promise<WebhookReceiver> {
   const requests: ReceivedRequest[] = [];
   const sockets = new Set<Socket>();
   const hanging = new Set<ServerResponse>();
@@ -38,7 +42,12 @@ export async function startWebhookReceiver(host = '127.0.0.1', initial: Receiver
     const chunks: Buffer[] = [];
     request.on('data', (chunk: Buffer) => chunks.push(chunk));
     request.on('end', () => {
-      requests.push({ method: request.method!, url: request.url!, headers: request.headers, body: Buffer.concat(chunks) });
+      requests.push({
+        method: request.method!,
+        url: request.url!,
+        headers: request.headers,
+        body: Buffer.concat(chunks),
+      });
       const now = behaviour;
       if (now === 'hang') {
         hanging.add(response);
@@ -83,7 +92,11 @@ export async function startWebhookReceiver(host = '127.0.0.1', initial: Receiver
  * recompute HMAC-SHA256 over the exact received bytes keyed with the secret string, compare in
  * constant time.
  */
-export function verifyAlertSystemSignature(secret: string, body: Buffer, header: string | string[] | undefined): boolean {
+export function verifyAlertSystemSignature(
+  secret: string,
+  body: Buffer,
+  header: string | string[] | undefined,
+): boolean {
   if (typeof header !== 'string' || !header.startsWith('sha256=')) return false;
   const received = Buffer.from(header.slice('sha256='.length), 'hex');
   const expected = createHmac('sha256', secret).update(body).digest();

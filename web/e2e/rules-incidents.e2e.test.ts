@@ -36,7 +36,10 @@ describe('the dashboard in a browser: settings, a rule from a search, its email 
     // Plaintext without a login: what an SSL sender with no authentication speaks (spec 2.6).
     smtp = await startSmtpTestServer({ starttls: 'unsupported', auth: null });
     // The worker looks for notifications to send every 200 ms instead of 2 s.
-    [dashboard, browser] = await Promise.all([startDashboardServer({ PORT: String(await freePort()), DRAGNET_SCHEDULER_POLL_MS: '200' }), launchChromium()]);
+    [dashboard, browser] = await Promise.all([
+      startDashboardServer({ PORT: String(await freePort()), DRAGNET_SCHEDULER_POLL_MS: '200' }),
+      launchChromium(),
+    ]);
     page = await browser.newPage();
   });
   afterAll(async () => {
@@ -81,10 +84,19 @@ describe('the dashboard in a browser: settings, a rule from a search, its email 
   it('shows the other settings: the template with its preview, webhooks, defaults, usage', async () => {
     await settings('Email templates');
     await page.getByRole('button', { name: 'Edit Dragnet default' }).click();
-    await expect.poll(() => page.getByTestId('preview-subject').textContent()).toContain('Acme Bank on messenger channels');
+    await expect
+      .poll(() => page.getByTestId('preview-subject').textContent())
+      .toContain('Acme Bank on messenger channels');
     // The preview draws the email's own styles (applied without breaking the page's CSP).
     const frame = page.frameLocator('iframe[title="Email body preview"]');
-    await expect.poll(() => frame.locator('a').first().evaluate((a) => getComputedStyle(a).backgroundColor)).not.toBe('rgba(0, 0, 0, 0)');
+    await expect
+      .poll(() =>
+        frame
+          .locator('a')
+          .first()
+          .evaluate((a) => getComputedStyle(a).backgroundColor),
+      )
+      .not.toBe('rgba(0, 0, 0, 0)');
     await screenshot(page, 'settings-templates');
     for (const section of ['Webhooks', 'Defaults', 'Usage']) {
       await settings(section);
@@ -148,7 +160,10 @@ describe('the dashboard in a browser: settings, a rule from a search, its email 
     // The rule counts it too.
     await page.getByRole('link', { name: RULE, exact: true }).first().click();
     await page.getByRole('heading', { name: RULE }).waitFor();
-    await page.getByRole('region', { name: 'Exclusions' }).getByText(/^Excluded: one hit/).waitFor();
+    await page
+      .getByRole('region', { name: 'Exclusions' })
+      .getByText(/^Excluded: one hit/)
+      .waitFor();
   });
 
   it('reads on a phone: the incident page fits the screen width', async () => {

@@ -53,7 +53,9 @@ describe('the dashboard in a browser: sign-in with 2FA, search and export', () =
     await page.getByLabel('Your password').fill(dashboard.demo.password);
     await page.getByRole('button', { name: 'Set up two-factor authentication' }).click();
     seed = (await page.getByLabel('Key for manual entry').textContent())!.replaceAll(' ', '');
-    await expect(page.getByRole('img', { name: /QR code/ }).getAttribute('src')).resolves.toMatch(/^data:image\/png;base64,/);
+    await expect(page.getByRole('img', { name: /QR code/ }).getAttribute('src')).resolves.toMatch(
+      /^data:image\/png;base64,/,
+    );
     await screenshot(page, 'settings-security-2fa-setup');
     await page.getByLabel('Code from the app').fill(totpCode(seed, new Date()));
     await page.getByRole('button', { name: 'Turn on' }).click();
@@ -92,18 +94,27 @@ describe('the dashboard in a browser: sign-in with 2FA, search and export', () =
 
   it.each([
     ['csv', (body: Buffer) => expect(body.subarray(0, 3)).toEqual(Buffer.from([0xef, 0xbb, 0xbf]))],
-    ['json', (body: Buffer) => expect((JSON.parse(body.toString()) as { results: unknown[] }).results).toHaveLength(total)],
+    [
+      'json',
+      (body: Buffer) => expect((JSON.parse(body.toString()) as { results: unknown[] }).results).toHaveLength(total),
+    ],
     ['xml', (body: Buffer) => expect(body.toString().match(/<message>/g)).toHaveLength(total)],
     ['pdf', (body: Buffer) => expect(body.subarray(0, 5).toString()).toBe('%PDF-')],
   ] as const)('exports the search as %s, a file named by the server', async (format, check) => {
-    const [download] = await Promise.all([page.waitForEvent('download') as Promise<Download>, page.getByRole('button', { name: format.toUpperCase(), exact: true }).click()]);
+    const [download] = await Promise.all([
+      page.waitForEvent('download') as Promise<Download>,
+      page.getByRole('button', { name: format.toUpperCase(), exact: true }).click(),
+    ]);
     expect(download.suggestedFilename()).toMatch(new RegExp(`^dragnet-search-\\d+\\.${format}$`));
     check(readFileSync((await download.path())!));
   });
 
   it('lists the search in history and re-opens it as it ran', async () => {
     await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'History' }).click();
-    await page.getByRole('link', { name: `Open the search ${QUERY}` }).first().click();
+    await page
+      .getByRole('link', { name: `Open the search ${QUERY}` })
+      .first()
+      .click();
     await page.getByRole('heading', { name: /matches? in/ }).waitFor();
     expect(await page.getByLabel('Query').inputValue()).toBe(QUERY);
     await page.goBack();

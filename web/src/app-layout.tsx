@@ -32,7 +32,11 @@ export function AppLayout() {
           <ul>
             {navItems.map((item) => (
               <li key={item.to}>
-                <Link to={item.to} activeOptions={{ exact: item.exact, includeSearch: false }} activeProps={{ className: 'active' }}>
+                <Link
+                  to={item.to}
+                  activeOptions={{ exact: item.exact, includeSearch: false }}
+                  activeProps={{ className: 'active' }}
+                >
                   {item.label}
                 </Link>
               </li>

@@ -22,7 +22,10 @@ function createQueryClient() {
       queries: {
         staleTime: 30_000,
         retry: (failures, error) => failures < 2 && isTransient(error),
-        retryDelay: (failures, error) => (error instanceof ApiError && error.retryAfterSeconds !== undefined ? error.retryAfterSeconds * 1000 : 1000 * 2 ** failures),
+        retryDelay: (failures, error) =>
+          error instanceof ApiError && error.retryAfterSeconds !== undefined
+            ? error.retryAfterSeconds * 1000
+            : 1000 * 2 ** failures,
         refetchOnWindowFocus: false,
       },
     },

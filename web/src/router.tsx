@@ -72,7 +72,10 @@ const searchRoute = createRoute({
   // Asks for the results while the page's code loads, instead of after (not awaited: the page
   // draws its form at once and the results when they come).
   loader: ({ context, deps }) => {
-    if (deps.history) void context.queryClient.prefetchInfiniteQuery(searchResultsQuery(context.api, context.session.get(), deps.history));
+    if (deps.history)
+      void context.queryClient.prefetchInfiniteQuery(
+        searchResultsQuery(context.api, context.session.get(), deps.history),
+      );
   },
   component: lazyRouteComponent(() => import('./pages/search/search-page.tsx'), 'SearchPage'),
 });
@@ -102,14 +105,20 @@ const rulesRoute = createRoute({
 const ruleRoute = createRoute({
   getParentRoute: () => appRoute,
   path: '/rules/$ruleId',
-  params: { parse: ({ ruleId }) => ({ ruleId: idParam(ruleId) }), stringify: ({ ruleId }) => ({ ruleId: String(ruleId) }) },
+  params: {
+    parse: ({ ruleId }) => ({ ruleId: idParam(ruleId) }),
+    stringify: ({ ruleId }) => ({ ruleId: String(ruleId) }),
+  },
   component: lazyRouteComponent(() => import('./pages/rules/rule-page.tsx'), 'RulePage'),
 });
 
 const editRuleRoute = createRoute({
   getParentRoute: () => appRoute,
   path: '/rules/$ruleId/edit',
-  params: { parse: ({ ruleId }) => ({ ruleId: idParam(ruleId) }), stringify: ({ ruleId }) => ({ ruleId: String(ruleId) }) },
+  params: {
+    parse: ({ ruleId }) => ({ ruleId: idParam(ruleId) }),
+    stringify: ({ ruleId }) => ({ ruleId: String(ruleId) }),
+  },
   component: lazyRouteComponent(() => import('./pages/rules/edit-rule-page.tsx'), 'EditRulePage'),
 });
 
@@ -117,7 +126,10 @@ const editRuleRoute = createRoute({
 const incidentRoute = createRoute({
   getParentRoute: () => appRoute,
   path: '/incidents/$matchId',
-  params: { parse: ({ matchId }) => ({ matchId: idParam(matchId) }), stringify: ({ matchId }) => ({ matchId: String(matchId) }) },
+  params: {
+    parse: ({ matchId }) => ({ matchId: idParam(matchId) }),
+    stringify: ({ matchId }) => ({ matchId: String(matchId) }),
+  },
   validateSearch: validateIncidentSearch,
   component: lazyRouteComponent(() => import('./pages/incidents/incident-page.tsx'), 'IncidentPage'),
 });
@@ -152,8 +164,11 @@ const securityRoute = createRoute({
 });
 
 /** Settings → one page per delivery resource, the defaults and the usage (pages/settings/). */
-const settingsPage = <const Path extends string, Module extends Record<string, unknown>>(path: Path, load: () => Promise<Module>, name: keyof Module & string) =>
-  createRoute({ getParentRoute: () => settingsRoute, path, component: lazyRouteComponent(load, name) });
+const settingsPage = <const Path extends string, Module extends Record<string, unknown>>(
+  path: Path,
+  load: () => Promise<Module>,
+  name: keyof Module & string,
+) => createRoute({ getParentRoute: () => settingsRoute, path, component: lazyRouteComponent(load, name) });
 
 const settingsPages = [
   settingsPage('/recipients', () => import('./pages/settings/recipients-page.tsx'), 'RecipientsPage'),

@@ -18,7 +18,9 @@ export function registerCollectorsCommands(program: Command, cli: CliContext): v
               enabled: c.enabled ? 'yes' : 'no',
               every: `${c.interval_seconds}s`,
               'last success': when(c.last_success_at),
-              'last error': c.last_error ? `${when(c.last_error_at)} ${c.last_error}${c.consecutive_failures > 1 ? ` (${c.consecutive_failures} in a row)` : ''}` : '-',
+              'last error': c.last_error
+                ? `${when(c.last_error_at)} ${c.last_error}${c.consecutive_failures > 1 ? ` (${c.consecutive_failures} in a row)` : ''}`
+                : '-',
               'items last/total': `${c.items_last_run ?? '-'}/${c.items_total}`,
               'next run': c.running ? 'running' : when(c.next_run_at),
             })),
@@ -35,7 +37,12 @@ export function registerCollectorsCommands(program: Command, cli: CliContext): v
       await cli.withContainer(async (container, out) => {
         const reports = await container.collectors.runNow(names);
         out.emit(reports, () =>
-          reports.map((r) => `${r.name}: ${r.outcome === 'ran' ? `${r.items} items stored` : r.outcome === 'busy' ? 'already running in another process' : `${r.outcome}: ${r.error ?? ''}`}`).join('\n'),
+          reports
+            .map(
+              (r) =>
+                `${r.name}: ${r.outcome === 'ran' ? `${r.items} items stored` : r.outcome === 'busy' ? 'already running in another process' : `${r.outcome}: ${r.error ?? ''}`}`,
+            )
+            .join('\n'),
         );
         if (reports.some((r) => r.outcome !== 'ran')) process.exitCode = 1;
       });

@@ -25,14 +25,16 @@ export function registerDemoCommand(program: Command, cli: CliContext): void {
           if (source.demo) loaded.push(await source.demo(container.sourceContext, Date.now()));
         }
         const base = `http://${config.host}:${config.port}`;
-        out.emit({ organization: DEMO_ORG, email: DEMO_EMAIL, password, login_url: `${base}/token/`, demo_data: loaded }, () =>
-          [
-            `Demo organization: ${DEMO_ORG}`,
-            `Email:    ${DEMO_EMAIL}`,
-            `Password: ${password}`,
-            ...loaded,
-            `Log in:   curl -s -X POST ${base}/token/ -H 'content-type: application/json' -d '{"email":"${DEMO_EMAIL}","password":"${password}"}'`,
-          ].join('\n'),
+        out.emit(
+          { organization: DEMO_ORG, email: DEMO_EMAIL, password, login_url: `${base}/token/`, demo_data: loaded },
+          () =>
+            [
+              `Demo organization: ${DEMO_ORG}`,
+              `Email:    ${DEMO_EMAIL}`,
+              `Password: ${password}`,
+              ...loaded,
+              `Log in:   curl -s -X POST ${base}/token/ -H 'content-type: application/json' -d '{"email":"${DEMO_EMAIL}","password":"${password}"}'`,
+            ].join('\n'),
         );
       });
     });

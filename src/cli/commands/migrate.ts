@@ -14,12 +14,21 @@ export function registerMigrateCommand(program: Command, cli: CliContext): void 
         import('../../lib/crypto.ts'),
         import('../../modules/sources/index.ts'),
       ]);
-      const store = openStore({ dataDir: config.dataDir, databaseUrl: config.databaseUrl, busyTimeoutMs: config.sqliteBusyTimeoutMs });
+      const store = openStore({
+        dataDir: config.dataDir,
+        databaseUrl: config.databaseUrl,
+        busyTimeoutMs: config.sqliteBusyTimeoutMs,
+      });
       try {
-        const applied = await migrateToLatest(store, { keys: createKeyRing(config.masterKey, config.cardHashKey), sourceMigrations: sourceMigrations() });
-        cli.output().emit({ applied, store: store.engine }, () =>
-          applied.length ? `applied: ${applied.join(', ')}` : 'store is up to date',
-        );
+        const applied = await migrateToLatest(store, {
+          keys: createKeyRing(config.masterKey, config.cardHashKey),
+          sourceMigrations: sourceMigrations(),
+        });
+        cli
+          .output()
+          .emit({ applied, store: store.engine }, () =>
+            applied.length ? `applied: ${applied.join(', ')}` : 'store is up to date',
+          );
       } finally {
         await store.close();
       }

@@ -19,12 +19,21 @@ const settingsFrom = (options: Record<string, unknown>): OrganizationSettings =>
   rename: options.rename as string | undefined,
 });
 
-const orgColumns = ['id', 'name', 'alert_rule_limit', 'used_credits', 'default_frequency', 'managed_by_org_id', 'dashboard_url'];
+const orgColumns = [
+  'id',
+  'name',
+  'alert_rule_limit',
+  'used_credits',
+  'default_frequency',
+  'managed_by_org_id',
+  'dashboard_url',
+];
 
 type LimitValue = number | 'none' | 'default';
 
 // 'none' stays a string here: commander turns a parser's null into ''.
-const limitValue = (value: string): LimitValue => (value === 'none' || value === 'default' ? value : wholeNumber(value));
+const limitValue = (value: string): LimitValue =>
+  value === 'none' || value === 'default' ? value : wholeNumber(value);
 const toLimit = (value: LimitValue): number | null | 'default' => (value === 'none' ? null : value);
 
 const collectServiceLimit = (value: string, previous: [string, LimitValue][] = []) => {
@@ -36,12 +45,14 @@ const collectServiceLimit = (value: string, previous: [string, LimitValue][] = [
 export function registerOrgCommands(program: Command, cli: CliContext): void {
   const org = program.command('org').description('manage organizations');
 
-  orgSettingOptions(org.command('create <name>').description('create an organization')).action(async (name: string, options) => {
-    await cli.withContainer(async ({ organizations }, out) => {
-      const created = await organizations.create(name, settingsFrom(options));
-      out.emit(created, () => `created organization ${created.name} (id ${created.id})`);
-    });
-  });
+  orgSettingOptions(org.command('create <name>').description('create an organization')).action(
+    async (name: string, options) => {
+      await cli.withContainer(async ({ organizations }, out) => {
+        const created = await organizations.create(name, settingsFrom(options));
+        out.emit(created, () => `created organization ${created.name} (id ${created.id})`);
+      });
+    },
+  );
 
   org
     .command('list')
@@ -78,22 +89,31 @@ export function registerOrgCommands(program: Command, cli: CliContext): void {
     .description('override rate limits of an organization (a number, "none" for unlimited, or "default")')
     .option('--per-second <n>', 'account-wide requests per second (default 25)', limitValue)
     .option('--per-month <n>', 'account-wide requests per calendar month (default 100000)', limitValue)
-    .option('--service <slug=n>', "an endpoint's daily limit, e.g. messenger-search-create=3 (repeatable)", collectServiceLimit)
+    .option(
+      '--service <slug=n>',
+      "an endpoint's daily limit, e.g. messenger-search-create=3 (repeatable)",
+      collectServiceLimit,
+    )
     .option('--reset', 'drop every override first')
     .action(async (name: string, options) => {
       const { ACCOUNT_SCOPE, serviceScope } = await import('../../modules/usage/index.ts');
       await cli.withContainer(async ({ organizations, limits }, out) => {
         const target = await organizations.requireByName(name);
         if (options.reset) await limits.clearOverrides(target.id);
-        if (options.perSecond !== undefined) await limits.setOverride(target.id, ACCOUNT_SCOPE, 'second', toLimit(options.perSecond));
-        if (options.perMonth !== undefined) await limits.setOverride(target.id, ACCOUNT_SCOPE, 'month', toLimit(options.perMonth));
+        if (options.perSecond !== undefined)
+          await limits.setOverride(target.id, ACCOUNT_SCOPE, 'second', toLimit(options.perSecond));
+        if (options.perMonth !== undefined)
+          await limits.setOverride(target.id, ACCOUNT_SCOPE, 'month', toLimit(options.perMonth));
         for (const [slug, value] of (options.service ?? []) as [string, LimitValue][]) {
           await limits.setOverride(target.id, serviceScope(slug), 'day', toLimit(value));
         }
         const overrides = await limits.listOverrides(target.id);
         out.emit({ organization: target.name, overrides }, () =>
           overrides.length
-            ? table(overrides.map((o) => ({ ...o, limit_value: o.limit_value ?? 'none' })), ['scope', 'period', 'limit_value'])
+            ? table(
+                overrides.map((o) => ({ ...o, limit_value: o.limit_value ?? 'none' })),
+                ['scope', 'period', 'limit_value'],
+              )
             : `${target.name} uses the default limits`,
         );
       });

@@ -16,11 +16,13 @@ export function registerRulesCommands(program: Command, cli: CliContext): void {
         const report = await container.runner.tick(at);
         let jobsRun = 0;
         let delivered = 0;
-        for (let n; (n = await container.jobs.runDue()) > 0; ) jobsRun += n;
-        for (let n; (n = await container.notifier.dispatchPending()) > 0; ) delivered += n;
+        for (let n; (n = await container.jobs.runDue()) > 0;) jobsRun += n;
+        for (let n; (n = await container.notifier.dispatchPending()) > 0;) delivered += n;
         const summary = { at: at.toISOString(), ...report, jobs_run: jobsRun, notifications_handled: delivered };
-        out.emit(summary, () =>
-          `tick at ${summary.at}: ${report.due} due, ${report.ran} ran, ${report.skipped} already done, ${report.matches} new matches; ${jobsRun} jobs, ${delivered} notifications`,
+        out.emit(
+          summary,
+          () =>
+            `tick at ${summary.at}: ${report.due} due, ${report.ran} ran, ${report.skipped} already done, ${report.matches} new matches; ${jobsRun} jobs, ${delivered} notifications`,
         );
       });
     });

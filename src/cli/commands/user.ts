@@ -26,7 +26,12 @@ export function registerUserCommands(program: Command, cli: CliContext): void {
           password,
           role: options.system ? 'system' : 'member',
         });
-        await audit.record({ ...cliOrigin(created.org_id), event: 'user.created', target: userTarget(created), details: { role: created.role } });
+        await audit.record({
+          ...cliOrigin(created.org_id),
+          event: 'user.created',
+          target: userTarget(created),
+          details: { role: created.role },
+        });
         out.emit(created, () => `created user ${created.email} in ${created.organization} (id ${created.id})`);
       });
     });
@@ -71,7 +76,10 @@ export function registerUserCommands(program: Command, cli: CliContext): void {
       await cli.withContainer(async ({ users, audit }, out) => {
         const changed = await users.disableTwoFactor(email);
         await audit.record({ ...cliOrigin(changed.org_id), event: 'two_factor.disabled', target: userTarget(changed) });
-        out.emit(changed, () => `two-factor authentication is off for ${changed.email}; they can enrol again with setup_2fa`);
+        out.emit(
+          changed,
+          () => `two-factor authentication is off for ${changed.email}; they can enrol again with setup_2fa`,
+        );
       });
     });
 }

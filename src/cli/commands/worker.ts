@@ -20,11 +20,19 @@ export function registerWorkerCommand(program: Command, cli: CliContext): void {
       const log = stderrLog;
       // Listening first: a port in use fails the command before any work starts. Loaded only
       // here, as in serve: a worker without the port needs no HTTP stack.
-      const operations = options.metricsPort === undefined ? null : await (await import('../../operations-server.ts')).startOperationsServer(container, { host: config.host, port: options.metricsPort });
+      const operations =
+        options.metricsPort === undefined
+          ? null
+          : await (
+              await import('../../operations-server.ts')
+            ).startOperationsServer(container, { host: config.host, port: options.metricsPort });
       const scheduler = startScheduler(container, { pollMs: config.schedulerPollMs, log });
       const collectors = container.collectors.start({ pollMs: config.schedulerPollMs, log });
-      process.stdout.write(`Dragnet worker running (store: ${container.store.engine})${operations ? `; metrics on ${operations.url}/metrics` : ''}\n`);
-      for (const warning of await (await import('../../db/maintenance.ts')).autovacuumWarnings(container.store)) log(`warning: ${warning}`);
+      process.stdout.write(
+        `Dragnet worker running (store: ${container.store.engine})${operations ? `; metrics on ${operations.url}/metrics` : ''}\n`,
+      );
+      for (const warning of await (await import('../../db/maintenance.ts')).autovacuumWarnings(container.store))
+        log(`warning: ${warning}`);
       const stop = async () => {
         await operations?.close();
         await collectors.stop();

@@ -42,9 +42,5 @@ export async function up(db: Kysely<unknown>, { engine }: MigrationContext): Pro
     .addColumn('scope', 'text', (c) => c.notNull())
     .addColumn('failed_at', 'bigint', (c) => c.notNull())
     .execute();
-  await db.schema
-    .createIndex('auth_failures_scope_idx')
-    .on('auth_failures')
-    .columns(['scope', 'failed_at'])
-    .execute();
+  await db.schema.createIndex('auth_failures_scope_idx').on('auth_failures').columns(['scope', 'failed_at']).execute();
 }

@@ -6,7 +6,9 @@ export async function up(db: Kysely<unknown>, { engine }: MigrationContext): Pro
   // One default per organization and type, enforced by the store itself: concurrent requests
   // can race, but the partial unique index lets only one of them commit a second default.
   const oneDefault = async (table: string) =>
-    sql`create unique index ${sql.raw(`${table}_one_default_idx`)} on ${sql.raw(table)} (org_id) where is_default = 1`.execute(db);
+    sql`create unique index ${sql.raw(`${table}_one_default_idx`)} on ${sql.raw(table)} (org_id) where is_default = 1`.execute(
+      db,
+    );
 
   await createTableWithId(db, engine, 'recipients')
     .addColumn('org_id', 'bigint', (c) => c.notNull().references('organizations.id'))
@@ -72,5 +74,9 @@ export async function up(db: Kysely<unknown>, { engine }: MigrationContext): Pro
     .addColumn('match_id', 'bigint')
     .addColumn('created_at', 'bigint', (c) => c.notNull())
     .execute();
-  await db.schema.createIndex('delivery_attempts_org_idx').on('delivery_attempts').columns(['org_id', 'created_at']).execute();
+  await db.schema
+    .createIndex('delivery_attempts_org_idx')
+    .on('delivery_attempts')
+    .columns(['org_id', 'created_at'])
+    .execute();
 }

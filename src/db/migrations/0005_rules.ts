@@ -24,7 +24,9 @@ export async function up(db: Kysely<unknown>, { engine }: MigrationContext): Pro
     .addColumn('updated_at', 'bigint', (c) => c.notNull())
     .execute();
   // Names are unique among an organization's active rules; deleted rules keep theirs.
-  await sql`create unique index alert_rules_active_name_idx on alert_rules (org_id, name) where is_deleted = 0`.execute(db);
+  await sql`create unique index alert_rules_active_name_idx on alert_rules (org_id, name) where is_deleted = 0`.execute(
+    db,
+  );
   await db.schema.createIndex('alert_rules_due_idx').on('alert_rules').columns(['is_deleted', 'last_run']).execute();
 
   await db.schema
@@ -33,7 +35,11 @@ export async function up(db: Kysely<unknown>, { engine }: MigrationContext): Pro
     .addColumn('recipient_id', 'bigint', (c) => c.notNull())
     .addPrimaryKeyConstraint('alert_rule_recipients_pk', ['rule_id', 'recipient_id'])
     .execute();
-  await db.schema.createIndex('alert_rule_recipients_recipient_idx').on('alert_rule_recipients').column('recipient_id').execute();
+  await db.schema
+    .createIndex('alert_rule_recipients_recipient_idx')
+    .on('alert_rule_recipients')
+    .column('recipient_id')
+    .execute();
 
   await createTableWithId(db, engine, 'rule_runs')
     .addColumn('org_id', 'bigint', (c) => c.notNull())

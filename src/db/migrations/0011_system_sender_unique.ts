@@ -7,7 +7,13 @@ import { sql, type Kysely } from 'kysely';
 // oldest is kept and rules that used another use it.
 export async function up(db: Kysely<unknown>): Promise<void> {
   await sql`update alert_rules set sender_id = (select min(id) from senders where is_system_created = 1)
-    where sender_id in (select id from senders where is_system_created = 1 and id > (select min(id) from senders where is_system_created = 1))`.execute(db);
-  await sql`delete from senders where is_system_created = 1 and id > (select min(id) from senders where is_system_created = 1)`.execute(db);
-  await sql`create unique index senders_one_system_idx on senders (is_system_created) where is_system_created = 1`.execute(db);
+    where sender_id in (select id from senders where is_system_created = 1 and id > (select min(id) from senders where is_system_created = 1))`.execute(
+    db,
+  );
+  await sql`delete from senders where is_system_created = 1 and id > (select min(id) from senders where is_system_created = 1)`.execute(
+    db,
+  );
+  await sql`create unique index senders_one_system_idx on senders (is_system_created) where is_system_created = 1`.execute(
+    db,
+  );
 }

@@ -30,7 +30,10 @@ export async function up(db: Kysely<unknown>): Promise<void> {
   }
   await db.schema.alterTable('rule_runs').addColumn('claimed_by', 'text').execute();
 
-  await db.schema.alterTable('alert_rules').addColumn('due_at', 'bigint', (c) => c.notNull().defaultTo(0)).execute();
+  await db.schema
+    .alterTable('alert_rules')
+    .addColumn('due_at', 'bigint', (c) => c.notNull().defaultTo(0))
+    .execute();
   await db.schema.alterTable('alert_rules').addColumn('tick_window', 'bigint').execute();
   await db.schema.alterTable('alert_rules').addColumn('tick_claimed_by', 'text').execute();
   const hours = sql.join(

@@ -24,12 +24,20 @@ function parseEntry(raw: string): Entry {
     body = bracketed[1]!;
     port = bracketed[2];
   } else if (/^[^:]+:\d+$/.test(text)) [body, port] = text.split(':') as [string, string];
-  if (port !== undefined && !(/^\d{1,5}$/.test(port) && Number(port) >= 1 && Number(port) <= 65535)) throw new Error(`"${raw}": the port must be 1 to 65535`);
+  if (port !== undefined && !(/^\d{1,5}$/.test(port) && Number(port) >= 1 && Number(port) <= 65535))
+    throw new Error(`"${raw}": the port must be 1 to 65535`);
   const withPort = port === undefined ? {} : { port: Number(port) };
   if (/^[0-9a-f:.]+\/\d+$/.test(body)) {
     try {
       const [address, bits] = ipaddr.parseCIDR(body);
-      return { kind: 'range', range: [ipaddr.process(address.toString()), address.kind() === 'ipv6' && (address as ipaddr.IPv6).isIPv4MappedAddress() ? bits - 96 : bits], ...withPort };
+      return {
+        kind: 'range',
+        range: [
+          ipaddr.process(address.toString()),
+          address.kind() === 'ipv6' && (address as ipaddr.IPv6).isIPv4MappedAddress() ? bits - 96 : bits,
+        ],
+        ...withPort,
+      };
     } catch {
       throw new Error(`"${raw}" is not a CIDR such as 10.20.0.0/16`);
     }
@@ -43,7 +51,10 @@ function parseEntry(raw: string): Entry {
 }
 
 export function parseAllowList(entries: string[]) {
-  const parsed = entries.map((entry) => entry.trim()).filter(Boolean).map(parseEntry);
+  const parsed = entries
+    .map((entry) => entry.trim())
+    .filter(Boolean)
+    .map(parseEntry);
   return {
     /**
      * Whether a connection to `host` (as configured), at `address` (as resolved), on `port` is

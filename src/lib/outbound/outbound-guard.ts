@@ -27,7 +27,11 @@ function resolveWithin(lookup: Lookup, host: string, timeoutMs: number | undefin
   if (timeoutMs === undefined) return lookup(host);
   let timer: NodeJS.Timeout | undefined;
   const expired = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(Object.assign(new Error(`${host}: the name did not resolve within ${timeoutMs} ms`), { code: 'EDNS' })), timeoutMs);
+    timer = setTimeout(
+      () =>
+        reject(Object.assign(new Error(`${host}: the name did not resolve within ${timeoutMs} ms`), { code: 'EDNS' })),
+      timeoutMs,
+    );
   });
   return Promise.race([lookup(host), expired]).finally(() => clearTimeout(timer));
 }

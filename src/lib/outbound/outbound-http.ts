@@ -10,9 +10,19 @@ const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
  * Headers that belong to the origin they were sent to (credentials, and validators such as a
  * feed's ETag): not sent on to another origin a redirect points at, as browsers' fetch does.
  */
-const ORIGIN_BOUND_HEADERS = new Set(['authorization', 'proxy-authorization', 'cookie', 'if-none-match', 'if-modified-since', 'if-match', 'if-unmodified-since', 'if-range']);
+const ORIGIN_BOUND_HEADERS = new Set([
+  'authorization',
+  'proxy-authorization',
+  'cookie',
+  'if-none-match',
+  'if-modified-since',
+  'if-match',
+  'if-unmodified-since',
+  'if-range',
+]);
 
-const sameOriginOnly = (headers: Record<string, string>) => Object.fromEntries(Object.entries(headers).filter(([name]) => !ORIGIN_BOUND_HEADERS.has(name.toLowerCase())));
+const sameOriginOnly = (headers: Record<string, string>) =>
+  Object.fromEntries(Object.entries(headers).filter(([name]) => !ORIGIN_BOUND_HEADERS.has(name.toLowerCase())));
 
 /**
  * HTTP through the outbound guard: every connection the agent opens first asks the guard for
@@ -33,7 +43,10 @@ export function createOutboundHttp(guard: OutboundGuard, options: { timeoutMs?: 
           (address) => {
             // Inside a promise handler a throw would be an unhandled rejection, not the request's error.
             try {
-              direct({ ...target, hostname: address, servername: target.servername || (isIP(host) ? undefined : host) }, callback);
+              direct(
+                { ...target, hostname: address, servername: target.servername || (isIP(host) ? undefined : host) },
+                callback,
+              );
             } catch (error) {
               callback(error as Error, null);
             }
@@ -41,13 +54,17 @@ export function createOutboundHttp(guard: OutboundGuard, options: { timeoutMs?: 
           (error: Error) => callback(error, null),
         );
       };
-      const timeouts = options.timeoutMs === undefined ? {} : { headersTimeout: options.timeoutMs, bodyTimeout: options.timeoutMs };
+      const timeouts =
+        options.timeoutMs === undefined ? {} : { headersTimeout: options.timeoutMs, bodyTimeout: options.timeoutMs };
       return { undici, agent: new undici.Agent({ connect, ...timeouts }) };
     }));
 
   return {
     /** One request, redirects not followed (a webhook: spec 6.2). */
-    async request(url: URL, init: { method: 'POST'; body: Buffer; headers: Record<string, string>; signal: AbortSignal }) {
+    async request(
+      url: URL,
+      init: { method: 'POST'; body: Buffer; headers: Record<string, string>; signal: AbortSignal },
+    ) {
       const { undici, agent } = await load();
       return undici.request(url, { ...init, dispatcher: agent });
     },
@@ -61,10 +78,12 @@ export function createOutboundHttp(guard: OutboundGuard, options: { timeoutMs?: 
       let current = new URL(url);
       let headers = init.headers ?? {};
       for (let hop = 0; ; hop++) {
-        const response = await undici.fetch(current, { headers, signal: init.signal, redirect: 'manual', dispatcher: agent }).catch((error: unknown) => {
-          // fetch says only "fetch failed"; a refusal is the answer the operator needs.
-          throw (error as Error).cause instanceof BlockedAddressError ? (error as Error).cause : error;
-        });
+        const response = await undici
+          .fetch(current, { headers, signal: init.signal, redirect: 'manual', dispatcher: agent })
+          .catch((error: unknown) => {
+            // fetch says only "fetch failed"; a refusal is the answer the operator needs.
+            throw (error as Error).cause instanceof BlockedAddressError ? (error as Error).cause : error;
+          });
         const location = response.headers.get('location');
         if (!REDIRECT_STATUSES.has(response.status) || location === null) return response;
         await response.body?.cancel();
@@ -73,7 +92,8 @@ export function createOutboundHttp(guard: OutboundGuard, options: { timeoutMs?: 
         const next = new URL(location, current);
         if (next.origin !== current.origin) headers = sameOriginOnly(headers);
         current = next;
-        if (current.protocol !== 'http:' && current.protocol !== 'https:') throw new BlockedAddressError(`${url}: redirected to a ${current.protocol} URL`);
+        if (current.protocol !== 'http:' && current.protocol !== 'https:')
+          throw new BlockedAddressError(`${url}: redirected to a ${current.protocol} URL`);
       }
     },
 

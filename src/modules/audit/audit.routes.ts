@@ -15,14 +15,18 @@ export function auditRoutes(audit: AuditLog): FastifyPluginAsyncTypebox {
         schema: {
           operationId: 'listAuditLog',
           tags: ['audit'],
-          summary: "The organization's security events (logins, 2FA, passwords, users, senders, webhooks, rule deletions), newest first",
+          summary:
+            "The organization's security events (logins, 2FA, passwords, users, senders, webhooks, rule deletions), newest first",
           querystring: AuditLogQuery,
           response: withErrors({ 200: AuditLogPage }, [400, 401, 403, 404, 429]),
         },
       },
       async (request) => {
         const { event, org_id: orgId } = request.query;
-        const { results, total } = await audit.list(requireAuth(request).orgId, { event, ...pageWindow(request.query) });
+        const { results, total } = await audit.list(requireAuth(request).orgId, {
+          event,
+          ...pageWindow(request.query),
+        });
         return linkedPage(PATH, request.query, total, results, { event, org_id: orgId });
       },
     );

@@ -31,22 +31,34 @@ export const AuditEntry = Type.Object({
   id: Type.Integer(),
   event: Type.String({ description: `One of: ${auditEvents.join(', ')}` }),
   created_at: Type.String({ format: 'date-time' }),
-  actor_user_id: Nullable(Type.Integer(), { description: 'The user who did it; null for an operator command or a failed login' }),
+  actor_user_id: Nullable(Type.Integer(), {
+    description: 'The user who did it; null for an operator command or a failed login',
+  }),
   actor_email: Nullable(Type.String()),
   target_type: Type.String({ description: 'user, sender, webhook or rule' }),
   target_id: Type.Integer(),
-  target_name: Nullable(Type.String({ description: "The user's email, the sender's address, the webhook's or the rule's name, as it was then" })),
-  via: Type.String({ description: 'api (an HTTP request) or cli (an operator\'s dragnet command)' }),
+  target_name: Nullable(
+    Type.String({
+      description: "The user's email, the sender's address, the webhook's or the rule's name, as it was then",
+    }),
+  ),
+  via: Type.String({ description: "api (an HTTP request) or cli (an operator's dragnet command)" }),
   ip_address: Nullable(Type.String({ description: 'The client address of an api event' })),
   details: Type.Record(Type.String(), Type.Union([Type.String(), Type.Number(), Type.Boolean(), Type.Null()]), {
-    description: 'A few facts about the event, never a secret: reason of a failed login or check, server host of a sender, host of a webhook',
+    description:
+      'A few facts about the event, never a secret: reason of a failed login or check, server host of a sender, host of a webhook',
   }),
 });
 
 export const AuditLogQuery = Type.Object({
   page: Type.Integer({ minimum: 1, maximum: MAX_PAGE, default: 1 }),
   page_size: Type.Integer({ minimum: 1, maximum: 100, default: 50 }),
-  event: Type.Optional(Type.Union(auditEvents.map((name) => Type.Literal(name)), { description: 'Only this event' })),
+  event: Type.Optional(
+    Type.Union(
+      auditEvents.map((name) => Type.Literal(name)),
+      { description: 'Only this event' },
+    ),
+  ),
   org_id: OrgIdQuery,
 });
 

@@ -47,7 +47,11 @@ export function requestOrigin(request: { auth: AuthContext | null; ip: string })
 }
 
 /** A user as the target of an event (named by email as it was then). */
-export const userTarget = (user: { id: number; email: string }) => ({ type: 'user' as const, id: user.id, name: user.email });
+export const userTarget = (user: { id: number; email: string }) => ({
+  type: 'user' as const,
+  id: user.id,
+  name: user.email,
+});
 
 /** An operator's `dragnet` command acting on something of `orgId`. */
 export const cliOrigin = (orgId: number): AuditOrigin => ({ orgId, actor: null, via: 'cli', ip: null });

@@ -5,7 +5,12 @@ import type { UserRow } from '../orgs/index.ts';
 export function createAccountAudit(audit: AuditLog) {
   return {
     /** A login or refresh outcome in the user's own organization's audit log. */
-    access: (user: UserRow, clientAddress: string, event: 'login.succeeded' | 'login.failed' | 'token.refresh_refused', reason?: string) =>
+    access: (
+      user: UserRow,
+      clientAddress: string,
+      event: 'login.succeeded' | 'login.failed' | 'token.refresh_refused',
+      reason?: string,
+    ) =>
       audit.record({
         orgId: user.org_id,
         // Whoever failed is not known to be the user; whoever succeeded is.
@@ -21,7 +26,15 @@ export function createAccountAudit(audit: AuditLog) {
      * MSSP acting for another organization still changes its own password or 2FA.
      */
     self: (user: UserRow, clientAddress: string, event: AuditEventName, details: AuditDetails = {}) =>
-      audit.record({ orgId: user.org_id, actor: { id: user.id, email: user.email }, via: 'api', ip: clientAddress, event, target: userTarget(user), details }),
+      audit.record({
+        orgId: user.org_id,
+        actor: { id: user.id, email: user.email },
+        via: 'api',
+        ip: clientAddress,
+        event,
+        target: userTarget(user),
+        details,
+      }),
   };
 }
 

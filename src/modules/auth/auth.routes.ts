@@ -68,7 +68,8 @@ export function authRoutes(auth: AuthService): FastifyPluginAsyncTypebox {
         schema: {
           operationId: 'verify2faEnrollment',
           tags: ['auth'],
-          summary: 'Finish 2FA enrollment with a current code; returns ten backup codes and new tokens (earlier ones are revoked)',
+          summary:
+            'Finish 2FA enrollment with a current code; returns ten backup codes and new tokens (earlier ones are revoked)',
           body: VerifyTwoFactorBody,
           response: withErrors({ 200: EnrollmentResponse }, [400, 401, 409]),
         },
@@ -96,7 +97,8 @@ export function authRoutes(auth: AuthService): FastifyPluginAsyncTypebox {
         schema: {
           operationId: 'newBackupCodes',
           tags: ['auth'],
-          summary: 'Replace the backup codes, with the current password and a current code or a backup code (beyond the spec)',
+          summary:
+            'Replace the backup codes, with the current password and a current code or a backup code (beyond the spec)',
           body: ConfirmedByTwoFactorBody,
           response: withErrors({ 200: BackupCodesResponse }, [400, 401, 409, 429]),
         },

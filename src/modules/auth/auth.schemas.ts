@@ -5,7 +5,11 @@ export const LoginBody = Type.Object(
     email: Type.String({ minLength: 1, maxLength: 254 }),
     password: Type.String({ minLength: 1, maxLength: 1024 }),
     otp: Type.Optional(
-      Type.String({ minLength: 1, maxLength: 32, description: 'TOTP code or unused backup code; required when 2FA is on' }),
+      Type.String({
+        minLength: 1,
+        maxLength: 32,
+        description: 'TOTP code or unused backup code; required when 2FA is on',
+      }),
     ),
   },
   { additionalProperties: false },
@@ -16,12 +20,19 @@ export const TokenPair = Type.Object({
   refresh: Type.String({ description: 'Valid 7 days' }),
 });
 
-export const RefreshBody = Type.Object({ refresh: Type.String({ minLength: 1, maxLength: 4096 }) }, { additionalProperties: false });
+export const RefreshBody = Type.Object(
+  { refresh: Type.String({ minLength: 1, maxLength: 4096 }) },
+  { additionalProperties: false },
+);
 
 export const AccessOnly = Type.Object({ access: Type.String() });
 
 const CurrentPassword = Type.String({ minLength: 1, maxLength: 1024, description: 'The current password' });
-const SecondFactorCode = Type.String({ minLength: 1, maxLength: 32, description: 'A current authenticator code or an unused backup code' });
+const SecondFactorCode = Type.String({
+  minLength: 1,
+  maxLength: 32,
+  description: 'A current authenticator code or an unused backup code',
+});
 
 export const SetupTwoFactorBody = Type.Object({ password: CurrentPassword }, { additionalProperties: false });
 
@@ -31,7 +42,10 @@ export const SetupTwoFactorResponse = Type.Object({
   qr_code_image: Type.String({ description: 'PNG QR code of qr_code_url as a data: URL' }),
 });
 
-export const VerifyTwoFactorBody = Type.Object({ otp: Type.String({ minLength: 1, maxLength: 32 }) }, { additionalProperties: false });
+export const VerifyTwoFactorBody = Type.Object(
+  { otp: Type.String({ minLength: 1, maxLength: 32 }) },
+  { additionalProperties: false },
+);
 
 export const BackupCodesResponse = Type.Object({
   backup_codes: Type.Array(Type.String(), { description: 'Ten single-use codes, shown only this once' }),
@@ -43,7 +57,10 @@ export const EnrollmentResponse = Type.Object({
   refresh: Type.String(),
 });
 
-export const ConfirmedByTwoFactorBody = Type.Object({ password: CurrentPassword, otp: SecondFactorCode }, { additionalProperties: false });
+export const ConfirmedByTwoFactorBody = Type.Object(
+  { password: CurrentPassword, otp: SecondFactorCode },
+  { additionalProperties: false },
+);
 
 export const DisableTwoFactorResponse = Type.Object({ message: Type.String() });
 

@@ -62,7 +62,8 @@ export function createAuthService(deps: {
       }
       if (!user || !passwordOk || user.is_active !== 1) {
         // An unknown email belongs to no organization: it has no log to go to.
-        if (user) await accountAudit.access(user, clientAddress, 'login.failed', passwordOk ? 'account_disabled' : 'password');
+        if (user)
+          await accountAudit.access(user, clientAddress, 'login.failed', passwordOk ? 'account_disabled' : 'password');
         throw slowed !== null ? tooManyAttempts(slowed) : invalidCredentials();
       }
       if (user.totp_enabled === 1) {
@@ -81,7 +82,8 @@ export function createAuthService(deps: {
                 fields: [{ field: 'otp', message: 'invalid, expired or already used' }],
               });
         }
-        if (used === 'backup_code') await accountAudit.self(user, clientAddress, 'two_factor.backup_code_used', { during: 'login' });
+        if (used === 'backup_code')
+          await accountAudit.self(user, clientAddress, 'two_factor.backup_code_used', { during: 'login' });
       }
       await throttle.forget(attempt);
       await throttle.loggedIn(user, clientAddress);
@@ -97,7 +99,13 @@ export function createAuthService(deps: {
       } catch (error) {
         // A genuine refresh token of a disabled user, or one issued before a password change.
         const user = await users.findById(verified.userId);
-        if (user) await accountAudit.access(user, clientAddress, 'token.refresh_refused', user.is_active !== 1 ? 'account_disabled' : 'revoked');
+        if (user)
+          await accountAudit.access(
+            user,
+            clientAddress,
+            'token.refresh_refused',
+            user.is_active !== 1 ? 'account_disabled' : 'revoked',
+          );
         throw error;
       }
     },
@@ -107,14 +115,19 @@ export function createAuthService(deps: {
       return chain(tokens.verify(accessToken, 'access'), currentUser);
     },
 
-    async changePassword(user: UserRow, input: { password: string; new_password: string; confirm_new_password: string }, clientAddress: string) {
+    async changePassword(
+      user: UserRow,
+      input: { password: string; new_password: string; confirm_new_password: string },
+      clientAddress: string,
+    ) {
       const failed = (reason: string) => accountAudit.self(user, clientAddress, 'password.change_failed', { reason });
       await credentials.confirmIdentity(user, input, clientAddress, failed);
       const refuse = async (field: string, message: string) => {
         await failed(field);
         throw validationError(field, message);
       };
-      if (input.new_password !== input.confirm_new_password) await refuse('confirm_new_password', 'does not match new_password');
+      if (input.new_password !== input.confirm_new_password)
+        await refuse('confirm_new_password', 'does not match new_password');
       if (input.new_password === input.password) await refuse('new_password', 'must differ from the current password');
       try {
         assertPasswordStrength(input.new_password, user.email, 'new_password');
@@ -130,7 +143,10 @@ export function createAuthService(deps: {
         token_version: tokenVersion,
       });
       await accountAudit.self(user, clientAddress, 'password.changed');
-      return { message: 'password changed; tokens issued before now are revoked', ...(await tokens.issuePair({ id: user.id, token_version: tokenVersion })) };
+      return {
+        message: 'password changed; tokens issued before now are revoked',
+        ...(await tokens.issuePair({ id: user.id, token_version: tokenVersion })),
+      };
     },
   };
 }

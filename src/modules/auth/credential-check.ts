@@ -11,7 +11,12 @@ import { canonicalBackupCode, matchingTotpStep } from './two-factor.ts';
 type SecondFactor = 'totp' | 'backup_code';
 
 /** Checks of what a user knows beyond a token: a second factor, and the password of a signed-in user. */
-export function createCredentialCheck(deps: { db: Kysely<Database>; keys: KeyRing; clock: Clock; throttle: LoginThrottle }) {
+export function createCredentialCheck(deps: {
+  db: Kysely<Database>;
+  keys: KeyRing;
+  clock: Clock;
+  throttle: LoginThrottle;
+}) {
   const { db, keys, clock, throttle } = deps;
 
   /** Accepts a current TOTP code (once) or an unused backup code (once): which one, or null. */

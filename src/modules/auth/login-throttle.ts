@@ -137,9 +137,16 @@ export function createLoginThrottle(deps: { db: Kysely<Database>; clock: Clock; 
         (await delayOf(scope.address, settings.maxFailuresPerAddress, idOf(scope.address), now));
       // A refused attempt is not a guess: it must not extend the delay.
       if (retryAfter !== null) return refuse(attempt, retryAfter);
-      const accountDelay = check === 'login' ? await delayOf(scope.account, settings.maxFailuresPerAccount, idOf(scope.account), now) : null;
-      const accountRetryAfter = accountDelay !== null && !(await isKnownAddress(scope.email, scope.key, now)) ? accountDelay : null;
-      await db.deleteFrom('auth_failures').where('failed_at', '<=', now - windowMs).execute();
+      const accountDelay =
+        check === 'login'
+          ? await delayOf(scope.account, settings.maxFailuresPerAccount, idOf(scope.account), now)
+          : null;
+      const accountRetryAfter =
+        accountDelay !== null && !(await isKnownAddress(scope.email, scope.key, now)) ? accountDelay : null;
+      await db
+        .deleteFrom('auth_failures')
+        .where('failed_at', '<=', now - windowMs)
+        .execute();
       return { ...attempt, accountRetryAfter };
     },
 

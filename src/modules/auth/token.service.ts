@@ -87,7 +87,8 @@ export function createTokenService(deps: { jwtKey: Uint8Array; clock: Clock }) {
     verify(token: string, expected: TokenType): MaybePromise<VerifiedToken> {
       const known = verified.get(token);
       if (!known) return verifySignature(token, expected);
-      if (known.type !== expected) throw new AppError('unauthorized', `not ${expected === 'access' ? 'an access' : 'a refresh'} token`);
+      if (known.type !== expected)
+        throw new AppError('unauthorized', `not ${expected === 'access' ? 'an access' : 'a refresh'} token`);
       if (known.expiresAt <= nowSeconds()) throw new AppError('unauthorized', `${expected} token has expired`);
       return { userId: known.userId, tokenVersion: known.tokenVersion };
     },

@@ -39,7 +39,12 @@ export function createTwoFactorService(deps: {
   }
 
   /** Password and a second factor for a change to 2FA itself, each failure audited under `during`. */
-  async function confirmWithSecondFactor(user: UserRow, input: { password: string; otp: string }, clientAddress: string, during: string) {
+  async function confirmWithSecondFactor(
+    user: UserRow,
+    input: { password: string; otp: string },
+    clientAddress: string,
+    during: string,
+  ) {
     const used = await credentials.confirmIdentity(user, input, clientAddress, (reason) =>
       accountAudit.self(user, clientAddress, 'two_factor.verification_failed', { during, reason }),
     );
@@ -65,7 +70,10 @@ export function createTwoFactorService(deps: {
       }
       const step = matchingTotpStep(keys.decryptSecret(user.totp_pending_secret), otp, clock.now());
       if (step === null) {
-        await accountAudit.self(user, clientAddress, 'two_factor.verification_failed', { during: 'enrollment', reason: 'otp' });
+        await accountAudit.self(user, clientAddress, 'two_factor.verification_failed', {
+          during: 'enrollment',
+          reason: 'otp',
+        });
         throw validationError('otp', 'is not a current code for the seed from setup_2fa');
       }
       const tokenVersion = user.token_version + 1;
@@ -74,12 +82,19 @@ export function createTwoFactorService(deps: {
         // one enables 2FA and hands out codes; the other gets 409 and its codes never exist.
         const enabled = await tx
           .updateTable('users')
-          .set({ totp_enabled: 1, totp_secret: user.totp_pending_secret, totp_pending_secret: null, totp_last_step: step, token_version: tokenVersion })
+          .set({
+            totp_enabled: 1,
+            totp_secret: user.totp_pending_secret,
+            totp_pending_secret: null,
+            totp_last_step: step,
+            token_version: tokenVersion,
+          })
           .where('id', '=', user.id)
           .where('totp_enabled', '=', 0)
           .where('totp_pending_secret', '=', user.totp_pending_secret)
           .executeTakeFirst();
-        if (enabled.numUpdatedRows === 0n) throw new AppError('conflict', 'two-factor authentication is already enabled for this account');
+        if (enabled.numUpdatedRows === 0n)
+          throw new AppError('conflict', 'two-factor authentication is already enabled for this account');
         return replaceBackupCodes(tx, user.id);
       });
       await accountAudit.self(user, clientAddress, 'two_factor.enabled');

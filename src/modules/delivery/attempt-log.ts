@@ -76,7 +76,9 @@ export function createAttemptLog(deps: { db: Kysely<Database>; clock: Clock; met
     },
 
     async list(orgId: number, filter: AttemptFilter & { offset: number; limit: number }) {
-      const { total } = await filtered(orgId, filter).select((eb) => eb.fn.countAll<number>().as('total')).executeTakeFirstOrThrow();
+      const { total } = await filtered(orgId, filter)
+        .select((eb) => eb.fn.countAll<number>().as('total'))
+        .executeTakeFirstOrThrow();
       return { results: (await listRows(orgId, filter)).map(view), total: Number(total) };
     },
   };

@@ -43,7 +43,8 @@ async function inOrgTransaction<T>(
 ): Promise<T> {
   try {
     return await deps.db.transaction().execute(async (tx) => {
-      if (deps.engine === 'postgres') await sql`select id from organizations where id = ${orgId} for update`.execute(tx);
+      if (deps.engine === 'postgres')
+        await sql`select id from organizations where id = ${orgId} for update`.execute(tx);
       return work(tx);
     });
   } catch (error) {
@@ -55,7 +56,11 @@ async function inOrgTransaction<T>(
 
 async function assertRoomForOneMore(tx: AnyTransaction, options: DefaultableStoreOptions, orgId: number) {
   if (options.maxPerOrg === undefined) return;
-  const { n } = await tx.selectFrom(options.table).select((eb) => eb.fn.countAll<number>().as('n')).where('org_id', '=', orgId).executeTakeFirstOrThrow();
+  const { n } = await tx
+    .selectFrom(options.table)
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('org_id', '=', orgId)
+    .executeTakeFirstOrThrow();
   if (Number(n) >= options.maxPerOrg) {
     throw validationError(options.label, `an organization can have at most ${options.maxPerOrg} ${options.label}s`);
   }
@@ -68,12 +73,24 @@ async function moveDefaultForUpdate(
 ): Promise<number> {
   const { table, orgId, existing, wantDefault } = change;
   if (wantDefault === true && existing.is_default !== 1) {
-    await tx.updateTable(table).set({ is_default: 0 }).where('org_id', '=', orgId).where('is_default', '=', 1).execute();
+    await tx
+      .updateTable(table)
+      .set({ is_default: 0 })
+      .where('org_id', '=', orgId)
+      .where('is_default', '=', 1)
+      .execute();
     return 1;
   }
   if (wantDefault === false && existing.is_default === 1) {
     // Giving up the default hands it to the oldest other one; the only one stays default.
-    const other = await tx.selectFrom(table).select('id').where('org_id', '=', orgId).where('id', '!=', existing.id).orderBy('id').limit(1).executeTakeFirst();
+    const other = await tx
+      .selectFrom(table)
+      .select('id')
+      .where('org_id', '=', orgId)
+      .where('id', '!=', existing.id)
+      .orderBy('id')
+      .limit(1)
+      .executeTakeFirst();
     if (other) {
       await tx.updateTable(table).set({ is_default: 0 }).where('id', '=', existing.id).execute();
       await tx.updateTable(table).set({ is_default: 1 }).where('id', '=', other.id).execute();
@@ -84,7 +101,13 @@ async function moveDefaultForUpdate(
 }
 
 async function promoteOldest(tx: AnyTransaction, table: DefaultableTable, orgId: number) {
-  const oldest = await tx.selectFrom(table).select('id').where('org_id', '=', orgId).orderBy('id').limit(1).executeTakeFirst();
+  const oldest = await tx
+    .selectFrom(table)
+    .select('id')
+    .where('org_id', '=', orgId)
+    .orderBy('id')
+    .limit(1)
+    .executeTakeFirst();
   if (oldest) await tx.updateTable(table).set({ is_default: 1 }).where('id', '=', oldest.id).execute();
 }
 
@@ -97,7 +120,10 @@ async function promoteOldest(tx: AnyTransaction, table: DefaultableTable, orgId:
  * serialized anyway. A partial unique index on (org_id) where is_default = 1 backs this up:
  * a bug that tried to commit a second default would fail rather than corrupt.
  */
-export function createDefaultableStore<Row extends BaseRow>(deps: { db: Kysely<Database>; engine: Engine; clock: Clock }, options: DefaultableStoreOptions) {
+export function createDefaultableStore<Row extends BaseRow>(
+  deps: { db: Kysely<Database>; engine: Engine; clock: Clock },
+  options: DefaultableStoreOptions,
+) {
   const db = deps.db as unknown as Kysely<AnyTables>;
   const { table, label } = options;
   const visible = (orgId: number) => visibleTo(orgId, options.sharedRows);
@@ -118,19 +144,35 @@ export function createDefaultableStore<Row extends BaseRow>(deps: { db: Kysely<D
     },
 
     async findDefault(orgId: number): Promise<Row | undefined> {
-      const row = await db.selectFrom(table).selectAll().where('org_id', '=', orgId).where('is_default', '=', 1).executeTakeFirst();
+      const row = await db
+        .selectFrom(table)
+        .selectAll()
+        .where('org_id', '=', orgId)
+        .where('is_default', '=', 1)
+        .executeTakeFirst();
       return row as unknown as Row | undefined;
     },
 
     async create(orgId: number, values: Record<string, unknown>, wantDefault: boolean | undefined): Promise<Row> {
       return inOrgTransaction(transaction, orgId, async (tx) => {
         await assertRoomForOneMore(tx, options, orgId);
-        const current = await tx.selectFrom(table).select('id').where('org_id', '=', orgId).where('is_default', '=', 1).executeTakeFirst();
+        const current = await tx
+          .selectFrom(table)
+          .select('id')
+          .where('org_id', '=', orgId)
+          .where('is_default', '=', 1)
+          .executeTakeFirst();
         const makeDefault = wantDefault === true || !current;
-        if (makeDefault && current) await tx.updateTable(table).set({ is_default: 0 }).where('id', '=', current.id).execute();
+        if (makeDefault && current)
+          await tx.updateTable(table).set({ is_default: 0 }).where('id', '=', current.id).execute();
         const row = await tx
           .insertInto(table)
-          .values({ ...values, ...createdAt(deps.clock, values), org_id: orgId, is_default: makeDefault ? 1 : 0 } as never)
+          .values({
+            ...values,
+            ...createdAt(deps.clock, values),
+            org_id: orgId,
+            is_default: makeDefault ? 1 : 0,
+          } as never)
           .returningAll()
           .executeTakeFirstOrThrow();
         return row as unknown as Row;
@@ -146,16 +188,36 @@ export function createDefaultableStore<Row extends BaseRow>(deps: { db: Kysely<D
       await db
         .insertInto(table)
         .values({ ...values, ...createdAt(deps.clock, values), org_id: orgId, is_default: 1 } as never)
-        .onConflict((oc) => oc.column('org_id').where(sql<boolean>`is_default = 1`).doNothing())
+        .onConflict((oc) =>
+          oc
+            .column('org_id')
+            .where(sql<boolean>`is_default = 1`)
+            .doNothing(),
+        )
         .execute();
     },
 
     /** Full replacement of the editable values; is_default true makes it the default. */
-    async update(orgId: number, id: number, values: Record<string, unknown>, wantDefault: boolean | undefined): Promise<Row> {
+    async update(
+      orgId: number,
+      id: number,
+      values: Record<string, unknown>,
+      wantDefault: boolean | undefined,
+    ): Promise<Row> {
       return inOrgTransaction(transaction, orgId, async (tx) => {
-        const existing = await tx.selectFrom(table).selectAll().where('id', '=', id).where('org_id', '=', orgId).executeTakeFirst();
+        const existing = await tx
+          .selectFrom(table)
+          .selectAll()
+          .where('id', '=', id)
+          .where('org_id', '=', orgId)
+          .executeTakeFirst();
         if (!existing) throw notFound(label);
-        const isDefault = await moveDefaultForUpdate(tx, { table, orgId, existing: existing as unknown as BaseRow, wantDefault });
+        const isDefault = await moveDefaultForUpdate(tx, {
+          table,
+          orgId,
+          existing: existing as unknown as BaseRow,
+          wantDefault,
+        });
         const row = await tx
           .updateTable(table)
           .set({ ...values, is_default: isDefault } as never)
@@ -166,9 +228,18 @@ export function createDefaultableStore<Row extends BaseRow>(deps: { db: Kysely<D
       });
     },
 
-    async delete(orgId: number, id: number, beforeDelete?: (row: Row, tx: Transaction<Database>) => Promise<void>): Promise<void> {
+    async delete(
+      orgId: number,
+      id: number,
+      beforeDelete?: (row: Row, tx: Transaction<Database>) => Promise<void>,
+    ): Promise<void> {
       await inOrgTransaction(transaction, orgId, async (tx) => {
-        const existing = await tx.selectFrom(table).selectAll().where('id', '=', id).where(visible(orgId)).executeTakeFirst();
+        const existing = await tx
+          .selectFrom(table)
+          .selectAll()
+          .where('id', '=', id)
+          .where(visible(orgId))
+          .executeTakeFirst();
         if (!existing) throw notFound(label);
         // In the same transaction: on SQLite a second connection would wait for this one forever.
         await beforeDelete?.(existing as unknown as Row, tx as unknown as Transaction<Database>);

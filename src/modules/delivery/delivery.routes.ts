@@ -46,7 +46,9 @@ interface ResourceSpec<Item extends TSchema, Body extends TObject> {
 }
 
 /** The list/create/update/delete operations of one delivery resource at spec 4.4's paths. */
-function resourceRoutes<Item extends TSchema, Body extends TObject>(spec: ResourceSpec<Item, Body>): FastifyPluginAsync {
+function resourceRoutes<Item extends TSchema, Body extends TObject>(
+  spec: ResourceSpec<Item, Body>,
+): FastifyPluginAsync {
   const title = spec.name[0]!.toUpperCase() + spec.name.slice(1);
   // One generic route set for four resources: the schemas still validate and serialize every
   // request; only the compile-time inference is given up, hence the typed casts below.
@@ -85,7 +87,8 @@ function resourceRoutes<Item extends TSchema, Body extends TObject>(spec: Resour
       }),
       async (request, reply) => {
         const created = await spec.service.create(requireAuth(request).orgId, request.body as Static<Body>);
-        if (spec.audit) await spec.audit.record(request, spec.audit.events.created, (created as { id: number }).id, created);
+        if (spec.audit)
+          await spec.audit.record(request, spec.audit.events.created, (created as { id: number }).id, created);
         return reply.code(201).send(created);
       },
     );
@@ -134,7 +137,11 @@ function resourceRoutes<Item extends TSchema, Body extends TObject>(spec: Resour
   };
 }
 
-export function deliveryRoutes(deps: { delivery: DeliveryService; audit: AuditLog; dashboardUrl: (orgId: number) => Promise<string> }): FastifyPluginAsyncTypebox {
+export function deliveryRoutes(deps: {
+  delivery: DeliveryService;
+  audit: AuditLog;
+  dashboardUrl: (orgId: number) => Promise<string>;
+}): FastifyPluginAsyncTypebox {
   const { delivery, audit } = deps;
   // What an audit entry keeps of a sender or webhook: never its credentials, secret, headers or
   // URL path (a Slack or Teams webhook URL is itself a secret), only names and hosts.
@@ -146,7 +153,9 @@ export function deliveryRoutes(deps: { delivery: DeliveryService; audit: AuditLo
         ...requestOrigin(request),
         event,
         target: { type: 'sender', id, name: sender?.email ?? null },
-        details: sender ? { server_host: sender.server_host, authentication_required: sender.authentication_required } : {},
+        details: sender
+          ? { server_host: sender.server_host, authentication_required: sender.authentication_required }
+          : {},
       }),
   } as const;
   const auditWebhook = {
@@ -160,10 +169,24 @@ export function deliveryRoutes(deps: { delivery: DeliveryService; audit: AuditLo
       }),
   } as const;
   return async (app) => {
-    await app.register(resourceRoutes({ name: 'recipient', item: Recipient, body: RecipientBody, service: delivery.recipients }));
-    await app.register(resourceRoutes({ name: 'sender', item: Sender, body: SenderBody, service: delivery.senders, audit: auditSender }));
-    await app.register(resourceRoutes({ name: 'template', item: Template, body: TemplateBody, service: delivery.templates }));
-    await app.register(resourceRoutes({ name: 'webhook', item: Webhook, body: WebhookBody, service: delivery.webhooks, audit: auditWebhook }));
+    await app.register(
+      resourceRoutes({ name: 'recipient', item: Recipient, body: RecipientBody, service: delivery.recipients }),
+    );
+    await app.register(
+      resourceRoutes({ name: 'sender', item: Sender, body: SenderBody, service: delivery.senders, audit: auditSender }),
+    );
+    await app.register(
+      resourceRoutes({ name: 'template', item: Template, body: TemplateBody, service: delivery.templates }),
+    );
+    await app.register(
+      resourceRoutes({
+        name: 'webhook',
+        item: Webhook,
+        body: WebhookBody,
+        service: delivery.webhooks,
+        audit: auditWebhook,
+      }),
+    );
 
     app.post(
       `${PREFIX}test_email/`,
@@ -181,7 +204,12 @@ export function deliveryRoutes(deps: { delivery: DeliveryService; audit: AuditLo
       },
       async (request, reply) => {
         const { orgId } = requireAuth(request);
-        const queued = await delivery.queueTestEmail(orgId, request.body.sender_id, request.body.recipient, await deps.dashboardUrl(orgId));
+        const queued = await delivery.queueTestEmail(
+          orgId,
+          request.body.sender_id,
+          request.body.recipient,
+          await deps.dashboardUrl(orgId),
+        );
         return reply.code(202).send(queued);
       },
     );
@@ -224,7 +252,12 @@ export function deliveryRoutes(deps: { delivery: DeliveryService; audit: AuditLo
       },
       async (request) => {
         const { channel, status, rule_id: ruleId } = request.query;
-        const { results, total } = await delivery.attempts.list(requireAuth(request).orgId, { channel, status, ruleId, ...pageWindow(request.query) });
+        const { results, total } = await delivery.attempts.list(requireAuth(request).orgId, {
+          channel,
+          status,
+          ruleId,
+          ...pageWindow(request.query),
+        });
         return linkedPage(attemptsPath, request.query, total, results, { channel, status, rule_id: ruleId });
       },
     );

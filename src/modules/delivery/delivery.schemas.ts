@@ -4,7 +4,12 @@ import { IdInteger, MAX_PAGE, Nullable } from '../../http/schemas.ts';
 const Id = Type.Integer();
 const Timestamp = Type.String({ format: 'date-time' });
 
-export const Recipient = Type.Object({ id: Id, email: Type.String(), is_default: Type.Boolean(), created_at: Timestamp });
+export const Recipient = Type.Object({
+  id: Id,
+  email: Type.String(),
+  is_default: Type.Boolean(),
+  created_at: Timestamp,
+});
 export const RecipientBody = Type.Object(
   { email: Type.String({ minLength: 3, maxLength: 254 }), is_default: Type.Optional(Type.Boolean()) },
   { additionalProperties: false },
@@ -42,7 +47,9 @@ export const Template = Type.Object({
   id: Id,
   name: Type.String(),
   subject: Type.String(),
-  body: Type.String({ description: 'HTML with {current_date}, {alert_rule_name}, {number_of_hits}, {service}, {match_detail_link}' }),
+  body: Type.String({
+    description: 'HTML with {current_date}, {alert_rule_name}, {number_of_hits}, {service}, {match_detail_link}',
+  }),
   is_default: Type.Boolean(),
   created_at: Timestamp,
   updated_at: Timestamp,
@@ -74,7 +81,8 @@ export const WebhookBody = Type.Object(
     headers: Type.Optional(
       Type.Record(Type.String({ maxLength: 256 }), Type.String({ maxLength: 4096 }), {
         maxProperties: 20,
-        description: 'Sent with every delivery, encrypted at rest. Values: printable ASCII only. Refused: hop-by-hop and framing headers (Host, Content-Length, Transfer-Encoding, Connection, Upgrade, Expect, Proxy-*, …) and the headers Dragnet sets',
+        description:
+          'Sent with every delivery, encrypted at rest. Values: printable ASCII only. Refused: hop-by-hop and framing headers (Host, Content-Length, Transfer-Encoding, Connection, Upgrade, Expect, Proxy-*, …) and the headers Dragnet sets',
       }),
     ),
     is_default: Type.Optional(Type.Boolean()),

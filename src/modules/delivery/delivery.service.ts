@@ -32,10 +32,27 @@ export function createDeliveryService(deps: {
   const { db, clock, keys } = deps;
   const storeDeps = { db, engine: deps.engine, clock };
   const stores = {
-    recipients: createDefaultableStore<RecipientRow>(storeDeps, { table: 'recipients', label: 'recipient', maxPerOrg: DELIVERY_LIMITS.recipients }),
-    senders: createDefaultableStore<SenderRow>(storeDeps, { table: 'senders', label: 'sender', maxPerOrg: DELIVERY_LIMITS.senders, sharedRows: true }),
-    templates: createDefaultableStore<TemplateRow>(storeDeps, { table: 'email_templates', label: 'template', maxPerOrg: DELIVERY_LIMITS.templates }),
-    webhooks: createDefaultableStore<WebhookRow>(storeDeps, { table: 'webhooks', label: 'webhook', maxPerOrg: DELIVERY_LIMITS.webhooks }),
+    recipients: createDefaultableStore<RecipientRow>(storeDeps, {
+      table: 'recipients',
+      label: 'recipient',
+      maxPerOrg: DELIVERY_LIMITS.recipients,
+    }),
+    senders: createDefaultableStore<SenderRow>(storeDeps, {
+      table: 'senders',
+      label: 'sender',
+      maxPerOrg: DELIVERY_LIMITS.senders,
+      sharedRows: true,
+    }),
+    templates: createDefaultableStore<TemplateRow>(storeDeps, {
+      table: 'email_templates',
+      label: 'template',
+      maxPerOrg: DELIVERY_LIMITS.templates,
+    }),
+    webhooks: createDefaultableStore<WebhookRow>(storeDeps, {
+      table: 'webhooks',
+      label: 'webhook',
+      maxPerOrg: DELIVERY_LIMITS.webhooks,
+    }),
   };
   const references = createReferenceGuard();
   const { refuseIfReferenced } = references;
@@ -64,7 +81,9 @@ export function createDeliveryService(deps: {
 
     webhookRow: (orgId: number, id: number) => stores.webhooks.get(orgId, id),
     recipientRows: (orgId: number, ids: number[]) =>
-      ids.length ? db.selectFrom('recipients').selectAll().where('org_id', '=', orgId).where('id', 'in', ids).execute() : Promise.resolve([]),
+      ids.length
+        ? db.selectFrom('recipients').selectAll().where('org_id', '=', orgId).where('id', 'in', ids).execute()
+        : Promise.resolve([]),
 
     /** Resolves when every background delivery started so far has finished (shutdown, tests). */
     idle: () => deps.background.settle(),

@@ -26,11 +26,24 @@ export function createMessageDispatch(deps: {
 }) {
   const { clock, keys, attempts, senders, templates } = deps;
 
-  async function deliverWebhook(orgId: number, row: WebhookRow, notice: AlertNotice, context: { purpose: string; ruleId?: number; matchId?: number }) {
+  async function deliverWebhook(
+    orgId: number,
+    row: WebhookRow,
+    notice: AlertNotice,
+    context: { purpose: string; ruleId?: number; matchId?: number },
+  ) {
     const view = webhookView(keys, row);
     const payload = buildPayload(payloadKindFor(new URL(view.url)), notice);
     const outcome = await deps.webhook.send({ url: view.url, headers: view.headers, secret: view.secret }, payload);
-    return attempts.record({ orgId, channel: 'webhook', target: view.url, purpose: context.purpose, ruleId: context.ruleId, matchId: context.matchId, ...outcome });
+    return attempts.record({
+      orgId,
+      channel: 'webhook',
+      target: view.url,
+      purpose: context.purpose,
+      ruleId: context.ruleId,
+      matchId: context.matchId,
+      ...outcome,
+    });
   }
 
   return {
@@ -55,8 +68,18 @@ export function createMessageDispatch(deps: {
       });
       // Nobody awaits it (the answer is 202): even the attempt's own insert failing is only logged.
       deps.background.run('delivery: test email', async () => {
-        const outcome = await deps.email.send(smtpAccount(keys, sender), [recipient], { ...message, subject: `[Test] ${message.subject}` });
-        await attempts.record({ orgId, channel: 'email', target: recipient, purpose: 'test_email', ...outcome, statusCode: null });
+        const outcome = await deps.email.send(smtpAccount(keys, sender), [recipient], {
+          ...message,
+          subject: `[Test] ${message.subject}`,
+        });
+        await attempts.record({
+          orgId,
+          channel: 'email',
+          target: recipient,
+          purpose: 'test_email',
+          ...outcome,
+          statusCode: null,
+        });
       });
       return { message: 'test email queued', sender_id: Number(sender.id), recipient };
     },
@@ -64,27 +87,67 @@ export function createMessageDispatch(deps: {
     /** Sends a sample notification to a webhook now and returns the recorded attempt. */
     async testWebhook(orgId: number, webhookId: number, dashboardUrl: string) {
       const row = await deps.webhooks.get(orgId, webhookId);
-      return deliverWebhook(orgId, row, {
-        alertRuleName: 'Test notification',
-        service: 'Dragnet test',
-        totalMatches: 0,
-        excludedMatches: 0,
-        resultsUrl: `${dashboardUrl}/`,
-        at: clock.now(),
-      }, { purpose: 'test_webhook' });
+      return deliverWebhook(
+        orgId,
+        row,
+        {
+          alertRuleName: 'Test notification',
+          service: 'Dragnet test',
+          totalMatches: 0,
+          excludedMatches: 0,
+          resultsUrl: `${dashboardUrl}/`,
+          at: clock.now(),
+        },
+        { purpose: 'test_webhook' },
+      );
     },
 
     deliverWebhook,
 
-    async deliverEmail(orgId: number, input: { senderId: number | null; templateId: number; recipients: string[]; values: TemplateValues; ruleId?: number; matchId?: number }) {
-      const sender = input.senderId === null ? await senders.defaultRow(orgId) : await senders.store.get(orgId, input.senderId);
+    async deliverEmail(
+      orgId: number,
+      input: {
+        senderId: number | null;
+        templateId: number;
+        recipients: string[];
+        values: TemplateValues;
+        ruleId?: number;
+        matchId?: number;
+      },
+    ) {
+      const sender =
+        input.senderId === null ? await senders.defaultRow(orgId) : await senders.store.get(orgId, input.senderId);
       const template = await templates.store.get(orgId, input.templateId);
       const target = input.recipients.join(', ');
       if (!sender) {
-        return attempts.record({ orgId, channel: 'email', target, purpose: 'notification', ok: false, statusCode: null, error: 'no sender: the rule has none and the organization has no default', durationMs: 0, ruleId: input.ruleId, matchId: input.matchId });
+        return attempts.record({
+          orgId,
+          channel: 'email',
+          target,
+          purpose: 'notification',
+          ok: false,
+          statusCode: null,
+          error: 'no sender: the rule has none and the organization has no default',
+          durationMs: 0,
+          ruleId: input.ruleId,
+          matchId: input.matchId,
+        });
       }
-      const outcome = await deps.email.send(smtpAccount(keys, sender), input.recipients, renderTemplate(template, input.values));
-      return attempts.record({ orgId, channel: 'email', target, purpose: 'notification', statusCode: null, ruleId: input.ruleId, matchId: input.matchId, ...outcome });
+      const outcome = await deps.email.send(
+        smtpAccount(keys, sender),
+        input.recipients,
+        renderTemplate(template, input.values),
+      );
+      return attempts.record({
+        orgId,
+        channel: 'email',
+        target,
+        purpose: 'notification',
+        statusCode: null,
+        ruleId: input.ruleId,
+        matchId: input.matchId,
+        ...outcome,
+      });
     },
   };
 }

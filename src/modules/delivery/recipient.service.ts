@@ -7,10 +7,18 @@ import { bool, iso } from './row-values.ts';
 
 export type RecipientRow = Selectable<RecipientTable>;
 
-const recipientView = (row: RecipientRow) => ({ id: Number(row.id), email: row.email, is_default: bool(row.is_default), created_at: iso(row.created_at) });
+const recipientView = (row: RecipientRow) => ({
+  id: Number(row.id),
+  email: row.email,
+  is_default: bool(row.is_default),
+  created_at: iso(row.created_at),
+});
 
 /** The email addresses an organization's rules notify. */
-export function createRecipientService(deps: { store: DefaultableStore<RecipientRow>; refuseIfReferenced: RefuseIfReferenced }) {
+export function createRecipientService(deps: {
+  store: DefaultableStore<RecipientRow>;
+  refuseIfReferenced: RefuseIfReferenced;
+}) {
   const { store: recipients, refuseIfReferenced } = deps;
   return {
     list: async (orgId: number, page: { offset: number; limit: number }) => {
@@ -21,6 +29,7 @@ export function createRecipientService(deps: { store: DefaultableStore<Recipient
     async create(orgId: number, input: { email: string; is_default?: boolean }) {
       return recipientView(await recipients.create(orgId, { email: normalizeEmail(input.email) }, input.is_default));
     },
-    delete: (orgId: number, id: number) => recipients.delete(orgId, id, (_row, tx) => refuseIfReferenced(orgId, 'recipient', id, tx)),
+    delete: (orgId: number, id: number) =>
+      recipients.delete(orgId, id, (_row, tx) => refuseIfReferenced(orgId, 'recipient', id, tx)),
   };
 }

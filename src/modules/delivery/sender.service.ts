@@ -68,8 +68,10 @@ export function createSenderService(deps: {
     get: async (orgId: number, id: number) => senderView(orgId, await senders.get(orgId, id)),
     async create(orgId: number, input: SenderInput) {
       const authenticationRequired = input.authentication_required ?? true;
-      if (authenticationRequired && !input.username) throw validationError('username', 'is required when authentication_required is true');
-      if (authenticationRequired && !input.password) throw validationError('password', 'is required when authentication_required is true');
+      if (authenticationRequired && !input.username)
+        throw validationError('username', 'is required when authentication_required is true');
+      if (authenticationRequired && !input.password)
+        throw validationError('password', 'is required when authentication_required is true');
       const row = await senders.create(
         orgId,
         {
@@ -94,7 +96,10 @@ export function createSenderService(deps: {
 
     /** The organization's default sender, else the system sender, else none. */
     async defaultRow(orgId: number): Promise<SenderRow | undefined> {
-      return (await senders.findDefault(orgId)) ?? (await db.selectFrom('senders').selectAll().where('org_id', 'is', null).executeTakeFirst());
+      return (
+        (await senders.findDefault(orgId)) ??
+        (await db.selectFrom('senders').selectAll().where('org_id', 'is', null).executeTakeFirst())
+      );
     },
 
     /** The operator's system sender (DRAGNET_SYSTEM_SMTP_URL), kept in step at start-up. */
@@ -114,7 +119,12 @@ export function createSenderService(deps: {
       await db
         .insertInto('senders')
         .values({ ...values, org_id: null, is_default: 0, is_system_created: 1, created_at: clock.now().getTime() })
-        .onConflict((oc) => oc.column('is_system_created').where(sql<boolean>`is_system_created = 1`).doUpdateSet(values))
+        .onConflict((oc) =>
+          oc
+            .column('is_system_created')
+            .where(sql<boolean>`is_system_created = 1`)
+            .doUpdateSet(values),
+        )
         .execute();
     },
   };

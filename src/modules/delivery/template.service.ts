@@ -28,7 +28,11 @@ const templateView = (row: TemplateRow) => ({
 });
 
 /** The email templates notifications are rendered with, the shipped one among them. */
-export function createTemplateService(deps: { clock: Clock; store: DefaultableStore<TemplateRow>; refuseIfReferenced: RefuseIfReferenced }) {
+export function createTemplateService(deps: {
+  clock: Clock;
+  store: DefaultableStore<TemplateRow>;
+  refuseIfReferenced: RefuseIfReferenced;
+}) {
   const { clock, store: templates, refuseIfReferenced } = deps;
 
   function checkedTemplate(input: TemplateInput) {
@@ -56,9 +60,12 @@ export function createTemplateService(deps: { clock: Clock; store: DefaultableSt
       return { results: rows.map(templateView), total };
     },
     get: async (orgId: number, id: number) => templateView(await templates.get(orgId, id)),
-    create: async (orgId: number, input: TemplateInput) => templateView(await templates.create(orgId, checkedTemplate(input), input.is_default)),
-    update: async (orgId: number, id: number, input: TemplateInput) => templateView(await templates.update(orgId, id, checkedTemplate(input), input.is_default)),
-    delete: (orgId: number, id: number) => templates.delete(orgId, id, (_row, tx) => refuseIfReferenced(orgId, 'template', id, tx)),
+    create: async (orgId: number, input: TemplateInput) =>
+      templateView(await templates.create(orgId, checkedTemplate(input), input.is_default)),
+    update: async (orgId: number, id: number, input: TemplateInput) =>
+      templateView(await templates.update(orgId, id, checkedTemplate(input), input.is_default)),
+    delete: (orgId: number, id: number) =>
+      templates.delete(orgId, id, (_row, tx) => refuseIfReferenced(orgId, 'template', id, tx)),
     ensureDefault: ensureDefaultTemplate,
   };
 }

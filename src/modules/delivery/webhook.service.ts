@@ -18,13 +18,31 @@ export interface WebhookInput {
 }
 
 /** Header names a webhook's custom headers cannot set (docs/api.md): Dragnet sets them. */
-const RESERVED_WEBHOOK_HEADERS = new Set(['content-type', 'user-agent', 'x-alertsystem-signature', 'webhook-id', 'webhook-timestamp', 'webhook-signature']);
+const RESERVED_WEBHOOK_HEADERS = new Set([
+  'content-type',
+  'user-agent',
+  'x-alertsystem-signature',
+  'webhook-id',
+  'webhook-timestamp',
+  'webhook-signature',
+]);
 /**
  * Hop-by-hop and framing headers (RFC 9110 7.6.1, 9112): set by a tenant they would change how
  * the request is framed or routed (a second request smuggled in the body, an Upgrade, a proxy's
  * credentials), not just what the receiver reads.
  */
-const FRAMING_HEADERS = new Set(['host', 'content-length', 'transfer-encoding', 'connection', 'keep-alive', 'upgrade', 'expect', 'te', 'trailer', 'http2-settings']);
+const FRAMING_HEADERS = new Set([
+  'host',
+  'content-length',
+  'transfer-encoding',
+  'connection',
+  'keep-alive',
+  'upgrade',
+  'expect',
+  'te',
+  'trailer',
+  'http2-settings',
+]);
 const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 /** Visible ASCII, space and tab (RFC 9110 5.5 without obs-text): nothing a parser could read as a line end. */
 const HEADER_VALUE = /^[\t\x20-\x7e]*$/;
@@ -42,7 +60,12 @@ export const webhookView = (keys: KeyRing, row: WebhookRow) => ({
 });
 
 /** The URLs an organization's rules notify, with their custom headers and signing secret. */
-export function createWebhookService(deps: { clock: Clock; keys: KeyRing; store: DefaultableStore<WebhookRow>; refuseIfReferenced: RefuseIfReferenced }) {
+export function createWebhookService(deps: {
+  clock: Clock;
+  keys: KeyRing;
+  store: DefaultableStore<WebhookRow>;
+  refuseIfReferenced: RefuseIfReferenced;
+}) {
   const { clock, keys, store: webhooks, refuseIfReferenced } = deps;
   const view = (row: WebhookRow) => webhookView(keys, row);
 
@@ -59,12 +82,23 @@ export function createWebhookService(deps: { clock: Clock; keys: KeyRing; store:
     for (const [name, value] of Object.entries(headers)) {
       const lower = name.toLowerCase();
       if (!HEADER_NAME.test(name)) throw validationError(`headers.${name}`, 'is not a valid header name');
-      if (RESERVED_WEBHOOK_HEADERS.has(lower)) throw validationError(`headers.${name}`, 'is set by Dragnet and cannot be overridden');
-      if (FRAMING_HEADERS.has(lower) || lower.startsWith('proxy-')) throw validationError(`headers.${name}`, 'is a hop-by-hop or framing header and cannot be set');
-      if (!HEADER_VALUE.test(value)) throw validationError(`headers.${name}`, 'must be printable ASCII: no control characters, line breaks or non-ASCII characters');
+      if (RESERVED_WEBHOOK_HEADERS.has(lower))
+        throw validationError(`headers.${name}`, 'is set by Dragnet and cannot be overridden');
+      if (FRAMING_HEADERS.has(lower) || lower.startsWith('proxy-'))
+        throw validationError(`headers.${name}`, 'is a hop-by-hop or framing header and cannot be set');
+      if (!HEADER_VALUE.test(value))
+        throw validationError(
+          `headers.${name}`,
+          'must be printable ASCII: no control characters, line breaks or non-ASCII characters',
+        );
     }
     if (!input.name.trim()) throw validationError('name', 'must not be empty');
-    return { name: input.name.trim(), url: input.url, headers_sealed: keys.encryptSecret(JSON.stringify(headers)), updated_at: clock.now().getTime() };
+    return {
+      name: input.name.trim(),
+      url: input.url,
+      headers_sealed: keys.encryptSecret(JSON.stringify(headers)),
+      updated_at: clock.now().getTime(),
+    };
   }
 
   return {
@@ -78,7 +112,9 @@ export function createWebhookService(deps: { clock: Clock; keys: KeyRing; store:
       const values = { ...checkedWebhook(input), secret_sealed: keys.encryptSecret(newWebhookSecret()) };
       return view(await webhooks.create(orgId, values, input.is_default));
     },
-    update: async (orgId: number, id: number, input: WebhookInput) => view(await webhooks.update(orgId, id, checkedWebhook(input), input.is_default)),
-    delete: (orgId: number, id: number) => webhooks.delete(orgId, id, (_row, tx) => refuseIfReferenced(orgId, 'webhook', id, tx)),
+    update: async (orgId: number, id: number, input: WebhookInput) =>
+      view(await webhooks.update(orgId, id, checkedWebhook(input), input.is_default)),
+    delete: (orgId: number, id: number) =>
+      webhooks.delete(orgId, id, (_row, tx) => refuseIfReferenced(orgId, 'webhook', id, tx)),
   };
 }

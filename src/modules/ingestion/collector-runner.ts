@@ -42,12 +42,23 @@ export interface CollectorRunReport {
  * /service/collectors/). A failed run is retried after a backoff that doubles per consecutive
  * failure.
  */
-export function createCollectorRunner(deps: { db: Kysely<Database>; clock: Clock; context: SourceContext; collectors: ConfiguredCollector[]; metrics: Metrics; http: OutboundHttp }) {
+export function createCollectorRunner(deps: {
+  db: Kysely<Database>;
+  clock: Clock;
+  context: SourceContext;
+  collectors: ConfiguredCollector[];
+  metrics: Metrics;
+  http: OutboundHttp;
+}) {
   const { clock, context, collectors } = deps;
   const now = () => clock.now().getTime();
   const collectorState = createCollectorStateRepository({ db: deps.db, clock });
 
-  async function runOne(entry: ConfiguredCollector, signal: AbortSignal, seenRuns: number | null): Promise<CollectorRunReport> {
+  async function runOne(
+    entry: ConfiguredCollector,
+    signal: AbortSignal,
+    seenRuns: number | null,
+  ): Promise<CollectorRunReport> {
     const { collector } = entry;
     const name = collector.name;
     if (!(await collectorState.claim(name, seenRuns))) return { name, outcome: 'busy', items: 0 };
@@ -62,9 +73,15 @@ export function createCollectorRunner(deps: { db: Kysely<Database>; clock: Clock
         http: deps.http,
         log: (message) => process.stderr.write(`collector ${name}: ${message}\n`),
       });
-      if (outcome.ingested) for (const { ingester, tally } of outcome.ingested) deps.metrics.ingested(ingester, 'collector', tally);
+      if (outcome.ingested)
+        for (const { ingester, tally } of outcome.ingested) deps.metrics.ingested(ingester, 'collector', tally);
       else if (entry.sourceName) deps.metrics.ingested(entry.sourceName, 'collector', { added: outcome.items });
-      await collectorState.recordSuccess(name, { cursor: outcome.cursor, items: outcome.items, startedAt, intervalSeconds: entry.intervalSeconds });
+      await collectorState.recordSuccess(name, {
+        cursor: outcome.cursor,
+        items: outcome.items,
+        startedAt,
+        intervalSeconds: entry.intervalSeconds,
+      });
       return { name, outcome: 'ran', items: outcome.items };
     } catch (error) {
       if (signal.aborted) {
@@ -115,7 +132,10 @@ export function createCollectorRunner(deps: { db: Kysely<Database>; clock: Clock
       const reports: CollectorRunReport[] = [];
       for (const name of names) {
         const entry = find(name);
-        if (!entry) throw new Error(`no collector named "${name}" (known: ${collectors.map((c) => c.collector.name).join(', ')})`);
+        if (!entry)
+          throw new Error(
+            `no collector named "${name}" (known: ${collectors.map((c) => c.collector.name).join(', ')})`,
+          );
         if (!entry.enabled) throw new Error(`collector "${name}" is not enabled: turn it on in the collectors file`);
         reports.push(await runOne(entry, signal, null));
       }

@@ -43,7 +43,11 @@ export function createCollectorStateRepository(deps: { db: Kysely<Database>; clo
     },
 
     async cursor(name: string): Promise<unknown> {
-      const state = await db.selectFrom('collector_state').select('cursor').where('name', '=', name).executeTakeFirstOrThrow();
+      const state = await db
+        .selectFrom('collector_state')
+        .select('cursor')
+        .where('name', '=', name)
+        .executeTakeFirstOrThrow();
       return state.cursor === null ? null : JSON.parse(state.cursor);
     },
 
@@ -56,7 +60,10 @@ export function createCollectorStateRepository(deps: { db: Kysely<Database>; clo
         .execute();
     },
 
-    async recordSuccess(name: string, run: { cursor: unknown; items: number; startedAt: number; intervalSeconds: number }): Promise<void> {
+    async recordSuccess(
+      name: string,
+      run: { cursor: unknown; items: number; startedAt: number; intervalSeconds: number },
+    ): Promise<void> {
       const finishedAt = now();
       await db
         .updateTable('collector_state')
@@ -76,8 +83,15 @@ export function createCollectorStateRepository(deps: { db: Kysely<Database>; clo
     },
 
     /** Records a failed run and schedules the next one after the backoff. */
-    async recordFailure(name: string, run: { message: string; startedAt: number; intervalSeconds: number }): Promise<void> {
-      const row = await db.selectFrom('collector_state').select('consecutive_failures').where('name', '=', name).executeTakeFirstOrThrow();
+    async recordFailure(
+      name: string,
+      run: { message: string; startedAt: number; intervalSeconds: number },
+    ): Promise<void> {
+      const row = await db
+        .selectFrom('collector_state')
+        .select('consecutive_failures')
+        .where('name', '=', name)
+        .executeTakeFirstOrThrow();
       const failures = Number(row.consecutive_failures) + 1;
       const intervalMs = run.intervalSeconds * 1000;
       const backoff = Math.min(intervalMs * 2 ** failures, Math.max(intervalMs, MAX_BACKOFF_MS));
@@ -105,6 +119,10 @@ export function createCollectorStateRepository(deps: { db: Kysely<Database>; clo
 
     all: () => db.selectFrom('collector_state').selectAll().execute(),
 
-    schedules: () => db.selectFrom('collector_state').select(['name', 'next_run_at', 'last_run_at', 'consecutive_failures', 'runs']).execute(),
+    schedules: () =>
+      db
+        .selectFrom('collector_state')
+        .select(['name', 'next_run_at', 'last_run_at', 'consecutive_failures', 'runs'])
+        .execute(),
   };
 }

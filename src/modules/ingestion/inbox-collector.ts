@@ -1,11 +1,20 @@
 import { mkdirSync, readdirSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { Type } from '@sinclair/typebox';
-import { defineCollector, findIngester, type Ingester, type IngestTally, type SourceContext } from '../sources/index.ts';
+import {
+  defineCollector,
+  findIngester,
+  type Ingester,
+  type IngestTally,
+  type SourceContext,
+} from '../sources/index.ts';
 
 const settings = Type.Object({
   /** Absolute, or relative to the data folder; default `<data>/inbox`. */
-  folder: Type.Union([Type.String({ minLength: 1 }), Type.Null()], { default: null, errorMessage: 'must be a folder path' }),
+  folder: Type.Union([Type.String({ minLength: 1 }), Type.Null()], {
+    default: null,
+    errorMessage: 'must be a folder path',
+  }),
 });
 
 const DONE = 'done';
@@ -49,7 +58,8 @@ function fileAway(ingesterFolder: string, file: string, outcome: typeof DONE | t
  */
 export const inboxCollector = defineCollector({
   name: 'inbox',
-  description: 'Ingests files dropped into <inbox>/<ingester>/ (e.g. inbox/certificate/frames.jsonl), then files them under done/ or failed/',
+  description:
+    'Ingests files dropped into <inbox>/<ingester>/ (e.g. inbox/certificate/frames.jsonl), then files them under done/ or failed/',
   defaultIntervalSeconds: 30,
   enabledByDefault: true,
   settings,

@@ -10,10 +10,33 @@ import { inboxCollector } from './inbox-collector.ts';
 import { ingestionRoutes } from './ingestion.routes.ts';
 
 /** What feeds the sources besides `dragnet ingest`: collectors, the inbox, and POST /ingest/<source>/. */
-export function createIngestionModule(deps: { db: Kysely<Database>; clock: Clock; context: SourceContext; collectorsFile: string; ingestMaxBytes: number; metrics: Metrics; guard: OutboundGuard }) {
-  const known = [{ collector: inboxCollector, sourceName: null }, ...listSourceCollectors().map(({ collector, source }) => ({ collector, sourceName: source.name }))];
+export function createIngestionModule(deps: {
+  db: Kysely<Database>;
+  clock: Clock;
+  context: SourceContext;
+  collectorsFile: string;
+  ingestMaxBytes: number;
+  metrics: Metrics;
+  guard: OutboundGuard;
+}) {
+  const known = [
+    { collector: inboxCollector, sourceName: null },
+    ...listSourceCollectors().map(({ collector, source }) => ({ collector, sourceName: source.name })),
+  ];
   // Collectors set their own timeouts per request (their settings' timeout_ms).
   const http = createOutboundHttp(deps.guard);
-  const runner = createCollectorRunner({ db: deps.db, clock: deps.clock, context: deps.context, collectors: readCollectorsFile(deps.collectorsFile, known), metrics: deps.metrics, http });
-  return { collectors: runner, http, routes: ingestionRoutes({ context: deps.context, runner, maxBytes: deps.ingestMaxBytes, metrics: deps.metrics }), close: () => http.close() };
+  const runner = createCollectorRunner({
+    db: deps.db,
+    clock: deps.clock,
+    context: deps.context,
+    collectors: readCollectorsFile(deps.collectorsFile, known),
+    metrics: deps.metrics,
+    http,
+  });
+  return {
+    collectors: runner,
+    http,
+    routes: ingestionRoutes({ context: deps.context, runner, maxBytes: deps.ingestMaxBytes, metrics: deps.metrics }),
+    close: () => http.close(),
+  };
 }

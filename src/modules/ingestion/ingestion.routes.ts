@@ -20,7 +20,10 @@ const TAG = 'ingestion';
 /** Errors listed in an ingest answer; the counts cover them all. */
 const ERRORS_SHOWN = 20;
 
-const IngestErrorEntry = Type.Object({ location: Type.String({ description: 'The record: "line 12", "record 3", …' }), reason: Type.String() });
+const IngestErrorEntry = Type.Object({
+  location: Type.String({ description: 'The record: "line 12", "record 3", …' }),
+  reason: Type.String(),
+});
 
 const IngestAnswer = Type.Object({
   ingester: Type.String(),
@@ -33,7 +36,9 @@ const IngestAnswer = Type.Object({
   errors: Type.Array(IngestErrorEntry, { description: `The first ${ERRORS_SHOWN} rejections` }),
   warnings: Type.Array(
     Type.Object({
-      reason: Type.String({ description: 'Why values were stored as null rather than guessed: "date in the future", …' }),
+      reason: Type.String({
+        description: 'Why values were stored as null rather than guessed: "date in the future", …',
+      }),
       count: Type.Integer(),
       examples: Type.Array(Type.String(), { description: 'The first records concerned: "line 12", …' }),
     }),
@@ -105,7 +110,12 @@ function byteLimit(limit: number, counted: { bytes: number }) {
  * in the data folder and ingested as `dragnet ingest` would; GET /service/collectors/ shows the
  * collectors' health. Both are for system (operator) accounts only.
  */
-export function ingestionRoutes(deps: { context: SourceContext; runner: CollectorRunner; maxBytes: number; metrics: Metrics }): FastifyPluginAsyncTypebox {
+export function ingestionRoutes(deps: {
+  context: SourceContext;
+  runner: CollectorRunner;
+  maxBytes: number;
+  metrics: Metrics;
+}): FastifyPluginAsyncTypebox {
   const names = listIngesters().map((ingester) => ingester.name);
   return async (app) => {
     // The body is the ingester's input as it comes: no parser reads it into memory.
@@ -121,14 +131,23 @@ export function ingestionRoutes(deps: { context: SourceContext; runner: Collecto
           summary: "Ingest a body in the ingester's format (system accounts); gzip with Content-Encoding: gzip",
           params: Type.Object({ ingester: Type.String({ description: `One of: ${names.join(', ')}` }) }),
           querystring: Type.Object({
-            format: Type.Optional(Type.String({ description: "One of the ingester's formats (docs/ingest.md); its first by default" })),
-            shortener: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'url_shortener: the shortener of dumps without a #PREFIX: header (v.gd or https://v.gd/)' })),
+            format: Type.Optional(
+              Type.String({ description: "One of the ingester's formats (docs/ingest.md); its first by default" }),
+            ),
+            shortener: Type.Optional(
+              Type.String({
+                minLength: 1,
+                maxLength: 200,
+                description: 'url_shortener: the shortener of dumps without a #PREFIX: header (v.gd or https://v.gd/)',
+              }),
+            ),
             name: Type.Optional(
               Type.String({
                 minLength: 1,
                 maxLength: 200,
                 pattern: '^[^/\\\\]+$',
-                description: 'The file name the body is ingested under (a leak or dump is named after it; some ingesters tell formats by extension). Default: body.<extension of the Content-Type>',
+                description:
+                  'The file name the body is ingested under (a leak or dump is named after it; some ingesters tell formats by extension). Default: body.<extension of the Content-Type>',
               }),
             ),
           }),
@@ -140,15 +159,21 @@ export function ingestionRoutes(deps: { context: SourceContext; runner: Collecto
       async (request) => {
         requireSystemAccount(request);
         const ingester = findIngester(request.params.ingester);
-        if (!ingester) throw new AppError('not_found', `no ingester named "${request.params.ingester}" (known: ${names.join(', ')})`);
+        if (!ingester)
+          throw new AppError(
+            'not_found',
+            `no ingester named "${request.params.ingester}" (known: ${names.join(', ')})`,
+          );
         const format = request.query.format ?? ingester.formats[0]!;
-        if (!ingester.formats.includes(format)) throw validationError('format', `must be one of: ${ingester.formats.join(', ')}`);
+        if (!ingester.formats.includes(format))
+          throw validationError('format', `must be one of: ${ingester.formats.join(', ')}`);
         const declared = Number(request.headers['content-length']);
         const encoding = request.headers['content-encoding'];
         if (encoding !== undefined && encoding !== 'gzip' && encoding !== 'identity') {
           throw new AppError('unsupported_media_type', 'Content-Encoding must be gzip or identity');
         }
-        if (encoding !== 'gzip' && declared > deps.maxBytes) throw new AppError('payload_too_large', `the body is larger than ${deps.maxBytes} bytes`);
+        if (encoding !== 'gzip' && declared > deps.maxBytes)
+          throw new AppError('payload_too_large', `the body is larger than ${deps.maxBytes} bytes`);
 
         const name = bodyFileName(request.query.name, request.headers['content-type']);
         if (name === '.' || name === '..') throw validationError('name', 'must be a file name');
@@ -158,7 +183,10 @@ export function ingestionRoutes(deps: { context: SourceContext; runner: Collecto
         const counted = { bytes: 0 };
         try {
           const body = bodyStream(request);
-          const stages = encoding === 'gzip' ? [body, createGunzip(), byteLimit(deps.maxBytes, counted)] : [body, byteLimit(deps.maxBytes, counted)];
+          const stages =
+            encoding === 'gzip'
+              ? [body, createGunzip(), byteLimit(deps.maxBytes, counted)]
+              : [body, byteLimit(deps.maxBytes, counted)];
           try {
             await pipeline([...stages, createWriteStream(file)]);
           } catch (error) {
@@ -168,16 +196,33 @@ export function ingestionRoutes(deps: { context: SourceContext; runner: Collecto
           const report = await ingester.run(deps.context, [file], { format, shortener: request.query.shortener });
           deps.metrics.ingested(ingester.name, 'api', report.tally);
           // The ingester names the body by its file name (no server path): a record is told by its place in it.
-          const inBody = (location: string) => (location === name ? 'body' : location.startsWith(`${name} `) ? location.slice(name.length + 1) : location);
-          const errors = report.tally.errors.slice(0, ERRORS_SHOWN).map((entry) => ({ location: inBody(entry.location), reason: entry.reason }));
+          const inBody = (location: string) =>
+            location === name ? 'body' : location.startsWith(`${name} `) ? location.slice(name.length + 1) : location;
+          const errors = report.tally.errors
+            .slice(0, ERRORS_SHOWN)
+            .map((entry) => ({ location: inBody(entry.location), reason: entry.reason }));
           const warnings = report.tally.warnings.map((entry) => ({ ...entry, examples: entry.examples.map(inBody) }));
           if (report.failed) {
-            throw new AppError('validation_failed', `the body is not ${ingester.name} input in format ${format}: ${errors[0]?.reason ?? 'unreadable'}`, {
-              fields: [{ field: 'body', message: errors[0]?.reason ?? 'unreadable' }],
-            });
+            throw new AppError(
+              'validation_failed',
+              `the body is not ${ingester.name} input in format ${format}: ${errors[0]?.reason ?? 'unreadable'}`,
+              {
+                fields: [{ field: 'body', message: errors[0]?.reason ?? 'unreadable' }],
+              },
+            );
           }
           const { records, added, duplicates, rejected } = report.tally;
-          return { ingester: ingester.name, format, bytes: counted.bytes, records, accepted: added, duplicates, rejected, errors, warnings };
+          return {
+            ingester: ingester.name,
+            format,
+            bytes: counted.bytes,
+            records,
+            accepted: added,
+            duplicates,
+            rejected,
+            errors,
+            warnings,
+          };
         } finally {
           rmSync(folder, { recursive: true, force: true });
         }

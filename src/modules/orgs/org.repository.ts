@@ -27,7 +27,8 @@ const rowOf = ({ now, ...values }: NewOrganization) => ({ ...values, created_at:
 /** `changeStamp`: see Store.changeStamp; reads by id outside a transaction reuse rows while it holds. */
 export function createOrganizationRepository(db: Kysely<Database>, changeStamp: () => string | null) {
   const byId = createReadCache<number, OrganizationRow | undefined>(changeStamp);
-  const readById = (id: number, tx: Executor) => tx.selectFrom('organizations').selectAll().where('id', '=', id).executeTakeFirst();
+  const readById = (id: number, tx: Executor) =>
+    tx.selectFrom('organizations').selectAll().where('id', '=', id).executeTakeFirst();
   return {
     findById: (id: number, tx?: Executor) => (tx ? readById(id, tx) : byId.get(id, () => readById(id, db))),
 
@@ -39,7 +40,8 @@ export function createOrganizationRepository(db: Kysely<Database>, changeStamp: 
     listManagedBy: (managerOrgId: number, tx: Executor = db) =>
       tx.selectFrom('organizations').selectAll().where('managed_by_org_id', '=', managerOrgId).orderBy('id').execute(),
 
-    insert: (values: NewOrganization, tx: Executor = db) => tx.insertInto('organizations').values(rowOf(values)).returningAll().executeTakeFirstOrThrow(),
+    insert: (values: NewOrganization, tx: Executor = db) =>
+      tx.insertInto('organizations').values(rowOf(values)).returningAll().executeTakeFirstOrThrow(),
 
     /** Inserts unless an organization of that name exists (unique name: of several at once, one inserts). */
     insertIfMissing: (values: NewOrganization, tx: Executor = db) =>

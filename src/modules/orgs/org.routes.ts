@@ -28,7 +28,10 @@ const Account = Type.Object({
   last_login_at: Nullable(Type.String({ format: 'date-time' })),
 });
 
-export function organizationRoutes(deps: { organizations: OrganizationService; users: UserService }): FastifyPluginAsyncTypebox {
+export function organizationRoutes(deps: {
+  organizations: OrganizationService;
+  users: UserService;
+}): FastifyPluginAsyncTypebox {
   return async (app) => {
     app.get(
       '/service/organization/',

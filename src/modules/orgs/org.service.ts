@@ -60,7 +60,10 @@ export function createOrganizationService(deps: {
     return row;
   };
 
-  async function resolveChanges(current: OrganizationRow | undefined, settings: OrganizationSettings): Promise<OrganizationChanges> {
+  async function resolveChanges(
+    current: OrganizationRow | undefined,
+    settings: OrganizationSettings,
+  ): Promise<OrganizationChanges> {
     const changes: OrganizationChanges = {};
     if (settings.rename !== undefined) changes.name = checkedName(settings.rename);
     if (settings.alertRuleLimit !== undefined) {
@@ -153,7 +156,8 @@ export function createOrganizationService(deps: {
 
     resolveActingOrg: actingOrg.resolveActingOrg,
 
-    listVisible: async (user: Pick<UserRow, 'org_id' | 'role'>): Promise<OrganizationView[]> => (await actingOrg.visibleOrganizations(user)).map(toView),
+    listVisible: async (user: Pick<UserRow, 'org_id' | 'role'>): Promise<OrganizationView[]> =>
+      (await actingOrg.visibleOrganizations(user)).map(toView),
   };
 }
 

@@ -8,7 +8,8 @@ type Executor = Kysely<Database> | Transaction<Database>;
 /** `changeStamp`: see Store.changeStamp; reads by id outside a transaction reuse rows while it holds. */
 export function createUserRepository(db: Kysely<Database>, changeStamp: () => string | null) {
   const byId = createReadCache<number, UserRow | undefined>(changeStamp);
-  const readById = (id: number, tx: Executor) => tx.selectFrom('users').selectAll().where('id', '=', id).executeTakeFirst();
+  const readById = (id: number, tx: Executor) =>
+    tx.selectFrom('users').selectAll().where('id', '=', id).executeTakeFirst();
   return {
     /** Every authenticated request reads its user: outside a transaction, from the read cache. */
     findById: (id: number, tx?: Executor) => (tx ? readById(id, tx) : byId.get(id, () => readById(id, db))),
@@ -45,7 +46,11 @@ export function createUserRepository(db: Kysely<Database>, changeStamp: () => st
     /** Turns 2FA off: seeds and backup codes go, so a new enrollment starts from nothing. */
     clearTwoFactor: (id: number) =>
       db.transaction().execute(async (tx) => {
-        await tx.updateTable('users').set({ totp_enabled: 0, totp_secret: null, totp_pending_secret: null, totp_last_step: null }).where('id', '=', id).execute();
+        await tx
+          .updateTable('users')
+          .set({ totp_enabled: 0, totp_secret: null, totp_pending_secret: null, totp_last_step: null })
+          .where('id', '=', id)
+          .execute();
         await tx.deleteFrom('backup_codes').where('user_id', '=', id).execute();
       }),
   };

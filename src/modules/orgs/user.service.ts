@@ -93,7 +93,8 @@ export function createUserService(deps: { users: UserRepository; organizations: 
     /** Operator recovery for a user who lost their authenticator and backup codes. */
     async disableTwoFactor(rawEmail: string): Promise<UserView> {
       const row = await requireByEmail(rawEmail);
-      if (row.totp_enabled !== 1 && row.totp_pending_secret === null) throw conflict(`two-factor authentication is not enabled for ${row.email}`);
+      if (row.totp_enabled !== 1 && row.totp_pending_secret === null)
+        throw conflict(`two-factor authentication is not enabled for ${row.email}`);
       await users.clearTwoFactor(row.id);
       return toView((await users.findById(row.id))!);
     },

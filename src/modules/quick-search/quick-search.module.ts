@@ -4,5 +4,12 @@ import { createQuickSearchRepository } from './quick-search.repository.ts';
 import { quickSearchRoutes } from './quick-search.routes.ts';
 
 export function createQuickSearchModule(deps: { context: SourceContext; limiter: RateLimiter; limits: LimitResolver }) {
-  return { routes: quickSearchRoutes({ leaks: createLeakQueries(deps.context), limiter: deps.limiter, limits: deps.limits, capacity: createQuickSearchRepository(deps.context.db) }) };
+  return {
+    routes: quickSearchRoutes({
+      leaks: createLeakQueries(deps.context),
+      limiter: deps.limiter,
+      limits: deps.limits,
+      capacity: createQuickSearchRepository(deps.context.db),
+    }),
+  };
 }

@@ -6,8 +6,18 @@ export function createQuickSearchRepository(db: Kysely<Database>) {
   return {
     /** Background jobs waiting and running, and the organization's matches a job is still filling. */
     async backgroundLoad(orgId: number) {
-      const jobs = await db.selectFrom('jobs').select(['status', (eb) => eb.fn.countAll<number>().as('n')]).where('status', 'in', ['queued', 'running']).groupBy('status').execute();
-      const pending = await db.selectFrom('matches').select((eb) => eb.fn.countAll<number>().as('n')).where('org_id', '=', orgId).where('status', '=', 'pending').executeTakeFirstOrThrow();
+      const jobs = await db
+        .selectFrom('jobs')
+        .select(['status', (eb) => eb.fn.countAll<number>().as('n')])
+        .where('status', 'in', ['queued', 'running'])
+        .groupBy('status')
+        .execute();
+      const pending = await db
+        .selectFrom('matches')
+        .select((eb) => eb.fn.countAll<number>().as('n'))
+        .where('org_id', '=', orgId)
+        .where('status', '=', 'pending')
+        .executeTakeFirstOrThrow();
       const count = (status: string) => Number(jobs.find((row) => row.status === status)?.n ?? 0);
       return { queued_jobs: count('queued'), running_jobs: count('running'), pending_matches: Number(pending.n) };
     },

@@ -47,7 +47,9 @@ const EmailReport = Type.Object({
       last_seen: Type.String({ format: 'date-time' }),
     }),
   ),
-  sites: Type.Array(Type.Object({ host: Type.String(), sightings: Type.Integer() }), { description: 'Sites the address was used on, most sightings first' }),
+  sites: Type.Array(Type.Object({ host: Type.String(), sightings: Type.Integer() }), {
+    description: 'Sites the address was used on, most sightings first',
+  }),
   newest: Type.Array(Sighting, { description: 'The 50 newest sightings' }),
 });
 
@@ -65,7 +67,13 @@ const Account = Type.Object({
   last_seen: Type.String({ format: 'date-time' }),
 });
 
-const LimitEntry = Type.Object({ period: Type.String(), limit: Type.Integer(), used: Type.Integer(), remaining: Type.Integer(), reset_seconds: Type.Integer() });
+const LimitEntry = Type.Object({
+  period: Type.String(),
+  limit: Type.Integer(),
+  used: Type.Integer(),
+  remaining: Type.Integer(),
+  reset_seconds: Type.Integer(),
+});
 
 const Capacity = Type.Object({
   services: Type.Array(Type.Object({ service_slug: Type.String(), limits: Type.Array(LimitEntry) })),
@@ -73,11 +81,18 @@ const Capacity = Type.Object({
   load: Type.Object({
     queued_jobs: Type.Integer({ description: 'Background jobs (async rule runs) waiting' }),
     running_jobs: Type.Integer(),
-    pending_matches: Type.Integer({ description: "This organization's matches still being filled by a background job" }),
+    pending_matches: Type.Integer({
+      description: "This organization's matches still being filled by a background job",
+    }),
   }),
 });
 
-export function quickSearchRoutes(deps: { leaks: LeakQueries; limiter: RateLimiter; limits: LimitResolver; capacity: QuickSearchRepository }): FastifyPluginAsyncTypebox {
+export function quickSearchRoutes(deps: {
+  leaks: LeakQueries;
+  limiter: RateLimiter;
+  limits: LimitResolver;
+  capacity: QuickSearchRepository;
+}): FastifyPluginAsyncTypebox {
   return async (app) => {
     app.get(
       '/service/domain_quick_search/',
@@ -85,7 +100,8 @@ export function quickSearchRoutes(deps: { leaks: LeakQueries; limiter: RateLimit
         schema: {
           operationId: 'domainQuickSearch',
           tags: [TAG],
-          summary: 'What the credential store knows of a domain: counts by source, leak type and filter, newest sightings',
+          summary:
+            'What the credential store knows of a domain: counts by source, leak type and filter, newest sightings',
           querystring: Type.Object({ domain: Type.String({ minLength: 1, maxLength: 253 }), org_id: OrgIdQuery }),
           response: withErrors({ 200: DomainReport }, [400, 401, 403, 404, 429]),
         },
@@ -123,15 +139,38 @@ export function quickSearchRoutes(deps: { leaks: LeakQueries; limiter: RateLimit
           tags: [TAG],
           summary: 'Distinct credentials matching every given field, newest first, paged',
           querystring: Type.Object({
-            login: Type.Optional(Type.String({ minLength: 1, maxLength: 320, description: 'The login, exactly (case-insensitive)' })),
-            domain: Type.Optional(Type.String({ minLength: 1, maxLength: 253, description: 'Registrable domain of the site or of the email login' })),
+            login: Type.Optional(
+              Type.String({ minLength: 1, maxLength: 320, description: 'The login, exactly (case-insensitive)' }),
+            ),
+            domain: Type.Optional(
+              Type.String({
+                minLength: 1,
+                maxLength: 253,
+                description: 'Registrable domain of the site or of the email login',
+              }),
+            ),
             url: Type.Optional(Type.String({ minLength: 3, maxLength: 2048, description: 'Part of the URL' })),
-            password_sha1_prefix: Type.Optional(Type.String({ pattern: '^[0-9a-fA-F]{5}$', description: "The first 5 hex digits of the password's SHA-1 (a range, as HIBP's)" })),
+            password_sha1_prefix: Type.Optional(
+              Type.String({
+                pattern: '^[0-9a-fA-F]{5}$',
+                description: "The first 5 hex digits of the password's SHA-1 (a range, as HIBP's)",
+              }),
+            ),
             page: Type.Integer({ minimum: 1, maximum: MAX_PAGE, default: 1 }),
             page_size: Type.Integer({ minimum: 1, maximum: 100, default: 20 }),
             org_id: OrgIdQuery,
           }),
-          response: withErrors({ 200: Type.Object({ count: Type.Integer(), next: Nullable(Type.String()), previous: Nullable(Type.String()), results: Type.Array(Account) }) }, [400, 401, 403, 404, 429]),
+          response: withErrors(
+            {
+              200: Type.Object({
+                count: Type.Integer(),
+                next: Nullable(Type.String()),
+                previous: Nullable(Type.String()),
+                results: Type.Array(Account),
+              }),
+            },
+            [400, 401, 403, 404, 429],
+          ),
         },
         config: { rateLimit: { service: 'accounts_database_search', name: 'Accounts database search' } },
       },
@@ -139,7 +178,10 @@ export function quickSearchRoutes(deps: { leaks: LeakQueries; limiter: RateLimit
         requireAuth(request);
         const { page, page_size: pageSize, org_id: orgId, ...fields } = request.query;
         const { total, results } = await deps.leaks.accounts(fields, pageWindow({ page, page_size: pageSize }));
-        return linkedPage('/service/accounts_database_search/', { page, page_size: pageSize }, total, results, { ...fields, org_id: orgId });
+        return linkedPage('/service/accounts_database_search/', { page, page_size: pageSize }, total, results, {
+          ...fields,
+          org_id: orgId,
+        });
       },
     );
 
@@ -158,7 +200,10 @@ export function quickSearchRoutes(deps: { leaks: LeakQueries; limiter: RateLimit
       async (request) => {
         const { orgId } = requireAuth(request);
         const services = await Promise.all(
-          QUICK_SEARCH_SLUGS.map(async (slug) => ({ service_slug: slug, limits: await deps.limiter.usage(orgId, await deps.limits.service(orgId, slug)) })),
+          QUICK_SEARCH_SLUGS.map(async (slug) => ({
+            service_slug: slug,
+            limits: await deps.limiter.usage(orgId, await deps.limits.service(orgId, slug)),
+          })),
         );
         const account = await deps.limiter.usage(orgId, await deps.limits.account(orgId));
         return { services, account, load: await deps.capacity.backgroundLoad(orgId) };

@@ -6,7 +6,6 @@ import type { RuleRepository } from './rule.repository.ts';
 import type { RunRepository } from './run.repository.ts';
 import { isoDateOrNull as iso } from '../../lib/iso-date.ts';
 
-
 export interface HitQuery extends PageRequest {
   /** `field:value` pairs over the source's filterable fields (all must hold). */
   filter?: string[];
@@ -27,7 +26,19 @@ async function ruleOf(rules: RuleRepository, orgId: number, ruleId: number) {
   return { rule, source: findSource(Number(rule.service_id))! };
 }
 
-const matchView = (row: { id: number; rule_id: number; status: string; total_hits: number; stored_hits: number; excluded_hits: number; window_start: number | null; window_end: number; created_at: number; completed_at: number | null; progress: string | null }) => ({
+const matchView = (row: {
+  id: number;
+  rule_id: number;
+  status: string;
+  total_hits: number;
+  stored_hits: number;
+  excluded_hits: number;
+  window_start: number | null;
+  window_end: number;
+  created_at: number;
+  completed_at: number | null;
+  progress: string | null;
+}) => ({
   id: Number(row.id),
   rule_id: Number(row.rule_id),
   status: row.status,
@@ -40,7 +51,9 @@ const matchView = (row: { id: number; rule_id: number; status: string; total_hit
   created_at: iso(row.created_at)!,
   completed_at: iso(row.completed_at),
   // Only an async source's match has progress; a sync match's view stays as it was.
-  ...(row.progress === null ? {} : { progress: JSON.parse(row.progress) as { done: number; total: number; unit: string } }),
+  ...(row.progress === null
+    ? {}
+    : { progress: JSON.parse(row.progress) as { done: number; total: number; unit: string } }),
 });
 
 function matchQueries({ context, rules, runs }: MatchServiceDeps) {
@@ -95,11 +108,16 @@ function matchQueries({ context, rules, runs }: MatchServiceDeps) {
       hits.sort((a, b) => {
         const left = key(a);
         const right = key(b);
-        const order = typeof left === 'number' && typeof right === 'number' ? left - right : String(left ?? '').localeCompare(String(right ?? ''));
+        const order =
+          typeof left === 'number' && typeof right === 'number'
+            ? left - right
+            : String(left ?? '').localeCompare(String(right ?? ''));
         return (descending ? -order : order) || a.id - b.id;
       });
       const { offset, limit } = pageWindow(query);
-      const results = hits.slice(offset, offset + limit).map((hit) => ({ id: hit.id, is_excluded: hit.is_excluded, ...hit.data, [HIT_KEY_FIELD]: hit.key }));
+      const results = hits
+        .slice(offset, offset + limit)
+        .map((hit) => ({ id: hit.id, is_excluded: hit.is_excluded, ...hit.data, [HIT_KEY_FIELD]: hit.key }));
       return linkedPage(`/service/alert_system_match_get_match_hits/${matchId}/`, query, hits.length, results, {
         filter: query.filter,
         sort: query.sort,
@@ -116,8 +134,12 @@ function exclusionCommands({ context, rules, runs }: MatchServiceDeps) {
       const hits = await runs.hitsOfRule(ruleId, tx);
       const changes = { exclude: [] as number[], include: [] as number[] };
       for (const hit of hits) {
-        const excluded = isExcluded({ key: hit.hit_key, date: Number(hit.hit_date), data: JSON.parse(hit.data) as Record<string, unknown> }, exclusions);
-        if (excluded !== (Number(hit.is_excluded) === 1)) (excluded ? changes.exclude : changes.include).push(Number(hit.id));
+        const excluded = isExcluded(
+          { key: hit.hit_key, date: Number(hit.hit_date), data: JSON.parse(hit.data) as Record<string, unknown> },
+          exclusions,
+        );
+        if (excluded !== (Number(hit.is_excluded) === 1))
+          (excluded ? changes.exclude : changes.include).push(Number(hit.id));
       }
       await runs.setExcluded(changes.exclude, true, tx);
       await runs.setExcluded(changes.include, false, tx);
@@ -140,13 +162,25 @@ function exclusionCommands({ context, rules, runs }: MatchServiceDeps) {
       });
       if (!row) throw conflict('this exclusion already exists');
       await applyExclusions(ruleId);
-      return { id: Number(row.id), rule_id: ruleId, field: row.field, value: row.value, created_at: iso(row.created_at)! };
+      return {
+        id: Number(row.id),
+        rule_id: ruleId,
+        field: row.field,
+        value: row.value,
+        created_at: iso(row.created_at)!,
+      };
     },
 
     async listExclusions(orgId: number, ruleId: number) {
       await ruleOf(rules, orgId, ruleId);
       const rows = await rules.exclusions(ruleId);
-      return rows.map((row) => ({ id: Number(row.id), rule_id: ruleId, field: row.field, value: row.value, created_at: iso(row.created_at)! }));
+      return rows.map((row) => ({
+        id: Number(row.id),
+        rule_id: ruleId,
+        field: row.field,
+        value: row.value,
+        created_at: iso(row.created_at)!,
+      }));
     },
 
     async deleteExclusion(orgId: number, exclusionId: number) {

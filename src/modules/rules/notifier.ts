@@ -43,8 +43,16 @@ async function send(
   notification: { id: number; org_id: number; rule_id: number; match_id: number; channel: string },
 ): Promise<boolean> {
   const { db, clock, delivery } = deps;
-  const rule = await db.selectFrom('alert_rules').selectAll().where('id', '=', notification.rule_id).executeTakeFirstOrThrow();
-  const match = await db.selectFrom('matches').selectAll().where('id', '=', notification.match_id).executeTakeFirstOrThrow();
+  const rule = await db
+    .selectFrom('alert_rules')
+    .selectAll()
+    .where('id', '=', notification.rule_id)
+    .executeTakeFirstOrThrow();
+  const match = await db
+    .selectFrom('matches')
+    .selectAll()
+    .where('id', '=', notification.match_id)
+    .executeTakeFirstOrThrow();
   const org = await deps.organizations.get(Number(notification.org_id));
   const source = findSource(Number(rule.service_id));
   const total = Number(match.total_hits);
@@ -54,17 +62,24 @@ async function send(
   if (notification.channel === 'webhook') {
     if (rule.webhook_id === null) return false;
     const webhook = await delivery.webhookRow(Number(rule.org_id), Number(rule.webhook_id));
-    const attempt = await delivery.deliverWebhook(Number(rule.org_id), webhook, {
-      alertRuleName: rule.name,
-      service: source?.alias ?? String(rule.service_id),
-      totalMatches: total,
-      excludedMatches: excluded,
-      resultsUrl: link,
-      at: clock.now(),
-    }, { purpose: 'notification', ...context });
+    const attempt = await delivery.deliverWebhook(
+      Number(rule.org_id),
+      webhook,
+      {
+        alertRuleName: rule.name,
+        service: source?.alias ?? String(rule.service_id),
+        totalMatches: total,
+        excludedMatches: excluded,
+        resultsUrl: link,
+        at: clock.now(),
+      },
+      { purpose: 'notification', ...context },
+    );
     return attempt.status === 'success';
   }
-  const recipientIds = (await db.selectFrom('alert_rule_recipients').select('recipient_id').where('rule_id', '=', rule.id).execute()).map((r) => Number(r.recipient_id));
+  const recipientIds = (
+    await db.selectFrom('alert_rule_recipients').select('recipient_id').where('rule_id', '=', rule.id).execute()
+  ).map((r) => Number(r.recipient_id));
   const recipients = (await delivery.recipientRows(Number(rule.org_id), recipientIds)).map((r) => r.email);
   if (recipients.length === 0 || rule.email_template_id === null) return false;
   const attempt = await delivery.deliverEmail(Number(rule.org_id), {
@@ -100,7 +115,13 @@ export function createNotifier(deps: NotifierDeps) {
   async function deliver(notification: Selectable<NotificationTable>): Promise<void> {
     let ok = false;
     try {
-      ok = await send(deps, { ...notification, id: Number(notification.id), org_id: Number(notification.org_id), rule_id: Number(notification.rule_id), match_id: Number(notification.match_id) });
+      ok = await send(deps, {
+        ...notification,
+        id: Number(notification.id),
+        org_id: Number(notification.org_id),
+        rule_id: Number(notification.rule_id),
+        match_id: Number(notification.match_id),
+      });
     } catch (error) {
       log(`notification ${notification.id} failed`, error);
     } finally {
@@ -152,7 +173,10 @@ export function createNotifier(deps: NotifierDeps) {
           if (running.size === 0) break;
           // Wait for a free slot, or look again shortly for another organization's new work.
           const pause = new AbortController();
-          await Promise.race([...running, sleep(RECHECK_MS, undefined, { signal: pause.signal }).catch(() => undefined)]);
+          await Promise.race([
+            ...running,
+            sleep(RECHECK_MS, undefined, { signal: pause.signal }).catch(() => undefined),
+          ]);
           pause.abort();
           continue;
         }
@@ -170,4 +194,3 @@ export function createNotifier(deps: NotifierDeps) {
     },
   };
 }
-

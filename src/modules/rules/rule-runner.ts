@@ -4,7 +4,14 @@ import type { Database } from '../../db/schema.ts';
 import type { JobQueue } from '../../jobs/job-queue.ts';
 import type { WorkerPresence } from '../../jobs/worker-presence.ts';
 import { HOUR_MS } from '../../lib/clock.ts';
-import { findSource, sourceCatalog, type Hit, type MatchResult, type SourceContext, type SourceDefinition } from '../sources/index.ts';
+import {
+  findSource,
+  sourceCatalog,
+  type Hit,
+  type MatchResult,
+  type SourceContext,
+  type SourceDefinition,
+} from '../sources/index.ts';
 import { completeAsyncRunJob, type AsyncRun } from './jobs/complete-async-run.job.ts';
 import type { RuleRepository, RuleRow } from './rule.repository.ts';
 import { effectiveHours } from './rule.service.ts';
@@ -69,14 +76,21 @@ async function withTimeoutRetry<T>(match: () => Promise<T>): Promise<T> {
     } catch (error) {
       if (!isStatementTimeout(error)) throw error;
       if (attempt === TIMEOUT_ATTEMPTS) {
-        throw new RunTimedOut(`the rule's query ran past the statement timeout (DRAGNET_RULE_RUN_TIMEOUT_MS) ${attempt} times; narrow the rule`, { cause: error });
+        throw new RunTimedOut(
+          `the rule's query ran past the statement timeout (DRAGNET_RULE_RUN_TIMEOUT_MS) ${attempt} times; narrow the rule`,
+          { cause: error },
+        );
       }
     }
   }
 }
 
 /** Channels a notification of this rule goes to (spec 6: every attached channel). */
-async function channelsOf(rules: RuleRepository, rule: RuleRow, tx: Transaction<Database>): Promise<('email' | 'webhook')[]> {
+async function channelsOf(
+  rules: RuleRepository,
+  rule: RuleRow,
+  tx: Transaction<Database>,
+): Promise<('email' | 'webhook')[]> {
   const channels: ('email' | 'webhook')[] = [];
   if ((await rules.hasRecipient(Number(rule.id), tx)) && rule.email_template_id !== null) channels.push('email');
   if (rule.webhook_id !== null) channels.push('webhook');
@@ -103,13 +117,29 @@ async function recordResult(
     return null;
   }
   const exclusions = await rules.exclusions(ruleId, tx);
-  const stored = result.hits.slice(0, MAX_STORED_HITS).map((hit) => ({ ...hit, excluded: isExcluded(hit, exclusions) }));
+  const stored = result.hits
+    .slice(0, MAX_STORED_HITS)
+    .map((hit) => ({ ...hit, excluded: isExcluded(hit, exclusions) }));
   const excluded = stored.filter((hit) => hit.excluded).length;
-  const counts = { total_hits: Math.max(result.total, stored.length), stored_hits: stored.length, excluded_hits: excluded, completed_at: now };
+  const counts = {
+    total_hits: Math.max(result.total, stored.length),
+    stored_hits: stored.length,
+    excluded_hits: excluded,
+    completed_at: now,
+  };
   const matchId =
     existingMatchId ??
     (await runs.insertMatch(
-      { ...counts, status: 'complete', org_id: rule.org_id, rule_id: rule.id, run_id: runId, window_start: window.window_start, window_end: window.window_end, created_at: now },
+      {
+        ...counts,
+        status: 'complete',
+        org_id: rule.org_id,
+        rule_id: rule.id,
+        run_id: runId,
+        window_start: window.window_start,
+        window_end: window.window_end,
+        created_at: now,
+      },
       tx,
     ));
   if (existingMatchId !== null) await runs.completeMatch(matchId, counts, tx);
@@ -135,7 +165,8 @@ interface RunStepDeps {
 /** One run's steps: claiming its window, and recording its outcome while this worker holds it. */
 function createRunSteps(deps: RunStepDeps) {
   const { rules, runs, jobs, presence, clock } = deps;
-  const record = (run: Parameters<typeof recordResult>[1], tx: Transaction<Database>) => recordResult({ rules, runs, now: clock.now().getTime() }, run, tx);
+  const record = (run: Parameters<typeof recordResult>[1], tx: Transaction<Database>) =>
+    recordResult({ rules, runs, now: clock.now().getTime() }, run, tx);
 
   /**
    * The run of `rule`'s window ending at `until`, for this worker; null when another worker has
@@ -145,7 +176,14 @@ function createRunSteps(deps: RunStepDeps) {
   async function claimRun(rule: RuleRow, until: number): Promise<number | null> {
     await presence.ensure();
     const runKey = `${rule.id}:${until}`;
-    const started = await runs.start({ orgId: rule.org_id, ruleId: rule.id, runKey, windowStart: rule.last_run, windowEnd: until, now: clock.now().getTime() });
+    const started = await runs.start({
+      orgId: rule.org_id,
+      ruleId: rule.id,
+      runKey,
+      windowStart: rule.last_run,
+      windowEnd: until,
+      now: clock.now().getTime(),
+    });
     // Nothing was recorded for a window whose worker died running it: run it here.
     const runId = started ?? (await runs.takeOverAbandoned(runKey, rule.last_run));
     if (runId === null) await rules.passTickClaimToRunner(rule.id, until, runKey);
@@ -157,12 +195,19 @@ function createRunSteps(deps: RunStepDeps) {
     if (!(await runs.hold(runId, tx))) throw new RunTakenOver(`run ${runId} was taken over by another worker`);
   }
 
-  const markFailed = (runId: number, error: unknown) => runs.markFailed(runId, (error as Error).message, clock.now().getTime());
+  const markFailed = (runId: number, error: unknown) =>
+    runs.markFailed(runId, (error as Error).message, clock.now().getTime());
 
   const advance = (tx: Transaction<Database>, rule: RuleRow, source: SourceDefinition, until: number) =>
     rules.advance(rule.id, { until, dueAt: until + effectiveHours(rule, source) * HOUR_MS }, tx);
 
-  async function finishSync(rule: RuleRow, source: SourceDefinition, runId: number, result: MatchResult, until: number): Promise<number | null> {
+  async function finishSync(
+    rule: RuleRow,
+    source: SourceDefinition,
+    runId: number,
+    result: MatchResult,
+    until: number,
+  ): Promise<number | null> {
     return runs.transaction(async (tx) => {
       await holdRun(tx, runId);
       const matchId = await record({ rule, runId, result, existingMatchId: null }, tx);
@@ -183,7 +228,18 @@ function createRunSteps(deps: RunStepDeps) {
     await runs.transaction(async (tx) => {
       await holdRun(tx, runId);
       const now = clock.now().getTime();
-      const matchId = await runs.insertMatch({ org_id: rule.org_id, rule_id: rule.id, run_id: runId, status: 'pending', window_start: rule.last_run, window_end: until, created_at: now }, tx);
+      const matchId = await runs.insertMatch(
+        {
+          org_id: rule.org_id,
+          rule_id: rule.id,
+          run_id: runId,
+          status: 'pending',
+          window_start: rule.last_run,
+          window_end: until,
+          created_at: now,
+        },
+        tx,
+      );
       await runs.markPending(runId, tx);
       await advance(tx, rule, source, until);
       await jobs.enqueue(completeAsyncRunJob, `run:${runId}`, { runId, matchId }, tx);
@@ -213,7 +269,11 @@ async function runMatchedTogether(
     results = await withTimeoutRetry(() =>
       source.matchMany!(
         matchContext,
-        [...claimedRuns.values()].map(({ rule }) => ({ ruleId: Number(rule.id), args: JSON.parse(rule.args) as Record<string, unknown>, since: Number(rule.last_run) })),
+        [...claimedRuns.values()].map(({ rule }) => ({
+          ruleId: Number(rule.id),
+          args: JSON.parse(rule.args) as Record<string, unknown>,
+          since: Number(rule.last_run),
+        })),
         until,
         MAX_STORED_HITS,
       ),
@@ -226,7 +286,13 @@ async function runMatchedTogether(
   }
   for (const { rule, runId } of claimedRuns.values()) {
     try {
-      const matchId = await steps.finishSync(rule, source, runId, results.get(Number(rule.id)) ?? { hits: [], total: 0 }, until);
+      const matchId = await steps.finishSync(
+        rule,
+        source,
+        runId,
+        results.get(Number(rule.id)) ?? { hits: [], total: 0 },
+        until,
+      );
       report.ran++;
       if (matchId !== null) report.matches++;
     } catch (error) {
@@ -258,7 +324,12 @@ async function completeAsyncRun(
     reported = now;
     await runs.setProgress(matchId, { done, total, unit });
   };
-  const result = await source.match({ ...matchContext, reportProgress }, JSON.parse(rule.args) as Record<string, unknown>, { since: run.window_start, until: Number(run.window_end) }, MAX_STORED_HITS);
+  const result = await source.match(
+    { ...matchContext, reportProgress },
+    JSON.parse(rule.args) as Record<string, unknown>,
+    { since: run.window_start, until: Number(run.window_end) },
+    MAX_STORED_HITS,
+  );
   await runs.transaction((tx) => steps.record({ rule, runId, result, existingMatchId: matchId }, tx));
 }
 
@@ -291,7 +362,11 @@ export function createRuleRunner(deps: {
   const steps = createRunSteps({ rules, runs, jobs, presence: deps.presence, clock });
   const { claimRun, markFailed, finishSync, startAsync } = steps;
 
-  async function runOne(rule: RuleRow, source: SourceDefinition, until: number): Promise<{ ran: boolean; matchId: number | null }> {
+  async function runOne(
+    rule: RuleRow,
+    source: SourceDefinition,
+    until: number,
+  ): Promise<{ ran: boolean; matchId: number | null }> {
     const runId = await claimRun(rule, until);
     if (runId === null) return { ran: false, matchId: null };
     try {
@@ -299,7 +374,14 @@ export function createRuleRunner(deps: {
         await startAsync(rule, source, runId, until);
         return { ran: true, matchId: null };
       }
-      const result = await withTimeoutRetry(() => source.match(matchContext, JSON.parse(rule.args) as Record<string, unknown>, { since: rule.last_run, until }, MAX_STORED_HITS));
+      const result = await withTimeoutRetry(() =>
+        source.match(
+          matchContext,
+          JSON.parse(rule.args) as Record<string, unknown>,
+          { since: rule.last_run, until },
+          MAX_STORED_HITS,
+        ),
+      );
       return { ran: true, matchId: await finishSync(rule, source, runId, result, until) };
     } catch (error) {
       if (error instanceof RunTakenOver) return { ran: false, matchId: null };
@@ -310,7 +392,12 @@ export function createRuleRunner(deps: {
   }
 
   /** Runs claimed rules of one source: one by one, or those with a last run in one pass (matchMany). */
-  async function runClaimed(source: SourceDefinition, claimed: RuleRow[], until: number, report: TickReport): Promise<void> {
+  async function runClaimed(
+    source: SourceDefinition,
+    claimed: RuleRow[],
+    until: number,
+    report: TickReport,
+  ): Promise<void> {
     const due: RuleRow[] = [];
     for (const rule of claimed) {
       // due_at is a bound the tick trusts; a rule whose effective frequency grew since is re-dated.
@@ -360,11 +447,23 @@ export function createRuleRunner(deps: {
       const report: TickReport = { due: 0, ran: 0, skipped: 0, failed: 0, matches: 0 };
       const matchedTogether = sourceCatalog.filter((source) => source.matchMany && source.serviceType === 'sync');
       const runAlone = sourceCatalog.filter((source) => !matchedTogether.includes(source));
-      for (const [sources, limit] of [[matchedTogether, BATCH_OF_MATCHED_TOGETHER], [runAlone, BATCH_OF_RUN_ALONE]] as const) {
-        for (let claimed; (claimed = await steps.claimDue(until, sources.map((s) => s.id), limit)).length > 0; ) {
+      for (const [sources, limit] of [
+        [matchedTogether, BATCH_OF_MATCHED_TOGETHER],
+        [runAlone, BATCH_OF_RUN_ALONE],
+      ] as const) {
+        for (
+          let claimed;
+          (claimed = await steps.claimDue(
+            until,
+            sources.map((s) => s.id),
+            limit,
+          )).length > 0;
+        ) {
           const bySource = new Map<number, RuleRow[]>();
-          for (const rule of claimed) bySource.set(Number(rule.service_id), [...(bySource.get(Number(rule.service_id)) ?? []), rule]);
-          for (const [serviceId, ofSource] of bySource) await runClaimed(findSource(serviceId)!, ofSource, until, report);
+          for (const rule of claimed)
+            bySource.set(Number(rule.service_id), [...(bySource.get(Number(rule.service_id)) ?? []), rule]);
+          for (const [serviceId, ofSource] of bySource)
+            await runClaimed(findSource(serviceId)!, ofSource, until, report);
         }
       }
       return report;

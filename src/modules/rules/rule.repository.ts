@@ -27,7 +27,8 @@ interface RepositoryDeps {
 }
 
 /** Ids of the rules that have the recipient. */
-const usesRecipient = (db: Kysely<Database>, recipientId: number) => db.selectFrom('alert_rule_recipients').select('rule_id').where('recipient_id', '=', recipientId);
+const usesRecipient = (db: Kysely<Database>, recipientId: number) =>
+  db.selectFrom('alert_rule_recipients').select('rule_id').where('recipient_id', '=', recipientId);
 
 /** The rules of an organization, as its clients change and read them. */
 function organizationRuleQueries({ db, engine }: RepositoryDeps) {
@@ -54,7 +55,11 @@ function organizationRuleQueries({ db, engine }: RepositoryDeps) {
 
     /** Serializes rule creation per organization on PostgreSQL (the rule limit and name checks). */
     lockOrganization: async (orgId: number, tx: Transaction<Database>) => {
-      await tx.updateTable('organizations').set((eb) => ({ updated_at: eb.ref('updated_at') })).where('id', '=', orgId).execute();
+      await tx
+        .updateTable('organizations')
+        .set((eb) => ({ updated_at: eb.ref('updated_at') }))
+        .where('id', '=', orgId)
+        .execute();
     },
 
     async countActive(orgId: number, tx: Executor = db): Promise<number> {
@@ -67,19 +72,32 @@ function organizationRuleQueries({ db, engine }: RepositoryDeps) {
       return Number(n);
     },
 
-    async activeNameTaken(orgId: number, name: string, options: { exceptRuleId?: number; tx?: Executor } = {}): Promise<boolean> {
-      let query = (options.tx ?? db).selectFrom('alert_rules').select('id').where('org_id', '=', orgId).where('is_deleted', '=', 0).where('name', '=', name);
+    async activeNameTaken(
+      orgId: number,
+      name: string,
+      options: { exceptRuleId?: number; tx?: Executor } = {},
+    ): Promise<boolean> {
+      let query = (options.tx ?? db)
+        .selectFrom('alert_rules')
+        .select('id')
+        .where('org_id', '=', orgId)
+        .where('is_deleted', '=', 0)
+        .where('name', '=', name);
       if (options.exceptRuleId !== undefined) query = query.where('id', '!=', options.exceptRuleId);
       return (await query.executeTakeFirst()) !== undefined;
     },
 
-    insert: (values: Insertable<AlertRuleTable>, tx: Transaction<Database>) => tx.insertInto('alert_rules').values(values).returningAll().executeTakeFirstOrThrow(),
+    insert: (values: Insertable<AlertRuleTable>, tx: Transaction<Database>) =>
+      tx.insertInto('alert_rules').values(values).returningAll().executeTakeFirstOrThrow(),
 
     update: (id: number, changes: Updateable<AlertRuleTable>, tx: Transaction<Database>) =>
       tx.updateTable('alert_rules').set(changes).where('id', '=', id).returningAll().executeTakeFirstOrThrow(),
 
     /** spec 3.2: marks the rule deleted with its snapshot, and detaches its delivery resources and exclusions. */
-    async softDelete(change: { id: number; deletedBy: number; snapshot: unknown; now: number }, tx: Transaction<Database>): Promise<RuleRow> {
+    async softDelete(
+      change: { id: number; deletedBy: number; snapshot: unknown; now: number },
+      tx: Transaction<Database>,
+    ): Promise<RuleRow> {
       const { id, now } = change;
       const row = await tx
         .updateTable('alert_rules')
@@ -105,7 +123,8 @@ function organizationRuleQueries({ db, engine }: RepositoryDeps) {
       let base = db.selectFrom('alert_rules').where('org_id', '=', orgId);
       if (!filters.include_deleted) base = base.where('is_deleted', '=', 0);
       if (filters.sender_id !== undefined) base = base.where('sender_id', '=', filters.sender_id);
-      if (filters.email_template_id !== undefined) base = base.where('email_template_id', '=', filters.email_template_id);
+      if (filters.email_template_id !== undefined)
+        base = base.where('email_template_id', '=', filters.email_template_id);
       if (filters.webhook_id !== undefined) base = base.where('webhook_id', '=', filters.webhook_id);
       if (filters.recipient_id !== undefined) base = base.where('id', 'in', usesRecipient(db, filters.recipient_id));
       const { total } = await base.select((eb) => eb.fn.countAll<number>().as('total')).executeTakeFirstOrThrow();
@@ -119,21 +138,32 @@ function organizationRuleQueries({ db, engine }: RepositoryDeps) {
 function ruleDeliveryQueries({ db }: RepositoryDeps) {
   return {
     /** Which of `ids` the organization owns in `table`; `allowShared` counts the system's (no org) too. */
-    async ownedIds(query: { table: DeliveryTable; orgId: number; ids: number[]; allowShared?: boolean }): Promise<Set<number>> {
+    async ownedIds(query: {
+      table: DeliveryTable;
+      orgId: number;
+      ids: number[];
+      allowShared?: boolean;
+    }): Promise<Set<number>> {
       const { table, orgId, ids, allowShared = false } = query;
       if (ids.length === 0) return new Set<number>();
       const rows = await db
         .selectFrom(table)
         .select('id')
         .where('id', 'in', ids)
-        .where((eb) => (allowShared ? eb.or([eb('org_id', '=', orgId), eb('org_id', 'is', null)]) : eb('org_id', '=', orgId)))
+        .where((eb) =>
+          allowShared ? eb.or([eb('org_id', '=', orgId), eb('org_id', 'is', null)]) : eb('org_id', '=', orgId),
+        )
         .execute();
       return new Set(rows.map((r) => Number(r.id)));
     },
 
     /** Active rules that use a delivery resource. */
     async referencing(orgId: number, kind: DeliveryKind, id: number, tx: Executor = db) {
-      let query = tx.selectFrom('alert_rules').select(['id', 'name']).where('org_id', '=', orgId).where('is_deleted', '=', 0);
+      let query = tx
+        .selectFrom('alert_rules')
+        .select(['id', 'name'])
+        .where('org_id', '=', orgId)
+        .where('is_deleted', '=', 0);
       if (kind === 'sender') query = query.where('sender_id', '=', id);
       if (kind === 'template') query = query.where('email_template_id', '=', id);
       if (kind === 'webhook') query = query.where('webhook_id', '=', id);
@@ -144,17 +174,31 @@ function ruleDeliveryQueries({ db }: RepositoryDeps) {
     async recipientIds(ruleIds: number[], tx: Executor = db): Promise<Map<number, number[]>> {
       const byRule = new Map<number, number[]>();
       if (ruleIds.length === 0) return byRule;
-      const rows = await tx.selectFrom('alert_rule_recipients').selectAll().where('rule_id', 'in', ruleIds).orderBy('recipient_id').execute();
-      for (const row of rows) byRule.set(Number(row.rule_id), [...(byRule.get(Number(row.rule_id)) ?? []), Number(row.recipient_id)]);
+      const rows = await tx
+        .selectFrom('alert_rule_recipients')
+        .selectAll()
+        .where('rule_id', 'in', ruleIds)
+        .orderBy('recipient_id')
+        .execute();
+      for (const row of rows)
+        byRule.set(Number(row.rule_id), [...(byRule.get(Number(row.rule_id)) ?? []), Number(row.recipient_id)]);
       return byRule;
     },
 
     hasRecipient: async (ruleId: number, tx: Transaction<Database>) =>
-      (await tx.selectFrom('alert_rule_recipients').select('recipient_id').where('rule_id', '=', ruleId).executeTakeFirst()) !== undefined,
+      (await tx
+        .selectFrom('alert_rule_recipients')
+        .select('recipient_id')
+        .where('rule_id', '=', ruleId)
+        .executeTakeFirst()) !== undefined,
 
     async setRecipients(ruleId: number, recipients: number[], tx: Transaction<Database>) {
       await tx.deleteFrom('alert_rule_recipients').where('rule_id', '=', ruleId).execute();
-      if (recipients.length) await tx.insertInto('alert_rule_recipients').values(recipients.map((recipient_id) => ({ rule_id: ruleId, recipient_id }))).execute();
+      if (recipients.length)
+        await tx
+          .insertInto('alert_rule_recipients')
+          .values(recipients.map((recipient_id) => ({ rule_id: ruleId, recipient_id })))
+          .execute();
     },
   };
 }
@@ -202,12 +246,20 @@ function scheduleQueries({ db, engine, presence }: RepositoryDeps) {
       await db
         .updateTable('alert_rules')
         .set((eb) => ({
-          tick_claimed_by: eb.selectFrom('rule_runs').select('claimed_by').where('run_key', '=', runKey).where('status', '=', 'running'),
+          tick_claimed_by: eb
+            .selectFrom('rule_runs')
+            .select('claimed_by')
+            .where('run_key', '=', runKey)
+            .where('status', '=', 'running'),
         }))
         .where('id', '=', ruleId)
         .where('tick_window', '=', until)
         .where('tick_claimed_by', '=', presence.id)
-        .where((eb) => eb.exists(eb.selectFrom('rule_runs').select('id').where('run_key', '=', runKey).where('status', '=', 'running')))
+        .where((eb) =>
+          eb.exists(
+            eb.selectFrom('rule_runs').select('id').where('run_key', '=', runKey).where('status', '=', 'running'),
+          ),
+        )
         .execute();
     },
 
@@ -230,23 +282,41 @@ function scheduleQueries({ db, engine, presence }: RepositoryDeps) {
 /** A rule's exclusions: part of what the rule is, so they go and come back with its deletion snapshot. */
 function exclusionQueries({ db }: RepositoryDeps) {
   return {
-    exclusions: (ruleId: number, tx: Executor = db) => tx.selectFrom('exclusions').selectAll().where('rule_id', '=', ruleId).orderBy('id').execute(),
+    exclusions: (ruleId: number, tx: Executor = db) =>
+      tx.selectFrom('exclusions').selectAll().where('rule_id', '=', ruleId).orderBy('id').execute(),
 
-    findExclusion: (orgId: number, id: number) => db.selectFrom('exclusions').selectAll().where('org_id', '=', orgId).where('id', '=', id).executeTakeFirst(),
+    findExclusion: (orgId: number, id: number) =>
+      db.selectFrom('exclusions').selectAll().where('org_id', '=', orgId).where('id', '=', id).executeTakeFirst(),
 
     /** Unique on (rule, field, value): undefined when the exclusion exists (of two identical at once, one inserts). */
-    addExclusion: (exclusion: { orgId: number; ruleId: number; field: string; value: string; now: number }, tx: Transaction<Database>) =>
+    addExclusion: (
+      exclusion: { orgId: number; ruleId: number; field: string; value: string; now: number },
+      tx: Transaction<Database>,
+    ) =>
       tx
         .insertInto('exclusions')
-        .values({ org_id: exclusion.orgId, rule_id: exclusion.ruleId, field: exclusion.field, value: exclusion.value, created_at: exclusion.now })
+        .values({
+          org_id: exclusion.orgId,
+          rule_id: exclusion.ruleId,
+          field: exclusion.field,
+          value: exclusion.value,
+          created_at: exclusion.now,
+        })
         .onConflict((oc) => oc.columns(['rule_id', 'field', 'value']).doNothing())
         .returningAll()
         .executeTakeFirst(),
 
     /** A restored rule's exclusions from its snapshot (its own were deleted with it, so none clash). */
-    async restoreExclusions(rule: { orgId: number; ruleId: number; now: number }, exclusions: { field: string; value: string }[], tx: Transaction<Database>) {
+    async restoreExclusions(
+      rule: { orgId: number; ruleId: number; now: number },
+      exclusions: { field: string; value: string }[],
+      tx: Transaction<Database>,
+    ) {
       for (const { field, value } of exclusions) {
-        await tx.insertInto('exclusions').values({ org_id: rule.orgId, rule_id: rule.ruleId, field, value, created_at: rule.now }).execute();
+        await tx
+          .insertInto('exclusions')
+          .values({ org_id: rule.orgId, rule_id: rule.ruleId, field, value, created_at: rule.now })
+          .execute();
       }
     },
 
@@ -261,7 +331,12 @@ function exclusionQueries({ db }: RepositoryDeps) {
  * asks for takes the organization id; the by-id reads and the tick's claims are the workers'.
  */
 export function createRuleRepository(deps: RepositoryDeps) {
-  return { ...organizationRuleQueries(deps), ...ruleDeliveryQueries(deps), ...scheduleQueries(deps), ...exclusionQueries(deps) };
+  return {
+    ...organizationRuleQueries(deps),
+    ...ruleDeliveryQueries(deps),
+    ...scheduleQueries(deps),
+    ...exclusionQueries(deps),
+  };
 }
 
 export type RuleRepository = ReturnType<typeof createRuleRepository>;

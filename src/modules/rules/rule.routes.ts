@@ -12,9 +12,17 @@ import type { RuleService } from './rule.service.ts';
 
 const TAG = 'monitoring rules';
 const IdParams = Type.Object({ id: IdInteger() });
-const Page = { page: Type.Integer({ minimum: 1, maximum: MAX_PAGE, default: 1 }), page_size: Type.Integer({ minimum: 1, maximum: 100, default: 20 }) };
+const Page = {
+  page: Type.Integer({ minimum: 1, maximum: MAX_PAGE, default: 1 }),
+  page_size: Type.Integer({ minimum: 1, maximum: 100, default: 20 }),
+};
 const Linked = (item: ReturnType<typeof Type.Object>) =>
-  Type.Object({ count: Type.Integer(), next: Nullable(Type.String()), previous: Nullable(Type.String()), results: Type.Array(item) });
+  Type.Object({
+    count: Type.Integer(),
+    next: Nullable(Type.String()),
+    previous: Nullable(Type.String()),
+    results: Type.Array(item),
+  });
 
 const Match = Type.Object({
   id: Type.Integer(),
@@ -31,26 +39,50 @@ const Match = Type.Object({
   progress: Type.Optional(
     Type.Object(
       { done: Type.Number(), total: Type.Number(), unit: Type.String() },
-      { description: "An async source's work on this match so far (e.g. bytes of raw leak files scanned); absent until it reports" },
+      {
+        description:
+          "An async source's work on this match so far (e.g. bytes of raw leak files scanned); absent until it reports",
+      },
     ),
   ),
 });
-const Exclusion = Type.Object({ id: Type.Integer(), rule_id: Type.Integer(), field: Type.String(), value: Type.String(), created_at: Type.String({ format: 'date-time' }) });
+const Exclusion = Type.Object({
+  id: Type.Integer(),
+  rule_id: Type.Integer(),
+  field: Type.String(),
+  value: Type.String(),
+  created_at: Type.String({ format: 'date-time' }),
+});
 const Hit = Type.Object(
   {
     id: Type.Integer(),
     is_excluded: Type.Boolean(),
-    hit_key: Type.String({ description: 'Identifies the hit within its source: an exclusion {field: "hit_key", value} excludes this one hit' }),
+    hit_key: Type.String({
+      description: 'Identifies the hit within its source: an exclusion {field: "hit_key", value} excludes this one hit',
+    }),
   },
   { additionalProperties: true },
 );
 
 /** The catalog, and the life of a rule: create (with its first run), read, replace, delete, restore. */
-function ruleLifecycleRoutes(deps: { rules: RuleService; runner: RuleRunner; audit: AuditLog }): FastifyPluginAsyncTypebox {
+function ruleLifecycleRoutes(deps: {
+  rules: RuleService;
+  runner: RuleRunner;
+  audit: AuditLog;
+}): FastifyPluginAsyncTypebox {
   const { rules, runner, audit } = deps;
   // A deleted rule stops alerting: who did that, and who brought it back, goes in the audit log.
-  const auditRule = (request: FastifyRequest, event: 'rule.deleted' | 'rule.restored', rule: { id: number; name: string; service_id: number }) =>
-    audit.record({ ...requestOrigin(request), event, target: { type: 'rule', id: rule.id, name: rule.name }, details: { service_id: rule.service_id } });
+  const auditRule = (
+    request: FastifyRequest,
+    event: 'rule.deleted' | 'rule.restored',
+    rule: { id: number; name: string; service_id: number },
+  ) =>
+    audit.record({
+      ...requestOrigin(request),
+      event,
+      target: { type: 'rule', id: rule.id, name: rule.name },
+      details: { service_id: rule.service_id },
+    });
   return async (app) => {
     app.get(
       '/service/alert_system_service_get_service_list/',
@@ -127,7 +159,9 @@ function ruleLifecycleRoutes(deps: { rules: RuleService; runner: RuleRunner; aud
       },
       async (request) => {
         const auth = requireAuth(request);
-        return rules.viewOf(await rules.update({ orgId: auth.orgId, userId: auth.user.id }, request.params.id, request.body));
+        return rules.viewOf(
+          await rules.update({ orgId: auth.orgId, userId: auth.user.id }, request.params.id, request.body),
+        );
       },
     );
 
@@ -191,7 +225,13 @@ function matchRoutes(matches: MatchService): FastifyPluginAsyncTypebox {
     app.get(
       '/service/alert_system_match_get_match/:id/',
       {
-        schema: { operationId: 'getMatch', tags: [TAG], summary: 'One match', params: IdParams, response: withErrors({ 200: Match }, [400, 401, 404, 429]) },
+        schema: {
+          operationId: 'getMatch',
+          tags: [TAG],
+          summary: 'One match',
+          params: IdParams,
+          response: withErrors({ 200: Match }, [400, 401, 404, 429]),
+        },
       },
       (request) => matches.getMatch(requireAuth(request).orgId, request.params.id),
     );
@@ -206,8 +246,12 @@ function matchRoutes(matches: MatchService): FastifyPluginAsyncTypebox {
           params: IdParams,
           querystring: Type.Object({
             ...Page,
-            filter: Type.Optional(Type.Array(Type.String({ maxLength: 500 }), { description: 'field:value (repeatable)' })),
-            sort: Type.Optional(Type.String({ maxLength: 100, description: 'A sortable field; -field for descending (default -date)' })),
+            filter: Type.Optional(
+              Type.Array(Type.String({ maxLength: 500 }), { description: 'field:value (repeatable)' }),
+            ),
+            sort: Type.Optional(
+              Type.String({ maxLength: 100, description: 'A sortable field; -field for descending (default -date)' }),
+            ),
             include_excluded: Type.Boolean({ default: true }),
           }),
           response: withErrors({ 200: Linked(Hit) }, [400, 401, 404, 429]),
@@ -226,19 +270,35 @@ function exclusionRoutes(matches: MatchService): FastifyPluginAsyncTypebox {
         schema: {
           operationId: 'createExclusion',
           tags: [TAG],
-          summary: 'Exclude hits of a rule whose field equals a value (case-insensitive), or one hit (field hit_key); counts change at once',
+          summary:
+            'Exclude hits of a rule whose field equals a value (case-insensitive), or one hit (field hit_key); counts change at once',
           params: IdParams,
-          body: Type.Object({ field: Type.String({ minLength: 1, maxLength: 100 }), value: Type.String({ minLength: 1, maxLength: 1000 }) }, { additionalProperties: false }),
+          body: Type.Object(
+            {
+              field: Type.String({ minLength: 1, maxLength: 100 }),
+              value: Type.String({ minLength: 1, maxLength: 1000 }),
+            },
+            { additionalProperties: false },
+          ),
           response: withErrors({ 201: Exclusion }, [400, 401, 404, 409, 429]),
         },
       },
-      async (request, reply) => reply.code(201).send(await matches.createExclusion(requireAuth(request).orgId, request.params.id, request.body)),
+      async (request, reply) =>
+        reply
+          .code(201)
+          .send(await matches.createExclusion(requireAuth(request).orgId, request.params.id, request.body)),
     );
 
     app.get(
       '/service/alert_system_exclusion_list/:id/',
       {
-        schema: { operationId: 'listExclusions', tags: [TAG], summary: "A rule's exclusions", params: IdParams, response: withErrors({ 200: Type.Array(Exclusion) }, [400, 401, 404, 429]) },
+        schema: {
+          operationId: 'listExclusions',
+          tags: [TAG],
+          summary: "A rule's exclusions",
+          params: IdParams,
+          response: withErrors({ 200: Type.Array(Exclusion) }, [400, 401, 404, 429]),
+        },
       },
       (request) => matches.listExclusions(requireAuth(request).orgId, request.params.id),
     );
@@ -262,7 +322,12 @@ function exclusionRoutes(matches: MatchService): FastifyPluginAsyncTypebox {
   };
 }
 
-export function ruleRoutes(deps: { rules: RuleService; runner: RuleRunner; matches: MatchService; audit: AuditLog }): FastifyPluginAsyncTypebox {
+export function ruleRoutes(deps: {
+  rules: RuleService;
+  runner: RuleRunner;
+  matches: MatchService;
+  audit: AuditLog;
+}): FastifyPluginAsyncTypebox {
   return async (app) => {
     await app.register(ruleLifecycleRoutes(deps));
     await app.register(matchRoutes(deps.matches));

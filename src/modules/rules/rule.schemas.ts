@@ -12,7 +12,9 @@ export const RuleBody = Type.Object(
     recipients: Type.Optional(Type.Array(IdInteger(), { maxItems: 10 })),
     webhook: Type.Optional(Nullable(IdInteger())),
     frequency: Type.Optional(Type.Union(frequencies.map((f) => Type.Literal(f)))),
-    follow_up_token: Type.Optional(Type.String({ maxLength: 8192, description: 'Start a messenger rule from a search' })),
+    follow_up_token: Type.Optional(
+      Type.String({ maxLength: 8192, description: 'Start a messenger rule from a search' }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -69,5 +71,7 @@ export const CatalogRow = Type.Object({
   filterable_fields: Type.Array(Type.String()),
   sortable_fields: Type.Array(Type.String()),
   frequency: Type.String(),
-  has_data: Type.Boolean({ description: 'Whether Dragnet ingests data for this source: false means its rules run but never match yet' }),
+  has_data: Type.Boolean({
+    description: 'Whether Dragnet ingests data for this source: false means its rules run but never match yet',
+  }),
 });

@@ -5,7 +5,13 @@ import { AppError, conflict, isUniqueViolation, notFound, type FieldError } from
 import { linkedPage, pageWindow } from '../../lib/pagination.ts';
 import type { OrganizationService } from '../orgs/index.ts';
 import type { FollowUpTokens } from '../search/index.ts';
-import { findSource, normalizeArgs, validateArgs, type SourceContext, type SourceDefinition } from '../sources/index.ts';
+import {
+  findSource,
+  normalizeArgs,
+  validateArgs,
+  type SourceContext,
+  type SourceDefinition,
+} from '../sources/index.ts';
 import { frequencyHours, isFrequency, type Frequency } from '../../lib/frequency.ts';
 import type { RuleListFilters, RuleRepository, RuleRow } from './rule.repository.ts';
 import { isoDateOrNull as iso } from '../../lib/iso-date.ts';
@@ -70,7 +76,10 @@ interface RuleServiceDeps {
   followUps: FollowUpTokens;
 }
 
-const withRuleNumber = (error: FieldError & { rule: number }): FieldError => ({ ...error, message: `${error.message} (rule ${error.rule})` });
+const withRuleNumber = (error: FieldError & { rule: number }): FieldError => ({
+  ...error,
+  message: `${error.message} (rule ${error.rule})`,
+});
 
 /** The service and its args (spec 2.10 rules 1–4), from the body or from a follow-up token. */
 async function validateSource(deps: RuleServiceDeps, orgId: number, input: RuleInput, fields: FieldError[]) {
@@ -78,7 +87,8 @@ async function validateSource(deps: RuleServiceDeps, orgId: number, input: RuleI
   let args = input.args;
   if (input.follow_up_token) {
     const followUp = await deps.followUps.verify(orgId, input.follow_up_token);
-    if (serviceId !== undefined && serviceId !== 1) fields.push({ field: 'service', message: 'a follow_up_token starts a messenger rule (service 1)' });
+    if (serviceId !== undefined && serviceId !== 1)
+      fields.push({ field: 'service', message: 'a follow_up_token starts a messenger rule (service 1)' });
     if (args !== undefined) fields.push({ field: 'args', message: 'comes from the follow_up_token; omit it' });
     serviceId = 1;
     args = followUp.args;
@@ -91,7 +101,8 @@ async function validateSource(deps: RuleServiceDeps, orgId: number, input: RuleI
   for (const error of validateArgs(source, args)) fields.push(withRuleNumber(error));
   const normalized = fields.length ? {} : normalizeArgs(source, args);
   if (!fields.length && source.checkStoredReferences) {
-    for (const error of await source.checkStoredReferences(deps.context, normalized)) fields.push(withRuleNumber(error));
+    for (const error of await source.checkStoredReferences(deps.context, normalized))
+      fields.push(withRuleNumber(error));
   }
   return { source, args: normalized };
 }
@@ -113,18 +124,29 @@ async function validateRule(deps: RuleServiceDeps, orgId: number, input: RuleInp
   // the client names must respect the floor (rule 7).
   const frequency =
     input.frequency ??
-    (isFrequency(org.default_frequency) && frequencyHours[org.default_frequency] < frequencyHours[source.frequency] ? source.frequency : org.default_frequency);
+    (isFrequency(org.default_frequency) && frequencyHours[org.default_frequency] < frequencyHours[source.frequency]
+      ? source.frequency
+      : org.default_frequency);
   if (!isFrequency(frequency)) {
     fields.push({ field: 'frequency', message: 'is not a known frequency' });
   } else if (frequencyHours[frequency] < frequencyHours[source.frequency]) {
-    fields.push({ field: 'frequency', message: `${frequency} is faster than the ${source.alias} floor of ${source.frequency} (rule 7)`, rule: 7 });
+    fields.push({
+      field: 'frequency',
+      message: `${frequency} is faster than the ${source.alias} floor of ${source.frequency} (rule 7)`,
+      rule: 7,
+    });
   }
 
   const sender = input.sender ?? null;
-  if (sender !== null && !(await rules.ownedIds({ table: 'senders', orgId, ids: [sender], allowShared: true })).has(sender)) {
+  if (
+    sender !== null &&
+    !(await rules.ownedIds({ table: 'senders', orgId, ids: [sender], allowShared: true })).has(sender)
+  ) {
     fields.push({ field: 'sender', message: 'no such sender in this organization' });
   }
-  if (!(await rules.ownedIds({ table: 'email_templates', orgId, ids: [input.email_template] })).has(input.email_template)) {
+  if (
+    !(await rules.ownedIds({ table: 'email_templates', orgId, ids: [input.email_template] })).has(input.email_template)
+  ) {
     fields.push({ field: 'email_template', message: 'no such template in this organization' });
   }
   if (webhook !== null && !(await rules.ownedIds({ table: 'webhooks', orgId, ids: [webhook] })).has(webhook)) {
@@ -132,11 +154,13 @@ async function validateRule(deps: RuleServiceDeps, orgId: number, input: RuleInp
   }
   const known = await rules.ownedIds({ table: 'recipients', orgId, ids: recipients });
   const unknown = recipients.filter((id) => !known.has(id));
-  if (unknown.length) fields.push({ field: 'recipients', message: `no such recipients in this organization: ${unknown.join(', ')}` });
+  if (unknown.length)
+    fields.push({ field: 'recipients', message: `no such recipients in this organization: ${unknown.join(', ')}` });
 
   const name = input.name.trim();
   if (!name) fields.push({ field: 'name', message: 'must not be empty' });
-  if (name && (await rules.activeNameTaken(orgId, name, { exceptRuleId: excludeRuleId }))) fields.push({ field: 'name', message: 'is already used by another active rule' });
+  if (name && (await rules.activeNameTaken(orgId, name, { exceptRuleId: excludeRuleId })))
+    fields.push({ field: 'name', message: 'is already used by another active rule' });
 
   if (fields.length) throw invalid(fields);
   return { source, name, args, sender, template: input.email_template, recipients, webhook, frequency, org };
@@ -166,7 +190,13 @@ async function loadRule(rules: RuleRepository, orgId: number, id: number): Promi
 async function assertWithinLimit(rules: RuleRepository, orgId: number, limit: number, tx: Transaction<Database>) {
   const active = await rules.countActive(orgId, tx);
   if (active >= limit) {
-    throw invalid([{ field: 'alert_rule_limit', message: `the organization already has ${active} active rules, its limit (rule 6)`, rule: 6 }]);
+    throw invalid([
+      {
+        field: 'alert_rule_limit',
+        message: `the organization already has ${active} active rules, its limit (rule 6)`,
+        rule: 6,
+      },
+    ]);
   }
 }
 
@@ -175,7 +205,8 @@ async function changeRules<T>(rules: RuleRepository, work: (tx: Transaction<Data
   try {
     return await rules.transaction(work);
   } catch (error) {
-    if (isUniqueViolation(error)) throw conflict('another change to the same rule or name came first; read the rule again and retry');
+    if (isUniqueViolation(error))
+      throw conflict('another change to the same rule or name came first; read the rule again and retry');
     throw error;
   }
 }
@@ -195,7 +226,8 @@ const snapshotInput = (snapshot: RuleSnapshot): RuleInput => ({
 export function createRuleService(deps: RuleServiceDeps) {
   const { rules, clock } = deps;
   const load = (orgId: number, id: number) => loadRule(rules, orgId, id);
-  const viewOf = async (row: RuleRow) => ruleView(row, (await rules.recipientIds([Number(row.id)])).get(Number(row.id)) ?? []);
+  const viewOf = async (row: RuleRow) =>
+    ruleView(row, (await rules.recipientIds([Number(row.id)])).get(Number(row.id)) ?? []);
 
   return {
     viewOf,
@@ -207,7 +239,8 @@ export function createRuleService(deps: RuleServiceDeps) {
       return changeRules(rules, async (tx) => {
         await rules.lockOrganization(context.orgId, tx);
         await assertWithinLimit(rules, context.orgId, valid.org.alert_rule_limit, tx);
-        if (await rules.activeNameTaken(context.orgId, valid.name, { tx })) throw invalid([{ field: 'name', message: 'is already used by another active rule' }]);
+        if (await rules.activeNameTaken(context.orgId, valid.name, { tx }))
+          throw invalid([{ field: 'name', message: 'is already used by another active rule' }]);
         const row = await rules.insert(
           {
             ...storedColumns(valid),
@@ -234,8 +267,13 @@ export function createRuleService(deps: RuleServiceDeps) {
         const locked = await rules.lock(context.orgId, id, tx);
         if (Number(locked.is_deleted) === 1) throw deletedConflict();
         // A new frequency or service moves when the rule next falls due.
-        const dueAt = locked.last_run === null ? 0 : Number(locked.last_run) + effectiveHours(valid, valid.source) * HOUR_MS;
-        const row = await rules.update(id, { ...storedColumns(valid), due_at: dueAt, updated_at: clock.now().getTime() }, tx);
+        const dueAt =
+          locked.last_run === null ? 0 : Number(locked.last_run) + effectiveHours(valid, valid.source) * HOUR_MS;
+        const row = await rules.update(
+          id,
+          { ...storedColumns(valid), due_at: dueAt, updated_at: clock.now().getTime() },
+          tx,
+        );
         await rules.setRecipients(id, valid.recipients, tx);
         return row;
       });
@@ -249,7 +287,10 @@ export function createRuleService(deps: RuleServiceDeps) {
         if (Number(locked.is_deleted) === 1) throw notFound('monitoring rule');
         const recipients = (await rules.recipientIds([id], tx)).get(id) ?? [];
         const exclusions = await rules.exclusions(id, tx);
-        const snapshot: RuleSnapshot = { ...ruleView(locked, recipients), exclusions: exclusions.map((e) => ({ field: e.field, value: e.value })) };
+        const snapshot: RuleSnapshot = {
+          ...ruleView(locked, recipients),
+          exclusions: exclusions.map((e) => ({ field: e.field, value: e.value })),
+        };
         return rules.softDelete({ id, deletedBy: context.userId, snapshot, now: clock.now().getTime() }, tx);
       });
     },
@@ -260,7 +301,8 @@ export function createRuleService(deps: RuleServiceDeps) {
      */
     async restore(context: RuleContext, id: number): Promise<RuleRow> {
       const existing = await load(context.orgId, id);
-      if (Number(existing.is_deleted) !== 1 || !existing.deletion_snapshot) throw new AppError('conflict', 'the rule is not deleted');
+      if (Number(existing.is_deleted) !== 1 || !existing.deletion_snapshot)
+        throw new AppError('conflict', 'the rule is not deleted');
       const snapshot = JSON.parse(existing.deletion_snapshot) as RuleSnapshot;
       const valid = await validateRule(deps, context.orgId, snapshotInput(snapshot));
       return changeRules(rules, async (tx) => {
@@ -268,11 +310,22 @@ export function createRuleService(deps: RuleServiceDeps) {
         // The snapshot read above must still be the rule's: a restore (or a restore and a new
         // delete) may have come first.
         const locked = await rules.lock(context.orgId, id, tx);
-        if (Number(locked.is_deleted) !== 1 || locked.deletion_snapshot !== existing.deletion_snapshot) throw new AppError('conflict', 'the rule is not deleted');
+        if (Number(locked.is_deleted) !== 1 || locked.deletion_snapshot !== existing.deletion_snapshot)
+          throw new AppError('conflict', 'the rule is not deleted');
         await assertWithinLimit(rules, context.orgId, valid.org.alert_rule_limit, tx);
         const now = clock.now().getTime();
-        const restored = { is_deleted: 0, deleted_at: null, deleted_by: null, deletion_snapshot: null, updated_at: now };
-        const row = await rules.update(id, { ...restored, sender_id: valid.sender, email_template_id: valid.template, webhook_id: valid.webhook }, tx);
+        const restored = {
+          is_deleted: 0,
+          deleted_at: null,
+          deleted_by: null,
+          deletion_snapshot: null,
+          updated_at: now,
+        };
+        const row = await rules.update(
+          id,
+          { ...restored, sender_id: valid.sender, email_template_id: valid.template, webhook_id: valid.webhook },
+          tx,
+        );
         await rules.setRecipients(id, valid.recipients, tx);
         await rules.restoreExclusions({ orgId: context.orgId, ruleId: id, now }, snapshot.exclusions ?? [], tx);
         return row;

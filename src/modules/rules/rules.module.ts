@@ -32,13 +32,42 @@ export function createRulesModule(deps: {
   audit: AuditLog;
 }) {
   const { store, clock } = deps;
-  const context = { db: store.db, engine: store.engine, clock, keys: deps.keys, dataDir: deps.dataDir, background: deps.background, log: deps.log };
+  const context = {
+    db: store.db,
+    engine: store.engine,
+    clock,
+    keys: deps.keys,
+    dataDir: deps.dataDir,
+    background: deps.background,
+    log: deps.log,
+  };
   const ruleRepository = createRuleRepository({ db: store.db, engine: store.engine, presence: deps.presence });
   const runRepository = createRunRepository({ db: store.db, presence: deps.presence });
-  const rules = createRuleService({ rules: ruleRepository, clock, context, organizations: deps.organizations, followUps: deps.followUps });
-  const runner = createRuleRunner({ context, ruleRuns: store.ruleRuns, jobs: deps.jobs, presence: deps.presence, rules: ruleRepository, runs: runRepository });
+  const rules = createRuleService({
+    rules: ruleRepository,
+    clock,
+    context,
+    organizations: deps.organizations,
+    followUps: deps.followUps,
+  });
+  const runner = createRuleRunner({
+    context,
+    ruleRuns: store.ruleRuns,
+    jobs: deps.jobs,
+    presence: deps.presence,
+    rules: ruleRepository,
+    runs: runRepository,
+  });
   const matches = createMatchService({ context, rules: ruleRepository, runs: runRepository });
-  const notifier = createNotifier({ db: store.db, engine: store.engine, clock, presence: deps.presence, delivery: deps.delivery, organizations: deps.organizations, log: deps.log });
+  const notifier = createNotifier({
+    db: store.db,
+    engine: store.engine,
+    clock,
+    presence: deps.presence,
+    delivery: deps.delivery,
+    organizations: deps.organizations,
+    log: deps.log,
+  });
   // A delivery resource used by an active rule cannot be deleted (spec 3.5).
   deps.delivery.setReferenceCheck((orgId, kind, id, tx) => ruleRepository.referencing(orgId, kind, id, tx));
   return { rules, runner, matches, notifier, routes: ruleRoutes({ rules, runner, matches, audit: deps.audit }) };

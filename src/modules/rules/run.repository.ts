@@ -28,7 +28,14 @@ function runQueries({ db, presence }: RepositoryDeps) {
     transaction: <T>(work: (tx: Transaction<Database>) => Promise<T>): Promise<T> => db.transaction().execute(work),
 
     /** Records the run of `runKey` for this worker; null when the key exists (another worker has or had it). */
-    async start(run: { orgId: number; ruleId: number; runKey: string; windowStart: number | null; windowEnd: number; now: number }): Promise<number | null> {
+    async start(run: {
+      orgId: number;
+      ruleId: number;
+      runKey: string;
+      windowStart: number | null;
+      windowEnd: number;
+      now: number;
+    }): Promise<number | null> {
       const row = await db
         .insertInto('rule_runs')
         .values({
@@ -75,10 +82,15 @@ function runQueries({ db, presence }: RepositoryDeps) {
       return held.numUpdatedRows > 0n;
     },
 
-    findById: (runId: number) => db.selectFrom('rule_runs').selectAll().where('id', '=', runId).executeTakeFirstOrThrow(),
+    findById: (runId: number) =>
+      db.selectFrom('rule_runs').selectAll().where('id', '=', runId).executeTakeFirstOrThrow(),
 
     window: (runId: number, tx: Transaction<Database>) =>
-      tx.selectFrom('rule_runs').select(['window_start', 'window_end']).where('id', '=', runId).executeTakeFirstOrThrow(),
+      tx
+        .selectFrom('rule_runs')
+        .select(['window_start', 'window_end'])
+        .where('id', '=', runId)
+        .executeTakeFirstOrThrow(),
 
     async markPending(runId: number, tx: Transaction<Database>) {
       await tx.updateTable('rule_runs').set({ status: 'pending' }).where('id', '=', runId).execute();
@@ -89,14 +101,22 @@ function runQueries({ db, presence }: RepositoryDeps) {
     },
 
     async markCompleted(runId: number, result: { hits: number; now: number }, tx: Transaction<Database>) {
-      await tx.updateTable('rule_runs').set({ status: 'completed', hits: result.hits, completed_at: result.now }).where('id', '=', runId).execute();
+      await tx
+        .updateTable('rule_runs')
+        .set({ status: 'completed', hits: result.hits, completed_at: result.now })
+        .where('id', '=', runId)
+        .execute();
     },
 
     /** Only while this worker still holds the run: a run taken over is the new worker's to record. */
     async markFailed(runId: number, reason: string, now: number) {
-      await db.updateTable('rule_runs').set({ status: 'failed', error: reason, completed_at: now }).where('id', '=', runId).where('claimed_by', '=', presence.id).execute();
+      await db
+        .updateTable('rule_runs')
+        .set({ status: 'failed', error: reason, completed_at: now })
+        .where('id', '=', runId)
+        .where('claimed_by', '=', presence.id)
+        .execute();
     },
-
   };
 }
 
@@ -108,7 +128,11 @@ function matchQueries({ db }: RepositoryDeps) {
       return Number(row.id);
     },
 
-    async completeMatch(matchId: number, counts: { total_hits: number; stored_hits: number; excluded_hits: number; completed_at: number }, tx: Transaction<Database>) {
+    async completeMatch(
+      matchId: number,
+      counts: { total_hits: number; stored_hits: number; excluded_hits: number; completed_at: number },
+      tx: Transaction<Database>,
+    ) {
       await tx
         .updateTable('matches')
         .set({ ...counts, status: 'complete' })
@@ -121,7 +145,11 @@ function matchQueries({ db }: RepositoryDeps) {
     },
 
     async setProgress(matchId: number, progress: { done: number; total: number; unit: string }) {
-      await db.updateTable('matches').set({ progress: JSON.stringify(progress) }).where('id', '=', matchId).execute();
+      await db
+        .updateTable('matches')
+        .set({ progress: JSON.stringify(progress) })
+        .where('id', '=', matchId)
+        .execute();
     },
 
     async insertHits(match: { matchId: number; ruleId: number }, hits: HitToStore[], tx: Transaction<Database>) {
@@ -155,7 +183,11 @@ function matchQueries({ db }: RepositoryDeps) {
     },
 
     /** The outbox rows the dispatcher delivers, one per channel. */
-    async queueNotifications(notification: { orgId: number; ruleId: number; matchId: number; now: number }, channels: string[], tx: Transaction<Database>) {
+    async queueNotifications(
+      notification: { orgId: number; ruleId: number; matchId: number; now: number },
+      channels: string[],
+      tx: Transaction<Database>,
+    ) {
       await tx
         .insertInto('notifications')
         .values(
@@ -171,7 +203,8 @@ function matchQueries({ db }: RepositoryDeps) {
         .execute();
     },
 
-    findMatch: (orgId: number, matchId: number) => db.selectFrom('matches').selectAll().where('org_id', '=', orgId).where('id', '=', matchId).executeTakeFirst(),
+    findMatch: (orgId: number, matchId: number) =>
+      db.selectFrom('matches').selectAll().where('org_id', '=', orgId).where('id', '=', matchId).executeTakeFirst(),
 
     /** A page of the rule's matches, newest first. */
     async listMatchesPage(orgId: number, ruleId: number, window: { offset: number; limit: number }) {
@@ -181,10 +214,21 @@ function matchQueries({ db }: RepositoryDeps) {
       return { total: Number(total), rows };
     },
 
-    hitsOfMatch: (matchId: number) => db.selectFrom('match_hits').selectAll().where('match_id', '=', matchId).orderBy('hit_date', 'desc').orderBy('id').execute(),
+    hitsOfMatch: (matchId: number) =>
+      db
+        .selectFrom('match_hits')
+        .selectAll()
+        .where('match_id', '=', matchId)
+        .orderBy('hit_date', 'desc')
+        .orderBy('id')
+        .execute(),
 
     hitsOfRule: (ruleId: number, tx: Transaction<Database>) =>
-      tx.selectFrom('match_hits').select(['id', 'data', 'is_excluded', 'hit_key', 'hit_date']).where('rule_id', '=', ruleId).execute(),
+      tx
+        .selectFrom('match_hits')
+        .select(['id', 'data', 'is_excluded', 'hit_key', 'hit_date'])
+        .where('rule_id', '=', ruleId)
+        .execute(),
 
     async setExcluded(hitIds: number[], excluded: boolean, tx: Transaction<Database>) {
       for (let i = 0; i < hitIds.length; i += IDS_PER_UPDATE) {

@@ -30,7 +30,11 @@ export function createFollowUpTokens(deps: { jwtKey: Uint8Array; clock: Clock })
         .sign(await key);
     },
 
-    async verify(orgId: number, token: string, field = 'follow_up_token'): Promise<{ historyId: number; args: FollowUpArgs }> {
+    async verify(
+      orgId: number,
+      token: string,
+      field = 'follow_up_token',
+    ): Promise<{ historyId: number; args: FollowUpArgs }> {
       try {
         const { payload } = await jwtVerify(token, await key, { algorithms: ['HS256'], currentDate: deps.clock.now() });
         if (payload.token_type !== TOKEN_TYPE || payload.org !== orgId) throw new Error('foreign token');

@@ -25,7 +25,12 @@ export const SEARCH_TUNING = {
  * Counts a search's matches and the channels they are in, without keeping the matches anywhere,
  * choosing how by how many matches the index expects.
  */
-export function createMatchCounter(deps: { reader: Kysely<Database>; readerSlots: number; source: MatchSource; tuning: typeof SEARCH_TUNING }) {
+export function createMatchCounter(deps: {
+  reader: Kysely<Database>;
+  readerSlots: number;
+  source: MatchSource;
+  tuning: typeof SEARCH_TUNING;
+}) {
   const { reader, source, tuning } = deps;
   const { channelCondition, alive, matchSource } = source;
 
@@ -34,7 +39,10 @@ export function createMatchCounter(deps: { reader: Kysely<Database>; readerSlots
     const expectedRows = query.match.share * query.maxMessageId;
     const parts = expectedRows < tuning.splitFromRows ? 1 : deps.readerSlots;
     const step = Math.ceil(query.maxMessageId / parts);
-    return Array.from({ length: parts }, (_, i) => ({ above: i * step, upTo: Math.min(query.maxMessageId, (i + 1) * step) }));
+    return Array.from({ length: parts }, (_, i) => ({
+      above: i * step,
+      upTo: Math.min(query.maxMessageId, (i + 1) * step),
+    }));
   }
 
   /** Sums per-range results that the readers compute side by side. */
@@ -71,7 +79,9 @@ export function createMatchCounter(deps: { reader: Kysely<Database>; readerSlots
                        order by m.date desc limit ${tuning.probeRows}) m
         where ${query.match.exact}) as found
       from channels c
-      where exists (select 1 from messages m where m.channel_id = c.id and m.id <= ${query.maxMessageId})`.execute(reader);
+      where exists (select 1 from messages m where m.channel_id = c.id and m.id <= ${query.maxMessageId})`.execute(
+      reader,
+    );
     const unsettled = rows.filter((row) => Number(row.found) !== 1);
     const found = rows.length - unsettled.length;
     if (unsettled.length === 0) return found;
@@ -81,11 +91,15 @@ export function createMatchCounter(deps: { reader: Kysely<Database>; readerSlots
       unsettledMessages * tuning.rowCostInIndexEntries < total
         ? await sql<{ n: number }>`
             select count(*) as n from channels c where c.id in (${ids}) and exists (
-              select 1 from messages m where m.channel_id = c.id and m.id <= ${query.maxMessageId} and ${query.match.exact})`.execute(reader)
+              select 1 from messages m where m.channel_id = c.id and m.id <= ${query.maxMessageId} and ${query.match.exact})`.execute(
+            reader,
+          )
         : await sql<{ n: number }>`
             select count(distinct m.channel_id) as n
             from messages_fts f cross join messages m indexed by messages_id_channel_idx on m.id = f.rowid
-            where f.messages_fts match ${match} and f.rowid <= ${integer(query.maxMessageId)} and m.channel_id in (${ids})`.execute(reader);
+            where f.messages_fts match ${match} and f.rowid <= ${integer(query.maxMessageId)} and m.channel_id in (${ids})`.execute(
+            reader,
+          );
     return found + Number(more[0]?.n ?? 0);
   }
 
@@ -106,15 +120,22 @@ export function createMatchCounter(deps: { reader: Kysely<Database>; readerSlots
     const indexMatch = query.match.complete ? source.sqliteIndexMatch(query) : null;
     // Many matches expected: counted from the index alone, then the channels probed. Few:
     // counted with their channels in one pass.
-    if (indexMatch && !query.channelIds?.length && query.match.share * query.maxMessageId > tuning.channelsFromMatches) {
+    if (
+      indexMatch &&
+      !query.channelIds?.length &&
+      query.match.share * query.maxMessageId > tuning.channelsFromMatches
+    ) {
       const totals = await overRanges(query, async (range) => {
         const { rows } = await sql<{ n: number }>`
           select count(*) as n from messages_fts
-          where messages_fts match ${indexMatch} and rowid > ${integer(range.above)} and rowid <= ${integer(range.upTo)} and ${alive('rowid')}`.execute(reader);
+          where messages_fts match ${indexMatch} and rowid > ${integer(range.above)} and rowid <= ${integer(range.upTo)} and ${alive('rowid')}`.execute(
+          reader,
+        );
         return rows;
       });
       const total = totals.reduce((sum, row) => sum + Number(row.n), 0);
-      if (total > tuning.channelsFromMatches) return { total, channels: await probeChannels(query, indexMatch, total), groups: total };
+      if (total > tuning.channelsFromMatches)
+        return { total, channels: await probeChannels(query, indexMatch, total), groups: total };
     }
     const perChannel = indexMatch
       ? await channelCountsFromIndex(query, indexMatch)

@@ -31,7 +31,8 @@ export const integer = (value: number) => sql`cast(${value} as bigint)`;
 
 /** The SQL fragments that counting and paging a search share. */
 export function createMatchSource(engine: Engine) {
-  const channelCondition = (query: MatchQuery) => (query.channelIds?.length ? sql`m.channel_id in (${sql.join(query.channelIds)})` : sql`1 = 1`);
+  const channelCondition = (query: MatchQuery) =>
+    query.channelIds?.length ? sql`m.channel_id in (${sql.join(query.channelIds)})` : sql`1 = 1`;
   // SQLite: the rows a long read visits let it be interrupted (its client gone); PostgreSQL
   // cancels the backend's statement instead (db/cancellation.ts).
   const alive = (rowId: string) => (engine === 'sqlite' ? sql.raw(livenessCheck(rowId)) : sql`1 = 1`);
@@ -39,8 +40,10 @@ export function createMatchSource(engine: Engine) {
   return {
     channelCondition,
     alive,
-    keysetCondition: (after: OrderKey | undefined) => (after ? sql`(m.date, m.id) < (${after.date}, ${after.id})` : sql`1 = 1`),
-    sqliteIndexMatch: (query: MatchQuery) => (query.match.narrowing?.engine === 'sqlite' ? query.match.narrowing.match : null),
+    keysetCondition: (after: OrderKey | undefined) =>
+      after ? sql`(m.date, m.id) < (${after.date}, ${after.id})` : sql`1 = 1`,
+    sqliteIndexMatch: (query: MatchQuery) =>
+      query.match.narrowing?.engine === 'sqlite' ? query.match.narrowing.match : null,
 
     /**
      * The matching rows of `messages m` with id in (above, upTo], as a FROM clause and a WHERE

@@ -27,7 +27,11 @@ export function createRecordedSearchReader(deps: { searches: SearchRepository; p
     const { parse, options, watermark } = recorded;
     const previewTerms = positiveTerms(parse.tree);
     const channelLists = options.unique_only
-      ? await searches.channelsOfTexts([...new Set(rows.map((r) => r.text_hash))], watermark, options.channel_ids ?? undefined)
+      ? await searches.channelsOfTexts(
+          [...new Set(rows.map((r) => r.text_hash))],
+          watermark,
+          options.channel_ids ?? undefined,
+        )
       : null;
     return rows.map((row) => {
       const ownChannel = row.username ?? row.title;
@@ -57,7 +61,9 @@ export function createRecordedSearchReader(deps: { searches: SearchRepository; p
 
   /** The query run again below the watermark. */
   async function recordedQuery(recorded: RecordedSearch) {
-    const channelFilter = recorded.options.channel_ids ? await planner.channelScope(recorded.options.channel_ids) : null;
+    const channelFilter = recorded.options.channel_ids
+      ? await planner.channelScope(recorded.options.channel_ids)
+      : null;
     return planner.matchQuery(recorded.parse.tree, channelFilter, recorded.watermark);
   }
 
@@ -72,7 +78,13 @@ export function createRecordedSearchReader(deps: { searches: SearchRepository; p
     const start = mark && mark.position <= from ? mark : null;
     const offset = from - (start?.position ?? 0);
     const plan = pagePlan({ total: recorded.total, scope, offset, limit, narrowed: query.match.narrowing !== null });
-    const keys = await searches.page(query, { plan, uniqueOnly: recorded.options.unique_only, offset, limit, after: start?.key });
+    const keys = await searches.page(query, {
+      plan,
+      uniqueOnly: recorded.options.unique_only,
+      offset,
+      limit,
+      after: start?.key,
+    });
     if (keys.length) {
       bookmarks.delete(recorded.historyId);
       bookmarks.set(recorded.historyId, { position: from + keys.length, key: keys[keys.length - 1]! });
@@ -97,11 +109,23 @@ export function createRecordedSearchReader(deps: { searches: SearchRepository; p
       const total = Math.min(limit, recorded.total);
       const { query, scope } = await cancellable(signal, () => recordedQuery(recorded));
       let after: OrderKey | undefined;
-      for (let read = 0; read < total; ) {
+      for (let read = 0; read < total;) {
         const size = Math.min(EXPORT_BATCH, total - read);
-        const plan = pagePlan({ total: recorded.total, scope, offset: 0, limit: size, narrowed: query.match.narrowing !== null });
+        const plan = pagePlan({
+          total: recorded.total,
+          scope,
+          offset: 0,
+          limit: size,
+          narrowed: query.match.narrowing !== null,
+        });
         const batch = await cancellable(signal, async () => {
-          const keys = await searches.page(query, { plan, uniqueOnly: recorded.options.unique_only, offset: 0, limit: size, after });
+          const keys = await searches.page(query, {
+            plan,
+            uniqueOnly: recorded.options.unique_only,
+            offset: 0,
+            limit: size,
+            after,
+          });
           return { keys, items: await items(await searches.messages(keys), recorded) };
         });
         if (batch.keys.length === 0) return;

@@ -61,7 +61,8 @@ async function* toCsv(input: ExportInput): AsyncGenerator<string> {
   for await (const batch of input.batches) yield csvRows(batch.map((item) => columns.map((c) => cellText(item, c))));
 }
 
-const indented = (value: unknown, depth: number) => JSON.stringify(value, null, 2).replaceAll('\n', `\n${' '.repeat(depth)}`);
+const indented = (value: unknown, depth: number) =>
+  JSON.stringify(value, null, 2).replaceAll('\n', `\n${' '.repeat(depth)}`);
 
 /** `{ "search": …, "results": [ … ] }` written as the results arrive, laid out as JSON.stringify(…, null, 2) would. */
 async function* toJson(input: ExportInput): AsyncGenerator<string> {
@@ -94,7 +95,8 @@ async function* toXml(input: ExportInput): AsyncGenerator<string> {
       for (const column of columns) {
         const value = item[column];
         const element = message.ele(column);
-        if (Array.isArray(value)) for (const entry of value) element.ele(column === 'links' ? 'link' : 'channel').txt(xmlSafe(entry));
+        if (Array.isArray(value))
+          for (const entry of value) element.ele(column === 'links' ? 'link' : 'channel').txt(xmlSafe(entry));
         else if (value !== null && value !== undefined) element.txt(xmlSafe(String(value)));
       }
       return message.end({ headless: true, prettyPrint: true, indent: '  ', offset: 2 });
@@ -114,8 +116,10 @@ async function* toPdf(input: ExportInput): AsyncGenerator<Buffer> {
   doc.text(`Query: ${input.history.query}`);
   doc.text(`Parsed: ${input.history.parsed_query}`);
   doc.text(`Searched at: ${input.history.searched_at}`);
-  doc.text(`Matches: ${input.history.total_matches} in ${input.history.channels_matched} channels` +
-    (input.listed < input.history.total_matches ? ` (this report lists the newest ${input.listed})` : ''));
+  doc.text(
+    `Matches: ${input.history.total_matches} in ${input.history.channels_matched} channels` +
+      (input.listed < input.history.total_matches ? ` (this report lists the newest ${input.listed})` : ''),
+  );
   doc.moveDown();
 
   const x = doc.page.margins.left;
@@ -139,7 +143,14 @@ async function* toPdf(input: ExportInput): AsyncGenerator<Buffer> {
     for await (const batch of input.batches) {
       for (const item of batch) {
         const text = item.text.length > 600 ? `${item.text.slice(0, 600)}…` : item.text;
-        row([item.date.replace('T', ' ').replace(/\.\d+Z$/, ''), item.channel_username ?? item.channels_list?.[0] ?? String(item.channel_id), text], false);
+        row(
+          [
+            item.date.replace('T', ' ').replace(/\.\d+Z$/, ''),
+            item.channel_username ?? item.channels_list?.[0] ?? String(item.channel_id),
+            text,
+          ],
+          false,
+        );
       }
     }
     doc.end();

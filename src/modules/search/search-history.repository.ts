@@ -10,13 +10,24 @@ export function createSearchHistoryRepository(db: Kysely<Database>) {
     },
 
     find: (orgId: number, historyId: number) =>
-      db.selectFrom('search_history').selectAll().where('org_id', '=', orgId).where('id', '=', historyId).executeTakeFirst(),
+      db
+        .selectFrom('search_history')
+        .selectAll()
+        .where('org_id', '=', orgId)
+        .where('id', '=', historyId)
+        .executeTakeFirst(),
 
     /** A page of the organization's searches, newest first, and how many it has. */
     async page(orgId: number, offset: number, limit: number) {
       const base = db.selectFrom('search_history').where('org_id', '=', orgId);
       const { total } = await base.select((eb) => eb.fn.countAll<number>().as('total')).executeTakeFirstOrThrow();
-      const rows = await base.selectAll().orderBy('searched_at', 'desc').orderBy('id', 'desc').offset(offset).limit(limit).execute();
+      const rows = await base
+        .selectAll()
+        .orderBy('searched_at', 'desc')
+        .orderBy('id', 'desc')
+        .offset(offset)
+        .limit(limit)
+        .execute();
       return { rows, total: Number(total) };
     },
 

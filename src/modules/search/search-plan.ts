@@ -2,7 +2,15 @@ import type { Engine } from '../../db/store.ts';
 import { AppError, validationError } from '../../lib/errors.ts';
 import type { ChannelRepository } from './channel.repository.ts';
 import type { MatchQuery } from './match-source.ts';
-import { matchCompilers, MIN_INDEXED_TERM_LENGTH, parseQuery, positiveTerms, QuerySyntaxError, type QueryNode, type TrigramStats } from '../sources/index.ts';
+import {
+  matchCompilers,
+  MIN_INDEXED_TERM_LENGTH,
+  parseQuery,
+  positiveTerms,
+  QuerySyntaxError,
+  type QueryNode,
+  type TrigramStats,
+} from '../sources/index.ts';
 import { SEARCH_LIMITS } from './search-limits.ts';
 
 interface ChannelFilter {
@@ -34,10 +42,14 @@ export function searchWarning(tree: QueryNode, truncated: boolean, total: number
   const positives = positiveTerms(tree);
   if (positives.length === 0) notes.push('broad query: it only excludes terms, so it matches almost every message');
   if (short.length) {
-    notes.push(`broad query: terms shorter than ${MIN_INDEXED_TERM_LENGTH} characters (${short.map((t) => JSON.stringify(t)).join(', ')}) match as substrings almost anywhere`);
+    notes.push(
+      `broad query: terms shorter than ${MIN_INDEXED_TERM_LENGTH} characters (${short.map((t) => JSON.stringify(t)).join(', ')}) match as substrings almost anywhere`,
+    );
   }
   if (total > SEARCH_LIMITS.broadMatchThreshold) {
-    notes.push(`broad query: ${total} matches (more than ${SEARCH_LIMITS.broadMatchThreshold}); add terms to narrow it`);
+    notes.push(
+      `broad query: ${total} matches (more than ${SEARCH_LIMITS.broadMatchThreshold}); add terms to narrow it`,
+    );
   }
   return notes.length ? notes.join('; ') : null;
 }
@@ -77,7 +89,8 @@ export function createSearchPlanner(deps: { engine: Engine; channels: ChannelRep
     async matchQuery(tree: QueryNode, channelFilter: ChannelFilter | null, watermark: number) {
       const { rarity, messages } = await trigrams.estimate(watermark);
       let match = compile(tree, { rarity });
-      if (channelFilter && channelFilter.messages <= match.share * messages) match = compile(tree, { rarity, withoutIndex: true });
+      if (channelFilter && channelFilter.messages <= match.share * messages)
+        match = compile(tree, { rarity, withoutIndex: true });
       const query: MatchQuery = { match, channelIds: channelFilter?.ids, maxMessageId: watermark };
       return { query, scope: channelFilter?.messages ?? watermark };
     },

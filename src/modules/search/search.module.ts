@@ -16,7 +16,11 @@ export function createSearchModule(deps: { store: Store; clock: Clock; jwtKey: U
   const service = createSearchService({
     history: deps.store.searchHistory,
     engine: deps.store.engine,
-    searches: createSearchRepository({ reader: deps.store.reader, readerSlots: deps.store.readerSlots, engine: deps.store.engine }),
+    searches: createSearchRepository({
+      reader: deps.store.reader,
+      readerSlots: deps.store.readerSlots,
+      engine: deps.store.engine,
+    }),
     channels,
     followUps,
     trigrams: createTrigramStats(deps.store.reader),

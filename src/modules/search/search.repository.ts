@@ -18,26 +18,48 @@ export type PagePlan = 'walk' | 'sort';
  * scope / total rows, a sort about total; walking rows costs a random read each, so a sort is
  * preferred up to twice the rows.
  */
-export function pagePlan(input: { total: number; scope: number; offset: number; limit: number; narrowed: boolean }): PagePlan {
+export function pagePlan(input: {
+  total: number;
+  scope: number;
+  offset: number;
+  limit: number;
+  narrowed: boolean;
+}): PagePlan {
   if (!input.narrowed) return 'walk';
   return 2 * (input.offset + input.limit) * input.scope < input.total * input.total ? 'walk' : 'sort';
 }
 
-export function createSearchRepository(deps: { reader: Kysely<Database>; readerSlots: number; engine: Engine; tuning?: Partial<typeof SEARCH_TUNING> }) {
+export function createSearchRepository(deps: {
+  reader: Kysely<Database>;
+  readerSlots: number;
+  engine: Engine;
+  tuning?: Partial<typeof SEARCH_TUNING>;
+}) {
   const { reader, engine } = deps;
   const source = createMatchSource(engine);
   const { matchSource, keysetCondition } = source;
 
   return {
     async maxMessageId(): Promise<number> {
-      const row = await reader.selectFrom('messages').select((eb) => eb.fn.max('id').as('max')).executeTakeFirst();
+      const row = await reader
+        .selectFrom('messages')
+        .select((eb) => eb.fn.max('id').as('max'))
+        .executeTakeFirst();
       return Number(row?.max ?? 0);
     },
 
-    count: createMatchCounter({ reader, readerSlots: deps.readerSlots, source, tuning: { ...SEARCH_TUNING, ...deps.tuning } }),
+    count: createMatchCounter({
+      reader,
+      readerSlots: deps.readerSlots,
+      source,
+      tuning: { ...SEARCH_TUNING, ...deps.tuning },
+    }),
 
     /** The keys of one page of matches, newest first, optionally after a known row (keyset). */
-    async page(query: MatchQuery, options: { plan: PagePlan; uniqueOnly: boolean; offset: number; limit: number; after?: OrderKey }): Promise<OrderKey[]> {
+    async page(
+      query: MatchQuery,
+      options: { plan: PagePlan; uniqueOnly: boolean; offset: number; limit: number; after?: OrderKey },
+    ): Promise<OrderKey[]> {
       const range = { above: 0, upTo: query.maxMessageId };
       if (options.uniqueOnly) {
         // The newest message of each distinct text stands for it.

@@ -48,7 +48,11 @@ export function searchRoutes(deps: { search: SearchService; channels: ChannelRep
       },
       (request) => {
         const auth = requireAuth(request);
-        return search.listHistory({ orgId: auth.orgId, userId: auth.user.id }, request.query.page, request.query.page_size);
+        return search.listHistory(
+          { orgId: auth.orgId, userId: auth.user.id },
+          request.query.page,
+          request.query.page_size,
+        );
       },
     );
 
@@ -58,7 +62,8 @@ export function searchRoutes(deps: { search: SearchService; channels: ChannelRep
         schema: {
           operationId: 'messengerSearchHistoryDelete',
           tags: ['messenger search'],
-          summary: "Delete one of your own past searches (docs/api.md: an addition to the spec); another user's is not found",
+          summary:
+            "Delete one of your own past searches (docs/api.md: an addition to the spec); another user's is not found",
           params: HistoryParams,
           response: withErrors({ 204: Type.Null({ description: 'Deleted' }) }, [400, 401, 404, 429]),
         },
@@ -85,7 +90,13 @@ export function searchRoutes(deps: { search: SearchService; channels: ChannelRep
         config: { rateLimit: { service: 'messenger-search-history', name: 'Messenger search history' } },
       },
       (request, reply) =>
-        search.readPage(requireAuth(request).orgId, request.params.history_id, request.query.page, request.query.page_size, clientSignal(reply)),
+        search.readPage(
+          requireAuth(request).orgId,
+          request.params.history_id,
+          request.query.page,
+          request.query.page_size,
+          clientSignal(reply),
+        ),
     );
 
     app.get(
@@ -97,13 +108,21 @@ export function searchRoutes(deps: { search: SearchService; channels: ChannelRep
           summary: 'Download a past search as CSV, JSON, XML or PDF',
           params: HistoryParams,
           querystring: ExportQuery,
-          response: withErrors({ 200: Type.Unknown({ description: 'The file (csv, json, xml or pdf)' }) }, [400, 401, 404, 429]),
+          response: withErrors(
+            { 200: Type.Unknown({ description: 'The file (csv, json, xml or pdf)' }) },
+            [400, 401, 404, 429],
+          ),
         },
         config: { rateLimit: { service: 'messenger-search-history', name: 'Messenger search history' } },
       },
       async (request, reply) => {
         const { format } = request.query;
-        const input = await search.exportRows(requireAuth(request).orgId, request.params.history_id, exportRowLimit(format), clientSignal(reply));
+        const input = await search.exportRows(
+          requireAuth(request).orgId,
+          request.params.history_id,
+          exportRowLimit(format),
+          clientSignal(reply),
+        );
         const body = renderExport(format, input);
         return reply
           .header('content-type', contentTypes[format])

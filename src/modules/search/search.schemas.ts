@@ -7,12 +7,23 @@ export const SearchBody = Type.Object(
   {
     query: Type.String({ maxLength: 10_000, description: 'Boolean query: terms, "phrases", AND, OR, NOT, -term, ( )' }),
     channel_ids: Type.Optional(
-      Nullable(Type.Array(IdInteger(), { maxItems: SEARCH_LIMITS.maxChannelIds, description: 'Restrict to these channels; null or omitted: all' })),
+      Nullable(
+        Type.Array(IdInteger(), {
+          maxItems: SEARCH_LIMITS.maxChannelIds,
+          description: 'Restrict to these channels; null or omitted: all',
+        }),
+      ),
     ),
     context_chars: Type.Optional(
-      Type.Integer({ minimum: SEARCH_LIMITS.minContextChars, maximum: SEARCH_LIMITS.maxContextChars, default: SEARCH_LIMITS.defaultContextChars }),
+      Type.Integer({
+        minimum: SEARCH_LIMITS.minContextChars,
+        maximum: SEARCH_LIMITS.maxContextChars,
+        default: SEARCH_LIMITS.defaultContextChars,
+      }),
     ),
-    unique_only: Type.Optional(Type.Boolean({ default: false, description: 'Collapse identical texts across channels' })),
+    unique_only: Type.Optional(
+      Type.Boolean({ default: false, description: 'Collapse identical texts across channels' }),
+    ),
     page: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_PAGE, default: 1 })),
     page_size: Type.Optional(Type.Integer({ minimum: 1, maximum: SEARCH_LIMITS.maxPageSize, default: 10 })),
   },
@@ -30,8 +41,14 @@ export const MessageItem = Type.Object({
   media_type: Nullable(Type.String()),
   file_name: Nullable(Type.String()),
   links: Nullable(Type.Array(Type.String())),
-  forwarded_from: Nullable(Type.String({ description: "A forwarded message's origin (a channel's title, a person's name), as the export named it" })),
-  forwarded_from_id: Nullable(Type.String({ description: "The origin's id as the export wrote it (channel1234, user42)" })),
+  forwarded_from: Nullable(
+    Type.String({
+      description: "A forwarded message's origin (a channel's title, a person's name), as the export named it",
+    }),
+  ),
+  forwarded_from_id: Nullable(
+    Type.String({ description: "The origin's id as the export wrote it (channel1234, user42)" }),
+  ),
   via_bot: Nullable(Type.String()),
   reply_to_message_id: Nullable(Type.Integer()),
   edited_at: Nullable(Type.String({ format: 'date-time' })),
@@ -134,5 +151,8 @@ export const HistoryList = Type.Object({
 export const HistoryParams = Type.Object({ history_id: IdInteger() });
 
 export const ExportQuery = Type.Object({
-  format: Type.Union(exportFormats.map((f) => Type.Literal(f)), { default: 'csv' }),
+  format: Type.Union(
+    exportFormats.map((f) => Type.Literal(f)),
+    { default: 'csv' },
+  ),
 });

@@ -23,7 +23,13 @@ const pageCount = (total: number, pageSize: number) => Math.ceil(total / pageSiz
 function recordedSearch(row: HistoryRow) {
   const parse = JSON.parse(row.parsed_query) as StoredParseWithText;
   const options = JSON.parse(row.options) as SearchOptions;
-  const recorded: RecordedSearch = { historyId: Number(row.id), parse, options, watermark: Number(row.watermark_message_id), total: Number(row.total_matches) };
+  const recorded: RecordedSearch = {
+    historyId: Number(row.id),
+    parse,
+    options,
+    watermark: Number(row.watermark_message_id),
+    total: Number(row.total_matches),
+  };
   return { parse, options, recorded };
 }
 
@@ -62,7 +68,13 @@ async function requireHistory(history: SearchHistory, orgId: number, historyId: 
 }
 
 /** The organization's recorded searches: listed, exported, deleted, pruned. */
-function historyActions({ history, reader }: { history: SearchHistory; reader: ReturnType<typeof createRecordedSearchReader> }) {
+function historyActions({
+  history,
+  reader,
+}: {
+  history: SearchHistory;
+  reader: ReturnType<typeof createRecordedSearchReader>;
+}) {
   return {
     /** Deletes one of the user's own searches; another user's or organization's is not found. */
     async deleteHistory(context: { orgId: number; userId: number }, historyId: number) {
@@ -155,7 +167,11 @@ export function createSearchService(deps: {
   }
 
   /** Spec 4.2 (see `search` below); `signal` is the request's, its reads run cancellable by it. */
-  async function searchNow(context: { orgId: number; userId: number }, request: SearchRequest, signal: AbortSignal | undefined) {
+  async function searchNow(
+    context: { orgId: number; userId: number },
+    request: SearchRequest,
+    signal: AbortSignal | undefined,
+  ) {
     const parsed = parseSearchQuery(request.query);
     const channelFilter = await planner.checkedChannels(request.channel_ids);
     const options: SearchOptions = {
@@ -163,7 +179,12 @@ export function createSearchService(deps: {
       context_chars: request.context_chars ?? SEARCH_LIMITS.defaultContextChars,
       unique_only: request.unique_only ?? false,
     };
-    const stored = { tree: parsed.tree, terms: parsed.terms, truncated: parsed.truncated, normalized: formatQuery(parsed.tree) };
+    const stored = {
+      tree: parsed.tree,
+      terms: parsed.terms,
+      truncated: parsed.truncated,
+      normalized: formatQuery(parsed.tree),
+    };
 
     const watermark = await searches.maxMessageId();
     const { query } = await planner.matchQuery(parsed.tree, channelFilter, watermark);

@@ -24,7 +24,9 @@ const names = [
 
 describe('sourceCatalog', () => {
   it('lists the 15 services of spec section 1 with stable ids, in id order', () => {
-    expect(sourceCatalog.map((source) => [source.id, source.name])).toEqual(names.map((name, index) => [index + 1, name]));
+    expect(sourceCatalog.map((source) => [source.id, source.name])).toEqual(
+      names.map((name, index) => [index + 1, name]),
+    );
   });
 
   it('has unique snake_case names and unique aliases', () => {
@@ -39,7 +41,9 @@ describe('sourceCatalog', () => {
   });
 
   it('marks only the raw leak extended search async', () => {
-    expect(sourceCatalog.filter((source) => source.serviceType === 'async').map((source) => source.name)).toEqual(['raw_leak_extended']);
+    expect(sourceCatalog.filter((source) => source.serviceType === 'async').map((source) => source.name)).toEqual([
+      'raw_leak_extended',
+    ]);
   });
 
   it('uses spec 3.4 frequencies as floors', () => {
@@ -105,7 +109,11 @@ describe('catalogRow', () => {
       id: 8,
       name: 'phishing',
       alias: 'Phishing domains',
-      args_schema: { params: [{ name: 'domain', type: 'String', required: true, hint: expect.any(String), example: 'acme-bank.com' }] },
+      args_schema: {
+        params: [
+          { name: 'domain', type: 'String', required: true, hint: expect.any(String), example: 'acme-bank.com' },
+        ],
+      },
       service_type: 'sync',
       excludable_fields: ['domain', 'registrable', 'registrar', 'ip', 'country'],
       filterable_fields: ['fuzzer', 'registrar', 'country', 'has_mx', 'origin', 'brand_in_subdomain'],

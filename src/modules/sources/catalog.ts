@@ -40,4 +40,5 @@ export const sourceCatalog: SourceDefinition[] = [
   urlShortenerSource,
 ];
 
-export const { findSource, findIngester, listIngesters, listSourceCollectors, sourceMigrations } = createRegistry(sourceCatalog);
+export const { findSource, findIngester, listIngesters, listSourceCollectors, sourceMigrations } =
+  createRegistry(sourceCatalog);

@@ -60,7 +60,11 @@ export function createLimitResolver(deps: { db: Kysely<Database>; clock: Clock }
       .where('org_id', '=', orgId)
       .execute()
       .then((rows) => {
-        const fresh = { at: now, overrides: new Map(rows.map((r) => [`${r.scope}|${r.period}`, r.limit_value])), perRequest: new Map() };
+        const fresh = {
+          at: now,
+          overrides: new Map(rows.map((r) => [`${r.scope}|${r.period}`, r.limit_value])),
+          perRequest: new Map(),
+        };
         cache.set(orgId, fresh);
         return fresh;
       });
@@ -73,7 +77,11 @@ export function createLimitResolver(deps: { db: Kysely<Database>; clock: Clock }
 
   const accountLimits = (overrides: Map<string, number | null>): LimitEntry[] =>
     (['second', 'month'] as Period[])
-      .map((period) => ({ scope: ACCOUNT_SCOPE, period, limit: resolve(overrides, ACCOUNT_SCOPE, period, ACCOUNT_DEFAULTS[period] ?? null) }))
+      .map((period) => ({
+        scope: ACCOUNT_SCOPE,
+        period,
+        limit: resolve(overrides, ACCOUNT_SCOPE, period, ACCOUNT_DEFAULTS[period] ?? null),
+      }))
       .filter((entry) => entry.limit !== null);
 
   const serviceLimits = (overrides: Map<string, number | null>, slug: string): LimitEntry[] => {
@@ -82,7 +90,12 @@ export function createLimitResolver(deps: { db: Kysely<Database>; clock: Clock }
       .map((period) => ({
         scope,
         period,
-        limit: resolve(overrides, scope, period, period === 'day' ? (SERVICE_DAILY_LIMITS[slug] ?? DEFAULT_SERVICE_DAILY_LIMIT) : null),
+        limit: resolve(
+          overrides,
+          scope,
+          period,
+          period === 'day' ? (SERVICE_DAILY_LIMITS[slug] ?? DEFAULT_SERVICE_DAILY_LIMIT) : null,
+        ),
       }))
       .filter((entry) => entry.limit !== null);
   };
@@ -91,7 +104,8 @@ export function createLimitResolver(deps: { db: Kysely<Database>; clock: Clock }
     /** The account-wide limits in force for an organization (unlimited ones omitted). */
     account: async (orgId: number): Promise<LimitEntry[]> => accountLimits((await cachedOverrides(orgId)).overrides),
 
-    service: async (orgId: number, slug: string): Promise<LimitEntry[]> => serviceLimits((await cachedOverrides(orgId)).overrides, slug),
+    service: async (orgId: number, slug: string): Promise<LimitEntry[]> =>
+      serviceLimits((await cachedOverrides(orgId)).overrides, slug),
 
     /**
      * Every limit a request to `slug` counts against: the account's first, so an exhausted
@@ -113,7 +127,12 @@ export function createLimitResolver(deps: { db: Kysely<Database>; clock: Clock }
         throw validationError('limit', 'must be a whole number >= 0, "none" or "default"');
       }
       if (limit === 'default') {
-        await db.deleteFrom('rate_limit_overrides').where('org_id', '=', orgId).where('scope', '=', scope).where('period', '=', period).execute();
+        await db
+          .deleteFrom('rate_limit_overrides')
+          .where('org_id', '=', orgId)
+          .where('scope', '=', scope)
+          .where('period', '=', period)
+          .execute();
       } else {
         await db
           .insertInto('rate_limit_overrides')
@@ -130,7 +149,12 @@ export function createLimitResolver(deps: { db: Kysely<Database>; clock: Clock }
     },
 
     listOverrides: (orgId: number) =>
-      db.selectFrom('rate_limit_overrides').select(['scope', 'period', 'limit_value']).where('org_id', '=', orgId).orderBy('scope').execute(),
+      db
+        .selectFrom('rate_limit_overrides')
+        .select(['scope', 'period', 'limit_value'])
+        .where('org_id', '=', orgId)
+        .orderBy('scope')
+        .execute(),
   };
 }
 

@@ -45,32 +45,44 @@ export function createRateLimiter(deps: { counters: CounterStore; limits: LimitR
   });
 
   const indexOf = (entries: readonly ActiveLimit[], scope: 'account' | 'service', period: string) =>
-    entries.findIndex((e) => (scope === 'account' ? e.scope === 'account' : e.scope !== 'account') && e.period === period);
+    entries.findIndex(
+      (e) => (scope === 'account' ? e.scope === 'account' : e.scope !== 'account') && e.period === period,
+    );
 
   /** The window of slot `i` with `used` units taken, or null when no such limit is in force. */
   const stateOf = (entries: readonly ActiveLimit[], plan: SlotPlan, i: number, used: number, now: Date) =>
     i === -1 ? null : state(entries[i]!.limit, used, plan.windows[i]!.end, now);
 
   /** spec 8.1.5: a refused response of a limited endpoint still describes its windows. */
-  async function refuse(slug: string, entries: readonly ActiveLimit[], plan: SlotPlan, full: number, now: Date): Promise<never> {
+  async function refuse(
+    slug: string,
+    entries: readonly ActiveLimit[],
+    plan: SlotPlan,
+    full: number,
+    now: Date,
+  ): Promise<never> {
     const entry = entries[full]!;
     const window = plan.windows[full]!;
     const retryAfterSeconds = secondsUntil(window.end, now);
     const what = entry.scope === 'account' ? 'account-wide limit' : `limit of ${slug}`;
     const used = await counters.read(plan.keys);
-    throw new AppError('rate_limited', `rate limit exceeded: ${what} of ${entry.limit} per ${periodLabels[entry.period]}`, {
-      headers: rateLimitHeaders(
-        stateOf(entries, plan, plan.endpointDay, used[plan.endpointDay] ?? 0, now),
-        stateOf(entries, plan, plan.accountMonth, used[plan.accountMonth] ?? 0, now),
-      ),
-      retryAfterSeconds,
-      extra: {
-        retry_after_seconds: retryAfterSeconds,
-        limit: entry.limit,
-        remaining: 0,
-        reset_at: new Date(window.end).toISOString(),
+    throw new AppError(
+      'rate_limited',
+      `rate limit exceeded: ${what} of ${entry.limit} per ${periodLabels[entry.period]}`,
+      {
+        headers: rateLimitHeaders(
+          stateOf(entries, plan, plan.endpointDay, used[plan.endpointDay] ?? 0, now),
+          stateOf(entries, plan, plan.accountMonth, used[plan.accountMonth] ?? 0, now),
+        ),
+        retryAfterSeconds,
+        extra: {
+          retry_after_seconds: retryAfterSeconds,
+          limit: entry.limit,
+          remaining: 0,
+          reset_at: new Date(window.end).toISOString(),
+        },
       },
-    });
+    );
   }
 
   return {
@@ -88,7 +100,11 @@ export function createRateLimiter(deps: { counters: CounterStore; limits: LimitR
         let plan = plans.get(entries);
         if (!plan || plan.orgId !== orgId || !isCurrent(plan, entries, ms)) {
           const windows = entries.map((entry) => windowAt(entry.period, ms));
-          const slots = entries.map((entry, i) => ({ key: keyOf(orgId, entry, windows[i]!.start), limit: entry.limit, expiresAt: windows[i]!.end }));
+          const slots = entries.map((entry, i) => ({
+            key: keyOf(orgId, entry, windows[i]!.start),
+            limit: entry.limit,
+            expiresAt: windows[i]!.end,
+          }));
           plan = {
             orgId,
             windows,
@@ -126,7 +142,13 @@ export function createRateLimiter(deps: { counters: CounterStore; limits: LimitR
       const used = await counters.read(limited.map((e, i) => keyOf(orgId, e, windows[i]!.start)));
       return limited.map((entry, i) => {
         const s = state(entry.limit, Math.min(used[i]!, entry.limit), windows[i]!.end, now);
-        return { period: periodLabels[entry.period], limit: s.limit, used: s.used, remaining: s.remaining, reset_seconds: s.resetSeconds };
+        return {
+          period: periodLabels[entry.period],
+          limit: s.limit,
+          used: s.used,
+          remaining: s.remaining,
+          reset_seconds: s.resetSeconds,
+        };
       });
     },
 

@@ -26,7 +26,8 @@ export function createUsageCatalog() {
       }
     },
     slugOf: (url: string) => slugByUrl.get(url) ?? slugFromUrl(url),
-    list: () => [...services.values()].sort((a, b) => a.feature.localeCompare(b.feature) || a.slug.localeCompare(b.slug)),
+    list: () =>
+      [...services.values()].sort((a, b) => a.feature.localeCompare(b.feature) || a.slug.localeCompare(b.slug)),
   };
 }
 

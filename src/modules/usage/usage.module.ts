@@ -14,7 +14,12 @@ import { usageRoutes } from './usage.routes.ts';
  * PostgreSQL rows when the store is PostgreSQL, else in the embedded process's memory with
  * write-behind to SQLite.
  */
-async function createCounters(deps: { store: Store; clock: Clock; redisUrl?: string; log: Log }): Promise<CounterStore> {
+async function createCounters(deps: {
+  store: Store;
+  clock: Clock;
+  redisUrl?: string;
+  log: Log;
+}): Promise<CounterStore> {
   if (deps.redisUrl) {
     // ioredis is loaded only by processes configured for Redis.
     const { createRedisCounters } = await import('./counters/redis-counters.ts');

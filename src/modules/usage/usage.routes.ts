@@ -26,7 +26,11 @@ const UsageResponse = Type.Object({
   ),
 });
 
-export function usageRoutes(deps: { limiter: RateLimiter; limits: LimitResolver; catalog: UsageCatalog }): FastifyPluginAsyncTypebox {
+export function usageRoutes(deps: {
+  limiter: RateLimiter;
+  limits: LimitResolver;
+  catalog: UsageCatalog;
+}): FastifyPluginAsyncTypebox {
   return async (app) => {
     app.get(
       '/service/get_usage_limits/',
@@ -36,7 +40,9 @@ export function usageRoutes(deps: { limiter: RateLimiter; limits: LimitResolver;
           tags: ['usage'],
           summary: 'Rate limits and their current use',
           querystring: Type.Object({
-            service_slug: Type.Optional(Type.String({ maxLength: 200, description: 'Part of a service slug, case-insensitive' })),
+            service_slug: Type.Optional(
+              Type.String({ maxLength: 200, description: 'Part of a service slug, case-insensitive' }),
+            ),
             feature: Type.Optional(Type.String({ maxLength: 200, description: 'A feature name, case-insensitive' })),
             org_id: OrgIdQuery,
           }),

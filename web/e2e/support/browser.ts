@@ -33,7 +33,8 @@ export interface Browser {
 }
 
 export async function launchChromium(): Promise<Browser> {
-  if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: run web/e2e/install-chromium.sh (Debian's chromium package)`);
+  if (!existsSync(CHROMIUM))
+    throw new Error(`${CHROMIUM} is missing: run web/e2e/install-chromium.sh (Debian's chromium package)`);
   const userDataDir = mkdtempSync(path.join(tmpdir(), 'dragnet-chromium-'));
   const context = await chromium.launchPersistentContext(userDataDir, {
     executablePath: CHROMIUM,
@@ -50,12 +51,16 @@ export async function launchChromium(): Promise<Browser> {
     page.on('console', (message) => {
       // Chromium logs every 4xx the API answers (otp_required, a validation error the page
       // shows): those are answers, not faults. 5xx responses are caught below.
-      if (message.type() === 'error' && !/^Failed to load resource: the server responded with a status of 4\d\d/.test(message.text())) {
+      if (
+        message.type() === 'error' &&
+        !/^Failed to load resource: the server responded with a status of 4\d\d/.test(message.text())
+      ) {
         problems.push(`${page.url()}: console: ${message.text()}`);
       }
     });
     page.on('response', (response) => {
-      if (response.status() >= 500) problems.push(`${response.request().method()} ${response.url()}: ${response.status()}`);
+      if (response.status() >= 500)
+        problems.push(`${response.request().method()} ${response.url()}: ${response.status()}`);
     });
     page.on('pageerror', (error) => problems.push(`${page.url()}: ${error.message}`));
   };

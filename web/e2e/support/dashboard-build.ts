@@ -29,8 +29,12 @@ function newestSource(): number {
 export function ensureDashboardBuilt(): void {
   if (existsSync(builtIndex) && statSync(builtIndex).mtimeMs >= newestSource()) return;
   const vite = path.join(webDir, '..', 'node_modules', 'vite', 'bin', 'vite.js');
-  execFileSync(process.execPath, [vite, 'build', '--config', path.join(webDir, 'vite.config.ts'), '--logLevel', 'warn'], {
-    env: { ...process.env, NODE_ENV: 'production' },
-    stdio: 'inherit',
-  });
+  execFileSync(
+    process.execPath,
+    [vite, 'build', '--config', path.join(webDir, 'vite.config.ts'), '--logLevel', 'warn'],
+    {
+      env: { ...process.env, NODE_ENV: 'production' },
+      stdio: 'inherit',
+    },
+  );
 }

@@ -17,7 +17,9 @@ describe('the API client against the real server', () => {
 
   it('rejects with the error body of the server', async () => {
     const api = createTestApi(t);
-    const failure = await api.signIn({ email: 'ana@acme.test', password: 'not the password' }).catch((error: unknown) => error);
+    const failure = await api
+      .signIn({ email: 'ana@acme.test', password: 'not the password' })
+      .catch((error: unknown) => error);
     expect(failure).toBeInstanceOf(ApiError);
     expect(failure).toMatchObject({ status: 401, code: 'invalid_credentials' });
     expect((failure as ApiError).requestId).toEqual(expect.any(String));
@@ -67,7 +69,9 @@ describe('the API client against the real server', () => {
     const api = createTestApi(t);
     await api.signIn({ email: 'sam@mssp.test', password: DEFAULT_PASSWORD });
     expect((await unwrap(api.client.GET('/service/organization/', { params: { query: {} } }))).name).toBe('MSSP');
-    const managed = (await unwrap(api.client.GET('/service/organizations/'))).items.find((org) => org.name === 'Client One')!;
+    const managed = (await unwrap(api.client.GET('/service/organizations/'))).items.find(
+      (org) => org.name === 'Client One',
+    )!;
     api.session.setOrg(managed.id);
     expect((await unwrap(api.client.GET('/service/organization/', { params: { query: {} } }))).name).toBe('Client One');
   });

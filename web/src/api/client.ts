@@ -95,7 +95,10 @@ export function createApi(options: { session: SessionStore; baseUrl?: string; fe
         const state = session.get();
         const lifetime = state && tokenLifetime(state.access);
         if (!lifetime) return;
-        const due = Math.min(Math.max(state.receivedAt + lifetime * 1000 - REFRESH_MARGIN_MS - Date.now(), 0), MAX_TIMER_MS);
+        const due = Math.min(
+          Math.max(state.receivedAt + lifetime * 1000 - REFRESH_MARGIN_MS - Date.now(), 0),
+          MAX_TIMER_MS,
+        );
         timer = setTimeout(() => {
           refresh().catch(() => {
             clearTimeout(timer);

@@ -60,7 +60,8 @@ export class ApiError extends Error {
 /** What to show for any error a query or mutation rejected with. */
 export function errorMessage(error: unknown): string {
   if (error instanceof ApiError) {
-    if (error.retryAfterSeconds !== undefined) return `${error.message} (try again in ${formatWait(error.retryAfterSeconds)})`;
+    if (error.retryAfterSeconds !== undefined)
+      return `${error.message} (try again in ${formatWait(error.retryAfterSeconds)})`;
     return error.message;
   }
   return error instanceof Error ? error.message : String(error);

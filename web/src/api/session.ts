@@ -101,7 +101,10 @@ export function tokenLifetime(token: string): number | null {
   const payload = token.split('.')[1];
   if (!payload) return null;
   try {
-    const claims = JSON.parse(atob(payload.replaceAll('-', '+').replaceAll('_', '/'))) as { exp?: unknown; iat?: unknown };
+    const claims = JSON.parse(atob(payload.replaceAll('-', '+').replaceAll('_', '/'))) as {
+      exp?: unknown;
+      iat?: unknown;
+    };
     return typeof claims.exp === 'number' && typeof claims.iat === 'number' ? claims.exp - claims.iat : null;
   } catch {
     return null;

@@ -14,7 +14,12 @@ describe('the organization switcher', () => {
     await t.createUser({ org: 'Client One', email: 'cleo@client.test' });
     // One search in the MSSP's own history, none in its client's.
     const { access } = await t.login('sam@mssp.test');
-    await t.request({ method: 'POST', url: '/service/messenger-search-create/', token: access, body: { query: 'mssp own search' } });
+    await t.request({
+      method: 'POST',
+      url: '/service/messenger-search-create/',
+      token: access,
+      body: { query: 'mssp own search' },
+    });
   });
   afterAll(() => t.close());
 
@@ -23,7 +28,9 @@ describe('the organization switcher', () => {
     expect(await screen.findByText('mssp own search')).toBeTruthy();
 
     const select = await screen.findByLabelText('Organization');
-    expect([...select.querySelectorAll('option')].map((option) => option.textContent)).toEqual(expect.arrayContaining(['MSSP (yours)', 'Client One']));
+    expect([...select.querySelectorAll('option')].map((option) => option.textContent)).toEqual(
+      expect.arrayContaining(['MSSP (yours)', 'Client One']),
+    );
     await userEvent.setup().selectOptions(select, 'Client One');
 
     expect(await screen.findByText(/No searches yet/)).toBeTruthy();

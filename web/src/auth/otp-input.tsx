@@ -1,7 +1,9 @@
 import type { FieldControlProps } from '../ui/field.tsx';
 
 /** An authenticator code or a backup code (letters and a hyphen): no auto-correction, capitals. */
-export function OtpInput(props: FieldControlProps & { value: string; onChange: (value: string) => void; autoFocus?: boolean }) {
+export function OtpInput(
+  props: FieldControlProps & { value: string; onChange: (value: string) => void; autoFocus?: boolean },
+) {
   const { value, onChange, ...control } = props;
   return (
     <input

@@ -36,7 +36,9 @@ describe('signing in', () => {
   });
 
   it("shows the server's message when the password is wrong, and stays on the sign-in page", async () => {
-    const expected = (await t.request({ method: 'POST', url: '/token/', body: { email: 'ana@acme.test', password: 'wrong password!' } })).json().message;
+    const expected = (
+      await t.request({ method: 'POST', url: '/token/', body: { email: 'ana@acme.test', password: 'wrong password!' } })
+    ).json().message;
     const { history, api } = await renderDashboard(t, '/sign-in');
     await fillPassword('ana@acme.test', 'wrong password!');
 
@@ -72,7 +74,13 @@ describe('signing in', () => {
     // Guesses from other addresses, none from this browser's, past the account-wide limit (5),
     // each after the delay the one before set: the next attempt must wait 16 s.
     for (let i = 1; i <= 9; i++) {
-      const guess = () => t.app.inject({ method: 'POST', url: '/token/', payload: { email: 'sam@acme.test', password: `guess ${i} of many` }, remoteAddress: `10.20.0.${i}` });
+      const guess = () =>
+        t.app.inject({
+          method: 'POST',
+          url: '/token/',
+          payload: { email: 'sam@acme.test', password: `guess ${i} of many` },
+          remoteAddress: `10.20.0.${i}`,
+        });
       let answer = await guess();
       if (answer.statusCode === 429) {
         t.clock.advance(Number(answer.headers['retry-after']) * 1000);

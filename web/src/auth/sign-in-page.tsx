@@ -34,7 +34,8 @@ export function SignInPage() {
     },
   });
   const otpRequested = signIn.error instanceof ApiError && signIn.error.code === 'otp_required';
-  const slowedDown = step === 'password' && signIn.error instanceof ApiError && signIn.error.code === 'too_many_attempts';
+  const slowedDown =
+    step === 'password' && signIn.error instanceof ApiError && signIn.error.code === 'too_many_attempts';
 
   const submit = (event: FormEvent) => {
     event.preventDefault();
@@ -44,24 +45,44 @@ export function SignInPage() {
   return (
     <main id="main" className="narrow">
       <Page title="Sign in to Dragnet">
-        {expired && step === 'password' && <p className="notice warning">Your session has expired. Sign in again to continue.</p>}
+        {expired && step === 'password' && (
+          <p className="notice warning">Your session has expired. Sign in again to continue.</p>
+        )}
         {!otpRequested && <ErrorNotice error={signIn.error} />}
         <form onSubmit={submit} className="card" noValidate>
           {step === 'password' ? (
             <>
               <Field label="Email">
                 {(props) => (
-                  <input {...props} type="email" autoComplete="username" required autoFocus value={email} onChange={(e) => setEmail(e.target.value)} />
+                  <input
+                    {...props}
+                    type="email"
+                    autoComplete="username"
+                    required
+                    autoFocus
+                    value={email}
+                    onChange={(e) => setEmail(e.target.value)}
+                  />
                 )}
               </Field>
               <Field label="Password">
                 {(props) => (
-                  <input {...props} type="password" autoComplete="current-password" required value={password} onChange={(e) => setPassword(e.target.value)} />
+                  <input
+                    {...props}
+                    type="password"
+                    autoComplete="current-password"
+                    required
+                    value={password}
+                    onChange={(e) => setPassword(e.target.value)}
+                  />
                 )}
               </Field>
             </>
           ) : (
-            <Field label="Authentication code" hint="The 6-digit code from your authenticator app, or one of your backup codes.">
+            <Field
+              label="Authentication code"
+              hint="The 6-digit code from your authenticator app, or one of your backup codes."
+            >
               {(props) => <OtpInput {...props} autoFocus value={otp} onChange={setOtp} />}
             </Field>
           )}

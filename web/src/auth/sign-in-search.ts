@@ -5,6 +5,7 @@ export interface SignInSearch {
 
 export function validateSignInSearch(raw: Record<string, unknown>): SignInSearch {
   const target = raw.redirect;
-  const local = typeof target === 'string' && target.startsWith('/') && !target.startsWith('//') && !target.startsWith('/\\');
+  const local =
+    typeof target === 'string' && target.startsWith('/') && !target.startsWith('//') && !target.startsWith('/\\');
   return local && !target.startsWith('/sign-in') ? { redirect: target } : {};
 }

@@ -74,9 +74,19 @@ export async function renderDashboard(t: TestApp, path: string, options: { email
 /** Turns 2FA on for a user through the API, as the security page would; returns the seed. */
 export async function enableTwoFactor(t: TestApp, email: string): Promise<string> {
   const { access } = await t.login(email);
-  const setup = await t.request({ method: 'POST', url: '/service/setup_2fa/', token: access, body: { password: DEFAULT_PASSWORD } });
+  const setup = await t.request({
+    method: 'POST',
+    url: '/service/setup_2fa/',
+    token: access,
+    body: { password: DEFAULT_PASSWORD },
+  });
   const { seed } = setup.json() as { seed: string };
-  const verify = await t.request({ method: 'POST', url: '/service/verify_2fa_enrollment/', token: access, body: { otp: totpCode(seed, t.clock.now()) } });
+  const verify = await t.request({
+    method: 'POST',
+    url: '/service/verify_2fa_enrollment/',
+    token: access,
+    body: { otp: totpCode(seed, t.clock.now()) },
+  });
   if (verify.statusCode !== 200) throw new Error(`2FA enrolment failed: ${verify.body}`);
   return seed;
 }

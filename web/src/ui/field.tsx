@@ -11,7 +11,12 @@ export interface FieldControlProps {
  * A labelled form control with an optional hint and an error from the API (ApiError.fieldMessage):
  * `<Field label="Email">{(props) => <input {...props} type="email" />}</Field>`.
  */
-export function Field(props: { label: ReactNode; hint?: ReactNode; error?: string; children: (control: FieldControlProps) => ReactNode }) {
+export function Field(props: {
+  label: ReactNode;
+  hint?: ReactNode;
+  error?: string;
+  children: (control: FieldControlProps) => ReactNode;
+}) {
   const id = useId();
   const hintId = props.hint ? `${id}-hint` : undefined;
   const errorId = props.error ? `${id}-error` : undefined;

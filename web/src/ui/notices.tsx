@@ -4,7 +4,15 @@ import { ApiError, errorMessage } from '../api/errors.ts';
  * An error as the API described it: its message, the fields it names (unless the form shows
  * them beside its inputs) and the request id an operator can find in the server log.
  */
-export function ErrorNotice({ error, title, fieldsShown = [] }: { error: unknown; title?: string; fieldsShown?: string[] }) {
+export function ErrorNotice({
+  error,
+  title,
+  fieldsShown = [],
+}: {
+  error: unknown;
+  title?: string;
+  fieldsShown?: string[];
+}) {
   if (!error) return null;
   const fields = error instanceof ApiError ? error.fields.filter((entry) => !fieldsShown.includes(entry.field)) : [];
   return (
@@ -20,7 +28,9 @@ export function ErrorNotice({ error, title, fieldsShown = [] }: { error: unknown
           ))}
         </ul>
       )}
-      {error instanceof ApiError && error.requestId && <small className="request-id">Request id {error.requestId}</small>}
+      {error instanceof ApiError && error.requestId && (
+        <small className="request-id">Request id {error.requestId}</small>
+      )}
     </div>
   );
 }

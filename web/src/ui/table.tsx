@@ -5,7 +5,17 @@ import type { ReactNode } from 'react';
  * row actions whose heading only screen readers hear, and a `label` when the page has several.
  * Rows (`<tr>`) are the children.
  */
-export function Table({ headings, actions, label, children }: { headings: string[]; actions?: string; label?: string; children: ReactNode }) {
+export function Table({
+  headings,
+  actions,
+  label,
+  children,
+}: {
+  headings: string[];
+  actions?: string;
+  label?: string;
+  children: ReactNode;
+}) {
   return (
     <div className="table-scroll">
       <table aria-label={label}>

@@ -49,15 +49,30 @@ const FAILURES: Record<string, string> = {
  */
 function describeSmtpFailure(error: unknown): string {
   if (error instanceof BlockedAddressError) return `refused: ${error.message}`;
-  const e = error as { code?: unknown; originalCode?: unknown; responseCode?: unknown; command?: unknown; message?: unknown };
+  const e = error as {
+    code?: unknown;
+    originalCode?: unknown;
+    responseCode?: unknown;
+    command?: unknown;
+    message?: unknown;
+  };
   const code = typeof e.code === 'string' ? e.code : '';
   // Node's own error code (ECONNREFUSED, DEPTH_ZERO_SELF_SIGNED_CERT), never the server's words.
-  const systemCode = [e.originalCode, code].find((c): c is string => typeof c === 'string' && /^[A-Z][A-Z0-9_]{2,40}$/.test(c) && !(c in FAILURES));
-  const certificate = /CERT|SIGNATURE|ISSUER/.test(systemCode ?? '') || (code === 'ETLS' && typeof e.message === 'string' && /certificate/i.test(e.message));
-  let text = certificate ? `${FAILURES.ETLS}: the server's certificate was not accepted` : (FAILURES[code] ?? 'sending failed');
+  const systemCode = [e.originalCode, code].find(
+    (c): c is string => typeof c === 'string' && /^[A-Z][A-Z0-9_]{2,40}$/.test(c) && !(c in FAILURES),
+  );
+  const certificate =
+    /CERT|SIGNATURE|ISSUER/.test(systemCode ?? '') ||
+    (code === 'ETLS' && typeof e.message === 'string' && /certificate/i.test(e.message));
+  let text = certificate
+    ? `${FAILURES.ETLS}: the server's certificate was not accepted`
+    : (FAILURES[code] ?? 'sending failed');
   if (systemCode) text += ` (${systemCode})`;
   const reply = typeof e.responseCode === 'number' && Number.isInteger(e.responseCode) ? e.responseCode : null;
-  const command = typeof e.command === 'string' && /^[A-Z][A-Z0-9 -]{0,23}$/.test(e.command) && e.command !== 'API' ? e.command : null;
+  const command =
+    typeof e.command === 'string' && /^[A-Z][A-Z0-9 -]{0,23}$/.test(e.command) && e.command !== 'API'
+      ? e.command
+      : null;
   if (reply !== null) text += ` (SMTP ${reply}${command ? ` after ${command}` : ''})`;
   else if (command && command !== 'CONN') text += ` (after ${command})`;
   return text;
@@ -71,7 +86,11 @@ export function createEmailTransport(options: SmtpConfig & { guard: OutboundGuar
   return {
     async send(account: SmtpAccount, to: string[], message: RenderedEmail): Promise<EmailOutcome> {
       const started = performance.now();
-      const failed = (error: unknown): EmailOutcome => ({ ok: false, error: describeSmtpFailure(error), durationMs: Math.round(performance.now() - started) });
+      const failed = (error: unknown): EmailOutcome => ({
+        ok: false,
+        error: describeSmtpFailure(error),
+        durationMs: Math.round(performance.now() - started),
+      });
       let address = account.host;
       try {
         if (!account.operatorSet) address = await options.guard.resolve(account.host, account.port, options.timeoutMs);
@@ -87,16 +106,29 @@ export function createEmailTransport(options: SmtpConfig & { guard: OutboundGuar
         secure: false,
         requireTLS: account.encryption === 'TLS',
         ignoreTLS: account.encryption === 'SSL',
-        auth: account.authenticationRequired && account.username ? { user: account.username, pass: account.password ?? '' } : undefined,
+        auth:
+          account.authenticationRequired && account.username
+            ? { user: account.username, pass: account.password ?? '' }
+            : undefined,
         connectionTimeout: options.timeoutMs,
         greetingTimeout: options.timeoutMs,
         socketTimeout: options.timeoutMs,
-        tls: { rejectUnauthorized: !options.allowSelfSigned, ...(servername ? { servername } : {}), ...(options.ca ? { ca: options.ca } : {}) },
+        tls: {
+          rejectUnauthorized: !options.allowSelfSigned,
+          ...(servername ? { servername } : {}),
+          ...(options.ca ? { ca: options.ca } : {}),
+        },
         logger: false,
         debug: false,
       });
       try {
-        await transporter.sendMail({ from: account.from, to, subject: message.subject, html: message.html, text: message.text });
+        await transporter.sendMail({
+          from: account.from,
+          to,
+          subject: message.subject,
+          html: message.html,
+          text: message.text,
+        });
         return { ok: true, error: null, durationMs: Math.round(performance.now() - started) };
       } catch (error) {
         return failed(error);

@@ -1,5 +1,11 @@
 /** spec 2.7: a template body must contain all of these. */
-export const REQUIRED_PLACEHOLDERS = ['current_date', 'alert_rule_name', 'number_of_hits', 'service', 'match_detail_link'] as const;
+export const REQUIRED_PLACEHOLDERS = [
+  'current_date',
+  'alert_rule_name',
+  'number_of_hits',
+  'service',
+  'match_detail_link',
+] as const;
 /** Substituted too when present. */
 export const OPTIONAL_PLACEHOLDERS = ['total_results', 'excluded_count'] as const;
 

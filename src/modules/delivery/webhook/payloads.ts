@@ -21,12 +21,14 @@ export function payloadKindFor(url: URL): PayloadKind {
   const host = url.hostname.toLowerCase();
   if (host === 'hooks.slack.com') return 'slack';
   if (host.endsWith('.webhook.office.com')) return 'teams_message_card';
-  if (host.endsWith('.logic.azure.com') || host.endsWith('.environment.api.powerplatform.com')) return 'teams_adaptive_card';
+  if (host.endsWith('.logic.azure.com') || host.endsWith('.environment.api.powerplatform.com'))
+    return 'teams_adaptive_card';
   if (/^(ptb\.|canary\.)?discord(app)?\.com$/.test(host) && url.pathname.startsWith('/api/webhooks/')) return 'discord';
   return 'generic';
 }
 
-const cut = (text: string, max: number) => ([...text].length <= max ? text : `${[...text].slice(0, max - 1).join('')}…`);
+const cut = (text: string, max: number) =>
+  [...text].length <= max ? text : `${[...text].slice(0, max - 1).join('')}…`;
 
 const newHits = (n: AlertNotice) => n.totalMatches - n.excludedMatches;
 const headline = (n: AlertNotice) => `${newHits(n)} new hits for "${n.alertRuleName}" in ${n.service}`;
@@ -52,7 +54,9 @@ function slack(n: AlertNotice) {
       },
       {
         type: 'actions',
-        elements: [{ type: 'button', text: { type: 'plain_text', text: 'Review the hits' }, url: cut(n.resultsUrl, 3000) }],
+        elements: [
+          { type: 'button', text: { type: 'plain_text', text: 'Review the hits' }, url: cut(n.resultsUrl, 3000) },
+        ],
       },
     ],
   };
@@ -82,7 +86,13 @@ function teamsAdaptiveCard(n: AlertNotice) {
           type: 'AdaptiveCard',
           version: '1.4',
           body: [
-            { type: 'TextBlock', text: cut(`Dragnet: ${headline(n)}`, 400), weight: 'Bolder', size: 'Medium', wrap: true },
+            {
+              type: 'TextBlock',
+              text: cut(`Dragnet: ${headline(n)}`, 400),
+              weight: 'Bolder',
+              size: 'Medium',
+              wrap: true,
+            },
             { type: 'FactSet', facts: facts(n).map((f) => ({ title: f.name, value: cut(f.value, 400) })) },
           ],
           actions: [{ type: 'Action.OpenUrl', title: 'Review the hits', url: n.resultsUrl }],

@@ -23,7 +23,6 @@ const USER_AGENT = 'AlertSystem/1.0';
  * `http` goes through the outbound guard: only public addresses or the operator's allow-list.
  */
 export function createWebhookTransport(deps: { http: OutboundHttp; timeoutMs: number; clock: Clock }) {
-
   return {
     async send(target: WebhookTarget, payload: object): Promise<SendOutcome> {
       const started = performance.now();
@@ -43,10 +42,19 @@ export function createWebhookTransport(deps: { http: OutboundHttp; timeoutMs: nu
           headers['x-alertsystem-signature'] = alertSystemSignature(target.secret, body);
           Object.assign(headers, standardWebhookHeaders(target.secret, body, deps.clock.now()));
         }
-        const response = await deps.http.request(url, { method: 'POST', body, headers, signal: AbortSignal.timeout(deps.timeoutMs) });
+        const response = await deps.http.request(url, {
+          method: 'POST',
+          body,
+          headers,
+          signal: AbortSignal.timeout(deps.timeoutMs),
+        });
         await response.body.dump({ limit: 64 * 1024 });
         const ok = response.statusCode >= 200 && response.statusCode < 300;
-        return finish({ ok, statusCode: response.statusCode, error: ok ? null : `receiver answered ${response.statusCode}` });
+        return finish({
+          ok,
+          statusCode: response.statusCode,
+          error: ok ? null : `receiver answered ${response.statusCode}`,
+        });
       } catch (error) {
         return finish({ ok: false, statusCode: null, error: describe(error, deps.timeoutMs) });
       }
@@ -58,7 +66,12 @@ export function createWebhookTransport(deps: { http: OutboundHttp; timeoutMs: nu
 function describe(error: unknown, timeoutMs: number): string {
   const e = error as { name?: string; code?: string; message?: string; cause?: unknown };
   if (error instanceof BlockedAddressError) return `refused: ${error.message}`;
-  if (e.name === 'TimeoutError' || e.name === 'AbortError' || e.code === 'UND_ERR_HEADERS_TIMEOUT' || e.code === 'UND_ERR_CONNECT_TIMEOUT') {
+  if (
+    e.name === 'TimeoutError' ||
+    e.name === 'AbortError' ||
+    e.code === 'UND_ERR_HEADERS_TIMEOUT' ||
+    e.code === 'UND_ERR_CONNECT_TIMEOUT'
+  ) {
     return `timed out after ${timeoutMs} ms`;
   }
   return e.message ?? String(error);

@@ -11,5 +11,6 @@ export type AsyncRun = Static<typeof AsyncRunPayload>;
 export const completeAsyncRunJob = defineJob({
   id: 'rules.complete-async-run',
   payload: AsyncRunPayload,
-  handler: (run, { runner }: { runner: { completeAsyncRun(run: AsyncRun): Promise<void> } }) => runner.completeAsyncRun(run),
+  handler: (run, { runner }: { runner: { completeAsyncRun(run: AsyncRun): Promise<void> } }) =>
+    runner.completeAsyncRun(run),
 });

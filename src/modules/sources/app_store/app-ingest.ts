@@ -16,7 +16,13 @@ import {
   type ReadRecord,
 } from '../common/ingest/ingest-kit.ts';
 import type { Ingester, SourceContext } from '../kit/source.ts';
-import { parseItunesResult, parsePlayApp, parseScrapedApp, type AppListing, type ParsedListing } from './app-listing.ts';
+import {
+  parseItunesResult,
+  parsePlayApp,
+  parseScrapedApp,
+  type AppListing,
+  type ParsedListing,
+} from './app-listing.ts';
 import { writeListings } from './app-store.ts';
 
 /** `dragnet ingest app_store` (docs/ingest.md "App listings"). */
@@ -29,7 +35,8 @@ const BATCH = 500;
 
 const PLAY_FILES = new Set(['.jsonl', '.ndjson']);
 
-const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+const isObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /** An iTunes Search or Lookup API response: `{"resultCount": N, "results": [...]}`. */
 /**
@@ -41,13 +48,22 @@ function listingRecord(listing: ParsedListing, location: string): ReadRecord<App
   if (typeof listing === 'string') return { location, record: listing };
   const warnings: string[] = [];
   const warn = (reason: string) => warnings.push(reason);
-  return { location, record: { ...listing, releasedAt: plausibleTime(listing.releasedAt, warn, 'release date'), updatedAt: plausibleTime(listing.updatedAt, warn, 'update date') }, warnings };
+  return {
+    location,
+    record: {
+      ...listing,
+      releasedAt: plausibleTime(listing.releasedAt, warn, 'release date'),
+      updatedAt: plausibleTime(listing.updatedAt, warn, 'update date'),
+    },
+    warnings,
+  };
 }
 
 /** An iTunes Search or Lookup API response: `{"resultCount": N, "results": [...]}`. */
 async function* itunesListings(input: string, progress?: IngestProgress): AsyncGenerator<ReadRecord<AppListing>> {
   const response = await readJsonDocument(input, ITUNES_MAX_BYTES, progress);
-  if (!isObject(response) || !Array.isArray(response.results)) throw new IngestError(input, 'document', 'not an iTunes Search/Lookup response: no "results" array');
+  if (!isObject(response) || !Array.isArray(response.results))
+    throw new IngestError(input, 'document', 'not an iTunes Search/Lookup response: no "results" array');
   for (const [i, result] of response.results.entries()) {
     const record = listingRecord(parseItunesResult(result), `result ${i + 1}`);
     if (record !== null) yield record;
@@ -55,7 +71,8 @@ async function* itunesListings(input: string, progress?: IngestProgress): AsyncG
 }
 
 async function* playListings(input: string, progress?: IngestProgress): AsyncGenerator<ReadRecord<AppListing>> {
-  for await (const record of recordsOfJsonLines(input, parsePlayApp, progress)) yield listingRecord(record.record, record.location)!;
+  for await (const record of recordsOfJsonLines(input, parsePlayApp, progress))
+    yield listingRecord(record.record, record.location)!;
 }
 
 // The scrapers' output of a search of hundreds of apps with their descriptions stays below this.
@@ -69,13 +86,22 @@ const scrapedListings = jsonValues<AppListing>(function* (value, location) {
 
 type Format = 'itunes' | 'scraper' | 'play';
 
-const READERS: Record<Format, (input: string, progress?: IngestProgress) => AsyncIterable<ReadRecord<AppListing>>> = { itunes: itunesListings, scraper: scrapedListings, play: playListings };
+const READERS: Record<Format, (input: string, progress?: IngestProgress) => AsyncIterable<ReadRecord<AppListing>>> = {
+  itunes: itunesListings,
+  scraper: scrapedListings,
+  play: playListings,
+};
 
 const DETECTABLE: (DetectableFormat & { name: Format })[] = [
-  { name: 'itunes', writtenBy: 'iTunes Search/Lookup API (itunes.apple.com/search, /lookup)', detect: (head) => /^\s*\{/.test(head) && /"results"\s*:\s*\[|"resultCount"\s*:/.test(head) },
+  {
+    name: 'itunes',
+    writtenBy: 'iTunes Search/Lookup API (itunes.apple.com/search, /lookup)',
+    detect: (head) => /^\s*\{/.test(head) && /"results"\s*:\s*\[|"resultCount"\s*:/.test(head),
+  },
   {
     name: 'scraper',
-    writtenBy: 'google-play-scraper and app-store-scraper (npm, 9.x / 0.18.x): app objects as a JSON array, one object or JSON Lines',
+    writtenBy:
+      'google-play-scraper and app-store-scraper (npm, 9.x / 0.18.x): app objects as a JSON array, one object or JSON Lines',
     detect: (head) => /^\s*[[{]/.test(head) && /"appId"\s*:/.test(head),
   },
 ];
@@ -95,7 +121,13 @@ const ACCEPTS: Record<string, (file: string) => boolean> = {
 };
 
 /** `file` is where `input` is read from: standard input is spooled to a file first, so that detection can look at its start. */
-async function ingestInput(context: SourceContext, input: string, file: string, format: string, progress?: IngestProgress): Promise<InputResult> {
+async function ingestInput(
+  context: SourceContext,
+  input: string,
+  file: string,
+  format: string,
+  progress?: IngestProgress,
+): Promise<InputResult> {
   const result = newInputResult(input);
   // One time for the whole input: what it brings is new to rules from then on.
   const source = { name: input === '-' ? 'stdin' : path.basename(input), discoveredAt: context.clock.now().getTime() };
@@ -107,18 +139,30 @@ async function ingestInput(context: SourceContext, input: string, file: string, 
     progress?.finish(inputLine('apps', result));
     return result;
   }
-  await storeInBatches({ result, records: listings, batchSize: BATCH, write: (batch) => writeListings(context, batch, source), noun: 'apps', progress });
+  await storeInBatches({
+    result,
+    records: listings,
+    batchSize: BATCH,
+    write: (batch) => writeListings(context, batch, source),
+    noun: 'apps',
+    progress,
+  });
   return result;
 }
 
 export const appStoreIngester: Ingester = {
   name: 'app_store',
-  description: 'app listings: iTunes Search/Lookup API responses, google-play-scraper and app-store-scraper apps (a JSON array, one object or JSON Lines), files, folders or - (stdin)',
+  description:
+    'app listings: iTunes Search/Lookup API responses, google-play-scraper and app-store-scraper apps (a JSON array, one object or JSON Lines), files, folders or - (stdin)',
   formats: ['auto', 'itunes', 'scraper', 'play'],
   async run(context, inputs, { format, progress }) {
     const results: InputResult[] = [];
     for (const input of expandInputs(inputs, ACCEPTS[format] ?? ACCEPTS.auto!)) {
-      results.push(input === '-' ? await withSpooledStdin(context, (file) => ingestInput(context, input, file, format, progress)) : await ingestInput(context, input, input, format, progress));
+      results.push(
+        input === '-'
+          ? await withSpooledStdin(context, (file) => ingestInput(context, input, file, format, progress))
+          : await ingestInput(context, input, input, format, progress),
+      );
     }
     return reportInputs('apps', results);
   },

@@ -80,9 +80,20 @@ describe('parseItunesResult', () => {
   });
 
   it('skips the artist record of a Lookup and rejects what is no iOS app', () => {
-    expect(parseItunesResult({ wrapperType: 'artist', artistType: 'Software Artist', artistName: 'Fast Mobile Ltd', artistId: 1488200100 })).toBeNull();
-    expect(parseItunesResult({ ...itunesResult, kind: 'mac-software' })).toBe('not an iOS app (kind "mac-software"); search with entity=software');
-    expect(parseItunesResult({ wrapperType: 'track', kind: 'song', trackName: 'A song' })).toMatch(/^not an iOS app \(kind "song"\)/);
+    expect(
+      parseItunesResult({
+        wrapperType: 'artist',
+        artistType: 'Software Artist',
+        artistName: 'Fast Mobile Ltd',
+        artistId: 1488200100,
+      }),
+    ).toBeNull();
+    expect(parseItunesResult({ ...itunesResult, kind: 'mac-software' })).toBe(
+      'not an iOS app (kind "mac-software"); search with entity=software',
+    );
+    expect(parseItunesResult({ wrapperType: 'track', kind: 'song', trackName: 'A song' })).toMatch(
+      /^not an iOS app \(kind "song"\)/,
+    );
     expect(parseItunesResult({ ...itunesResult, bundleId: undefined })).toBe('bundleId is missing or not an app id');
     expect(parseItunesResult({ ...itunesResult, trackName: '  ' })).toBe('trackName is missing');
     expect(parseItunesResult('x')).toBe('expected a result object');
@@ -119,8 +130,19 @@ describe('parsePlayApp', () => {
 
   it('reads the install band when minInstalls is absent, and a third-party store from the URL', () => {
     const { minInstalls: _min, ...rest } = playApp;
-    expect(parsePlayApp({ ...rest, installs: '1,000,000+', url: 'https://apkpure.com/acmebank-wallet/com.wallettools.acmebank' })).toMatchObject({ installs: 1_000_000, store: 'apkpure.com' });
-    expect(parsePlayApp({ appId: 'com.a.b', title: 'B' })).toMatchObject({ url: 'https://play.google.com/store/apps/details?id=com.a.b', version: '', installs: null, rating: null });
+    expect(
+      parsePlayApp({
+        ...rest,
+        installs: '1,000,000+',
+        url: 'https://apkpure.com/acmebank-wallet/com.wallettools.acmebank',
+      }),
+    ).toMatchObject({ installs: 1_000_000, store: 'apkpure.com' });
+    expect(parsePlayApp({ appId: 'com.a.b', title: 'B' })).toMatchObject({
+      url: 'https://play.google.com/store/apps/details?id=com.a.b',
+      version: '',
+      installs: null,
+      rating: null,
+    });
   });
 
   it('rejects a record without an app id or title', () => {

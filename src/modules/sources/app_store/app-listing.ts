@@ -40,7 +40,8 @@ const MAX_TEXT = 300;
 const MAX_DESCRIPTION = 20_000;
 const MAX_ID = 255;
 
-const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+const isObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
 
 function text(value: unknown, max = MAX_TEXT): string | null {
   if (typeof value !== 'string') return null;
@@ -54,7 +55,8 @@ function idText(value: unknown): string | null {
   return text(value, MAX_ID);
 }
 
-const count = (value: unknown): number | null => (typeof value === 'number' && Number.isSafeInteger(value) && value >= 0 ? value : null);
+const count = (value: unknown): number | null =>
+  typeof value === 'number' && Number.isSafeInteger(value) && value >= 0 ? value : null;
 
 function ratingOf(value: unknown): number | null {
   const number = typeof value === 'string' ? Number(value) : value;
@@ -106,7 +108,8 @@ const APP_ID = /^[^\s/]{1,255}$/;
 export function parseItunesResult(record: unknown): ParsedListing {
   if (!isObject(record)) return 'expected a result object';
   if (record.wrapperType === 'artist') return null;
-  if (record.kind !== 'software') return `not an iOS app (kind ${JSON.stringify(record.kind ?? null)}); search with entity=software`;
+  if (record.kind !== 'software')
+    return `not an iOS app (kind ${JSON.stringify(record.kind ?? null)}); search with entity=software`;
   const appId = text(record.bundleId, MAX_ID);
   if (!appId || !APP_ID.test(appId)) return 'bundleId is missing or not an app id';
   const name = text(record.trackName);
@@ -152,7 +155,9 @@ export function parsePlayApp(record: unknown): ParsedListing {
   const name = text(record.title);
   if (!name) return 'title is missing';
   const url = httpUrl(record.url) ?? `https://play.google.com/store/apps/details?id=${encodeURIComponent(appId)}`;
-  const description = [record.summary, record.description].filter((part): part is string => typeof part === 'string').join('\n');
+  const description = [record.summary, record.description]
+    .filter((part): part is string => typeof part === 'string')
+    .join('\n');
   return {
     platform: 'android',
     store: storeOf(url, 'google_play'),
@@ -187,7 +192,9 @@ export function parseAppStoreScraperApp(record: Record<string, unknown>): Parsed
   if (!name) return 'title is missing';
   const storeId = idText(record.id);
   const url = httpUrl(record.url) ?? (storeId ? `https://apps.apple.com/app/id${storeId}` : null);
-  const description = [record.description, record.releaseNotes].filter((part): part is string => typeof part === 'string').join('\n');
+  const description = [record.description, record.releaseNotes]
+    .filter((part): part is string => typeof part === 'string')
+    .join('\n');
   return {
     platform: 'ios',
     store: storeOf(url, 'app_store'),
@@ -217,7 +224,9 @@ export function parseAppStoreScraperApp(record: Record<string, unknown>): Parsed
 export function parseScrapedApp(record: unknown): ParsedListing {
   if (!isObject(record)) return 'expected an app object';
   const urlStore = storeOf(httpUrl(record.url), '');
-  const numericId = (typeof record.id === 'number' && Number.isSafeInteger(record.id)) || (typeof record.id === 'string' && STORE_ID.test(record.id));
+  const numericId =
+    (typeof record.id === 'number' && Number.isSafeInteger(record.id)) ||
+    (typeof record.id === 'string' && STORE_ID.test(record.id));
   if (numericId && urlStore !== 'google_play') return parseAppStoreScraperApp(record);
   if (record.id === undefined && urlStore !== 'app_store') return parsePlayApp(record);
   return 'cannot tell the store: an App Store app (app-store-scraper) has a numeric id, a Google Play app (google-play-scraper) none, and the url must agree';

@@ -14,7 +14,25 @@ export interface AppFilter {
 }
 
 // The columns a hit and the matcher read; the description's words are selected apart.
-const LISTING_COLUMNS = ['id', 'platform', 'app_id', 'version', 'store', 'name', 'developer', 'developer_id', 'seller', 'url', 'installs', 'rating', 'rating_count', 'genre', 'released_at', 'updated_at', 'discovered_at'] as const;
+const LISTING_COLUMNS = [
+  'id',
+  'platform',
+  'app_id',
+  'version',
+  'store',
+  'name',
+  'developer',
+  'developer_id',
+  'seller',
+  'url',
+  'installs',
+  'rating',
+  'rating_count',
+  'genre',
+  'released_at',
+  'updated_at',
+  'discovered_at',
+] as const;
 
 type Row = Pick<Selectable<AppListingTable>, (typeof LISTING_COLUMNS)[number] | 'description_words'>;
 
@@ -55,9 +73,14 @@ function appHit(latest: Row, use: BrandUse, firstSeen: number): Hit {
  */
 function prefilter(brand: Brand) {
   const { glued, pieces } = prefilterOf(brand);
-  const description = (table: string) => likeContains(sql`replace(${sql.ref(`${table}.description_words`)}, ' ', '')`, glued);
+  const description = (table: string) =>
+    likeContains(sql`replace(${sql.ref(`${table}.description_words`)}, ' ', '')`, glued);
   const names = (table: string) => pieces.map((piece) => likeContains(sql.ref(`${table}.names_compact`), piece));
-  return { description, any: (eb: { or(e: Expression<SqlBool>[]): Expression<SqlBool> }, table: string) => eb.or([...names(table), description(table)]) };
+  return {
+    description,
+    any: (eb: { or(e: Expression<SqlBool>[]): Expression<SqlBool> }, table: string) =>
+      eb.or([...names(table), description(table)]),
+  };
 }
 
 /**
@@ -66,14 +89,21 @@ function prefilter(brand: Brand) {
  * developer) was stored within the window. Its later versions are not news; the hit shows the
  * latest listing stored by the window's end.
  */
-export async function matchApps(context: SourceContext, filter: AppFilter, window: MatchWindow, limit: number): Promise<MatchResult> {
+export async function matchApps(
+  context: SourceContext,
+  filter: AppFilter,
+  window: MatchWindow,
+  limit: number,
+): Promise<MatchResult> {
   const db = appDb(context);
   const candidate = prefilter(filter.brand);
   const rows = await db
     .selectFrom('app_listings as s')
     .select(LISTING_COLUMNS.map((column) => `s.${column}` as const))
     // A description is long: only one that can name the brand is read back.
-    .select(sql<string>`case when ${candidate.description('s')} then s.description_words else '' end`.as('description_words'))
+    .select(
+      sql<string>`case when ${candidate.description('s')} then s.description_words else '' end`.as('description_words'),
+    )
     .where((eb) => {
       const conditions: Expression<SqlBool>[] = [eb('s.discovered_at', '<=', window.until), candidate.any(eb, 's')];
       if (filter.platforms?.length) conditions.push(eb('s.platform', 'in', filter.platforms));
@@ -87,7 +117,13 @@ export async function matchApps(context: SourceContext, filter: AppFilter, windo
               .select(sql.lit(1).as('one'))
               .whereRef('w.platform', '=', 's.platform')
               .whereRef('w.app_id', '=', 's.app_id')
-              .where((inner) => inner.and([inner('w.discovered_at', '>', since), inner('w.discovered_at', '<=', window.until), candidate.any(inner, 'w')])),
+              .where((inner) =>
+                inner.and([
+                  inner('w.discovered_at', '>', since),
+                  inner('w.discovered_at', '<=', window.until),
+                  candidate.any(inner, 'w'),
+                ]),
+              ),
           ),
         );
       }
@@ -101,7 +137,12 @@ export async function matchApps(context: SourceContext, filter: AppFilter, windo
   const apps = new Map<string, { first: number; latest: Row; use: BrandUse }>();
   for (const row of rows) {
     if (isOfficial(officials, [row.developer, row.developer_id, row.seller])) continue;
-    const use = brandUse(filter.brand, { name: row.name, appId: row.app_id, developer: row.developer, descriptionWords: row.description_words });
+    const use = brandUse(filter.brand, {
+      name: row.name,
+      appId: row.app_id,
+      developer: row.developer,
+      descriptionWords: row.description_words,
+    });
     if (!use) continue;
     const key = `${row.platform}\n${row.app_id}`;
     const seen = apps.get(key);

@@ -71,14 +71,20 @@ const rowOf = (listing: AppListing, sourceName: string, discoveredAt: number) =>
  * Stores listings in one transaction per call; a version of an app already stored (same
  * platform, app id and version) is a duplicate and left as it was first seen.
  */
-export async function writeListings(context: SourceContext, listings: AppListing[], source: { name: string; discoveredAt: number }): Promise<WriteCounts> {
+export async function writeListings(
+  context: SourceContext,
+  listings: AppListing[],
+  source: { name: string; discoveredAt: number },
+): Promise<WriteCounts> {
   if (listings.length === 0) return { added: 0, duplicates: 0 };
   const added = await appDb(context)
     .transaction()
     .execute(async (tx) => {
       let count = 0;
       for (let i = 0; i < listings.length; i += ROWS_PER_STATEMENT) {
-        const rows = listings.slice(i, i + ROWS_PER_STATEMENT).map((listing) => rowOf(listing, source.name, source.discoveredAt));
+        const rows = listings
+          .slice(i, i + ROWS_PER_STATEMENT)
+          .map((listing) => rowOf(listing, source.name, source.discoveredAt));
         const inserted = await tx
           .insertInto('app_listings')
           .values(rows)

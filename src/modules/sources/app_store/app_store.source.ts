@@ -26,12 +26,21 @@ export const appStoreSource = defineSource({
   frequency: 'weekly',
   args: Type.Object({
     query: Type.String({
-      description: 'Brand looked for in app names, app ids, developer names and descriptions; near misses of it in names, ids and developers',
+      description:
+        'Brand looked for in app names, app ids, developer names and descriptions; near misses of it in names, ids and developers',
       examples: ['Acme Bank'],
     }),
-    platforms: Type.Optional(Type.Array(oneOf(['android', 'ios']), { description: 'Only these platforms (both when omitted)', examples: [['android']] })),
+    platforms: Type.Optional(
+      Type.Array(oneOf(['android', 'ios']), {
+        description: 'Only these platforms (both when omitted)',
+        examples: [['android']],
+      }),
+    ),
     official_developers: Type.Optional(
-      Type.Array(Type.String(), { description: 'Developer names or ids of your own apps (any case); their apps are not reported', examples: [['Acme Bank plc']] }),
+      Type.Array(Type.String(), {
+        description: 'Developer names or ids of your own apps (any case); their apps are not reported',
+        examples: [['Acme Bank plc']],
+      }),
     ),
   }),
   excludableFields: ['app_id', 'developer', 'developer_id', 'store'],
@@ -41,11 +50,17 @@ export const appStoreSource = defineSource({
   prepare(args) {
     const brand = brandOf(args.query);
     const errors: ArgError[] = [];
-    if ((brand?.glued.length ?? 0) < MIN_BRAND) errors.push({ field: 'args.query', message: `must have at least ${MIN_BRAND} letters or digits`, rule: 3 });
+    if ((brand?.glued.length ?? 0) < MIN_BRAND)
+      errors.push({ field: 'args.query', message: `must have at least ${MIN_BRAND} letters or digits`, rule: 3 });
     (args.official_developers ?? []).forEach((official, index) => {
-      if (wordsOf(official).length === 0) errors.push({ field: `args.official_developers[${index}]`, message: 'must have a letter or digit', rule: 3 });
+      if (wordsOf(official).length === 0)
+        errors.push({ field: `args.official_developers[${index}]`, message: 'must have a letter or digit', rule: 3 });
     });
-    return preparedOrErrors(errors, () => ({ brand: brand!, platforms: args.platforms, officialDevelopers: args.official_developers }));
+    return preparedOrErrors(errors, () => ({
+      brand: brand!,
+      platforms: args.platforms,
+      officialDevelopers: args.official_developers,
+    }));
   },
   match: matchApps,
   migrations: appStoreMigrations,

@@ -1,8 +1,28 @@
 import { describe, expect, it } from 'vitest';
-import { brandOf, brandUse, compactText, containsBrand, developerKey, editDistance, isOfficial, nearMiss, normalText, prefilterOf, wordsOf, type Brand, type ListingText } from './brand-match.ts';
+import {
+  brandOf,
+  brandUse,
+  compactText,
+  containsBrand,
+  developerKey,
+  editDistance,
+  isOfficial,
+  nearMiss,
+  normalText,
+  prefilterOf,
+  wordsOf,
+  type Brand,
+  type ListingText,
+} from './brand-match.ts';
 
 const brand = (query: string): Brand => brandOf(query)!;
-const listing = (fields: Partial<ListingText>): ListingText => ({ name: 'Unrelated', appId: 'com.example.app', developer: 'Someone', descriptionWords: '', ...fields });
+const listing = (fields: Partial<ListingText>): ListingText => ({
+  name: 'Unrelated',
+  appId: 'com.example.app',
+  developer: 'Someone',
+  descriptionWords: '',
+  ...fields,
+});
 
 describe('wordsOf', () => {
   it('lowercases, folds accents and lookalike letters, and splits on anything else', () => {
@@ -77,16 +97,33 @@ describe('nearMiss', () => {
 describe('brandUse', () => {
   const acme = brand('Acme Bank');
   it('names the field and why, exact uses before near misses before the description', () => {
-    expect(brandUse(acme, listing({ name: 'Acme Bank Wallet' }))).toEqual({ matchedOn: 'name', lookalike: false, reason: 'name "Acme Bank Wallet" contains "Acme Bank"' });
-    expect(brandUse(acme, listing({ appId: 'com.acmebank.wallet' }))).toMatchObject({ matchedOn: 'app_id', lookalike: false });
-    expect(brandUse(acme, listing({ developer: 'Acme Bank Apps Team' }))).toMatchObject({ matchedOn: 'developer', lookalike: false });
-    expect(brandUse(acme, listing({ name: 'Acme Bnak', appId: 'com.x.acmebank' }))).toMatchObject({ matchedOn: 'app_id', lookalike: false });
+    expect(brandUse(acme, listing({ name: 'Acme Bank Wallet' }))).toEqual({
+      matchedOn: 'name',
+      lookalike: false,
+      reason: 'name "Acme Bank Wallet" contains "Acme Bank"',
+    });
+    expect(brandUse(acme, listing({ appId: 'com.acmebank.wallet' }))).toMatchObject({
+      matchedOn: 'app_id',
+      lookalike: false,
+    });
+    expect(brandUse(acme, listing({ developer: 'Acme Bank Apps Team' }))).toMatchObject({
+      matchedOn: 'developer',
+      lookalike: false,
+    });
+    expect(brandUse(acme, listing({ name: 'Acme Bnak', appId: 'com.x.acmebank' }))).toMatchObject({
+      matchedOn: 'app_id',
+      lookalike: false,
+    });
     expect(brandUse(acme, listing({ name: 'Acme Bnak Mobile' }))).toEqual({
       matchedOn: 'name',
       lookalike: true,
       reason: 'name "Acme Bnak Mobile" looks like "Acme Bank" ("acme bnak", 1 edit away)',
     });
-    expect(brandUse(acme, listing({ descriptionWords: normalText('Works with Acme Bank cards.') }))).toEqual({ matchedOn: 'description', lookalike: false, reason: 'description mentions "Acme Bank"' });
+    expect(brandUse(acme, listing({ descriptionWords: normalText('Works with Acme Bank cards.') }))).toEqual({
+      matchedOn: 'description',
+      lookalike: false,
+      reason: 'description mentions "Acme Bank"',
+    });
   });
 
   it('takes no near miss from the description', () => {
@@ -116,9 +153,27 @@ describe('prefilterOf', () => {
     for (const query of ['Acme Bank', 'AcmeBank', 'Acme Co', 'ING Pay', 'Chase']) {
       const wanted = brand(query);
       const { pieces } = prefilterOf(wanted);
-      for (const name of ['Acme Bnak', 'Acne Bamk', 'acmebnak', 'AcmeBnka', 'Ackme Bank', 'cme ank', 'Acme Bank', 'acme-co', 'Acne Co', 'Ing Pay', 'Chace', 'Chase', 'Chasse Bank']) {
+      for (const name of [
+        'Acme Bnak',
+        'Acne Bamk',
+        'acmebnak',
+        'AcmeBnka',
+        'Ackme Bank',
+        'cme ank',
+        'Acme Bank',
+        'acme-co',
+        'Acne Co',
+        'Ing Pay',
+        'Chace',
+        'Chase',
+        'Chasse Bank',
+      ]) {
         const words = wordsOf(name);
-        if (containsBrand(wanted, words) || nearMiss(wanted, words)) expect(pieces.some((piece) => compactText(name).includes(piece)), `${query} / ${name}`).toBe(true);
+        if (containsBrand(wanted, words) || nearMiss(wanted, words))
+          expect(
+            pieces.some((piece) => compactText(name).includes(piece)),
+            `${query} / ${name}`,
+          ).toBe(true);
       }
     }
   });

@@ -7,8 +7,35 @@
 // Letters of other scripts drawn like Latin ones: an app named "Асме Bank" in Cyrillic is
 // still a lookalike of "Acme Bank". Accented Latin letters are folded by NFKD instead.
 const LOOKALIKE_LETTERS: Record<string, string> = {
-  а: 'a', в: 'b', е: 'e', к: 'k', м: 'm', н: 'h', о: 'o', р: 'p', с: 'c', т: 't', у: 'y', х: 'x', і: 'i', ј: 'j', ѕ: 's', ԁ: 'd', ԛ: 'q', ԝ: 'w',
-  α: 'a', β: 'b', ε: 'e', ι: 'i', κ: 'k', ν: 'v', ο: 'o', ρ: 'p', τ: 't', υ: 'u', χ: 'x',
+  а: 'a',
+  в: 'b',
+  е: 'e',
+  к: 'k',
+  м: 'm',
+  н: 'h',
+  о: 'o',
+  р: 'p',
+  с: 'c',
+  т: 't',
+  у: 'y',
+  х: 'x',
+  і: 'i',
+  ј: 'j',
+  ѕ: 's',
+  ԁ: 'd',
+  ԛ: 'q',
+  ԝ: 'w',
+  α: 'a',
+  β: 'b',
+  ε: 'e',
+  ι: 'i',
+  κ: 'k',
+  ν: 'v',
+  ο: 'o',
+  ρ: 'p',
+  τ: 't',
+  υ: 'u',
+  χ: 'x',
 };
 
 /**
@@ -155,7 +182,12 @@ export interface ListingText {
   descriptionWords: string;
 }
 
-const LABEL: Record<MatchedOn, string> = { name: 'name', app_id: 'app id', developer: 'developer', description: 'description' };
+const LABEL: Record<MatchedOn, string> = {
+  name: 'name',
+  app_id: 'app id',
+  developer: 'developer',
+  description: 'description',
+};
 
 /**
  * How the listing uses the brand, or null. Exact uses come first (name, app id, developer),
@@ -170,16 +202,22 @@ export function brandUse(brand: Brand, listing: ListingText): BrandUse | null {
   ];
   const words = fields.map(([field, text]) => [field, text, wordsOf(text)] as const);
   for (const [field, text, fieldWords] of words) {
-    if (containsBrand(brand, fieldWords)) return { matchedOn: field, lookalike: false, reason: `${LABEL[field]} "${text}" contains "${brand.text}"` };
+    if (containsBrand(brand, fieldWords))
+      return { matchedOn: field, lookalike: false, reason: `${LABEL[field]} "${text}" contains "${brand.text}"` };
   }
   for (const [field, text, fieldWords] of words) {
     const miss = nearMiss(brand, fieldWords);
     if (miss) {
       const edits = miss.edits === 1 ? '1 edit' : `${miss.edits} edits`;
-      return { matchedOn: field, lookalike: true, reason: `${LABEL[field]} "${text}" looks like "${brand.text}" ("${miss.found}", ${edits} away)` };
+      return {
+        matchedOn: field,
+        lookalike: true,
+        reason: `${LABEL[field]} "${text}" looks like "${brand.text}" ("${miss.found}", ${edits} away)`,
+      };
     }
   }
-  if (containsBrand(brand, listing.descriptionWords.split(' '))) return { matchedOn: 'description', lookalike: false, reason: `description mentions "${brand.text}"` };
+  if (containsBrand(brand, listing.descriptionWords.split(' ')))
+    return { matchedOn: 'description', lookalike: false, reason: `description mentions "${brand.text}"` };
   return null;
 }
 
@@ -204,6 +242,8 @@ export function prefilterOf(brand: Brand): { glued: string; pieces: string[] } {
   const { glued } = brand;
   const parts = editsAllowed(glued) + 1;
   const size = Math.ceil(glued.length / parts);
-  const pieces = Array.from({ length: parts }, (_, i) => glued.slice(i * size, (i + 1) * size)).filter((piece) => piece !== '');
+  const pieces = Array.from({ length: parts }, (_, i) => glued.slice(i * size, (i + 1) * size)).filter(
+    (piece) => piece !== '',
+  );
   return { glued, pieces };
 }

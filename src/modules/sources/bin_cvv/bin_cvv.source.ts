@@ -18,14 +18,25 @@ export const binCvvSource = defineSource({
   id: 7,
   name: 'bin_cvv',
   alias: 'BIN-CVV',
-  description: 'Cards of an issuer BIN offered with their CVV, from carding-shop listings and dumps, with price, shop and base when listed.',
+  description:
+    'Cards of an issuer BIN offered with their CVV, from carding-shop listings and dumps, with price, shop and base when listed.',
   serviceType: 'sync',
   frequency: 'daily',
   args: Type.Object({
     bins: binsArg(['414720']),
     brand: Type.Optional(oneOf(CARD_BRANDS, { description: 'Only cards of this brand', examples: ['visa'] })),
-    include_expired: Type.Optional(Type.Boolean({ description: 'Also report cards whose expiry month has passed (off by default)', examples: [false] })),
-    max_price: Type.Optional(Type.Number({ description: 'Only listings at or below this price, in USD (cards without a price are then left out)', examples: [25.5] })),
+    include_expired: Type.Optional(
+      Type.Boolean({
+        description: 'Also report cards whose expiry month has passed (off by default)',
+        examples: [false],
+      }),
+    ),
+    max_price: Type.Optional(
+      Type.Number({
+        description: 'Only listings at or below this price, in USD (cards without a price are then left out)',
+        examples: [25.5],
+      }),
+    ),
   }),
   excludableFields: ['masked_pan', 'shop', 'base', 'source_name'],
   filterableFields: ['bin', 'brand', 'card_type', 'level', 'country', 'billing_state', 'shop', 'base', 'source_name'],
@@ -33,7 +44,8 @@ export const binCvvSource = defineSource({
   hasData: true,
   prepare(args) {
     const errors = binsErrors(args.bins);
-    if (args.max_price !== undefined && args.max_price < 0) errors.push({ field: 'args.max_price', message: 'must not be negative', rule: 3 });
+    if (args.max_price !== undefined && args.max_price < 0)
+      errors.push({ field: 'args.max_price', message: 'must not be negative', rule: 3 });
     return preparedOrErrors(errors, () => ({
       bins: args.bins,
       brands: args.brand === undefined ? undefined : [args.brand],
@@ -44,9 +56,20 @@ export const binCvvSource = defineSource({
   },
   match: matchCards,
   migrations: cardStoreMigrations,
-  ingesters: [cardIngester('bin_cvv', 'the same card store as credit_card: shop CSV exports and card dumps, files, folders or - (stdin)')],
+  ingesters: [
+    cardIngester(
+      'bin_cvv',
+      'the same card store as credit_card: shop CSV exports and card dumps, files, folders or - (stdin)',
+    ),
+  ],
   async demo(context, now) {
-    const added = await loadDemoCards(context, now, { sourceName: 'demo-shop.csv', seed: 7, bins: ['414720', '510560', '414709'], count: 30, listing: true });
+    const added = await loadDemoCards(context, now, {
+      sourceName: 'demo-shop.csv',
+      seed: 7,
+      bins: ['414720', '510560', '414709'],
+      count: 30,
+      listing: true,
+    });
     return `Demo cards: ${added} synthetic shop listings with CVV added (try bin_cvv with bins ["414720"])`;
   },
 });

@@ -1,7 +1,19 @@
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import { detectFormat, peekInput, type DetectableFormat } from '../common/ingest/format-detection.ts';
-import { expandInputs, failInput, IngestError, inputLine, newInputResult, parseJson, readLines, reportInputs, storeInBatches, type InputResult, type ReadRecord } from '../common/ingest/ingest-kit.ts';
+import {
+  expandInputs,
+  failInput,
+  IngestError,
+  inputLine,
+  newInputResult,
+  parseJson,
+  readLines,
+  reportInputs,
+  storeInBatches,
+  type InputResult,
+  type ReadRecord,
+} from '../common/ingest/ingest-kit.ts';
 import { jsonObjects } from '../common/ingest/json-objects.ts';
 import { plausibleTime } from '../common/ingest/timestamp.ts';
 import type { Ingester, IngestOptions, SourceContext } from '../kit/source.ts';
@@ -42,7 +54,10 @@ async function* pemRecords(lines: AsyncIterable<{ line: string; number: number }
       start = number;
     } else if (trimmed === '-----END CERTIFICATE-----' && block) {
       count++;
-      yield { location: `certificate ${count} (line ${start})`, record: derRecord(Buffer.from(block.join(''), 'base64')) };
+      yield {
+        location: `certificate ${count} (line ${start})`,
+        record: derRecord(Buffer.from(block.join(''), 'base64')),
+      };
       block = null;
     } else if (block) {
       block.push(trimmed);
@@ -55,7 +70,11 @@ async function* pemRecords(lines: AsyncIterable<{ line: string; number: number }
  * `--format pem`: a DER file (it starts with an ASN.1 SEQUENCE) is one certificate read whole,
  * up to 1 MiB; anything else is read as PEM text.
  */
-async function* pemOrDerRecords(stream: Readable, input: string, onBytes: (bytes: number) => void): AsyncGenerator<Parsed> {
+async function* pemOrDerRecords(
+  stream: Readable,
+  input: string,
+  onBytes: (bytes: number) => void,
+): AsyncGenerator<Parsed> {
   const chunks = stream[Symbol.asyncIterator]() as AsyncIterator<Buffer | string>;
   const first = await chunks.next();
   if (first.done) return;
@@ -75,7 +94,8 @@ async function* pemOrDerRecords(stream: Readable, input: string, onBytes: (bytes
     const chunk = typeof next.value === 'string' ? Buffer.from(next.value) : next.value;
     onBytes(chunk.length);
     size += chunk.length;
-    if (size > MAX_DER_BYTES) throw new IngestError(input, 'DER file', `larger than ${MAX_DER_BYTES} bytes: not one certificate`);
+    if (size > MAX_DER_BYTES)
+      throw new IngestError(input, 'DER file', `larger than ${MAX_DER_BYTES} bytes: not one certificate`);
     parts.push(chunk);
   }
   yield { location: 'certificate 1', record: derRecord(Buffer.concat(parts)) };
@@ -91,7 +111,12 @@ interface Counts {
 
 /** A certstream frame or a saved frame's `data` as a record, its warnings with it; null when skipped. */
 function frameRecord(value: unknown, location: string, counts: Counts): Parsed | null {
-  if (typeof value === 'object' && value !== null && (value as { message_type?: unknown }).message_type === 'dns_entries') counts.dnsEntries++;
+  if (
+    typeof value === 'object' &&
+    value !== null &&
+    (value as { message_type?: unknown }).message_type === 'dns_entries'
+  )
+    counts.dnsEntries++;
   const warnings: string[] = [];
   const record = certstreamRecord(value, (reason) => warnings.push(reason));
   if (record === null) return null;
@@ -99,7 +124,10 @@ function frameRecord(value: unknown, location: string, counts: Counts): Parsed |
 }
 
 /** certstream frames one a line: a line that is no JSON is rejected alone and the next read. */
-async function* certstreamLineRecords(lines: AsyncIterable<{ line: string; number: number }>, counts: Counts): AsyncGenerator<Parsed> {
+async function* certstreamLineRecords(
+  lines: AsyncIterable<{ line: string; number: number }>,
+  counts: Counts,
+): AsyncGenerator<Parsed> {
   for await (const { line, number } of lines) {
     if (line.trim() === '') continue;
     let value: unknown;
@@ -115,7 +143,10 @@ async function* certstreamLineRecords(lines: AsyncIterable<{ line: string; numbe
 }
 
 /** The JSON objects of a stream in any layout (json-objects.ts), parsed. */
-async function* parsedObjects(stream: Readable, onBytes: (bytes: number) => void): AsyncGenerator<{ location: string; value: unknown } | { location: string; error: string }> {
+async function* parsedObjects(
+  stream: Readable,
+  onBytes: (bytes: number) => void,
+): AsyncGenerator<{ location: string; value: unknown } | { location: string; error: string }> {
   for await (const object of jsonObjects(stream, { maxChars: MAX_OBJECT_CHARS, onBytes })) {
     const location = `line ${object.line}`;
     if ('error' in object) {
@@ -131,7 +162,11 @@ async function* parsedObjects(stream: Readable, onBytes: (bytes: number) => void
 }
 
 /** certstream frames pretty-printed, in an array, or concatenated. */
-async function* certstreamObjectRecords(stream: Readable, onBytes: (bytes: number) => void, counts: Counts): AsyncGenerator<Parsed> {
+async function* certstreamObjectRecords(
+  stream: Readable,
+  onBytes: (bytes: number) => void,
+  counts: Counts,
+): AsyncGenerator<Parsed> {
   for await (const object of parsedObjects(stream, onBytes)) {
     if ('error' in object) yield { location: object.location, record: object.error };
     else {
@@ -141,11 +176,13 @@ async function* certstreamObjectRecords(stream: Readable, onBytes: (bytes: numbe
   }
 }
 
-const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+const isObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /** One get-entries entry as a record; the reason when it is none. */
 function entryRecord(entry: unknown): CertificateRecord | string {
-  if (!isObject(entry) || typeof entry.leaf_input !== 'string' || typeof entry.extra_data !== 'string') return 'not an entry with leaf_input and extra_data';
+  if (!isObject(entry) || typeof entry.leaf_input !== 'string' || typeof entry.extra_data !== 'string')
+    return 'not an entry with leaf_input and extra_data';
   try {
     return recordOfLogEntry({ leaf_input: entry.leaf_input, extra_data: entry.extra_data }, null);
   } catch (error) {
@@ -163,7 +200,8 @@ async function* ctEntryRecords(stream: Readable, onBytes: (bytes: number) => voi
       yield { location: object.location, record: object.error };
       continue;
     }
-    const entries = isObject(object.value) && Array.isArray(object.value.entries) ? object.value.entries : [object.value];
+    const entries =
+      isObject(object.value) && Array.isArray(object.value.entries) ? object.value.entries : [object.value];
     for (const [i, entry] of entries.entries()) {
       const location = `${object.location} entry ${i + 1}`;
       const record = entryRecord(entry);
@@ -185,10 +223,15 @@ const startsAsJson = (head: string) => /^\s*[[{]/.test(head);
 const FORMATS: CertificateFormat[] = [
   {
     name: 'certstream',
-    writtenBy: 'certstream frames (certstream-server, certstream-server-go, certstream-python clients): one a line, pretty-printed, an array or concatenated',
+    writtenBy:
+      'certstream frames (certstream-server, certstream-server-go, certstream-python clients): one a line, pretty-printed, an array or concatenated',
     detect: (head) => startsAsJson(head) && /"(?:message_type|leaf_cert)"\s*:/.test(head),
   },
-  { name: 'ct', writtenBy: 'RFC 6962 get-entries responses (a CT log\'s /ct/v1/get-entries)', detect: (head) => startsAsJson(head) && /"leaf_input"\s*:/.test(head) },
+  {
+    name: 'ct',
+    writtenBy: "RFC 6962 get-entries responses (a CT log's /ct/v1/get-entries)",
+    detect: (head) => startsAsJson(head) && /"leaf_input"\s*:/.test(head),
+  },
   {
     name: 'pem',
     writtenBy: 'PEM certificates or a bundle (openssl, any CA) or one DER certificate',
@@ -208,13 +251,25 @@ function oneFrameALine(head: string): boolean {
   }
 }
 
-function recordsOf(format: string, input: { stream: Readable; head: string; name: string }, onBytes: (bytes: number) => void, counts: Counts): AsyncIterable<Parsed> {
+function recordsOf(
+  format: string,
+  input: { stream: Readable; head: string; name: string },
+  onBytes: (bytes: number) => void,
+  counts: Counts,
+): AsyncIterable<Parsed> {
   if (format === 'pem') return pemOrDerRecords(input.stream, input.name, onBytes);
   if (format === 'ct') return ctEntryRecords(input.stream, onBytes);
-  return oneFrameALine(input.head) ? certstreamLineRecords(readLines(input.stream, onBytes), counts) : certstreamObjectRecords(input.stream, onBytes, counts);
+  return oneFrameALine(input.head)
+    ? certstreamLineRecords(readLines(input.stream, onBytes), counts)
+    : certstreamObjectRecords(input.stream, onBytes, counts);
 }
 
-async function ingestInput(context: SourceContext, input: string, options: IngestOptions, counts: Counts): Promise<InputResult> {
+async function ingestInput(
+  context: SourceContext,
+  input: string,
+  options: IngestOptions,
+  counts: Counts,
+): Promise<InputResult> {
   const result = newInputResult(input);
   const onBytes = (bytes: number) => options.progress?.advance(bytes);
   let records: AsyncIterable<Parsed>;
@@ -222,7 +277,8 @@ async function ingestInput(context: SourceContext, input: string, options: Inges
   try {
     const peeked = await peekInput(input);
     stream = peeked.stream;
-    const format = options.format === 'auto' ? detectFormat('certificate', input, peeked.head, FORMATS).name : options.format;
+    const format =
+      options.format === 'auto' ? detectFormat('certificate', input, peeked.head, FORMATS).name : options.format;
     if (peeked.size !== null) options.progress?.start(input, peeked.size, 'bytes');
     records = recordsOf(format, { stream, head: peeked.head, name: input }, onBytes, counts);
   } catch (error) {
@@ -231,7 +287,15 @@ async function ingestInput(context: SourceContext, input: string, options: Inges
     return result;
   }
   const discoveredAt = context.clock.now().getTime();
-  await storeInBatches({ result, records, batchSize: BATCH, write: (batch) => writeCertificates(context, batch, discoveredAt), stream, noun: 'certificates', progress: options.progress });
+  await storeInBatches({
+    result,
+    records,
+    batchSize: BATCH,
+    write: (batch) => writeCertificates(context, batch, discoveredAt),
+    stream,
+    noun: 'certificates',
+    progress: options.progress,
+  });
   return result;
 }
 
@@ -239,7 +303,8 @@ const FOLDER_FILES = new Set(['.json', '.jsonl', '.ndjson', '.txt', '.pem', '.cr
 
 export const certificateIngester: Ingester = {
   name: 'certificate',
-  description: 'certificates from certstream frames (any JSON layout), CT get-entries responses or PEM/DER certificate files, detected per input; files, folders or - (stdin)',
+  description:
+    'certificates from certstream frames (any JSON layout), CT get-entries responses or PEM/DER certificate files, detected per input; files, folders or - (stdin)',
   formats: ['auto', ...FORMATS.map((format) => format.name)],
   async run(context, inputs, options) {
     const results: InputResult[] = [];
@@ -248,7 +313,8 @@ export const certificateIngester: Ingester = {
       results.push(await ingestInput(context, input, options, counts));
     }
     const report = reportInputs('certificates', results, { dns_entries_skipped: counts.dnsEntries });
-    if (counts.dnsEntries > 0) report.lines.push(`  ${counts.dnsEntries} dns_entries frames skipped (names without a certificate)`);
+    if (counts.dnsEntries > 0)
+      report.lines.push(`  ${counts.dnsEntries} dns_entries frames skipped (names without a certificate)`);
     return report;
   },
 };

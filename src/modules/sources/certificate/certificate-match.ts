@@ -26,7 +26,8 @@ export const MIN_BRAND_LENGTH = 4;
 export function nameTarget(domain: string, includeSubdomains: boolean): NameTarget | string {
   const parsed = parseDomainName(domain);
   if (typeof parsed === 'string') return parsed;
-  const brands = parsed.label.length < MIN_BRAND_LENGTH ? [] : [...new Set([parsed.label, parsed.label.replaceAll('-', '')])];
+  const brands =
+    parsed.label.length < MIN_BRAND_LENGTH ? [] : [...new Set([parsed.label, parsed.label.replaceAll('-', '')])];
   return { domain: parsed.domain, registrable: parsed.registrable, brands, includeSubdomains };
 }
 
@@ -39,7 +40,10 @@ const RANK: Record<MatchType, number> = { exact: 3, subdomain: 2, lookalike: 1 }
  * acme-bank-login.com, acme-bank.com.evil.net, acmebank.net). The certificate's match type is
  * the strongest of its names; null when no name matches.
  */
-export function matchNames(names: string[], target: NameTarget): { matchType: MatchType; matchedNames: string[] } | null {
+export function matchNames(
+  names: string[],
+  target: NameTarget,
+): { matchType: MatchType; matchedNames: string[] } | null {
   let best: MatchType | null = null;
   const matchedNames: string[] = [];
   for (const raw of names) {
@@ -47,7 +51,8 @@ export function matchNames(names: string[], target: NameTarget): { matchType: Ma
     let type: MatchType | null = null;
     if (name === target.domain) type = 'exact';
     else if (name.endsWith(`.${target.domain}`)) type = target.includeSubdomains ? 'subdomain' : null;
-    else if (target.brands.some((brand) => name.includes(brand)) && !ownedBy(name, target.registrable)) type = 'lookalike';
+    else if (target.brands.some((brand) => name.includes(brand)) && !ownedBy(name, target.registrable))
+      type = 'lookalike';
     if (!type) continue;
     matchedNames.push(raw);
     if (!best || RANK[type] > RANK[best]) best = type;
@@ -65,7 +70,10 @@ export interface CertificateFilter {
   includePrecertificates: boolean;
 }
 
-function certificateHit(row: Selectable<CertificateTable>, match: { matchType: MatchType; matchedNames: string[] }): Hit {
+function certificateHit(
+  row: Selectable<CertificateTable>,
+  match: { matchType: MatchType; matchedNames: string[] },
+): Hit {
   return {
     key: `certificate:${row.id}`,
     date: Number(row.discovered_at),
@@ -102,12 +110,20 @@ const PAGE = 1000;
  * lookalike name contains one); each candidate's names are then classified here, so `total`
  * counts the window's candidates once, page by page, and only `limit` hits are kept.
  */
-export async function matchCertificates(context: SourceContext, filter: CertificateFilter, window: MatchWindow, limit: number): Promise<MatchResult> {
+export async function matchCertificates(
+  context: SourceContext,
+  filter: CertificateFilter,
+  window: MatchWindow,
+  limit: number,
+): Promise<MatchResult> {
   const { target } = filter;
   const needles = [target.domain, ...target.brands];
   const ignored = filter.ignoreIssuers.map((issuer) => issuer.toLowerCase()).filter(Boolean);
   const isIgnored = (row: Selectable<CertificateTable>) =>
-    ignored.length > 0 && [row.issuer_org, row.issuer_cn].some((name) => name !== null && ignored.some((part) => name.toLowerCase().includes(part)));
+    ignored.length > 0 &&
+    [row.issuer_org, row.issuer_cn].some(
+      (name) => name !== null && ignored.some((part) => name.toLowerCase().includes(part)),
+    );
 
   const hits: Hit[] = [];
   let total = 0;
@@ -117,10 +133,19 @@ export async function matchCertificates(context: SourceContext, filter: Certific
       .selectFrom('certificates')
       .selectAll()
       .where((eb) => {
-        const conditions: Expression<SqlBool>[] = [eb.or(needles.map((needle) => likeContains(sql`domains`, needle))), eb('discovered_at', '<=', window.until)];
+        const conditions: Expression<SqlBool>[] = [
+          eb.or(needles.map((needle) => likeContains(sql`domains`, needle))),
+          eb('discovered_at', '<=', window.until),
+        ];
         if (window.since !== null) conditions.push(eb('discovered_at', '>', window.since));
         if (!filter.includePrecertificates) conditions.push(eb('entry_type', '=', 'x509'));
-        if (after) conditions.push(eb.or([eb('discovered_at', '<', after.at), eb.and([eb('discovered_at', '=', after.at), eb('id', '<', after.id)])]));
+        if (after)
+          conditions.push(
+            eb.or([
+              eb('discovered_at', '<', after.at),
+              eb.and([eb('discovered_at', '=', after.at), eb('id', '<', after.id)]),
+            ]),
+          );
         return eb.and(conditions);
       })
       .orderBy('discovered_at', 'desc')

@@ -38,7 +38,11 @@ const HOST_LIKE = /^[^\s@/]+\.[^\s@/]+$/;
 /** The names a certificate is for: its CN when that is a host name, then its SAN DNS names. */
 export function domainsOf(commonName: string | null, dnsNames: string[]): string[] {
   const names = [...(commonName && HOST_LIKE.test(commonName) ? [commonName] : []), ...dnsNames];
-  return [...new Set(names.map((name) => name.trim().toLowerCase().replace(/\.$/, '')).filter((name) => HOST_LIKE.test(name)))];
+  return [
+    ...new Set(
+      names.map((name) => name.trim().toLowerCase().replace(/\.$/, '')).filter((name) => HOST_LIKE.test(name)),
+    ),
+  ];
 }
 
 /** The log's identity from its URL: host and path without scheme, with one trailing slash. */
@@ -49,7 +53,11 @@ export const logIdOf = (url: string): string => `${url.replace(/^[a-z][a-z0-9+.-
  * for a precert entry the precertificate it was made from (the same bytes crt.sh and certstream
  * fingerprint, so one precertificate from several logs or from certstream is one record).
  */
-export function recordOfFacts(facts: CertificateFacts, der: Uint8Array, entry: { entryType: CertificateRecord['entryType']; seen: number | null; log: LogEntryRef | null }): CertificateRecord {
+export function recordOfFacts(
+  facts: CertificateFacts,
+  der: Uint8Array,
+  entry: { entryType: CertificateRecord['entryType']; seen: number | null; log: LogEntryRef | null },
+): CertificateRecord {
   return {
     sha256: fingerprint('sha256', der),
     sha1: fingerprint('sha1', der),
@@ -73,9 +81,21 @@ export function recordOfFacts(facts: CertificateFacts, der: Uint8Array, entry: {
  * the precertificate in extra_data (what crt.sh and certstream fingerprint). `seen` is the log's
  * timestamp.
  */
-export function recordOfLogEntry(entry: { leaf_input: string; extra_data: string }, log: LogEntryRef | null): CertificateRecord {
+export function recordOfLogEntry(
+  entry: { leaf_input: string; extra_data: string },
+  log: LogEntryRef | null,
+): CertificateRecord {
   const leaf = parseMerkleTreeLeaf(Buffer.from(entry.leaf_input, 'base64'));
-  if (leaf.entryType === 'x509') return recordOfFacts(certificateFacts(leaf.certificate), leaf.certificate, { entryType: 'x509', seen: leaf.timestamp, log });
+  if (leaf.entryType === 'x509')
+    return recordOfFacts(certificateFacts(leaf.certificate), leaf.certificate, {
+      entryType: 'x509',
+      seen: leaf.timestamp,
+      log,
+    });
   const precertificate = precertificateOf(Buffer.from(entry.extra_data, 'base64'));
-  return recordOfFacts(tbsCertificateFacts(leaf.tbsCertificate), precertificate, { entryType: 'precert', seen: leaf.timestamp, log });
+  return recordOfFacts(tbsCertificateFacts(leaf.tbsCertificate), precertificate, {
+    entryType: 'precert',
+    seen: leaf.timestamp,
+    log,
+  });
 }

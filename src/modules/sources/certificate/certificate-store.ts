@@ -77,7 +77,11 @@ function registrableDomains(records: CertificateRecord[]): string[] {
  * domains (origin `certificate`), duplicates included: that call is idempotent, and a batch
  * stored just before a crash still reaches phishing when its input is read again.
  */
-export async function writeCertificates(context: SourceContext, records: CertificateRecord[], discoveredAt: number): Promise<{ added: number; duplicates: number }> {
+export async function writeCertificates(
+  context: SourceContext,
+  records: CertificateRecord[],
+  discoveredAt: number,
+): Promise<{ added: number; duplicates: number }> {
   if (records.length === 0) return { added: 0, duplicates: 0 };
   const added = await certificateDb(context)
     .transaction()
@@ -86,12 +90,21 @@ export async function writeCertificates(context: SourceContext, records: Certifi
       for (let i = 0; i < records.length; i += ROWS_PER_STATEMENT) {
         const rows = records.slice(i, i + ROWS_PER_STATEMENT).map((record) => rowOf(record, discoveredAt));
         // No conflict target: any of the three unique keys makes the row a duplicate.
-        const inserted = await tx.insertInto('certificates').values(rows).onConflict((oc) => oc.doNothing()).returning('id').execute();
+        const inserted = await tx
+          .insertInto('certificates')
+          .values(rows)
+          .onConflict((oc) => oc.doNothing())
+          .returning('id')
+          .execute();
         count += inserted.length;
       }
       return count;
     });
   const domains = registrableDomains(records);
-  if (domains.length) await recordObservedDomains(context, domains.map((domain) => ({ domain, origin: 'certificate' as const })));
+  if (domains.length)
+    await recordObservedDomains(
+      context,
+      domains.map((domain) => ({ domain, origin: 'certificate' as const })),
+    );
   return { added, duplicates: records.length - added };
 }

@@ -16,20 +16,33 @@ export const certificateSource = defineSource({
   id: 9,
   name: 'certificate',
   alias: 'Certificates (CT logs)',
-  description: 'Certificates appearing in Certificate Transparency logs whose names are the watched domain, under it, or look like it.',
+  description:
+    'Certificates appearing in Certificate Transparency logs whose names are the watched domain, under it, or look like it.',
   serviceType: 'sync',
   frequency: 'daily',
   args: Type.Object({
     domain: Type.String({
-      description: 'Domain looked for in the certificate names (CN and SANs); names containing its brand label are reported as lookalikes',
+      description:
+        'Domain looked for in the certificate names (CN and SANs); names containing its brand label are reported as lookalikes',
       examples: ['acme-bank.com'],
     }),
-    include_subdomains: Type.Optional(Type.Boolean({ description: 'Also match names under the domain, *.acme-bank.com (on by default)', examples: [true] })),
+    include_subdomains: Type.Optional(
+      Type.Boolean({
+        description: 'Also match names under the domain, *.acme-bank.com (on by default)',
+        examples: [true],
+      }),
+    ),
     ignore_issuers: Type.Optional(
-      Type.Array(Type.String(), { description: "Issuers whose certificates are expected and not reported: part of the issuer's O or CN, any case", examples: [["Let's Encrypt"]] }),
+      Type.Array(Type.String(), {
+        description: "Issuers whose certificates are expected and not reported: part of the issuer's O or CN, any case",
+        examples: [["Let's Encrypt"]],
+      }),
     ),
     include_precertificates: Type.Optional(
-      Type.Boolean({ description: 'Also report precertificates (PrecertLogEntry), not only final certificates (on by default)', examples: [true] }),
+      Type.Boolean({
+        description: 'Also report precertificates (PrecertLogEntry), not only final certificates (on by default)',
+        examples: [true],
+      }),
     ),
   }),
   excludableFields: ['common_name', 'issuer', 'fingerprint', 'sha1_fingerprint'],
@@ -38,8 +51,23 @@ export const certificateSource = defineSource({
   hasData: true,
   prepare(args) {
     const target = nameTarget(args.domain, args.include_subdomains ?? true);
-    if (typeof target === 'string') return { errors: [{ field: 'args.domain', message: `must be a domain name such as acme-bank.com, without scheme or path (${target})`, rule: 3 }] };
-    return { value: { target, ignoreIssuers: args.ignore_issuers ?? [], includePrecertificates: args.include_precertificates ?? true } };
+    if (typeof target === 'string')
+      return {
+        errors: [
+          {
+            field: 'args.domain',
+            message: `must be a domain name such as acme-bank.com, without scheme or path (${target})`,
+            rule: 3,
+          },
+        ],
+      };
+    return {
+      value: {
+        target,
+        ignoreIssuers: args.ignore_issuers ?? [],
+        includePrecertificates: args.include_precertificates ?? true,
+      },
+    };
   },
   match: matchCertificates,
   migrations: certificateMigrations,

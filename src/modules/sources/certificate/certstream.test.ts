@@ -7,12 +7,7 @@ import { certstreamRecord, parseCertstreamFrame } from './certstream.ts';
 const FIXTURE = '/work/shared/fixtures/certstream/example.json';
 
 const colonHex = (algorithm: string, bytes: Buffer) =>
-  createHash(algorithm)
-    .update(bytes)
-    .digest('hex')
-    .toUpperCase()
-    .match(/../g)!
-    .join(':');
+  createHash(algorithm).update(bytes).digest('hex').toUpperCase().match(/../g)!.join(':');
 
 /** A minimal certificate_update frame; `leaf` and `data` override its parts. */
 const frame = (leaf: Record<string, unknown> = {}, data: Record<string, unknown> = {}) =>
@@ -39,10 +34,19 @@ const frame = (leaf: Record<string, unknown> = {}, data: Record<string, unknown>
 
 describe('parseCertstreamFrame', () => {
   it("reads a frame's missing issuer, names and validity from as_der, and reads a saved frame's data alone", () => {
-    const line = readFileSync(new URL('../../../../test/fixtures/certificate/certstream-lines.jsonl', import.meta.url), 'utf8').split('\n')[1]!;
-    const full = JSON.parse(line) as { data: { leaf_cert: Record<string, unknown>; chain?: unknown; update_type?: string } };
+    const line = readFileSync(
+      new URL('../../../../test/fixtures/certificate/certstream-lines.jsonl', import.meta.url),
+      'utf8',
+    ).split('\n')[1]!;
+    const full = JSON.parse(line) as {
+      data: { leaf_cert: Record<string, unknown>; chain?: unknown; update_type?: string };
+    };
     const expected = parseCertstreamFrame(line);
-    expect(expected).toMatchObject({ issuerOrg: 'Globex Test Trust', issuerCn: 'Globex Test Trust ECC CA 1', domains: ['login.globex-pay.com', 'www.login.globex-pay.com'] });
+    expect(expected).toMatchObject({
+      issuerOrg: 'Globex Test Trust',
+      issuerCn: 'Globex Test Trust ECC CA 1',
+      domains: ['login.globex-pay.com', 'www.login.globex-pay.com'],
+    });
     const { as_der, fingerprint } = full.data.leaf_cert;
     delete full.data.chain;
     delete full.data.update_type;
@@ -85,7 +89,11 @@ describe('parseCertstreamFrame', () => {
       domains: ['login.acme-bank.com', '*.acme-bank.com'],
       serialNumber: '0A1B',
       seen: 1_773_133_200_500,
-      log: { url: 'ct.googleapis.com/logs/us1/argon2026h1/', index: 7, link: 'https://ct.googleapis.com/logs/us1/argon2026h1/ct/v1/get-entries?start=7&end=7' },
+      log: {
+        url: 'ct.googleapis.com/logs/us1/argon2026h1/',
+        index: 7,
+        link: 'https://ct.googleapis.com/logs/us1/argon2026h1/ct/v1/get-entries?start=7&end=7',
+      },
     });
   });
 
@@ -93,7 +101,9 @@ describe('parseCertstreamFrame', () => {
     const der = Buffer.from('3082 0001 demo certificate bytes');
     const parsed = parseCertstreamFrame(frame({ as_der: der.toString('base64'), fingerprint: colonHex('sha1', der) }));
     expect(parsed).toMatchObject({ sha1: colonHex('sha1', der), sha256: colonHex('sha256', der) });
-    expect(parseCertstreamFrame(frame({ as_der: der.toString('base64') }))).toBe('data.leaf_cert.as_der is not the DER the fingerprint is of');
+    expect(parseCertstreamFrame(frame({ as_der: der.toString('base64') }))).toBe(
+      'data.leaf_cert.as_der is not the DER the fingerprint is of',
+    );
   });
 
   it('skips heartbeats and dns_entries frames, and keeps a frame without its log as a record without one', () => {
@@ -106,11 +116,17 @@ describe('parseCertstreamFrame', () => {
     const cases: [string, string][] = [
       ['{"message_type":"certificate_update"', 'not a JSON frame'],
       ['[1,2]', 'not a JSON object'],
-      ['{"message_type":"subscribe","data":[]}', 'message_type "subscribe" is not certificate_update, heartbeat or dns_entries'],
+      [
+        '{"message_type":"subscribe","data":[]}',
+        'message_type "subscribe" is not certificate_update, heartbeat or dns_entries',
+      ],
       ['{"message_type":"certificate_update","data":[]}', 'data is not an object'],
       [frame({}, { update_type: 'X509' }), 'data.update_type must be X509LogEntry or PrecertLogEntry'],
       [frame({}, { leaf_cert: null }), 'data.leaf_cert is not an object'],
-      [frame({ fingerprint: 'AB:CD' }), 'data.leaf_cert.fingerprint is not a SHA-1 fingerprint (20 colon-separated hex bytes)'],
+      [
+        frame({ fingerprint: 'AB:CD' }),
+        'data.leaf_cert.fingerprint is not a SHA-1 fingerprint (20 colon-separated hex bytes)',
+      ],
       [frame({ all_domains: 'acme-bank.com' }), 'data.leaf_cert.all_domains is not a list of names'],
     ];
     for (const [line, reason] of cases) expect(parseCertstreamFrame(line), line).toBe(reason);

@@ -7,7 +7,10 @@ import { certificateFacts, fingerprint, type CertificateFacts } from './x509.ts'
  * One certstream websocket frame (a line of `--format certstream`), or null when it is nothing
  * to keep: see certstreamRecord.
  */
-export function parseCertstreamFrame(line: string, warn: (reason: string) => void = () => {}): CertificateRecord | null | string {
+export function parseCertstreamFrame(
+  line: string,
+  warn: (reason: string) => void = () => {},
+): CertificateRecord | null | string {
   let frame: unknown;
   try {
     frame = parseJson(line);
@@ -30,18 +33,25 @@ export function certstreamRecord(frame: unknown, warn: (reason: string) => void)
   if (!isObject(frame)) return 'not a JSON object';
   if (frame.message_type === 'heartbeat' || frame.message_type === 'dns_entries') return null;
   const unwrapped = frame.message_type === undefined && isObject(frame.leaf_cert);
-  if (!unwrapped && frame.message_type !== 'certificate_update') return `message_type ${JSON.stringify(frame.message_type)} is not certificate_update, heartbeat or dns_entries`;
+  if (!unwrapped && frame.message_type !== 'certificate_update')
+    return `message_type ${JSON.stringify(frame.message_type)} is not certificate_update, heartbeat or dns_entries`;
   const data = unwrapped ? frame : frame.data;
   if (!isObject(data)) return 'data is not an object';
   const leaf = data.leaf_cert;
   if (!isObject(leaf)) return 'data.leaf_cert is not an object';
   const der = typeof leaf.as_der === 'string' && leaf.as_der !== '' ? Buffer.from(leaf.as_der, 'base64') : null;
-  if (leaf.as_der !== undefined && leaf.as_der !== null && !der?.length) return 'data.leaf_cert.as_der is not base64 DER';
+  if (leaf.as_der !== undefined && leaf.as_der !== null && !der?.length)
+    return 'data.leaf_cert.as_der is not base64 DER';
   if (leaf.fingerprint !== undefined || !der) {
-    if (typeof leaf.fingerprint !== 'string' || !SHA1.test(leaf.fingerprint)) return 'data.leaf_cert.fingerprint is not a SHA-1 fingerprint (20 colon-separated hex bytes)';
-    if (der && fingerprint('sha1', der) !== leaf.fingerprint.toUpperCase()) return 'data.leaf_cert.as_der is not the DER the fingerprint is of';
+    if (typeof leaf.fingerprint !== 'string' || !SHA1.test(leaf.fingerprint))
+      return 'data.leaf_cert.fingerprint is not a SHA-1 fingerprint (20 colon-separated hex bytes)';
+    if (der && fingerprint('sha1', der) !== leaf.fingerprint.toUpperCase())
+      return 'data.leaf_cert.as_der is not the DER the fingerprint is of';
   }
-  if (leaf.all_domains !== undefined && (!Array.isArray(leaf.all_domains) || !leaf.all_domains.every((name) => typeof name === 'string'))) {
+  if (
+    leaf.all_domains !== undefined &&
+    (!Array.isArray(leaf.all_domains) || !leaf.all_domains.every((name) => typeof name === 'string'))
+  ) {
     return 'data.leaf_cert.all_domains is not a list of names';
   }
   const updateType = ENTRY_TYPES[String(data.update_type)];
@@ -69,7 +79,10 @@ export function certstreamRecord(frame: unknown, warn: (reason: string) => void)
   };
 }
 
-const ENTRY_TYPES: Record<string, CertificateRecord['entryType']> = { X509LogEntry: 'x509', PrecertLogEntry: 'precert' };
+const ENTRY_TYPES: Record<string, CertificateRecord['entryType']> = {
+  X509LogEntry: 'x509',
+  PrecertLogEntry: 'precert',
+};
 
 /** The facts of the DER, or null when this decoder cannot read it. */
 function derFacts(der: Buffer): CertificateFacts | null {
@@ -85,17 +98,27 @@ function derFacts(der: Buffer): CertificateFacts | null {
 function frameFacts(data: Record<string, unknown>, leaf: Record<string, unknown>) {
   const subject = isObject(leaf.subject) ? leaf.subject : {};
   // Newer certstream servers put the issuer beside the subject; older ones only send the chain.
-  const chainIssuer = Array.isArray(data.chain) && isObject(data.chain[0]) && isObject(data.chain[0].subject) ? data.chain[0].subject : {};
+  const chainIssuer =
+    Array.isArray(data.chain) && isObject(data.chain[0]) && isObject(data.chain[0].subject)
+      ? data.chain[0].subject
+      : {};
   const issuer = isObject(leaf.issuer) ? leaf.issuer : chainIssuer;
-  return { commonName: text(subject.CN), subjectOrg: text(subject.O), issuerOrg: text(issuer.O), issuerCn: text(issuer.CN) };
+  return {
+    commonName: text(subject.CN),
+    subjectOrg: text(subject.O),
+    issuerOrg: text(issuer.O),
+    issuerCn: text(issuer.CN),
+  };
 }
 
 const SHA1 = /^[0-9a-f]{2}(?::[0-9a-f]{2}){19}$/i;
 
-const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+const isObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
 const text = (value: unknown): string | null => (typeof value === 'string' && value.trim() ? value.trim() : null);
 /** certstream dates are epoch seconds (`seen` with a fraction). */
-const epochMs = (value: unknown): number | null => (typeof value === 'number' && Number.isFinite(value) ? Math.round(value * 1000) : null);
+const epochMs = (value: unknown): number | null =>
+  typeof value === 'number' && Number.isFinite(value) ? Math.round(value * 1000) : null;
 
 function logEntryOf(data: Record<string, unknown>): LogEntryRef | null {
   const source = data.source;

@@ -16,7 +16,8 @@ export class CtFormatError extends Error {}
 function tlsReader(bytes: Uint8Array, what: string) {
   let at = 0;
   const need = (count: number, field: string) => {
-    if (at + count > bytes.length) throw new CtFormatError(`${what}: ${field} runs past the end (${bytes.length} bytes)`);
+    if (at + count > bytes.length)
+      throw new CtFormatError(`${what}: ${field} runs past the end (${bytes.length} bytes)`);
   };
   const uint = (size: number, field: string): number => {
     need(size, field);
@@ -62,7 +63,8 @@ export function parseMerkleTreeLeaf(leafInput: Uint8Array): CtLeaf {
   const version = reader.uint(1, 'version');
   if (version !== V1) throw new CtFormatError(`leaf_input: version ${version} is not v1 (0)`);
   const leafType = reader.uint(1, 'leaf_type');
-  if (leafType !== TIMESTAMPED_ENTRY) throw new CtFormatError(`leaf_input: leaf_type ${leafType} is not timestamped_entry (0)`);
+  if (leafType !== TIMESTAMPED_ENTRY)
+    throw new CtFormatError(`leaf_input: leaf_type ${leafType} is not timestamped_entry (0)`);
   const timestamp = reader.uint(8, 'timestamp');
   const entryType = reader.uint(2, 'entry_type');
   let leaf: CtLeaf;
@@ -71,7 +73,11 @@ export function parseMerkleTreeLeaf(leafInput: Uint8Array): CtLeaf {
   } else if (entryType === PRECERT_ENTRY) {
     // The hash of the issuer's key identifies the final issuer; the TBS names it as well.
     reader.take(KEY_HASH_BYTES, 'issuer_key_hash');
-    leaf = { timestamp, entryType: 'precert', tbsCertificate: nonEmpty(reader.vector(3, 'TBSCertificate'), 'TBSCertificate') };
+    leaf = {
+      timestamp,
+      entryType: 'precert',
+      tbsCertificate: nonEmpty(reader.vector(3, 'TBSCertificate'), 'TBSCertificate'),
+    };
   } else {
     throw new CtFormatError(`leaf_input: entry_type ${entryType} is neither x509_entry (0) nor precert_entry (1)`);
   }

@@ -23,7 +23,9 @@ describe('ct-logs settings', () => {
       timeout_ms: 30_000,
       start: 'now',
     });
-    expect(parse({ logs: [ARGON], start: '0', batch_size: 1000, max_entries_per_run: 5, timeout_ms: 500 })).toMatchObject({ start: 0, batch_size: 1000, max_entries_per_run: 5, timeout_ms: 500 });
+    expect(
+      parse({ logs: [ARGON], start: '0', batch_size: 1000, max_entries_per_run: 5, timeout_ms: 500 }),
+    ).toMatchObject({ start: 0, batch_size: 1000, max_entries_per_run: 5, timeout_ms: 500 });
     expect(parse({ logs: [ARGON], start: 123_456 })).toMatchObject({ start: 123_456 });
   });
 
@@ -31,12 +33,20 @@ describe('ct-logs settings', () => {
     expect(refusal({})).toBe('logs: must list at least one CT log base URL');
     expect(refusal({ logs: [] })).toBe('logs: must list at least one CT log base URL');
     expect(refusal({ logs: [ARGON, 'ct.example.test/log/'] })).toMatch(/^logs\[1\]: must be an http\(s\) URL/);
-    expect(refusal({ logs: [`${ARGON}ct/v1/get-sth?x=1`] })).toBe('logs[0]: must be a base URL without query or fragment');
-    expect(refusal({ logs: [ARGON, ARGON.replace('https', 'http').slice(0, -1)] })).toBe('logs[1]: names the same log twice');
+    expect(refusal({ logs: [`${ARGON}ct/v1/get-sth?x=1`] })).toBe(
+      'logs[0]: must be a base URL without query or fragment',
+    );
+    expect(refusal({ logs: [ARGON, ARGON.replace('https', 'http').slice(0, -1)] })).toBe(
+      'logs[1]: names the same log twice',
+    );
     expect(refusal({ logs: [ARGON], batch_size: 0 })).toBe('batch_size: must be an integer from 1 to 10000');
     expect(refusal({ logs: [ARGON], timeout_ms: '5s' })).toBe('timeout_ms: must be an integer from 1 to 600000');
-    expect(refusal({ logs: [ARGON], start: 'yesterday' })).toBe('start: must be "now" (the current tree size) or an entry index such as "0"');
+    expect(refusal({ logs: [ARGON], start: 'yesterday' })).toBe(
+      'start: must be "now" (the current tree size) or an entry index such as "0"',
+    );
     expect(refusal({ logs: [ARGON], start: -1 })).toMatch(/^start: /);
-    expect(refusal({ logs: [ARGON], log: ARGON })).toBe('log: is not a setting of ct-logs (logs, batch_size, max_entries_per_run, timeout_ms, start)');
+    expect(refusal({ logs: [ARGON], log: ARGON })).toBe(
+      'log: is not a setting of ct-logs (logs, batch_size, max_entries_per_run, timeout_ms, start)',
+    );
   });
 });

@@ -13,18 +13,31 @@ import { writeCertificates } from './certificate-store.ts';
  */
 const settings = Type.Object({
   /** Base URLs, each ending in `/` once refined. */
-  logs: Type.Array(Type.String({ format: HTTP_URL_FORMAT, errorMessage: 'must be an http(s) URL, a CT log base such as https://ct.googleapis.com/logs/us1/argon2025h2/' }), {
-    minItems: 1,
-    errorMessage: 'must list at least one CT log base URL',
-  }),
+  logs: Type.Array(
+    Type.String({
+      format: HTTP_URL_FORMAT,
+      errorMessage: 'must be an http(s) URL, a CT log base such as https://ct.googleapis.com/logs/us1/argon2025h2/',
+    }),
+    {
+      minItems: 1,
+      errorMessage: 'must list at least one CT log base URL',
+    },
+  ),
   batch_size: Type.Integer({ minimum: 1, maximum: 10_000, default: 256 }),
   max_entries_per_run: Type.Integer({ minimum: 1, maximum: 100_000_000, default: 100_000 }),
   timeout_ms: Type.Integer({ minimum: 1, maximum: 600_000, default: 30_000 }),
   /** Where a log without a cursor starts: its current tree size, or an entry index. */
-  start: Type.Union([Type.Literal('now'), Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER }), Type.String({ pattern: '^\\d+$' })], {
-    default: 'now',
-    errorMessage: 'must be "now" (the current tree size) or an entry index such as "0"',
-  }),
+  start: Type.Union(
+    [
+      Type.Literal('now'),
+      Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER }),
+      Type.String({ pattern: '^\\d+$' }),
+    ],
+    {
+      default: 'now',
+      errorMessage: 'must be "now" (the current tree size) or an entry index such as "0"',
+    },
+  ),
 });
 
 /** Per log (by logIdOf), the index of the next entry to read. */
@@ -41,7 +54,8 @@ const MAX_RETRY_WAIT_MS = 60_000;
 function refine(checked: Static<typeof settings>) {
   const logs = checked.logs.map((url, i) => {
     const parsed = new URL(url);
-    if (parsed.search || parsed.hash) throw new CollectorSettingsError(`logs[${i}]`, 'must be a base URL without query or fragment');
+    if (parsed.search || parsed.hash)
+      throw new CollectorSettingsError(`logs[${i}]`, 'must be a base URL without query or fragment');
     return url.endsWith('/') ? url : `${url}/`;
   });
   const ids = logs.map(logIdOf);
@@ -56,7 +70,13 @@ type Settings = ReturnType<typeof refine>;
 function cursorOf(value: unknown): Cursor {
   const logs = typeof value === 'object' && value !== null ? (value as { logs?: unknown }).logs : undefined;
   if (typeof logs !== 'object' || logs === null) return { logs: {} };
-  return { logs: Object.fromEntries(Object.entries(logs).filter((entry): entry is [string, number] => Number.isSafeInteger(entry[1]) && entry[1] >= 0)) };
+  return {
+    logs: Object.fromEntries(
+      Object.entries(logs).filter(
+        (entry): entry is [string, number] => Number.isSafeInteger(entry[1]) && entry[1] >= 0,
+      ),
+    ),
+  };
 }
 
 /** A log answered with an error or with something that is not RFC 6962. */
@@ -71,7 +91,8 @@ function retryAfterMs(header: string | null, attempt: number, now: number): numb
 
 /** Why a request got no answer, in an operator's words (fetch says "fetch failed" or "aborted"). */
 function noAnswer(url: string, error: unknown, timeoutMs: number): Error {
-  if (error instanceof Error && error.name === 'TimeoutError') return new LogError(`${url}: no answer within ${timeoutMs} ms`);
+  if (error instanceof Error && error.name === 'TimeoutError')
+    return new LogError(`${url}: no answer within ${timeoutMs} ms`);
   const cause = error instanceof Error && error.cause instanceof Error ? error.cause.message : null;
   return new LogError(`${url}: ${cause ?? (error instanceof Error ? error.message : String(error))}`);
 }
@@ -81,7 +102,10 @@ async function getJson(url: string, { settings, signal, http }: CollectorRun<Set
   for (let attempt = 0; ; attempt++) {
     try {
       // The timeout covers the body too: fetch aborts the body stream when the signal fires.
-      const response = await http.get(url, { headers: { accept: 'application/json' }, signal: AbortSignal.any([signal, AbortSignal.timeout(settings.timeout_ms)]) });
+      const response = await http.get(url, {
+        headers: { accept: 'application/json' },
+        signal: AbortSignal.any([signal, AbortSignal.timeout(settings.timeout_ms)]),
+      });
       if (response.ok) return await response.json();
       await response.body?.cancel();
       if (response.status === 429 && attempt < RATE_LIMIT_RETRIES) {
@@ -100,24 +124,36 @@ async function getJson(url: string, { settings, signal, http }: CollectorRun<Set
   }
 }
 
-const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+const isObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /** One get-entries entry of the log at `index` as a record. */
 function recordOfEntry(entry: unknown, log: { base: string; id: string }, index: number): CertificateRecord {
-  if (!isObject(entry) || typeof entry.leaf_input !== 'string' || typeof entry.extra_data !== 'string') throw new LogError('not an entry with leaf_input and extra_data');
-  return recordOfLogEntry({ leaf_input: entry.leaf_input, extra_data: entry.extra_data }, { name: log.id, url: log.id, index, link: `${log.base}ct/v1/get-entries?start=${index}&end=${index}` });
+  if (!isObject(entry) || typeof entry.leaf_input !== 'string' || typeof entry.extra_data !== 'string')
+    throw new LogError('not an entry with leaf_input and extra_data');
+  return recordOfLogEntry(
+    { leaf_input: entry.leaf_input, extra_data: entry.extra_data },
+    { name: log.id, url: log.id, index, link: `${log.base}ct/v1/get-entries?start=${index}&end=${index}` },
+  );
 }
 
 /**
  * Reads one log from its cursor up to its tree size (at most maxEntriesPerRun), counting the
  * certificates it adds into `tally` as it goes (a log that fails later has still added them).
  */
-async function collectLog(context: SourceContext, run: CollectorRun<Settings>, cursor: Cursor, base: string, tally: { added: number }): Promise<void> {
+async function collectLog(
+  context: SourceContext,
+  run: CollectorRun<Settings>,
+  cursor: Cursor,
+  base: string,
+  tally: { added: number },
+): Promise<void> {
   const { settings, signal } = run;
   const id = logIdOf(base);
   const sth = await getJson(`${base}ct/v1/get-sth`, run);
   const treeSize = isObject(sth) ? sth.tree_size : undefined;
-  if (typeof treeSize !== 'number' || !Number.isSafeInteger(treeSize) || treeSize < 0) throw new LogError(`${base}ct/v1/get-sth: no tree_size`);
+  if (typeof treeSize !== 'number' || !Number.isSafeInteger(treeSize) || treeSize < 0)
+    throw new LogError(`${base}ct/v1/get-sth: no tree_size`);
   let next = cursor.logs[id];
   if (next === undefined) {
     next = settings.start === 'now' ? treeSize : Math.min(settings.start, treeSize);
@@ -157,7 +193,8 @@ async function collectLog(context: SourceContext, run: CollectorRun<Settings>, c
 
 export const ctLogsCollector = defineCollector({
   name: 'ct-logs',
-  description: 'new certificates and precertificates from RFC 6962 Certificate Transparency logs (get-sth, get-entries from a per-log cursor)',
+  description:
+    'new certificates and precertificates from RFC 6962 Certificate Transparency logs (get-sth, get-entries from a per-log cursor)',
   defaultIntervalSeconds: 300,
   enabledByDefault: false,
   settings,
@@ -179,7 +216,10 @@ export const ctLogsCollector = defineCollector({
       }
     }
     run.signal.throwIfAborted();
-    if (failures.length) throw new Error(`${failures.length} of ${run.settings.logs.length} logs failed (${tally.added} new certificates stored): ${failures.join('; ')}`);
+    if (failures.length)
+      throw new Error(
+        `${failures.length} of ${run.settings.logs.length} logs failed (${tally.added} new certificates stored): ${failures.join('; ')}`,
+      );
     return { items: tally.added, cursor };
   },
 });

@@ -20,13 +20,37 @@ interface DemoCertificate {
 const LETS_ENCRYPT: [string, string] = ["Let's Encrypt", 'R11'];
 const DEMO: DemoCertificate[] = [
   { daysAgo: 12, names: ['acme-bank.com', 'www.acme-bank.com'], issuer: LETS_ENCRYPT },
-  { daysAgo: 9, names: ['login.acme-bank.com'], issuer: ['DigiCert Inc', 'DigiCert Global G2 TLS RSA SHA256 2020 CA1'], subjectOrg: 'Acme Bank, N.A.', precert: true },
-  { daysAgo: 9, names: ['login.acme-bank.com'], issuer: ['DigiCert Inc', 'DigiCert Global G2 TLS RSA SHA256 2020 CA1'], subjectOrg: 'Acme Bank, N.A.' },
+  {
+    daysAgo: 9,
+    names: ['login.acme-bank.com'],
+    issuer: ['DigiCert Inc', 'DigiCert Global G2 TLS RSA SHA256 2020 CA1'],
+    subjectOrg: 'Acme Bank, N.A.',
+    precert: true,
+  },
+  {
+    daysAgo: 9,
+    names: ['login.acme-bank.com'],
+    issuer: ['DigiCert Inc', 'DigiCert Global G2 TLS RSA SHA256 2020 CA1'],
+    subjectOrg: 'Acme Bank, N.A.',
+  },
   { daysAgo: 6, names: ['shop.example-store.com', 'www.shop.example-store.com'], issuer: LETS_ENCRYPT },
-  { daysAgo: 4, names: ['acme-bank-secure-login.com', 'www.acme-bank-secure-login.com'], issuer: ['ZeroSSL', 'ZeroSSL ECC Domain Secure Site CA'] },
+  {
+    daysAgo: 4,
+    names: ['acme-bank-secure-login.com', 'www.acme-bank-secure-login.com'],
+    issuer: ['ZeroSSL', 'ZeroSSL ECC Domain Secure Site CA'],
+  },
   { daysAgo: 3, names: ['acme-bank.com.account-verify.net'], issuer: ["Let's Encrypt", 'E6'] },
-  { daysAgo: 2, names: ['mail.northwind-traders.com'], issuer: ['Sectigo Limited', 'Sectigo RSA Domain Validation Secure Server CA'] },
-  { daysAgo: 1, names: ['acmebank-support.net', '*.acmebank-support.net'], issuer: ['Google Trust Services', 'WE1'], precert: true },
+  {
+    daysAgo: 2,
+    names: ['mail.northwind-traders.com'],
+    issuer: ['Sectigo Limited', 'Sectigo RSA Domain Validation Secure Server CA'],
+  },
+  {
+    daysAgo: 1,
+    names: ['acmebank-support.net', '*.acmebank-support.net'],
+    issuer: ['Google Trust Services', 'WE1'],
+    precert: true,
+  },
 ];
 
 const LOG = { name: "Demo 'Lumen2026' log", url: 'ct.demo.dragnet.test/logs/lumen2026/' };
@@ -45,7 +69,10 @@ function demoRecord(certificate: DemoCertificate, index: number, now: number): C
     issuerOrg: certificate.issuer[0],
     issuerCn: certificate.issuer[1],
     domains: certificate.names,
-    serialNumber: fingerprint('sha1', Buffer.from(`serial:${label}`)).replaceAll(':', '').slice(0, 36).replace(/^0+/, ''),
+    serialNumber: fingerprint('sha1', Buffer.from(`serial:${label}`))
+      .replaceAll(':', '')
+      .slice(0, 36)
+      .replace(/^0+/, ''),
     notBefore: issued,
     notAfter: issued + 90 * DAY_MS,
     seen: issued + 5 * 60_000,

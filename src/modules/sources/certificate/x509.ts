@@ -1,6 +1,12 @@
 import { createHash } from 'node:crypto';
 import { AsnConvert } from '@peculiar/asn1-schema';
-import { Certificate, id_ce_subjectAltName, SubjectAlternativeName, TBSCertificate, type Name } from '@peculiar/asn1-x509';
+import {
+  Certificate,
+  id_ce_subjectAltName,
+  SubjectAlternativeName,
+  TBSCertificate,
+  type Name,
+} from '@peculiar/asn1-x509';
 
 /** What Dragnet keeps of an X.509 certificate or precertificate TBS (RFC 5280 section 4.1). */
 export interface CertificateFacts {
@@ -31,12 +37,18 @@ function attribute(name: Name, type: string): string | null {
   return value;
 }
 
-const serialHex = (serial: ArrayBuffer) => Buffer.from(serial).toString('hex').toUpperCase().replace(/^0+(?=.)/, '');
+const serialHex = (serial: ArrayBuffer) =>
+  Buffer.from(serial)
+    .toString('hex')
+    .toUpperCase()
+    .replace(/^0+(?=.)/, '');
 
 function factsOfTbs(tbs: TBSCertificate): CertificateFacts {
   const extensions = tbs.extensions ?? [];
   const san = extensions.find((extension) => extension.extnID === id_ce_subjectAltName);
-  const dnsNames = san ? AsnConvert.parse(san.extnValue, SubjectAlternativeName).flatMap((name) => (name.dNSName ? [name.dNSName] : [])) : [];
+  const dnsNames = san
+    ? AsnConvert.parse(san.extnValue, SubjectAlternativeName).flatMap((name) => (name.dNSName ? [name.dNSName] : []))
+    : [];
   return {
     commonName: attribute(tbs.subject, COMMON_NAME),
     subjectOrg: attribute(tbs.subject, ORGANIZATION),
@@ -51,10 +63,12 @@ function factsOfTbs(tbs: TBSCertificate): CertificateFacts {
 }
 
 /** A DER Certificate's facts; throws when the bytes are no certificate. */
-export const certificateFacts = (der: Uint8Array): CertificateFacts => factsOfTbs(AsnConvert.parse(der, Certificate).tbsCertificate);
+export const certificateFacts = (der: Uint8Array): CertificateFacts =>
+  factsOfTbs(AsnConvert.parse(der, Certificate).tbsCertificate);
 
 /** A DER TBSCertificate's facts (a precert log entry logs only the TBS). */
-export const tbsCertificateFacts = (der: Uint8Array): CertificateFacts => factsOfTbs(AsnConvert.parse(der, TBSCertificate));
+export const tbsCertificateFacts = (der: Uint8Array): CertificateFacts =>
+  factsOfTbs(AsnConvert.parse(der, TBSCertificate));
 
 /** A digest in the colon-separated upper-case hex that certstream and OpenSSL print. */
 export const fingerprint = (algorithm: 'sha1' | 'sha256', der: Uint8Array): string =>

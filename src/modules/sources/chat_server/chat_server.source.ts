@@ -13,21 +13,51 @@ const SNOWFLAKE = /^\d{1,20}$/;
 const [exampleServer] = DEMO_SERVERS;
 
 const chatServerArgs = Type.Object({
-  query: Type.String({ description: 'Search query: terms, "phrases", AND, OR, NOT, ( )', examples: ['"acme-bank.com" AND (combo OR logs)'] }),
-  server_ids: Type.Optional(Type.Array(Type.String(), { description: 'Only these servers (Discord guild snowflake ids, as strings)', examples: [[exampleServer!.id]] })),
-  channel_ids: Type.Optional(Type.Array(Type.String(), { description: 'Only these channels (snowflake ids, as strings)', examples: [[exampleServer!.channels[0]!.id]] })),
-  include_bots: Type.Optional(Type.Boolean({ description: 'Also report messages written by bot accounts (off by default)', examples: [false] })),
-  unique_only: Type.Optional(Type.Boolean({ description: 'Count identical texts posted several times once (the newest)', examples: [true] })),
-  context_chars: Type.Optional(Type.Integer({ description: `Characters of text around the match in each hit (default ${DEFAULT_CONTEXT_CHARS})`, examples: [200] })),
+  query: Type.String({
+    description: 'Search query: terms, "phrases", AND, OR, NOT, ( )',
+    examples: ['"acme-bank.com" AND (combo OR logs)'],
+  }),
+  server_ids: Type.Optional(
+    Type.Array(Type.String(), {
+      description: 'Only these servers (Discord guild snowflake ids, as strings)',
+      examples: [[exampleServer!.id]],
+    }),
+  ),
+  channel_ids: Type.Optional(
+    Type.Array(Type.String(), {
+      description: 'Only these channels (snowflake ids, as strings)',
+      examples: [[exampleServer!.channels[0]!.id]],
+    }),
+  ),
+  include_bots: Type.Optional(
+    Type.Boolean({ description: 'Also report messages written by bot accounts (off by default)', examples: [false] }),
+  ),
+  unique_only: Type.Optional(
+    Type.Boolean({ description: 'Count identical texts posted several times once (the newest)', examples: [true] }),
+  ),
+  context_chars: Type.Optional(
+    Type.Integer({
+      description: `Characters of text around the match in each hit (default ${DEFAULT_CONTEXT_CHARS})`,
+      examples: [200],
+    }),
+  ),
 });
 
 /** The checks of the args besides the query's syntax. */
 function checkChatServerArgs(args: Static<typeof chatServerArgs>): ArgError[] {
   const { server_ids: servers = [], channel_ids: channels = [], context_chars: contextChars } = args;
   const errors: ArgError[] = [];
-  for (const [name, ids] of [['server_ids', servers], ['channel_ids', channels]] as const) {
+  for (const [name, ids] of [
+    ['server_ids', servers],
+    ['channel_ids', channels],
+  ] as const) {
     ids.forEach((id, index) => {
-      if (!SNOWFLAKE.test(id)) errors.push({ field: `args.${name}[${index}]`, message: 'must be a snowflake id (a string of digits)', rule: 3 });
+      if (!SNOWFLAKE.test(id))
+        errors.push({
+          field: `args.${name}[${index}]`,
+          message: 'must be a snowflake id (a string of digits)',
+          rule: 3,
+        });
     });
   }
   if (contextChars !== undefined && (contextChars < 1 || contextChars > MAX_CONTEXT_CHARS)) {
@@ -45,11 +75,22 @@ export const chatServerSource = defineSource({
   id: 2,
   name: 'chat_server',
   alias: 'Chat servers (Discord)',
-  description: 'Messages posted in tracked chat-server communities such as Discord servers, matched with the search query language.',
+  description:
+    'Messages posted in tracked chat-server communities such as Discord servers, matched with the search query language.',
   serviceType: 'sync',
   frequency: 'daily',
   excludableFields: ['server_id', 'channel_id', 'author_id'],
-  filterableFields: ['server_id', 'server_name', 'channel_id', 'channel_name', 'category', 'author_id', 'author_name', 'is_bot', 'has_attachments'],
+  filterableFields: [
+    'server_id',
+    'server_name',
+    'channel_id',
+    'channel_name',
+    'category',
+    'author_id',
+    'author_name',
+    'is_bot',
+    'has_attachments',
+  ],
   sortableFields: ['timestamp', 'discovered_at', 'server_name', 'channel_name', 'author_name'],
   hasData: true,
   ...documentSource({
@@ -61,10 +102,16 @@ export const chatServerSource = defineSource({
       if (args.server_ids?.length) filters.push(fieldIn('server_id', args.server_ids));
       if (args.channel_ids?.length) filters.push(fieldIn('channel_id', args.channel_ids));
       if (!args.include_bots) filters.push(fieldIs('is_bot', false));
-      return { filters, contextChars: args.context_chars ?? DEFAULT_CONTEXT_CHARS, uniqueTexts: args.unique_only === true, previewField: 'content' };
+      return {
+        filters,
+        contextChars: args.context_chars ?? DEFAULT_CONTEXT_CHARS,
+        uniqueTexts: args.unique_only === true,
+        previewField: 'content',
+      };
     },
     ingester: {
-      description: 'chat-server messages from DiscordChatExporter JSON exports (one channel a file), files, folders or - (stdin)',
+      description:
+        'chat-server messages from DiscordChatExporter JSON exports (one channel a file), files, folders or - (stdin)',
       noun: 'messages',
       formats: { discord: discordFormat },
     },

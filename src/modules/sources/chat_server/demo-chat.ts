@@ -52,7 +52,15 @@ const PEOPLE = [
 ] as const;
 const BOT = { id: '1121005948317286460', name: 'LogsFeed', nickname: null };
 
-const DOMAINS = ['acme-bank.com', 'globex.com', 'initech.io', 'contoso.com', 'northwind.co', 'umbrella-corp.org', 'fabrikam.ru'];
+const DOMAINS = [
+  'acme-bank.com',
+  'globex.com',
+  'initech.io',
+  'contoso.com',
+  'northwind.co',
+  'umbrella-corp.org',
+  'fabrikam.ru',
+];
 const TEMPLATES: ((domain: string, lines: number) => string)[] = [
   (domain, lines) => `fresh ${domain} combo ${lines}k lines mail:pass, checked today`,
   (domain) => `selling logs with ${domain} cookies and saved passwords, escrow only`,
@@ -77,8 +85,19 @@ export interface DemoMessage {
 /** Messages in the exporter's own shape; ids count up from `firstId`. */
 export function discordExport(server: DemoServer, channel: DemoChannel, messages: DemoMessage[], firstId: bigint) {
   return {
-    guild: { id: server.id, name: server.name, iconUrl: `https://cdn.discordapp.com/icons/${server.id}/a1b2c3d4e5f60718293a4b5c6d7e8f90.png` },
-    channel: { id: channel.id, type: 'GuildTextChat', categoryId: String(BigInt(channel.id) - 1000n), category: channel.category, name: channel.name, topic: null },
+    guild: {
+      id: server.id,
+      name: server.name,
+      iconUrl: `https://cdn.discordapp.com/icons/${server.id}/a1b2c3d4e5f60718293a4b5c6d7e8f90.png`,
+    },
+    channel: {
+      id: channel.id,
+      type: 'GuildTextChat',
+      categoryId: String(BigInt(channel.id) - 1000n),
+      category: channel.category,
+      name: channel.name,
+      topic: null,
+    },
     dateRange: { after: null, before: null },
     messages: messages.map((message, i) => {
       const id = String(firstId + BigInt(i));
@@ -100,9 +119,27 @@ export function discordExport(server: DemoServer, channel: DemoChannel, messages
           avatarUrl: 'https://cdn.discordapp.com/embed/avatars/0.png',
         },
         attachments: message.attachment
-          ? [{ id: String(firstId + 500_000n + BigInt(i)), url: `https://cdn.discordapp.com/attachments/${channel.id}/${id}/${message.attachment}`, fileName: message.attachment, fileSizeBytes: 48_213 }]
+          ? [
+              {
+                id: String(firstId + 500_000n + BigInt(i)),
+                url: `https://cdn.discordapp.com/attachments/${channel.id}/${id}/${message.attachment}`,
+                fileName: message.attachment,
+                fileSizeBytes: 48_213,
+              },
+            ]
           : [],
-        embeds: message.embed ? [{ title: message.embed.title, url: null, timestamp: null, description: message.embed.description, images: [], fields: [] }] : [],
+        embeds: message.embed
+          ? [
+              {
+                title: message.embed.title,
+                url: null,
+                timestamp: null,
+                description: message.embed.description,
+                images: [],
+                fields: [],
+              },
+            ]
+          : [],
         stickers: [],
         reactions: [],
         mentions: [],
@@ -113,7 +150,11 @@ export function discordExport(server: DemoServer, channel: DemoChannel, messages
 }
 
 /** `count` random chat messages, posted at `postedAt(i)`. */
-export function randomMessages(seed: number, count: number, postedAt: (i: number, random: () => number) => number): DemoMessage[] {
+export function randomMessages(
+  seed: number,
+  count: number,
+  postedAt: (i: number, random: () => number) => number,
+): DemoMessage[] {
   const { random, pick, int } = demoRandom(seed);
   return Array.from({ length: count }, (_, i) => {
     const domain = pick(DOMAINS);
@@ -139,7 +180,16 @@ function plantedMessages(now: number): { day: number; message: DemoMessage }[] {
     { day: 2, message: { author: PEOPLE[0], content: combo, postedAt: at(2, 9), attachment: 'acme-bank_8k.txt' } },
     {
       day: 1,
-      message: { author: BOT, isBot: true, content: 'New upload', postedAt: at(1, 2), embed: { title: 'acme-bank.com logs (412)', description: 'Cloud updated: stealer logs with acme-bank.com cookies' } },
+      message: {
+        author: BOT,
+        isBot: true,
+        content: 'New upload',
+        postedAt: at(1, 2),
+        embed: {
+          title: 'acme-bank.com logs (412)',
+          description: 'Cloud updated: stealer logs with acme-bank.com cookies',
+        },
+      },
     },
   ];
 }
@@ -150,12 +200,25 @@ function demoDocuments(now: number): { day: number; document: DocumentInput }[] 
   let seed = 2;
   for (const server of DEMO_SERVERS) {
     for (const channel of server.channels) {
-      const dated = randomMessages(seed++, MESSAGES_PER_CHANNEL, (i, random) => demoPostedAt(now, i % DEMO_DAYS, random)).map((message, i) => ({ day: i % DEMO_DAYS, message }));
+      const dated = randomMessages(seed++, MESSAGES_PER_CHANNEL, (i, random) =>
+        demoPostedAt(now, i % DEMO_DAYS, random),
+      ).map((message, i) => ({ day: i % DEMO_DAYS, message }));
       if (channel.id === DEMO_SERVERS[0]!.channels[0]!.id) dated.push(...plantedMessages(now));
       const firstId = BigInt(channel.id) + 10_000_000n;
-      for (const { record } of exportRecords(discordExport(server, channel, dated.map((entry) => entry.message), firstId), 'demo')) {
+      for (const { record } of exportRecords(
+        discordExport(
+          server,
+          channel,
+          dated.map((entry) => entry.message),
+          firstId,
+        ),
+        'demo',
+      )) {
         if (typeof record === 'string') throw new Error(`demo message rejected: ${record}`);
-        documents.push({ day: dated[Number(BigInt(record.fields.message_id as string) - firstId)]!.day, document: record });
+        documents.push({
+          day: dated[Number(BigInt(record.fields.message_id as string) - firstId)]!.day,
+          document: record,
+        });
       }
     }
   }

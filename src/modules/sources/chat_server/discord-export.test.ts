@@ -6,9 +6,19 @@ import { exportRecords } from './discord-export.ts';
 
 const records = (data: unknown) => [...exportRecords(data, 'test.json')];
 
-const exportOf = (messages: unknown[], guild: Record<string, unknown> = { id: '1120734651482091580', name: 'Combo Market' }) => ({
+const exportOf = (
+  messages: unknown[],
+  guild: Record<string, unknown> = { id: '1120734651482091580', name: 'Combo Market' },
+) => ({
   guild,
-  channel: { id: '1120736194526576712', type: 'GuildTextChat', categoryId: '1120736194526575712', category: 'Market', name: 'combolists', topic: null },
+  channel: {
+    id: '1120736194526576712',
+    type: 'GuildTextChat',
+    categoryId: '1120736194526575712',
+    category: 'Market',
+    name: 'combolists',
+    topic: null,
+  },
   dateRange: { after: null, before: null },
   messages,
   messageCount: messages.length,
@@ -31,7 +41,14 @@ describe('DiscordChatExporter exports', () => {
       exportOf([
         message({
           content: 'new drop',
-          attachments: [{ id: '1', url: 'https://cdn.discordapp.com/attachments/1/2/acme_combo.txt', fileName: 'acme_combo.txt', fileSizeBytes: 10 }],
+          attachments: [
+            {
+              id: '1',
+              url: 'https://cdn.discordapp.com/attachments/1/2/acme_combo.txt',
+              fileName: 'acme_combo.txt',
+              fileSizeBytes: 10,
+            },
+          ],
           embeds: [{ title: 'acme-bank.com logs', description: 'Cloud updated', fields: [] }],
         }),
       ]),
@@ -73,7 +90,9 @@ describe('DiscordChatExporter exports', () => {
         message({ id: '1130000000000000009', author: { id: '1121005948317286460', name: 'LogsFeed', isBot: true } }),
       ]),
     );
-    expect(found.map(({ location, record }) => [location, typeof record === 'string' ? record : record.fields.author_name])).toEqual([
+    expect(
+      found.map(({ location, record }) => [location, typeof record === 'string' ? record : record.fields.author_name]),
+    ).toEqual([
       ['messages[0]', 'id must be a snowflake id (a string of digits)'],
       ['messages[2]', 'timestamp must be an ISO 8601 date'],
       ['messages[3]', 'author.id must be a snowflake id (a string of digits)'],
@@ -95,13 +114,19 @@ describe('DiscordChatExporter exports', () => {
       return 'no error';
     };
     expect(failure([])).toBe('test.json: top level: not a DiscordChatExporter JSON export: not a JSON object');
-    expect(failure({ ...exportOf([]), guild: { id: 2536015243982930 } })).toBe('test.json: guild: not a DiscordChatExporter JSON export: no guild with a snowflake id');
-    expect(failure({ ...exportOf([]), messages: {} })).toBe('test.json: messages: not a DiscordChatExporter JSON export: no messages array');
+    expect(failure({ ...exportOf([]), guild: { id: 2536015243982930 } })).toBe(
+      'test.json: guild: not a DiscordChatExporter JSON export: no guild with a snowflake id',
+    );
+    expect(failure({ ...exportOf([]), messages: {} })).toBe(
+      'test.json: messages: not a DiscordChatExporter JSON export: no messages array',
+    );
   });
 
   it('direct messages (guild 0) link under @me', () => {
     const [dm] = records(exportOf([message()], { id: '0', name: 'Direct Messages' }));
-    expect(dm!.record).toMatchObject({ fields: { server_id: '0', url: 'https://discord.com/channels/@me/1120736194526576712/1130000000000000001' } });
+    expect(dm!.record).toMatchObject({
+      fields: { server_id: '0', url: 'https://discord.com/channels/@me/1120736194526576712/1130000000000000001' },
+    });
   });
 });
 
@@ -114,11 +139,26 @@ describe.skipIf(!existsSync(fixtures))('real DiscordChatExporter exports (../sha
 
   it('SV_5A_5M.json: a server channel; the duplicated message id is read twice (the store keeps one), a missing nickname falls back to the name', () => {
     const found = read('SV_5A_5M.json');
-    expect(found.map((entry) => entry.location)).toEqual(['messages[0]', 'messages[1]', 'messages[2]', 'messages[3]', 'messages[4]']);
+    expect(found.map((entry) => entry.location)).toEqual([
+      'messages[0]',
+      'messages[1]',
+      'messages[2]',
+      'messages[3]',
+      'messages[4]',
+    ]);
     const documents = found.map((entry) => entry.record as Exclude<typeof entry.record, string>);
     expect(documents[0]!.key).toBe(documents[1]!.key);
-    expect(documents[2]!.fields).toMatchObject({ message_id: '447793085255123004', author_name: 'mlomb', server_name: 'DefleMask', channel_name: 'general-chiptune', category: 'Chat' });
-    expect(documents[3]).toMatchObject({ text: 'This message has attachments and stickers.\nunknown.png', fields: { has_attachments: true, attachments: ['unknown.png'] } });
+    expect(documents[2]!.fields).toMatchObject({
+      message_id: '447793085255123004',
+      author_name: 'mlomb',
+      server_name: 'DefleMask',
+      channel_name: 'general-chiptune',
+      category: 'Chat',
+    });
+    expect(documents[3]).toMatchObject({
+      text: 'This message has attachments and stickers.\nunknown.png',
+      fields: { has_attachments: true, attachments: ['unknown.png'] },
+    });
     expect(documents[0]!.fields).toMatchObject({
       server_id: '253601524398293010',
       channel_id: '253601524398293010',
@@ -129,11 +169,20 @@ describe.skipIf(!existsSync(fixtures))('real DiscordChatExporter exports (../sha
 
   it('GC_3A_5M.json: a group DM; the renames and the call are system notices and skipped', () => {
     const found = read('GC_3A_5M.json');
-    expect(found.map(({ location, record }) => [location, typeof record === 'string' ? record : record.fields.author_name])).toEqual([
+    expect(
+      found.map(({ location, record }) => [location, typeof record === 'string' ? record : record.fields.author_name]),
+    ).toEqual([
       ['messages[1]', 'theplant'],
       ['messages[3]', 'lombi'],
       ['messages[4]', 'mlomb'],
     ]);
-    expect(found[0]!.record).toMatchObject({ fields: { server_id: '0', server_name: 'Direct Messages', category: 'Group', url: 'https://discord.com/channels/@me/1064990764406419508/1064990824305274930' } });
+    expect(found[0]!.record).toMatchObject({
+      fields: {
+        server_id: '0',
+        server_name: 'Direct Messages',
+        category: 'Group',
+        url: 'https://discord.com/channels/@me/1064990764406419508/1064990824305274930',
+      },
+    });
   });
 });

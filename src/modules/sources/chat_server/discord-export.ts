@@ -1,5 +1,10 @@
 import { IngestError } from '../common/ingest/ingest-kit.ts';
-import { orReason, readJsonDocument, type DocumentFormat, type DocumentRecord } from '../common/documents/document-ingest.ts';
+import {
+  orReason,
+  readJsonDocument,
+  type DocumentFormat,
+  type DocumentRecord,
+} from '../common/documents/document-ingest.ts';
 import type { DocumentInput } from '../common/documents/document-store.ts';
 import { isJsonObject, parseDate, RecordError, type JsonObject } from '../common/documents/record-fields.ts';
 
@@ -33,23 +38,38 @@ const SNOWFLAKE = /^\d{1,20}$/;
 
 // DiscordChatExporter's system notifications (MessageKind 1-18): joins, calls, pins, renames.
 // Their `content` is text the exporter wrote ("Changed the channel name."), not a user's.
-const SYSTEM_KINDS = new Set(['RecipientAdd', 'RecipientRemove', 'Call', 'ChannelNameChange', 'ChannelIconChange', 'ChannelPinnedMessage', 'GuildMemberJoin', 'ThreadCreated']);
-const isSystemKind = (type: unknown) => typeof type === 'string' && (SYSTEM_KINDS.has(type) || (/^\d+$/.test(type) && Number(type) >= 1 && Number(type) <= 18));
+const SYSTEM_KINDS = new Set([
+  'RecipientAdd',
+  'RecipientRemove',
+  'Call',
+  'ChannelNameChange',
+  'ChannelIconChange',
+  'ChannelPinnedMessage',
+  'GuildMemberJoin',
+  'ThreadCreated',
+]);
+const isSystemKind = (type: unknown) =>
+  typeof type === 'string' &&
+  (SYSTEM_KINDS.has(type) || (/^\d+$/.test(type) && Number(type) >= 1 && Number(type) <= 18));
 
 const stringOf = (value: unknown): string | null => (typeof value === 'string' && value.trim() !== '' ? value : null);
 
 function snowflake(value: unknown, name: string): string {
-  if (typeof value !== 'string' || !SNOWFLAKE.test(value)) throw new RecordError(`${name} must be a snowflake id (a string of digits)`);
+  if (typeof value !== 'string' || !SNOWFLAKE.test(value))
+    throw new RecordError(`${name} must be a snowflake id (a string of digits)`);
   return value;
 }
 
 /** The guild and channel every message of the export shares; throws IngestError when it is no export. */
 function exportContext(data: unknown, input: string) {
-  const fail = (location: string, reason: string) => new IngestError(input, location, `not a DiscordChatExporter JSON export: ${reason}`);
+  const fail = (location: string, reason: string) =>
+    new IngestError(input, location, `not a DiscordChatExporter JSON export: ${reason}`);
   if (!isJsonObject(data)) throw fail('top level', 'not a JSON object');
   const { guild, channel, messages } = data;
-  if (!isJsonObject(guild) || typeof guild.id !== 'string' || !SNOWFLAKE.test(guild.id)) throw fail('guild', 'no guild with a snowflake id');
-  if (!isJsonObject(channel) || typeof channel.id !== 'string' || !SNOWFLAKE.test(channel.id)) throw fail('channel', 'no channel with a snowflake id');
+  if (!isJsonObject(guild) || typeof guild.id !== 'string' || !SNOWFLAKE.test(guild.id))
+    throw fail('guild', 'no guild with a snowflake id');
+  if (!isJsonObject(channel) || typeof channel.id !== 'string' || !SNOWFLAKE.test(channel.id))
+    throw fail('channel', 'no channel with a snowflake id');
   if (!Array.isArray(messages)) throw fail('messages', 'no messages array');
   return {
     guild: { id: guild.id, name: stringOf(guild.name) ?? guild.id },
@@ -59,7 +79,8 @@ function exportContext(data: unknown, input: string) {
 }
 
 /** Guild 0 is DiscordChatExporter's "Direct Messages"; Discord links those under @me. */
-const messageUrl = (guildId: string, channelId: string, messageId: string) => `https://discord.com/channels/${guildId === '0' ? '@me' : guildId}/${channelId}/${messageId}`;
+const messageUrl = (guildId: string, channelId: string, messageId: string) =>
+  `https://discord.com/channels/${guildId === '0' ? '@me' : guildId}/${channelId}/${messageId}`;
 
 function listOf(value: unknown, name: string): JsonObject[] {
   if (value === undefined || value === null) return [];
@@ -81,10 +102,18 @@ function messageDocument(message: unknown, context: ReturnType<typeof exportCont
   const author = message.author;
   if (!isJsonObject(author)) throw new RecordError('author is required');
   const authorId = snowflake(author.id, 'author.id');
-  if (message.content !== undefined && message.content !== null && typeof message.content !== 'string') throw new RecordError('content must be a string');
-  const attachments = listOf(message.attachments, 'attachments').map((attachment) => stringOf(attachment.fileName) ?? stringOf(attachment.url)?.split('/').pop() ?? 'attachment');
-  const embedTexts = listOf(message.embeds, 'embeds').flatMap((embed) => [stringOf(embed.title), stringOf(embed.description)]);
-  const text = [stringOf(message.content), ...embedTexts, ...attachments].filter((part): part is string => part !== null).join('\n');
+  if (message.content !== undefined && message.content !== null && typeof message.content !== 'string')
+    throw new RecordError('content must be a string');
+  const attachments = listOf(message.attachments, 'attachments').map(
+    (attachment) => stringOf(attachment.fileName) ?? stringOf(attachment.url)?.split('/').pop() ?? 'attachment',
+  );
+  const embedTexts = listOf(message.embeds, 'embeds').flatMap((embed) => [
+    stringOf(embed.title),
+    stringOf(embed.description),
+  ]);
+  const text = [stringOf(message.content), ...embedTexts, ...attachments]
+    .filter((part): part is string => part !== null)
+    .join('\n');
   if (text === '') return null;
   const fields: ChatMessageFields = {
     message_id: id,

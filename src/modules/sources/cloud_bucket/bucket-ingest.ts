@@ -1,7 +1,18 @@
 import { readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { StringDecoder } from 'node:string_decoder';
-import { expandInputs, IngestError, jsonErrorLocation, newInputResult, openInput, parseJson, reportInputs, storeInBatches, type IngestProgress, type InputResult } from '../common/ingest/ingest-kit.ts';
+import {
+  expandInputs,
+  IngestError,
+  jsonErrorLocation,
+  newInputResult,
+  openInput,
+  parseJson,
+  reportInputs,
+  storeInBatches,
+  type IngestProgress,
+  type InputResult,
+} from '../common/ingest/ingest-kit.ts';
 import type { Ingester, SourceContext } from '../kit/source.ts';
 import { createXmlListingReader, gcsObjects, ListingError, type ReadObject } from './bucket-listing.ts';
 import { writeObjects } from './bucket-store.ts';
@@ -27,7 +38,11 @@ function originOf(input: string): URL | null {
   if (input === '-') return null;
   const file = input + ORIGIN_SUFFIX;
   if (!statSync(file, { throwIfNoEntry: false })?.isFile()) return null;
-  const line = readFileSync(file, 'utf8').split(/\r?\n/).find((candidate) => candidate.trim() !== '')?.trim() ?? '';
+  const line =
+    readFileSync(file, 'utf8')
+      .split(/\r?\n/)
+      .find((candidate) => candidate.trim() !== '')
+      ?.trim() ?? '';
   try {
     const url = new URL(line);
     if (url.protocol === 'https:' || url.protocol === 'http:') return url;
@@ -56,13 +71,19 @@ async function* objectsOf(input: string, format: Format, progress?: IngestProgre
     if (kind === null) {
       const first = /[^\s\uFEFF]/.exec(text);
       if (!first) return;
-      if (first[0] !== '<' && first[0] !== '{') throw new ListingError('neither XML (an S3 or Azure listing) nor JSON (a GCS objects list)');
+      if (first[0] !== '<' && first[0] !== '{')
+        throw new ListingError('neither XML (an S3 or Azure listing) nor JSON (a GCS objects list)');
       kind = first[0] === '<' ? 'xml' : 'json';
       text = text.slice(first.index);
     }
     if (kind === 'json') {
       jsonBytes += bytes;
-      if (jsonBytes > GCS_MAX_BYTES) throw new IngestError(input, 'size', `larger than the ${GCS_MAX_BYTES >> 20} MiB a JSON listing is read whole up to`);
+      if (jsonBytes > GCS_MAX_BYTES)
+        throw new IngestError(
+          input,
+          'size',
+          `larger than the ${GCS_MAX_BYTES >> 20} MiB a JSON listing is read whole up to`,
+        );
       json.push(text);
       return;
     }
@@ -103,7 +124,12 @@ async function* objectsOf(input: string, format: Format, progress?: IngestProgre
 
 const ACCEPTS: Record<Format, string[]> = { auto: ['.xml', '.json'], s3: ['.xml'], azure: ['.xml'], gcs: ['.json'] };
 
-async function ingestInput(context: SourceContext, input: string, format: Format, progress?: IngestProgress): Promise<InputResult> {
+async function ingestInput(
+  context: SourceContext,
+  input: string,
+  format: Format,
+  progress?: IngestProgress,
+): Promise<InputResult> {
   const result = newInputResult(input);
   // One time for the whole input: what it brings is new to rules from then on.
   const source = { name: input === '-' ? 'stdin' : path.basename(input), discoveredAt: context.clock.now().getTime() };
@@ -122,12 +148,15 @@ async function ingestInput(context: SourceContext, input: string, format: Format
 
 export const cloudBucketIngester: Ingester = {
   name: 'cloud_bucket',
-  description: 'open bucket listings: S3 ListBucketResult and Azure EnumerationResults XML, GCS objects JSON (.xml, .json, with an optional <file>.url naming where it was fetched), files, folders or - (stdin)',
+  description:
+    'open bucket listings: S3 ListBucketResult and Azure EnumerationResults XML, GCS objects JSON (.xml, .json, with an optional <file>.url naming where it was fetched), files, folders or - (stdin)',
   formats: ['auto', 's3', 'azure', 'gcs'],
   async run(context, inputs, options) {
     const format = options.format as Format;
     const results: InputResult[] = [];
-    for (const input of expandInputs(inputs, (file) => (ACCEPTS[format] ?? ACCEPTS.auto).includes(path.extname(file).toLowerCase()))) {
+    for (const input of expandInputs(inputs, (file) =>
+      (ACCEPTS[format] ?? ACCEPTS.auto).includes(path.extname(file).toLowerCase()),
+    )) {
       results.push(await ingestInput(context, input, format, options.progress));
     }
     return reportInputs('objects', results);

@@ -1,5 +1,14 @@
 import { describe, expect, it } from 'vitest';
-import { azureBucket, createXmlListingReader, extensionOf, gcsObjects, ListingError, originOf, s3Bucket, type ReadObject } from './bucket-listing.ts';
+import {
+  azureBucket,
+  createXmlListingReader,
+  extensionOf,
+  gcsObjects,
+  ListingError,
+  originOf,
+  s3Bucket,
+  type ReadObject,
+} from './bucket-listing.ts';
 import { createXmlEventReader, XmlSyntaxError } from './listing-xml.ts';
 
 /**
@@ -111,17 +120,35 @@ describe('S3 ListBucketResult', () => {
   });
 
   it('takes provider, region and URL form from where the listing was fetched', () => {
-    const first = (origin: string) => (readXml(S3_LISTING, { format: 's3', origin: new URL(origin) })[0]!.record as { provider: string; region: string | null; url: string });
+    const first = (origin: string) =>
+      readXml(S3_LISTING, { format: 's3', origin: new URL(origin) })[0]!.record as {
+        provider: string;
+        region: string | null;
+        url: string;
+      };
     expect(first('https://acme-backups.s3.eu-west-1.amazonaws.com/?list-type=2')).toMatchObject({
       provider: 'aws',
       region: 'eu-west-1',
       url: 'https://acme-backups.s3.eu-west-1.amazonaws.com/db/core%20banking.sql',
     });
-    expect(first('https://s3.us-gov-west-1.amazonaws.com/acme-backups?prefix=db/')).toMatchObject({ region: 'us-gov-west-1', url: 'https://s3.us-gov-west-1.amazonaws.com/acme-backups/db/core%20banking.sql' });
-    expect(first('https://acme-backups.fra1.digitaloceanspaces.com/')).toMatchObject({ provider: 'digitalocean', region: 'fra1' });
+    expect(first('https://s3.us-gov-west-1.amazonaws.com/acme-backups?prefix=db/')).toMatchObject({
+      region: 'us-gov-west-1',
+      url: 'https://s3.us-gov-west-1.amazonaws.com/acme-backups/db/core%20banking.sql',
+    });
+    expect(first('https://acme-backups.fra1.digitaloceanspaces.com/')).toMatchObject({
+      provider: 'digitalocean',
+      region: 'fra1',
+    });
     // Google Cloud Storage's XML API answers with a ListBucketResult too.
-    expect(first('https://storage.googleapis.com/acme-backups')).toMatchObject({ provider: 'gcp', region: null, url: 'https://storage.googleapis.com/acme-backups/db/core%20banking.sql' });
-    expect(first('http://minio.internal.example:9000/acme-backups')).toMatchObject({ provider: 's3_compatible', url: 'http://minio.internal.example:9000/acme-backups/db/core%20banking.sql' });
+    expect(first('https://storage.googleapis.com/acme-backups')).toMatchObject({
+      provider: 'gcp',
+      region: null,
+      url: 'https://storage.googleapis.com/acme-backups/db/core%20banking.sql',
+    });
+    expect(first('http://minio.internal.example:9000/acme-backups')).toMatchObject({
+      provider: 's3_compatible',
+      url: 'http://minio.internal.example:9000/acme-backups/db/core%20banking.sql',
+    });
   });
 
   it('puts a bucket with dots path-style', () => {
@@ -147,7 +174,15 @@ describe('Azure EnumerationResults', () => {
           extension: 'bak',
         },
       },
-      { location: 'object 2', record: expect.objectContaining({ key: 'reports/q1 <draft>.pdf', size: 120, lastModified: null, url: 'https://acmestore.blob.core.windows.net/exports/reports/q1%20%3Cdraft%3E.pdf' }) },
+      {
+        location: 'object 2',
+        record: expect.objectContaining({
+          key: 'reports/q1 <draft>.pdf',
+          size: 120,
+          lastModified: null,
+          url: 'https://acmestore.blob.core.windows.net/exports/reports/q1%20%3Cdraft%3E.pdf',
+        }),
+      },
     ]);
   });
 
@@ -158,7 +193,9 @@ describe('Azure EnumerationResults', () => {
       region: null,
       base: 'https://acmestore.blob.core.windows.net/exports/',
     });
-    expect(azureBucket({ ServiceEndpoint: 'http://127.0.0.1:10000/devstoreaccount1/', ContainerName: 'exports' })).toMatchObject({ name: 'devstoreaccount1/exports', base: 'http://127.0.0.1:10000/devstoreaccount1/exports/' });
+    expect(
+      azureBucket({ ServiceEndpoint: 'http://127.0.0.1:10000/devstoreaccount1/', ContainerName: 'exports' }),
+    ).toMatchObject({ name: 'devstoreaccount1/exports', base: 'http://127.0.0.1:10000/devstoreaccount1/exports/' });
     expect(() => azureBucket({ ServiceEndpoint: 'https://acmestore.blob.core.windows.net/' })).toThrow(ListingError);
   });
 });
@@ -168,28 +205,42 @@ describe('listings that are not usable', () => {
     try {
       readXml(text, { format, origin: null });
     } catch (error) {
-      return error instanceof ListingError || error instanceof XmlSyntaxError ? error.message : `unexpected ${String(error)}`;
+      return error instanceof ListingError || error instanceof XmlSyntaxError
+        ? error.message
+        : `unexpected ${String(error)}`;
     }
     return 'no error';
   };
 
   it('an error document, another root, the other provider, a missing Name', () => {
-    expect(fails('<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>AccessDenied</Code><Message>Access Denied</Message><RequestId>X</RequestId></Error>')).toBe(
-      'the listing is an error response: AccessDenied: Access Denied',
+    expect(
+      fails(
+        '<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>AccessDenied</Code><Message>Access Denied</Message><RequestId>X</RequestId></Error>',
+      ),
+    ).toBe('the listing is an error response: AccessDenied: Access Denied');
+    expect(fails('<ListAllMyBucketsResult><Buckets/></ListAllMyBucketsResult>')).toBe(
+      'not an S3 or Azure bucket listing (root element ListAllMyBucketsResult)',
     );
-    expect(fails('<ListAllMyBucketsResult><Buckets/></ListAllMyBucketsResult>')).toBe('not an S3 or Azure bucket listing (root element ListAllMyBucketsResult)');
-    expect(fails(AZURE_LISTING.replace('\uFEFF', ''), 's3')).toBe('not an S3 ListBucketResult (root element EnumerationResults)');
-    expect(fails('<ListBucketResult><Contents><Key>a</Key><Size>1</Size></Contents><Name>b</Name></ListBucketResult>')).toBe(
-      'objects before the bucket Name: not a ListBucketResult as S3 writes it',
+    expect(fails(AZURE_LISTING.replace('\uFEFF', ''), 's3')).toBe(
+      'not an S3 ListBucketResult (root element EnumerationResults)',
     );
-    expect(fails('<ListBucketResult><IsTruncated>false</IsTruncated></ListBucketResult>')).toBe('the listing has no bucket Name');
+    expect(
+      fails('<ListBucketResult><Contents><Key>a</Key><Size>1</Size></Contents><Name>b</Name></ListBucketResult>'),
+    ).toBe('objects before the bucket Name: not a ListBucketResult as S3 writes it');
+    expect(fails('<ListBucketResult><IsTruncated>false</IsTruncated></ListBucketResult>')).toBe(
+      'the listing has no bucket Name',
+    );
   });
 
   it('malformed XML, with the last whole object before it', () => {
-    expect(fails('<ListBucketResult>\n  <Name>b</Name>\n  <Contents><Key>a</Key><Size>1</Size></Contents>\n  <Contents><Key>a</Contents>\n</ListBucketResult>')).toBe(
-      'after object 1: malformed XML: unexpected close tag.',
+    expect(
+      fails(
+        '<ListBucketResult>\n  <Name>b</Name>\n  <Contents><Key>a</Key><Size>1</Size></Contents>\n  <Contents><Key>a</Contents>\n</ListBucketResult>',
+      ),
+    ).toBe('after object 1: malformed XML: unexpected close tag.');
+    expect(fails('<ListBucketResult><Name>b</Name>')).toBe(
+      'before the first object: malformed XML: unclosed tag: ListBucketResult',
     );
-    expect(fails('<ListBucketResult><Name>b</Name>')).toBe('before the first object: malformed XML: unclosed tag: ListBucketResult');
   });
 });
 
@@ -202,7 +253,8 @@ describe('GCS objects list', () => {
           kind: 'storage#object',
           id: 'printshop-orders/clients/acmebank/invoice-0042.pdf/1767225600000000',
           selfLink: 'https://www.googleapis.com/storage/v1/b/printshop-orders/o/clients%2Facmebank%2Finvoice-0042.pdf',
-          mediaLink: 'https://storage.googleapis.com/download/storage/v1/b/printshop-orders/o/clients%2Facmebank%2Finvoice-0042.pdf?generation=1767225600000000&alt=media',
+          mediaLink:
+            'https://storage.googleapis.com/download/storage/v1/b/printshop-orders/o/clients%2Facmebank%2Finvoice-0042.pdf?generation=1767225600000000&alt=media',
           name: 'clients/acmebank/invoice-0042.pdf',
           bucket: 'printshop-orders',
           generation: '1767225600000000',
@@ -240,17 +292,25 @@ describe('GCS objects list', () => {
       { location: 'item 3', record: 'the size is missing or not a whole number of bytes' },
     ]);
     expect(gcsObjects({ kind: 'storage#objects' })).toEqual([]);
-    expect(() => gcsObjects({ resultCount: 0, results: [] })).toThrow('not a Google Cloud Storage objects list (kind "storage#objects")');
+    expect(() => gcsObjects({ resultCount: 0, results: [] })).toThrow(
+      'not a Google Cloud Storage objects list (kind "storage#objects")',
+    );
   });
 });
 
 describe('originOf and extensionOf', () => {
   it('tell the provider and region by the host', () => {
     expect(originOf(new URL('https://s3-eu-west-2.amazonaws.com/b'))).toEqual({ provider: 'aws', region: 'eu-west-2' });
-    expect(originOf(new URL('https://b.s3.dualstack.ap-south-1.amazonaws.com/'))).toEqual({ provider: 'aws', region: 'ap-south-1' });
+    expect(originOf(new URL('https://b.s3.dualstack.ap-south-1.amazonaws.com/'))).toEqual({
+      provider: 'aws',
+      region: 'ap-south-1',
+    });
     expect(originOf(new URL('https://b.s3.amazonaws.com/'))).toEqual({ provider: 'aws', region: null });
     expect(originOf(new URL('https://acct.blob.core.windows.net/c'))).toEqual({ provider: 'azure', region: null });
-    expect(originOf(new URL('https://b.nyc3.cdn.digitaloceanspaces.com/'))).toEqual({ provider: 'digitalocean', region: 'nyc3' });
+    expect(originOf(new URL('https://b.nyc3.cdn.digitaloceanspaces.com/'))).toEqual({
+      provider: 'digitalocean',
+      region: 'nyc3',
+    });
   });
 
   it('read the extension of the last name in the key', () => {

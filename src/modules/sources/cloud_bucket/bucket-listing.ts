@@ -76,12 +76,16 @@ export function extensionOf(key: string): string | null {
 export function s3Bucket(name: string, origin: URL | null): Bucket {
   if (!origin) {
     // Virtual-hosted URLs need a bucket name without dots for TLS; others go path-style.
-    const base = name.includes('.') ? `https://s3.amazonaws.com/${encodeURIComponent(name)}/` : `https://${name}.s3.amazonaws.com/`;
+    const base = name.includes('.')
+      ? `https://s3.amazonaws.com/${encodeURIComponent(name)}/`
+      : `https://${name}.s3.amazonaws.com/`;
     return { provider: 'aws', name, region: null, base };
   }
   const { provider, region } = originOf(origin);
   const virtualHosted = origin.hostname.toLowerCase().startsWith(`${name.toLowerCase()}.`);
-  const base = virtualHosted ? `${origin.protocol}//${origin.host}/` : `${origin.protocol}//${origin.host}/${encodeURIComponent(name)}/`;
+  const base = virtualHosted
+    ? `${origin.protocol}//${origin.host}/`
+    : `${origin.protocol}//${origin.host}/${encodeURIComponent(name)}/`;
   return { provider: provider === 'azure' ? 's3_compatible' : provider, name, region, base };
 }
 
@@ -102,18 +106,30 @@ export function azureBucket(attributes: Record<string, string>): Bucket {
   const segments = url.pathname.split('/').filter(Boolean).map(decodeURIComponent);
   const account = /^([a-z0-9]+)\.blob\.core\.windows\.net$/.exec(url.hostname.toLowerCase())?.[1] ?? segments.shift();
   const name = segments.at(-1);
-  if (!account || !name) throw new ListingError('an Azure listing whose account or container cannot be told from ServiceEndpoint and ContainerName');
+  if (!account || !name)
+    throw new ListingError(
+      'an Azure listing whose account or container cannot be told from ServiceEndpoint and ContainerName',
+    );
   return { provider: 'azure', name: `${account}/${name}`, region: null, base: `${url.href.replace(/\/*$/, '')}/` };
 }
 
-export const gcsBucket = (name: string): Bucket => ({ provider: 'gcp', name, region: null, base: `https://storage.googleapis.com/${encodeURIComponent(name)}/` });
+export const gcsBucket = (name: string): Bucket => ({
+  provider: 'gcp',
+  name,
+  region: null,
+  base: `https://storage.googleapis.com/${encodeURIComponent(name)}/`,
+});
 
 /** One entry's fields as text, read into an object or the reason it is not one. */
-function objectOf(bucket: Bucket, fields: { key?: string; size?: string; lastModified?: string; etag?: string; storageClass?: string }): BucketObject | string {
+function objectOf(
+  bucket: Bucket,
+  fields: { key?: string; size?: string; lastModified?: string; etag?: string; storageClass?: string },
+): BucketObject | string {
   const { key } = fields;
   if (!key) return 'the entry has no object name';
   if (key.length > MAX_KEY) return `the object name is longer than ${MAX_KEY} characters`;
-  if (!fields.size || !/^\d{1,16}$/.test(fields.size) || !Number.isSafeInteger(Number(fields.size))) return 'the size is missing or not a whole number of bytes';
+  if (!fields.size || !/^\d{1,16}$/.test(fields.size) || !Number.isSafeInteger(Number(fields.size)))
+    return 'the size is missing or not a whole number of bytes';
   let lastModified: number | null = null;
   if (fields.lastModified) {
     lastModified = Date.parse(fields.lastModified);
@@ -156,7 +172,8 @@ export function createXmlListingReader(options: { format: 'auto' | XmlKind; orig
   // Google Cloud Storage's XML API answers an S3 ListBucketResult in its own namespace.
   let gcsDocument = false;
   const error: Record<string, string> = {};
-  const bucketNamed = (name: string): Bucket => (gcsDocument && options.origin === null ? gcsBucket(name) : s3Bucket(name, options.origin));
+  const bucketNamed = (name: string): Bucket =>
+    gcsDocument && options.origin === null ? gcsBucket(name) : s3Bucket(name, options.origin);
 
   const onRoot = (name: string, attributes: Record<string, string>) => {
     if (name === 'Error') {
@@ -165,7 +182,9 @@ export function createXmlListingReader(options: { format: 'auto' | XmlKind; orig
     }
     const found = ROOTS.get(name);
     if (!found || (options.format !== 'auto' && found !== options.format)) {
-      throw new ListingError(`not ${options.format === 'auto' ? 'an S3 or Azure bucket listing' : NAMES[options.format]} (root element ${name})`);
+      throw new ListingError(
+        `not ${options.format === 'auto' ? 'an S3 or Azure bucket listing' : NAMES[options.format]} (root element ${name})`,
+      );
     }
     kind = found;
     if (kind === 'azure') bucket = azureBucket(attributes);
@@ -177,7 +196,12 @@ export function createXmlListingReader(options: { format: 'auto' | XmlKind; orig
    * namespace said: a listing saved without it, or one an S3 client rewrote.
    */
   const providerOf = (current: Bucket, fields: Map<string, string>): Bucket => {
-    if (current.provider !== 'aws' || options.origin !== null || !(fields.has('Generation') || fields.has('MetaGeneration'))) return current;
+    if (
+      current.provider !== 'aws' ||
+      options.origin !== null ||
+      !(fields.has('Generation') || fields.has('MetaGeneration'))
+    )
+      return current;
     gcsDocument = true;
     return bucketNamed(current.name);
   };
@@ -190,12 +214,19 @@ export function createXmlListingReader(options: { format: 'auto' | XmlKind; orig
         if (!event.value) throw new ListingError('the listing has an empty Name: the bucket is unknown');
         bucket = bucketNamed(event.value);
       } else if (event.kind === 'record') {
-        if (bucket === null) throw new ListingError('objects before the bucket Name: not a ListBucketResult as S3 writes it');
+        if (bucket === null)
+          throw new ListingError('objects before the bucket Name: not a ListBucketResult as S3 writes it');
         const { fields } = event;
         if (kind === 's3') bucket = providerOf(bucket, fields);
         const object =
           kind === 's3'
-            ? objectOf(bucket, { key: fields.get('Key'), size: fields.get('Size'), lastModified: fields.get('LastModified'), etag: fields.get('ETag'), storageClass: fields.get('StorageClass') })
+            ? objectOf(bucket, {
+                key: fields.get('Key'),
+                size: fields.get('Size'),
+                lastModified: fields.get('LastModified'),
+                etag: fields.get('ETag'),
+                storageClass: fields.get('StorageClass'),
+              })
             : objectOf(bucket, {
                 key: fields.get('Name'),
                 size: fields.get('Properties/Content-Length'),
@@ -209,15 +240,20 @@ export function createXmlListingReader(options: { format: 'auto' | XmlKind; orig
     },
     /** The document ended: an error response or a listing without a bucket fails here. */
     end(): void {
-      if (kind === 'error') throw new ListingError(`the listing is an error response: ${error.Code ?? 'no code'}: ${error.Message ?? 'no message'}`);
+      if (kind === 'error')
+        throw new ListingError(
+          `the listing is an error response: ${error.Code ?? 'no code'}: ${error.Message ?? 'no message'}`,
+        );
       if (kind === null) throw new ListingError('no root element');
       if (bucket === null) throw new ListingError('the listing has no bucket Name');
     },
   };
 }
 
-const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
-const textOf = (value: unknown) => (typeof value === 'string' ? value : typeof value === 'number' ? String(value) : undefined);
+const isObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
+const textOf = (value: unknown) =>
+  typeof value === 'string' ? value : typeof value === 'number' ? String(value) : undefined;
 
 /** A Google Cloud Storage JSON API objects list: `{"kind": "storage#objects", "items": [...]}`. */
 export function gcsObjects(document: unknown): ReadObject[] {

@@ -36,7 +36,12 @@ function objectHit(row: Selectable<BucketObjectTable>, keyword: string): Hit {
  * name or key contains the keyword (any case), of the rule's providers and extensions. Each
  * object is stored once, so it is reported to a rule once.
  */
-export async function matchBucketObjects(context: SourceContext, filter: BucketFilter, window: MatchWindow, limit: number): Promise<MatchResult> {
+export async function matchBucketObjects(
+  context: SourceContext,
+  filter: BucketFilter,
+  window: MatchWindow,
+  limit: number,
+): Promise<MatchResult> {
   const keyword = filter.keyword.toLowerCase();
   const matching = bucketDb(context)
     .selectFrom('bucket_objects')

@@ -37,10 +37,15 @@ export interface WriteCounts {
   duplicates: number;
 }
 
-const objectHash = (object: BucketObject) => createHash('sha256').update(`${object.provider}\n${object.bucket}\n${object.key}`).digest('hex');
+const objectHash = (object: BucketObject) =>
+  createHash('sha256').update(`${object.provider}\n${object.bucket}\n${object.key}`).digest('hex');
 
 /** Stores objects in one transaction per call; an object already stored is a duplicate, left as first listed. */
-export async function writeObjects(context: SourceContext, objects: BucketObject[], source: { name: string; discoveredAt: number }): Promise<WriteCounts> {
+export async function writeObjects(
+  context: SourceContext,
+  objects: BucketObject[],
+  source: { name: string; discoveredAt: number },
+): Promise<WriteCounts> {
   if (objects.length === 0) return { added: 0, duplicates: 0 };
   const added = await bucketDb(context)
     .transaction()
@@ -62,7 +67,12 @@ export async function writeObjects(context: SourceContext, objects: BucketObject
           source_name: source.name,
           discovered_at: source.discoveredAt,
         }));
-        const inserted = await tx.insertInto('bucket_objects').values(rows).onConflict((oc) => oc.column('object_hash').doNothing()).returning('id').execute();
+        const inserted = await tx
+          .insertInto('bucket_objects')
+          .values(rows)
+          .onConflict((oc) => oc.column('object_hash').doNothing())
+          .returning('id')
+          .execute();
         count += inserted.length;
       }
       return count;

@@ -24,14 +24,26 @@ export const cloudBucketSource = defineSource({
   id: 14,
   name: 'cloud_bucket',
   alias: 'Cloud storage buckets',
-  description: 'Objects in publicly listable cloud storage buckets whose bucket name or key contains the watched keyword.',
+  description:
+    'Objects in publicly listable cloud storage buckets whose bucket name or key contains the watched keyword.',
   serviceType: 'sync',
   frequency: 'weekly',
   args: Type.Object({
-    keyword: Type.String({ description: 'Company, brand or domain looked for in bucket names and object keys, any case', examples: ['acmebank'] }),
-    providers: Type.Optional(Type.Array(oneOf(PROVIDERS), { description: 'Only objects of these providers (all when omitted)', examples: [['aws', 'azure']] })),
+    keyword: Type.String({
+      description: 'Company, brand or domain looked for in bucket names and object keys, any case',
+      examples: ['acmebank'],
+    }),
+    providers: Type.Optional(
+      Type.Array(oneOf(PROVIDERS), {
+        description: 'Only objects of these providers (all when omitted)',
+        examples: [['aws', 'azure']],
+      }),
+    ),
     file_extensions: Type.Optional(
-      Type.Array(Type.String(), { description: 'Only objects with these file extensions (any case, with or without the dot)', examples: [['sql', 'bak', 'csv']] }),
+      Type.Array(Type.String(), {
+        description: 'Only objects with these file extensions (any case, with or without the dot)',
+        examples: [['sql', 'bak', 'csv']],
+      }),
     ),
   }),
   excludableFields: ['bucket', 'key', 'provider', 'extension'],
@@ -41,11 +53,21 @@ export const cloudBucketSource = defineSource({
   prepare(args) {
     const keyword = args.keyword.trim();
     const errors: ArgError[] = [];
-    if (keyword.length < MIN_KEYWORD) errors.push({ field: 'args.keyword', message: `must be at least ${MIN_KEYWORD} characters`, rule: 3 });
+    if (keyword.length < MIN_KEYWORD)
+      errors.push({ field: 'args.keyword', message: `must be at least ${MIN_KEYWORD} characters`, rule: 3 });
     (args.file_extensions ?? []).forEach((extension, index) => {
-      if (!EXTENSION.test(extension.trim())) errors.push({ field: `args.file_extensions[${index}]`, message: 'must be 1 to 10 letters or digits, with or without a leading dot', rule: 3 });
+      if (!EXTENSION.test(extension.trim()))
+        errors.push({
+          field: `args.file_extensions[${index}]`,
+          message: 'must be 1 to 10 letters or digits, with or without a leading dot',
+          rule: 3,
+        });
     });
-    return preparedOrErrors(errors, () => ({ keyword, providers: args.providers, extensions: args.file_extensions?.map(extensionOf) }));
+    return preparedOrErrors(errors, () => ({
+      keyword,
+      providers: args.providers,
+      extensions: args.file_extensions?.map(extensionOf),
+    }));
   },
   match: matchBucketObjects,
   migrations: cloudBucketMigrations,

@@ -10,15 +10,26 @@ import { writeObjects } from './bucket-store.ts';
  * Every bucket, account and key is made up.
  */
 const buckets = {
-  acmeBackups: s3Bucket('acmebank-backups', new URL('https://acmebank-backups.s3.eu-west-1.amazonaws.com/?list-type=2')),
-  acmeAzure: azureBucket({ ServiceEndpoint: 'https://acmebankstorage.blob.core.windows.net/', ContainerName: 'exports' }),
+  acmeBackups: s3Bucket(
+    'acmebank-backups',
+    new URL('https://acmebank-backups.s3.eu-west-1.amazonaws.com/?list-type=2'),
+  ),
+  acmeAzure: azureBucket({
+    ServiceEndpoint: 'https://acmebankstorage.blob.core.windows.net/',
+    ContainerName: 'exports',
+  }),
   printShop: gcsBucket('printshop-orders-7731'),
   photos: s3Bucket('holiday-photos-2025', new URL('https://holiday-photos-2025.s3.us-east-2.amazonaws.com/')),
   spaces: s3Bucket('static-site-assets', new URL('https://static-site-assets.nyc3.digitaloceanspaces.com/')),
 };
 
 function demoObjects(now: number): BucketObject[] {
-  const object = (bucket: (typeof buckets)[keyof typeof buckets], key: string, size: number, daysAgo: number): BucketObject => ({
+  const object = (
+    bucket: (typeof buckets)[keyof typeof buckets],
+    key: string,
+    size: number,
+    daysAgo: number,
+  ): BucketObject => ({
     provider: bucket.provider,
     bucket: bucket.name,
     key,
@@ -45,7 +56,8 @@ function demoObjects(now: number): BucketObject[] {
 export async function loadDemoBuckets(context: SourceContext, now: number): Promise<number> {
   let added = 0;
   for (const [i, object] of demoObjects(now).entries()) {
-    added += (await writeObjects(context, [object], { name: 'demo-listings', discoveredAt: now - (1 + i) * DAY_MS })).added;
+    added += (await writeObjects(context, [object], { name: 'demo-listings', discoveredAt: now - (1 + i) * DAY_MS }))
+      .added;
   }
   return added;
 }

@@ -54,7 +54,9 @@ export function createXmlEventReader() {
     text = '';
     leaf = true;
     if (depth === 1) {
-      const attributes = Object.fromEntries(Object.entries(tag.attributes).map(([name, value]) => [localName(name), value]));
+      const attributes = Object.fromEntries(
+        Object.entries(tag.attributes).map(([name, value]) => [localName(name), value]),
+      );
       events.push({ kind: 'root', name: names[1]!, attributes });
     } else if (record === null && opensRecord(names, depth)) {
       record = { depth, fields: new Map() };
@@ -85,7 +87,10 @@ export function createXmlEventReader() {
     try {
       step();
     } catch (error) {
-      throw new XmlSyntaxError(records ? `after object ${records}` : 'before the first object', `malformed XML: ${(error as Error).message}`);
+      throw new XmlSyntaxError(
+        records ? `after object ${records}` : 'before the first object',
+        `malformed XML: ${(error as Error).message}`,
+      );
     }
     const done = events;
     events = [];

@@ -28,12 +28,21 @@ function subject(args: DistinctLeakSubject) {
   return sql<SqlBool>`(c.domain = ${args.domain} or c.login_domain = ${args.domain})`;
 }
 
-async function match(context: SourceContext, args: DistinctLeakSubject, window: MatchWindow, limit: number): Promise<MatchResult> {
+async function match(
+  context: SourceContext,
+  args: DistinctLeakSubject,
+  window: MatchWindow,
+  limit: number,
+): Promise<MatchResult> {
   const conditions = [subject(args), sql<SqlBool>`c.discovered_at <= ${window.until}`];
   if (!args.includeHashed) conditions.push(sql<SqlBool>`c.hash_type is null`);
   // spec 3.3.3 for a deduplicated source: a credential is new when its first sighting is.
   const having = window.since === null ? undefined : sql<SqlBool>`min(c.discovered_at) > ${window.since}`;
-  const { rows, total } = await readDistinct(leakDb(context), { where: sql.join(conditions, sql` and `), having, limit });
+  const { rows, total } = await readDistinct(leakDb(context), {
+    where: sql.join(conditions, sql` and `),
+    having,
+    limit,
+  });
   return {
     total,
     hits: rows.map((row) => ({
@@ -61,13 +70,22 @@ export const distinctLeakSource = defineSource({
   id: 5,
   name: 'distinct_leak',
   alias: 'Distinct leak',
-  description: 'Deduplicated leaked credentials for a domain, email or username, each distinct credential reported once when first seen.',
+  description:
+    'Deduplicated leaked credentials for a domain, email or username, each distinct credential reported once when first seen.',
   serviceType: 'sync',
   frequency: 'twice_weekly',
   args: Type.Object({
     query: Type.String({ description: 'Domain, email address or username to watch', examples: ['acme-bank.com'] }),
-    query_type: oneOf(['domain', 'email', 'username'], { description: 'What the query is: a domain matches the site and email logins at it', examples: ['domain'] }),
-    include_hashed: Type.Optional(Type.Boolean({ description: 'Also report credentials whose password is only a hash (off by default)', examples: [true] })),
+    query_type: oneOf(['domain', 'email', 'username'], {
+      description: 'What the query is: a domain matches the site and email logins at it',
+      examples: ['domain'],
+    }),
+    include_hashed: Type.Optional(
+      Type.Boolean({
+        description: 'Also report credentials whose password is only a hash (off by default)',
+        examples: [true],
+      }),
+    ),
   }),
   excludableFields: ['login', 'email', 'username', 'domain'],
   filterableFields: ['domain', 'login_domain', 'password_type', 'hash_type'],
@@ -78,10 +96,16 @@ export const distinctLeakSource = defineSource({
     const includeHashed = Boolean(args.include_hashed);
     if (args.query_type === 'domain') {
       const target = parseLeakTarget(login);
-      if (!target) return { errors: [{ field: 'args.query', message: 'must be a domain (e.g. acme-bank.com) for query_type domain', rule: 3 }] };
+      if (!target)
+        return {
+          errors: [
+            { field: 'args.query', message: 'must be a domain (e.g. acme-bank.com) for query_type domain', rule: 3 },
+          ],
+        };
       return { value: { domain: target.domain, login, includeHashed } };
     }
-    if (args.query_type === 'email' && !/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(login)) return { errors: [{ field: 'args.query', message: 'must be an email address for query_type email', rule: 3 }] };
+    if (args.query_type === 'email' && !/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(login))
+      return { errors: [{ field: 'args.query', message: 'must be an email address for query_type email', rule: 3 }] };
     return { value: { domain: null, login, includeHashed } };
   },
   match,

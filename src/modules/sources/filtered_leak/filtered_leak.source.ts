@@ -2,12 +2,32 @@ import { createHash } from 'node:crypto';
 import { Type } from '@sinclair/typebox';
 import { sql, type SqlBool } from 'kysely';
 import { credentialIngester } from '../common/leaks/credential-ingester.ts';
-import { createCredentialWriter, credentialStoreMigrations, leakDb, openPassword, passwordFields } from '../common/leaks/credential-store.ts';
+import {
+  createCredentialWriter,
+  credentialStoreMigrations,
+  leakDb,
+  openPassword,
+  passwordFields,
+} from '../common/leaks/credential-store.ts';
 import { generateCredentials } from '../common/leaks/demo-credentials.ts';
-import { FILTER_IDS, filterConditions, filterParameterErrors, findFilter, LEAK_FILTERS, urlContains } from '../common/leaks/leak-filters.ts';
+import {
+  FILTER_IDS,
+  filterConditions,
+  filterParameterErrors,
+  findFilter,
+  LEAK_FILTERS,
+  urlContains,
+} from '../common/leaks/leak-filters.ts';
 import { parseLeakTarget, type LeakTarget } from '../common/leaks/leak-target.ts';
 import { oneOf } from '../kit/arg-params.ts';
-import { defineSource, preparedOrErrors, type ArgError, type MatchResult, type MatchWindow, type SourceContext } from '../kit/source.ts';
+import {
+  defineSource,
+  preparedOrErrors,
+  type ArgError,
+  type MatchResult,
+  type MatchWindow,
+  type SourceContext,
+} from '../kit/source.ts';
 import { isoDateOrNull as iso } from '../../../lib/iso-date.ts';
 
 /**
@@ -27,10 +47,21 @@ interface FilteredLeakSearch {
   terms: string[];
 }
 
-async function match(context: SourceContext, args: FilteredLeakSearch, window: MatchWindow, limit: number): Promise<MatchResult> {
+async function match(
+  context: SourceContext,
+  args: FilteredLeakSearch,
+  window: MatchWindow,
+  limit: number,
+): Promise<MatchResult> {
   const conditions = filterConditions(args.filterId, args.target);
   const { terms } = args;
-  if (terms.length) conditions.push(sql<SqlBool>`(${sql.join(terms.map((term) => urlContains('c.url', term)), sql` or `)})`);
+  if (terms.length)
+    conditions.push(
+      sql<SqlBool>`(${sql.join(
+        terms.map((term) => urlContains('c.url', term)),
+        sql` or `,
+      )})`,
+    );
   conditions.push(sql<SqlBool>`c.discovered_at <= ${window.until}`);
   if (window.since !== null) conditions.push(sql<SqlBool>`c.discovered_at > ${window.since}`);
   const where = sql.join(conditions, sql` and `);
@@ -59,7 +90,9 @@ async function match(context: SourceContext, args: FilteredLeakSearch, window: M
       c.machine, c.hwid, c.app_id, c.leaked_at, c.discovered_at, l.name as leak_name, l.kind as leak_type
     from leak_credentials c join leak_files l on l.id = c.leak_id
     where ${where} order by c.discovered_at desc, c.id desc limit ${limit}`.execute(db);
-  const { rows: counted } = await sql<{ total: number }>`select count(*) as total from leak_credentials c where ${where}`.execute(db);
+  const { rows: counted } = await sql<{
+    total: number;
+  }>`select count(*) as total from leak_credentials c where ${where}`.execute(db);
   return {
     total: Number(counted[0]!.total),
     hits: rows.map((row) => ({
@@ -94,32 +127,63 @@ export const filteredLeakSource = defineSource({
   id: 3,
   name: 'filtered_leak',
   alias: 'Filtered credential leaks',
-  description: 'Leaked credentials tied to a domain or URL, filtered to employee emails, corporate logins, customer accounts, site credentials or admin panels.',
+  description:
+    'Leaked credentials tied to a domain or URL, filtered to employee emails, corporate logins, customer accounts, site credentials or admin panels.',
   serviceType: 'sync',
   frequency: 'daily',
   args: Type.Object({
-    domain_url: Type.String({ description: 'Domain or URL whose credentials to watch; subdomains included', examples: ['acme-bank.com'] }),
-    filter_id: oneOf(FILTER_IDS, { description: LEAK_FILTERS.map((filter) => `${filter.id} ${filter.name}: ${filter.description}`).join('; '), examples: [2] }),
+    domain_url: Type.String({
+      description: 'Domain or URL whose credentials to watch; subdomains included',
+      examples: ['acme-bank.com'],
+    }),
+    filter_id: oneOf(FILTER_IDS, {
+      description: LEAK_FILTERS.map((filter) => `${filter.id} ${filter.name}: ${filter.description}`).join('; '),
+      examples: [2],
+    }),
     filter_parameters: Type.Optional(
       Type.Array(Type.String(), {
-        description: 'Narrow the filter: a credential is reported when one of these occurs in its URL (e.g. a path or a subdomain); filter 1 takes site host names',
+        description:
+          'Narrow the filter: a credential is reported when one of these occurs in its URL (e.g. a path or a subdomain); filter 1 takes site host names',
         examples: [['/login', 'vpn.']],
       }),
     ),
   }),
   excludableFields: ['email', 'username', 'url', 'host', 'leak_name', 'machine', 'hwid', 'app_id'],
-  filterableFields: ['domain', 'host', 'login_domain', 'url_kind', 'country', 'software', 'leak_name', 'leak_type', 'machine', 'hwid', 'app_id', 'filter_id'],
+  filterableFields: [
+    'domain',
+    'host',
+    'login_domain',
+    'url_kind',
+    'country',
+    'software',
+    'leak_name',
+    'leak_type',
+    'machine',
+    'hwid',
+    'app_id',
+    'filter_id',
+  ],
   sortableFields: ['discovered_at', 'leaked_at', 'email', 'domain', 'host'],
   hasData: true,
   prepare(args) {
     const errors: ArgError[] = [];
     const target = parseLeakTarget(args.domain_url);
     if (!target) {
-      errors.push({ field: 'args.domain_url', message: 'must be a domain or URL with a registrable domain (e.g. acme-bank.com or https://vpn.acme-bank.com/login)', rule: 3 });
+      errors.push({
+        field: 'args.domain_url',
+        message:
+          'must be a domain or URL with a registrable domain (e.g. acme-bank.com or https://vpn.acme-bank.com/login)',
+        rule: 3,
+      });
     }
     const filter = findFilter(args.filter_id);
-    if (filter && args.filter_parameters !== undefined) errors.push(...filterParameterErrors(filter, args.filter_parameters));
-    return preparedOrErrors(errors, () => ({ target: target!, filterId: args.filter_id, terms: args.filter_parameters ?? [] }));
+    if (filter && args.filter_parameters !== undefined)
+      errors.push(...filterParameterErrors(filter, args.filter_parameters));
+    return preparedOrErrors(errors, () => ({
+      target: target!,
+      filterId: args.filter_id,
+      terms: args.filter_parameters ?? [],
+    }));
   },
   match,
   presentHit: openPassword,
@@ -128,12 +192,28 @@ export const filteredLeakSource = defineSource({
   async demo(context) {
     const writer = createCredentialWriter(context);
     // Known by a fixed "content hash", so a second demo adds nothing.
-    const leak = await writer.open(createHash('sha256').update('dragnet demo stealer logs v1').digest('hex'), 'demo-stealer-logs', 'stealer_log');
+    const leak = await writer.open(
+      createHash('sha256').update('dragnet demo stealer logs v1').digest('hex'),
+      'demo-stealer-logs',
+      'stealer_log',
+    );
     if (leak.complete) return 'Demo credentials: already loaded';
     // The catalog example (acme-bank.com, filter 2, /login or vpn.) must find staff on the VPN.
     const staff = [
-      { url: 'https://vpn.acme-bank.com/login', login: 'j.doe@acme-bank.com', password: 'Autumn2026!', software: 'Google_[Chrome]_Default', machine: { country: 'US', os: 'Windows 10 Pro x64', infectedAt: null } },
-      { url: 'https://portal.acme-bank.com/wp-admin/', login: 'admin@acme-bank.com', password: 'Acme#Admin77', software: 'Edge_Default', machine: { country: 'DE', os: 'Windows 11 Pro x64', infectedAt: null } },
+      {
+        url: 'https://vpn.acme-bank.com/login',
+        login: 'j.doe@acme-bank.com',
+        password: 'Autumn2026!',
+        software: 'Google_[Chrome]_Default',
+        machine: { country: 'US', os: 'Windows 10 Pro x64', infectedAt: null },
+      },
+      {
+        url: 'https://portal.acme-bank.com/wp-admin/',
+        login: 'admin@acme-bank.com',
+        password: 'Acme#Admin77',
+        software: 'Edge_Default',
+        machine: { country: 'DE', os: 'Windows 11 Pro x64', infectedAt: null },
+      },
     ];
     const records = [...staff, ...generateCredentials({ seed: 2026, count: 400 })];
     const added = await writer.write(leak, records, records.length);

@@ -12,7 +12,16 @@ const FORUMS = [
   { forum: 'exploit', host: 'exploit.in', sections: ['Marketplace', 'Access', 'Carding'] },
   { forum: 'breachforums', host: 'breachforums.st', sections: ['Databases', 'Leaks', 'Cracking'] },
 ] as const;
-const AUTHORS = ['b1ackstar', 'initaccess', 'dbseller', 'r00tshell', 'phantom_ops', 'k3rnel', 'darkmarket_llc', 'n0name'];
+const AUTHORS = [
+  'b1ackstar',
+  'initaccess',
+  'dbseller',
+  'r00tshell',
+  'phantom_ops',
+  'k3rnel',
+  'darkmarket_llc',
+  'n0name',
+];
 const COMPANIES = ['Acme Bank', 'Globex Corp', 'Initech', 'Umbrella Corp', 'Contoso Ltd', 'Northwind Traders'];
 const THREADS: ((company: string) => string)[] = [
   (company) => `${company} network access, RDP + domain admin`,
@@ -22,7 +31,16 @@ const THREADS: ((company: string) => string)[] = [
   () => 'Crypter FUD, weekly subscription',
   (company) => `${company} employee emails + hashes`,
 ];
-const REPLIES = ['price?', 'pm sent', 'still available? interested', 'vouch, legit seller', 'sample please', 'bump', 'escrow only', 'checked, access is valid'];
+const REPLIES = [
+  'price?',
+  'pm sent',
+  'still available? interested',
+  'vouch, legit seller',
+  'sample please',
+  'bump',
+  'escrow only',
+  'checked, access is valid',
+];
 
 export interface ForumPost {
   forum: string;
@@ -40,20 +58,58 @@ export interface ForumPost {
 }
 
 /** A thread's opening post and its replies, post ids counting up from `firstPostId`. */
-function thread(options: { forum: (typeof FORUMS)[number]; section: string; threadId: number; title: string; body: string; author: string; marketplace: boolean; replies: { author: string; body: string }[]; postedAt: (i: number) => number; firstPostId: number }): ForumPost[] {
+function thread(options: {
+  forum: (typeof FORUMS)[number];
+  section: string;
+  threadId: number;
+  title: string;
+  body: string;
+  author: string;
+  marketplace: boolean;
+  replies: { author: string; body: string }[];
+  postedAt: (i: number) => number;
+  firstPostId: number;
+}): ForumPost[] {
   const { forum, threadId, firstPostId } = options;
   const url = (postId: number) => `https://${forum.host}/threads/${threadId}/post-${postId}`;
-  const base = { forum: forum.forum, section: options.section, thread_id: String(threadId), thread_title: options.title };
+  const base = {
+    forum: forum.forum,
+    section: options.section,
+    thread_id: String(threadId),
+    thread_title: options.title,
+  };
   return [
-    { ...base, post_id: String(firstPostId), author: options.author, date: new Date(options.postedAt(0)).toISOString(), title: options.title, body: options.body, url: url(firstPostId), content_type: options.marketplace ? 'marketplace' : 'thread', language: 'en' },
-    ...options.replies.map((reply, i) => ({ ...base, post_id: String(firstPostId + i + 1), author: reply.author, date: new Date(options.postedAt(i + 1)).toISOString(), body: reply.body, url: url(firstPostId + i + 1), content_type: 'post' as const })),
+    {
+      ...base,
+      post_id: String(firstPostId),
+      author: options.author,
+      date: new Date(options.postedAt(0)).toISOString(),
+      title: options.title,
+      body: options.body,
+      url: url(firstPostId),
+      content_type: options.marketplace ? 'marketplace' : 'thread',
+      language: 'en',
+    },
+    ...options.replies.map((reply, i) => ({
+      ...base,
+      post_id: String(firstPostId + i + 1),
+      author: reply.author,
+      date: new Date(options.postedAt(i + 1)).toISOString(),
+      body: reply.body,
+      url: url(firstPostId + i + 1),
+      content_type: 'post' as const,
+    })),
   ];
 }
 
 const REPLY_EVERY_MS = 37 * 60_000;
 
 /** `count` posts in threads of 1 to 4 posts; a thread starts at `threadStart(thread_id)`, its replies follow. */
-export function randomForumPosts(seed: number, count: number, threadStart: (threadId: string, random: () => number) => number): ForumPost[] {
+export function randomForumPosts(
+  seed: number,
+  count: number,
+  threadStart: (threadId: string, random: () => number) => number,
+): ForumPost[] {
   const { random, pick, int } = demoRandom(seed);
   const posts: ForumPost[] = [];
   for (let t = 0; posts.length < count; t++) {
@@ -131,7 +187,10 @@ export async function loadDemoForums(context: SourceContext, now: number): Promi
     days.set(threadId, days.size % DEMO_DAYS);
     return demoPostedAt(now, days.get(threadId)!, r);
   });
-  const dated = [...random.map((post) => ({ day: days.get(post.thread_id)!, post })), ...plantedThreads(now).flatMap(({ day, posts }) => posts.map((post) => ({ day, post })))];
+  const dated = [
+    ...random.map((post) => ({ day: days.get(post.thread_id)!, post })),
+    ...plantedThreads(now).flatMap(({ day, posts }) => posts.map((post) => ({ day, post }))),
+  ];
   return writeDemoDocuments(
     context,
     'hacker_forum',

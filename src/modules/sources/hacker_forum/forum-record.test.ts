@@ -42,9 +42,24 @@ describe('forum post records', () => {
   });
 
   it("a reply is found by its own title and body, not by its thread's title; a date without a zone is UTC", () => {
-    const reply = forumPostDocument(post({ content_type: 'post', post_id: 640119, title: 'Re: price', body: 'pm sent', date: '2026-03-09 15:00', language: null }));
-    expect(reply).toMatchObject({ key: 'xss:640119', text: 'Re: price\npm sent', fields: { title: 'Re: price', language: null, posted_at: '2026-03-09T15:00:00.000Z' } });
-    expect(forumPostDocument(post({ content_type: 'marketplace', title: undefined, date: 1773064920 })).text).toBe('Acme Bank (US) corporate network access\nRDP to 3 hosts, domain user.');
+    const reply = forumPostDocument(
+      post({
+        content_type: 'post',
+        post_id: 640119,
+        title: 'Re: price',
+        body: 'pm sent',
+        date: '2026-03-09 15:00',
+        language: null,
+      }),
+    );
+    expect(reply).toMatchObject({
+      key: 'xss:640119',
+      text: 'Re: price\npm sent',
+      fields: { title: 'Re: price', language: null, posted_at: '2026-03-09T15:00:00.000Z' },
+    });
+    expect(forumPostDocument(post({ content_type: 'marketplace', title: undefined, date: 1773064920 })).text).toBe(
+      'Acme Bank (US) corporate network access\nRDP to 3 hosts, domain user.',
+    );
   });
 
   it('rejects a record with the field at fault', () => {

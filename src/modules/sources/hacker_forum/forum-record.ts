@@ -47,7 +47,8 @@ export function forumPostDocument(value: unknown): DocumentInput {
   const body = read.optionalString('body') ?? '';
   if (body === '' && title === null) throw new RecordError('body is required');
   const language = read.optionalString('language')?.trim().toLowerCase() ?? null;
-  if (language !== null && !LANGUAGE.test(language)) throw new RecordError('language must be a language code such as en or ru');
+  if (language !== null && !LANGUAGE.test(language))
+    throw new RecordError('language must be a language code such as en or ru');
   const postId = read.id('post_id');
   const fields: ForumPostFields = {
     post_id: postId,
@@ -71,7 +72,10 @@ export function forumPostDocument(value: unknown): DocumentInput {
  * thread title too, a reply is not.
  */
 export function forumDocument(fields: ForumPostFields, body: string): DocumentInput {
-  const heading = [fields.content_type === 'post' ? null : fields.thread_title, fields.title === fields.thread_title ? null : fields.title];
+  const heading = [
+    fields.content_type === 'post' ? null : fields.thread_title,
+    fields.title === fields.thread_title ? null : fields.title,
+  ];
   const text = [...heading, body].filter((part): part is string => part !== null && part !== '').join('\n');
   // Post ids are unique within a forum (XenForo, vBulletin, MyBB number posts forum-wide).
   return { key: `${fields.forum}:${fields.post_id}`, text, fields };
@@ -81,7 +85,8 @@ export function forumDocument(fields: ForumPostFields, body: string): DocumentIn
 export const forumJsonLines: DocumentFormat = {
   writtenBy: 'Dragnet forum post JSON Lines (docs/ingest.md)',
   // Our record is flat: one post a line, with its thread's title beside it.
-  detect: (head) => /^\s*\{[^\n]*"thread_title"\s*:[^\n]*"post_id"\s*:|^\s*\{[^\n]*"post_id"\s*:[^\n]*"thread_title"\s*:/.test(head),
+  detect: (head) =>
+    /^\s*\{[^\n]*"thread_title"\s*:[^\n]*"post_id"\s*:|^\s*\{[^\n]*"post_id"\s*:[^\n]*"thread_title"\s*:/.test(head),
   accepts: (file) => /\.(jsonl|ndjson|json)$/i.test(file),
   read: jsonLines(forumPostDocument),
 };

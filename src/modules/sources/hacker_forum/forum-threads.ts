@@ -1,6 +1,13 @@
 import { jsonValues, orReason, type DocumentFormat, type DocumentRecord } from '../common/documents/document-ingest.ts';
 import { htmlToText, looksLikeHtml } from '../common/documents/html-text.ts';
-import { firstOf, httpUrl, isJsonObject, RecordError, scrapedDate, type JsonObject } from '../common/documents/record-fields.ts';
+import {
+  firstOf,
+  httpUrl,
+  isJsonObject,
+  RecordError,
+  scrapedDate,
+  type JsonObject,
+} from '../common/documents/record-fields.ts';
 import { plausibleTime } from '../common/ingest/timestamp.ts';
 import { forumDocument, type ForumPostFields } from './forum-record.ts';
 
@@ -66,7 +73,13 @@ interface Thread {
 }
 
 /** One post of `thread` (its `index`-th, from 0) as a record. */
-function postRecord(thread: Thread, post: unknown, index: number, location: string, firstPost: (post: JsonObject) => boolean): DocumentRecord {
+function postRecord(
+  thread: Thread,
+  post: unknown,
+  index: number,
+  location: string,
+  firstPost: (post: JsonObject) => boolean,
+): DocumentRecord {
   const warnings: string[] = [];
   const record = orReason(() => {
     if (!isJsonObject(post)) throw new RecordError('not a JSON object');
@@ -98,17 +111,23 @@ function* threadRecords(value: unknown, location: string): Iterable<DocumentReco
   const thread = orReason(() => {
     if (!isJsonObject(value) || !Array.isArray(value.posts)) throw new RecordError('not a thread: no "posts" array');
     const url = httpUrl(firstOf(value, THREAD.url));
-    const forum = firstOf(value, THREAD.forum)?.toLowerCase() ?? (url === null ? null : new URL(url).hostname.replace(/^www\./, ''));
+    const forum =
+      firstOf(value, THREAD.forum)?.toLowerCase() ??
+      (url === null ? null : new URL(url).hostname.replace(/^www\./, ''));
     if (forum === null) throw new RecordError(`the thread names no forum (${THREAD.forum.join(', ')}) and has no URL`);
     const title = firstOf(value, THREAD.title);
     if (title === null) throw new RecordError(`the thread has no title (${THREAD.title.join(', ')})`);
-    return { thread: { forum, section: firstOf(value, THREAD.section), threadId: firstOf(value, THREAD.id), title, url }, posts: value.posts as unknown[] };
+    return {
+      thread: { forum, section: firstOf(value, THREAD.section), threadId: firstOf(value, THREAD.id), title, url },
+      posts: value.posts as unknown[],
+    };
   });
   if (typeof thread === 'string') {
     yield { location, record: thread };
     return;
   }
-  for (const [index, post] of thread.posts.entries()) yield postRecord(thread.thread, post, index, location, () => index === 0);
+  for (const [index, post] of thread.posts.entries())
+    yield postRecord(thread.thread, post, index, location, () => index === 0);
 }
 
 /**
@@ -131,7 +150,8 @@ function* discourseRecords(value: unknown, location: string): Iterable<DocumentR
   const thread: Thread = { forum: 'discourse', section: null, threadId: topicId, title, url: null };
   for (const [index, post] of stream.entries()) {
     const record = postRecord(thread, post, index, location, (p) => p.post_number === 1);
-    if (typeof record.record !== 'string') record.record.key = `discourse:${topicId}:${(record.record.fields as ForumPostFields).post_id}`;
+    if (typeof record.record !== 'string')
+      record.record.key = `discourse:${topicId}:${(record.record.fields as ForumPostFields).post_id}`;
     yield { ...record, location: `${location} post_stream.posts[${index}]` };
   }
 }

@@ -29,9 +29,22 @@ export const hackerForumSource = defineSource({
   ...documentSource({
     name: 'hacker_forum',
     args: Type.Object({
-      query: Type.String({ description: 'Search query: terms, "phrases", AND, OR, NOT, ( )', examples: ['"acme bank" AND (access OR database OR rdp)'] }),
-      forums: Type.Optional(Type.Array(Type.String(), { description: 'Only these forums (names as shown in hits, any case)', examples: [['xss', 'exploit']] })),
-      content_types: Type.Optional(Type.Array(oneOf(CONTENT_TYPES), { description: 'Only these kinds of content', examples: [['thread', 'marketplace']] })),
+      query: Type.String({
+        description: 'Search query: terms, "phrases", AND, OR, NOT, ( )',
+        examples: ['"acme bank" AND (access OR database OR rdp)'],
+      }),
+      forums: Type.Optional(
+        Type.Array(Type.String(), {
+          description: 'Only these forums (names as shown in hits, any case)',
+          examples: [['xss', 'exploit']],
+        }),
+      ),
+      content_types: Type.Optional(
+        Type.Array(oneOf(CONTENT_TYPES), {
+          description: 'Only these kinds of content',
+          examples: [['thread', 'marketplace']],
+        }),
+      ),
     }),
     search: (args) => {
       const filters = [];
@@ -40,7 +53,8 @@ export const hackerForumSource = defineSource({
       return { filters, contextChars: PREVIEW_CHARS, previewField: 'content' };
     },
     ingester: {
-      description: 'hacker-forum posts: Dragnet JSON Lines (one post a line), forum scrapers\' thread documents with a posts array, Discourse /t/<id>.json topics; files, folders or - (stdin)',
+      description:
+        "hacker-forum posts: Dragnet JSON Lines (one post a line), forum scrapers' thread documents with a posts array, Discourse /t/<id>.json topics; files, folders or - (stdin)",
       noun: 'posts',
       formats: { jsonl: forumJsonLines, thread: forumThreads, discourse: discourseTopics },
     },

@@ -1,6 +1,15 @@
-import { KindGuard, Type, type SchemaOptions, type TLiteral, type TObject, type TSchema, type TUnion } from '@sinclair/typebox';
+import {
+  KindGuard,
+  Type,
+  type SchemaOptions,
+  type TLiteral,
+  type TObject,
+  type TSchema,
+  type TUnion,
+} from '@sinclair/typebox';
 
-export type ArgType = 'Int' | 'Float' | 'Boolean' | 'String' | 'Array[Int]' | 'Array[Float]' | 'Array[String]' | 'Array[Boolean]';
+export type ArgType =
+  'Int' | 'Float' | 'Boolean' | 'String' | 'Array[Int]' | 'Array[Float]' | 'Array[String]' | 'Array[Boolean]';
 
 /** One param of a catalog row's args_schema (spec 2.9), as paramsOf derives it from a source's `args`. */
 export interface ArgParam {
@@ -16,7 +25,10 @@ export interface ArgParam {
 type ScalarType = 'Int' | 'Float' | 'Boolean' | 'String';
 
 /** A param whose value is one of `values` (the catalog's valid_values), typed as their union. */
-export const oneOf = <const Values extends readonly (string | number)[]>(values: Values, options?: SchemaOptions): TUnion<TLiteral<Values[number]>[]> =>
+export const oneOf = <const Values extends readonly (string | number)[]>(
+  values: Values,
+  options?: SchemaOptions,
+): TUnion<TLiteral<Values[number]>[]> =>
   Type.Union(
     values.map((value) => Type.Literal(value)),
     options,
@@ -37,7 +49,9 @@ function scalarOf(schema: TSchema, name: string): { type: ScalarType; validValue
     if (values.every((value) => typeof value === 'string')) return { type: 'String', validValues: values };
     if (values.every((value) => Number.isSafeInteger(value))) return { type: 'Int', validValues: values as number[] };
   }
-  throw new Error(`args.${name}: a source param is an integer, number, boolean, string, a union of string or integer literals, or an array of one of these`);
+  throw new Error(
+    `args.${name}: a source param is an integer, number, boolean, string, a union of string or integer literals, or an array of one of these`,
+  );
 }
 
 /**
@@ -49,7 +63,11 @@ export function paramsOf(args: TObject): ArgParam[] {
   return Object.entries(args.properties).map(([name, schema]) => {
     const array = KindGuard.IsArray(schema);
     const { type, validValues } = scalarOf(array ? schema.items : schema, name);
-    const param: ArgParam = { name, type: (array ? `Array[${type}]` : type) as ArgType, required: args.required?.includes(name) ?? false };
+    const param: ArgParam = {
+      name,
+      type: (array ? `Array[${type}]` : type) as ArgType,
+      required: args.required?.includes(name) ?? false,
+    };
     if (schema.description !== undefined) param.hint = schema.description;
     const examples: unknown = schema.examples;
     if (Array.isArray(examples) && examples.length > 0) param.example = examples[0];

@@ -37,7 +37,10 @@ const every: SourceDefinition = {
   filterableFields: [],
   sortableFields: [],
 };
-const withRequiredArray: SourceDefinition = { ...every, params: [{ name: 'bins', type: 'Array[String]', required: true }] };
+const withRequiredArray: SourceDefinition = {
+  ...every,
+  params: [{ name: 'bins', type: 'Array[String]', required: true }],
+};
 
 const errors = (args: unknown) => validateArgs(every, args);
 /** The errors of `{ text: 'x', [name]: value }`. */
@@ -63,7 +66,9 @@ describe('validateArgs: rule 1, unknown keys', () => {
   });
 
   it('rejects an unknown key even when its value is null', () => {
-    expect(errors({ text: 'x', extra: null })).toEqual([{ field: 'args.extra', message: 'is not a parameter of Every type', rule: 1 }]);
+    expect(errors({ text: 'x', extra: null })).toEqual([
+      { field: 'args.extra', message: 'is not a parameter of Every type', rule: 1 },
+    ]);
   });
 
   it('matches keys exactly (case-sensitive)', () => {
@@ -75,7 +80,9 @@ describe('validateArgs: rule 1, unknown keys', () => {
 
   it('treats a JSON "__proto__" key as an ordinary unknown key', () => {
     const args: unknown = JSON.parse('{"domain":"acme.com","__proto__":{"polluted":true}}');
-    expect(validateArgs(phishingSource, args)).toEqual([{ field: 'args.__proto__', message: 'is not a parameter of Phishing domains', rule: 1 }]);
+    expect(validateArgs(phishingSource, args)).toEqual([
+      { field: 'args.__proto__', message: 'is not a parameter of Phishing domains', rule: 1 },
+    ]);
     expect(normalizeArgs(phishingSource, args)).toEqual({ domain: 'acme.com' });
     expect(({} as Record<string, unknown>).polluted).toBeUndefined();
   });
@@ -100,7 +107,9 @@ describe('validateArgs: rule 2, required params', () => {
   });
 
   it('rejects an empty required Array, accepts an empty optional one', () => {
-    expect(validateArgs(withRequiredArray, { bins: [] })).toEqual([{ field: 'args.bins', message: 'must not be empty', rule: 3 }]);
+    expect(validateArgs(withRequiredArray, { bins: [] })).toEqual([
+      { field: 'args.bins', message: 'must not be empty', rule: 3 },
+    ]);
     expect(validateArgs(withRequiredArray, { bins: ['414720'] })).toEqual([]);
     expect(errorsOf('words', [])).toEqual([]);
   });
@@ -108,7 +117,13 @@ describe('validateArgs: rule 2, required params', () => {
   it('accepts the spec schemas with only their required params', () => {
     expect(validateArgs(phishingSource, { domain: 'acme-bank.com' })).toEqual([]);
     expect(validateArgs(filteredLeakSource, { domain_url: 'https://acme-bank.com/login', filter_id: 3 })).toEqual([]);
-    expect(validateArgs(filteredLeakSource, { domain_url: 'acme-bank.com', filter_id: 2, filter_parameters: ['vpn.', '/sso'] })).toEqual([]);
+    expect(
+      validateArgs(filteredLeakSource, {
+        domain_url: 'acme-bank.com',
+        filter_id: 2,
+        filter_parameters: ['vpn.', '/sso'],
+      }),
+    ).toEqual([]);
   });
 });
 
@@ -166,14 +181,22 @@ describe('validateArgs: rule 3, types', () => {
 
   describe('Array[T] (an array whose every element is a T)', () => {
     it('accepts arrays of the element type', () => {
-      expect(errors({ text: 'x', ids: [1, 2], weights: [1, 2.5], words: ['a', ' b '], switches: [true, false] })).toEqual([]);
+      expect(
+        errors({ text: 'x', ids: [1, 2], weights: [1, 2.5], words: ['a', ' b '], switches: [true, false] }),
+      ).toEqual([]);
     });
 
     it('rejects a non-array value, naming the element type', () => {
       expect(errorsOf('ids', 1)).toEqual([{ field: 'args.ids', message: 'must be an array of integers', rule: 3 }]);
-      expect(errorsOf('weights', '1.5')).toEqual([{ field: 'args.weights', message: 'must be an array of numbers', rule: 3 }]);
-      expect(errorsOf('words', 'a,b')).toEqual([{ field: 'args.words', message: 'must be an array of strings', rule: 3 }]);
-      expect(errorsOf('switches', { 0: true })).toEqual([{ field: 'args.switches', message: 'must be an array of booleans', rule: 3 }]);
+      expect(errorsOf('weights', '1.5')).toEqual([
+        { field: 'args.weights', message: 'must be an array of numbers', rule: 3 },
+      ]);
+      expect(errorsOf('words', 'a,b')).toEqual([
+        { field: 'args.words', message: 'must be an array of strings', rule: 3 },
+      ]);
+      expect(errorsOf('switches', { 0: true })).toEqual([
+        { field: 'args.switches', message: 'must be an array of booleans', rule: 3 },
+      ]);
     });
 
     it('names each bad element by its index', () => {
@@ -181,16 +204,22 @@ describe('validateArgs: rule 3, types', () => {
         { field: 'args.ids[1]', message: 'must be an integer', rule: 3 },
         { field: 'args.ids[3]', message: 'must be an integer', rule: 3 },
       ]);
-      expect(errorsOf('weights', [1, NaN])).toEqual([{ field: 'args.weights[1]', message: 'must be a number', rule: 3 }]);
+      expect(errorsOf('weights', [1, NaN])).toEqual([
+        { field: 'args.weights[1]', message: 'must be a number', rule: 3 },
+      ]);
       expect(errorsOf('words', ['a', 7, ['b']])).toEqual([
         { field: 'args.words[1]', message: 'must be a string', rule: 3 },
         { field: 'args.words[2]', message: 'must be a string', rule: 3 },
       ]);
-      expect(errorsOf('switches', [true, 'false'])).toEqual([{ field: 'args.switches[1]', message: 'must be a boolean', rule: 3 }]);
+      expect(errorsOf('switches', [true, 'false'])).toEqual([
+        { field: 'args.switches[1]', message: 'must be a boolean', rule: 3 },
+      ]);
     });
 
     it('rejects blank String elements', () => {
-      expect(errorsOf('words', ['a', '  '])).toEqual([{ field: 'args.words[1]', message: 'must not be empty', rule: 3 }]);
+      expect(errorsOf('words', ['a', '  '])).toEqual([
+        { field: 'args.words[1]', message: 'must not be empty', rule: 3 },
+      ]);
     });
 
     it('rejects nested arrays', () => {
@@ -207,8 +236,12 @@ describe('validateArgs: valid_values', () => {
   });
 
   it('rejects any other value, listing the allowed ones', () => {
-    expect(errorsOf('platform', 'windows')).toEqual([{ field: 'args.platform', message: 'must be one of: android, ios', rule: 3 }]);
-    expect(errorsOf('platform', 'IOS')).toEqual([{ field: 'args.platform', message: 'must be one of: android, ios', rule: 3 }]);
+    expect(errorsOf('platform', 'windows')).toEqual([
+      { field: 'args.platform', message: 'must be one of: android, ios', rule: 3 },
+    ]);
+    expect(errorsOf('platform', 'IOS')).toEqual([
+      { field: 'args.platform', message: 'must be one of: android, ios', rule: 3 },
+    ]);
     expect(errorsOf('level', 4)).toEqual([{ field: 'args.level', message: 'must be one of: 1, 2, 3', rule: 3 }]);
   });
 
@@ -227,15 +260,20 @@ describe('validateArgs: valid_values', () => {
   });
 
   it('enforces the filtered leak filter_id set', () => {
-    for (const filterId of [1, 2, 3, 4, 5]) expect(validateArgs(filteredLeakSource, { domain_url: 'acme.com', filter_id: filterId })).toEqual([]);
-    expect(validateArgs(filteredLeakSource, { domain_url: 'acme.com', filter_id: 6 })).toEqual([{ field: 'args.filter_id', message: 'must be one of: 1, 2, 3, 4, 5', rule: 3 }]);
+    for (const filterId of [1, 2, 3, 4, 5])
+      expect(validateArgs(filteredLeakSource, { domain_url: 'acme.com', filter_id: filterId })).toEqual([]);
+    expect(validateArgs(filteredLeakSource, { domain_url: 'acme.com', filter_id: 6 })).toEqual([
+      { field: 'args.filter_id', message: 'must be one of: 1, 2, 3, 4, 5', rule: 3 },
+    ]);
   });
 });
 
 describe('validateArgs: rule 4, createdAt is reserved', () => {
   it('rejects createdAt with its own message, whatever its value', () => {
     for (const value of ['2024-01-01', 0, null]) {
-      expect(validateArgs(phishingSource, { domain: 'acme.com', createdAt: value })).toEqual([{ field: 'args.createdAt', message: 'createdAt is reserved', rule: 4 }]);
+      expect(validateArgs(phishingSource, { domain: 'acme.com', createdAt: value })).toEqual([
+        { field: 'args.createdAt', message: 'createdAt is reserved', rule: 4 },
+      ]);
     }
   });
 
@@ -249,7 +287,9 @@ describe('validateArgs: rule 4, createdAt is reserved', () => {
 
 describe('validateArgs: several errors at once', () => {
   it('reports every error: keys in input order, then params in declared order', () => {
-    expect(validateArgs(filteredLeakSource, { zeta: 1, createdAt: 'x', filter_id: 9, filter_parameters: ['ok', 3] })).toEqual([
+    expect(
+      validateArgs(filteredLeakSource, { zeta: 1, createdAt: 'x', filter_id: 9, filter_parameters: ['ok', 3] }),
+    ).toEqual([
       { field: 'args.zeta', message: 'is not a parameter of Filtered credential leaks', rule: 1 },
       { field: 'args.createdAt', message: 'createdAt is reserved', rule: 4 },
       { field: 'args.domain_url', message: 'is required', rule: 2 },
@@ -262,7 +302,15 @@ describe('validateArgs: several errors at once', () => {
 describe('normalizeArgs', () => {
   it('keeps only declared keys, trims strings and string elements, copies arrays', () => {
     const words = [' a ', 'b'];
-    const normalized = normalizeArgs(every, { text: '  acme.com ', count: 3, flag: false, words, ids: [1], createdAt: 'x', extra: 1 });
+    const normalized = normalizeArgs(every, {
+      text: '  acme.com ',
+      count: 3,
+      flag: false,
+      words,
+      ids: [1],
+      createdAt: 'x',
+      extra: 1,
+    });
     expect(normalized).toEqual({ text: 'acme.com', count: 3, flag: false, words: ['a', 'b'], ids: [1] });
     expect(normalized.words).not.toBe(words);
     expect(words).toEqual([' a ', 'b']);

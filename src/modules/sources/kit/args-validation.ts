@@ -25,9 +25,15 @@ export const RESERVED_ARG_KEY = 'createdAt';
 
 type ScalarType = 'Int' | 'Float' | 'Boolean' | 'String';
 
-const PLURAL: Record<ScalarType, string> = { Int: 'integers', Float: 'numbers', Boolean: 'booleans', String: 'strings' };
+const PLURAL: Record<ScalarType, string> = {
+  Int: 'integers',
+  Float: 'numbers',
+  Boolean: 'booleans',
+  String: 'strings',
+};
 
-const elementTypeOf = (type: ArgType): ScalarType | null => (type.startsWith('Array[') ? (type.slice(6, -1) as ScalarType) : null);
+const elementTypeOf = (type: ArgType): ScalarType | null =>
+  type.startsWith('Array[') ? (type.slice(6, -1) as ScalarType) : null;
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
@@ -84,8 +90,10 @@ export function validateArgs(source: SourceDefinition, args: unknown): ArgError[
   const errors: ArgError[] = [];
   const declared = new Map(source.params.map((param) => [param.name, param]));
   for (const key of Object.keys(args)) {
-    if (key === RESERVED_ARG_KEY) errors.push({ field: `args.${key}`, message: `${RESERVED_ARG_KEY} is reserved`, rule: 4 });
-    else if (!declared.has(key)) errors.push({ field: `args.${key}`, message: `is not a parameter of ${source.alias}`, rule: 1 });
+    if (key === RESERVED_ARG_KEY)
+      errors.push({ field: `args.${key}`, message: `${RESERVED_ARG_KEY} is reserved`, rule: 4 });
+    else if (!declared.has(key))
+      errors.push({ field: `args.${key}`, message: `is not a parameter of ${source.alias}`, rule: 1 });
   }
   for (const param of source.params) {
     const value = Object.hasOwn(args, param.name) ? args[param.name] : undefined;
@@ -116,7 +124,9 @@ export function normalizeArgs(source: SourceDefinition, args: unknown): Record<s
       if (trimmed === '' && !param.required) continue;
       normalized[param.name] = trimmed;
     } else if (Array.isArray(value)) {
-      normalized[param.name] = value.map((element: unknown) => (typeof element === 'string' ? element.trim() : element));
+      normalized[param.name] = value.map((element: unknown) =>
+        typeof element === 'string' ? element.trim() : element,
+      );
     } else {
       normalized[param.name] = value;
     }

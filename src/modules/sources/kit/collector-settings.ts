@@ -22,7 +22,10 @@ export class CollectorSettingsError extends Error {
 
 /** `format: 'http-url'`: a URL that parses, with scheme http or https. */
 export const HTTP_URL_FORMAT = 'http-url';
-FormatRegistry.Set(HTTP_URL_FORMAT, (value) => URL.canParse(value) && ['http:', 'https:'].includes(new URL(value).protocol));
+FormatRegistry.Set(
+  HTTP_URL_FORMAT,
+  (value) => URL.canParse(value) && ['http:', 'https:'].includes(new URL(value).protocol),
+);
 
 /** `/logs/1/url` as `logs[1].url`. */
 function settingName(pointer: string): string {
@@ -68,9 +71,11 @@ function reasonOf(schema: TSchema): string {
 }
 
 function reasonOfError(error: ValueError): string {
-  if (error.type === ValueErrorType.ObjectRequiredProperty && typeof error.schema.errorMessage !== 'string') return 'is required';
+  if (error.type === ValueErrorType.ObjectRequiredProperty && typeof error.schema.errorMessage !== 'string')
+    return 'is required';
   // Only a nested object declared with `additionalProperties: false`: the entry's own keys are checked above.
-  if (error.type === ValueErrorType.ObjectAdditionalProperties) return `is not a setting (${Object.keys((error.schema as TObject).properties).join(', ')})`;
+  if (error.type === ValueErrorType.ObjectAdditionalProperties)
+    return `is not a setting (${Object.keys((error.schema as TObject).properties).join(', ')})`;
   return reasonOf(error.schema);
 }
 
@@ -78,10 +83,15 @@ function reasonOfError(error: ValueError): string {
  * The entry as the collector's `run` gets it (defaults applied), or a CollectorSettingsError
  * naming the first key that is wrong.
  */
-export function checkCollectorSettings<Settings extends TObject>(collector: string, schema: Settings, raw: Record<string, unknown>): Static<Settings> {
+export function checkCollectorSettings<Settings extends TObject>(
+  collector: string,
+  schema: Settings,
+  raw: Record<string, unknown>,
+): Static<Settings> {
   const known = Object.keys(schema.properties);
   for (const key of Object.keys(raw)) {
-    if (!known.includes(key)) throw new CollectorSettingsError(key, `is not a setting of ${collector} (${known.join(', ')})`);
+    if (!known.includes(key))
+      throw new CollectorSettingsError(key, `is not a setting of ${collector} (${known.join(', ')})`);
   }
   const settings: unknown = Value.Default(schema, Value.Clone(raw));
   if (Value.Check(schema, settings)) return settings;

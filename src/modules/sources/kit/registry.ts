@@ -15,7 +15,10 @@ const sharedIngest = (ingester: Ingester): Ingester => ({
   async run(context, inputs, options) {
     const tally = context.engine === 'postgres' ? createWriteTally() : null;
     try {
-      return withoutDataPaths(await ingester.run(tally ? { ...context, db: context.db.withPlugin(tally.plugin) } : context, inputs, options), context.dataDir);
+      return withoutDataPaths(
+        await ingester.run(tally ? { ...context, db: context.db.withPlugin(tally.plugin) } : context, inputs, options),
+        context.dataDir,
+      );
     } catch (error) {
       if (error instanceof Error) error.message = withoutDataPaths(error.message, context.dataDir);
       throw error;
@@ -33,7 +36,11 @@ const sharedIngest = (ingester: Ingester): Ingester => ({
  */
 export function createRegistry(sources: SourceDefinition[]) {
   const byId = new Map(sources.map((source) => [source.id, source]));
-  const ingesters = new Map(sources.flatMap((source) => (source.ingesters ?? []).map((ingester) => [ingester.name, sharedIngest(ingester)] as const)));
+  const ingesters = new Map(
+    sources.flatMap((source) =>
+      (source.ingesters ?? []).map((ingester) => [ingester.name, sharedIngest(ingester)] as const),
+    ),
+  );
   return {
     findSource: (id: number): SourceDefinition | undefined => byId.get(id),
     /** Every `dragnet ingest <name>` target, by name. */
@@ -43,7 +50,8 @@ export function createRegistry(sources: SourceDefinition[]) {
     listSourceCollectors: (): { collector: Collector; source: SourceDefinition }[] =>
       sources.flatMap((source) => (source.collectors ?? []).map((collector) => ({ collector, source }))),
     /** The migrations of every source's tables, by their (globally ordered) names. */
-    sourceMigrations: (): Record<string, MigrationModule> => Object.assign({}, ...sources.map((source) => source.migrations ?? {})),
+    sourceMigrations: (): Record<string, MigrationModule> =>
+      Object.assign({}, ...sources.map((source) => source.migrations ?? {})),
   };
 }
 

@@ -89,7 +89,6 @@ export interface IngestTally {
   warnings: IngestWarning[];
 }
 
-
 /** The outcome of one `dragnet ingest` call: a JSON summary and the lines a person reads. */
 export interface IngestReport {
   summary: Record<string, unknown>;
@@ -177,7 +176,9 @@ export interface Collector extends CollectorInfo {
   run(context: SourceContext, run: CollectorRun<unknown>): Promise<CollectorOutcome>;
 }
 
-export function defineCollector<Schema extends TObject, Settings = Static<Schema>>(collector: CollectorPlugin<Schema, Settings>): Collector {
+export function defineCollector<Schema extends TObject, Settings = Static<Schema>>(
+  collector: CollectorPlugin<Schema, Settings>,
+): Collector {
   const { settings: schema, refine, run, ...info } = collector;
   return {
     ...info,
@@ -194,7 +195,8 @@ export function defineCollector<Schema extends TObject, Settings = Static<Schema
 export type Prepared<Value> = { value: Value } | { errors: ArgError[] };
 
 /** prepare's outcome from the errors found: the value (made only when there are none), or the errors. */
-export const preparedOrErrors = <Value>(errors: ArgError[], value: () => Value): Prepared<Value> => (errors.length ? { errors } : { value: value() });
+export const preparedOrErrors = <Value>(errors: ArgError[], value: () => Value): Prepared<Value> =>
+  errors.length ? { errors } : { value: value() };
 
 /** What a source is, apart from its args and matcher. */
 interface SourceInfo {
@@ -259,7 +261,12 @@ export interface SourcePlugin<Args extends TObject, Value> extends SourceInfo {
    * Optional batch path for the hourly tick: the hits of many rules from one scan of the new
    * data (percolation) instead of one query per rule.
    */
-  matchMany?(context: SourceContext, rules: BatchRule<Value>[], until: number, limit: number): Promise<Map<number, MatchResult>>;
+  matchMany?(
+    context: SourceContext,
+    rules: BatchRule<Value>[],
+    until: number,
+    limit: number,
+  ): Promise<Map<number, MatchResult>>;
 }
 
 /**
@@ -271,8 +278,18 @@ export interface SourceDefinition extends SourceInfo {
   params: ArgParam[];
   prepare(args: Record<string, unknown>): Prepared<unknown>;
   checkStoredReferences?(context: SourceContext, args: Record<string, unknown>): Promise<ArgError[]>;
-  match(context: SourceContext, args: Record<string, unknown>, window: MatchWindow, limit: number): Promise<MatchResult>;
-  matchMany?(context: SourceContext, rules: BatchRule[], until: number, limit: number): Promise<Map<number, MatchResult>>;
+  match(
+    context: SourceContext,
+    args: Record<string, unknown>,
+    window: MatchWindow,
+    limit: number,
+  ): Promise<MatchResult>;
+  matchMany?(
+    context: SourceContext,
+    rules: BatchRule[],
+    until: number,
+    limit: number,
+  ): Promise<Map<number, MatchResult>>;
 }
 
 const NOTHING = (): MatchResult => ({ hits: [], total: 0 });
@@ -292,7 +309,8 @@ export function defineSource<Args extends TObject, Value>(source: SourcePlugin<A
       return 'errors' in prepared ? NOTHING() : match(context, prepared.value, window, limit);
     },
   };
-  if (checkStoredReferences) definition.checkStoredReferences = (context, stored) => checkStoredReferences(context, typed(stored));
+  if (checkStoredReferences)
+    definition.checkStoredReferences = (context, stored) => checkStoredReferences(context, typed(stored));
   if (matchMany) {
     definition.matchMany = async (context, rules, until, limit) => {
       const results = new Map<number, MatchResult>();

@@ -22,7 +22,8 @@ describe('AhoCorasick', () => {
   it('agrees with a naive scan on random texts', () => {
     const random = seededRandom(7);
     const alphabet = 'abcab.-я';
-    const word = (n: number) => Array.from({ length: n }, () => alphabet[Math.floor(random() * alphabet.length)]).join('');
+    const word = (n: number) =>
+      Array.from({ length: n }, () => alphabet[Math.floor(random() * alphabet.length)]).join('');
     const patterns = Array.from({ length: 300 }, () => word(1 + Math.floor(random() * 5)));
     const automaton = new AhoCorasick(patterns);
     for (let i = 0; i < 200; i++) {

@@ -7,11 +7,97 @@ import type { ChannelBatch, MessageInput } from './ingest/corpus-writer.ts';
  */
 
 const CATEGORIES = ['Combolists', 'Stealer logs', 'Carding', 'Phishing kits', 'Ransomware chatter', 'Fraud services'];
-const CHANNEL_WORDS = ['leak', 'cloud', 'logs', 'base', 'market', 'shop', 'drop', 'vault', 'hub', 'zone', 'crew', 'dump'];
+const CHANNEL_WORDS = [
+  'leak',
+  'cloud',
+  'logs',
+  'base',
+  'market',
+  'shop',
+  'drop',
+  'vault',
+  'hub',
+  'zone',
+  'crew',
+  'dump',
+];
 const CHANNEL_PREFIXES = ['dark', 'fresh', 'mega', 'black', 'silent', 'ghost', 'cyber', 'red', 'night', 'prime'];
-const DOMAINS = ['acme-bank.com', 'acmebank.net', 'globex.com', 'initech.io', 'umbrella-corp.org', 'contoso.com', 'northwind.co', 'fabrikam.ru', 'sberpay-online.ru', 'paypal-verify.net'];
-const EN_WORDS = ['fresh', 'logs', 'combo', 'private', 'access', 'panel', 'valid', 'checked', 'password', 'mail', 'accounts', 'database', 'dump', 'cookies', 'session', 'stealer', 'cloud', 'free', 'sale', 'price', 'update', 'with', 'new', 'full', 'info', 'bank', 'card', 'balance', 'vpn', 'admin', 'shell', 'backup', 'leak', 'hq', 'today', 'users', 'country', 'mix', 'lines', 'for'];
-const RU_WORDS = ['свежие', 'логи', 'база', 'доступ', 'пароли', 'аккаунты', 'продажа', 'цена', 'проверено', 'приватный', 'слив', 'карты', 'банк', 'выгрузка', 'обновление', 'бесплатно', 'почта', 'панель', 'клиенты', 'данные'];
+const DOMAINS = [
+  'acme-bank.com',
+  'acmebank.net',
+  'globex.com',
+  'initech.io',
+  'umbrella-corp.org',
+  'contoso.com',
+  'northwind.co',
+  'fabrikam.ru',
+  'sberpay-online.ru',
+  'paypal-verify.net',
+];
+const EN_WORDS = [
+  'fresh',
+  'logs',
+  'combo',
+  'private',
+  'access',
+  'panel',
+  'valid',
+  'checked',
+  'password',
+  'mail',
+  'accounts',
+  'database',
+  'dump',
+  'cookies',
+  'session',
+  'stealer',
+  'cloud',
+  'free',
+  'sale',
+  'price',
+  'update',
+  'with',
+  'new',
+  'full',
+  'info',
+  'bank',
+  'card',
+  'balance',
+  'vpn',
+  'admin',
+  'shell',
+  'backup',
+  'leak',
+  'hq',
+  'today',
+  'users',
+  'country',
+  'mix',
+  'lines',
+  'for',
+];
+const RU_WORDS = [
+  'свежие',
+  'логи',
+  'база',
+  'доступ',
+  'пароли',
+  'аккаунты',
+  'продажа',
+  'цена',
+  'проверено',
+  'приватный',
+  'слив',
+  'карты',
+  'банк',
+  'выгрузка',
+  'обновление',
+  'бесплатно',
+  'почта',
+  'панель',
+  'клиенты',
+  'данные',
+];
 const MEDIA = [
   { mediaType: 'document', ext: 'txt' },
   { mediaType: 'document', ext: 'zip' },
@@ -116,12 +202,23 @@ export function* generateCorpus(options: CorpusOptions): Generator<ChannelBatch>
         links: links.length ? links : null,
       });
       if (batch.length >= batchSize) {
-        yield { channel: { platform: 'telegram', username: channel.username, title: channel.title, category: channel.category }, messages: batch };
+        yield {
+          channel: {
+            platform: 'telegram',
+            username: channel.username,
+            title: channel.title,
+            category: channel.category,
+          },
+          messages: batch,
+        };
         batch = [];
       }
     }
     if (batch.length) {
-      yield { channel: { platform: 'telegram', username: channel.username, title: channel.title, category: channel.category }, messages: batch };
+      yield {
+        channel: { platform: 'telegram', username: channel.username, title: channel.title, category: channel.category },
+        messages: batch,
+      };
     }
   }
 }

@@ -4,7 +4,14 @@ import { predicateCompilers } from '../common/query/message-search.sql.ts';
 import { parseQueryArg } from '../common/query/query-arg.ts';
 import type { ArgError } from '../kit/source.ts';
 import { REJECTIONS_SHOWN, warningLines, warningsOf } from '../common/ingest/ingest-kit.ts';
-import { defineSource, preparedOrErrors, type MatchResult, type MatchWindow, type Prepared, type SourceContext } from '../kit/source.ts';
+import {
+  defineSource,
+  preparedOrErrors,
+  type MatchResult,
+  type MatchWindow,
+  type Prepared,
+  type SourceContext,
+} from '../kit/source.ts';
 import { generateCorpus } from './demo-corpus.ts';
 import { createCorpusWriter } from './ingest/corpus-writer.ts';
 import { createIngestService, type IngestFormat } from './ingest/ingest.service.ts';
@@ -14,16 +21,34 @@ import * as searchReruns from './migrations/0003_search_reruns.ts';
 import * as searchHistoryFile from './migrations/0004_search_history_file.ts';
 import * as monthlyPartitions from './migrations/0005_monthly_partitions.ts';
 import * as messageOrigin from './migrations/0007_message_origin.ts';
-import { collapseIdenticalTexts, MESSAGE_COLUMNS, messageHit, type MessageRow, type MessengerQuery } from './message-hits.ts';
+import {
+  collapseIdenticalTexts,
+  MESSAGE_COLUMNS,
+  messageHit,
+  type MessageRow,
+  type MessengerQuery,
+} from './message-hits.ts';
 import { createPercolator } from './percolator.ts';
 
 const DEFAULT_CONTEXT_CHARS = 500;
 
 const messengerArgs = Type.Object({
-  query: Type.String({ description: 'Search query: terms, "phrases", AND, OR, NOT, ( )', examples: ['"fresh logs" AND (acme-bank.com OR acmebank)'] }),
-  channel_ids: Type.Optional(Type.Array(Type.Integer(), { description: 'Only these channels (ids from messenger-channels)', examples: [[12, 22]] })),
-  unique_only: Type.Optional(Type.Boolean({ description: 'Count identical texts posted in several channels once', examples: [true] })),
-  context_chars: Type.Optional(Type.Integer({ description: 'Characters of text around the match in each hit', examples: [200] })),
+  query: Type.String({
+    description: 'Search query: terms, "phrases", AND, OR, NOT, ( )',
+    examples: ['"fresh logs" AND (acme-bank.com OR acmebank)'],
+  }),
+  channel_ids: Type.Optional(
+    Type.Array(Type.Integer(), {
+      description: 'Only these channels (ids from messenger-channels)',
+      examples: [[12, 22]],
+    }),
+  ),
+  unique_only: Type.Optional(
+    Type.Boolean({ description: 'Count identical texts posted in several channels once', examples: [true] }),
+  ),
+  context_chars: Type.Optional(
+    Type.Integer({ description: 'Characters of text around the match in each hit', examples: [200] }),
+  ),
 });
 type MessengerArgs = Static<typeof messengerArgs>;
 
@@ -38,7 +63,12 @@ function prepareQuery(args: MessengerArgs): Prepared<MessengerQuery> {
   }));
 }
 
-async function matchOne(context: SourceContext, args: MessengerQuery, window: MatchWindow, limit: number): Promise<MatchResult> {
+async function matchOne(
+  context: SourceContext,
+  args: MessengerQuery,
+  window: MatchWindow,
+  limit: number,
+): Promise<MatchResult> {
   const { tree } = args;
   const conditions = [predicateCompilers[context.engine](tree), sql`m.date <= ${window.until}`];
   if (window.since !== null) conditions.push(sql`m.date > ${window.since}`);
@@ -48,7 +78,9 @@ async function matchOne(context: SourceContext, args: MessengerQuery, window: Ma
     with h as materialized (select m.id from messages m where ${where})
     select ${MESSAGE_COLUMNS} from h join messages m on m.id = h.id join channels c on c.id = m.channel_id
     order by m.date desc, m.id desc limit ${limit}`.execute(context.db);
-  const { rows: counted } = await sql<{ total: number }>`select count(*) as total from messages m where ${where}`.execute(context.db);
+  const { rows: counted } = await sql<{
+    total: number;
+  }>`select count(*) as total from messages m where ${where}`.execute(context.db);
   let hits = rows.map((row) => messageHit(row, tree, args.contextChars));
   if (args.uniqueOnly) hits = collapseIdenticalTexts(hits);
   return { hits, total: args.uniqueOnly ? hits.length : Number(counted[0]!.total) };
@@ -61,16 +93,20 @@ async function checkChannels(context: SourceContext, args: MessengerArgs): Promi
   const rows = await context.db.selectFrom('channels').select('id').where('id', 'in', ids).execute();
   const known = new Set(rows.map((row) => Number(row.id)));
   const unknown = ids.filter((id) => !known.has(id));
-  return unknown.length ? [{ field: 'args.channel_ids', message: `unknown channel ids: ${unknown.join(', ')}`, rule: 3 }] : [];
+  return unknown.length
+    ? [{ field: 'args.channel_ids', message: `unknown channel ids: ${unknown.join(', ')}`, rule: 3 }]
+    : [];
 }
 
-const writerOf = (context: SourceContext) => createCorpusWriter({ db: context.db, engine: context.engine, clock: context.clock, log: context.log });
+const writerOf = (context: SourceContext) =>
+  createCorpusWriter({ db: context.db, engine: context.engine, clock: context.clock, log: context.log });
 
 export const messengerSource = defineSource({
   id: 1,
   name: 'messenger',
   alias: 'Messenger channels',
-  description: 'Messages posted in tracked messenger channels (Telegram and alike), matched with the search query language.',
+  description:
+    'Messages posted in tracked messenger channels (Telegram and alike), matched with the search query language.',
   serviceType: 'sync',
   frequency: 'daily',
   args: messengerArgs,
@@ -94,11 +130,16 @@ export const messengerSource = defineSource({
   ingesters: [
     {
       name: 'messenger',
-      description: 'messenger messages from Telegram Desktop exports (result.json) or JSON Lines files, folders or - (stdin)',
+      description:
+        'messenger messages from Telegram Desktop exports (result.json) or JSON Lines files, folders or - (stdin)',
       formats: ['auto', 'telegram', 'jsonl'],
       async run(context, inputs, options) {
         const ingest = createIngestService({ writer: writerOf(context) });
-        const results = await ingest.ingest(inputs, { format: options.format as IngestFormat, category: options.category, progress: options.progress });
+        const results = await ingest.ingest(inputs, {
+          format: options.format as IngestFormat,
+          category: options.category,
+          progress: options.progress,
+        });
         const sum = (key: 'channels' | 'added' | 'duplicates') => results.reduce((n, r) => n + r[key], 0);
         const warnings = warningsOf(results.map((result) => ({ input: result.source, warnings: result.warnings })));
         const summary = {
@@ -115,14 +156,19 @@ export const messengerSource = defineSource({
           `${summary.sources} sources (${summary.failed} failed): ${summary.channels} channels, ${summary.messages_added} messages added, ${summary.duplicates_skipped} duplicates skipped, ${summary.rejected} rejected`,
         ];
         for (const result of results) {
-          for (const rejection of result.rejected.slice(0, 20)) lines.push(`  rejected ${result.source} ${rejection.location}: ${rejection.reason}`);
-          if (result.rejected.length > 20) lines.push(`  … and ${result.rejected.length - 20} more rejected in ${result.source}`);
+          for (const rejection of result.rejected.slice(0, 20))
+            lines.push(`  rejected ${result.source} ${rejection.location}: ${rejection.reason}`);
+          if (result.rejected.length > 20)
+            lines.push(`  … and ${result.rejected.length - 20} more rejected in ${result.source}`);
           if (!result.ok) lines.push(`  error: ${result.error}`);
         }
         lines.push(...warningLines(warnings));
         const errors = results.flatMap((result) => [
           ...(result.ok ? [] : [{ location: result.source, reason: result.error ?? 'could not be read' }]),
-          ...result.rejected.map((rejection) => ({ location: `${result.source} ${rejection.location}`, reason: rejection.reason })),
+          ...result.rejected.map((rejection) => ({
+            location: `${result.source} ${rejection.location}`,
+            reason: rejection.reason,
+          })),
         ]);
         const tally = {
           records: summary.messages_added + summary.duplicates_skipped + summary.rejected,
@@ -138,7 +184,15 @@ export const messengerSource = defineSource({
   ],
   async demo(context, now) {
     // Messages dated over the last 60 days, so the demo looks current whenever it is loaded.
-    const corpus = await writerOf(context).write(generateCorpus({ seed: 2026, channels: 24, messages: 3000, start: new Date(now - 60 * 86_400_000), spanDays: 60 }));
+    const corpus = await writerOf(context).write(
+      generateCorpus({
+        seed: 2026,
+        channels: 24,
+        messages: 3000,
+        start: new Date(now - 60 * 86_400_000),
+        spanDays: 60,
+      }),
+    );
     return `Demo corpus: ${corpus.added} messages added (try searching "fresh logs" AND acme-bank.com)`;
   },
 });

@@ -2,7 +2,13 @@ import { sql } from 'kysely';
 import { foldText, matchesFolded, type QueryNode } from '../common/query/query-language.ts';
 import type { MatchResult, SourceContext } from '../kit/source.ts';
 import { AhoCorasick } from './aho-corasick.ts';
-import { collapseIdenticalTexts, MESSAGE_COLUMNS, messageHit, type MessageRow, type MessengerQuery } from './message-hits.ts';
+import {
+  collapseIdenticalTexts,
+  MESSAGE_COLUMNS,
+  messageHit,
+  type MessageRow,
+  type MessengerQuery,
+} from './message-hits.ts';
 
 /**
  * Percolation: instead of one search per rule, the new messages are scanned once and each is
@@ -45,7 +51,10 @@ interface CompiledRule extends PercolatorRule {
 const SCAN_PAGE = 5000;
 
 export function createPercolator(rules: PercolatorRule[]) {
-  const compiled: CompiledRule[] = rules.map((rule) => ({ ...rule, channels: rule.args.channelIds && new Set(rule.args.channelIds) }));
+  const compiled: CompiledRule[] = rules.map((rule) => ({
+    ...rule,
+    channels: rule.args.channelIds && new Set(rule.args.channelIds),
+  }));
 
   const patterns: string[] = [];
   const patternIndex = new Map<string, number>();

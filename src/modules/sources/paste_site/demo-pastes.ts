@@ -30,7 +30,11 @@ const USERS = ['', '', 'anon1337', 'd4rkpaste', 'combo_supplier'];
 const KEY_CHARS = 'ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz23456789';
 
 /** `count` pastes; paste i posted at `postedAt(i)`. */
-export function randomPastes(seed: number, count: number, postedAt: (i: number, random: () => number) => number): GenericPaste[] {
+export function randomPastes(
+  seed: number,
+  count: number,
+  postedAt: (i: number, random: () => number) => number,
+): GenericPaste[] {
   const { random, pick, int } = demoRandom(seed);
   const word = (length: number) => Array.from({ length }, () => KEY_CHARS[int(KEY_CHARS.length)]).join('');
   const bodies: ((domain: string) => { title: string; syntax: string; content: string })[] = [
@@ -44,15 +48,31 @@ export function randomPastes(seed: number, count: number, postedAt: (i: number, 
       syntax: 'sql',
       content: `INSERT INTO users (email, password_hash) VALUES\n${Array.from({ length: 3 + int(8) }, () => `('${word(6).toLowerCase()}@${domain}', '$2y$10$${word(53)}')`).join(',\n')};`,
     }),
-    () => ({ title: 'config', syntax: 'json', content: JSON.stringify({ debug: false, workers: 1 + int(8), region: pick(['eu-west-1', 'us-east-1']) }, null, 2) }),
-    () => ({ title: 'Untitled', syntax: 'python', content: `import requests\n\nfor page in range(${int(50)}):\n    print(requests.get(f"https://example.com/?p={page}").status_code)` }),
+    () => ({
+      title: 'config',
+      syntax: 'json',
+      content: JSON.stringify({ debug: false, workers: 1 + int(8), region: pick(['eu-west-1', 'us-east-1']) }, null, 2),
+    }),
+    () => ({
+      title: 'Untitled',
+      syntax: 'python',
+      content: `import requests\n\nfor page in range(${int(50)}):\n    print(requests.get(f"https://example.com/?p={page}").status_code)`,
+    }),
   ];
   return Array.from({ length: count }, (_, i) => {
     const site = pick(SITES);
     const key = word(8);
     const body = pick(bodies)(pick(DOMAINS));
     const date = postedAt(i, random);
-    return { site: site.site, key, ...body, user: pick(USERS), date: new Date(date).toISOString(), expire: random() < 0.7 ? 0 : Math.floor(date / 1000) + 30 * 86_400, url: site.url(key) };
+    return {
+      site: site.site,
+      key,
+      ...body,
+      user: pick(USERS),
+      date: new Date(date).toISOString(),
+      expire: random() < 0.7 ? 0 : Math.floor(date / 1000) + 30 * 86_400,
+      url: site.url(key),
+    };
   });
 }
 
@@ -73,7 +93,8 @@ function plantedPastes(now: number): { day: number; paste: GenericPaste }[] {
         date: posted(2),
         expire: 0,
         url: 'https://pastebin.com/Xq7mTz2K',
-        content: 'Acme Bank staff portal (portal.acme-bank.com)\nj.doe@acme-bank.com password: Spring2026!\nm.roe@acme-bank.com password: Welcome123\n',
+        content:
+          'Acme Bank staff portal (portal.acme-bank.com)\nj.doe@acme-bank.com password: Spring2026!\nm.roe@acme-bank.com password: Welcome123\n',
       },
     },
     {
@@ -87,14 +108,18 @@ function plantedPastes(now: number): { day: number; paste: GenericPaste }[] {
         date: posted(6),
         expire: 0,
         url: 'https://pastebin.com/hR4vWc9N',
-        content: "-- host: db01.acme-bank.com\nCREATE TABLE users (email varchar(255), password varchar(255));\nINSERT INTO users VALUES ('it-admin@acme-bank.com', 'password=Adm1n!2026');\n",
+        content:
+          "-- host: db01.acme-bank.com\nCREATE TABLE users (email varchar(255), password varchar(255));\nINSERT INTO users VALUES ('it-admin@acme-bank.com', 'password=Adm1n!2026');\n",
       },
     },
   ];
 }
 
 export async function loadDemoPastes(context: SourceContext, now: number): Promise<number> {
-  const random = randomPastes(12, 150, (i, r) => demoPostedAt(now, i % DEMO_DAYS, r)).map((paste, i) => ({ day: i % DEMO_DAYS, paste }));
+  const random = randomPastes(12, 150, (i, r) => demoPostedAt(now, i % DEMO_DAYS, r)).map((paste, i) => ({
+    day: i % DEMO_DAYS,
+    paste,
+  }));
   const dated = [...random, ...plantedPastes(now)];
   return writeDemoDocuments(
     context,

@@ -27,7 +27,8 @@ function contentOf(entry: unknown, key: string, folder: string | null): string {
   }
   const file = folder === null ? null : path.join(folder, `${key}.txt`);
   const size = file === null ? undefined : statSync(file, { throwIfNoEntry: false })?.size;
-  if (file === null || size === undefined) throw new RecordError(`no content: neither a content field nor ${key}.txt beside the list`);
+  if (file === null || size === undefined)
+    throw new RecordError(`no content: neither a content field nor ${key}.txt beside the list`);
   if (size > MAX_PASTE_BYTES) throw new RecordError(`${key}.txt is larger than ${MAX_PASTE_BYTES >> 20} MiB`);
   return readFileSync(file, 'utf8');
 }
@@ -40,11 +41,13 @@ function contentOf(entry: unknown, key: string, folder: string | null): string {
 export const pastebinList: DocumentFormat = {
   writtenBy: 'Pastebin scraping API api_scraping.php (saved list, every version)',
   // Monitors that add the body under another name than `content` are read as saved pastes.
-  detect: (head) => /^\s*\[/.test(head) && head.includes('"scrape_url"') && !/"(?:body|raw_paste|raw|text)"\s*:/.test(head),
+  detect: (head) =>
+    /^\s*\[/.test(head) && head.includes('"scrape_url"') && !/"(?:body|raw_paste|raw|text)"\s*:/.test(head),
   accepts: (file) => file.toLowerCase().endsWith('.json'),
   async *read(input, progress) {
     const list = await readJsonDocument(input, MAX_LIST_BYTES, progress);
-    if (!Array.isArray(list)) throw new IngestError(input, 'top level', 'not a Pastebin scraping list: not a JSON array');
+    if (!Array.isArray(list))
+      throw new IngestError(input, 'top level', 'not a Pastebin scraping list: not a JSON array');
     const folder = input === '-' ? null : path.dirname(input);
     for (const [index, value] of list.entries()) {
       yield {

@@ -37,9 +37,20 @@ describe('paste records', () => {
         posted_at: '2026-03-09T10:00:00.000Z',
       },
     });
-    expect(genericPasteDocument(paste({ title: '', syntax: null, user: '', size: '2048', expire: '2026-04-09T10:00:00Z', date: 1773050400 }))).toMatchObject({
+    expect(
+      genericPasteDocument(
+        paste({ title: '', syntax: null, user: '', size: '2048', expire: '2026-04-09T10:00:00Z', date: 1773050400 }),
+      ),
+    ).toMatchObject({
       text: 'j.doe@acme-bank.com password: Spring2026!',
-      fields: { title: null, syntax: 'text', user: null, size: 2048, expire: '2026-04-09T10:00:00.000Z', posted_at: '2026-03-09T10:00:00.000Z' },
+      fields: {
+        title: null,
+        syntax: 'text',
+        user: null,
+        size: 2048,
+        expire: '2026-04-09T10:00:00.000Z',
+        posted_at: '2026-03-09T10:00:00.000Z',
+      },
     });
   });
 
@@ -53,15 +64,39 @@ describe('paste records', () => {
   });
 
   it('a scraping-list entry: every value a string, expire "0" never, an empty user none, the key safe as a file name', () => {
-    const entry = pastebinEntry({ scrape_url: 'https://scrape.pastebin.com/api_scrape_item.php?i=8sUIsf34', full_url: 'https://pastebin.com/8sUIsf34', date: '1442911665', key: '8sUIsf34', size: '250', expire: '0', title: '', syntax: 'php', user: '' });
+    const entry = pastebinEntry({
+      scrape_url: 'https://scrape.pastebin.com/api_scrape_item.php?i=8sUIsf34',
+      full_url: 'https://pastebin.com/8sUIsf34',
+      date: '1442911665',
+      key: '8sUIsf34',
+      size: '250',
+      expire: '0',
+      title: '',
+      syntax: 'php',
+      user: '',
+    });
     expect(entry.dateSeconds).toBe(1442911665);
     expect(pastebinDocument(entry, '<?php echo 1;')).toEqual({
       key: 'pastebin:8sUIsf34',
       text: '<?php echo 1;',
-      fields: { paste_key: '8sUIsf34', site: 'pastebin', title: null, syntax: 'php', user: null, size: 250, url: 'https://pastebin.com/8sUIsf34', expire: null, posted_at: '2015-09-22T08:47:45.000Z' },
+      fields: {
+        paste_key: '8sUIsf34',
+        site: 'pastebin',
+        title: null,
+        syntax: 'php',
+        user: null,
+        size: 250,
+        url: 'https://pastebin.com/8sUIsf34',
+        expire: null,
+        posted_at: '2015-09-22T08:47:45.000Z',
+      },
     });
-    expect(orReason(() => pastebinEntry({ key: '../../etc/passwd', date: '1442911665' }))).toBe('key must be letters, digits, - or _');
-    expect(orReason(() => pastebinEntry({ key: 'abc', date: 'today' }))).toBe('date must be an ISO 8601 date or epoch seconds');
+    expect(orReason(() => pastebinEntry({ key: '../../etc/passwd', date: '1442911665' }))).toBe(
+      'key must be letters, digits, - or _',
+    );
+    expect(orReason(() => pastebinEntry({ key: 'abc', date: 'today' }))).toBe(
+      'date must be an ISO 8601 date or epoch seconds',
+    );
   });
 
   describe('--format pastebin: a saved list with each paste in a content field or in <key>.txt beside it', () => {
@@ -77,9 +112,28 @@ describe('paste records', () => {
     };
 
     it('reads the content field first, then <key>.txt; an entry with neither is rejected', async () => {
-      const entry = (key: string, extra: Record<string, unknown> = {}) => ({ scrape_url: '', full_url: `https://pastebin.com/${key}`, date: '1773050400', key, size: '5', expire: '0', title: '', syntax: 'text', user: '', ...extra });
+      const entry = (key: string, extra: Record<string, unknown> = {}) => ({
+        scrape_url: '',
+        full_url: `https://pastebin.com/${key}`,
+        date: '1773050400',
+        key,
+        size: '5',
+        expire: '0',
+        title: '',
+        syntax: 'text',
+        user: '',
+        ...extra,
+      });
       writeFileSync(path.join(dir, 'bbbbbbbb.txt'), 'from the file');
-      writeFileSync(path.join(dir, 'list.json'), JSON.stringify([entry('aaaaaaaa', { content: 'inline' }), entry('bbbbbbbb'), entry('cccccccc'), entry('dddddddd', { content: 7 })]));
+      writeFileSync(
+        path.join(dir, 'list.json'),
+        JSON.stringify([
+          entry('aaaaaaaa', { content: 'inline' }),
+          entry('bbbbbbbb'),
+          entry('cccccccc'),
+          entry('dddddddd', { content: 7 }),
+        ]),
+      );
       expect(await read(path.join(dir, 'list.json'))).toEqual([
         ['record 1', 'inline'],
         ['record 2', 'from the file'],
@@ -91,21 +145,50 @@ describe('paste records', () => {
 
     it('a list that is not an array fails as a whole', async () => {
       writeFileSync(path.join(dir, 'denied.json'), JSON.stringify({ error: 'YOUR IP DOES NOT HAVE ACCESS' }));
-      await expect(read(path.join(dir, 'denied.json'))).rejects.toThrow('top level: not a Pastebin scraping list: not a JSON array');
+      await expect(read(path.join(dir, 'denied.json'))).rejects.toThrow(
+        'top level: not a Pastebin scraping list: not a JSON array',
+      );
     });
   });
 });
 
 // The example response of Pastebin's scraping-API documentation (../shared/fixtures/SOURCES.md),
 // read where it is; skipped without that folder.
-const fixture = path.resolve(import.meta.dirname, '../../../../..', 'shared', 'fixtures', 'pastebin', 'api_scraping.doc-example.json');
+const fixture = path.resolve(
+  import.meta.dirname,
+  '../../../../..',
+  'shared',
+  'fixtures',
+  'pastebin',
+  'api_scraping.doc-example.json',
+);
 
 describe.skipIf(!existsSync(fixture))('the documented api_scraping.php example (../shared/fixtures/pastebin)', () => {
   it('every entry reads; dates, sizes and expiries become numbers and ISO dates, "0" never expires', () => {
     const entries = (JSON.parse(readFileSync(fixture, 'utf8')) as unknown[]).map(pastebinEntry);
     expect(entries.map((entry) => pastebinDocument(entry, 'x').fields)).toEqual([
-      { paste_key: '0CeaNm8Y', site: 'pastebin', title: 'Once we all know when we goto function', syntax: 'java', user: 'admin', size: 890, url: 'https://pastebin.com/0CeaNm8Y', expire: '2015-09-23T08:49:19.000Z', posted_at: '2015-09-22T08:50:02.000Z' },
-      { paste_key: '8sUIsf34', site: 'pastebin', title: 'master / development delete restriction', syntax: 'php', user: null, size: 250, url: 'https://pastebin.com/8sUIsf34', expire: null, posted_at: '2015-09-22T08:47:45.000Z' },
+      {
+        paste_key: '0CeaNm8Y',
+        site: 'pastebin',
+        title: 'Once we all know when we goto function',
+        syntax: 'java',
+        user: 'admin',
+        size: 890,
+        url: 'https://pastebin.com/0CeaNm8Y',
+        expire: '2015-09-23T08:49:19.000Z',
+        posted_at: '2015-09-22T08:50:02.000Z',
+      },
+      {
+        paste_key: '8sUIsf34',
+        site: 'pastebin',
+        title: 'master / development delete restriction',
+        syntax: 'php',
+        user: null,
+        size: 250,
+        url: 'https://pastebin.com/8sUIsf34',
+        expire: null,
+        posted_at: '2015-09-22T08:47:45.000Z',
+      },
     ]);
   });
 });

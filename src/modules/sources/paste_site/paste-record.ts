@@ -56,7 +56,8 @@ export function expiryOf(value: unknown): string | null {
 export function sizeOf(value: unknown, content: string): number {
   if (value === undefined || value === null || value === '') return contentSize(content);
   const size = typeof value === 'string' && /^\d+$/.test(value) ? Number(value) : value;
-  if (typeof size !== 'number' || !Number.isSafeInteger(size) || size < 0) throw new RecordError('size must be a number of bytes');
+  if (typeof size !== 'number' || !Number.isSafeInteger(size) || size < 0)
+    throw new RecordError('size must be a number of bytes');
   return size;
 }
 
@@ -70,7 +71,8 @@ export function genericPasteDocument(value: unknown): DocumentInput {
   const site = read.string('site').trim().toLowerCase();
   if (!SITE.test(site)) throw new RecordError('site must be a name such as pastebin or paste_ee');
   const content = read.string('content');
-  if (contentSize(content) > MAX_PASTE_BYTES) throw new RecordError(`content is larger than ${MAX_PASTE_BYTES >> 20} MiB`);
+  if (contentSize(content) > MAX_PASTE_BYTES)
+    throw new RecordError(`content is larger than ${MAX_PASTE_BYTES >> 20} MiB`);
   return pasteDocument(
     {
       paste_key: read.id('key'),
@@ -110,12 +112,23 @@ export function pastebinEntry(value: unknown): PastebinEntry {
   return {
     key,
     dateSeconds: Math.floor(date / 1000),
-    fields: (content) => ({ paste_key: key, site: 'pastebin', title, syntax, user, size: sizeOf(value.size, content), url, expire, posted_at: new Date(date).toISOString() }),
+    fields: (content) => ({
+      paste_key: key,
+      site: 'pastebin',
+      title,
+      syntax,
+      user,
+      size: sizeOf(value.size, content),
+      url,
+      expire,
+      posted_at: new Date(date).toISOString(),
+    }),
   };
 }
 
 /** A scraping-list entry and its raw content as a document. */
 export function pastebinDocument(entry: PastebinEntry, content: string): DocumentInput {
-  if (contentSize(content) > MAX_PASTE_BYTES) throw new RecordError(`content is larger than ${MAX_PASTE_BYTES >> 20} MiB`);
+  if (contentSize(content) > MAX_PASTE_BYTES)
+    throw new RecordError(`content is larger than ${MAX_PASTE_BYTES >> 20} MiB`);
   return pasteDocument(entry.fields(content), content);
 }

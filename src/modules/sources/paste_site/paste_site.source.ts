@@ -28,9 +28,22 @@ export const pasteSiteSource = defineSource({
   ...documentSource({
     name: 'paste_site',
     args: Type.Object({
-      query: Type.String({ description: 'Search query: terms, "phrases", AND, OR, NOT, ( )', examples: ['acme-bank.com AND password'] }),
-      sites: Type.Optional(Type.Array(Type.String(), { description: 'Only pastes of these sites, any case (e.g. pastebin, paste_ee, rentry, dpaste, gist)', examples: [['pastebin']] })),
-      syntaxes: Type.Optional(Type.Array(Type.String(), { description: 'Only pastes with this syntax highlighting, any case (e.g. text, sql, json, python)', examples: [['text', 'sql']] })),
+      query: Type.String({
+        description: 'Search query: terms, "phrases", AND, OR, NOT, ( )',
+        examples: ['acme-bank.com AND password'],
+      }),
+      sites: Type.Optional(
+        Type.Array(Type.String(), {
+          description: 'Only pastes of these sites, any case (e.g. pastebin, paste_ee, rentry, dpaste, gist)',
+          examples: [['pastebin']],
+        }),
+      ),
+      syntaxes: Type.Optional(
+        Type.Array(Type.String(), {
+          description: 'Only pastes with this syntax highlighting, any case (e.g. text, sql, json, python)',
+          examples: [['text', 'sql']],
+        }),
+      ),
     }),
     search: (args) => {
       const filters = [];
@@ -39,7 +52,8 @@ export const pasteSiteSource = defineSource({
       return { filters, contextChars: SNIPPET_CHARS, previewField: 'snippet' };
     },
     ingester: {
-      description: 'pastes: Dragnet JSON Lines, saved Pastebin scraping lists with their content, paste monitors\' saved paste objects (pastepwn, PasteHunter), raw paste files; files, folders or - (stdin)',
+      description:
+        "pastes: Dragnet JSON Lines, saved Pastebin scraping lists with their content, paste monitors' saved paste objects (pastepwn, PasteHunter), raw paste files; files, folders or - (stdin)",
       noun: 'pastes',
       formats: { jsonl: pasteJsonLines, pastebin: pastebinList, saved: savedPastes, raw: rawPastes },
     },

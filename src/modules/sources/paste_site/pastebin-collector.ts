@@ -49,8 +49,13 @@ const GONE = /^Error, we cannot find this paste/;
 
 /** The cursor as saved, or a fresh start for none (the first run takes the whole list). */
 function cursorOf(saved: unknown): PastebinCursor {
-  if (!isJsonObject(saved) || typeof saved.date !== 'number' || !Array.isArray(saved.keys)) return { date: 0, keys: [], retry: [] };
-  return { date: saved.date, keys: saved.keys as string[], retry: Array.isArray(saved.retry) ? (saved.retry as PendingPaste[]) : [] };
+  if (!isJsonObject(saved) || typeof saved.date !== 'number' || !Array.isArray(saved.keys))
+    return { date: 0, keys: [], retry: [] };
+  return {
+    date: saved.date,
+    keys: saved.keys as string[],
+    retry: Array.isArray(saved.retry) ? (saved.retry as PendingPaste[]) : [],
+  };
 }
 
 /** A response body as text, refused past `maxBytes` without reading the rest. */
@@ -74,10 +79,18 @@ function describe(error: unknown): string {
   return cause?.message || cause?.code ? `${error.message}: ${cause.message ?? cause.code}` : error.message;
 }
 
-async function fetchText(http: OutboundHttp, url: string, settings: PastebinSettings, signal: AbortSignal, maxBytes: number): Promise<string> {
-  const response = await http.get(url, { signal: AbortSignal.any([signal, AbortSignal.timeout(settings.timeout_ms)]) }).catch((error: unknown) => {
-    throw new Error(describe(error));
-  });
+async function fetchText(
+  http: OutboundHttp,
+  url: string,
+  settings: PastebinSettings,
+  signal: AbortSignal,
+  maxBytes: number,
+): Promise<string> {
+  const response = await http
+    .get(url, { signal: AbortSignal.any([signal, AbortSignal.timeout(settings.timeout_ms)]) })
+    .catch((error: unknown) => {
+      throw new Error(describe(error));
+    });
   if (!response.ok) {
     await response.body?.cancel();
     throw new Error(`HTTP ${response.status}`);
@@ -96,11 +109,13 @@ async function fetchList(http: OutboundHttp, settings: PastebinSettings, signal:
   } catch {
     list = null;
   }
-  if (!Array.isArray(list)) throw new Error(`scraping list ${settings.url}: not a JSON array: ${body.slice(0, 200).trim()}`);
+  if (!Array.isArray(list))
+    throw new Error(`scraping list ${settings.url}: not a JSON array: ${body.slice(0, 200).trim()}`);
   return list;
 }
 
-const isAfter = (cursor: PastebinCursor, entry: PastebinEntry) => entry.dateSeconds > cursor.date || (entry.dateSeconds === cursor.date && !cursor.keys.includes(entry.key));
+const isAfter = (cursor: PastebinCursor, entry: PastebinEntry) =>
+  entry.dateSeconds > cursor.date || (entry.dateSeconds === cursor.date && !cursor.keys.includes(entry.key));
 
 export const pastebinCollector = defineCollector({
   name: 'pastebin-scraping',
@@ -108,7 +123,10 @@ export const pastebinCollector = defineCollector({
   defaultIntervalSeconds: 300,
   enabledByDefault: false,
   settings,
-  refine: (checked): PastebinSettings => ({ ...checked, item_url: checked.item_url ?? `${new URL(checked.url).origin}/api_scrape_item.php?i=` }),
+  refine: (checked): PastebinSettings => ({
+    ...checked,
+    item_url: checked.item_url ?? `${new URL(checked.url).origin}/api_scrape_item.php?i=`,
+  }),
   async run(context, run) {
     const { settings, signal } = run;
     const writer = createDocumentWriter(context, 'paste_site');
@@ -123,14 +141,24 @@ export const pastebinCollector = defineCollector({
       }
     }
     // Oldest first, so the cursor saved after each paste is where a killed run resumes.
-    const fresh = listed.filter(({ entry }) => isAfter(cursor, entry)).sort((a, b) => a.entry.dateSeconds - b.entry.dateSeconds || a.entry.key.localeCompare(b.entry.key));
+    const fresh = listed
+      .filter(({ entry }) => isAfter(cursor, entry))
+      .sort((a, b) => a.entry.dateSeconds - b.entry.dateSeconds || a.entry.key.localeCompare(b.entry.key));
     const retried = cursor.retry.filter((pending) => !fresh.some(({ entry }) => entry.key === pending.entry.key));
-    const queue = [...retried.map((pending) => ({ raw: pending.entry, attempts: pending.attempts, isNew: false })), ...fresh.map(({ raw }) => ({ raw, attempts: 0, isNew: true }))];
+    const queue = [
+      ...retried.map((pending) => ({ raw: pending.entry, attempts: pending.attempts, isNew: false })),
+      ...fresh.map(({ raw }) => ({ raw, attempts: 0, isNew: true })),
+    ];
     const next: PastebinCursor = { date: cursor.date, keys: [...cursor.keys], retry: [] };
-    const unfinished = (from: number) => queue.slice(from).filter((item) => !item.isNew).map((item) => ({ entry: item.raw, attempts: item.attempts }));
+    const unfinished = (from: number) =>
+      queue
+        .slice(from)
+        .filter((item) => !item.isNew)
+        .map((item) => ({ entry: item.raw, attempts: item.attempts }));
     let items = 0;
     for (const [index, item] of queue.entries()) {
-      if (index > 0 && settings.request_interval_ms > 0) await sleep(settings.request_interval_ms, undefined, { signal }).catch(() => undefined);
+      if (index > 0 && settings.request_interval_ms > 0)
+        await sleep(settings.request_interval_ms, undefined, { signal }).catch(() => undefined);
       if (signal.aborted) {
         // The retries not reached stay due; new pastes not reached are still after the cursor.
         next.retry.push(...unfinished(index));
@@ -139,7 +167,13 @@ export const pastebinCollector = defineCollector({
       const entry = pastebinEntry(item.raw);
       let content: string | null = null;
       try {
-        content = await fetchText(run.http, settings.item_url + encodeURIComponent(entry.key), settings, signal, MAX_PASTE_BYTES);
+        content = await fetchText(
+          run.http,
+          settings.item_url + encodeURIComponent(entry.key),
+          settings,
+          signal,
+          MAX_PASTE_BYTES,
+        );
       } catch (error) {
         if (signal.aborted) {
           next.retry.push(...unfinished(index));
@@ -148,10 +182,13 @@ export const pastebinCollector = defineCollector({
         const reason = error instanceof Error ? error.message : String(error);
         const attempts = item.attempts + 1;
         if (attempts < MAX_ATTEMPTS) next.retry.push({ entry: item.raw, attempts });
-        run.log(`${entry.key}: content not fetched (${reason}); ${attempts < MAX_ATTEMPTS ? 'tried again next run' : `given up after ${attempts} attempts`}`);
+        run.log(
+          `${entry.key}: content not fetched (${reason}); ${attempts < MAX_ATTEMPTS ? 'tried again next run' : `given up after ${attempts} attempts`}`,
+        );
       }
       if (content !== null && GONE.test(content)) run.log(`${entry.key}: removed before its content was fetched`);
-      else if (content !== null) items += (await writer.write([pastebinDocument(entry, content)], context.clock.now().getTime())).added;
+      else if (content !== null)
+        items += (await writer.write([pastebinDocument(entry, content)], context.clock.now().getTime())).added;
       if (item.isNew) {
         if (entry.dateSeconds > next.date) next.keys = [];
         next.date = Math.max(next.date, entry.dateSeconds);

@@ -1,7 +1,14 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { jsonValues, orReason, type DocumentFormat, type DocumentRecord } from '../common/documents/document-ingest.ts';
-import { firstOf, httpUrl, isJsonObject, RecordError, scrapedDate, type JsonObject } from '../common/documents/record-fields.ts';
+import {
+  firstOf,
+  httpUrl,
+  isJsonObject,
+  RecordError,
+  scrapedDate,
+  type JsonObject,
+} from '../common/documents/record-fields.ts';
 import { plausibleTime } from '../common/ingest/timestamp.ts';
 import { expiryOf, MAX_PASTE_BYTES, pasteDocument, SITE, sizeOf, syntaxOf } from './paste-record.ts';
 
@@ -23,11 +30,22 @@ const NAMES = {
 } as const;
 
 // The sites' own names, as the scraping collector and our JSONL record call them.
-const SITE_OF_HOST: Record<string, string> = { 'pastebin.com': 'pastebin', 'scrape.pastebin.com': 'pastebin', 'paste.ee': 'paste_ee', 'rentry.co': 'rentry', 'rentry.org': 'rentry' };
+const SITE_OF_HOST: Record<string, string> = {
+  'pastebin.com': 'pastebin',
+  'scrape.pastebin.com': 'pastebin',
+  'paste.ee': 'paste_ee',
+  'rentry.co': 'rentry',
+  'rentry.org': 'rentry',
+};
 
 /** A site named by the record (`pastebin.com` or `pastebin`) or its URL's host; null when neither. */
 function siteOf(record: JsonObject, url: string | null): string | null {
-  const named = firstOf(record, NAMES.site)?.toLowerCase().replace(/^https?:\/\//, '').replace(/^www\./, '').replace(/\/.*$/, '') ?? null;
+  const named =
+    firstOf(record, NAMES.site)
+      ?.toLowerCase()
+      .replace(/^https?:\/\//, '')
+      .replace(/^www\./, '')
+      .replace(/\/.*$/, '') ?? null;
   const host = named ?? (url === null ? null : new URL(url).hostname.toLowerCase().replace(/^www\./, ''));
   if (host === null) return null;
   const site = SITE_OF_HOST[host] ?? host;
@@ -40,8 +58,10 @@ function savedPasteRecord(value: unknown, location: string): DocumentRecord {
   const record = orReason(() => {
     if (!isJsonObject(value)) throw new RecordError('not a JSON object');
     const body = NAMES.body.map((name) => value[name]).find((item) => typeof item === 'string');
-    if (typeof body !== 'string' || body === '') throw new RecordError(`the paste has no body (${NAMES.body.join(', ')})`);
-    if (Buffer.byteLength(body) > MAX_PASTE_BYTES) throw new RecordError(`content is larger than ${MAX_PASTE_BYTES >> 20} MiB`);
+    if (typeof body !== 'string' || body === '')
+      throw new RecordError(`the paste has no body (${NAMES.body.join(', ')})`);
+    if (Buffer.byteLength(body) > MAX_PASTE_BYTES)
+      throw new RecordError(`content is larger than ${MAX_PASTE_BYTES >> 20} MiB`);
     const key = firstOf(value, NAMES.key);
     if (key === null) throw new RecordError(`the paste has no key (${NAMES.key.join(', ')})`);
     const url = httpUrl(firstOf(value, NAMES.url));
@@ -50,7 +70,10 @@ function savedPasteRecord(value: unknown, location: string): DocumentRecord {
     const dateName = NAMES.date.find((name) => value[name] !== undefined && value[name] !== null && value[name] !== '');
     if (dateName === undefined) warnings.push('paste date missing');
     const warn = (reason: string) => warnings.push(reason);
-    const ms = dateName === undefined ? null : plausibleTime(scrapedDate(value[dateName], warn, 'paste date'), warn, 'paste date');
+    const ms =
+      dateName === undefined
+        ? null
+        : plausibleTime(scrapedDate(value[dateName], warn, 'paste date'), warn, 'paste date');
     return pasteDocument(
       {
         paste_key: key,
@@ -112,7 +135,8 @@ function besideJson(file: string): boolean {
  * is null (with a warning), as are its site and URL.
  */
 export const rawPastes: DocumentFormat = {
-  writtenBy: 'paste monitors saving raw pastes (pastepwn SaveFileAction, pastebin scrapers): one text file a paste, named by its key',
+  writtenBy:
+    'paste monitors saving raw pastes (pastepwn SaveFileAction, pastebin scrapers): one text file a paste, named by its key',
   accepts: (file) => !JSON_FILES.test(file) && !(file.toLowerCase().endsWith('.txt') && besideJson(file)),
   detect: (head) => head.trim() !== '' && !/^\s*[[{]/.test(head) && !head.includes('\0'),
   async *read(input) {
@@ -123,7 +147,27 @@ export const rawPastes: DocumentFormat = {
       return;
     }
     const body = readFileSync(input, 'utf8').replace(/^\uFEFF/, '');
-    const record = body.trim() === '' ? 'empty paste' : pasteDocument({ paste_key: name, site: null, title: null, syntax: 'text', user: null, size, url: null, expire: null, posted_at: null }, body);
-    yield { location: 'file', record, warnings: ['paste date unknown (a raw paste file; its file time is when it was saved)'] };
+    const record =
+      body.trim() === ''
+        ? 'empty paste'
+        : pasteDocument(
+            {
+              paste_key: name,
+              site: null,
+              title: null,
+              syntax: 'text',
+              user: null,
+              size,
+              url: null,
+              expire: null,
+              posted_at: null,
+            },
+            body,
+          );
+    yield {
+      location: 'file',
+      record,
+      warnings: ['paste date unknown (a raw paste file; its file time is when it was saved)'],
+    };
   },
 };

@@ -32,7 +32,8 @@ export const normalisedPermutation = (entry: Record<string, unknown>): DnstwistP
   Object.fromEntries(Object.entries(entry).map(([key, value]) => [keyOf(key), value]));
 
 /** The header of a dnstwist CSV (any version): it names the fuzzer and the domain first. */
-export const isDnstwistCsvHeader = (line: string) => /^"?fuzzer"?\s*,\s*"?domain(?:[-_]name)?"?\s*(?:,|$)/i.test(line.trim());
+export const isDnstwistCsvHeader = (line: string) =>
+  /^"?fuzzer"?\s*,\s*"?domain(?:[-_]name)?"?\s*(?:,|$)/i.test(line.trim());
 
 async function readWhole(stream: Readable, input: string, progress?: IngestProgress): Promise<string> {
   const chunks: Buffer[] = [];
@@ -40,14 +41,25 @@ async function readWhole(stream: Readable, input: string, progress?: IngestProgr
   for await (const chunk of stream as AsyncIterable<Buffer>) {
     size += chunk.length;
     progress?.advance(chunk.length);
-    if (size > DNSTWIST_MAX_BYTES) throw new IngestError(input, 'file', `larger than ${DNSTWIST_MAX_BYTES / 1024 / 1024} MiB: split it, or give dnstwist --format list output as an NRD list`);
+    if (size > DNSTWIST_MAX_BYTES)
+      throw new IngestError(
+        input,
+        'file',
+        `larger than ${DNSTWIST_MAX_BYTES / 1024 / 1024} MiB: split it, or give dnstwist --format list output as an NRD list`,
+      );
     chunks.push(chunk);
   }
-  return Buffer.concat(chunks).toString('utf8').replace(/^\uFEFF/, '');
+  return Buffer.concat(chunks)
+    .toString('utf8')
+    .replace(/^\uFEFF/, '');
 }
 
 /** The entries of a dnstwist JSON result, each normalised, or why an entry is none. */
-export async function* dnstwistJsonEntries(stream: Readable, input: string, progress?: IngestProgress): AsyncGenerator<{ location: string; entry: DnstwistPermutation | string }> {
+export async function* dnstwistJsonEntries(
+  stream: Readable,
+  input: string,
+  progress?: IngestProgress,
+): AsyncGenerator<{ location: string; entry: DnstwistPermutation | string }> {
   let entries: unknown;
   try {
     entries = parseJson(await readWhole(stream, input, progress));
@@ -55,7 +67,8 @@ export async function* dnstwistJsonEntries(stream: Readable, input: string, prog
     if (error instanceof IngestError) throw new IngestError(input, error.location, error.reason);
     throw new IngestError(input, 'file', `not JSON: ${(error as Error).message}`);
   }
-  if (!Array.isArray(entries)) throw new IngestError(input, 'file', 'not a dnstwist JSON result (an array of permutations)');
+  if (!Array.isArray(entries))
+    throw new IngestError(input, 'file', 'not a dnstwist JSON result (an array of permutations)');
   for (const [i, entry] of (entries as unknown[]).entries()) {
     const location = `record ${i + 1}`;
     if (typeof entry !== 'object' || entry === null || Array.isArray(entry)) yield { location, entry: 'not an object' };
@@ -64,19 +77,29 @@ export async function* dnstwistJsonEntries(stream: Readable, input: string, prog
 }
 
 /** The rows of a dnstwist CSV result, each normalised; an empty cell is no value, as dnstwist omits a key. */
-export async function* dnstwistCsvEntries(stream: Readable, progress?: IngestProgress): AsyncGenerator<{ location: string; entry: DnstwistPermutation | string }> {
+export async function* dnstwistCsvEntries(
+  stream: Readable,
+  progress?: IngestProgress,
+): AsyncGenerator<{ location: string; entry: DnstwistPermutation | string }> {
   stream.on('data', (chunk: Buffer) => progress?.advance(chunk.length));
   for await (const row of readCsvRows<string>(stream, { columns: (header) => header.map(keyOf) })) {
     const location = `line ${row.line}`;
     if ('error' in row) yield { location, entry: row.error };
-    else yield { location, entry: Object.fromEntries(Object.entries(row.row).filter(([, value]) => value !== undefined && value !== '')) };
+    else
+      yield {
+        location,
+        entry: Object.fromEntries(Object.entries(row.row).filter(([, value]) => value !== undefined && value !== '')),
+      };
   }
 }
 
 /** A DNS answer as a list: JSON lists, old scalar strings and `;`-joined CSV cells alike. */
 const valuesOf = (value: unknown): string[] => {
   const items = Array.isArray(value) ? value : typeof value === 'string' ? value.split(';') : [];
-  return items.filter((item): item is string => typeof item === 'string').map((item) => item.trim()).filter((item) => item !== '');
+  return items
+    .filter((item): item is string => typeof item === 'string')
+    .map((item) => item.trim())
+    .filter((item) => item !== '');
 };
 
 /** The answers without dnstwist's `!ServFail` markers; null when nothing is left. */
@@ -85,25 +108,31 @@ function answers(value: unknown): string[] | null {
   return list.length ? list : null;
 }
 
-const text = (value: unknown) => (typeof value === 'string' && value.trim() !== '' && value.trim() !== 'None' ? value.trim() : null);
+const text = (value: unknown) =>
+  typeof value === 'string' && value.trim() !== '' && value.trim() !== 'None' ? value.trim() : null;
 
 const REGISTERED_KEYS = ['dns_a', 'dns_aaaa', 'dns_ns', 'dns_mx', 'whois_registrar', 'whois_created'];
 
 /** The scanned domain itself: `*original` today, `Original*` before. */
-export const isOriginal = (fuzzer: unknown) => typeof fuzzer === 'string' && fuzzer.replaceAll('*', '').trim().toLowerCase() === 'original';
+export const isOriginal = (fuzzer: unknown) =>
+  typeof fuzzer === 'string' && fuzzer.replaceAll('*', '').trim().toLowerCase() === 'original';
 
 /**
  * dnstwist's own test: a permutation with any DNS or WHOIS answer (a `!ServFail` included: the
  * name is delegated) is registered; without --registered dnstwist lists the others too.
  */
-export const isRegistered = (permutation: DnstwistPermutation) => REGISTERED_KEYS.some((key) => valuesOf(permutation[key]).length > 0);
+export const isRegistered = (permutation: DnstwistPermutation) =>
+  REGISTERED_KEYS.some((key) => valuesOf(permutation[key]).length > 0);
 
 /**
  * What a registered permutation tells of its domain. `whois_created` is a date (`2021-04-02`, older
  * versions `2021-04-02 10:00:00`); any other text or an implausible date is stored as null with a
  * warning.
  */
-export function permutationDetails(permutation: DnstwistPermutation, warn: (reason: string) => void): Omit<ObservedDomain, 'domain'> {
+export function permutationDetails(
+  permutation: DnstwistPermutation,
+  warn: (reason: string) => void,
+): Omit<ObservedDomain, 'domain'> {
   const created = text(permutation.whois_created);
   const parsed = created === null ? null : parseTimestamp(created);
   if (created !== null && parsed === null) warn('whois_created is not a date');

@@ -2,7 +2,13 @@ import { existsSync, readFileSync } from 'node:fs';
 import { domainToASCII } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { parseDomainName } from '../common/domains/domain-name.ts';
-import { createLookalikeIndex, editDistance, lookalikeScore, measureLookalike, type Lookalike } from './lookalike-index.ts';
+import {
+  createLookalikeIndex,
+  editDistance,
+  lookalikeScore,
+  measureLookalike,
+  type Lookalike,
+} from './lookalike-index.ts';
 import { generatePermutations } from './permutations.ts';
 
 const fixture = '/work/shared/fixtures/dnstwist/youtube.com.dnstwist.json';
@@ -16,7 +22,8 @@ const observed = (raw: string) => {
 
 describe('phishing lookalike index', () => {
   const index = createLookalikeIndex(['acme-bank.com', 'globex.io', 'ing.com', 'youtube.com']);
-  const watchedOf = (found: Lookalike[]) => found.map((l) => `${index.watched(l.watched).name.domain} ${l.fuzzer}${l.brandInSubdomain ? ' +sub' : ''}`);
+  const watchedOf = (found: Lookalike[]) =>
+    found.map((l) => `${index.watched(l.watched).name.domain} ${l.fuzzer}${l.brandInSubdomain ? ' +sub' : ''}`);
   const of = (raw: string) => watchedOf(index.lookalikesOf(observed(raw)));
 
   it('finds permutations by lookup, a host under a permutation included', () => {
@@ -67,14 +74,19 @@ describe('phishing lookalike index', () => {
       if (typeof name === 'string') throw new Error(name);
       const single = createLookalikeIndex([domain]);
       const permutations = generatePermutations({ label: single.watched(0).label, suffix: name.suffix });
-      const wrong = [...permutations].filter(([candidate, fuzzer]) => single.lookalikesOf(observed(candidate)).find((l) => l.watched === 0)?.fuzzer !== fuzzer);
+      const wrong = [...permutations].filter(
+        ([candidate, fuzzer]) =>
+          single.lookalikesOf(observed(candidate)).find((l) => l.watched === 0)?.fuzzer !== fuzzer,
+      );
       expect(wrong, domain).toEqual([]);
       if (domain === 'acme-bank.com') expect(single.candidates).toBeLessThan(permutations.size / 2);
     }
   });
 
   it.skipIf(!existsSync(fixture))('finds every registered permutation of the dnstwist youtube.com scan', () => {
-    const entries = (JSON.parse(readFileSync(fixture, 'utf8')) as { fuzzer: string; domain: string }[]).filter((e) => e.fuzzer !== '*original');
+    const entries = (JSON.parse(readFileSync(fixture, 'utf8')) as { fuzzer: string; domain: string }[]).filter(
+      (e) => e.fuzzer !== '*original',
+    );
     const youtube = createLookalikeIndex(['youtube.com']);
     const missed = entries.filter((entry) => youtube.lookalikesOf(observed(entry.domain)).length === 0);
     expect(missed).toEqual([]);
@@ -90,21 +102,52 @@ describe('phishing lookalike index', () => {
   });
 
   it('scores close, convincing lookalikes higher, 0-100', () => {
-    const homoglyph = lookalikeScore({ fuzzer: 'homoglyph', distance: 1, longer: 9, brandInSubdomain: false, hasMx: true });
-    const bits = lookalikeScore({ fuzzer: 'bitsquatting', distance: 1, longer: 9, brandInSubdomain: false, hasMx: false });
-    const near = lookalikeScore({ fuzzer: 'replacement', distance: 1, longer: 9, brandInSubdomain: false, hasMx: false });
-    const far = lookalikeScore({ fuzzer: 'replacement', distance: 4, longer: 9, brandInSubdomain: false, hasMx: false });
+    const homoglyph = lookalikeScore({
+      fuzzer: 'homoglyph',
+      distance: 1,
+      longer: 9,
+      brandInSubdomain: false,
+      hasMx: true,
+    });
+    const bits = lookalikeScore({
+      fuzzer: 'bitsquatting',
+      distance: 1,
+      longer: 9,
+      brandInSubdomain: false,
+      hasMx: false,
+    });
+    const near = lookalikeScore({
+      fuzzer: 'replacement',
+      distance: 1,
+      longer: 9,
+      brandInSubdomain: false,
+      hasMx: false,
+    });
+    const far = lookalikeScore({
+      fuzzer: 'replacement',
+      distance: 4,
+      longer: 9,
+      brandInSubdomain: false,
+      hasMx: false,
+    });
     expect(homoglyph).toBe(Math.round(70 + (8 / 9) * 20 + 5));
     expect(homoglyph).toBeGreaterThan(bits);
     expect(near).toBeGreaterThan(far);
-    expect(lookalikeScore({ fuzzer: 'homoglyph', distance: 0, longer: 9, brandInSubdomain: true, hasMx: true })).toBe(100);
+    expect(lookalikeScore({ fuzzer: 'homoglyph', distance: 0, longer: 9, brandInSubdomain: true, hasMx: true })).toBe(
+      100,
+    );
     const [acme] = index.lookalikesOf(observed('acme-bnak.com'));
-    expect(measureLookalike(index, acme!, { ...observed('acme-bnak.com'), hasMx: false })).toEqual({ distance: 1, score: Math.round(90 * 0.7 + (8 / 9) * 20) });
+    expect(measureLookalike(index, acme!, { ...observed('acme-bnak.com'), hasMx: false })).toEqual({
+      distance: 1,
+      score: Math.round(90 * 0.7 + (8 / 9) * 20),
+    });
   });
 
   it('is built from names as rules hold them (Unicode or punycode)', () => {
     const idn = createLookalikeIndex(['münchen.de']);
-    expect(idn.lookalikesOf(observed(domainToASCII('münchen.de').replace('.de', '.com'))).map((l) => l.fuzzer)).toEqual(['tld-swap']);
+    expect(idn.lookalikesOf(observed(domainToASCII('münchen.de').replace('.de', '.com'))).map((l) => l.fuzzer)).toEqual(
+      ['tld-swap'],
+    );
     expect(idn.lookalikesOf(observed('munchen.de')).map((l) => l.fuzzer)).toEqual(['homoglyph']);
     expect(() => createLookalikeIndex(['not a domain'])).toThrow(/not a valid domain/);
   });

@@ -56,7 +56,8 @@ export interface ObservedName {
   registrable: string;
 }
 
-const unicodeLabel = (asciiLabel: string) => (asciiLabel.startsWith('xn--') ? domainToUnicode(asciiLabel) || asciiLabel : asciiLabel);
+const unicodeLabel = (asciiLabel: string) =>
+  asciiLabel.startsWith('xn--') ? domainToUnicode(asciiLabel) || asciiLabel : asciiLabel;
 
 type Entries = number | number[];
 
@@ -86,7 +87,11 @@ function indexWatched(domains: string[]) {
   const originals = new Map<string, Entries>();
   // Dictionary bases (dictionaryBases) with their suffix: whole brands, brands without their
   // last part, brands without their first part.
-  const dictionary = { brand: new Map<string, Entries>(), head: new Map<string, Entries>(), tail: new Map<string, Entries>() };
+  const dictionary = {
+    brand: new Map<string, Entries>(),
+    head: new Map<string, Entries>(),
+    tail: new Map<string, Entries>(),
+  };
   let longestBrand = 0;
   watched.forEach((w, i) => {
     // For an ASCII brand the skeleton check finds every IDN homoglyph and dictionaryBases every
@@ -95,7 +100,10 @@ function indexWatched(domains: string[]) {
     // rest: half the names, none that needs punycode.
     const ascii = /^[a-z0-9-]+$/.test(w.label);
     const brandChecked = ascii && w.brand.length >= MIN_BRAND_LENGTH;
-    for (const [candidate, fuzzer] of generatePermutations({ label: w.label, suffix: w.name.suffix }, { asciiOnly: ascii, withoutDictionary: ascii })) {
+    for (const [candidate, fuzzer] of generatePermutations(
+      { label: w.label, suffix: w.name.suffix },
+      { asciiOnly: ascii, withoutDictionary: ascii },
+    )) {
       if (fuzzer === 'tld-swap' && brandChecked) continue;
       candidates.add(candidate, i * FUZZER_SLOTS + FUZZER_CODE.get(fuzzer)!);
     }
@@ -111,7 +119,8 @@ function indexWatched(domains: string[]) {
     const skeleton = skeletonOf(w.label);
     add(originals, `${skeleton}.${w.name.suffix}`, i);
     // An IDN brand written in plain letters (`munchen.de` for `münchen.de`) reads the same.
-    if (skeleton !== w.label && /^[a-z0-9-]+$/.test(skeleton)) candidates.add(`${skeleton}.${w.name.suffix}`, i * FUZZER_SLOTS + FUZZER_CODE.get('homoglyph')!);
+    if (skeleton !== w.label && /^[a-z0-9-]+$/.test(skeleton))
+      candidates.add(`${skeleton}.${w.name.suffix}`, i * FUZZER_SLOTS + FUZZER_CODE.get('homoglyph')!);
     if (w.brand.length >= MIN_BRAND_LENGTH) {
       add(brands, w.brand, i);
       longestBrand = Math.max(longestBrand, w.brand.length);
@@ -136,7 +145,8 @@ export function createLookalikeIndex(domains: string[]) {
     }
     found.push({ watched: index, fuzzer, brandInSubdomain });
   }
-  const noteCandidate = (entry: number) => note(Math.floor(entry / FUZZER_SLOTS), MATCH_FUZZERS[entry % FUZZER_SLOTS]!, false);
+  const noteCandidate = (entry: number) =>
+    note(Math.floor(entry / FUZZER_SLOTS), MATCH_FUZZERS[entry % FUZZER_SLOTS]!, false);
 
   function noteBrand(value: Entries | undefined, fuzzer: MatchFuzzer, inSubdomain: boolean) {
     if (value === undefined) return;
@@ -146,7 +156,8 @@ export function createLookalikeIndex(domains: string[]) {
 
   // The registrable domain's suffix (`.com`) while dictionaryBases reports a label's bases.
   let suffixOfLabel = '';
-  const noteDictionary = (form: 'brand' | 'head' | 'tail', base: string) => noteBrand(dictionary[form].get(base + suffixOfLabel), 'dictionary', false);
+  const noteDictionary = (form: 'brand' | 'head' | 'tail', base: string) =>
+    noteBrand(dictionary[form].get(base + suffixOfLabel), 'dictionary', false);
 
   /**
    * Notes each brand made of consecutive hyphen-separated parts of a label: in a subdomain
@@ -166,7 +177,11 @@ export function createLookalikeIndex(domains: string[]) {
         joined += parts[last];
         if (joined.length > longestBrand) break;
         const whole = first === 0 && last === parts.length - 1;
-        noteBrand(brands.get(joined), inSubdomain ? 'levelsquatting' : whole ? 'tld-swap' : 'combosquatting', inSubdomain);
+        noteBrand(
+          brands.get(joined),
+          inSubdomain ? 'levelsquatting' : whole ? 'tld-swap' : 'combosquatting',
+          inSubdomain,
+        );
       }
     }
   }
@@ -193,7 +208,8 @@ export function createLookalikeIndex(domains: string[]) {
       suffixOfLabel = registrable.slice(label.length);
       dictionaryBases(label, noteDictionary);
       noteBrandsIn(label, false);
-      if (domain !== registrable) for (const sub of domain.slice(0, domain.length - registrable.length - 1).split('.')) noteBrandsIn(sub, true);
+      if (domain !== registrable)
+        for (const sub of domain.slice(0, domain.length - registrable.length - 1).split('.')) noteBrandsIn(sub, true);
 
       if (label.startsWith('xn--')) {
         const skeleton = `${skeletonOf(unicodeLabel(label))}${registrable.slice(label.length)}`;
@@ -257,17 +273,37 @@ const FUZZER_WEIGHT: Record<MatchFuzzer, number> = {
  * brand's (1 - distance / longer length), 5 when the brand also sits in a subdomain, 5 when the
  * domain has mail servers (it can send or receive phishing mail).
  */
-export function lookalikeScore(input: { fuzzer: MatchFuzzer; distance: number; longer: number; brandInSubdomain: boolean; hasMx: boolean }): number {
+export function lookalikeScore(input: {
+  fuzzer: MatchFuzzer;
+  distance: number;
+  longer: number;
+  brandInSubdomain: boolean;
+  hasMx: boolean;
+}): number {
   const closeness = input.longer === 0 ? 0 : Math.max(0, 1 - input.distance / input.longer);
-  const score = FUZZER_WEIGHT[input.fuzzer] * 0.7 + closeness * 20 + (input.brandInSubdomain ? 5 : 0) + (input.hasMx ? 5 : 0);
+  const score =
+    FUZZER_WEIGHT[input.fuzzer] * 0.7 + closeness * 20 + (input.brandInSubdomain ? 5 : 0) + (input.hasMx ? 5 : 0);
   return Math.min(100, Math.round(score));
 }
 
 /** Distance and score of one lookalike of a watched domain. */
-export function measureLookalike(index: LookalikeIndex, lookalike: Lookalike, observed: ObservedName & { hasMx: boolean }) {
+export function measureLookalike(
+  index: LookalikeIndex,
+  lookalike: Lookalike,
+  observed: ObservedName & { hasMx: boolean },
+) {
   const target = index.watched(lookalike.watched);
   const label = unicodeLabel(labelOf(observed.registrable));
   const distance = editDistance(label, target.label);
   const longer = Math.max([...label].length, [...target.label].length);
-  return { distance, score: lookalikeScore({ fuzzer: lookalike.fuzzer, distance, longer, brandInSubdomain: lookalike.brandInSubdomain, hasMx: observed.hasMx }) };
+  return {
+    distance,
+    score: lookalikeScore({
+      fuzzer: lookalike.fuzzer,
+      distance,
+      longer,
+      brandInSubdomain: lookalike.brandInSubdomain,
+      hasMx: observed.hasMx,
+    }),
+  };
 }

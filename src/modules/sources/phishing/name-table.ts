@@ -112,4 +112,3 @@ export function createNameTable(expected = 1024) {
     },
   };
 }
-

@@ -1,17 +1,28 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { domainToUnicode } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { DICTIONARY_WORDS, FUZZERS, generatePermutations, neighboursOf, skeletonOf, SWAP_SUFFIXES, type Fuzzer } from './permutations.ts';
+import {
+  DICTIONARY_WORDS,
+  FUZZERS,
+  generatePermutations,
+  neighboursOf,
+  skeletonOf,
+  SWAP_SUFFIXES,
+  type Fuzzer,
+} from './permutations.ts';
 
 const fixture = '/work/shared/fixtures/dnstwist/youtube.com.dnstwist.json';
 
-const namesOf = (permutations: Map<string, Fuzzer>, fuzzer: Fuzzer) => [...permutations].filter(([, f]) => f === fuzzer).map(([name]) => name);
+const namesOf = (permutations: Map<string, Fuzzer>, fuzzer: Fuzzer) =>
+  [...permutations].filter(([, f]) => f === fuzzer).map(([name]) => name);
 
 describe('phishing permutations (dnstwist fuzzers)', () => {
   const youtube = generatePermutations({ label: 'youtube', suffix: 'com' });
 
   it.skipIf(!existsSync(fixture))('makes every fuzzer/domain pair of real dnstwist output for youtube.com', () => {
-    const entries = (JSON.parse(readFileSync(fixture, 'utf8')) as { fuzzer: string; domain: string }[]).filter((entry) => entry.fuzzer !== '*original');
+    const entries = (JSON.parse(readFileSync(fixture, 'utf8')) as { fuzzer: string; domain: string }[]).filter(
+      (entry) => entry.fuzzer !== '*original',
+    );
     expect(entries).toHaveLength(235);
     const pairs = entries.map((entry) => `${entry.fuzzer} ${entry.domain}`);
     const ours = pairs.filter((pair) => {
@@ -21,7 +32,9 @@ describe('phishing permutations (dnstwist fuzzers)', () => {
     // All 235: addition, bitsquatting, homoglyph (ASCII and IDN), hyphenation, insertion,
     // omission, repetition, replacement, subdomain, transposition, vowel-swap and various.
     expect(ours).toEqual(pairs);
-    expect(new Set(entries.map((entry) => entry.fuzzer))).toEqual(new Set(FUZZERS.filter((f) => f !== 'dictionary' && f !== 'tld-swap')));
+    expect(new Set(entries.map((entry) => entry.fuzzer))).toEqual(
+      new Set(FUZZERS.filter((f) => f !== 'dictionary' && f !== 'tld-swap')),
+    );
   });
 
   it('never yields the watched name, an invalid label, or a name twice', () => {
@@ -78,7 +91,16 @@ describe('phishing permutations (dnstwist fuzzers)', () => {
 
   it('writes IDN homoglyphs in punycode, replacing a run of one letter (dnstwist windows)', () => {
     const unicode = namesOf(youtube, 'homoglyph').map((name) => domainToUnicode(name));
-    expect(unicode).toEqual(expect.arrayContaining(['yоutube.com'.replace('о', 'ȯ'), 'yoůtůbe.com', 'yoůtube.com', 'youtůbe.com', 'youtulbe.com', 'y0utube.com']));
+    expect(unicode).toEqual(
+      expect.arrayContaining([
+        'yоutube.com'.replace('о', 'ȯ'),
+        'yoůtůbe.com',
+        'yoůtube.com',
+        'youtůbe.com',
+        'youtulbe.com',
+        'y0utube.com',
+      ]),
+    );
     // Both u's at once only through a run that holds them both, never the whole label.
     expect(generatePermutations({ label: 'aba', suffix: 'com' }).has(new URL('http://àbà.com').hostname)).toBe(false);
   });

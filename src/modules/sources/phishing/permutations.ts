@@ -41,7 +41,9 @@ function neighbourTable(rows: string[]): Map<string, string[]> {
   rows.forEach((row, r) => {
     [...row].forEach((key, c) => {
       const at = (rowIndex: number, column: number) => rows[rowIndex]?.[column] ?? '';
-      const near = [at(r - 1, c), at(r - 1, c + 1), at(r, c - 1), at(r, c + 1), at(r + 1, c - 1), at(r + 1, c)].filter((k) => k !== '');
+      const near = [at(r - 1, c), at(r - 1, c + 1), at(r, c - 1), at(r, c + 1), at(r + 1, c - 1), at(r + 1, c)].filter(
+        (k) => k !== '',
+      );
       table.set(key, near);
     });
   });
@@ -49,7 +51,12 @@ function neighbourTable(rows: string[]): Map<string, string[]> {
 }
 
 const tables = KEYBOARDS.map(neighbourTable);
-const NEIGHBOURS = new Map([...tables[0]!.keys(), ...tables[2]!.keys()].map((key) => [key, [...new Set(tables.flatMap((table) => table.get(key) ?? []))]]));
+const NEIGHBOURS = new Map(
+  [...tables[0]!.keys(), ...tables[2]!.keys()].map((key) => [
+    key,
+    [...new Set(tables.flatMap((table) => table.get(key) ?? []))],
+  ]),
+);
 
 /** The keys next to a key on any of the three layouts. */
 export const neighboursOf = (char: string): string[] => NEIGHBOURS.get(char) ?? [];
@@ -102,15 +109,54 @@ const glyphsOf = new Map(Object.entries(GLYPHS).map(([char, glyphs]) => [char, g
 // Letters of other scripts that render like Latin ones: whole-script homographs (`аррӏе` in
 // Cyrillic) are the classic IDN attack, and dnstwist generates none of them.
 const OTHER_SCRIPT_LOOKALIKES: Record<string, string> = {
-  а: 'a', в: 'b', с: 'c', ԁ: 'd', е: 'e', ғ: 'f', һ: 'h', і: 'i', ј: 'j', к: 'k', ӏ: 'l', м: 'm', п: 'n', о: 'o', р: 'p', ԛ: 'q',
-  г: 'r', ѕ: 's', т: 't', ц: 'u', ѵ: 'v', ԝ: 'w', х: 'x', у: 'y', з: '3',
-  α: 'a', β: 'b', ε: 'e', η: 'n', ι: 'i', κ: 'k', ν: 'v', ο: 'o', ρ: 'p', τ: 't', υ: 'u', χ: 'x', γ: 'y',
+  а: 'a',
+  в: 'b',
+  с: 'c',
+  ԁ: 'd',
+  е: 'e',
+  ғ: 'f',
+  һ: 'h',
+  і: 'i',
+  ј: 'j',
+  к: 'k',
+  ӏ: 'l',
+  м: 'm',
+  п: 'n',
+  о: 'o',
+  р: 'p',
+  ԛ: 'q',
+  г: 'r',
+  ѕ: 's',
+  т: 't',
+  ц: 'u',
+  ѵ: 'v',
+  ԝ: 'w',
+  х: 'x',
+  у: 'y',
+  з: '3',
+  α: 'a',
+  β: 'b',
+  ε: 'e',
+  η: 'n',
+  ι: 'i',
+  κ: 'k',
+  ν: 'v',
+  ο: 'o',
+  ρ: 'p',
+  τ: 't',
+  υ: 'u',
+  χ: 'x',
+  γ: 'y',
   // Armenian and Cyrillic Komi letters that dnstwist's glyph table used before 2020 (`glօbex`).
-  օ: 'o', ս: 'u', հ: 'h', ԍ: 'g',
+  օ: 'o',
+  ս: 'u',
+  հ: 'h',
+  ԍ: 'g',
 };
 
 const BASE_OF = new Map<string, string>(Object.entries(OTHER_SCRIPT_LOOKALIKES));
-for (const [char, glyphs] of glyphsOf) for (const glyph of glyphs) if (glyph.length === 1 && glyph > '\x7f') BASE_OF.set(glyph, char);
+for (const [char, glyphs] of glyphsOf)
+  for (const glyph of glyphs) if (glyph.length === 1 && glyph > '\x7f') BASE_OF.set(glyph, char);
 
 /**
  * The ASCII a Unicode label reads as (UTS #39's "skeleton" idea on a small table): marks are
@@ -163,9 +209,56 @@ export const DICTIONARY_WORDS = [
 
 /** Suffixes of the tld-swap fuzzer: the most registered and the most abused ones. */
 export const SWAP_SUFFIXES = [
-  'com', 'net', 'org', 'info', 'biz', 'co', 'io', 'me', 'us', 'uk', 'co.uk', 'de', 'fr', 'nl', 'eu', 'ru', 'cn', 'in', 'br', 'au',
-  'xyz', 'top', 'online', 'site', 'shop', 'store', 'club', 'app', 'live', 'icu', 'vip', 'cc', 'pw', 'tk', 'ml', 'ga', 'cf', 'gq',
-  'support', 'services', 'website', 'tech', 'space', 'fun', 'link', 'click', 'help', 'cloud', 'digital', 'agency',
+  'com',
+  'net',
+  'org',
+  'info',
+  'biz',
+  'co',
+  'io',
+  'me',
+  'us',
+  'uk',
+  'co.uk',
+  'de',
+  'fr',
+  'nl',
+  'eu',
+  'ru',
+  'cn',
+  'in',
+  'br',
+  'au',
+  'xyz',
+  'top',
+  'online',
+  'site',
+  'shop',
+  'store',
+  'club',
+  'app',
+  'live',
+  'icu',
+  'vip',
+  'cc',
+  'pw',
+  'tk',
+  'ml',
+  'ga',
+  'cf',
+  'gq',
+  'support',
+  'services',
+  'website',
+  'tech',
+  'space',
+  'fun',
+  'link',
+  'click',
+  'help',
+  'cloud',
+  'digital',
+  'agency',
 ];
 
 const VOWELS = 'aeiou';
@@ -341,10 +434,11 @@ const NON_ASCII = /[^\x00-\x7f]/;
 
 /** 1-63 characters between dots, no hyphen at either end of a label. */
 function wellFormed(labels: string): boolean {
-  for (let start = 0; ; ) {
+  for (let start = 0; ;) {
     const dot = labels.indexOf('.', start);
     const end = dot === -1 ? labels.length : dot;
-    if (end === start || end - start > 63 || labels.charCodeAt(start) === 45 || labels.charCodeAt(end - 1) === 45) return false;
+    if (end === start || end - start > 63 || labels.charCodeAt(start) === 45 || labels.charCodeAt(end - 1) === 45)
+      return false;
     if (dot === -1) return true;
     start = dot + 1;
   }
@@ -378,7 +472,10 @@ export interface FuzzTarget {
  * dictionary names (found by dictionaryBases). No name the other fuzzers make is a dictionary
  * name with another fuzzer's name, so leaving them out renames nothing.
  */
-export function generatePermutations(target: FuzzTarget, options: { asciiOnly?: boolean; withoutDictionary?: boolean } = {}): Map<string, Fuzzer> {
+export function generatePermutations(
+  target: FuzzTarget,
+  options: { asciiOnly?: boolean; withoutDictionary?: boolean } = {},
+): Map<string, Fuzzer> {
   const { label, suffix } = target;
   const original = `${asciiLabels(label)}.${suffix}`;
   const result = new Map<string, Fuzzer>();

@@ -15,7 +15,15 @@ import {
 import { detectFormat, HEAD_BYTES, peekInput, type DetectableFormat } from '../common/ingest/format-detection.ts';
 import { plausibleTime } from '../common/ingest/timestamp.ts';
 import type { Ingester } from '../kit/source.ts';
-import { dnstwistCsvEntries, dnstwistJsonEntries, isDnstwistCsvHeader, isOriginal, isRegistered, permutationDetails, type DnstwistPermutation } from './dnstwist-read.ts';
+import {
+  dnstwistCsvEntries,
+  dnstwistJsonEntries,
+  isDnstwistCsvHeader,
+  isOriginal,
+  isRegistered,
+  permutationDetails,
+  type DnstwistPermutation,
+} from './dnstwist-read.ts';
 import { parseDomainName } from '../common/domains/domain-name.ts';
 import { writeObservedDomains, type CheckedDomain, type ObservedDomain } from '../common/domains/observed-domains.ts';
 
@@ -32,7 +40,13 @@ interface Counts {
 /** A domain of an input as a record to store, or why it is no domain name. */
 function checked(raw: string, location: string, details: Omit<ObservedDomain, 'domain'>): ReadRecord<CheckedDomain> {
   const name = parseDomainName(raw);
-  return { location, record: typeof name === 'string' ? `${JSON.stringify(raw.slice(0, 100))}: ${name}` : { name, domain: { ...details, domain: raw } } };
+  return {
+    location,
+    record:
+      typeof name === 'string'
+        ? `${JSON.stringify(raw.slice(0, 100))}: ${name}`
+        : { name, domain: { ...details, domain: raw } },
+  };
 }
 
 // "# Time of Compilation: 2025-01-03 06:29:14 UTC", "# Last modified: …", "! Updated: …".
@@ -53,7 +67,8 @@ const DNSMASQ = /^(?:address|server|local)=\/([^/]+)\//;
 const UNBOUND = /^local-(?:zone|data):\s*"([^"\s]+?)\.?[\s"]/;
 
 /** The domain an NRD list line names (the wildcard `*.domain` is read by parseDomainName). */
-const listedDomain = (text: string) => (ADBLOCK.exec(text) ?? HOSTS.exec(text) ?? DNSMASQ.exec(text) ?? UNBOUND.exec(text))?.[1] ?? text;
+const listedDomain = (text: string) =>
+  (ADBLOCK.exec(text) ?? HOSTS.exec(text) ?? DNSMASQ.exec(text) ?? UNBOUND.exec(text))?.[1] ?? text;
 
 /**
  * An NRD list: `#` header lines, then one domain a line, in any of its renderings (listedDomain;
@@ -82,7 +97,10 @@ async function* nrdDomains(stream: Readable, progress?: IngestProgress): AsyncGe
 }
 
 /** The observed domains of a dnstwist result: the original and unregistered permutations are none. */
-async function* dnstwistDomains(entries: AsyncIterable<{ location: string; entry: DnstwistPermutation | string }>, counts: Counts): AsyncGenerator<ReadRecord<CheckedDomain>> {
+async function* dnstwistDomains(
+  entries: AsyncIterable<{ location: string; entry: DnstwistPermutation | string }>,
+  counts: Counts,
+): AsyncGenerator<ReadRecord<CheckedDomain>> {
   for await (const { location, entry } of entries) {
     if (typeof entry === 'string') {
       yield { location, record: entry };
@@ -98,7 +116,11 @@ async function* dnstwistDomains(entries: AsyncIterable<{ location: string; entry
       continue;
     }
     const warnings: string[] = [];
-    const record = checked(entry.domain.trim(), location, permutationDetails(entry, (reason) => warnings.push(reason)));
+    const record = checked(
+      entry.domain.trim(),
+      location,
+      permutationDetails(entry, (reason) => warnings.push(reason)),
+    );
     yield warnings.length ? { ...record, warnings } : record;
   }
 }
@@ -124,10 +146,15 @@ const FORMATS: PhishingFormat[] = [
     writtenBy: 'dnstwist --format json, or --json of versions before 2020',
     detect: (head) => /^\s*\[\s*(?:\]|\{)/.test(head) && /"fuzzer"\s*:/.test(head),
   },
-  { name: 'dnstwist_csv', writtenBy: 'dnstwist --format csv, or --csv of versions before 2020', detect: (head) => isDnstwistCsvHeader(head.split('\n', 1)[0]!) },
+  {
+    name: 'dnstwist_csv',
+    writtenBy: 'dnstwist --format csv, or --csv of versions before 2020',
+    detect: (head) => isDnstwistCsvHeader(head.split('\n', 1)[0]!),
+  },
   {
     name: 'nrd',
-    writtenBy: 'newly registered domain lists (xRuffKez/NRD and alike: plain, adblock, wildcard, hosts, dnsmasq, unbound) or dnstwist --format list',
+    writtenBy:
+      'newly registered domain lists (xRuffKez/NRD and alike: plain, adblock, wildcard, hosts, dnsmasq, unbound) or dnstwist --format list',
     detect: startsLikeList,
   },
 ];
@@ -136,7 +163,8 @@ const FOLDER_FILES = new Set(['.txt', '.list', '.lst', '.domains', '.json', '.cs
 
 export const phishingIngester: Ingester = {
   name: 'phishing',
-  description: 'newly observed domains for lookalike matching: NRD lists (plain, adblock, wildcard, hosts) or dnstwist results (JSON or CSV, any version), detected per input',
+  description:
+    'newly observed domains for lookalike matching: NRD lists (plain, adblock, wildcard, hosts) or dnstwist results (JSON or CSV, any version), detected per input',
   formats: ['auto', ...FORMATS.map((format) => format.name)],
   async run(context, inputs, options) {
     const results: InputResult[] = [];
@@ -149,21 +177,36 @@ export const phishingIngester: Ingester = {
       try {
         const peeked = await peekInput(input);
         opened = peeked;
-        const format = options.format === 'auto' ? detectFormat('phishing', input, peeked.head, FORMATS).name : options.format;
+        const format =
+          options.format === 'auto' ? detectFormat('phishing', input, peeked.head, FORMATS).name : options.format;
         records =
           format === 'nrd'
             ? nrdDomains(peeked.stream, options.progress)
-            : dnstwistDomains(format === 'dnstwist' ? dnstwistJsonEntries(peeked.stream, input, options.progress) : dnstwistCsvEntries(peeked.stream, options.progress), counts);
+            : dnstwistDomains(
+                format === 'dnstwist'
+                  ? dnstwistJsonEntries(peeked.stream, input, options.progress)
+                  : dnstwistCsvEntries(peeked.stream, options.progress),
+                counts,
+              );
       } catch (error) {
         failInput(result, error);
         options.progress?.finish(inputLine('domains', result));
         continue;
       }
       if (opened.size !== null) options.progress?.start(input, opened.size, 'bytes');
-      await storeInBatches({ result, records, batchSize: BATCH, write: (batch) => writeObservedDomains(context, batch), stream: opened.stream, noun: 'domains', progress: options.progress });
+      await storeInBatches({
+        result,
+        records,
+        batchSize: BATCH,
+        write: (batch) => writeObservedDomains(context, batch),
+        stream: opened.stream,
+        noun: 'domains',
+        progress: options.progress,
+      });
     }
     const report = reportInputs('domains', results, { unregistered_skipped: counts.unregistered });
-    if (counts.unregistered > 0) report.lines.push(`  ${counts.unregistered} unregistered permutations skipped (no DNS or WHOIS data)`);
+    if (counts.unregistered > 0)
+      report.lines.push(`  ${counts.unregistered} unregistered permutations skipped (no DNS or WHOIS data)`);
     return report;
   },
 };

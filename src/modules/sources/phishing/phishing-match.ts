@@ -15,7 +15,11 @@ const listOf = (json: string | null): string[] => (json === null ? [] : (JSON.pa
 /** A stored domain as a hit of one watched domain. */
 function lookalikeHit(index: LookalikeIndex, lookalike: Lookalike, row: ObservedRow): Hit {
   const mx = listOf(row.mx);
-  const { distance, score } = measureLookalike(index, lookalike, { domain: row.domain, registrable: row.registrable, hasMx: mx.length > 0 });
+  const { distance, score } = measureLookalike(index, lookalike, {
+    domain: row.domain,
+    registrable: row.registrable,
+    hasMx: mx.length > 0,
+  });
   return {
     key: `domain:${row.domain}`,
     date: Number(row.discovered_at),
@@ -56,7 +60,11 @@ interface ScannedRow {
  * `visit`. Keyset pages on (discovered_at, id): memory holds one page whatever the window, and
  * a page holds only the columns matching reads.
  */
-async function scanObserved(context: SourceContext, window: MatchWindow, visit: (rows: ScannedRow[]) => Promise<void>): Promise<void> {
+async function scanObserved(
+  context: SourceContext,
+  window: MatchWindow,
+  visit: (rows: ScannedRow[]) => Promise<void>,
+): Promise<void> {
   const db = phishingDb(context);
   let after: { at: number; id: number } | null = null;
   for (;;) {
@@ -67,7 +75,11 @@ async function scanObserved(context: SourceContext, window: MatchWindow, visit: 
       .where((eb) => {
         // After the first page the cursor is the upper bound (it is within the window): given
         // `discovered_at <= until` as well, SQLite seeks on that and walks every row already read.
-        const conditions: Expression<SqlBool>[] = [cursor === null ? eb('discovered_at', '<=', window.until) : eb(eb.refTuple('discovered_at', 'id'), '<', eb.tuple(cursor.at, cursor.id))];
+        const conditions: Expression<SqlBool>[] = [
+          cursor === null
+            ? eb('discovered_at', '<=', window.until)
+            : eb(eb.refTuple('discovered_at', 'id'), '<', eb.tuple(cursor.at, cursor.id)),
+        ];
         if (window.since !== null) conditions.push(eb('discovered_at', '>', window.since));
         return eb.and(conditions);
       })
@@ -88,7 +100,11 @@ const FETCH_CHUNK = 500;
 async function fullRows(context: SourceContext, ids: number[]): Promise<Map<number, ObservedRow>> {
   const rows = new Map<number, ObservedRow>();
   for (let i = 0; i < ids.length; i += FETCH_CHUNK) {
-    const chunk = await phishingDb(context).selectFrom('observed_domains').selectAll().where('id', 'in', ids.slice(i, i + FETCH_CHUNK)).execute();
+    const chunk = await phishingDb(context)
+      .selectFrom('observed_domains')
+      .selectAll()
+      .where('id', 'in', ids.slice(i, i + FETCH_CHUNK))
+      .execute();
     for (const row of chunk) rows.set(Number(row.id), row);
   }
   return rows;
@@ -117,8 +133,17 @@ async function matchLookalikes(
   const results = new Map<number, MatchResult>();
   if (rules.length === 0) return results;
   const index = createLookalikeIndex(rules.map((rule) => rule.domain));
-  const pending: PendingRule[] = rules.map((rule) => ({ ruleId: rule.ruleId, since: rule.since, hits: [], kept: 0, total: 0 }));
-  const since = pending.reduce<number | null>((earliest, rule) => (earliest === null || rule.since === null ? null : Math.min(earliest, rule.since)), pending[0]!.since);
+  const pending: PendingRule[] = rules.map((rule) => ({
+    ruleId: rule.ruleId,
+    since: rule.since,
+    hits: [],
+    kept: 0,
+    total: 0,
+  }));
+  const since = pending.reduce<number | null>(
+    (earliest, rule) => (earliest === null || rule.since === null ? null : Math.min(earliest, rule.since)),
+    pending[0]!.since,
+  );
   await scanObserved(context, { since, until }, async (page) => {
     const wanted: { rule: PendingRule; lookalike: Lookalike; id: number }[] = [];
     for (const row of page) {
@@ -143,13 +168,23 @@ async function matchLookalikes(
   return results;
 }
 
-export async function matchPhishing(context: SourceContext, domain: string, window: MatchWindow, limit: number): Promise<MatchResult> {
+export async function matchPhishing(
+  context: SourceContext,
+  domain: string,
+  window: MatchWindow,
+  limit: number,
+): Promise<MatchResult> {
   const results = await matchLookalikes(context, [{ ruleId: 0, domain, since: window.since }], window.until, limit);
   return results.get(0)!;
 }
 
 /** The rules' args are their watched domains, as prepare checked them. */
-export function matchPhishingMany(context: SourceContext, rules: BatchRule<string>[], until: number, limit: number): Promise<Map<number, MatchResult>> {
+export function matchPhishingMany(
+  context: SourceContext,
+  rules: BatchRule<string>[],
+  until: number,
+  limit: number,
+): Promise<Map<number, MatchResult>> {
   return matchLookalikes(
     context,
     rules.map((rule) => ({ ruleId: rule.ruleId, domain: rule.args, since: rule.since })),

@@ -16,11 +16,15 @@ export const phishingSource = defineSource({
   id: 8,
   name: 'phishing',
   alias: 'Phishing domains',
-  description: 'Newly registered lookalike domains (typosquats, homoglyphs, TLD swaps, brand plus keyword) of a watched domain.',
+  description:
+    'Newly registered lookalike domains (typosquats, homoglyphs, TLD swaps, brand plus keyword) of a watched domain.',
   serviceType: 'sync',
   frequency: 'daily',
   args: Type.Object({
-    domain: Type.String({ description: 'Registrable domain to protect, without scheme, path or subdomain', examples: ['acme-bank.com'] }),
+    domain: Type.String({
+      description: 'Registrable domain to protect, without scheme, path or subdomain',
+      examples: ['acme-bank.com'],
+    }),
   }),
   excludableFields: ['domain', 'registrable', 'registrar', 'ip', 'country'],
   filterableFields: ['fuzzer', 'registrar', 'country', 'has_mx', 'origin', 'brand_in_subdomain'],
@@ -28,9 +32,20 @@ export const phishingSource = defineSource({
   hasData: true,
   prepare({ domain }) {
     const name = parseDomainName(domain);
-    if (typeof name === 'string') return { errors: [{ field: 'args.domain', message: `must be a domain name such as acme-bank.com (${name})`, rule: 3 }] };
+    if (typeof name === 'string')
+      return {
+        errors: [{ field: 'args.domain', message: `must be a domain name such as acme-bank.com (${name})`, rule: 3 }],
+      };
     if (name.domain !== name.registrable) {
-      return { errors: [{ field: 'args.domain', message: `must be a registrable domain: ${name.registrable}, not ${name.domain} (its subdomains are covered)`, rule: 3 }] };
+      return {
+        errors: [
+          {
+            field: 'args.domain',
+            message: `must be a registrable domain: ${name.registrable}, not ${name.domain} (its subdomains are covered)`,
+            rule: 3,
+          },
+        ],
+      };
     }
     return { value: domain };
   },

@@ -23,7 +23,8 @@ const DEMO_POSTS: (Omit<PostRecord, 'publishedAt' | 'listedAt' | 'permalink'> & 
     group: 'alphv',
     victim: 'Northwind Traders',
     website: 'www.northwind-traders.example, northwind.example',
-    description: 'Wholesale distributor. 120 GB of contracts, invoices and HR files; a partner list naming acme-bank.com.',
+    description:
+      'Wholesale distributor. 120 GB of contracts, invoices and HR files; a partner list naming acme-bank.com.',
     country: 'DE',
     activity: 'Wholesale',
     postUrl: 'http://alphvdemommm27o3abo3r2mlmjrpdmzle3rykajqc5xsj7j7ejksbpsa36ad.onion/demo-northwind',

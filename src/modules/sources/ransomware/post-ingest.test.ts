@@ -10,10 +10,13 @@ const collect = async (entries: AsyncIterable<PostEntry>) => {
   for await (const entry of entries) all.push(entry);
   return all;
 };
-const postsOf = (text: string | Buffer[]) => collect(readPosts(Readable.from(typeof text === 'string' ? [Buffer.from(text)] : text), 'input'));
+const postsOf = (text: string | Buffer[]) =>
+  collect(readPosts(Readable.from(typeof text === 'string' ? [Buffer.from(text)] : text), 'input'));
 
 // A real ransomware.live posts.json excerpt (../shared/fixtures/SOURCES.md), read where it is, never copied here.
-const FIXTURE = fileURLToPath(new URL('../../../../../shared/fixtures/ransomware_live/posts.excerpt.json', import.meta.url));
+const FIXTURE = fileURLToPath(
+  new URL('../../../../../shared/fixtures/ransomware_live/posts.excerpt.json', import.meta.url),
+);
 
 describe('the ransomware.live posts.json excerpt', () => {
   it('reads all 14 records of both shapes, dates in UTC, websites as written (where the excerpt is present)', async () => {
@@ -44,16 +47,28 @@ describe('the ransomware.live posts.json excerpt', () => {
       listedAt: Date.parse('2023-08-01T20:34:14.883Z'),
     });
     // Published days before ransomware.live saw it.
-    expect(posts[8]).toMatchObject({ victim: 'ohiohistory.org', website: null, publishedAt: Date.parse('2023-07-27T13:33:00Z'), listedAt: Date.parse('2023-08-02T08:57:29.831Z') });
+    expect(posts[8]).toMatchObject({
+      victim: 'ohiohistory.org',
+      website: null,
+      publishedAt: Date.parse('2023-07-27T13:33:00Z'),
+      listedAt: Date.parse('2023-08-02T08:57:29.831Z'),
+    });
     expect(posts[10]).toMatchObject({ victim: 'SHERMAN.EDU', group: 'clop', website: 'https://www.SHERMAN.EDU' });
   });
 });
 
 describe('reading posts', () => {
-  const record = (victim: string) => ({ post_title: victim, group_name: 'play', published: '2024-01-02 03:04:05.000000', discovered: '2024-01-02 04:00:00.000000' });
+  const record = (victim: string) => ({
+    post_title: victim,
+    group_name: 'play',
+    published: '2024-01-02 03:04:05.000000',
+    discovered: '2024-01-02 04:00:00.000000',
+  });
 
   it('reads a JSON array (with a byte-order mark and leading blank lines), numbering records', async () => {
-    const entries = await postsOf(`\uFEFF\n  [${JSON.stringify(record('One'))}, 42, ${JSON.stringify({ group_name: 'play' })}]`);
+    const entries = await postsOf(
+      `\uFEFF\n  [${JSON.stringify(record('One'))}, 42, ${JSON.stringify({ group_name: 'play' })}]`,
+    );
     expect(entries).toEqual([
       { location: 'record 1', record: expect.objectContaining({ victim: 'One' }) },
       { location: 'record 2', record: 'not a JSON object' },
@@ -72,9 +87,15 @@ describe('reading posts', () => {
   });
 
   it('reads bare NaN and Infinity tokens (Python json.dumps of a pandas frame) as null, leaving strings alone', async () => {
-    const line = '{"victim": "NaN Industries", "group": "play", "attackdate": NaN, "discovered": "2024-01-02 04:00:00", "country": -Infinity, "description": "a \\"NaN\\" in text"}';
+    const line =
+      '{"victim": "NaN Industries", "group": "play", "attackdate": NaN, "discovered": "2024-01-02 04:00:00", "country": -Infinity, "description": "a \\"NaN\\" in text"}';
     const [entry] = await postsOf(`[${line}]`);
-    expect(entry!.record).toMatchObject({ victim: 'NaN Industries', country: null, description: 'a "NaN" in text', publishedAt: Date.parse('2024-01-02T04:00:00Z') });
+    expect(entry!.record).toMatchObject({
+      victim: 'NaN Industries',
+      country: null,
+      description: 'a "NaN" in text',
+      publishedAt: Date.parse('2024-01-02T04:00:00Z'),
+    });
     expect((await postsOf(line))[0]!.record).toMatchObject({ victim: 'NaN Industries', country: null });
   });
 
@@ -91,7 +112,13 @@ describe('reading posts', () => {
 
   it('a JSON array over the cap fails the input before it is parsed', async () => {
     const mib = Buffer.alloc(2 ** 20, 0x20);
-    const chunks = [Buffer.from('['), ...Array.from({ length: MAX_POSTS_ARRAY_BYTES / 2 ** 20 }, () => mib), Buffer.from(']')];
-    await expect(postsOf(chunks)).rejects.toThrow(`input: size: a JSON array over 64 MiB is not read whole: convert it to JSON Lines (jq -c '.[]')`);
+    const chunks = [
+      Buffer.from('['),
+      ...Array.from({ length: MAX_POSTS_ARRAY_BYTES / 2 ** 20 }, () => mib),
+      Buffer.from(']'),
+    ];
+    await expect(postsOf(chunks)).rejects.toThrow(
+      `input: size: a JSON array over 64 MiB is not read whole: convert it to JSON Lines (jq -c '.[]')`,
+    );
   });
 });

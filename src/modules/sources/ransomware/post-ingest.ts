@@ -63,11 +63,17 @@ async function* postsOfArray(first: Buffer[], rest: AsyncIterator<Buffer>, input
   for (let next = await rest.next(); !next.done; next = await rest.next()) {
     size += next.value.length;
     if (size > MAX_POSTS_ARRAY_BYTES) {
-      throw new IngestError(input, 'size', `a JSON array over ${MAX_POSTS_ARRAY_BYTES / 2 ** 20} MiB is not read whole: convert it to JSON Lines (jq -c '.[]')`);
+      throw new IngestError(
+        input,
+        'size',
+        `a JSON array over ${MAX_POSTS_ARRAY_BYTES / 2 ** 20} MiB is not read whole: convert it to JSON Lines (jq -c '.[]')`,
+      );
     }
     chunks.push(next.value);
   }
-  const text = Buffer.concat(chunks).toString('utf8').replace(/^\uFEFF/, '');
+  const text = Buffer.concat(chunks)
+    .toString('utf8')
+    .replace(/^\uFEFF/, '');
   let records: unknown[];
   try {
     records = parsePythonJson(text) as unknown[];
@@ -95,7 +101,11 @@ async function* postsOfLines(lines: AsyncIterable<{ line: string; number: number
  * The posts of a byte stream: a JSON array (a posts.json file, a v2 API response) when its first
  * character is `[`, else JSON Lines, one record a line. `onBytes` hears every chunk read.
  */
-export async function* readPosts(stream: Readable, input: string, onBytes?: (bytes: number) => void): AsyncGenerator<PostEntry> {
+export async function* readPosts(
+  stream: Readable,
+  input: string,
+  onBytes?: (bytes: number) => void,
+): AsyncGenerator<PostEntry> {
   const source = (stream as AsyncIterable<Buffer | string>)[Symbol.asyncIterator]();
   const chunks: AsyncIterator<Buffer> = {
     async next() {
@@ -137,25 +147,39 @@ export async function storePosts(
   input: { stream?: Readable; progress?: IngestProgress } = {},
 ): Promise<void> {
   const discoveredAt = context.clock.now().getTime();
-  await storeInBatches({ result, records: entries, batchSize: BATCH, write: (batch) => writePosts(context, batch, discoveredAt), noun: 'posts', ...input });
+  await storeInBatches({
+    result,
+    records: entries,
+    batchSize: BATCH,
+    write: (batch) => writePosts(context, batch, discoveredAt),
+    noun: 'posts',
+    ...input,
+  });
 }
 
 /** The one format, for the refusal of an input in none: JSON (an array or JSON Lines) as ransomware.live and ransomwatch write it. */
 const POSTS_FORMAT: DetectableFormat = {
   name: 'posts',
-  writtenBy: 'ransomware.live posts.json and v2 API (api.ransomware.live/v2), ransomwatch posts.json; an array or JSON Lines',
+  writtenBy:
+    'ransomware.live posts.json and v2 API (api.ransomware.live/v2), ransomwatch posts.json; an array or JSON Lines',
   detect: (head) => head.trim() === '' || /^\s*[[{]/.test(head),
 };
 
 /** The posts of an input whose head was looked at: an input that is no JSON is refused whole, naming the format. */
-async function* postsOfInput(input: string, head: string, stream: Readable, onBytes: (bytes: number) => void): AsyncGenerator<PostEntry> {
+async function* postsOfInput(
+  input: string,
+  head: string,
+  stream: Readable,
+  onBytes: (bytes: number) => void,
+): AsyncGenerator<PostEntry> {
   detectFormat('ransomware', input, head, [POSTS_FORMAT]);
   yield* readPosts(stream, input, onBytes);
 }
 
 export const ransomwareIngester: Ingester = {
   name: 'ransomware',
-  description: 'ransomware leak-site posts: ransomware.live posts.json arrays, v2 API responses or JSON Lines; files, folders or - (stdin)',
+  description:
+    'ransomware leak-site posts: ransomware.live posts.json arrays, v2 API responses or JSON Lines; files, folders or - (stdin)',
   formats: ['posts'],
   async run(context, inputs, { progress }) {
     const results: InputResult[] = [];
@@ -163,7 +187,12 @@ export const ransomwareIngester: Ingester = {
       const result = newInputResult(input);
       const { head, stream, size } = await peekInput(input);
       if (size !== null) progress?.start(input, size, 'bytes');
-      await storePosts(context, postsOfInput(input, head, stream, (bytes) => progress?.advance(bytes)), result, { stream, progress });
+      await storePosts(
+        context,
+        postsOfInput(input, head, stream, (bytes) => progress?.advance(bytes)),
+        result,
+        { stream, progress },
+      );
       results.push(result);
     }
     return reportInputs('posts', results);

@@ -27,7 +27,8 @@ type MatchedOn = 'victim' | 'website' | 'description';
 /** Which part of the post the query matched, the victim name first. */
 function matchedOn(row: Selectable<RansomwarePostTable>, query: PostQuery): MatchedOn {
   const domain = query.domain && padded([query.domain]);
-  if (row.victim_words.includes(padded(query.words)) || (domain && row.victim_domains.includes(domain))) return 'victim';
+  if (row.victim_words.includes(padded(query.words)) || (domain && row.victim_domains.includes(domain)))
+    return 'victim';
   if (domain && row.site_domains.includes(domain)) return 'website';
   return 'description';
 }
@@ -54,14 +55,23 @@ function postHit(row: Selectable<RansomwarePostTable>, query: PostQuery): Hit {
 }
 
 /** The posts of one rule stored within the window (since, until], newest first. */
-export async function matchPosts(context: SourceContext, query: PostQuery, window: MatchWindow, limit: number): Promise<MatchResult> {
+export async function matchPosts(
+  context: SourceContext,
+  query: PostQuery,
+  window: MatchWindow,
+  limit: number,
+): Promise<MatchResult> {
   const matching = postDb(context)
     .selectFrom('ransomware_posts')
     .where((eb) => {
       const named: Expression<SqlBool>[] = [likeContains(sql.ref('victim_words'), padded(query.words))];
       if (query.domain) {
         const domain = padded([query.domain]);
-        named.push(...['victim_domains', 'site_domains', 'description_domains'].map((column) => likeContains(sql.ref(column), domain)));
+        named.push(
+          ...['victim_domains', 'site_domains', 'description_domains'].map((column) =>
+            likeContains(sql.ref(column), domain),
+          ),
+        );
       }
       const conditions: Expression<SqlBool>[] = [eb.or(named), eb('discovered_at', '<=', window.until)];
       if (window.since !== null) conditions.push(eb('discovered_at', '>', window.since));
@@ -69,7 +79,13 @@ export async function matchPosts(context: SourceContext, query: PostQuery, windo
       if (query.countries?.length) conditions.push(eb('country', 'in', query.countries));
       return eb.and(conditions);
     });
-  const rows = await matching.selectAll().orderBy('discovered_at', 'desc').orderBy('published_at', 'desc').orderBy('id', 'desc').limit(limit).execute();
+  const rows = await matching
+    .selectAll()
+    .orderBy('discovered_at', 'desc')
+    .orderBy('published_at', 'desc')
+    .orderBy('id', 'desc')
+    .limit(limit)
+    .execute();
   const { total } = await matching.select((eb) => eb.fn.countAll<number>().as('total')).executeTakeFirstOrThrow();
   return { hits: rows.map((row) => postHit(row, query)), total: Number(total) };
 }

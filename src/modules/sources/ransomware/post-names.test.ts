@@ -30,7 +30,9 @@ describe('domains named in a text', () => {
     expect(domainsNamedIn('https://www.SHERMAN.EDU')).toEqual(['sherman.edu']);
     expect(domainsNamedIn('www.garageliving.com, www.dispenser.com')).toEqual(['garageliving.com', 'dispenser.com']);
     expect(domainsNamedIn('jockeyclub.org....')).toEqual(['jockeyclub.org']);
-    expect(domainsNamedIn('write to it@portal.acme-bank.co.uk or see acme-bank.co.uk/about')).toEqual(['acme-bank.co.uk']);
+    expect(domainsNamedIn('write to it@portal.acme-bank.co.uk or see acme-bank.co.uk/about')).toEqual([
+      'acme-bank.co.uk',
+    ]);
     expect(domainsNamedIn('www.aapd.com.au')).toEqual(['aapd.com.au']);
     expect(domainsNamedIn('bücher.de')).toEqual(['xn--bcher-kva.de']);
   });

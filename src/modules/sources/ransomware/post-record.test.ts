@@ -2,7 +2,13 @@ import { describe, expect, it } from 'vitest';
 import { readPost } from './post-record.ts';
 
 describe('a post record', () => {
-  const old = { post_title: 'Cornerstone Automation Systems, LLC', group_name: 'suncrypt', discovered: '2021-09-09 23:46:53.997398', published: '2021-09-09 23:46:53.997398', post_url: '' };
+  const old = {
+    post_title: 'Cornerstone Automation Systems, LLC',
+    group_name: 'suncrypt',
+    discovered: '2021-09-09 23:46:53.997398',
+    published: '2021-09-09 23:46:53.997398',
+    post_url: '',
+  };
 
   it('reads the ransomwatch shape; empty strings are absent', () => {
     expect(readPost(old)).toEqual({
@@ -51,15 +57,22 @@ describe('a post record', () => {
 
   it('a date in the future or before 1990 is not kept, with a warning; the next date stands in', () => {
     const warnings: string[] = [];
-    expect(readPost({ ...old, published: '2999-01-01 00:00:00', discovered: '1970-01-01 00:00:00' }, (reason) => warnings.push(reason))).toBe(
-      'published (or attackdate, or discovered) is missing or not a plausible date',
-    );
+    expect(
+      readPost({ ...old, published: '2999-01-01 00:00:00', discovered: '1970-01-01 00:00:00' }, (reason) =>
+        warnings.push(reason),
+      ),
+    ).toBe('published (or attackdate, or discovered) is missing or not a plausible date');
     expect(warnings).toEqual(['discovered date before 1990', 'published date in the future']);
-    expect(readPost({ ...old, published: '2999-01-01 00:00:00' }, () => {})).toMatchObject({ publishedAt: Date.parse('2021-09-09T23:46:53.997Z') });
+    expect(readPost({ ...old, published: '2999-01-01 00:00:00' }, () => {})).toMatchObject({
+      publishedAt: Date.parse('2021-09-09T23:46:53.997Z'),
+    });
   });
 
   it('reads epoch milliseconds, as pandas writes dates', () => {
-    expect(readPost({ ...old, published: 1631231213997, discovered: 1631231213 })).toMatchObject({ publishedAt: 1631231213997, listedAt: 1631231213000 });
+    expect(readPost({ ...old, published: 1631231213997, discovered: 1631231213 })).toMatchObject({
+      publishedAt: 1631231213997,
+      listedAt: 1631231213000,
+    });
   });
 
   it('falls back on discovered when there is no publication date', () => {
@@ -71,8 +84,12 @@ describe('a post record', () => {
     expect(readPost([old])).toBe('not a JSON object');
     expect(readPost({ ...old, post_title: ' ' })).toBe('post_title (or victim) is missing');
     expect(readPost({ ...old, group_name: undefined })).toBe('group_name (or group) is missing');
-    expect(readPost({ post_title: 'X', group_name: 'play' })).toBe('published (or attackdate, or discovered) is missing or not a plausible date');
-    expect(readPost({ ...old, published: '09/09/2021' })).toBe('published is not a date (YYYY-MM-DD HH:MM:SS[.ffffff], UTC unless a zone is given)');
+    expect(readPost({ post_title: 'X', group_name: 'play' })).toBe(
+      'published (or attackdate, or discovered) is missing or not a plausible date',
+    );
+    expect(readPost({ ...old, published: '09/09/2021' })).toBe(
+      'published is not a date (YYYY-MM-DD HH:MM:SS[.ffffff], UTC unless a zone is given)',
+    );
     expect(readPost({ ...old, website: ['a.com'] })).toBe('website must be a string');
   });
 });

@@ -34,7 +34,8 @@ export interface PostRecord {
 
 type Json = Record<string, unknown>;
 
-const isObject = (value: unknown): value is Json => typeof value === 'object' && value !== null && !Array.isArray(value);
+const isObject = (value: unknown): value is Json =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /** Thrown while reading a record: the reason it is rejected. */
 class NotAPost extends Error {}
@@ -65,14 +66,16 @@ function timestamp(record: Json, names: string[], warn: Warn): number | null {
     const value = epoch === null ? text(record, [name]) : String(epoch);
     if (value === null) continue;
     const ms = epoch ?? parseTimestamp(value);
-    if (ms === null) throw new NotAPost(`${name} is not a date (YYYY-MM-DD HH:MM:SS[.ffffff], UTC unless a zone is given)`);
+    if (ms === null)
+      throw new NotAPost(`${name} is not a date (YYYY-MM-DD HH:MM:SS[.ffffff], UTC unless a zone is given)`);
     const plausible = plausibleTime(ms, warn, `${name} date`);
     if (plausible !== null) return plausible;
   }
   return null;
 }
 
-const normalCountry = (country: string | null) => (country && /^[a-z]{2}$/i.test(country) ? country.toUpperCase() : country);
+const normalCountry = (country: string | null) =>
+  country && /^[a-z]{2}$/i.test(country) ? country.toUpperCase() : country;
 
 function postOf(record: Json, warn: Warn): PostRecord {
   const victim = text(record, ['post_title', 'victim']);
@@ -81,7 +84,8 @@ function postOf(record: Json, warn: Warn): PostRecord {
   if (group === null) throw new NotAPost('group_name (or group) is missing');
   const listedAt = timestamp(record, ['discovered'], warn);
   const publishedAt = timestamp(record, ['published', 'attackdate'], warn) ?? listedAt;
-  if (publishedAt === null) throw new NotAPost('published (or attackdate, or discovered) is missing or not a plausible date');
+  if (publishedAt === null)
+    throw new NotAPost('published (or attackdate, or discovered) is missing or not a plausible date');
   return {
     group: group.toLowerCase(),
     victim,

@@ -38,7 +38,9 @@ export const postDb = (context: SourceContext) => context.db.withTables<Ransomwa
  * are one victim) and the publication time. The same victim posted again later is a new post.
  */
 export const postKeyOf = (post: PostRecord): string =>
-  createHash('sha256').update(`${post.group}\n${wordsOf(post.victim).join(' ')}\n${post.publishedAt}`).digest('hex');
+  createHash('sha256')
+    .update(`${post.group}\n${wordsOf(post.victim).join(' ')}\n${post.publishedAt}`)
+    .digest('hex');
 
 // Rows per INSERT: 16 columns × 500 stays under SQLite's 32,766 bound variables.
 const ROWS_PER_STATEMENT = 500;
@@ -66,7 +68,11 @@ const rowOf = (post: PostRecord, discoveredAt: number) => ({
  * Stores posts in one transaction; a post already stored (same key) is skipped and keeps the
  * discovered_at it was first stored with, so a re-fetched feed alerts only on new posts.
  */
-export async function writePosts(context: SourceContext, posts: PostRecord[], discoveredAt: number): Promise<{ added: number; duplicates: number }> {
+export async function writePosts(
+  context: SourceContext,
+  posts: PostRecord[],
+  discoveredAt: number,
+): Promise<{ added: number; duplicates: number }> {
   if (posts.length === 0) return { added: 0, duplicates: 0 };
   const added = await postDb(context)
     .transaction()
@@ -74,7 +80,12 @@ export async function writePosts(context: SourceContext, posts: PostRecord[], di
       let count = 0;
       for (let i = 0; i < posts.length; i += ROWS_PER_STATEMENT) {
         const rows = posts.slice(i, i + ROWS_PER_STATEMENT).map((post) => rowOf(post, discoveredAt));
-        const inserted = await tx.insertInto('ransomware_posts').values(rows).onConflict((oc) => oc.column('post_key').doNothing()).returning('id').execute();
+        const inserted = await tx
+          .insertInto('ransomware_posts')
+          .values(rows)
+          .onConflict((oc) => oc.column('post_key').doNothing())
+          .returning('id')
+          .execute();
         count += inserted.length;
       }
       return count;

@@ -16,7 +16,9 @@ describe('ransomware-live settings', () => {
 
   it('default to the v2 recent victims and a minute', () => {
     expect(ransomwareLiveCollector.parseSettings({})).toEqual({ url: DEFAULT_FEED_URL, timeout_ms: 60_000 });
-    expect(ransomwareLiveCollector.parseSettings({ url: 'https://data.ransomware.live/posts.json', timeout_ms: 5000 })).toEqual({
+    expect(
+      ransomwareLiveCollector.parseSettings({ url: 'https://data.ransomware.live/posts.json', timeout_ms: 5000 }),
+    ).toEqual({
       url: 'https://data.ransomware.live/posts.json',
       timeout_ms: 5000,
     });
@@ -27,6 +29,8 @@ describe('ransomware-live settings', () => {
     expect(settingError({ url: 'not a url' })).toBe('url: must be an http(s) URL');
     expect(settingError({ timeout_ms: 0 })).toBe('timeout_ms: must be an integer from 1 to 600000');
     expect(settingError({ timeout_ms: '5000' })).toBe('timeout_ms: must be an integer from 1 to 600000');
-    expect(settingError({ urls: ['https://x.test/'] })).toBe('urls: is not a setting of ransomware-live (url, timeout_ms)');
+    expect(settingError({ urls: ['https://x.test/'] })).toBe(
+      'urls: is not a setting of ransomware-live (url, timeout_ms)',
+    );
   });
 });

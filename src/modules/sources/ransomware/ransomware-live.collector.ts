@@ -35,12 +35,20 @@ function cursorOf(value: unknown): Cursor {
 }
 
 /** One conditional GET of the feed; the posts of a 200 are stored, and its validators are the next cursor. */
-async function fetchAndStore(context: SourceContext, { url, timeout_ms: timeoutMs }: Settings, cursor: Cursor, run: CollectorRun<Settings>): Promise<CollectorOutcome> {
+async function fetchAndStore(
+  context: SourceContext,
+  { url, timeout_ms: timeoutMs }: Settings,
+  cursor: Cursor,
+  run: CollectorRun<Settings>,
+): Promise<CollectorOutcome> {
   const headers: Record<string, string> = { accept: 'application/json' };
   if (cursor.etag) headers['if-none-match'] = cursor.etag;
   if (cursor.last_modified) headers['if-modified-since'] = cursor.last_modified;
   // The timeout covers the body too: fetch aborts the body stream when the signal fires.
-  const response = await run.http.get(url, { headers, signal: AbortSignal.any([run.signal, AbortSignal.timeout(timeoutMs)]) });
+  const response = await run.http.get(url, {
+    headers,
+    signal: AbortSignal.any([run.signal, AbortSignal.timeout(timeoutMs)]),
+  });
   if (response.status === 304) {
     run.log('not modified since the last run');
     return { items: 0, cursor };
@@ -52,7 +60,9 @@ async function fetchAndStore(context: SourceContext, { url, timeout_ms: timeoutM
   const result = newInputResult(url);
   await storePosts(context, readPosts(Readable.fromWeb(response.body as WebReadableStream), url), result);
   if (!result.ok) throw new Error(result.error);
-  run.log(`${result.records} posts read, ${result.added} new, ${result.duplicates} already stored, ${result.rejected} rejected`);
+  run.log(
+    `${result.records} posts read, ${result.added} new, ${result.duplicates} already stored, ${result.rejected} rejected`,
+  );
   for (const rejection of result.rejections.slice(0, 5)) run.log(`rejected ${rejection.location}: ${rejection.reason}`);
   const next: Cursor = { etag: response.headers.get('etag'), last_modified: response.headers.get('last-modified') };
   return { items: result.added, cursor: next };
@@ -60,7 +70,8 @@ async function fetchAndStore(context: SourceContext, { url, timeout_ms: timeoutM
 
 export const ransomwareLiveCollector = defineCollector({
   name: 'ransomware-live',
-  description: 'new leak-site posts from a ransomware.live JSON feed (conditional GET: an unchanged feed is not downloaded again)',
+  description:
+    'new leak-site posts from a ransomware.live JSON feed (conditional GET: an unchanged feed is not downloaded again)',
   defaultIntervalSeconds: 3600,
   enabledByDefault: false,
   settings,
@@ -69,7 +80,8 @@ export const ransomwareLiveCollector = defineCollector({
     try {
       return await fetchAndStore(context, run.settings, cursorOf(run.cursor), run);
     } catch (error) {
-      if ((error as Error).name === 'TimeoutError') throw new Error(`${url}: no complete answer within ${timeoutMs} ms`);
+      if ((error as Error).name === 'TimeoutError')
+        throw new Error(`${url}: no complete answer within ${timeoutMs} ms`);
       throw error;
     }
   },

@@ -21,11 +21,22 @@ export const ransomwareSource = defineSource({
   frequency: 'daily',
   args: Type.Object({
     query: Type.String({
-      description: 'Organization name, found as whole words of the victim name (any case or punctuation); or a domain, also found in the website and description',
+      description:
+        'Organization name, found as whole words of the victim name (any case or punctuation); or a domain, also found in the website and description',
       examples: ['Acme Bank'],
     }),
-    groups: Type.Optional(Type.Array(Type.String(), { description: 'Only posts of these groups (ransomware.live group names)', examples: [['lockbit3', 'alphv']] })),
-    countries: Type.Optional(Type.Array(Type.String(), { description: 'Only victims in these countries (ISO 3166-1 alpha-2 codes)', examples: [['US', 'DE']] })),
+    groups: Type.Optional(
+      Type.Array(Type.String(), {
+        description: 'Only posts of these groups (ransomware.live group names)',
+        examples: [['lockbit3', 'alphv']],
+      }),
+    ),
+    countries: Type.Optional(
+      Type.Array(Type.String(), {
+        description: 'Only victims in these countries (ISO 3166-1 alpha-2 codes)',
+        examples: [['US', 'DE']],
+      }),
+    ),
   }),
   excludableFields: ['group', 'victim', 'website'],
   filterableFields: ['group', 'country', 'activity', 'matched_on'],
@@ -34,9 +45,15 @@ export const ransomwareSource = defineSource({
   prepare(args) {
     const query = postQueryOf(args);
     const errors: ArgError[] = [];
-    if (query.words.length === 0) errors.push({ field: 'args.query', message: 'must hold a letter or a digit', rule: 3 });
+    if (query.words.length === 0)
+      errors.push({ field: 'args.query', message: 'must hold a letter or a digit', rule: 3 });
     (args.countries ?? []).forEach((country, index) => {
-      if (!/^[a-z]{2}$/i.test(country.trim())) errors.push({ field: `args.countries[${index}]`, message: 'must be an ISO 3166-1 alpha-2 code (two letters)', rule: 3 });
+      if (!/^[a-z]{2}$/i.test(country.trim()))
+        errors.push({
+          field: `args.countries[${index}]`,
+          message: 'must be an ISO 3166-1 alpha-2 code (two letters)',
+          rule: 3,
+        });
     });
     return preparedOrErrors(errors, () => query);
   },

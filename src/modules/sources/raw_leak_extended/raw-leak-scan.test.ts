@@ -37,7 +37,8 @@ describe('raw leak scan', () => {
 
   it('term types stand alone: a domain includes subdomains but not longer names', async () => {
     const text = 'vpn.acme-bank.com\nnotacme-bank.com\nacme-bank.community\nuser@acme-bank.com\n10.0.0.12\n10.0.0.1 up';
-    const lines = async (term: string, type: Parameters<typeof termPattern>[1]) => (await scan(text, termPattern(term, type, false))).map((m) => m.line);
+    const lines = async (term: string, type: Parameters<typeof termPattern>[1]) =>
+      (await scan(text, termPattern(term, type, false))).map((m) => m.line);
     expect(await lines('acme-bank.com', 'domain')).toEqual([1, 4]);
     expect(await lines('acme-bank.com', 'keyword')).toEqual([1, 2, 3, 4]);
     expect(await lines('10.0.0.1', 'ip')).toEqual([6]);
@@ -49,7 +50,9 @@ describe('raw leak scan', () => {
     for (let i = 0; i < 30_000; i++) lines.push(i % 7919 === 0 ? `пароль для acme-bank.com ${i}` : filler.slice(0, -1));
     const text = `${lines.join('\n')}\n`;
     expect(Buffer.byteLength(text)).toBeGreaterThan(2 * BLOCK);
-    const expected = lines.map((line, i) => [i + 1, line] as const).filter(([, line]) => line.includes('acme-bank.com'));
+    const expected = lines
+      .map((line, i) => [i + 1, line] as const)
+      .filter(([, line]) => line.includes('acme-bank.com'));
     for (const chunk of [BLOCK, 4096]) {
       const found = await scan(text, termPattern('acme-bank.com', 'keyword', false), chunk);
       expect(found.map((m) => [m.line, m.text])).toEqual(expected);
@@ -59,8 +62,12 @@ describe('raw leak scan', () => {
 
   it('masks the password of a short credential record, and cuts long lines', () => {
     expect(presentLine('j.doe@acme-bank.com:Secret123', 'acme-bank.com')).toBe('j.doe@acme-bank.com:S****3');
-    expect(presentLine('https://acme-bank.com/login|j.doe|hunter22', 'acme-bank.com')).toBe('https://acme-bank.com/login|j.doe|h****2');
-    expect(presentLine("INSERT INTO users VALUES (1,'a@acme-bank.com','x','y','z');", 'acme-bank.com')).toContain("'a@acme-bank.com'");
+    expect(presentLine('https://acme-bank.com/login|j.doe|hunter22', 'acme-bank.com')).toBe(
+      'https://acme-bank.com/login|j.doe|h****2',
+    );
+    expect(presentLine("INSERT INTO users VALUES (1,'a@acme-bank.com','x','y','z');", 'acme-bank.com')).toContain(
+      "'a@acme-bank.com'",
+    );
     expect(presentLine(`acme-bank.com ${'y'.repeat(600)}`, 'acme-bank.com')).toHaveLength(501);
   });
 });

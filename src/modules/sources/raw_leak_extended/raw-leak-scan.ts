@@ -43,7 +43,8 @@ export function presentLine(line: string, term: string): string {
   const fields = text.split(/([:;|\t])/);
   const values = fields.filter((_, i) => i % 2 === 0);
   let shown = text;
-  const isRecord = values.length >= 2 && values.length <= 4 && values.every((value) => value !== '' && !/\s/.test(value));
+  const isRecord =
+    values.length >= 2 && values.length <= 4 && values.every((value) => value !== '' && !/\s/.test(value));
   if (isRecord && !values[values.length - 1]!.toLowerCase().includes(term.toLowerCase())) {
     fields[fields.length - 1] = maskPassword(values[values.length - 1]!);
     shown = fields.join('');
@@ -60,7 +61,13 @@ export interface LineMatch {
  * Scans one stored file; `onMatch` hears each matching line once, in file order. `lineIndex[k]`
  * is the number of lines before byte k × BLOCK.
  */
-export async function scanStream(stream: Readable, lineIndex: number[], pattern: RegExp, onMatch: (match: LineMatch) => void, onBytes?: (bytes: number) => void): Promise<void> {
+export async function scanStream(
+  stream: Readable,
+  lineIndex: number[],
+  pattern: RegExp,
+  onMatch: (match: LineMatch) => void,
+  onBytes?: (bytes: number) => void,
+): Promise<void> {
   let carry = '';
   let chunkStart = 0;
   // Lines before the previous block's body, and that body: a block that is not on a block

@@ -51,7 +51,12 @@ export interface StoredFile {
  * renamed to its hash (a file already stored is reported as a duplicate). A file
  * with NUL bytes is binary, not a text leak, and is not kept.
  */
-export async function storeRawFile(context: SourceContext, input: Readable, name: string, onBytes?: (bytes: number) => void): Promise<StoredFile> {
+export async function storeRawFile(
+  context: SourceContext,
+  input: Readable,
+  name: string,
+  onBytes?: (bytes: number) => void,
+): Promise<StoredFile> {
   const folder = rawLeakFolder(context);
   mkdirSync(folder, { recursive: true });
   const temporary = path.join(folder, `.incoming-${randomBytes(8).toString('hex')}`);
@@ -95,11 +100,20 @@ export async function storeRawFile(context: SourceContext, input: Readable, name
   renameSync(temporary, storedPath(context, sha256));
   const inserted = await rawLeakDb(context)
     .insertInto('raw_leak_files')
-    .values({ sha256, name, file_type: fileTypeOf(name), size, lines, line_index: JSON.stringify(lineIndex), indexed_at: context.clock.now().getTime() })
+    .values({
+      sha256,
+      name,
+      file_type: fileTypeOf(name),
+      size,
+      lines,
+      line_index: JSON.stringify(lineIndex),
+      indexed_at: context.clock.now().getTime(),
+    })
     .onConflict((oc) => oc.column('sha256').doNothing())
     .returning('id')
     .executeTakeFirst();
   return { sha256, size, lines, binary, added: Boolean(inserted) };
 }
 
-export const openStored = (context: SourceContext, sha256: string) => createReadStream(storedPath(context, sha256), { highWaterMark: BLOCK });
+export const openStored = (context: SourceContext, sha256: string) =>
+  createReadStream(storedPath(context, sha256), { highWaterMark: BLOCK });

@@ -2,10 +2,26 @@ import path from 'node:path';
 import { Readable } from 'node:stream';
 import { Type } from '@sinclair/typebox';
 import { sql, type SqlBool } from 'kysely';
-import { expandInputs, IngestError, inputLine, newInputResult, openInput, reject, reportInputs, type InputResult } from '../common/ingest/ingest-kit.ts';
+import {
+  expandInputs,
+  IngestError,
+  inputLine,
+  newInputResult,
+  openInput,
+  reject,
+  reportInputs,
+  type InputResult,
+} from '../common/ingest/ingest-kit.ts';
 import { comboLine, generateCredentials } from '../common/leaks/demo-credentials.ts';
 import { oneOf } from '../kit/arg-params.ts';
-import { defineSource, type Hit, type Ingester, type MatchResult, type MatchWindow, type SourceContext } from '../kit/source.ts';
+import {
+  defineSource,
+  type Hit,
+  type Ingester,
+  type MatchResult,
+  type MatchWindow,
+  type SourceContext,
+} from '../kit/source.ts';
 import * as m0001 from './migrations/0001_raw_leak_files.ts';
 import { presentLine, scanStream, termPattern, type TermType } from './raw-leak-scan.ts';
 import { FILE_TYPES, openStored, rawLeakDb, storeRawFile } from './raw-leak-store.ts';
@@ -29,12 +45,24 @@ interface RawLeakSearch {
 
 const MIN_TERM = 3;
 
-async function match(context: SourceContext, search: RawLeakSearch, window: MatchWindow, limit: number): Promise<MatchResult> {
+async function match(
+  context: SourceContext,
+  search: RawLeakSearch,
+  window: MatchWindow,
+  limit: number,
+): Promise<MatchResult> {
   const { term, termType } = search;
   const conditions = [sql<SqlBool>`indexed_at <= ${window.until}`];
   if (window.since !== null) conditions.push(sql<SqlBool>`indexed_at > ${window.since}`);
   if (search.fileTypes?.length) conditions.push(sql<SqlBool>`file_type in (${sql.join(search.fileTypes)})`);
-  const { rows: files } = await sql<{ sha256: string; name: string; file_type: string; size: number; line_index: string; indexed_at: number }>`
+  const { rows: files } = await sql<{
+    sha256: string;
+    name: string;
+    file_type: string;
+    size: number;
+    line_index: string;
+    indexed_at: number;
+  }>`
     select sha256, name, file_type, size, line_index, indexed_at from raw_leak_files where ${sql.join(conditions, sql` and `)}
     order by indexed_at desc, id desc`.execute(rawLeakDb(context));
   const totalBytes = files.reduce((n, file) => n + Number(file.size), 0);
@@ -79,7 +107,8 @@ async function match(context: SourceContext, search: RawLeakSearch, window: Matc
 
 const rawLeakIngester: Ingester = {
   name: 'raw_leak_extended',
-  description: 'raw leak files of any text format (dumps, SQL exports, CSV, logs), kept whole for the full scan; files, folders or - (stdin)',
+  description:
+    'raw leak files of any text format (dumps, SQL exports, CSV, logs), kept whole for the full scan; files, folders or - (stdin)',
   formats: ['auto'],
   async run(context, inputs, options) {
     const results: InputResult[] = [];
@@ -112,20 +141,33 @@ export const rawLeakExtendedSource = defineSource({
   id: 4,
   name: 'raw_leak_extended',
   alias: 'Raw leak extended search',
-  description: 'Full-text scan of raw leak files (dumps, SQL exports, logs) for a domain, email, IP, phone, username or keyword.',
+  description:
+    'Full-text scan of raw leak files (dumps, SQL exports, logs) for a domain, email, IP, phone, username or keyword.',
   serviceType: 'async',
   frequency: 'weekly',
   args: Type.Object({
-    query: Type.String({ description: 'Term searched in every line of the raw leak files (at least 3 characters)', examples: ['acme-bank.com'] }),
+    query: Type.String({
+      description: 'Term searched in every line of the raw leak files (at least 3 characters)',
+      examples: ['acme-bank.com'],
+    }),
     term_type: Type.Optional(
       oneOf(['domain', 'email', 'ip', 'phone', 'username', 'keyword'] satisfies TermType[], {
-        description: 'How the term is matched: keyword = any substring (the default); the others must stand alone (domain: subdomains included)',
+        description:
+          'How the term is matched: keyword = any substring (the default); the others must stand alone (domain: subdomains included)',
         examples: ['domain'],
       }),
     ),
-    file_types: Type.Optional(Type.Array(oneOf(FILE_TYPES), { description: 'Only files of these kinds (by extension; other files are txt)', examples: [['txt', 'csv']] })),
+    file_types: Type.Optional(
+      Type.Array(oneOf(FILE_TYPES), {
+        description: 'Only files of these kinds (by extension; other files are txt)',
+        examples: [['txt', 'csv']],
+      }),
+    ),
     case_sensitive: Type.Optional(
-      Type.Boolean({ description: 'Match the term case-sensitively (off by default; case folding covers ASCII letters)', examples: [false] }),
+      Type.Boolean({
+        description: 'Match the term case-sensitively (off by default; case folding covers ASCII letters)',
+        examples: [false],
+      }),
     ),
   }),
   excludableFields: ['leak_name', 'line'],
@@ -134,8 +176,16 @@ export const rawLeakExtendedSource = defineSource({
   hasData: true,
   prepare(args) {
     // A shorter term matches in nearly every line of a dump: a scan of everything, for noise.
-    if (args.query.length < MIN_TERM) return { errors: [{ field: 'args.query', message: `must be at least ${MIN_TERM} characters`, rule: 3 }] };
-    return { value: { term: args.query, termType: args.term_type ?? 'keyword', fileTypes: args.file_types, caseSensitive: Boolean(args.case_sensitive) } };
+    if (args.query.length < MIN_TERM)
+      return { errors: [{ field: 'args.query', message: `must be at least ${MIN_TERM} characters`, rule: 3 }] };
+    return {
+      value: {
+        term: args.query,
+        termType: args.term_type ?? 'keyword',
+        fileTypes: args.file_types,
+        caseSensitive: Boolean(args.case_sensitive),
+      },
+    };
   },
   match,
   migrations: { 'raw_leak_extended/0001_raw_leak_files': m0001 },
@@ -148,7 +198,10 @@ export const rawLeakExtendedSource = defineSource({
       "INSERT INTO `users` VALUES (2,'m.roe@globex.com','$2y$10$a1b2c3d4e5f6g7h8i9j0kuL1m2n3o4p5q6r7s8t9u0v1w2x3y4z5a6','2025-11-03');",
     ].join('\n');
     let added = 0;
-    for (const [name, text] of [['demo-combo-2026.txt', combo], ['demo-shop-users.sql', `${sqlDump}\n`]] as const) {
+    for (const [name, text] of [
+      ['demo-combo-2026.txt', combo],
+      ['demo-shop-users.sql', `${sqlDump}\n`],
+    ] as const) {
       if ((await storeRawFile(context, Readable.from([Buffer.from(text)]), name)).added) added++;
     }
     return `Demo raw leak files: ${added} added (a raw_leak_extended rule on acme-bank.com scans them)`;

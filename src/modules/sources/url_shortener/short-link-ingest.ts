@@ -46,7 +46,9 @@ export function shortenerOfFileName(file: string): Shortener | null {
  * exporter names files by shortcode prefix (`v.gd/0a.txt`).
  */
 const shortenerOfPath = (input: string): Shortener | null =>
-  input === '-' ? null : (shortenerOfFileName(input) ?? shortenerOfFileName(path.basename(path.dirname(path.resolve(input)))));
+  input === '-'
+    ? null
+    : (shortenerOfFileName(input) ?? shortenerOfFileName(path.basename(path.dirname(path.resolve(input)))));
 
 const NO_SHORTENER =
   'no shortener: the dump has no #PREFIX: header and neither its file nor its folder is named after a host; give it with --shortener v.gd (?shortener=v.gd for POST /ingest/url_shortener/), or add "#PREFIX: https://v.gd/" before the links';
@@ -88,7 +90,16 @@ async function* linksOf(
       }
     } else {
       if (!shortener) throw new IngestError(input, location, NO_SHORTENER);
-      yield { location, record: { ...shortener, shortcode: entry.shortcode, targetUrl: entry.targetUrl, target: entry.target, crawledAt } };
+      yield {
+        location,
+        record: {
+          ...shortener,
+          shortcode: entry.shortcode,
+          targetUrl: entry.targetUrl,
+          target: entry.target,
+          crawledAt,
+        },
+      };
     }
   }
 }
@@ -103,7 +114,12 @@ const URLTEAM_FORMAT: DetectableFormat = {
   },
 };
 
-async function ingestDump(context: SourceContext, input: string, shortener: Shortener | null, progress?: IngestProgress): Promise<DumpResult> {
+async function ingestDump(
+  context: SourceContext,
+  input: string,
+  shortener: Shortener | null,
+  progress?: IngestProgress,
+): Promise<DumpResult> {
   const result: DumpResult = { ...newInputResult(input), pseudo_targets: 0 };
   const { head, stream, size } = await peekInput(input);
   if (size !== null) progress?.start(input, size, 'bytes');
@@ -112,7 +128,12 @@ async function ingestDump(context: SourceContext, input: string, shortener: Shor
     result,
     records: (async function* () {
       detectFormat('url_shortener', input, head, [URLTEAM_FORMAT]);
-      yield* linksOf(readByteLines(stream, (bytes) => progress?.advance(bytes)), input, result, shortener);
+      yield* linksOf(
+        readByteLines(stream, (bytes) => progress?.advance(bytes)),
+        input,
+        result,
+        shortener,
+      );
     })(),
     batchSize: BATCH,
     write: (batch) => writeShortLinks(context, batch, discoveredAt),
@@ -129,13 +150,17 @@ export const urlShortenerIngester: Ingester = {
   formats: ['urlteam'],
   async run(context, inputs, options) {
     const given = options.shortener === undefined ? null : shortenerOfPrefix(options.shortener.trim());
-    if (options.shortener !== undefined && !given) throw validationError('shortener', 'must be a shortener host or URL, such as v.gd or https://v.gd/');
+    if (options.shortener !== undefined && !given)
+      throw validationError('shortener', 'must be a shortener host or URL, such as v.gd or https://v.gd/');
     const results: DumpResult[] = [];
     for (const input of expandInputs(inputs, (file) => path.extname(file).toLowerCase() === '.txt')) {
       results.push(await ingestDump(context, input, given, options.progress));
     }
     const pseudoTargets = results.reduce((n, result) => n + result.pseudo_targets, 0);
     const report = reportInputs('links', results, { pseudo_targets_skipped: pseudoTargets });
-    return { ...report, lines: [`${report.lines[0]}; ${pseudoTargets} notfound/blocked skipped`, ...report.lines.slice(1)] };
+    return {
+      ...report,
+      lines: [`${report.lines[0]}; ${pseudoTargets} notfound/blocked skipped`, ...report.lines.slice(1)],
+    };
   },
 };

@@ -33,7 +33,12 @@ function linkHit(row: Selectable<ShortLinkTable>): Hit {
 }
 
 /** The short links of one rule stored within the window (since, until], newest first. */
-export async function matchShortLinks(context: SourceContext, query: LinkQuery, window: MatchWindow, limit: number): Promise<MatchResult> {
+export async function matchShortLinks(
+  context: SourceContext,
+  query: LinkQuery,
+  window: MatchWindow,
+  limit: number,
+): Promise<MatchResult> {
   const { domain: host, registrable } = query.domain;
   const matching = shortLinkDb(context)
     .selectFrom('short_links')

@@ -70,7 +70,11 @@ const rowOf = (link: ShortLink, discoveredAt: number) => {
 };
 
 /** Stores links in one transaction; a (service, shortcode) already stored is skipped. */
-export async function writeShortLinks(context: SourceContext, links: ShortLink[], discoveredAt: number): Promise<{ added: number; duplicates: number }> {
+export async function writeShortLinks(
+  context: SourceContext,
+  links: ShortLink[],
+  discoveredAt: number,
+): Promise<{ added: number; duplicates: number }> {
   if (links.length === 0) return { added: 0, duplicates: 0 };
   const added = await shortLinkDb(context)
     .transaction()

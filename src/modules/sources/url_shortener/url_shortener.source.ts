@@ -22,9 +22,19 @@ export const urlShortenerSource = defineSource({
   serviceType: 'sync',
   frequency: 'weekly',
   args: Type.Object({
-    domain: Type.String({ description: "Domain looked for as the target URLs' host; subdomains included", examples: ['acme-bank.com'] }),
-    services: Type.Optional(Type.Array(Type.String(), { description: 'Only these shortener services (host names)', examples: [['bit.ly', 'v.gd']] })),
-    path_contains: Type.Optional(Type.String({ description: 'Only targets whose URL path contains this text (any case)', examples: ['/login'] })),
+    domain: Type.String({
+      description: "Domain looked for as the target URLs' host; subdomains included",
+      examples: ['acme-bank.com'],
+    }),
+    services: Type.Optional(
+      Type.Array(Type.String(), {
+        description: 'Only these shortener services (host names)',
+        examples: [['bit.ly', 'v.gd']],
+      }),
+    ),
+    path_contains: Type.Optional(
+      Type.String({ description: 'Only targets whose URL path contains this text (any case)', examples: ['/login'] }),
+    ),
   }),
   excludableFields: ['short_url', 'service', 'target_host', 'target_domain'],
   filterableFields: ['service', 'target_host', 'target_domain'],
@@ -33,11 +43,20 @@ export const urlShortenerSource = defineSource({
   prepare(args) {
     const errors: ArgError[] = [];
     const domain = parseDomainName(args.domain);
-    if (typeof domain === 'string') errors.push({ field: 'args.domain', message: `must be a domain name such as acme-bank.com (${domain})`, rule: 3 });
+    if (typeof domain === 'string')
+      errors.push({
+        field: 'args.domain',
+        message: `must be a domain name such as acme-bank.com (${domain})`,
+        rule: 3,
+      });
     const services = args.services?.map((service, index) => {
       const name = parseDomainName(service);
       if (typeof name !== 'string') return hostOf(name);
-      errors.push({ field: `args.services[${index}]`, message: 'must be a shortener host name such as bit.ly', rule: 3 });
+      errors.push({
+        field: `args.services[${index}]`,
+        message: 'must be a shortener host name such as bit.ly',
+        rule: 3,
+      });
       return service;
     });
     if (typeof domain === 'string' || errors.length > 0) return { errors };

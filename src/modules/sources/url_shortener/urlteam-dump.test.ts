@@ -6,7 +6,8 @@ import { shortenerOfFileName, shortenerOfPrefix } from './short-link-ingest.ts';
 import { losslessText, MAX_SHORTCODE, parseDumpLine, type DumpLine } from './urlteam-dump.ts';
 
 // Real terroroftinytown test definitions (../shared/fixtures/SOURCES.md), read where they are, never copied here.
-const fixture = (name: string) => fileURLToPath(new URL(`../../../../../shared/fixtures/urlteam/${name}`, import.meta.url));
+const fixture = (name: string) =>
+  fileURLToPath(new URL(`../../../../../shared/fixtures/urlteam/${name}`, import.meta.url));
 
 async function dumpOf(file: string): Promise<(DumpLine & { line: number })[]> {
   const entries: (DumpLine & { line: number })[] = [];
@@ -16,8 +17,12 @@ async function dumpOf(file: string): Promise<(DumpLine & { line: number })[]> {
   }
   return entries;
 }
-const links = (entries: DumpLine[]) => entries.flatMap((entry) => (entry.kind === 'link' ? [[entry.shortcode, entry.targetUrl, entry.target.hostname]] : []));
-const pseudo = (entries: DumpLine[]) => entries.flatMap((entry) => (entry.kind === 'pseudo' ? [[entry.shortcode, entry.target]] : []));
+const links = (entries: DumpLine[]) =>
+  entries.flatMap((entry) =>
+    entry.kind === 'link' ? [[entry.shortcode, entry.targetUrl, entry.target.hostname]] : [],
+  );
+const pseudo = (entries: DumpLine[]) =>
+  entries.flatMap((entry) => (entry.kind === 'pseudo' ? [[entry.shortcode, entry.target]] : []));
 
 describe('terroroftinytown test definitions (where present)', () => {
   it('vgd.txt: links, a notfound, a comment and a blank line', async () => {
@@ -38,9 +43,22 @@ describe('terroroftinytown test definitions (where present)', () => {
     if (!existsSync(fixture('snipurl.txt'))) return;
     const entries = await dumpOf(fixture('snipurl.txt'));
     const found = links(entries);
-    expect(found.map(([code]) => code)).toEqual(['baaa', 'snort_outrage', 'rists', '27wio7a', '4cb2a', '7od', '6cw', '278ieh2', '1nl', '20wa718']);
+    expect(found.map(([code]) => code)).toEqual([
+      'baaa',
+      'snort_outrage',
+      'rists',
+      '27wio7a',
+      '4cb2a',
+      '7od',
+      '6cw',
+      '278ieh2',
+      '1nl',
+      '20wa718',
+    ]);
     const withBar = found.find(([code]) => code === '278ieh2')!;
-    expect(withBar[1]).toMatch(/^http:\/\/www\.avast\.com\/pl-pl\/lp-fr-virus-alert\?.*diskwrite\.exe\|DW\.exe&p_var=.*p_vbd=1489\?$/);
+    expect(withBar[1]).toMatch(
+      /^http:\/\/www\.avast\.com\/pl-pl\/lp-fr-virus-alert\?.*diskwrite\.exe\|DW\.exe&p_var=.*p_vbd=1489\?$/,
+    );
     const withSpaces = found.find(([code]) => code === '6cw')!;
     expect(withSpaces[1]).toContain('&ver=7.6 CorporateEdition&base=');
     expect(withSpaces[2]).toBe('service4.symantec.com');
@@ -57,7 +75,8 @@ describe('terroroftinytown test definitions (where present)', () => {
 });
 
 describe('a dump line read losslessly', () => {
-  const bytes = (...parts: (string | number[])[]) => Buffer.concat(parts.map((part) => (typeof part === 'string' ? Buffer.from(part) : Buffer.from(part))));
+  const bytes = (...parts: (string | number[])[]) =>
+    Buffer.concat(parts.map((part) => (typeof part === 'string' ? Buffer.from(part) : Buffer.from(part))));
 
   it('is its UTF-8 text when it is UTF-8', () => {
     expect(losslessText(bytes('a|https://bücher.de/straße?q=😀'))).toBe('a|https://bücher.de/straße?q=😀');
@@ -65,7 +84,9 @@ describe('a dump line read losslessly', () => {
 
   it('percent-encodes each byte that is no part of well-formed UTF-8, keeping the UTF-8 around it', () => {
     // latin-1 é, cp437 é, a lone continuation byte, a truncated sequence, an overlong "/", a UTF-16 surrogate
-    expect(losslessText(bytes('x/', [0xe9], 'é', [0x82], [0x80], [0xe2, 0x82], '!', [0xc0, 0xaf], [0xed, 0xa0, 0x80]))).toBe('x/%E9é%82%80%E2%82!%C0%AF%ED%A0%80');
+    expect(
+      losslessText(bytes('x/', [0xe9], 'é', [0x82], [0x80], [0xe2, 0x82], '!', [0xc0, 0xaf], [0xed, 0xa0, 0x80])),
+    ).toBe('x/%E9é%82%80%E2%82!%C0%AF%ED%A0%80');
   });
 
   it('drops U+0000, as every ingest does', () => {
@@ -77,7 +98,11 @@ describe('a dump line', () => {
   it('is a BEACON meta line, a comment, or nothing when blank', () => {
     expect(parseDumpLine('#FORMAT: BEACON')).toEqual({ kind: 'meta', field: 'FORMAT', value: 'BEACON' });
     expect(parseDumpLine('#PREFIX: https://v.gd/ ')).toEqual({ kind: 'meta', field: 'PREFIX', value: 'https://v.gd/' });
-    expect(parseDumpLine('#TIMESTAMP:2016-08-23T19:17:02.123456')).toEqual({ kind: 'meta', field: 'TIMESTAMP', value: '2016-08-23T19:17:02.123456' });
+    expect(parseDumpLine('#TIMESTAMP:2016-08-23T19:17:02.123456')).toEqual({
+      kind: 'meta',
+      field: 'TIMESTAMP',
+      value: '2016-08-23T19:17:02.123456',
+    });
     expect(parseDumpLine('# PREFIX: not meta')).toBeNull();
     expect(parseDumpLine('## Link disabled')).toBeNull();
     expect(parseDumpLine('   ')).toBeNull();
@@ -93,16 +118,28 @@ describe('a dump line', () => {
     expect(parseDumpLine('just text')).toEqual({ kind: 'bad', reason: 'expected shortcode|long_url' });
     expect(parseDumpLine('|http://example.com/')).toEqual({ kind: 'bad', reason: 'the shortcode is empty' });
     expect(parseDumpLine('abc|')).toEqual({ kind: 'bad', reason: 'the long URL is empty' });
-    expect(parseDumpLine('abc|www.example.com/no-scheme')).toEqual({ kind: 'bad', reason: 'the long URL is not an absolute URL with a host' });
-    expect(parseDumpLine('abc|javascript:alert(1)')).toEqual({ kind: 'bad', reason: 'the long URL is not an absolute URL with a host' });
-    expect(parseDumpLine(`${'x'.repeat(MAX_SHORTCODE + 1)}|http://example.com/`)).toEqual({ kind: 'bad', reason: `the shortcode is longer than ${MAX_SHORTCODE} characters` });
+    expect(parseDumpLine('abc|www.example.com/no-scheme')).toEqual({
+      kind: 'bad',
+      reason: 'the long URL is not an absolute URL with a host',
+    });
+    expect(parseDumpLine('abc|javascript:alert(1)')).toEqual({
+      kind: 'bad',
+      reason: 'the long URL is not an absolute URL with a host',
+    });
+    expect(parseDumpLine(`${'x'.repeat(MAX_SHORTCODE + 1)}|http://example.com/`)).toEqual({
+      kind: 'bad',
+      reason: `the shortcode is longer than ${MAX_SHORTCODE} characters`,
+    });
   });
 });
 
 describe('the shortener of a dump', () => {
   it('is the host of its #PREFIX:, without www.', () => {
     expect(shortenerOfPrefix('http://v.gd/')).toEqual({ service: 'v.gd', prefix: 'http://v.gd/' });
-    expect(shortenerOfPrefix('https://www.TinyURL.com/')).toEqual({ service: 'tinyurl.com', prefix: 'https://www.TinyURL.com/' });
+    expect(shortenerOfPrefix('https://www.TinyURL.com/')).toEqual({
+      service: 'tinyurl.com',
+      prefix: 'https://www.TinyURL.com/',
+    });
     expect(shortenerOfPrefix('bit.ly/')).toEqual({ service: 'bit.ly', prefix: 'https://bit.ly/' });
     expect(shortenerOfPrefix('http://')).toBeNull();
   });

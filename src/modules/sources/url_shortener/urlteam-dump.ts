@@ -37,10 +37,12 @@ export function parseDumpLine(text: string): DumpLine | null {
   const shortcode = line.slice(0, bar).trim();
   const targetUrl = line.slice(bar + 1).trim();
   if (shortcode === '') return { kind: 'bad', reason: 'the shortcode is empty' };
-  if (shortcode.length > MAX_SHORTCODE) return { kind: 'bad', reason: `the shortcode is longer than ${MAX_SHORTCODE} characters` };
+  if (shortcode.length > MAX_SHORTCODE)
+    return { kind: 'bad', reason: `the shortcode is longer than ${MAX_SHORTCODE} characters` };
   if (PSEUDO_TARGETS.has(targetUrl)) return { kind: 'pseudo', shortcode, target: targetUrl as 'notfound' | 'blocked' };
   if (targetUrl === '') return { kind: 'bad', reason: 'the long URL is empty' };
-  if (targetUrl.length > MAX_TARGET_URL) return { kind: 'bad', reason: `the long URL is longer than ${MAX_TARGET_URL} characters` };
+  if (targetUrl.length > MAX_TARGET_URL)
+    return { kind: 'bad', reason: `the long URL is longer than ${MAX_TARGET_URL} characters` };
   const target = URL.canParse(targetUrl) ? new URL(targetUrl) : null;
   if (!target?.hostname) return { kind: 'bad', reason: 'the long URL is not an absolute URL with a host' };
   return { kind: 'link', shortcode, targetUrl, target };
@@ -77,7 +79,7 @@ export function losslessText(bytes: Buffer): string {
   if (isUtf8(bytes)) return withoutNul(bytes.toString('utf8'));
   let text = '';
   let start = 0;
-  for (let at = 0; at < bytes.length; ) {
+  for (let at = 0; at < bytes.length;) {
     const length = utf8SequenceAt(bytes, at);
     if (length > 0) {
       at += length;

@@ -11,7 +11,11 @@ const FLUSH_INTERVAL_MS = 250;
  * its increment cannot interleave, and written behind to the store so they survive a restart
  * (flushed every 250 ms and on shutdown; a crash loses at most that much).
  */
-export async function createEmbeddedCounters(deps: { db: Kysely<Database>; clock: Clock; log: Log }): Promise<CounterStore> {
+export async function createEmbeddedCounters(deps: {
+  db: Kysely<Database>;
+  clock: Clock;
+  log: Log;
+}): Promise<CounterStore> {
   const { db, clock, log } = deps;
   const counts = new Map<string, { count: number; expiresAt: number }>();
   const dirty = new Set<string>();

@@ -9,7 +9,11 @@ const CLEANUP_INTERVAL_MS = 60_000;
 export function createPostgresCounters(deps: { db: Kysely<Database>; clock: Clock }): CounterStore {
   const { db, clock } = deps;
   const cleanup = setInterval(() => {
-    void db.deleteFrom('rate_counters').where('expires_at', '<=', clock.now().getTime()).execute().catch(() => undefined);
+    void db
+      .deleteFrom('rate_counters')
+      .where('expires_at', '<=', clock.now().getTime())
+      .execute()
+      .catch(() => undefined);
   }, CLEANUP_INTERVAL_MS);
   cleanup.unref();
 

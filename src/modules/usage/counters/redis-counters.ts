@@ -108,7 +108,10 @@ const collect = (into: Map<string, number>, lease: Lease) => {
   lease.units = 0;
 };
 /** A request admitted under `lease`: the counts it sees leave out the units still held. */
-const admitted = (lease: Lease): ReserveOutcome => ({ ok: true, counts: lease.counts.map((count) => count - lease.units) });
+const admitted = (lease: Lease): ReserveOutcome => ({
+  ok: true,
+  counts: lease.counts.map((count) => count - lease.units),
+});
 
 /** The connection with the scripts defined, and a reporter that logs each outage once. */
 function connect(deps: { url: string; log: Log }) {
@@ -126,7 +129,10 @@ function connect(deps: { url: string; log: Log }) {
   // defineCommand sends each script once and then calls it by its SHA.
   redis.defineCommand('dragnetReserveMany', { lua: RESERVE_MANY });
   redis.defineCommand('dragnetGiveBack', { lua: GIVE_BACK });
-  const scripts = redis as unknown as { dragnetReserveMany: ScriptCall<number[][]>; dragnetGiveBack: ScriptCall<number> };
+  const scripts = redis as unknown as {
+    dragnetReserveMany: ScriptCall<number[][]>;
+    dragnetGiveBack: ScriptCall<number>;
+  };
   return { redis, scripts, reportError };
 }
 
@@ -159,7 +165,9 @@ export function createRedisCounters(deps: { url: string; clock: Clock; log: Log 
 
   const giveBack = (units: Map<string, number>) => {
     if (units.size === 0) return Promise.resolve();
-    return scripts.dragnetGiveBack(units.size, ...[...units.keys()].map((key) => PREFIX + key), ...units.values()).then(() => undefined);
+    return scripts
+      .dragnetGiveBack(units.size, ...[...units.keys()].map((key) => PREFIX + key), ...units.values())
+      .then(() => undefined);
   };
 
   const sweep = () => {
@@ -167,7 +175,8 @@ export function createRedisCounters(deps: { url: string; clock: Clock; log: Log 
     const unused = new Map<string, number>();
     for (const [slots, lease] of leases) {
       if (lease.units > 0 && lease.leasedIn < period - 1) collect(unused, lease);
-      if (lease.units === 0 && lease.inFlight === 0 && lease.demand === 0 && lease.previousDemand === 0) leases.delete(slots);
+      if (lease.units === 0 && lease.inFlight === 0 && lease.demand === 0 && lease.previousDemand === 0)
+        leases.delete(slots);
       lease.previousDemand = lease.demand;
       lease.demand = 0;
     }
@@ -199,7 +208,10 @@ export function createRedisCounters(deps: { url: string; clock: Clock; log: Log 
         for (const pending of batch) pending.lease.inFlight--;
         // Without its counts no request can be admitted: the client may retry, the outage is
         // logged once (reportError) and /readyz reports it.
-        const unavailable = new AppError('service_unavailable', 'rate-limit counters are unavailable; retry shortly', { retryAfterSeconds: 1, cause: error });
+        const unavailable = new AppError('service_unavailable', 'rate-limit counters are unavailable; retry shortly', {
+          retryAfterSeconds: 1,
+          cause: error,
+        });
         batch.forEach((pending) => pending.reject(unavailable));
       },
     );

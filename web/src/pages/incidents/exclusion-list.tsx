@@ -23,9 +23,15 @@ export function ExclusionList({ ruleId }: { ruleId: number }) {
           {exclusions.data.map((exclusion) => (
             <li key={exclusion.id}>
               <span>
-                Excluded: <strong>{describeExclusion(exclusion)}</strong> <span className="muted">since {formatDateTime(exclusion.created_at)}</span>
+                Excluded: <strong>{describeExclusion(exclusion)}</strong>{' '}
+                <span className="muted">since {formatDateTime(exclusion.created_at)}</span>
               </span>
-              <button type="button" onClick={() => remove.mutate(exclusion)} disabled={remove.isPending} aria-label={`Count again: ${describeExclusion(exclusion)}`}>
+              <button
+                type="button"
+                onClick={() => remove.mutate(exclusion)}
+                disabled={remove.isPending}
+                aria-label={`Count again: ${describeExclusion(exclusion)}`}
+              >
                 Count again
               </button>
             </li>

@@ -37,7 +37,14 @@ export function hitFields(hit: Hit): HitField[] {
   const shown = new Set<string>();
   const fields: HitField[] = [];
   for (const [name, value] of Object.entries(hit)) {
-    if (OWN_FIELDS.has(name) || value === null || value === undefined || value === '' || (Array.isArray(value) && value.length === 0)) continue;
+    if (
+      OWN_FIELDS.has(name) ||
+      value === null ||
+      value === undefined ||
+      value === '' ||
+      (Array.isArray(value) && value.length === 0)
+    )
+      continue;
     const text = fieldText(value);
     if (typeof value === 'string' && shown.has(text)) continue;
     shown.add(text);

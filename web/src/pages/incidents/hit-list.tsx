@@ -6,7 +6,13 @@ import { ErrorNotice, Loading } from '../../ui/notices.tsx';
 import { Pager } from '../../ui/pager.tsx';
 import { humanize } from '../rules/args-fields.tsx';
 import type { CatalogService } from '../rules/catalog.ts';
-import { useCreateExclusion, useDeleteExclusion, useExclusions, type Exclusion, type Match } from '../rules/rule-queries.ts';
+import {
+  useCreateExclusion,
+  useDeleteExclusion,
+  useExclusions,
+  type Exclusion,
+  type Match,
+} from '../rules/rule-queries.ts';
 import { describeExclusion } from './exclusion-list.tsx';
 import { excludes, fieldText, HIT_KEY, hitFields, type Hit } from './hit-fields.ts';
 import { HITS_PAGE_SIZE, useMatchHits } from './incident-queries.ts';
@@ -21,13 +27,24 @@ export function sortOptions(service: Pick<CatalogService, 'sortable_fields'>) {
     { value: 'date', label: 'Oldest first' },
   ];
   for (const field of service.sortable_fields.filter((name) => name !== 'date')) {
-    options.push({ value: field, label: `${humanize(field)}, ascending` }, { value: `-${field}`, label: `${humanize(field)}, descending` });
+    options.push(
+      { value: field, label: `${humanize(field)}, ascending` },
+      { value: `-${field}`, label: `${humanize(field)}, descending` },
+    );
   }
   return options;
 }
 
 /** A match's hits, paged, filtered and sorted by the service's fields, each excludable. */
-export function HitList({ match, service, ruleDeleted }: { match: Match; service: CatalogService; ruleDeleted: boolean }) {
+export function HitList({
+  match,
+  service,
+  ruleDeleted,
+}: {
+  match: Match;
+  service: CatalogService;
+  ruleDeleted: boolean;
+}) {
   const search = route.useSearch();
   const navigate = useNavigate();
   const page = search.page ?? 1;
@@ -35,7 +52,9 @@ export function HitList({ match, service, ruleDeleted }: { match: Match; service
   const hits = useMatchHits(match, search);
   const exclusions = useExclusions(ruleDeleted ? undefined : match.rule_id);
   const [done, setDone] = useState<string | null>(null);
-  const exclude = useCreateExclusion(match.rule_id, (created) => setDone(`Excluded ${describeExclusion(created)}. The counts are updated.`));
+  const exclude = useCreateExclusion(match.rule_id, (created) =>
+    setDone(`Excluded ${describeExclusion(created)}. The counts are updated.`),
+  );
   const include = useDeleteExclusion((exclusion) => setDone(`${describeExclusion(exclusion)} counts again.`));
 
   const show = (changes: Partial<IncidentSearch>) => {
@@ -45,7 +64,8 @@ export function HitList({ match, service, ruleDeleted }: { match: Match; service
     void navigate({ to: '/incidents/$matchId', params: { matchId: match.id }, search: next });
   };
   const pages = hits.data ? Math.max(1, Math.ceil(hits.data.count / HITS_PAGE_SIZE)) : 1;
-  const filterError = hits.error instanceof ApiError ? (hits.error.fieldMessage('filter') ?? hits.error.fieldMessage('sort')) : undefined;
+  const filterError =
+    hits.error instanceof ApiError ? (hits.error.fieldMessage('filter') ?? hits.error.fieldMessage('sort')) : undefined;
 
   return (
     <section aria-labelledby="hits-heading">
@@ -53,7 +73,11 @@ export function HitList({ match, service, ruleDeleted }: { match: Match; service
       <div className="card hit-controls">
         <div className="field">
           <label htmlFor={sortId}>Sort</label>
-          <select id={sortId} value={search.sort ?? ''} onChange={(event) => show({ sort: event.target.value || undefined })}>
+          <select
+            id={sortId}
+            value={search.sort ?? ''}
+            onChange={(event) => show({ sort: event.target.value || undefined })}
+          >
             {sortOptions(service).map((option) => (
               <option key={option.value} value={option.value}>
                 {option.label}
@@ -61,16 +85,27 @@ export function HitList({ match, service, ruleDeleted }: { match: Match; service
             ))}
           </select>
         </div>
-        <FilterForm fields={service.filterable_fields} onAdd={(filter) => show({ filter: [...(search.filter ?? []), filter] })} />
+        <FilterForm
+          fields={service.filterable_fields}
+          onAdd={(filter) => show({ filter: [...(search.filter ?? []), filter] })}
+        />
         <label className="check">
-          <input type="checkbox" checked={!search.hide_excluded} onChange={(event) => show({ hide_excluded: event.target.checked ? undefined : true })} />
+          <input
+            type="checkbox"
+            checked={!search.hide_excluded}
+            onChange={(event) => show({ hide_excluded: event.target.checked ? undefined : true })}
+          />
           Show excluded hits
         </label>
         {search.filter && (
           <ul className="chips" aria-label="Filters">
             {search.filter.map((filter, index) => (
               <li key={filter}>
-                <button type="button" aria-label={`Remove the filter ${filter}`} onClick={() => show({ filter: search.filter!.filter((_entry, at) => at !== index) })}>
+                <button
+                  type="button"
+                  aria-label={`Remove the filter ${filter}`}
+                  onClick={() => show({ filter: search.filter!.filter((_entry, at) => at !== index) })}
+                >
                   {filter} ×
                 </button>
               </li>
@@ -149,7 +184,13 @@ function FilterForm({ fields, onAdd }: { fields: string[]; onAdd: (filter: strin
       </div>
       <div className="field">
         <label htmlFor={ids.value}>equal to</label>
-        <input id={ids.value} type="text" value={value} onChange={(event) => setValue(event.target.value)} placeholder="any case" />
+        <input
+          id={ids.value}
+          type="text"
+          value={value}
+          onChange={(event) => setValue(event.target.value)}
+          placeholder="any case"
+        />
       </div>
       <button type="submit" disabled={!value.trim()}>
         Add filter
@@ -168,7 +209,9 @@ function HitCard(props: {
 }) {
   const { hit } = props;
   const fields = hitFields(hit);
-  const byValue = props.excludable.filter((field) => hit[field] !== null && hit[field] !== undefined && hit[field] !== '');
+  const byValue = props.excludable.filter(
+    (field) => hit[field] !== null && hit[field] !== undefined && hit[field] !== '',
+  );
   const headingId = useId();
   return (
     <article aria-labelledby={headingId}>
@@ -205,7 +248,12 @@ function HitCard(props: {
             ))
           ) : (
             <>
-              <button type="button" disabled={props.busy} onClick={() => props.onExclude({ field: HIT_KEY, value: hit.hit_key })} aria-describedby={headingId}>
+              <button
+                type="button"
+                disabled={props.busy}
+                onClick={() => props.onExclude({ field: HIT_KEY, value: hit.hit_key })}
+                aria-describedby={headingId}
+              >
                 Exclude this hit
               </button>
               {byValue.length > 0 && (
@@ -214,7 +262,11 @@ function HitCard(props: {
                   <ul className="chips">
                     {byValue.map((field) => (
                       <li key={field}>
-                        <button type="button" disabled={props.busy} onClick={() => props.onExclude({ field, value: String(hit[field]) })}>
+                        <button
+                          type="button"
+                          disabled={props.busy}
+                          onClick={() => props.onExclude({ field, value: String(hit[field]) })}
+                        >
                           {humanize(field)} {fieldText(hit[field])}
                         </button>
                       </li>

@@ -2,7 +2,14 @@ import { screen, waitFor, within } from '@testing-library/react';
 import { userEvent } from '@testing-library/user-event';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { channel, loadCorpus, message } from '../../../../test/support/corpus.ts';
-import { createDeliveryKit, messengerRule, rulesUser, type MatchView, type RulesApi, type RuleView } from '../../../../test/support/rules-api.ts';
+import {
+  createDeliveryKit,
+  messengerRule,
+  rulesUser,
+  type MatchView,
+  type RulesApi,
+  type RuleView,
+} from '../../../../test/support/rules-api.ts';
 import type { TestApp } from '../../../../test/support/test-app.ts';
 import { NO_RATE_LIMITS } from '../../../../test/support/delivery-api.ts';
 import { renderDashboard, startTestServer } from '../../test/test-server.tsx';
@@ -25,15 +32,22 @@ describe('the incident page (where a notification links)', () => {
         message(2, 'golf-bank.com cookies', { userId: 11, hasMedia: true, mediaType: 'photo', fileName: 'shot.jpg' }),
         message(3, 'golf-bank.com admin panel', { userId: 12 }),
       ]),
-      channel('golf_b', [message(4, 'golf-bank.com db', { userId: 14 }), message(5, 'golf-bank.com db part 2', { userId: 14 })]),
+      channel('golf_b', [
+        message(4, 'golf-bank.com db', { userId: 14 }),
+        message(5, 'golf-bank.com db part 2', { userId: 14 }),
+      ]),
     ]);
     rule = await ana.created(messengerRule(kit, 'Golf bank', 'golf-bank.com'));
     [match] = (await ana.matches(rule.id)).results as [MatchView];
   });
   afterAll(() => t.close());
 
-  const count = (label: 'New hits' | 'Excluded') => within(screen.getByRole('region', { name: 'Counts' })).getByText(label).nextElementSibling!.textContent;
-  const hitTexts = () => screen.getAllByRole('article').map((hit) => within(hit).getByText(/^Text( preview)?$/, { selector: 'dt' }).nextElementSibling!.textContent);
+  const count = (label: 'New hits' | 'Excluded') =>
+    within(screen.getByRole('region', { name: 'Counts' })).getByText(label).nextElementSibling!.textContent;
+  const hitTexts = () =>
+    screen
+      .getAllByRole('article')
+      .map((hit) => within(hit).getByText(/^Text( preview)?$/, { selector: 'dt' }).nextElementSibling!.textContent);
 
   it('shows the counts and the hits, newest first; excluding one hit changes the counts at once, and "count again" undoes it', async () => {
     await renderDashboard(t, `/incidents/${match.id}`, { email: EMAIL });
@@ -41,7 +55,13 @@ describe('the incident page (where a notification links)', () => {
     await waitFor(() => expect(screen.getAllByRole('article')).toHaveLength(5));
     expect(count('New hits')).toBe('5');
     expect(count('Excluded')).toBe('0');
-    expect(hitTexts()).toEqual(['golf-bank.com db part 2', 'golf-bank.com db', 'golf-bank.com admin panel', 'golf-bank.com cookies', 'golf-bank.com logins']);
+    expect(hitTexts()).toEqual([
+      'golf-bank.com db part 2',
+      'golf-bank.com db',
+      'golf-bank.com admin panel',
+      'golf-bank.com cookies',
+      'golf-bank.com logins',
+    ]);
 
     const user = userEvent.setup();
     const newest = screen.getAllByRole('article')[0]!;
@@ -97,7 +117,9 @@ describe('the incident page (where a notification links)', () => {
   });
 
   it('says why when the server refuses a filter', async () => {
-    await renderDashboard(t, `/incidents/${match.id}?filter=${encodeURIComponent(JSON.stringify(['text:golf']))}`, { email: EMAIL });
+    await renderDashboard(t, `/incidents/${match.id}?filter=${encodeURIComponent(JSON.stringify(['text:golf']))}`, {
+      email: EMAIL,
+    });
     expect((await screen.findByText(/use field:value with one of/)).className).toContain('error');
   });
 
@@ -118,6 +140,8 @@ describe('the incident page (where a notification links)', () => {
     await renderDashboard(t, `/incidents/${match.id}`, { email: EMAIL });
     const { new_hits } = await ana.getJson<MatchView>(`/service/alert_system_match_get_match/${match.id}/`);
     const figure = await screen.findByRole('figure', { name: 'Matches over time' });
-    await waitFor(() => expect(within(figure).getByText(/^1 run with hits/).textContent).toContain(`the most new hits, ${new_hits},`));
+    await waitFor(() =>
+      expect(within(figure).getByText(/^1 run with hits/).textContent).toContain(`the most new hits, ${new_hits},`),
+    );
   });
 });

@@ -72,15 +72,17 @@ function Counts({ match }: { match: Match }) {
         </div>
       </dl>
       <p className="muted">
-        Run of {formatDateTime(match.created_at)}, covering {match.window_start ? `${formatDateTime(match.window_start)} to` : 'everything up to'}{' '}
+        Run of {formatDateTime(match.created_at)}, covering{' '}
+        {match.window_start ? `${formatDateTime(match.window_start)} to` : 'everything up to'}{' '}
         {formatDateTime(match.window_end)}.
         {match.stored_hits < match.total_hits && ` The first ${match.stored_hits.toLocaleString()} hits are kept.`}
       </p>
       {match.status === 'pending' && (
         <p role="status">
           The source is still searching
-          {match.progress && `: ${Math.round((100 * match.progress.done) / Math.max(match.progress.total, 1))}% of the ${match.progress.unit} done`}. This page updates
-          by itself.
+          {match.progress &&
+            `: ${Math.round((100 * match.progress.done) / Math.max(match.progress.total, 1))}% of the ${match.progress.unit} done`}
+          . This page updates by itself.
         </p>
       )}
     </section>

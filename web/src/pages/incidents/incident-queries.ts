@@ -14,7 +14,8 @@ export function useMatch(matchId: number) {
   const { client } = useApi();
   return useQuery({
     queryKey: useScopedKey('matches', matchId),
-    queryFn: () => unwrap(client.GET('/service/alert_system_match_get_match/{id}/', { params: { path: { id: matchId } } })),
+    queryFn: () =>
+      unwrap(client.GET('/service/alert_system_match_get_match/{id}/', { params: { path: { id: matchId } } })),
     refetchInterval: (query) => (query.state.data?.status === 'pending' ? PENDING_POLL_MS : false),
   });
 }

@@ -21,7 +21,9 @@ export function validateIncidentSearch(raw: Record<string, unknown>): IncidentSe
   const page = positiveInteger(raw.page);
   if (page && page > 1) search.page = page;
   if (typeof raw.sort === 'string' && /^-?\w{1,100}$/.test(raw.sort)) search.sort = raw.sort;
-  const filters = Array.isArray(raw.filter) ? raw.filter.filter((entry): entry is string => typeof entry === 'string' && /^\w+:/.test(entry)) : [];
+  const filters = Array.isArray(raw.filter)
+    ? raw.filter.filter((entry): entry is string => typeof entry === 'string' && /^\w+:/.test(entry))
+    : [];
   if (filters.length) search.filter = filters.slice(0, MAX_FILTERS);
   if (raw.hide_excluded === true) search.hide_excluded = true;
   return search;

@@ -8,7 +8,12 @@ const full = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle
 export function chartPoints(matches: Match[]) {
   return [...matches]
     .sort((a, b) => Date.parse(a.window_end) - Date.parse(b.window_end))
-    .map((match) => ({ id: match.id, at: Date.parse(match.window_end), hits: match.new_hits, excluded: match.excluded_hits }));
+    .map((match) => ({
+      id: match.id,
+      at: Date.parse(match.window_end),
+      hits: match.new_hits,
+      excluded: match.excluded_hits,
+    }));
 }
 
 /**

@@ -10,7 +10,10 @@ export const humanize = (name: string) => (name.charAt(0).toUpperCase() + name.s
 
 function hintOf(param: CatalogParam, extra?: string) {
   const example = exampleText(param);
-  return [param.hint, extra, example !== undefined ? `Example: ${example}` : undefined].filter(Boolean).join(' · ') || undefined;
+  return (
+    [param.hint, extra, example !== undefined ? `Example: ${example}` : undefined].filter(Boolean).join(' · ') ||
+    undefined
+  );
 }
 
 /**
@@ -28,13 +31,26 @@ export function ArgsFields(props: {
     <fieldset>
       <legend>What to watch ({service.alias})</legend>
       {service.args_schema.params.map((param) => (
-        <ArgInput key={param.name} param={param} value={values[param.name]} error={errors[param.name]} onChange={(value) => onChange(param.name, value)} channels={service.id === MESSENGER_SERVICE_ID && param.name === 'channel_ids'} />
+        <ArgInput
+          key={param.name}
+          param={param}
+          value={values[param.name]}
+          error={errors[param.name]}
+          onChange={(value) => onChange(param.name, value)}
+          channels={service.id === MESSENGER_SERVICE_ID && param.name === 'channel_ids'}
+        />
       ))}
     </fieldset>
   );
 }
 
-function ArgInput(props: { param: CatalogParam; value: ArgValue | undefined; error?: string; onChange: (value: ArgValue) => void; channels: boolean }) {
+function ArgInput(props: {
+  param: CatalogParam;
+  value: ArgValue | undefined;
+  error?: string;
+  onChange: (value: ArgValue) => void;
+  channels: boolean;
+}) {
   const { param, value, error, onChange } = props;
   const groupId = useId();
   const control = controlFor(param);
@@ -62,7 +78,12 @@ function ArgInput(props: { param: CatalogParam; value: ArgValue | undefined; err
       return (
         <div className="field">
           <label className="check">
-            <input type="checkbox" checked={value === true} onChange={(event) => onChange(event.target.checked)} aria-describedby={`${groupId}-hint`} />
+            <input
+              type="checkbox"
+              checked={value === true}
+              onChange={(event) => onChange(event.target.checked)}
+              aria-describedby={`${groupId}-hint`}
+            />
             {label}
           </label>
           <span id={`${groupId}-hint`} className="hint">
@@ -82,7 +103,13 @@ function ArgInput(props: { param: CatalogParam; value: ArgValue | undefined; err
                 <input
                   type="checkbox"
                   checked={ticked.includes(String(option))}
-                  onChange={(event) => onChange(event.target.checked ? [...ticked, String(option)] : ticked.filter((entry) => entry !== String(option)))}
+                  onChange={(event) =>
+                    onChange(
+                      event.target.checked
+                        ? [...ticked, String(option)]
+                        : ticked.filter((entry) => entry !== String(option)),
+                    )
+                  }
                 />
                 {option}
               </label>
@@ -97,7 +124,18 @@ function ArgInput(props: { param: CatalogParam; value: ArgValue | undefined; err
     }
     default:
       return (
-        <Field label={label} hint={hintOf(param, control.kind === 'list' ? (control.element === 'String' ? 'One per line.' : 'Separated by commas or lines.') : undefined)} error={error}>
+        <Field
+          label={label}
+          hint={hintOf(
+            param,
+            control.kind === 'list'
+              ? control.element === 'String'
+                ? 'One per line.'
+                : 'Separated by commas or lines.'
+              : undefined,
+          )}
+          error={error}
+        >
           {(field) => {
             switch (control.kind) {
               case 'yes-no':
@@ -122,9 +160,25 @@ function ArgInput(props: { param: CatalogParam; value: ArgValue | undefined; err
               case 'list':
                 return <textarea {...field} rows={3} value={text} onChange={(event) => onChange(event.target.value)} />;
               case 'number':
-                return <input {...field} type="text" inputMode={control.integer ? 'numeric' : 'decimal'} value={text} onChange={(event) => onChange(event.target.value)} />;
+                return (
+                  <input
+                    {...field}
+                    type="text"
+                    inputMode={control.integer ? 'numeric' : 'decimal'}
+                    value={text}
+                    onChange={(event) => onChange(event.target.value)}
+                  />
+                );
               default:
-                return <input {...field} type="text" value={text} required={param.required} onChange={(event) => onChange(event.target.value)} />;
+                return (
+                  <input
+                    {...field}
+                    type="text"
+                    value={text}
+                    required={param.required}
+                    onChange={(event) => onChange(event.target.value)}
+                  />
+                );
             }
           }}
         </Field>

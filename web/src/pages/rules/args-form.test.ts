@@ -1,23 +1,34 @@
 import { describe, expect, it } from 'vitest';
 import { ApiError } from '../../api/errors.ts';
 import { catalogRow, normalizeArgs, sourceCatalog, validateArgs } from '../../../../src/modules/sources/index.ts';
-import { argFieldNames, argsFromValues, controlFor, exampleText, serverArgErrors, valuesFromArgs } from './args-form.ts';
+import {
+  argFieldNames,
+  argsFromValues,
+  controlFor,
+  exampleText,
+  serverArgErrors,
+  valuesFromArgs,
+} from './args-form.ts';
 import type { CatalogParam } from './catalog.ts';
 
 /** The catalog exactly as GET alert_system_service_get_service_list/ serves it. */
 const catalog = sourceCatalog.map(catalogRow);
 const service = (name: string) => catalog.find((row) => row.name === name)!;
-const param = (serviceName: string, name: string) => service(serviceName).args_schema.params.find((entry) => entry.name === name)!;
+const param = (serviceName: string, name: string) =>
+  service(serviceName).args_schema.params.find((entry) => entry.name === name)!;
 
 describe('the args form generated from the catalog', () => {
-  it.each(catalog.map((row) => [row.alias, row] as const))("%s: the catalog's own examples go through the form unchanged and the server takes them", (_alias, row) => {
-    const source = sourceCatalog.find((entry) => entry.id === row.id)!;
-    const examples = Object.fromEntries(row.args_schema.params.map((entry) => [entry.name, entry.example]));
-    const { args, errors } = argsFromValues(row.args_schema.params, valuesFromArgs(row.args_schema.params, examples));
-    expect(errors).toEqual({});
-    expect(args).toEqual(normalizeArgs(source, examples));
-    expect(validateArgs(source, args)).toEqual([]);
-  });
+  it.each(catalog.map((row) => [row.alias, row] as const))(
+    "%s: the catalog's own examples go through the form unchanged and the server takes them",
+    (_alias, row) => {
+      const source = sourceCatalog.find((entry) => entry.id === row.id)!;
+      const examples = Object.fromEntries(row.args_schema.params.map((entry) => [entry.name, entry.example]));
+      const { args, errors } = argsFromValues(row.args_schema.params, valuesFromArgs(row.args_schema.params, examples));
+      expect(errors).toEqual({});
+      expect(args).toEqual(normalizeArgs(source, examples));
+      expect(validateArgs(source, args)).toEqual([]);
+    },
+  );
 
   it('picks a control per type: text, number, yes/no or checkbox, select and choices for valid values, lists', () => {
     expect(controlFor(param('messenger', 'query'))).toEqual({ kind: 'text' });
@@ -27,34 +38,53 @@ describe('the args form generated from the catalog', () => {
     expect(controlFor({ name: 'strict', type: 'Boolean', required: true })).toEqual({ kind: 'checkbox' });
     expect(controlFor(param('filtered_leak', 'filter_id'))).toEqual({ kind: 'select', options: [1, 2, 3, 4, 5] });
     expect(controlFor(param('raw_leak_extended', 'term_type'))).toMatchObject({ kind: 'select' });
-    expect(controlFor(param('credit_card', 'brands'))).toMatchObject({ kind: 'choices', options: expect.arrayContaining(['visa', 'mir']) });
+    expect(controlFor(param('credit_card', 'brands'))).toMatchObject({
+      kind: 'choices',
+      options: expect.arrayContaining(['visa', 'mir']),
+    });
     expect(controlFor(param('messenger', 'channel_ids'))).toEqual({ kind: 'list', element: 'Int' });
     expect(controlFor(param('certificate', 'ignore_issuers'))).toEqual({ kind: 'list', element: 'String' });
   });
 
   it('leaves an optional boolean out unless yes or no is chosen (a default that is on stays on)', () => {
     const params = [param('certificate', 'domain'), param('certificate', 'include_subdomains')];
-    expect(argsFromValues(params, { domain: 'acme-bank.com', include_subdomains: '' }).args).toEqual({ domain: 'acme-bank.com' });
-    expect(argsFromValues(params, { domain: 'acme-bank.com', include_subdomains: 'false' }).args).toEqual({ domain: 'acme-bank.com', include_subdomains: false });
-    expect(valuesFromArgs(params, { domain: 'x.com', include_subdomains: true })).toEqual({ domain: 'x.com', include_subdomains: 'true' });
+    expect(argsFromValues(params, { domain: 'acme-bank.com', include_subdomains: '' }).args).toEqual({
+      domain: 'acme-bank.com',
+    });
+    expect(argsFromValues(params, { domain: 'acme-bank.com', include_subdomains: 'false' }).args).toEqual({
+      domain: 'acme-bank.com',
+      include_subdomains: false,
+    });
+    expect(valuesFromArgs(params, { domain: 'x.com', include_subdomains: true })).toEqual({
+      domain: 'x.com',
+      include_subdomains: 'true',
+    });
   });
 
   it('sends valid values in their own type and lists as arrays of their element type', () => {
     const leak = service('filtered_leak').args_schema.params;
-    expect(argsFromValues(leak, { domain_url: ' acme-bank.com ', filter_id: '2', filter_parameters: '/login\n\n vpn. \n' }).args).toEqual({
+    expect(
+      argsFromValues(leak, { domain_url: ' acme-bank.com ', filter_id: '2', filter_parameters: '/login\n\n vpn. \n' })
+        .args,
+    ).toEqual({
       domain_url: 'acme-bank.com',
       filter_id: 2,
       filter_parameters: ['/login', 'vpn.'],
     });
     const messenger = service('messenger').args_schema.params;
-    expect(argsFromValues(messenger, { query: 'acme', channel_ids: '12, 22\n31', unique_only: 'true', context_chars: '200' }).args).toEqual({
+    expect(
+      argsFromValues(messenger, { query: 'acme', channel_ids: '12, 22\n31', unique_only: 'true', context_chars: '200' })
+        .args,
+    ).toEqual({
       query: 'acme',
       channel_ids: [12, 22, 31],
       unique_only: true,
       context_chars: 200,
     });
     const cards = service('credit_card').args_schema.params;
-    expect(argsFromValues(cards, { brands: ['visa', 'amex'], card_types: [] }).args).toEqual({ brands: ['visa', 'amex'] });
+    expect(argsFromValues(cards, { brands: ['visa', 'amex'], card_types: [] }).args).toEqual({
+      brands: ['visa', 'amex'],
+    });
   });
 
   it('says what is wrong before sending: a missing required param, a number that is not one', () => {
@@ -64,13 +94,20 @@ describe('the args form generated from the catalog', () => {
       context_chars: 'must be an integer',
       channel_ids: '“x” must be an integer',
     });
-    expect(argsFromValues(service('bin_cvv').args_schema.params, { bins: '', max_price: 'cheap' }).errors).toEqual({ bins: 'is required', max_price: 'must be a number' });
-    expect(argsFromValues(service('distinct_leak').args_schema.params, { query: 'acme', query_type: '' }).errors).toEqual({ query_type: 'is required' });
+    expect(argsFromValues(service('bin_cvv').args_schema.params, { bins: '', max_price: 'cheap' }).errors).toEqual({
+      bins: 'is required',
+      max_price: 'must be a number',
+    });
+    expect(
+      argsFromValues(service('distinct_leak').args_schema.params, { query: 'acme', query_type: '' }).errors,
+    ).toEqual({ query_type: 'is required' });
   });
 
   it('keeps only the declared params of args it is given (another service, a stale link)', () => {
     const phishing = service('phishing').args_schema.params;
-    expect(argsFromValues(phishing, valuesFromArgs(phishing, { domain: 'acme-bank.com', query: 'left over' })).args).toEqual({ domain: 'acme-bank.com' });
+    expect(
+      argsFromValues(phishing, valuesFromArgs(phishing, { domain: 'acme-bank.com', query: 'left over' })).args,
+    ).toEqual({ domain: 'acme-bank.com' });
   });
 
   it('shows examples as typed in the form', () => {
@@ -91,7 +128,10 @@ describe('the args form generated from the catalog', () => {
         { field: 'name', message: 'must not be empty' },
       ],
     });
-    expect(serverArgErrors(error, messenger)).toEqual({ channel_ids: '[1] must be an integer (rule 3)', query: 'is required (rule 2)' });
+    expect(serverArgErrors(error, messenger)).toEqual({
+      channel_ids: '[1] must be an integer (rule 3)',
+      query: 'is required (rule 2)',
+    });
     // args.createdAt has no input of its own: the error notice lists it.
     expect(argFieldNames(error, messenger)).toEqual(['args.channel_ids[1]', 'args.query']);
   });

@@ -118,7 +118,9 @@ export function argsFromValues(params: CatalogParam[], values: ArgValues): ArgsO
         value = typeof raw === 'string' && raw !== '' ? optionOf(control.options, raw) : undefined;
         break;
       case 'choices': {
-        const ticked = (Array.isArray(raw) ? raw : []).map((text) => optionOf(control.options, text)).filter((option) => option !== undefined);
+        const ticked = (Array.isArray(raw) ? raw : [])
+          .map((text) => optionOf(control.options, text))
+          .filter((option) => option !== undefined);
         value = ticked.length ? ticked : undefined;
         break;
       }
@@ -185,7 +187,9 @@ export function serverArgErrors(error: ApiError | undefined, params: CatalogPara
     const prefix = `args.${param.name}`;
     const messages = error.fields
       .filter((entry) => entry.field === prefix || entry.field.startsWith(`${prefix}[`))
-      .map((entry) => (entry.field === prefix ? entry.message : `${entry.field.slice(prefix.length)} ${entry.message}`));
+      .map((entry) =>
+        entry.field === prefix ? entry.message : `${entry.field.slice(prefix.length)} ${entry.message}`,
+      );
     if (messages.length) errors[param.name] = messages.join('; ');
   }
   return errors;

@@ -16,7 +16,11 @@ export function EditRulePage() {
       <ErrorNotice error={rule.error} />
       {rule.data?.is_deleted && (
         <p className="notice warning">
-          This rule is deleted. <Link to="/rules/$ruleId" params={{ ruleId }}>Restore it</Link> before editing it.
+          This rule is deleted.{' '}
+          <Link to="/rules/$ruleId" params={{ ruleId }}>
+            Restore it
+          </Link>{' '}
+          before editing it.
         </p>
       )}
       {rule.data && !rule.data.is_deleted && <RuleForm key={rule.data.updated_at} rule={rule.data} draft={{}} />}

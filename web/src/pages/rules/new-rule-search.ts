@@ -21,9 +21,11 @@ const MAX_NAME = 255;
 
 export function validateNewRuleSearch(raw: Record<string, unknown>): NewRuleSearch {
   const search: NewRuleSearch = {};
-  if (typeof raw.service === 'number' && Number.isSafeInteger(raw.service) && raw.service > 0) search.service = raw.service;
+  if (typeof raw.service === 'number' && Number.isSafeInteger(raw.service) && raw.service > 0)
+    search.service = raw.service;
   if (typeof raw.name === 'string' && raw.name) search.name = raw.name.slice(0, MAX_NAME);
-  if (raw.args && typeof raw.args === 'object' && !Array.isArray(raw.args)) search.args = raw.args as Record<string, unknown>;
+  if (raw.args && typeof raw.args === 'object' && !Array.isArray(raw.args))
+    search.args = raw.args as Record<string, unknown>;
   if (typeof raw.follow_up_token === 'string' && raw.follow_up_token) search.follow_up_token = raw.follow_up_token;
   return search;
 }

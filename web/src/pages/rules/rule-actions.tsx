@@ -12,11 +12,21 @@ export function RuleDeleteRestore({ rule }: { rule: Rule }) {
   return (
     <>
       {rule.is_deleted ? (
-        <button type="button" onClick={() => change.mutate('restore')} disabled={change.isPending} aria-label={`Restore ${rule.name}`}>
+        <button
+          type="button"
+          onClick={() => change.mutate('restore')}
+          disabled={change.isPending}
+          aria-label={`Restore ${rule.name}`}
+        >
           Restore
         </button>
       ) : (
-        <ConfirmButton label={`Delete ${rule.name}`} confirm={`Delete ${rule.name}`} onConfirm={() => change.mutate('delete')} disabled={change.isPending}>
+        <ConfirmButton
+          label={`Delete ${rule.name}`}
+          confirm={`Delete ${rule.name}`}
+          onConfirm={() => change.mutate('delete')}
+          disabled={change.isPending}
+        >
           Delete
         </ConfirmButton>
       )}

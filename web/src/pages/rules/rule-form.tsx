@@ -3,7 +3,18 @@ import { useState, type FormEvent } from 'react';
 import { ApiError } from '../../api/errors.ts';
 import { Field } from '../../ui/field.tsx';
 import { ErrorNotice, Loading } from '../../ui/notices.tsx';
-import { useOrganization, useRecipients, useSenders, useTemplates, useWebhooks, type Organization, type Recipient, type Sender, type Template, type Webhook } from '../settings/delivery-queries.ts';
+import {
+  useOrganization,
+  useRecipients,
+  useSenders,
+  useTemplates,
+  useWebhooks,
+  type Organization,
+  type Recipient,
+  type Sender,
+  type Template,
+  type Webhook,
+} from '../settings/delivery-queries.ts';
 import { argFieldNames, argsFromValues, serverArgErrors, valuesFromArgs, type ArgValues } from './args-form.ts';
 import { ArgsFields } from './args-fields.tsx';
 import { useCatalog, type CatalogService } from './catalog.ts';
@@ -35,12 +46,20 @@ export function RuleForm({ rule, draft }: { rule?: Rule; draft: RuleDraft }) {
   const queries = [catalog, recipients, senders, templates, webhooks, organization];
   const failed = queries.find((query) => query.error);
   if (failed) return <ErrorNotice error={failed.error} title="The form cannot be shown" />;
-  if (!catalog.data || !recipients.data || !senders.data || !templates.data || !webhooks.data || !organization.data) return <Loading />;
+  if (!catalog.data || !recipients.data || !senders.data || !templates.data || !webhooks.data || !organization.data)
+    return <Loading />;
   return (
     <RuleFormFields
       rule={rule}
       draft={draft}
-      options={{ catalog: catalog.data, recipients: recipients.data, senders: senders.data, templates: templates.data, webhooks: webhooks.data, organization: organization.data }}
+      options={{
+        catalog: catalog.data,
+        recipients: recipients.data,
+        senders: senders.data,
+        templates: templates.data,
+        webhooks: webhooks.data,
+        organization: organization.data,
+      }}
     />
   );
 }
@@ -54,7 +73,8 @@ interface Options {
   organization: Organization;
 }
 
-const defaultOf = <T extends { id: number; is_default: boolean }>(items: T[]) => items.find((item) => item.is_default)?.id ?? null;
+const defaultOf = <T extends { id: number; is_default: boolean }>(items: T[]) =>
+  items.find((item) => item.is_default)?.id ?? null;
 
 function RuleFormFields({ rule, draft, options }: { rule?: Rule; draft: RuleDraft; options: Options }) {
   const navigate = useNavigate();
@@ -63,13 +83,19 @@ function RuleFormFields({ rule, draft, options }: { rule?: Rule; draft: RuleDraf
   const [name, setName] = useState(rule?.name ?? draft.name ?? '');
   const [serviceId, setServiceId] = useState<number | undefined>(rule?.service ?? draft.service);
   const service = options.catalog.find((entry) => entry.id === serviceId);
-  const [argValues, setArgValues] = useState<ArgValues>(() => valuesFromArgs(service?.args_schema.params ?? [], rule?.args ?? draft.args));
+  const [argValues, setArgValues] = useState<ArgValues>(() =>
+    valuesFromArgs(service?.args_schema.params ?? [], rule?.args ?? draft.args),
+  );
   // A search's token stands for its args until the user changes one of them.
   const [followUpToken, setFollowUpToken] = useState(rule ? undefined : draft.followUpToken);
   const [frequency, setFrequency] = useState<string>(rule?.frequency ?? '');
-  const [recipientIds, setRecipientIds] = useState<number[]>(() => rule?.recipients ?? [defaultOf(options.recipients)].filter((id) => id !== null));
+  const [recipientIds, setRecipientIds] = useState<number[]>(
+    () => rule?.recipients ?? [defaultOf(options.recipients)].filter((id) => id !== null),
+  );
   const [senderId, setSenderId] = useState<number | null>(rule ? rule.sender : defaultOf(options.senders));
-  const [templateId, setTemplateId] = useState<number | null>(rule ? rule.email_template : defaultOf(options.templates));
+  const [templateId, setTemplateId] = useState<number | null>(
+    rule ? rule.email_template : defaultOf(options.templates),
+  );
   const [webhookId, setWebhookId] = useState<number | null>(rule ? rule.webhook : defaultOf(options.webhooks));
   const [localErrors, setLocalErrors] = useState<Record<string, string>>({});
 
@@ -91,7 +117,8 @@ function RuleFormFields({ rule, draft, options }: { rule?: Rule; draft: RuleDraf
     if (!name.trim()) local.name = 'is required';
     if (!service) local.service = 'choose a service';
     if (templateId === null) local.email_template = 'choose a template';
-    if (recipientIds.length === 0 && webhookId === null) local.recipients = 'choose at least one recipient or a webhook';
+    if (recipientIds.length === 0 && webhookId === null)
+      local.recipients = 'choose at least one recipient or a webhook';
     setLocalErrors(local);
     if (Object.keys(local).length || !service || templateId === null) return;
     const common = {
@@ -102,7 +129,9 @@ function RuleFormFields({ rule, draft, options }: { rule?: Rule; draft: RuleDraf
       webhook: webhookId,
       ...(frequency ? { frequency: frequency as Frequency } : {}),
     };
-    save.mutate(followUpToken ? { ...common, follow_up_token: followUpToken } : { ...common, service: service.id, args });
+    save.mutate(
+      followUpToken ? { ...common, follow_up_token: followUpToken } : { ...common, service: service.id, args },
+    );
   };
 
   const apiError = save.error instanceof ApiError ? save.error : undefined;
@@ -110,17 +139,49 @@ function RuleFormFields({ rule, draft, options }: { rule?: Rule; draft: RuleDraf
   const argErrors = { ...serverArgErrors(apiError, params), ...localErrors };
   const fieldError = (field: string) => localErrors[field] ?? apiError?.fieldMessage(field);
   const floor = service?.frequency ?? 'daily';
-  const orgDefault = allowedFrequency(options.organization.default_frequency, floor) ? options.organization.default_frequency : floor;
+  const orgDefault = allowedFrequency(options.organization.default_frequency, floor)
+    ? options.organization.default_frequency
+    : floor;
 
   return (
     <form onSubmit={submit} noValidate aria-label={editing ? 'Edit the rule' : 'New rule'}>
-      <ErrorNotice error={save.error} title="The rule was not saved" fieldsShown={[...SHOWN_BESIDE_INPUTS, ...argFieldNames(apiError, params)]} />
-      <Field label="Name" hint="Unique among the organization's rules; it names the rule in notifications." error={fieldError('name')}>
-        {(props) => <input {...props} type="text" maxLength={255} required value={name} onChange={(event) => setName(event.target.value)} />}
-      </Field>
-      <Field label="Service" hint={editing ? 'A rule keeps its service; make a new rule to watch another source.' : 'The source this rule watches.'} error={fieldError('service')}>
+      <ErrorNotice
+        error={save.error}
+        title="The rule was not saved"
+        fieldsShown={[...SHOWN_BESIDE_INPUTS, ...argFieldNames(apiError, params)]}
+      />
+      <Field
+        label="Name"
+        hint="Unique among the organization's rules; it names the rule in notifications."
+        error={fieldError('name')}
+      >
         {(props) => (
-          <select {...props} value={serviceId ?? ''} disabled={editing} onChange={(event) => chooseService(event.target.value ? Number(event.target.value) : undefined)}>
+          <input
+            {...props}
+            type="text"
+            maxLength={255}
+            required
+            value={name}
+            onChange={(event) => setName(event.target.value)}
+          />
+        )}
+      </Field>
+      <Field
+        label="Service"
+        hint={
+          editing
+            ? 'A rule keeps its service; make a new rule to watch another source.'
+            : 'The source this rule watches.'
+        }
+        error={fieldError('service')}
+      >
+        {(props) => (
+          <select
+            {...props}
+            value={serviceId ?? ''}
+            disabled={editing}
+            onChange={(event) => chooseService(event.target.value ? Number(event.target.value) : undefined)}
+          >
             <option value="">Choose a service…</option>
             {options.catalog.map((entry) => (
               <option key={entry.id} value={entry.id}>
@@ -133,7 +194,11 @@ function RuleFormFields({ rule, draft, options }: { rule?: Rule; draft: RuleDraf
       </Field>
       {service && (
         <>
-          {followUpToken && <p className="notice">These settings come from your search. Changing one makes the rule from the values shown instead.</p>}
+          {followUpToken && (
+            <p className="notice">
+              These settings come from your search. Changing one makes the rule from the values shown instead.
+            </p>
+          )}
           <ArgsFields
             service={service}
             values={argValues}
@@ -224,19 +289,35 @@ function Delivery(props: {
                 <input
                   type="checkbox"
                   checked={props.recipients.includes(recipient.id)}
-                  onChange={(event) => props.onRecipients(event.target.checked ? [...props.recipients, recipient.id] : props.recipients.filter((id) => id !== recipient.id))}
+                  onChange={(event) =>
+                    props.onRecipients(
+                      event.target.checked
+                        ? [...props.recipients, recipient.id]
+                        : props.recipients.filter((id) => id !== recipient.id),
+                    )
+                  }
                 />
                 {recipient.email}
               </label>
             ))}
           </div>
         )}
-        <p className="hint muted">Each run with new hits emails these addresses. A rule needs recipients, a webhook, or both.</p>
+        <p className="hint muted">
+          Each run with new hits emails these addresses. A rule needs recipients, a webhook, or both.
+        </p>
         {recipientsError && <p className="error">{recipientsError}</p>}
       </fieldset>
-      <Field label="Sender" hint="The SMTP account emails go out from. None: the system sender, when the operator set one up." error={props.error('sender')}>
+      <Field
+        label="Sender"
+        hint="The SMTP account emails go out from. None: the system sender, when the operator set one up."
+        error={props.error('sender')}
+      >
         {(field) => (
-          <select {...field} value={props.sender ?? ''} onChange={(event) => props.onSender(idOrNull(event.target.value))}>
+          <select
+            {...field}
+            value={props.sender ?? ''}
+            onChange={(event) => props.onSender(idOrNull(event.target.value))}
+          >
             <option value="">None</option>
             {options.senders.map((sender) => (
               <option key={sender.id} value={sender.id}>
@@ -249,7 +330,12 @@ function Delivery(props: {
       </Field>
       <Field label="Email template" error={props.error('email_template')}>
         {(field) => (
-          <select {...field} value={props.template ?? ''} required onChange={(event) => props.onTemplate(idOrNull(event.target.value))}>
+          <select
+            {...field}
+            value={props.template ?? ''}
+            required
+            onChange={(event) => props.onTemplate(idOrNull(event.target.value))}
+          >
             <option value="">Choose a template…</option>
             {options.templates.map((template) => (
               <option key={template.id} value={template.id}>
@@ -261,7 +347,11 @@ function Delivery(props: {
       </Field>
       <Field label="Webhook" hint="Also POST a signed notification to this URL." error={props.error('webhook')}>
         {(field) => (
-          <select {...field} value={props.webhook ?? ''} onChange={(event) => props.onWebhook(idOrNull(event.target.value))}>
+          <select
+            {...field}
+            value={props.webhook ?? ''}
+            onChange={(event) => props.onWebhook(idOrNull(event.target.value))}
+          >
             <option value="">None</option>
             {options.webhooks.map((webhook) => (
               <option key={webhook.id} value={webhook.id}>

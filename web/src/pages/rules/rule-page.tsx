@@ -46,8 +46,8 @@ export function RulePage() {
         <>
           {rule.data.is_deleted && (
             <p className="notice warning">
-              Deleted {formatDateTime(rule.data.deleted_at)}: it does not run, and its delivery settings and exclusions were detached. Restoring
-              brings them back.
+              Deleted {formatDateTime(rule.data.deleted_at)}: it does not run, and its delivery settings and exclusions
+              were detached. Restoring brings them back.
             </p>
           )}
           <RuleSummary rule={rule.data} />
@@ -68,7 +68,8 @@ export function RulePage() {
   );
 }
 
-const argText = (value: unknown) => (Array.isArray(value) ? value.join(', ') : typeof value === 'boolean' ? (value ? 'yes' : 'no') : String(value));
+const argText = (value: unknown) =>
+  Array.isArray(value) ? value.join(', ') : typeof value === 'boolean' ? (value ? 'yes' : 'no') : String(value);
 
 function RuleSummary({ rule }: { rule: Rule }) {
   const catalog = useCatalog();
@@ -110,7 +111,11 @@ function RuleSummary({ rule }: { rule: Rule }) {
       </dl>
       <dl>
         <dt>Recipients</dt>
-        <dd>{rule.recipients.length ? rule.recipients.map((id) => nameOf(recipients.data, id, (r) => r.email)).join(', ') : 'none'}</dd>
+        <dd>
+          {rule.recipients.length
+            ? rule.recipients.map((id) => nameOf(recipients.data, id, (r) => r.email)).join(', ')
+            : 'none'}
+        </dd>
         <dt>Sender</dt>
         <dd>{rule.sender === null ? 'system sender' : nameOf(senders.data, rule.sender, (s) => s.email)}</dd>
         <dt>Template</dt>
@@ -140,7 +145,8 @@ function RunHistory({ ruleId }: { ruleId: number }) {
             <tr key={match.id}>
               <td>{formatDateTime(match.created_at)}</td>
               <td>
-                {match.window_start ? formatDateTime(match.window_start) : 'everything'} – {formatDateTime(match.window_end)}
+                {match.window_start ? formatDateTime(match.window_start) : 'everything'} –{' '}
+                {formatDateTime(match.window_end)}
               </td>
               <td>
                 {match.status}
@@ -149,7 +155,11 @@ function RunHistory({ ruleId }: { ruleId: number }) {
               <td>{match.new_hits.toLocaleString()}</td>
               <td>{match.excluded_hits.toLocaleString()}</td>
               <td>
-                <Link to="/incidents/$matchId" params={{ matchId: match.id }} aria-label={`Open the match of ${formatDateTime(match.created_at)}, ${plural(match.new_hits, 'new hit')}`}>
+                <Link
+                  to="/incidents/$matchId"
+                  params={{ matchId: match.id }}
+                  aria-label={`Open the match of ${formatDateTime(match.created_at)}, ${plural(match.new_hits, 'new hit')}`}
+                >
                   Open
                 </Link>
               </td>

@@ -15,7 +15,8 @@ export function useRule(ruleId: number | undefined) {
   const { client } = useApi();
   return useQuery({
     queryKey: useScopedKey('rules', 'one', ruleId),
-    queryFn: () => unwrap(client.GET('/service/alert_system_alert_get_alert_rule/{id}/', { params: { path: { id: ruleId! } } })),
+    queryFn: () =>
+      unwrap(client.GET('/service/alert_system_alert_get_alert_rule/{id}/', { params: { path: { id: ruleId! } } })),
     enabled: ruleId !== undefined,
   });
 }
@@ -24,7 +25,8 @@ export function useExclusions(ruleId: number | undefined) {
   const { client } = useApi();
   return useQuery({
     queryKey: useScopedKey('rules', 'exclusions', ruleId),
-    queryFn: () => unwrap(client.GET('/service/alert_system_exclusion_list/{id}/', { params: { path: { id: ruleId! } } })),
+    queryFn: () =>
+      unwrap(client.GET('/service/alert_system_exclusion_list/{id}/', { params: { path: { id: ruleId! } } })),
     enabled: ruleId !== undefined,
   });
 }
@@ -38,7 +40,11 @@ export function useRuleMatches(ruleId: number | undefined, page = 1, pageSize = 
   return useQuery({
     queryKey: useScopedKey('rules', 'matches', ruleId, page, pageSize),
     queryFn: () =>
-      unwrap(client.GET('/service/alert_system_match_get_match_list/{id}/', { params: { path: { id: ruleId! }, query: { page, page_size: pageSize } } })),
+      unwrap(
+        client.GET('/service/alert_system_match_get_match_list/{id}/', {
+          params: { path: { id: ruleId! }, query: { page, page_size: pageSize } },
+        }),
+      ),
     enabled: ruleId !== undefined,
     placeholderData: (previous) => previous,
   });
@@ -51,7 +57,11 @@ export function useRuleMatches(ruleId: number | undefined, page = 1, pageSize = 
 function useRefreshRules() {
   const queryClient = useQueryClient();
   const scope = useScopedKey();
-  return () => Promise.all([queryClient.invalidateQueries({ queryKey: [...scope, 'rules'] }), queryClient.invalidateQueries({ queryKey: [...scope, 'matches'] })]);
+  return () =>
+    Promise.all([
+      queryClient.invalidateQueries({ queryKey: [...scope, 'rules'] }),
+      queryClient.invalidateQueries({ queryKey: [...scope, 'matches'] }),
+    ]);
 }
 
 export const RULES_PAGE_SIZE = 20;
@@ -86,14 +96,23 @@ export function useActiveRuleCount() {
   const { client } = useApi();
   return useQuery({
     queryKey: useScopedKey('rules', 'count'),
-    queryFn: () => unwrap(client.GET('/service/alert_system_alert_get_alert_rule_list/', { params: { query: { page: 1, page_size: 1, include_deleted: false } } })),
+    queryFn: () =>
+      unwrap(
+        client.GET('/service/alert_system_alert_get_alert_rule_list/', {
+          params: { query: { page: 1, page_size: 1, include_deleted: false } },
+        }),
+      ),
   });
 }
 
-type RuleBody = { name: string; email_template: number; recipients: number[]; sender: number | null; webhook: number | null; frequency?: Frequency } & (
-  | { service: number; args: Record<string, unknown> }
-  | { follow_up_token: string }
-);
+type RuleBody = {
+  name: string;
+  email_template: number;
+  recipients: number[];
+  sender: number | null;
+  webhook: number | null;
+  frequency?: Frequency;
+} & ({ service: number; args: Record<string, unknown> } | { follow_up_token: string });
 
 /** Creates a rule, or replaces `rule` when given; `onSaved` runs once the cached rules are read again. */
 export function useSaveRule(rule: Rule | undefined, onSaved: (saved: Rule) => void) {
@@ -102,7 +121,12 @@ export function useSaveRule(rule: Rule | undefined, onSaved: (saved: Rule) => vo
   return useMutation({
     mutationFn: (body: RuleBody) =>
       rule
-        ? unwrap(client.PUT('/service/alert_system_alert_update_alert_rule/{id}/', { params: { path: { id: rule.id } }, body }))
+        ? unwrap(
+            client.PUT('/service/alert_system_alert_update_alert_rule/{id}/', {
+              params: { path: { id: rule.id } },
+              body,
+            }),
+          )
         : unwrap(client.POST('/service/alert_system_alert_create_alert_rule/', { body })),
     onSuccess: async (saved) => {
       await refreshRules();
@@ -118,8 +142,12 @@ export function useDeleteOrRestoreRule(rule: Rule) {
   return useMutation({
     mutationFn: (action: 'delete' | 'restore') =>
       action === 'delete'
-        ? unwrap(client.DELETE('/service/alert_system_alert_delete_alert_rule/{id}/', { params: { path: { id: rule.id } } }))
-        : unwrap(client.POST('/service/alert_system_alert_restore_alert_rule/{id}/', { params: { path: { id: rule.id } } })),
+        ? unwrap(
+            client.DELETE('/service/alert_system_alert_delete_alert_rule/{id}/', { params: { path: { id: rule.id } } }),
+          )
+        : unwrap(
+            client.POST('/service/alert_system_alert_restore_alert_rule/{id}/', { params: { path: { id: rule.id } } }),
+          ),
     onSuccess: refresh,
   });
 }
@@ -130,7 +158,12 @@ export function useCreateExclusion(ruleId: number, onExcluded?: (created: Exclus
   const refresh = useRefreshRules();
   return useMutation({
     mutationFn: (exclusion: { field: string; value: string }) =>
-      unwrap(client.POST('/service/alert_system_exclusion_create/{id}/', { params: { path: { id: ruleId } }, body: exclusion })),
+      unwrap(
+        client.POST('/service/alert_system_exclusion_create/{id}/', {
+          params: { path: { id: ruleId } },
+          body: exclusion,
+        }),
+      ),
     onSuccess: async (created) => {
       await refresh();
       onExcluded?.(created);
@@ -143,7 +176,8 @@ export function useDeleteExclusion(onRemoved?: (removed: Exclusion) => void) {
   const { client } = useApi();
   const refresh = useRefreshRules();
   return useMutation({
-    mutationFn: (exclusion: Exclusion) => unwrap(client.DELETE('/service/alert_system_exclusion_delete/{id}/', { params: { path: { id: exclusion.id } } })),
+    mutationFn: (exclusion: Exclusion) =>
+      unwrap(client.DELETE('/service/alert_system_exclusion_delete/{id}/', { params: { path: { id: exclusion.id } } })),
     onSuccess: async (_nothing, removed) => {
       await refresh();
       onRemoved?.(removed);

@@ -37,12 +37,17 @@ export function RulesPage() {
       <ErrorNotice error={rules.error} />
       {rules.data?.count === 0 && (
         <p>
-          No rules {Object.keys(search).length ? 'match these filters' : 'yet'}. A rule watches a source for an asset and notifies you of new
-          hits: <Link to="/rules/new">create one</Link>, or run a <Link to="/search">search</Link> and make a rule of it.
+          No rules {Object.keys(search).length ? 'match these filters' : 'yet'}. A rule watches a source for an asset
+          and notifies you of new hits: <Link to="/rules/new">create one</Link>, or run a{' '}
+          <Link to="/search">search</Link> and make a rule of it.
         </p>
       )}
       {rules.data && rules.data.results.length > 0 && (
-        <Table headings={['Rule', 'Service', 'Frequency', 'Last run', 'Hits', 'Alerts']} actions="Actions" label={`Monitoring rules, page ${page} of ${pages}`}>
+        <Table
+          headings={['Rule', 'Service', 'Frequency', 'Last run', 'Hits', 'Alerts']}
+          actions="Actions"
+          label={`Monitoring rules, page ${page} of ${pages}`}
+        >
           {rules.data.results.map((rule) => (
             <tr key={rule.id} className={rule.is_deleted ? 'muted' : undefined}>
               <td>
@@ -107,14 +112,22 @@ function RuleFilters({ search }: { search: RulesSearch }) {
     <details className="card" open={Object.keys(search).some((key) => key !== 'page')}>
       <summary>Filters</summary>
       <label className="check">
-        <input type="checkbox" checked={search.deleted ?? false} onChange={(event) => set({ deleted: event.target.checked || undefined })} />
+        <input
+          type="checkbox"
+          checked={search.deleted ?? false}
+          onChange={(event) => set({ deleted: event.target.checked || undefined })}
+        />
         Include deleted rules
       </label>
       <div className="filter-grid">
         {filters.map((filter) => (
           <div className="field" key={filter.key}>
             <label htmlFor={ids[filter.key]}>{filter.label}</label>
-            <select id={ids[filter.key]} value={search[filter.key] ?? ''} onChange={(event) => set({ [filter.key]: event.target.value ? Number(event.target.value) : undefined })}>
+            <select
+              id={ids[filter.key]}
+              value={search[filter.key] ?? ''}
+              onChange={(event) => set({ [filter.key]: event.target.value ? Number(event.target.value) : undefined })}
+            >
               <option value="">Any</option>
               {filter.items?.map((item) => (
                 <option key={item.id} value={item.id}>

@@ -2,7 +2,13 @@ import { screen, waitFor, within } from '@testing-library/react';
 import { userEvent } from '@testing-library/user-event';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { channel, loadCorpus, message } from '../../../../test/support/corpus.ts';
-import { createDeliveryKit, messengerRule, rulesUser, type DeliveryKit, type RulesApi } from '../../../../test/support/rules-api.ts';
+import {
+  createDeliveryKit,
+  messengerRule,
+  rulesUser,
+  type DeliveryKit,
+  type RulesApi,
+} from '../../../../test/support/rules-api.ts';
 import type { TestApp } from '../../../../test/support/test-app.ts';
 import { NO_RATE_LIMITS } from '../../../../test/support/delivery-api.ts';
 import { scaled } from '../../../../test/support/wait.ts';
@@ -19,21 +25,38 @@ describe('the rules pages', () => {
     ana = await rulesUser(t, 'Acme', EMAIL);
     kit = await createDeliveryKit(ana, { tag: 'acme' });
     await loadCorpus(t, [
-      channel('acme_leaks', [message(1, 'fresh logs for acme-bank.com'), message(2, 'acme-bank.com combo list'), message(3, 'fresh logs elsewhere')]),
+      channel('acme_leaks', [
+        message(1, 'fresh logs for acme-bank.com'),
+        message(2, 'acme-bank.com combo list'),
+        message(3, 'fresh logs elsewhere'),
+      ]),
     ]);
   });
   afterAll(() => t.close());
 
-  const rulesNamed = async (name: string) => (await ana.listAll({ include_deleted: true })).rules.filter((rule) => rule.name === name);
+  const rulesNamed = async (name: string) =>
+    (await ana.listAll({ include_deleted: true })).rules.filter((rule) => rule.name === name);
 
   it('"create a rule from this search" opens the messenger form filled in; creating it makes the rule from the search', async () => {
-    const search = await t.request({ method: 'POST', url: '/service/messenger-search-create/', token: ana.token, body: { query: 'acme-bank.com', unique_only: true } });
+    const search = await t.request({
+      method: 'POST',
+      url: '/service/messenger-search-create/',
+      token: ana.token,
+      body: { query: 'acme-bank.com', unique_only: true },
+    });
     const { follow_up_token } = search.json() as { follow_up_token: string };
-    const address = new URLSearchParams({ service: '1', name: 'Messenger: acme-bank.com', args: JSON.stringify({ query: 'acme-bank.com', unique_only: true }), follow_up_token });
+    const address = new URLSearchParams({
+      service: '1',
+      name: 'Messenger: acme-bank.com',
+      args: JSON.stringify({ query: 'acme-bank.com', unique_only: true }),
+      follow_up_token,
+    });
     const { history } = await renderDashboard(t, `/rules/new?${address}`, { email: EMAIL });
 
     expect(((await screen.findByLabelText(/^Query/)) as HTMLInputElement).value).toBe('acme-bank.com');
-    expect((screen.getByLabelText('Service') as HTMLSelectElement).selectedOptions[0]!.textContent).toBe('Messenger channels');
+    expect((screen.getByLabelText('Service') as HTMLSelectElement).selectedOptions[0]!.textContent).toBe(
+      'Messenger channels',
+    );
     expect((screen.getByLabelText(/^Unique only/) as HTMLSelectElement).value).toBe('true');
     expect((screen.getByLabelText('Name') as HTMLInputElement).value).toBe('Messenger: acme-bank.com');
     expect(screen.getByText(/come from your search/)).toBeTruthy();
@@ -41,9 +64,16 @@ describe('the rules pages', () => {
     expect((screen.getByLabelText(kit.recipient.email) as HTMLInputElement).checked).toBe(true);
 
     await userEvent.setup().click(screen.getByRole('button', { name: 'Create the rule' }));
-    expect(await screen.findByRole('heading', { name: 'Messenger: acme-bank.com' }, { timeout: scaled(15_000) })).toBeTruthy();
+    expect(
+      await screen.findByRole('heading', { name: 'Messenger: acme-bank.com' }, { timeout: scaled(15_000) }),
+    ).toBeTruthy();
     const [rule] = await rulesNamed('Messenger: acme-bank.com');
-    expect(rule).toMatchObject({ service: 1, args: { query: 'acme-bank.com', unique_only: true }, recipients: [kit.recipient.id], email_template: kit.template.id });
+    expect(rule).toMatchObject({
+      service: 1,
+      args: { query: 'acme-bank.com', unique_only: true },
+      recipients: [kit.recipient.id],
+      email_template: kit.template.id,
+    });
     expect(history.location.pathname).toBe(`/rules/${rule!.id}`);
     // The first run found both messages; the page shows it in the run history.
     expect(rule!.total_matches_count).toBe(2);
@@ -51,8 +81,18 @@ describe('the rules pages', () => {
   });
 
   it('a changed argument makes the rule from the values shown instead of the search', async () => {
-    const search = await t.request({ method: 'POST', url: '/service/messenger-search-create/', token: ana.token, body: { query: 'fresh logs' } });
-    const address = new URLSearchParams({ service: '1', name: 'Fresh logs', args: JSON.stringify({ query: 'fresh logs' }), follow_up_token: search.json().follow_up_token });
+    const search = await t.request({
+      method: 'POST',
+      url: '/service/messenger-search-create/',
+      token: ana.token,
+      body: { query: 'fresh logs' },
+    });
+    const address = new URLSearchParams({
+      service: '1',
+      name: 'Fresh logs',
+      args: JSON.stringify({ query: 'fresh logs' }),
+      follow_up_token: search.json().follow_up_token,
+    });
     await renderDashboard(t, `/rules/new?${address}`, { email: EMAIL });
     const user = userEvent.setup();
     const query = await screen.findByLabelText(/^Query/);
@@ -78,7 +118,10 @@ describe('the rules pages', () => {
     // Frequencies faster than the source's floor cannot be picked (spec 2.10 rule 7).
     await user.selectOptions(screen.getByLabelText('Service'), 'Raw leak extended search');
     const frequency = screen.getByLabelText('Frequency') as HTMLSelectElement;
-    expect([...frequency.options].filter((option) => option.disabled).map((option) => option.value)).toEqual(['daily', 'twice_weekly']);
+    expect([...frequency.options].filter((option) => option.disabled).map((option) => option.value)).toEqual([
+      'daily',
+      'twice_weekly',
+    ]);
     await user.selectOptions(screen.getByLabelText('Service'), 'Filtered credential leaks');
 
     await user.type(screen.getByLabelText('Name'), 'Messenger: acme-bank.com');
@@ -101,7 +144,10 @@ describe('the rules pages', () => {
     await user.type(name, 'Acme credentials');
     await user.click(screen.getByRole('button', { name: 'Create the rule' }));
     await screen.findByRole('heading', { name: 'Acme credentials' }, { timeout: scaled(15_000) });
-    expect((await rulesNamed('Acme credentials'))[0]).toMatchObject({ service: 3, args: { domain_url: 'acme-bank.com', filter_id: 2 } });
+    expect((await rulesNamed('Acme credentials'))[0]).toMatchObject({
+      service: 3,
+      args: { domain_url: 'acme-bank.com', filter_id: 2 },
+    });
   });
 
   it('edits a rule: the form starts from it and saving replaces it', async () => {
@@ -114,7 +160,10 @@ describe('the rules pages', () => {
     await user.type(context, '120');
     await user.click(screen.getByRole('button', { name: 'Save the rule' }));
     await waitFor(() => expect(history.location.pathname).toBe(`/rules/${rule.id}`));
-    expect(await ana.find(rule.id)).toMatchObject({ args: { query: 'combo', context_chars: 120 }, frequency: 'weekly' });
+    expect(await ana.find(rule.id)).toMatchObject({
+      args: { query: 'combo', context_chars: 120 },
+      frequency: 'weekly',
+    });
   });
 
   it('lists rules; delete asks first, a deleted rule shows with "include deleted" and comes back with restore', async () => {
@@ -136,7 +185,11 @@ describe('the rules pages', () => {
     const deletedRow = (await screen.findByRole('link', { name: 'Short-lived' })).closest('tr')!;
     expect(within(deletedRow).getByText('deleted')).toBeTruthy();
     await user.click(within(deletedRow).getByRole('button', { name: 'Restore Short-lived' }));
-    await waitFor(() => expect(within(screen.getByRole('link', { name: 'Short-lived' }).closest('tr')!).queryByText('deleted')).toBeNull());
+    await waitFor(() =>
+      expect(
+        within(screen.getByRole('link', { name: 'Short-lived' }).closest('tr')!).queryByText('deleted'),
+      ).toBeNull(),
+    );
     expect(await ana.find(rule.id)).toMatchObject({ is_deleted: false, recipients: [kit.recipient.id] });
   });
 

@@ -34,7 +34,11 @@ export function ChannelFilter({ selected, onChange }: { selected: number[]; onCh
         <ul className="chips" aria-label="Selected channels">
           {selected.map((id) => (
             <li key={id}>
-              <button type="button" onClick={() => onChange(selected.filter((other) => other !== id))} aria-label={`Remove ${names.get(id) ?? `channel ${id}`}`}>
+              <button
+                type="button"
+                onClick={() => onChange(selected.filter((other) => other !== id))}
+                aria-label={`Remove ${names.get(id) ?? `channel ${id}`}`}
+              >
                 {names.get(id) ?? `#${id}`} ×
               </button>
             </li>
@@ -43,7 +47,11 @@ export function ChannelFilter({ selected, onChange }: { selected: number[]; onCh
       )}
       <div className="field">
         <label htmlFor={ids.category}>Category</label>
-        <select id={ids.category} value={categoryId ?? ''} onChange={(event) => setCategoryId(event.target.value ? Number(event.target.value) : undefined)}>
+        <select
+          id={ids.category}
+          value={categoryId ?? ''}
+          onChange={(event) => setCategoryId(event.target.value ? Number(event.target.value) : undefined)}
+        >
           <option value="">All categories</option>
           {categories.data?.items.map((category) => (
             <option key={category.id} value={category.id}>
@@ -54,14 +62,24 @@ export function ChannelFilter({ selected, onChange }: { selected: number[]; onCh
       </div>
       <div className="field">
         <label htmlFor={ids.search}>Find a channel</label>
-        <input id={ids.search} type="search" value={text} onChange={(event) => setText(event.target.value)} aria-controls={ids.list} />
+        <input
+          id={ids.search}
+          type="search"
+          value={text}
+          onChange={(event) => setText(event.target.value)}
+          aria-controls={ids.list}
+        />
       </div>
       <ErrorNotice error={categories.error ?? channels.error} />
       <ul id={ids.list} className="channel-list" aria-label="Channels" aria-busy={channels.isFetching}>
         {channels.data?.items.map((channel) => (
           <li key={channel.id}>
             <label className="check">
-              <input type="checkbox" checked={selected.includes(channel.id)} onChange={(event) => toggle(channel, event.target.checked)} />
+              <input
+                type="checkbox"
+                checked={selected.includes(channel.id)}
+                onChange={(event) => toggle(channel, event.target.checked)}
+              />
               {label(channel)}
             </label>
           </li>

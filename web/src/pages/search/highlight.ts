@@ -1,6 +1,10 @@
 // The server's query language module is pure (no Node imports): highlighting folds text and picks
 // terms exactly as the search matched them.
-import { foldText, positiveTerms, type QueryNode } from '../../../../src/modules/sources/common/query/query-language.ts';
+import {
+  foldText,
+  positiveTerms,
+  type QueryNode,
+} from '../../../../src/modules/sources/common/query/query-language.ts';
 
 export type Segment = { text: string; match: boolean };
 
@@ -18,7 +22,7 @@ export function highlight(text: string, terms: string[]): Segment[] {
   // undoes the only context-dependent lower-casing), and tells where each folded unit came from.
   let folded = '';
   const origin: number[] = [];
-  for (let index = 0; index < text.length; ) {
+  for (let index = 0; index < text.length;) {
     const char = String.fromCodePoint(text.codePointAt(index)!);
     const part = foldText(char);
     folded += part;

@@ -63,7 +63,12 @@ export function HistoryPage() {
                     Open
                   </Link>
                   {item.mine && (
-                    <button type="button" onClick={() => remove.mutate(item.id)} disabled={remove.isPending} aria-label={`Delete the search ${item.query}`}>
+                    <button
+                      type="button"
+                      onClick={() => remove.mutate(item.id)}
+                      disabled={remove.isPending}
+                      aria-label={`Delete the search ${item.query}`}
+                    >
                       Delete
                     </button>
                   )}

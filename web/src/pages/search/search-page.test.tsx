@@ -10,13 +10,24 @@ const corpus = [
   channel(
     'logs_market',
     Array.from({ length: 15 }, (_, i) =>
-      message(i + 1, `FRESH LOGS batch ${i + 1} for acme-bank.com`, i === 0 ? { links: ['https://acme-bank.example/login', 'javascript:alert(1)'] } : {}),
+      message(
+        i + 1,
+        `FRESH LOGS batch ${i + 1} for acme-bank.com`,
+        i === 0 ? { links: ['https://acme-bank.example/login', 'javascript:alert(1)'] } : {},
+      ),
     ),
     { category: 'Markets' },
   ),
-  channel('combo_cloud', [...Array.from({ length: 10 }, (_, i) => message(100 + i, `fresh logs from the cloud #${i}`)), message(200, 'nothing of interest')], {
-    category: 'Clouds',
-  }),
+  channel(
+    'combo_cloud',
+    [
+      ...Array.from({ length: 10 }, (_, i) => message(100 + i, `fresh logs from the cloud #${i}`)),
+      message(200, 'nothing of interest'),
+    ],
+    {
+      category: 'Clouds',
+    },
+  ),
 ];
 
 describe('the search page', () => {
@@ -43,11 +54,18 @@ describe('the search page', () => {
     const results = screen.getAllByRole('article');
     expect(results).toHaveLength(15);
     const first = results[0]!;
-    expect([...first.querySelectorAll('mark')].map((mark) => mark.textContent)).toEqual(['FRESH LOGS', 'acme-bank.com']);
+    expect([...first.querySelectorAll('mark')].map((mark) => mark.textContent)).toEqual([
+      'FRESH LOGS',
+      'acme-bank.com',
+    ]);
     expect(within(first).getByText('@logs_market')).toBeTruthy();
     // Only web links are clickable; a javascript: URL posted in a channel stays text.
     const links = within(results.at(-1)!).getByRole('list', { name: 'Links in the message' });
-    expect(within(links).getAllByRole('link').map((link) => link.getAttribute('href'))).toEqual(['https://acme-bank.example/login']);
+    expect(
+      within(links)
+        .getAllByRole('link')
+        .map((link) => link.getAttribute('href')),
+    ).toEqual(['https://acme-bank.example/login']);
     expect(within(links).getByText('javascript:alert(1)').tagName).toBe('LI');
 
     // The address names the recorded search, so a reload re-reads it rather than searching again.
@@ -66,24 +84,38 @@ describe('the search page', () => {
     await waitFor(() => expect(screen.getAllByRole('article')).toHaveLength(25));
     expect(screen.queryByRole('button', { name: 'Load more' })).toBeNull();
     // Keyboard users carry on at the first result they had not seen.
-    expect(document.activeElement).toBe(screen.getAllByRole('listitem').filter((item) => item.classList.contains('result'))[20]);
+    expect(document.activeElement).toBe(
+      screen.getAllByRole('listitem').filter((item) => item.classList.contains('result'))[20],
+    );
   });
 
-  it("shows a query syntax error as the server words it, with the character it points at", async () => {
-    const answer = (await t.request({ method: 'POST', url: '/service/messenger-search-create/', token: (await t.login('ana@acme.test')).access, body: { query: 'fresh AND (logs' } })).json();
+  it('shows a query syntax error as the server words it, with the character it points at', async () => {
+    const answer = (
+      await t.request({
+        method: 'POST',
+        url: '/service/messenger-search-create/',
+        token: (await t.login('ana@acme.test')).access,
+        body: { query: 'fresh AND (logs' },
+      })
+    ).json();
     await search('fresh AND (logs');
     const alert = await screen.findByRole('alert');
     expect(alert.textContent).toContain(answer.message);
     const field = screen.getByLabelText('Query');
     expect(field.getAttribute('aria-invalid')).toBe('true');
-    expect(document.getElementById(field.getAttribute('aria-describedby')!.split(' ').at(-1)!)!.textContent).toContain(`at character ${answer.position + 1}`);
+    expect(document.getElementById(field.getAttribute('aria-describedby')!.split(' ').at(-1)!)!.textContent).toContain(
+      `at character ${answer.position + 1}`,
+    );
   });
 
   it('restricts a search to the channels ticked in the filter, found by category and name', async () => {
     const rendered = await renderDashboard(t, '/search', { email: 'ana@acme.test' });
     const user = userEvent.setup();
     await user.click(await screen.findByText('Filters and options'));
-    await user.selectOptions(screen.getByLabelText('Category'), await screen.findByRole('option', { name: 'Clouds (1)' }));
+    await user.selectOptions(
+      screen.getByLabelText('Category'),
+      await screen.findByRole('option', { name: 'Clouds (1)' }),
+    );
     await user.type(screen.getByLabelText('Find a channel'), 'combo');
     await user.click(await screen.findByRole('checkbox', { name: 'combo_cloud (@combo_cloud)' }));
     expect(screen.getByRole('button', { name: 'Remove combo_cloud (@combo_cloud)' })).toBeTruthy();
@@ -91,13 +123,20 @@ describe('the search page', () => {
     await user.click(screen.getByRole('button', { name: 'Search' }));
 
     expect((await screen.findByRole('heading', { name: /matches in/ })).textContent).toBe('10 matches in 1 channel');
-    expect(JSON.parse(new URLSearchParams(rendered.history.location.search).get('channels')!)).toEqual([expect.any(Number)]);
+    expect(JSON.parse(new URLSearchParams(rendered.history.location.search).get('channels')!)).toEqual([
+      expect.any(Number),
+    ]);
   });
 
   it('lists past searches, newest first, and re-opens one as it ran', async () => {
     const { access } = await t.login('ana@acme.test');
     for (const query of ['acme-bank.com', 'cloud']) {
-      await t.request({ method: 'POST', url: '/service/messenger-search-create/', token: access, body: { query, unique_only: true, context_chars: 50 } });
+      await t.request({
+        method: 'POST',
+        url: '/service/messenger-search-create/',
+        token: access,
+        body: { query, unique_only: true, context_chars: 50 },
+      });
     }
     const { history } = await renderDashboard(t, '/search/history', { email: 'ana@acme.test' });
     const open = await screen.findByRole('link', { name: 'Open the search cloud' });
@@ -117,7 +156,12 @@ describe('the search page', () => {
     await t.createUser({ org: 'Acme', email: 'ben@acme.test' });
     const post = async (email: string, query: string) => {
       const { access } = await t.login(email);
-      const response = await t.request({ method: 'POST', url: '/service/messenger-search-create/', token: access, body: { query } });
+      const response = await t.request({
+        method: 'POST',
+        url: '/service/messenger-search-create/',
+        token: access,
+        body: { query },
+      });
       return (response.json() as { search_history_id: number }).search_history_id;
     };
     const own = await post('ana@acme.test', 'deletable ana');
@@ -131,7 +175,10 @@ describe('the search page', () => {
     await waitFor(() => expect(screen.queryByRole('link', { name: 'Open the search deletable ana' })).toBeNull());
     expect(screen.getByRole('link', { name: 'Open the search kept ben' })).toBeTruthy();
     const { access } = await t.login('ana@acme.test');
-    expect((await t.request({ method: 'GET', url: `/service/messenger-search-history-results/${own}/`, token: access })).statusCode).toBe(404);
+    expect(
+      (await t.request({ method: 'GET', url: `/service/messenger-search-history-results/${own}/`, token: access }))
+        .statusCode,
+    ).toBe(404);
   });
 
   it('offers a rule made from the search, carrying its follow-up token and options', async () => {

@@ -16,7 +16,9 @@ const positiveInteger = (value: unknown): number | undefined =>
   typeof value === 'number' && Number.isSafeInteger(value) && value > 0 ? value : undefined;
 
 export function validateSearchPageSearch(raw: Record<string, unknown>): SearchPageSearch {
-  const channels = Array.isArray(raw.channels) ? raw.channels.map(positiveInteger).filter((id) => id !== undefined) : [];
+  const channels = Array.isArray(raw.channels)
+    ? raw.channels.map(positiveInteger).filter((id) => id !== undefined)
+    : [];
   const search: SearchPageSearch = {};
   if (typeof raw.q === 'string' && raw.q) search.q = raw.q;
   if (channels.length) search.channels = channels;

@@ -47,9 +47,15 @@ export function useRunSearch(onSearched: (response: SearchResponse, request: Sea
   const queryClient = useQueryClient();
   const scope = useScopedKey();
   return useMutation({
-    mutationFn: (body: SearchRequest) => unwrap(api.client.POST('/service/messenger-search-create/', { body: { ...body, page: 1, page_size: PAGE_SIZE } })),
+    mutationFn: (body: SearchRequest) =>
+      unwrap(
+        api.client.POST('/service/messenger-search-create/', { body: { ...body, page: 1, page_size: PAGE_SIZE } }),
+      ),
     onSuccess: (response, body) => {
-      queryClient.setQueryData(searchResultsQuery(api, session, response.search_history_id).queryKey, { pages: [response], pageParams: [1] });
+      queryClient.setQueryData(searchResultsQuery(api, session, response.search_history_id).queryKey, {
+        pages: [response],
+        pageParams: [1],
+      });
       void queryClient.invalidateQueries({ queryKey: [...scope, 'search-history'] });
       onSearched(response, body);
     },
@@ -63,7 +69,10 @@ export function useSearchHistory(page: number) {
   const { client } = useApi();
   return useQuery({
     queryKey: [...useScopedKey('search-history'), page],
-    queryFn: () => unwrap(client.GET('/service/messenger-search-history/', { params: { query: { page, page_size: HISTORY_PAGE_SIZE } } })),
+    queryFn: () =>
+      unwrap(
+        client.GET('/service/messenger-search-history/', { params: { query: { page, page_size: HISTORY_PAGE_SIZE } } }),
+      ),
     placeholderData: keepPreviousData,
   });
 }
@@ -74,7 +83,10 @@ export function useDeleteSearch() {
   const queries = useQueryClient();
   const historyKey = useScopedKey('search-history');
   return useMutation({
-    mutationFn: (id: number) => unwrap(client.DELETE('/service/messenger-search-history/{history_id}/', { params: { path: { history_id: id } } })),
+    mutationFn: (id: number) =>
+      unwrap(
+        client.DELETE('/service/messenger-search-history/{history_id}/', { params: { path: { history_id: id } } }),
+      ),
     onSuccess: () => queries.invalidateQueries({ queryKey: historyKey }),
   });
 }
@@ -92,7 +104,10 @@ export function useSearchExport(historyId: number) {
         parseAs: 'blob',
       });
       if (!response.ok || !data) throw ApiError.from(response, error);
-      saveFile(data, filenameFrom(response.headers.get('content-disposition')) ?? `dragnet-search-${historyId}.${format}`);
+      saveFile(
+        data,
+        filenameFrom(response.headers.get('content-disposition')) ?? `dragnet-search-${historyId}.${format}`,
+      );
     },
   });
 }
@@ -102,7 +117,8 @@ export function useChannelCategories() {
   const { client } = useApi();
   return useQuery({
     queryKey: ['messenger-categories'],
-    queryFn: () => unwrap(client.GET('/service/messenger-channels-categories/', { params: { query: { page: 1, page_size: 500 } } })),
+    queryFn: () =>
+      unwrap(client.GET('/service/messenger-channels-categories/', { params: { query: { page: 1, page_size: 500 } } })),
     staleTime: 10 * 60_000,
   });
 }
@@ -117,7 +133,14 @@ export function useChannels(categoryId: number | undefined, search: string) {
     queryFn: () =>
       unwrap(
         client.GET('/service/messenger-channels/', {
-          params: { query: { page: 1, page_size: LISTED_CHANNELS, ...(search ? { search } : {}), ...(categoryId ? { category_id: categoryId } : {}) } },
+          params: {
+            query: {
+              page: 1,
+              page_size: LISTED_CHANNELS,
+              ...(search ? { search } : {}),
+              ...(categoryId ? { category_id: categoryId } : {}),
+            },
+          },
         }),
       ),
     staleTime: 60_000,

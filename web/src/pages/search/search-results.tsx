@@ -83,13 +83,17 @@ export function SearchResults({ historyId, options }: { historyId: number; optio
 }
 
 function Result({ item, terms }: { item: SearchResult; terms: string[] }) {
-  const channel = item.channel_username ? `@${item.channel_username}` : (item.channels_list?.[0] ?? `channel ${item.channel_id}`);
+  const channel = item.channel_username
+    ? `@${item.channel_username}`
+    : (item.channels_list?.[0] ?? `channel ${item.channel_id}`);
   return (
     <article>
       <header>
         <span>{channel}</span>
         <time dateTime={item.date}>{formatDateTime(item.date)}</time>
-        {(item.forwarded_from ?? item.forwarded_from_id) && <span>forwarded from {item.forwarded_from ?? item.forwarded_from_id}</span>}
+        {(item.forwarded_from ?? item.forwarded_from_id) && (
+          <span>forwarded from {item.forwarded_from ?? item.forwarded_from_id}</span>
+        )}
         {item.via_bot && <span>via {item.via_bot}</span>}
         {item.edited_at && <span title={formatDateTime(item.edited_at)}>edited</span>}
         {item.has_media && <span>{[item.media_type ?? 'attachment', item.file_name].filter(Boolean).join(': ')}</span>}
@@ -100,12 +104,22 @@ function Result({ item, terms }: { item: SearchResult; terms: string[] }) {
         )}
       </header>
       <p className="text">
-        {highlight(item.text_preview, terms).map((segment, index) => (segment.match ? <mark key={index}>{segment.text}</mark> : segment.text))}
+        {highlight(item.text_preview, terms).map((segment, index) =>
+          segment.match ? <mark key={index}>{segment.text}</mark> : segment.text,
+        )}
       </p>
       {item.links && item.links.length > 0 && (
         <ul className="links" aria-label="Links in the message">
           {item.links.map((link) => (
-            <li key={link}>{isWebLink(link) ? <a href={link} target="_blank" rel="noopener noreferrer nofollow">{link}</a> : link}</li>
+            <li key={link}>
+              {isWebLink(link) ? (
+                <a href={link} target="_blank" rel="noopener noreferrer nofollow">
+                  {link}
+                </a>
+              ) : (
+                link
+              )}
+            </li>
           ))}
         </ul>
       )}

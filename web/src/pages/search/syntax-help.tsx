@@ -53,8 +53,9 @@ export function SyntaxHelp({ id }: { id: string }) {
         </table>
       </div>
       <p className="muted">
-        Operators are upper-case. <code>OR</code> binds loosest, then <code>AND</code>, then <code>NOT</code>: <code>a OR b c</code> means{' '}
-        <code>a OR (b AND c)</code>. Terms shorter than 3 characters match almost everywhere and are slow.
+        Operators are upper-case. <code>OR</code> binds loosest, then <code>AND</code>, then <code>NOT</code>:{' '}
+        <code>a OR b c</code> means <code>a OR (b AND c)</code>. Terms shorter than 3 characters match almost everywhere
+        and are slow.
       </p>
     </details>
   );

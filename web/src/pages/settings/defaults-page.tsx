@@ -4,7 +4,15 @@ import { ErrorNotice, Loading } from '../../ui/notices.tsx';
 import { Page } from '../../ui/page.tsx';
 import { frequencyLabel } from '../rules/frequency.ts';
 import { useActiveRuleCount } from '../rules/rule-queries.ts';
-import { useMakeDefaultTemplate, useMakeDefaultWebhook, useOrganization, useRecipients, useSenders, useTemplates, useWebhooks } from './delivery-queries.ts';
+import {
+  useMakeDefaultTemplate,
+  useMakeDefaultWebhook,
+  useOrganization,
+  useRecipients,
+  useSenders,
+  useTemplates,
+  useWebhooks,
+} from './delivery-queries.ts';
 
 /**
  * Settings → Defaults: what new rules start from. Each organization has one default of each
@@ -25,7 +33,9 @@ export function DefaultsPage() {
   return (
     <Page title="Defaults">
       {organization.isPending && <Loading />}
-      <ErrorNotice error={organization.error ?? recipients.error ?? senders.error ?? templates.error ?? webhooks.error} />
+      <ErrorNotice
+        error={organization.error ?? recipients.error ?? senders.error ?? templates.error ?? webhooks.error}
+      />
       {organization.data && (
         <section className="card" aria-labelledby="organization">
           <h2 id="organization">{organization.data.name}</h2>
@@ -34,7 +44,8 @@ export function DefaultsPage() {
             <dd>{frequencyLabel(organization.data.default_frequency)}</dd>
             <dt>Active rules</dt>
             <dd>
-              {activeRules.data ? activeRules.data.count.toLocaleString() : '…'} of at most {organization.data.alert_rule_limit.toLocaleString()}
+              {activeRules.data ? activeRules.data.count.toLocaleString() : '…'} of at most{' '}
+              {organization.data.alert_rule_limit.toLocaleString()}
             </dd>
             <dt>Links in notifications</dt>
             <dd>
@@ -50,16 +61,28 @@ export function DefaultsPage() {
         <dl className="summary">
           <dt>Recipient</dt>
           <dd>
-            {defaultOf(recipients.data)?.email ?? 'none'} · <Link to="/settings/recipients">add one as the new default</Link>
+            {defaultOf(recipients.data)?.email ?? 'none'} ·{' '}
+            <Link to="/settings/recipients">add one as the new default</Link>
           </dd>
           <dt>Sender</dt>
           <dd>
-            {defaultOf(senders.data)?.email ?? 'the system sender, if set up'} · <Link to="/settings/senders">add one as the new default</Link>
+            {defaultOf(senders.data)?.email ?? 'the system sender, if set up'} ·{' '}
+            <Link to="/settings/senders">add one as the new default</Link>
           </dd>
         </dl>
         <div className="form-grid">
-          <DefaultPicker label="Email template" items={templates.data} busy={setTemplate.isPending} onPick={(template) => setTemplate.mutate(template)} />
-          <DefaultPicker label="Webhook" items={webhooks.data} busy={setWebhook.isPending} onPick={(webhook) => setWebhook.mutate(webhook)} />
+          <DefaultPicker
+            label="Email template"
+            items={templates.data}
+            busy={setTemplate.isPending}
+            onPick={(template) => setTemplate.mutate(template)}
+          />
+          <DefaultPicker
+            label="Webhook"
+            items={webhooks.data}
+            busy={setWebhook.isPending}
+            onPick={(webhook) => setWebhook.mutate(webhook)}
+          />
         </div>
       </section>
     </Page>
@@ -67,7 +90,12 @@ export function DefaultsPage() {
 }
 
 /** Picks the default among a resource that can be updated in place (templates, webhooks). */
-function DefaultPicker<T extends { id: number; name: string; is_default: boolean }>(props: { label: string; items: T[] | undefined; busy: boolean; onPick: (item: T) => void }) {
+function DefaultPicker<T extends { id: number; name: string; is_default: boolean }>(props: {
+  label: string;
+  items: T[] | undefined;
+  busy: boolean;
+  onPick: (item: T) => void;
+}) {
   const id = useId();
   const current = defaultOf(props.items);
   return (

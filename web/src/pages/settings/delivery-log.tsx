@@ -27,7 +27,9 @@ export function DeliveryLog() {
               </td>
               <td className="wrap">{attempt.target}</td>
               <td>
-                <span className={attempt.status === 'success' ? 'ok' : 'error'}>{attempt.status === 'success' ? 'sent' : 'failed'}</span>
+                <span className={attempt.status === 'success' ? 'ok' : 'error'}>
+                  {attempt.status === 'success' ? 'sent' : 'failed'}
+                </span>
                 {attempt.status_code !== null && ` (${attempt.status_code})`}
                 {attempt.error && <div className="muted wrap">{attempt.error}</div>}
               </td>

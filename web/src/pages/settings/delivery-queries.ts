@@ -20,24 +20,39 @@ export type DeliveryList = 'recipients' | 'senders' | 'templates' | 'webhooks';
 
 function useDeliveryList<Item>(name: DeliveryList, read: (client: ApiClient) => Promise<{ results: Item[] }>) {
   const { client } = useApi();
-  return useQuery({ queryKey: useScopedKey('delivery', name), queryFn: () => read(client), select: (page) => page.results });
+  return useQuery({
+    queryKey: useScopedKey('delivery', name),
+    queryFn: () => read(client),
+    select: (page) => page.results,
+  });
 }
 
 export const useRecipients = () =>
-  useDeliveryList('recipients', (client) => unwrap(client.GET('/service/alert_system_setting_get_recipient_list/', { params: { query: ALL } })));
+  useDeliveryList('recipients', (client) =>
+    unwrap(client.GET('/service/alert_system_setting_get_recipient_list/', { params: { query: ALL } })),
+  );
 export const useSenders = () =>
-  useDeliveryList('senders', (client) => unwrap(client.GET('/service/alert_system_setting_get_sender_list/', { params: { query: ALL } })));
+  useDeliveryList('senders', (client) =>
+    unwrap(client.GET('/service/alert_system_setting_get_sender_list/', { params: { query: ALL } })),
+  );
 export const useTemplates = () =>
-  useDeliveryList('templates', (client) => unwrap(client.GET('/service/alert_system_setting_get_template_list/', { params: { query: ALL } })));
+  useDeliveryList('templates', (client) =>
+    unwrap(client.GET('/service/alert_system_setting_get_template_list/', { params: { query: ALL } })),
+  );
 export const useWebhooks = () =>
-  useDeliveryList('webhooks', (client) => unwrap(client.GET('/service/alert_system_setting_get_webhook_list/', { params: { query: ALL } })));
+  useDeliveryList('webhooks', (client) =>
+    unwrap(client.GET('/service/alert_system_setting_get_webhook_list/', { params: { query: ALL } })),
+  );
 
 /** After a change: the list again, and the rules, whose attachments may name what changed. */
 function useRefreshDelivery() {
   const queryClient = useQueryClient();
   const scope = useScopedKey();
   return (name: DeliveryList) =>
-    Promise.all([queryClient.invalidateQueries({ queryKey: [...scope, 'delivery', name] }), queryClient.invalidateQueries({ queryKey: [...scope, 'rules'] })]);
+    Promise.all([
+      queryClient.invalidateQueries({ queryKey: [...scope, 'delivery', name] }),
+      queryClient.invalidateQueries({ queryKey: [...scope, 'rules'] }),
+    ]);
 }
 
 /** The organization the dashboard acts for: its default frequency, rule limit, dashboard URL. */
@@ -51,7 +66,10 @@ export function useOrganization() {
 }
 
 /** A change to one delivery list (create, update, delete) that refreshes it when done. */
-function useDeliveryChange<Input, Output>(name: DeliveryList, change: (client: ApiClient, input: Input) => Promise<Output>) {
+function useDeliveryChange<Input, Output>(
+  name: DeliveryList,
+  change: (client: ApiClient, input: Input) => Promise<Output>,
+) {
   const { client } = useApi();
   const refresh = useRefreshDelivery();
   return useMutation({ mutationFn: (input: Input) => change(client, input), onSuccess: () => refresh(name) });
@@ -61,9 +79,13 @@ function useDeliveryChange<Input, Output>(name: DeliveryList, change: (client: A
 export const PER_ORGANIZATION = 10;
 
 export const useCreateRecipient = () =>
-  useDeliveryChange('recipients', (client, body: { email: string; is_default: boolean }) => unwrap(client.POST('/service/alert_system_setting_create_recipient/', { body })));
+  useDeliveryChange('recipients', (client, body: { email: string; is_default: boolean }) =>
+    unwrap(client.POST('/service/alert_system_setting_create_recipient/', { body })),
+  );
 export const useDeleteRecipient = () =>
-  useDeliveryChange('recipients', (client, id: number) => unwrap(client.DELETE('/service/alert_system_setting_delete_recipient/{id}/', { params: { path: { id } } })));
+  useDeliveryChange('recipients', (client, id: number) =>
+    unwrap(client.DELETE('/service/alert_system_setting_delete_recipient/{id}/', { params: { path: { id } } })),
+  );
 
 interface SenderInput {
   email: string;
@@ -77,15 +99,20 @@ interface SenderInput {
 }
 
 export const useCreateSender = () =>
-  useDeliveryChange('senders', (client, body: SenderInput) => unwrap(client.POST('/service/alert_system_setting_create_sender/', { body })));
+  useDeliveryChange('senders', (client, body: SenderInput) =>
+    unwrap(client.POST('/service/alert_system_setting_create_sender/', { body })),
+  );
 export const useDeleteSender = () =>
-  useDeliveryChange('senders', (client, id: number) => unwrap(client.DELETE('/service/alert_system_setting_delete_sender/{id}/', { params: { path: { id } } })));
+  useDeliveryChange('senders', (client, id: number) =>
+    unwrap(client.DELETE('/service/alert_system_setting_delete_sender/{id}/', { params: { path: { id } } })),
+  );
 
 /** spec 4.4: queues a test email (202); its outcome shows in the delivery attempts. */
 export function useTestEmail() {
   const { client } = useApi();
   return useMutation({
-    mutationFn: (body: { sender_id: number; recipient: string }) => unwrap(client.POST('/service/alert_system_setting_test_email/', { body })),
+    mutationFn: (body: { sender_id: number; recipient: string }) =>
+      unwrap(client.POST('/service/alert_system_setting_test_email/', { body })),
   });
 }
 
@@ -102,14 +129,23 @@ const updateTemplate = (client: ApiClient, id: number, body: TemplateInput) =>
 /** Creates a template, or replaces `template` when given. */
 export const useSaveTemplate = (template?: Template) =>
   useDeliveryChange('templates', (client, body: TemplateInput) =>
-    template ? updateTemplate(client, template.id, body) : unwrap(client.POST('/service/alert_system_setting_create_template/', { body })),
+    template
+      ? updateTemplate(client, template.id, body)
+      : unwrap(client.POST('/service/alert_system_setting_create_template/', { body })),
   );
 export const useMakeDefaultTemplate = () =>
   useDeliveryChange('templates', (client, template: Template) =>
-    updateTemplate(client, template.id, { name: template.name, subject: template.subject, body: template.body, is_default: true }),
+    updateTemplate(client, template.id, {
+      name: template.name,
+      subject: template.subject,
+      body: template.body,
+      is_default: true,
+    }),
   );
 export const useDeleteTemplate = () =>
-  useDeliveryChange('templates', (client, id: number) => unwrap(client.DELETE('/service/alert_system_setting_delete_template/{id}/', { params: { path: { id } } })));
+  useDeliveryChange('templates', (client, id: number) =>
+    unwrap(client.DELETE('/service/alert_system_setting_delete_template/{id}/', { params: { path: { id } } })),
+  );
 
 interface WebhookInput {
   name: string;
@@ -124,21 +160,31 @@ const updateWebhook = (client: ApiClient, id: number, body: WebhookInput) =>
 /** Creates a webhook, or replaces `webhook` when given. */
 export const useSaveWebhook = (webhook?: Webhook) =>
   useDeliveryChange('webhooks', (client, body: WebhookInput) =>
-    webhook ? updateWebhook(client, webhook.id, body) : unwrap(client.POST('/service/alert_system_setting_create_webhook/', { body })),
+    webhook
+      ? updateWebhook(client, webhook.id, body)
+      : unwrap(client.POST('/service/alert_system_setting_create_webhook/', { body })),
   );
 export const useMakeDefaultWebhook = () =>
   useDeliveryChange('webhooks', (client, webhook: Webhook) =>
-    updateWebhook(client, webhook.id, { name: webhook.name, url: webhook.url, headers: webhook.headers, is_default: true }),
+    updateWebhook(client, webhook.id, {
+      name: webhook.name,
+      url: webhook.url,
+      headers: webhook.headers,
+      is_default: true,
+    }),
   );
 export const useDeleteWebhook = () =>
-  useDeliveryChange('webhooks', (client, id: number) => unwrap(client.DELETE('/service/alert_system_setting_delete_webhook/{id}/', { params: { path: { id } } })));
+  useDeliveryChange('webhooks', (client, id: number) =>
+    unwrap(client.DELETE('/service/alert_system_setting_delete_webhook/{id}/', { params: { path: { id } } })),
+  );
 
 /** Sends a sample notification to a webhook now; the answer is the recorded attempt. */
 export function useTestWebhook(webhook: Webhook) {
   const { client } = useApi();
   const refresh = useRefreshDelivery();
   return useMutation({
-    mutationFn: () => unwrap(client.POST('/service/alert_system_setting_test_webhook/{id}/', { params: { path: { id: webhook.id } } })),
+    mutationFn: () =>
+      unwrap(client.POST('/service/alert_system_setting_test_webhook/{id}/', { params: { path: { id: webhook.id } } })),
     onSuccess: () => refresh('webhooks'),
   });
 }
@@ -150,6 +196,11 @@ export function useDeliveryAttempts() {
   const { client } = useApi();
   return useQuery({
     queryKey: useScopedKey('delivery', 'attempts'),
-    queryFn: () => unwrap(client.GET('/service/alert_system_setting_get_delivery_attempt_list/', { params: { query: { page: 1, page_size: ATTEMPTS_SHOWN } } })),
+    queryFn: () =>
+      unwrap(
+        client.GET('/service/alert_system_setting_get_delivery_attempt_list/', {
+          params: { query: { page: 1, page_size: ATTEMPTS_SHOWN } },
+        }),
+      ),
   });
 }

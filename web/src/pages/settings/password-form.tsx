@@ -14,7 +14,8 @@ export function PasswordForm() {
   const empty = { password: '', new_password: '', confirm_new_password: '' };
   const [values, setValues] = useState(empty);
   const change = useChangePassword(() => setValues(empty));
-  const fieldError = (field: string) => (change.error instanceof ApiError ? change.error.fieldMessage(field) : undefined);
+  const fieldError = (field: string) =>
+    change.error instanceof ApiError ? change.error.fieldMessage(field) : undefined;
   const submit = (event: FormEvent) => {
     event.preventDefault();
     change.mutate(values);

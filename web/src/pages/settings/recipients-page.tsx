@@ -14,7 +14,9 @@ export function RecipientsPage() {
   const remove = useDeleteRecipient();
   return (
     <Page title="Recipients">
-      <p className="muted">Addresses that monitoring rules email. One is the default, ticked on new rules. At most {PER_ORGANIZATION}.</p>
+      <p className="muted">
+        Addresses that monitoring rules email. One is the default, ticked on new rules. At most {PER_ORGANIZATION}.
+      </p>
       <NewRecipient />
       {recipients.isPending && <Loading />}
       <ErrorNotice error={recipients.error} />
@@ -29,7 +31,11 @@ export function RecipientsPage() {
               </td>
               <td>{formatDateTime(recipient.created_at)}</td>
               <td>
-                <ResourceActions name={recipient.email} rules={{ recipient: recipient.id }} onDelete={() => remove.mutate(recipient.id)} />
+                <ResourceActions
+                  name={recipient.email}
+                  rules={{ recipient: recipient.id }}
+                  onDelete={() => remove.mutate(recipient.id)}
+                />
               </td>
             </tr>
           ))}
@@ -45,19 +51,31 @@ function NewRecipient() {
   const create = useCreateRecipient();
   const submit = (event: FormEvent) => {
     event.preventDefault();
-    create.mutate({ email: email.trim(), is_default: isDefault }, {
+    create.mutate(
+      { email: email.trim(), is_default: isDefault },
+      {
         onSuccess: () => {
           setEmail('');
           setDefault(false);
         },
-      });
+      },
+    );
   };
   const error = create.error instanceof ApiError ? create.error : undefined;
   return (
     <form className="card" onSubmit={submit} noValidate aria-label="Add a recipient">
       <ErrorNotice error={create.error} title="Not added" fieldsShown={['email']} />
       <Field label="Email address" error={error?.fieldMessage('email')}>
-        {(props) => <input {...props} type="email" autoComplete="off" required value={email} onChange={(event) => setEmail(event.target.value)} />}
+        {(props) => (
+          <input
+            {...props}
+            type="email"
+            autoComplete="off"
+            required
+            value={email}
+            onChange={(event) => setEmail(event.target.value)}
+          />
+        )}
       </Field>
       <div className="actions">
         <label className="check">

@@ -4,7 +4,12 @@ import { ConfirmButton } from '../../ui/confirm-button.tsx';
 import type { RulesSearch } from '../rules/rules-search.ts';
 
 /** A delivery resource's row actions: its own (children), the rules using it, and delete (asked twice). */
-export function ResourceActions(props: { name: string; rules: RulesSearch; onDelete?: () => void; children?: ReactNode }) {
+export function ResourceActions(props: {
+  name: string;
+  rules: RulesSearch;
+  onDelete?: () => void;
+  children?: ReactNode;
+}) {
   return (
     <div className="actions">
       {props.children}

@@ -4,7 +4,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TestApp } from '../../../../test/support/test-app.ts';
 import { TOTP_PERIOD_MS, totpCode, wrongCode } from '../../../../test/support/totp.ts';
 import { unwrap } from '../../api/client.ts';
-import { createTestApi, DEFAULT_PASSWORD, enableTwoFactor, renderDashboard, startTestServer } from '../../test/test-server.tsx';
+import {
+  createTestApi,
+  DEFAULT_PASSWORD,
+  enableTwoFactor,
+  renderDashboard,
+  startTestServer,
+} from '../../test/test-server.tsx';
 
 const NEW_PASSWORD = 'a brand new passphrase 42';
 
@@ -26,7 +32,9 @@ describe('settings → security', () => {
     await user.type(password, 'not the password at all');
     await user.click(screen.getByRole('button', { name: 'Set up two-factor authentication' }));
     await waitFor(() => expect(password.getAttribute('aria-invalid')).toBe('true'));
-    expect(document.getElementById(password.getAttribute('aria-describedby')!)!.textContent).toMatch(/current password/);
+    expect(document.getElementById(password.getAttribute('aria-describedby')!)!.textContent).toMatch(
+      /current password/,
+    );
 
     await user.clear(password);
     await user.type(password, DEFAULT_PASSWORD);
@@ -50,10 +58,20 @@ describe('settings → security', () => {
     expect((await unwrap(api.client.GET('/service/account/'))).two_factor_enabled).toBe(true);
     // Sessions from before the enrolment are signed out; this one carries on with the new tokens.
     expect(api.session.get()!.refresh).not.toBe(before.refresh);
-    expect((await t.request({ method: 'POST', url: '/token/refresh/', body: { refresh: before.refresh } })).statusCode).toBe(401);
+    expect(
+      (await t.request({ method: 'POST', url: '/token/refresh/', body: { refresh: before.refresh } })).statusCode,
+    ).toBe(401);
     // One of those codes signs in without the app.
     const backup = codes.querySelector('code')!.textContent!;
-    expect((await t.request({ method: 'POST', url: '/token/', body: { email: 'ana@acme.test', password: DEFAULT_PASSWORD, otp: backup } })).statusCode).toBe(200);
+    expect(
+      (
+        await t.request({
+          method: 'POST',
+          url: '/token/',
+          body: { email: 'ana@acme.test', password: DEFAULT_PASSWORD, otp: backup },
+        })
+      ).statusCode,
+    ).toBe(200);
   });
 
   it('renews the backup codes and turns 2FA off, each with the password and a code', async () => {
@@ -84,7 +102,15 @@ describe('settings → security', () => {
     await user.click(screen.getByRole('button', { name: 'Turn off two-factor authentication' }));
     await screen.findByRole('button', { name: 'Set up two-factor authentication' });
     expect((await unwrap(api.client.GET('/service/account/'))).two_factor_enabled).toBe(false);
-    expect((await t.request({ method: 'POST', url: '/token/', body: { email: 'kim@acme.test', password: DEFAULT_PASSWORD } })).statusCode).toBe(200);
+    expect(
+      (
+        await t.request({
+          method: 'POST',
+          url: '/token/',
+          body: { email: 'kim@acme.test', password: DEFAULT_PASSWORD },
+        })
+      ).statusCode,
+    ).toBe(200);
   });
 
   it("changes the password: the server's field errors beside the fields, then new tokens for this session", async () => {
@@ -109,7 +135,12 @@ describe('settings → security', () => {
     expect(after.refresh).not.toBe(before.refresh);
     expect((await unwrap(api.client.GET('/service/account/'))).email).toBe('pat@acme.test');
     // Tokens from before the change no longer work anywhere.
-    expect((await t.request({ method: 'POST', url: '/token/refresh/', body: { refresh: before.refresh } })).statusCode).toBe(401);
-    expect((await t.request({ method: 'POST', url: '/token/', body: { email: 'pat@acme.test', password: NEW_PASSWORD } })).statusCode).toBe(200);
+    expect(
+      (await t.request({ method: 'POST', url: '/token/refresh/', body: { refresh: before.refresh } })).statusCode,
+    ).toBe(401);
+    expect(
+      (await t.request({ method: 'POST', url: '/token/', body: { email: 'pat@acme.test', password: NEW_PASSWORD } }))
+        .statusCode,
+    ).toBe(200);
   });
 });

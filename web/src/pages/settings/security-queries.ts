@@ -9,7 +9,8 @@ import { unwrap } from '../../api/client.ts';
 export function useChangePassword(onChanged: () => void) {
   const api = useApi();
   return useMutation({
-    mutationFn: (body: { password: string; new_password: string; confirm_new_password: string }) => unwrap(api.client.POST('/service/new_password/', { body })),
+    mutationFn: (body: { password: string; new_password: string; confirm_new_password: string }) =>
+      unwrap(api.client.POST('/service/new_password/', { body })),
     onSuccess: ({ access, refresh }) => {
       api.session.replaceTokens({ access, refresh });
       onChanged();

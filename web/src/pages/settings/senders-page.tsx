@@ -5,7 +5,14 @@ import { ErrorNotice, Loading } from '../../ui/notices.tsx';
 import { Page } from '../../ui/page.tsx';
 import { Table } from '../../ui/table.tsx';
 import { DeliveryLog } from './delivery-log.tsx';
-import { PER_ORGANIZATION, useCreateSender, useDeleteSender, useSenders, useTestEmail, type Sender } from './delivery-queries.ts';
+import {
+  PER_ORGANIZATION,
+  useCreateSender,
+  useDeleteSender,
+  useSenders,
+  useTestEmail,
+  type Sender,
+} from './delivery-queries.ts';
 import { ResourceActions } from './resource-actions.tsx';
 
 /** Settings → Senders (spec 2.6): SMTP accounts that emails go out from, and a test email. */
@@ -15,13 +22,15 @@ export function SendersPage() {
   return (
     <Page title="Senders">
       <p className="muted">
-        SMTP accounts that rule emails go out from. A sender cannot be changed: to change its password, add a new one and delete the old one. At
-        most {PER_ORGANIZATION}.
+        SMTP accounts that rule emails go out from. A sender cannot be changed: to change its password, add a new one
+        and delete the old one. At most {PER_ORGANIZATION}.
       </p>
       {senders.isPending && <Loading />}
       <ErrorNotice error={senders.error} />
       <ErrorNotice error={remove.error} title="Not deleted" />
-      {senders.data?.length === 0 && <p>No senders yet: rules email through the system sender when the operator set one up.</p>}
+      {senders.data?.length === 0 && (
+        <p>No senders yet: rules email through the system sender when the operator set one up.</p>
+      )}
       {senders.data && senders.data.length > 0 && (
         <Table headings={['From', 'Server', 'Security']} actions="Actions">
           {senders.data.map((sender) => (
@@ -37,7 +46,11 @@ export function SendersPage() {
               </td>
               <td>
                 {/* spec 2.6: a system-created sender cannot be deleted. */}
-                <ResourceActions name={sender.email} rules={{ sender: sender.id }} onDelete={sender.is_system_created ? undefined : () => remove.mutate(sender.id)} />
+                <ResourceActions
+                  name={sender.email}
+                  rules={{ sender: sender.id }}
+                  onDelete={sender.is_system_created ? undefined : () => remove.mutate(sender.id)}
+                />
               </td>
             </tr>
           ))}
@@ -53,11 +66,21 @@ export function SendersPage() {
   );
 }
 
-const EMPTY = { email: '', server_host: '', port: '587', username: '', password: '', encryption_method: 'TLS' as 'TLS' | 'SSL', authentication_required: true, is_default: false };
+const EMPTY = {
+  email: '',
+  server_host: '',
+  port: '587',
+  username: '',
+  password: '',
+  encryption_method: 'TLS' as 'TLS' | 'SSL',
+  authentication_required: true,
+  is_default: false,
+};
 
 function NewSender() {
   const [form, setForm] = useState(EMPTY);
-  const set = <K extends keyof typeof EMPTY>(key: K, value: (typeof EMPTY)[K]) => setForm((current) => ({ ...current, [key]: value }));
+  const set = <K extends keyof typeof EMPTY>(key: K, value: (typeof EMPTY)[K]) =>
+    setForm((current) => ({ ...current, [key]: value }));
   const create = useCreateSender();
   const submit = (event: FormEvent) => {
     event.preventDefault();
@@ -82,13 +105,37 @@ function NewSender() {
       <ErrorNotice error={create.error} title="Not added" fieldsShown={shown} />
       <div className="form-grid">
         <Field label="From address" error={error?.fieldMessage('email')}>
-          {(props) => <input {...props} type="email" autoComplete="off" value={form.email} onChange={(event) => set('email', event.target.value)} />}
+          {(props) => (
+            <input
+              {...props}
+              type="email"
+              autoComplete="off"
+              value={form.email}
+              onChange={(event) => set('email', event.target.value)}
+            />
+          )}
         </Field>
         <Field label="SMTP server" hint="Host name or address" error={error?.fieldMessage('server_host')}>
-          {(props) => <input {...props} type="text" autoComplete="off" value={form.server_host} onChange={(event) => set('server_host', event.target.value)} />}
+          {(props) => (
+            <input
+              {...props}
+              type="text"
+              autoComplete="off"
+              value={form.server_host}
+              onChange={(event) => set('server_host', event.target.value)}
+            />
+          )}
         </Field>
         <Field label="Port" error={error?.fieldMessage('port')}>
-          {(props) => <input {...props} type="text" inputMode="numeric" value={form.port} onChange={(event) => set('port', event.target.value)} />}
+          {(props) => (
+            <input
+              {...props}
+              type="text"
+              inputMode="numeric"
+              value={form.port}
+              onChange={(event) => set('port', event.target.value)}
+            />
+          )}
         </Field>
         <Field
           label="Encryption"
@@ -96,7 +143,11 @@ function NewSender() {
           error={error?.fieldMessage('encryption_method')}
         >
           {(props) => (
-            <select {...props} value={form.encryption_method} onChange={(event) => set('encryption_method', event.target.value as 'TLS' | 'SSL')}>
+            <select
+              {...props}
+              value={form.encryption_method}
+              onChange={(event) => set('encryption_method', event.target.value as 'TLS' | 'SSL')}
+            >
               <option value="TLS">TLS (STARTTLS)</option>
               <option value="SSL">SSL (plaintext)</option>
             </select>
@@ -104,22 +155,50 @@ function NewSender() {
         </Field>
       </div>
       <label className="check">
-        <input type="checkbox" checked={form.authentication_required} onChange={(event) => set('authentication_required', event.target.checked)} />
+        <input
+          type="checkbox"
+          checked={form.authentication_required}
+          onChange={(event) => set('authentication_required', event.target.checked)}
+        />
         The server needs a login
       </label>
       {form.authentication_required && (
         <div className="form-grid">
           <Field label="Username" error={error?.fieldMessage('username')}>
-            {(props) => <input {...props} type="text" autoComplete="off" value={form.username} onChange={(event) => set('username', event.target.value)} />}
+            {(props) => (
+              <input
+                {...props}
+                type="text"
+                autoComplete="off"
+                value={form.username}
+                onChange={(event) => set('username', event.target.value)}
+              />
+            )}
           </Field>
-          <Field label="Password" hint="Stored encrypted and never shown again." error={error?.fieldMessage('password')}>
-            {(props) => <input {...props} type="password" autoComplete="new-password" value={form.password} onChange={(event) => set('password', event.target.value)} />}
+          <Field
+            label="Password"
+            hint="Stored encrypted and never shown again."
+            error={error?.fieldMessage('password')}
+          >
+            {(props) => (
+              <input
+                {...props}
+                type="password"
+                autoComplete="new-password"
+                value={form.password}
+                onChange={(event) => set('password', event.target.value)}
+              />
+            )}
           </Field>
         </div>
       )}
       <div className="actions">
         <label className="check">
-          <input type="checkbox" checked={form.is_default} onChange={(event) => set('is_default', event.target.checked)} />
+          <input
+            type="checkbox"
+            checked={form.is_default}
+            onChange={(event) => set('is_default', event.target.checked)}
+          />
           Make it the default
         </label>
         <button type="submit" className="primary" disabled={create.isPending}>
@@ -167,7 +246,9 @@ function TestEmail({ senders }: { senders: Sender[] }) {
           {error?.fieldMessage('sender_id') && <span className="error">{error.fieldMessage('sender_id')}</span>}
         </div>
         <Field label="Send to" error={error?.fieldMessage('recipient')}>
-          {(props) => <input {...props} type="email" value={recipient} onChange={(event) => setRecipient(event.target.value)} />}
+          {(props) => (
+            <input {...props} type="email" value={recipient} onChange={(event) => setRecipient(event.target.value)} />
+          )}
         </Field>
       </div>
       <button type="submit" disabled={send.isPending || !recipient.trim()}>

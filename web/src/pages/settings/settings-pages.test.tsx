@@ -18,7 +18,10 @@ describe('the settings pages', () => {
   /** Plaintext SMTP without a login, as an SSL sender (spec 2.6) with no authentication speaks it. */
   let smtp: SmtpTestServer;
   beforeAll(async () => {
-    [t, smtp] = await Promise.all([startTestServer({ env: NO_RATE_LIMITS }), startSmtpTestServer({ starttls: 'unsupported', auth: null })]);
+    [t, smtp] = await Promise.all([
+      startTestServer({ env: NO_RATE_LIMITS }),
+      startSmtpTestServer({ starttls: 'unsupported', auth: null }),
+    ]);
     ana = await rulesUser(t, 'Acme', EMAIL);
   });
   afterAll(async () => {
@@ -26,7 +29,8 @@ describe('the settings pages', () => {
     await smtp.close();
   });
 
-  const list = (resource: string) => ana.getJson<Listed>(`/service/alert_system_setting_get_${resource}_list/?page_size=100`);
+  const list = (resource: string) =>
+    ana.getJson<Listed>(`/service/alert_system_setting_get_${resource}_list/?page_size=100`);
 
   it('recipients: adds one (the server judges the address), and a recipient a rule uses cannot go, naming the rule', async () => {
     await renderDashboard(t, '/settings/recipients', { email: EMAIL });
@@ -35,7 +39,14 @@ describe('the settings pages', () => {
     await user.click(screen.getByRole('button', { name: 'Add recipient' }));
     const field = screen.getByLabelText('Email address');
     await waitFor(() => expect(field.getAttribute('aria-invalid')).toBe('true'));
-    const expected = (await t.request({ method: 'POST', url: '/service/alert_system_setting_create_recipient/', token: ana.token, body: { email: 'not an address' } })).json();
+    const expected = (
+      await t.request({
+        method: 'POST',
+        url: '/service/alert_system_setting_create_recipient/',
+        token: ana.token,
+        body: { email: 'not an address' },
+      })
+    ).json();
     expect(field.closest('.field')!.textContent).toContain(expected.fields[0].message);
 
     await user.clear(field);
@@ -43,7 +54,9 @@ describe('the settings pages', () => {
     await user.click(screen.getByLabelText('Make it the default'));
     await user.click(screen.getByRole('button', { name: 'Add recipient' }));
     await screen.findByRole('cell', { name: 'soc@acme.test default' });
-    expect((await list('recipient')).results).toEqual([expect.objectContaining({ email: 'soc@acme.test', is_default: true })]);
+    expect((await list('recipient')).results).toEqual([
+      expect.objectContaining({ email: 'soc@acme.test', is_default: true }),
+    ]);
 
     const kit = await createDeliveryKit(ana, { tag: 'used' });
     await ana.created(messengerRule(kit, 'Uses it', 'acme-bank.com'));
@@ -79,7 +92,9 @@ describe('the settings pages', () => {
     expect(mail!.parsed.subject).toMatch(/^\[Test\]/);
     await user.click(screen.getByRole('button', { name: 'Refresh' }));
     const log = await screen.findByRole('table', { name: 'Recent deliveries' });
-    await waitFor(() => expect(within(log).getByText('email · test email').closest('tr')!.textContent).toContain('sent'));
+    await waitFor(() =>
+      expect(within(log).getByText('email · test email').closest('tr')!.textContent).toContain('sent'),
+    );
   });
 
   it('webhooks: the signing secret is shown once, at creation; a test delivery reports how it went', async () => {
@@ -107,7 +122,7 @@ describe('the settings pages', () => {
     expect((await screen.findByRole('status', {}, { timeout: scaled(15_000) })).textContent).toMatch(/^Failed: /);
   });
 
-  it("templates: the preview fills the placeholders and warns of a missing one, which the server then refuses, beside the body", async () => {
+  it('templates: the preview fills the placeholders and warns of a missing one, which the server then refuses, beside the body', async () => {
     await renderDashboard(t, '/settings/templates', { email: EMAIL });
     const user = userEvent.setup();
     const create = (await screen.findByRole('button', { name: 'New template' })) as HTMLButtonElement;
@@ -122,9 +137,15 @@ describe('the settings pages', () => {
     const body = screen.getByLabelText('Body (HTML)');
     await user.clear(body);
     await user.type(body, '<p>{{alert_rule_name} on {{current_date}: {{number_of_hits} in {{service}</p>');
-    await waitFor(() => expect(screen.getByTestId('preview-subject').textContent).toBe('Acme Bank on messenger channels: 12 hits'));
+    await waitFor(() =>
+      expect(screen.getByTestId('preview-subject').textContent).toBe('Acme Bank on messenger channels: 12 hits'),
+    );
     expect(screen.getByText(/The body lacks \{match_detail_link\}/)).toBeTruthy();
-    expect(within(screen.getByRole('list', { name: 'Placeholders' })).getByText('{match_detail_link}').closest('li')!.textContent).toContain('required, missing');
+    expect(
+      within(screen.getByRole('list', { name: 'Placeholders' }))
+        .getByText('{match_detail_link}')
+        .closest('li')!.textContent,
+    ).toContain('required, missing');
 
     await user.click(screen.getByRole('button', { name: 'Create template' }));
     const field = screen.getByLabelText('Body (HTML)');
@@ -135,7 +156,9 @@ describe('the settings pages', () => {
     await waitFor(() => expect(screen.queryByText(/The body lacks/)).toBeNull());
     await user.click(screen.getByRole('button', { name: 'Create template' }));
     await screen.findByRole('cell', { name: 'Short' });
-    expect((await list('template')).results).toContainEqual(expect.objectContaining({ name: 'Short', subject: '{alert_rule_name}: {number_of_hits} hits' }));
+    expect((await list('template')).results).toContainEqual(
+      expect.objectContaining({ name: 'Short', subject: '{alert_rule_name}: {number_of_hits} hits' }),
+    );
   });
 
   it('defaults: switching the default template is one change the server keeps', async () => {
@@ -154,8 +177,14 @@ describe('the settings pages', () => {
   it('usage: every limit as a bar with what is used and left', async () => {
     await renderDashboard(t, '/settings/usage', { email: EMAIL });
     const user = userEvent.setup();
-    const meters = () => [...document.querySelectorAll('meter')].map((meter) => [meter.getAttribute('aria-label'), meter.getAttribute('max')]);
-    await waitFor(() => expect(meters()).toContainEqual([expect.stringMatching(/^Messenger search: \d+ of 100 per day used$/), '100']));
+    const meters = () =>
+      [...document.querySelectorAll('meter')].map((meter) => [
+        meter.getAttribute('aria-label'),
+        meter.getAttribute('max'),
+      ]);
+    await waitFor(() =>
+      expect(meters()).toContainEqual([expect.stringMatching(/^Messenger search: \d+ of 100 per day used$/), '100']),
+    );
     expect(meters()).toContainEqual([expect.stringMatching(/^Whole account: \d+ of 25 per second used$/), '25']);
     await user.type(screen.getByLabelText('Find an endpoint'), 'messenger');
     await waitFor(() => expect(meters().every(([label]) => /^(Whole account|Messenger)/.test(label!))).toBe(true));

@@ -21,13 +21,19 @@ describe('the template preview', () => {
   });
 
   it('escapes values in the HTML body as the server does, not in the plain-text subject', () => {
-    const preview = previewTemplate({ subject: 'Rule {alert_rule_name}', body: '<b>{alert_rule_name}</b>' }, { ...values, alert_rule_name: '<Acme & "Co">' });
+    const preview = previewTemplate(
+      { subject: 'Rule {alert_rule_name}', body: '<b>{alert_rule_name}</b>' },
+      { ...values, alert_rule_name: '<Acme & "Co">' },
+    );
     expect(preview.html).toBe('<b>&lt;Acme &amp; &quot;Co&quot;&gt;</b>');
     expect(preview.subject).toBe('Rule <Acme & "Co">');
   });
 
   it('names the required placeholders the body lacks, and braced words that are no placeholder', () => {
-    const preview = previewTemplate({ subject: 'Hits for {rule_name}', body: '<p>{alert_rule_name}: {number_of_hits} {servce}</p>' }, values);
+    const preview = previewTemplate(
+      { subject: 'Hits for {rule_name}', body: '<p>{alert_rule_name}: {number_of_hits} {servce}</p>' },
+      values,
+    );
     expect(preview.missing).toEqual(['{current_date}', '{service}', '{match_detail_link}']);
     expect(preview.unknown).toEqual(['{rule_name}', '{servce}']);
     // Unknown ones stay as typed.

@@ -40,5 +40,10 @@ export function previewTemplate(template: { subject: string; body: string }, val
   for (const text of [template.subject, template.body]) {
     for (const [braced, name] of text.matchAll(BRACED)) if (!KNOWN.has(name!)) unknown.add(braced);
   }
-  return { subject: rendered.subject, html: rendered.html, missing: missingPlaceholders(template.body), unknown: [...unknown] };
+  return {
+    subject: rendered.subject,
+    html: rendered.html,
+    missing: missingPlaceholders(template.body),
+    unknown: [...unknown],
+  };
 }

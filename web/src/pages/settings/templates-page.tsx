@@ -7,7 +7,14 @@ import { Page } from '../../ui/page.tsx';
 import { Table } from '../../ui/table.tsx';
 import { EmailFrame } from './email-frame.tsx';
 import { ResourceActions } from './resource-actions.tsx';
-import { useDeleteTemplate, useOrganization, useSaveTemplate, useTemplates, type Template, type TemplateInput } from './delivery-queries.ts';
+import {
+  useDeleteTemplate,
+  useOrganization,
+  useSaveTemplate,
+  useTemplates,
+  type Template,
+  type TemplateInput,
+} from './delivery-queries.ts';
 import { OPTIONAL_PLACEHOLDERS, previewTemplate, REQUIRED_PLACEHOLDERS, sampleValues } from './template-preview.ts';
 
 type Editing = { kind: 'new' } | { kind: 'edit'; template: Template } | null;
@@ -23,7 +30,12 @@ export function TemplatesPage() {
       title="Email templates"
       actions={
         editing === null && (
-          <button type="button" className="primary" onClick={() => setEditing({ kind: 'new' })} disabled={!templates.data}>
+          <button
+            type="button"
+            className="primary"
+            onClick={() => setEditing({ kind: 'new' })}
+            disabled={!templates.data}
+          >
             New template
           </button>
         )
@@ -50,8 +62,16 @@ export function TemplatesPage() {
               <td className="wrap">{template.subject}</td>
               <td>{formatDateTime(template.updated_at)}</td>
               <td>
-                <ResourceActions name={template.name} rules={{ template: template.id }} onDelete={() => remove.mutate(template.id)}>
-                  <button type="button" onClick={() => setEditing({ kind: 'edit', template })} aria-label={`Edit ${template.name}`}>
+                <ResourceActions
+                  name={template.name}
+                  rules={{ template: template.id }}
+                  onDelete={() => remove.mutate(template.id)}
+                >
+                  <button
+                    type="button"
+                    onClick={() => setEditing({ kind: 'edit', template })}
+                    aria-label={`Edit ${template.name}`}
+                  >
                     Edit
                   </button>
                 </ResourceActions>
@@ -65,7 +85,15 @@ export function TemplatesPage() {
 }
 
 /** Creates or replaces a template; the preview fills the placeholders with a sample run's values. */
-export function TemplateEditor({ template, starter, onDone }: { template?: Template; starter?: Template; onDone: () => void }) {
+export function TemplateEditor({
+  template,
+  starter,
+  onDone,
+}: {
+  template?: Template;
+  starter?: Template;
+  onDone: () => void;
+}) {
   const organization = useOrganization();
   const [form, setForm] = useState<TemplateInput>(() => ({
     name: template?.name ?? '',
@@ -83,7 +111,8 @@ export function TemplateEditor({ template, starter, onDone }: { template?: Templ
     event.preventDefault();
     save.mutate(form, { onSuccess: onDone });
   };
-  const set = <K extends keyof TemplateInput>(key: K, value: TemplateInput[K]) => setForm((current) => ({ ...current, [key]: value }));
+  const set = <K extends keyof TemplateInput>(key: K, value: TemplateInput[K]) =>
+    setForm((current) => ({ ...current, [key]: value }));
 
   return (
     <div className="card template-editor">
@@ -91,18 +120,47 @@ export function TemplateEditor({ template, starter, onDone }: { template?: Templ
         <h2 id="template-editor">{template ? `Edit “${template.name}”` : 'New template'}</h2>
         <ErrorNotice error={save.error} title="Not saved" fieldsShown={['name', 'subject', 'body']} />
         <Field label="Name" error={error?.fieldMessage('name')}>
-          {(props) => <input {...props} type="text" maxLength={200} value={form.name} onChange={(event) => set('name', event.target.value)} />}
+          {(props) => (
+            <input
+              {...props}
+              type="text"
+              maxLength={200}
+              value={form.name}
+              onChange={(event) => set('name', event.target.value)}
+            />
+          )}
         </Field>
         <Field label="Subject" hint="Plain text; placeholders work here too." error={error?.fieldMessage('subject')}>
-          {(props) => <input {...props} type="text" maxLength={998} value={form.subject} onChange={(event) => set('subject', event.target.value)} />}
+          {(props) => (
+            <input
+              {...props}
+              type="text"
+              maxLength={998}
+              value={form.subject}
+              onChange={(event) => set('subject', event.target.value)}
+            />
+          )}
         </Field>
         <Field label="Body (HTML)" error={error?.fieldMessage('body')}>
-          {(props) => <textarea {...props} rows={12} className="code" spellCheck={false} value={form.body} onChange={(event) => set('body', event.target.value)} />}
+          {(props) => (
+            <textarea
+              {...props}
+              rows={12}
+              className="code"
+              spellCheck={false}
+              value={form.body}
+              onChange={(event) => set('body', event.target.value)}
+            />
+          )}
         </Field>
         <Placeholders body={form.body} />
         <div className="actions">
           <label className="check">
-            <input type="checkbox" checked={form.is_default} onChange={(event) => set('is_default', event.target.checked)} />
+            <input
+              type="checkbox"
+              checked={form.is_default}
+              onChange={(event) => set('is_default', event.target.checked)}
+            />
             The default template
           </label>
           <button type="submit" className="primary" disabled={save.isPending}>
@@ -122,7 +180,8 @@ export function TemplateEditor({ template, starter, onDone }: { template?: Templ
         )}
         {preview.unknown.length > 0 && (
           <p className="notice warning">
-            {preview.unknown.join(', ')} {preview.unknown.length === 1 ? 'is' : 'are'} not a placeholder and will be sent as typed.
+            {preview.unknown.join(', ')} {preview.unknown.length === 1 ? 'is' : 'are'} not a placeholder and will be
+            sent as typed.
           </p>
         )}
         <p>

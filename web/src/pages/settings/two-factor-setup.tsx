@@ -6,14 +6,22 @@ import { Field } from '../../ui/field.tsx';
 import { ErrorNotice } from '../../ui/notices.tsx';
 import { useDisableTwoFactor, useNewBackupCodes, useSetUpTwoFactor, useVerifyTwoFactor } from './security-queries.ts';
 
-const fieldError = (error: unknown, field: string) => (error instanceof ApiError ? (error.fieldMessage(field) ?? undefined) : undefined);
+const fieldError = (error: unknown, field: string) =>
+  error instanceof ApiError ? (error.fieldMessage(field) ?? undefined) : undefined;
 
 /** The current password, which every change to 2FA asks for (docs/api.md "2FA"). */
 function PasswordField(props: { value: string; onChange: (value: string) => void; error: unknown }) {
   return (
     <Field label="Your password" error={fieldError(props.error, 'password')}>
       {(control) => (
-        <input {...control} type="password" autoComplete="current-password" required value={props.value} onChange={(event) => props.onChange(event.target.value)} />
+        <input
+          {...control}
+          type="password"
+          autoComplete="current-password"
+          required
+          value={props.value}
+          onChange={(event) => props.onChange(event.target.value)}
+        />
       )}
     </Field>
   );
@@ -62,12 +70,22 @@ export function TwoFactorSetup({ enabled }: { enabled: boolean }) {
       ) : (
         <form onSubmit={submit} noValidate>
           <p>Scan this QR code with your authenticator app, or enter the key by hand.</p>
-          <img className="qr" src={setup.data.qr_code_image} alt="QR code to add Dragnet to an authenticator app" width={192} height={192} />
+          <img
+            className="qr"
+            src={setup.data.qr_code_image}
+            alt="QR code to add Dragnet to an authenticator app"
+            width={192}
+            height={192}
+          />
           <p>
             Key: <code aria-label="Key for manual entry">{setup.data.seed.replace(/(.{4})/g, '$1 ').trim()}</code>
           </p>
           <ErrorNotice error={verify.error} fieldsShown={['otp']} />
-          <Field label="Code from the app" hint="Six digits; the app shows a new one every 30 seconds." error={fieldError(verify.error, 'otp')}>
+          <Field
+            label="Code from the app"
+            hint="Six digits; the app shows a new one every 30 seconds."
+            error={fieldError(verify.error, 'otp')}
+          >
             {(props) => (
               <input
                 {...props}
@@ -122,9 +140,15 @@ function TwoFactorSettings() {
       <p>On. Signing in asks for a code from your authenticator app or one of your backup codes.</p>
       <form onSubmit={submitRenew} noValidate>
         <ErrorNotice error={error} fieldsShown={['password', 'otp']} />
-        <PasswordField value={values.password} onChange={(password) => setValues((current) => ({ ...current, password }))} error={error} />
+        <PasswordField
+          value={values.password}
+          onChange={(password) => setValues((current) => ({ ...current, password }))}
+          error={error}
+        />
         <Field label="Code from the app or a backup code" error={fieldError(error, 'otp')}>
-          {(props) => <OtpInput {...props} value={values.otp} onChange={(otp) => setValues((current) => ({ ...current, otp }))} />}
+          {(props) => (
+            <OtpInput {...props} value={values.otp} onChange={(otp) => setValues((current) => ({ ...current, otp }))} />
+          )}
         </Field>
         <div className="actions">
           <button type="submit" disabled={renew.isPending || disable.isPending}>
@@ -157,7 +181,12 @@ function BackupCodes({ codes, title, children }: { codes: string[]; title: strin
         <button type="button" onClick={() => void navigator.clipboard?.writeText(codes.join('\n'))}>
           Copy
         </button>
-        <button type="button" onClick={() => saveFile(new Blob([codes.join('\n') + '\n'], { type: 'text/plain' }), 'dragnet-backup-codes.txt')}>
+        <button
+          type="button"
+          onClick={() =>
+            saveFile(new Blob([codes.join('\n') + '\n'], { type: 'text/plain' }), 'dragnet-backup-codes.txt')
+          }
+        >
           Download
         </button>
       </div>

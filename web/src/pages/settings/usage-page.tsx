@@ -25,11 +25,17 @@ export function UsagePage() {
   const usage = useUsage();
   const text = filter.trim().toLowerCase();
   const services = usage.data?.services
-    .filter((service) => !text || `${service.service_name} ${service.service_slug} ${service.feature}`.toLowerCase().includes(text))
+    .filter(
+      (service) =>
+        !text || `${service.service_name} ${service.service_slug} ${service.feature}`.toLowerCase().includes(text),
+    )
     .filter((service) => !usedOnly || service.limits.some((limit) => limit.used > 0));
   return (
     <Page title="Usage">
-      <p className="muted">Successful requests count against these limits; a refused or failed one does not. Windows reset on UTC calendar boundaries.</p>
+      <p className="muted">
+        Successful requests count against these limits; a refused or failed one does not. Windows reset on UTC calendar
+        boundaries.
+      </p>
       {usage.isPending && <Loading />}
       <ErrorNotice error={usage.error} />
       {usage.data?.total && (
@@ -61,7 +67,14 @@ export function UsagePage() {
               <h3>{feature}</h3>
               <ul className="limit-bars">
                 {list.flatMap((service) =>
-                  service.limits.map((limit) => <LimitBar key={`${service.service_slug} ${limit.period}`} limit={limit} label={service.service_name} detail={service.service_slug} />),
+                  service.limits.map((limit) => (
+                    <LimitBar
+                      key={`${service.service_slug} ${limit.period}`}
+                      limit={limit}
+                      label={service.service_name}
+                      detail={service.service_slug}
+                    />
+                  )),
                 )}
               </ul>
             </section>
@@ -90,10 +103,19 @@ function LimitBar({ limit, label, detail }: { limit: Limit; label: string; detai
           <strong>{label}</strong> {detail && <code className="muted">{detail}</code>}
         </span>
         <span>
-          {limit.used.toLocaleString()} of {limit.limit.toLocaleString()} per {period} · {limit.remaining.toLocaleString()} left · resets {resetIn(limit.reset_seconds)}
+          {limit.used.toLocaleString()} of {limit.limit.toLocaleString()} per {period} ·{' '}
+          {limit.remaining.toLocaleString()} left · resets {resetIn(limit.reset_seconds)}
         </span>
       </div>
-      <meter min={0} max={max} value={Math.min(limit.used, max)} low={max * 0.75} high={max * 0.9} optimum={0} aria-label={`${label}: ${limit.used} of ${limit.limit} per ${period} used`} />
+      <meter
+        min={0}
+        max={max}
+        value={Math.min(limit.used, max)}
+        low={max * 0.75}
+        high={max * 0.9}
+        optimum={0}
+        aria-label={`${label}: ${limit.used} of ${limit.limit} per ${period} used`}
+      />
     </li>
   );
 }

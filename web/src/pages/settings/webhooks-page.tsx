@@ -4,7 +4,14 @@ import { Field } from '../../ui/field.tsx';
 import { ErrorNotice, Loading } from '../../ui/notices.tsx';
 import { Page } from '../../ui/page.tsx';
 import { Table } from '../../ui/table.tsx';
-import { PER_ORGANIZATION, useDeleteWebhook, useSaveWebhook, useTestWebhook, useWebhooks, type Webhook } from './delivery-queries.ts';
+import {
+  PER_ORGANIZATION,
+  useDeleteWebhook,
+  useSaveWebhook,
+  useTestWebhook,
+  useWebhooks,
+  type Webhook,
+} from './delivery-queries.ts';
 import { ResourceActions } from './resource-actions.tsx';
 
 type Editing = { kind: 'new' } | { kind: 'edit'; webhook: Webhook } | null;
@@ -27,8 +34,8 @@ export function WebhooksPage() {
       }
     >
       <p className="muted">
-        Each notification is a signed JSON POST (X-AlertSystem-Signature and Standard Webhooks headers); Slack, Teams and Discord URLs get their own
-        message format. At most {PER_ORGANIZATION}.
+        Each notification is a signed JSON POST (X-AlertSystem-Signature and Standard Webhooks headers); Slack, Teams
+        and Discord URLs get their own message format. At most {PER_ORGANIZATION}.
       </p>
       {created && <SecretOnce webhook={created} onClose={() => setCreated(null)} />}
       {editing && (
@@ -55,8 +62,16 @@ export function WebhooksPage() {
               <td className="wrap">{webhook.url}</td>
               <td>{Object.keys(webhook.headers).join(', ') || '—'}</td>
               <td>
-                <ResourceActions name={webhook.name} rules={{ webhook: webhook.id }} onDelete={() => remove.mutate(webhook.id)}>
-                  <button type="button" onClick={() => setEditing({ kind: 'edit', webhook })} aria-label={`Edit ${webhook.name}`}>
+                <ResourceActions
+                  name={webhook.name}
+                  rules={{ webhook: webhook.id }}
+                  onDelete={() => remove.mutate(webhook.id)}
+                >
+                  <button
+                    type="button"
+                    onClick={() => setEditing({ kind: 'edit', webhook })}
+                    aria-label={`Edit ${webhook.name}`}
+                  >
                     Edit
                   </button>
                   <TestWebhook webhook={webhook} />
@@ -76,7 +91,8 @@ function SecretOnce({ webhook, onClose }: { webhook: Webhook; onClose: () => voi
   return (
     <div className="notice success" role="status">
       <p>
-        <strong>{webhook.name}</strong> is ready. Its signing secret is shown only now: store it with your receiver to verify signatures.
+        <strong>{webhook.name}</strong> is ready. Its signing secret is shown only now: store it with your receiver to
+        verify signatures.
       </p>
       <p>
         <code className="secret" data-testid="webhook-secret">
@@ -107,34 +123,73 @@ function WebhookEditor({ webhook, onDone }: { webhook?: Webhook; onDone: (saved?
   const [name, setName] = useState(webhook?.name ?? '');
   const [url, setUrl] = useState(webhook?.url ?? '');
   const [isDefault, setDefault] = useState(webhook?.is_default ?? false);
-  const [rows, setRows] = useState<HeaderRow[]>(() => [...Object.entries(webhook?.headers ?? {}).map(([header, value]) => ({ name: header, value })), { name: '', value: '' }]);
+  const [rows, setRows] = useState<HeaderRow[]>(() => [
+    ...Object.entries(webhook?.headers ?? {}).map(([header, value]) => ({ name: header, value })),
+    { name: '', value: '' },
+  ]);
   const save = useSaveWebhook(webhook);
   const error = save.error instanceof ApiError ? save.error : undefined;
-  const setRow = (index: number, row: HeaderRow) => setRows((current) => current.map((entry, at) => (at === index ? row : entry)));
+  const setRow = (index: number, row: HeaderRow) =>
+    setRows((current) => current.map((entry, at) => (at === index ? row : entry)));
   const submit = (event: FormEvent) => {
     event.preventDefault();
-    const headers = Object.fromEntries(rows.filter((row) => row.name.trim()).map((row) => [row.name.trim(), row.value]));
-    save.mutate({ name: name.trim(), url: url.trim(), headers, is_default: isDefault }, { onSuccess: (saved) => onDone(saved) });
+    const headers = Object.fromEntries(
+      rows.filter((row) => row.name.trim()).map((row) => [row.name.trim(), row.value]),
+    );
+    save.mutate(
+      { name: name.trim(), url: url.trim(), headers, is_default: isDefault },
+      { onSuccess: (saved) => onDone(saved) },
+    );
   };
   return (
     <form className="card" onSubmit={submit} noValidate aria-labelledby="webhook-editor">
       <h2 id="webhook-editor">{webhook ? `Edit “${webhook.name}”` : 'New webhook'}</h2>
       <ErrorNotice error={save.error} title="Not saved" fieldsShown={['name', 'url']} />
       <Field label="Name" error={error?.fieldMessage('name')}>
-        {(props) => <input {...props} type="text" maxLength={200} value={name} onChange={(event) => setName(event.target.value)} />}
+        {(props) => (
+          <input
+            {...props}
+            type="text"
+            maxLength={200}
+            value={name}
+            onChange={(event) => setName(event.target.value)}
+          />
+        )}
       </Field>
-      <Field label="URL" hint="http(s), at most 2048 characters; it must reach a public address." error={error?.fieldMessage('url')}>
-        {(props) => <input {...props} type="url" maxLength={2048} value={url} onChange={(event) => setUrl(event.target.value)} />}
+      <Field
+        label="URL"
+        hint="http(s), at most 2048 characters; it must reach a public address."
+        error={error?.fieldMessage('url')}
+      >
+        {(props) => (
+          <input {...props} type="url" maxLength={2048} value={url} onChange={(event) => setUrl(event.target.value)} />
+        )}
       </Field>
       <fieldset>
         <legend>Headers sent with every delivery</legend>
         {rows.map((row, index) => (
           <div className="form-grid header-row" key={index}>
             <Field label={`Header ${index + 1} name`}>
-              {(props) => <input {...props} type="text" autoComplete="off" value={row.name} onChange={(event) => setRow(index, { ...row, name: event.target.value })} />}
+              {(props) => (
+                <input
+                  {...props}
+                  type="text"
+                  autoComplete="off"
+                  value={row.name}
+                  onChange={(event) => setRow(index, { ...row, name: event.target.value })}
+                />
+              )}
             </Field>
             <Field label={`Header ${index + 1} value`}>
-              {(props) => <input {...props} type="text" autoComplete="off" value={row.value} onChange={(event) => setRow(index, { ...row, value: event.target.value })} />}
+              {(props) => (
+                <input
+                  {...props}
+                  type="text"
+                  autoComplete="off"
+                  value={row.value}
+                  onChange={(event) => setRow(index, { ...row, value: event.target.value })}
+                />
+              )}
             </Field>
           </div>
         ))}
@@ -168,7 +223,9 @@ function TestWebhook({ webhook }: { webhook: Webhook }) {
       </button>
       {test.data && (
         <span role="status" className={test.data.status === 'success' ? 'ok' : 'error'}>
-          {test.data.status === 'success' ? `Delivered (${test.data.status_code})` : `Failed: ${test.data.error ?? test.data.status_code}`}
+          {test.data.status === 'success'
+            ? `Delivered (${test.data.status_code})`
+            : `Failed: ${test.data.error ?? test.data.status_code}`}
         </span>
       )}
       <ErrorNotice error={test.error} title="Not sent" />

@@ -34,7 +34,12 @@ export async function up(db: Kysely<unknown>, { engine }: MigrationContext): Pro
     .addColumn('source_name', 'text', (c) => c.notNull())
     .addColumn('discovered_at', 'bigint', (c) => c.notNull())
     .execute();
-  await db.schema.createIndex('app_listings_version_key').unique().on('app_listings').columns(['platform', 'app_id', 'version']).execute();
+  await db.schema
+    .createIndex('app_listings_version_key')
+    .unique()
+    .on('app_listings')
+    .columns(['platform', 'app_id', 'version'])
+    .execute();
   // A run reads the window's sightings, then every earlier sighting of the same apps.
   await db.schema.createIndex('app_listings_discovered_idx').on('app_listings').column('discovered_at').execute();
 }

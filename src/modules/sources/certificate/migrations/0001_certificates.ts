@@ -34,7 +34,16 @@ export async function up(db: Kysely<unknown>, { engine }: MigrationContext): Pro
     .addColumn('cert_link', 'text')
     .addColumn('discovered_at', 'bigint', (c) => c.notNull())
     .execute();
-  await db.schema.createIndex('certificates_log_entry_idx').on('certificates').columns(['log_url', 'entry_index']).unique().execute();
+  await db.schema
+    .createIndex('certificates_log_entry_idx')
+    .on('certificates')
+    .columns(['log_url', 'entry_index'])
+    .unique()
+    .execute();
   // A rule reads its window newest first.
-  await db.schema.createIndex('certificates_discovered_idx').on('certificates').columns(['discovered_at', 'id']).execute();
+  await db.schema
+    .createIndex('certificates_discovered_idx')
+    .on('certificates')
+    .columns(['discovered_at', 'id'])
+    .execute();
 }

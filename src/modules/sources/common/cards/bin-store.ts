@@ -1,7 +1,14 @@
 import { createReadStream } from 'node:fs';
 import { newInputResult, reject, type InputResult } from '../ingest/ingest-kit.ts';
 import type { SourceContext } from '../../kit/source.ts';
-import { createBinTable, DEFAULT_BIN_FILE, readBinRanges, type BinEntry, type BinRow, type BinTable } from './bin-table.ts';
+import {
+  createBinTable,
+  DEFAULT_BIN_FILE,
+  readBinRanges,
+  type BinEntry,
+  type BinRow,
+  type BinTable,
+} from './bin-table.ts';
 import type { CardBrand, CardType } from './card-number.ts';
 import type { KeyRing } from '../../../../lib/crypto.ts';
 import { cardDb, iin8Digests, type CardBinTable, type CardDb, type CardTransaction } from './card-store.ts';
@@ -13,14 +20,27 @@ const ROWS_PER_STATEMENT = 1000;
 
 const entryOf = (row: CardBinTable): BinEntry => ({
   prefix: row.prefix,
-  info: { scheme: row.scheme as CardBrand | null, cardType: row.card_type as CardType | null, country: row.country, bank: row.bank_name },
+  info: {
+    scheme: row.scheme as CardBrand | null,
+    cardType: row.card_type as CardType | null,
+    country: row.country,
+    bank: row.bank_name,
+  },
 });
 
 async function insertEntries(tx: CardTransaction, entries: BinEntry[]): Promise<number> {
   if (entries.length === 0) return 0;
   const inserted = await tx
     .insertInto('card_bins')
-    .values(entries.map(({ prefix, info }) => ({ prefix, scheme: info.scheme, card_type: info.cardType, country: info.country, bank_name: info.bank })))
+    .values(
+      entries.map(({ prefix, info }) => ({
+        prefix,
+        scheme: info.scheme,
+        card_type: info.cardType,
+        country: info.country,
+        bank_name: info.bank,
+      })),
+    )
     .onConflict((oc) => oc.column('prefix').doNothing())
     .returning('prefix')
     .execute();
@@ -31,7 +51,11 @@ async function insertEntries(tx: CardTransaction, entries: BinEntry[]): Promise<
  * Stores the prefixes of binlist-format rows. A prefix given twice keeps its first row (counted
  * as a duplicate); a row without prefixes is rejected with its line.
  */
-export async function writeBinRows(tx: CardTransaction, rows: AsyncIterable<BinRow>, result: InputResult): Promise<void> {
+export async function writeBinRows(
+  tx: CardTransaction,
+  rows: AsyncIterable<BinRow>,
+  result: InputResult,
+): Promise<void> {
   let pending: BinEntry[] = [];
   const flush = async () => {
     const added = await insertEntries(tx, pending);
@@ -61,7 +85,15 @@ export async function loadBinTable(context: SourceContext): Promise<BinTable> {
   const stored = await readBinTable(db);
   if (stored.size > 0) return stored;
   // Two processes seeding at once both insert with ON CONFLICT DO NOTHING: the same table results.
-  await db.transaction().execute((tx) => writeBinRows(tx, readBinRanges(createReadStream(DEFAULT_BIN_FILE), DEFAULT_BIN_FILE), newInputResult(DEFAULT_BIN_FILE)));
+  await db
+    .transaction()
+    .execute((tx) =>
+      writeBinRows(
+        tx,
+        readBinRanges(createReadStream(DEFAULT_BIN_FILE), DEFAULT_BIN_FILE),
+        newInputResult(DEFAULT_BIN_FILE),
+      ),
+    );
   return readBinTable(db);
 }
 
@@ -79,7 +111,12 @@ export async function reenrichCards(tx: CardTransaction, table: BinTable, keys: 
     if (iin8_hash !== null && !iin8ByDigest.has(bin6)) iin8ByDigest.set(bin6, iin8Digests(keys, bin6));
     const known = table.lookup((iin8_hash !== null && iin8ByDigest.get(bin6)!.get(iin8_hash)) || bin6);
     if (!known) continue;
-    const knownFields = Object.entries({ brand: known.scheme, card_type: known.cardType, issuer: known.bank, country: known.country }).filter(([, value]) => value !== null);
+    const knownFields = Object.entries({
+      brand: known.scheme,
+      card_type: known.cardType,
+      issuer: known.bank,
+      country: known.country,
+    }).filter(([, value]) => value !== null);
     if (knownFields.length === 0) continue;
     const result = await tx
       .updateTable('cards')

@@ -1,7 +1,16 @@
 import { createReadStream } from 'node:fs';
 import { Readable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { binInfo, createBinTable, DEFAULT_BIN_FILE, MAX_RANGE_PREFIXES, rangePrefixes, readBinRanges, type BinEntry, type BinRow } from './bin-table.ts';
+import {
+  binInfo,
+  createBinTable,
+  DEFAULT_BIN_FILE,
+  MAX_RANGE_PREFIXES,
+  rangePrefixes,
+  readBinRanges,
+  type BinEntry,
+  type BinRow,
+} from './bin-table.ts';
 
 const info = (bank: string) => binInfo({ scheme: 'visa', type: 'credit', country: 'us', bank_name: bank });
 
@@ -49,14 +58,30 @@ describe('the BIN table', () => {
   });
 
   it('reads prepaid as the card type and normalizes scheme and country', () => {
-    expect(binInfo({ scheme: 'Visa', type: 'debit', prepaid: 'y', country: 'dk', bank_name: ' Nordea ' })).toEqual({ scheme: 'visa', cardType: 'prepaid', country: 'DK', bank: 'Nordea' });
-    expect(binInfo({ scheme: 'elo', type: '', country: '', bank_name: '' })).toEqual({ scheme: null, cardType: null, country: null, bank: null });
+    expect(binInfo({ scheme: 'Visa', type: 'debit', prepaid: 'y', country: 'dk', bank_name: ' Nordea ' })).toEqual({
+      scheme: 'visa',
+      cardType: 'prepaid',
+      country: 'DK',
+      bank: 'Nordea',
+    });
+    expect(binInfo({ scheme: 'elo', type: '', country: '', bank_name: '' })).toEqual({
+      scheme: null,
+      cardType: null,
+      country: null,
+      bank: null,
+    });
   });
 
   it('reads binlist rows with their line numbers and rejects bad ones', async () => {
-    const text = 'iin_start,iin_end,scheme,type,prepaid,country,bank_name\n414720,,visa,credit,,US,CHASE\n371241,371242,amex,credit,,US,AMERICAN EXPRESS\n4147,,visa,,,,\n';
+    const text =
+      'iin_start,iin_end,scheme,type,prepaid,country,bank_name\n414720,,visa,credit,,US,CHASE\n371241,371242,amex,credit,,US,AMERICAN EXPRESS\n4147,,visa,,,,\n';
     const rows = await collect(readBinRanges(Readable.from([text]), 'bins.csv'));
-    expect(rows.map((row) => [row.line, typeof row.entries === 'string' ? row.entries : row.entries.map((e: BinEntry) => e.prefix)])).toEqual([
+    expect(
+      rows.map((row) => [
+        row.line,
+        typeof row.entries === 'string' ? row.entries : row.entries.map((e: BinEntry) => e.prefix),
+      ]),
+    ).toEqual([
       [2, ['414720']],
       [3, ['371241', '371242']],
       [4, 'iin_start must be 6 to 8 digits'],
@@ -64,7 +89,9 @@ describe('the BIN table', () => {
   });
 
   it('refuses a file without an iin_start column', async () => {
-    await expect(collect(readBinRanges(Readable.from(['bin,bank\n414720,X\n']), 'bins.csv'))).rejects.toThrow(/iin_start/);
+    await expect(collect(readBinRanges(Readable.from(['bin,bank\n414720,X\n']), 'bins.csv'))).rejects.toThrow(
+      /iin_start/,
+    );
   });
 
   it('reads the table the project ships (binlist/data) without a rejection', async () => {
@@ -75,7 +102,12 @@ describe('the BIN table', () => {
     }
     const table = createBinTable(entries);
     expect(table.size).toBeGreaterThan(5805);
-    expect(table.lookup('4147201234567890')).toEqual({ scheme: 'visa', cardType: 'credit', country: 'US', bank: 'CHASE' });
+    expect(table.lookup('4147201234567890')).toEqual({
+      scheme: 'visa',
+      cardType: 'credit',
+      country: 'US',
+      bank: 'CHASE',
+    });
     expect(table.lookup('371242')).toMatchObject({ scheme: 'amex', bank: 'AMERICAN EXPRESS' });
   });
 });

@@ -93,7 +93,8 @@ export async function* readBinRanges(stream: Readable, input: string): AsyncGene
   const rows = readCsvRows<string>(stream, {
     columns: (header) => {
       const columns = header.map((cell) => cell.trim().toLowerCase());
-      if (!columns.includes('iin_start')) throw new IngestError(input, 'line 1', 'the header row names no iin_start column (binlist ranges.csv format)');
+      if (!columns.includes('iin_start'))
+        throw new IngestError(input, 'line 1', 'the header row names no iin_start column (binlist ranges.csv format)');
       return columns;
     },
   });
@@ -104,6 +105,9 @@ export async function* readBinRanges(stream: Readable, input: string): AsyncGene
     }
     const prefixes = rangePrefixes(parsed.row.iin_start ?? '', parsed.row.iin_end ?? '');
     const info = binInfo(parsed.row);
-    yield { line: parsed.line, entries: typeof prefixes === 'string' ? prefixes : prefixes.map((prefix) => ({ prefix, info })) };
+    yield {
+      line: parsed.line,
+      entries: typeof prefixes === 'string' ? prefixes : prefixes.map((prefix) => ({ prefix, info })),
+    };
   }
 }

@@ -84,10 +84,19 @@ const CARD_FORMATS: CardFormat[] = [
 ];
 
 /** The input's cards in the format given, or (auto) the one its head is in. */
-async function* cardsOf(source: string, input: string, peeked: { head: string; stream: Readable }, format: string): AsyncGenerator<ReadRecord<CardRecord>> {
+async function* cardsOf(
+  source: string,
+  input: string,
+  peeked: { head: string; stream: Readable },
+  format: string,
+): AsyncGenerator<ReadRecord<CardRecord>> {
   const { head, stream } = peeked;
-  const chosen = format === 'auto' ? detectFormat(source, input, head, CARD_FORMATS) : CARD_FORMATS.find((known) => known.name === format)!;
-  for await (const { line, record, warnings } of chosen.read(stream, input, head)) yield { location: `line ${line}`, record, warnings };
+  const chosen =
+    format === 'auto'
+      ? detectFormat(source, input, head, CARD_FORMATS)
+      : CARD_FORMATS.find((known) => known.name === format)!;
+  for await (const { line, record, warnings } of chosen.read(stream, input, head))
+    yield { location: `line ${line}`, record, warnings };
 }
 
 interface CardIngest {
@@ -97,7 +106,11 @@ interface CardIngest {
   progress?: IngestProgress;
 }
 
-async function ingestCards(context: SourceContext, input: string, { source, writer, format, progress }: CardIngest): Promise<InputResult> {
+async function ingestCards(
+  context: SourceContext,
+  input: string,
+  { source, writer, format, progress }: CardIngest,
+): Promise<InputResult> {
   const result = newInputResult(input);
   const { head, stream, size } = await peekInput(input);
   if (size !== null) progress?.start(input, size, 'bytes');
@@ -123,7 +136,9 @@ export const cardIngester = (name: string, description: string): Ingester => ({
     const writer = createCardWriter(context, await loadBinTable(context));
     const results: InputResult[] = [];
     for (const input of expandInputs(inputs, (file) => CARD_FILES.has(path.extname(file).toLowerCase()))) {
-      results.push(await ingestCards(context, input, { source: name, writer, format: options.format, progress: options.progress }));
+      results.push(
+        await ingestCards(context, input, { source: name, writer, format: options.format, progress: options.progress }),
+      );
     }
     return reportInputs('cards', results);
   },
@@ -159,14 +174,19 @@ export const binsIngester: Ingester = {
             options.progress?.finish(inputLine('BIN ranges', result));
           }
           // All or nothing: a failed input or an empty table keeps the table there was.
-          if (results.some((result) => !result.ok) || results.every((result) => result.added === 0)) throw new TableKept();
+          if (results.some((result) => !result.ok) || results.every((result) => result.added === 0))
+            throw new TableKept();
           const table = await readBinTable(tx);
           return { prefixes: table.size, cards: await reenrichCards(tx, table, context.keys) };
         });
     } catch (error) {
       if (!(error instanceof TableKept)) throw error;
     }
-    const report = reportInputs('BIN ranges', results, { replaced: replaced !== null, prefixes: replaced?.prefixes ?? 0, cards_reenriched: replaced?.cards ?? 0 });
+    const report = reportInputs('BIN ranges', results, {
+      replaced: replaced !== null,
+      prefixes: replaced?.prefixes ?? 0,
+      cards_reenriched: replaced?.cards ?? 0,
+    });
     report.lines.push(
       replaced
         ? `BIN table replaced: ${replaced.prefixes} prefixes; ${replaced.cards} stored cards re-enriched`

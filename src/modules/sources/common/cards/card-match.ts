@@ -22,7 +22,10 @@ const two = (n: number) => String(n).padStart(2, '0');
 
 /** A stored card as a hit: the BIN, the last four, never more of the number. */
 function cardHit(row: Selectable<CardTable>): Hit {
-  const expiry = row.exp_month === null || row.exp_year === null ? null : { month: two(Number(row.exp_month)), year: Number(row.exp_year) };
+  const expiry =
+    row.exp_month === null || row.exp_year === null
+      ? null
+      : { month: two(Number(row.exp_month)), year: Number(row.exp_year) };
   return {
     key: `card:${row.id}`,
     date: Number(row.discovered_at),
@@ -53,14 +56,24 @@ function cardHit(row: Selectable<CardTable>): Hit {
 }
 
 /** The cards of one rule learned of within the window (since, until], newest first. */
-export async function matchCards(context: SourceContext, filter: CardFilter, window: MatchWindow, limit: number): Promise<MatchResult> {
+export async function matchCards(
+  context: SourceContext,
+  filter: CardFilter,
+  window: MatchWindow,
+  limit: number,
+): Promise<MatchResult> {
   const until = new Date(window.until);
   const currentMonth = until.getUTCFullYear() * 12 + until.getUTCMonth() + 1;
   const matching = cardDb(context)
     .selectFrom('cards')
     .where((eb) => {
       const asset: Expression<SqlBool>[] = filter.bins.map((bin) =>
-        bin.length === 6 ? eb('bin6', '=', bin) : eb.and([eb('bin6', '=', bin.slice(0, 6)), eb('iin8_hash', 'in', [...iin8Digests(context.keys, bin).keys()])]),
+        bin.length === 6
+          ? eb('bin6', '=', bin)
+          : eb.and([
+              eb('bin6', '=', bin.slice(0, 6)),
+              eb('iin8_hash', 'in', [...iin8Digests(context.keys, bin).keys()]),
+            ]),
       );
       if (filter.issuer) asset.push(likeContains(sql`lower(issuer)`, filter.issuer.toLowerCase()));
       const conditions: Expression<SqlBool>[] = [eb.or(asset), eb('discovered_at', '<=', window.until)];

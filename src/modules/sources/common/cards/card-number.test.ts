@@ -3,7 +3,14 @@ import { luhnCheckDigit, luhnValid, maskedPan, normalizePan, panParts, schemeOf 
 
 describe('Luhn', () => {
   it('accepts the published test numbers and refuses any one-digit change', () => {
-    for (const pan of ['4111111111111111', '5555555555554444', '378282246310005', '6011111111111117', '3530111333300000', '4012888888881881']) {
+    for (const pan of [
+      '4111111111111111',
+      '5555555555554444',
+      '378282246310005',
+      '6011111111111117',
+      '3530111333300000',
+      '4012888888881881',
+    ]) {
       expect(luhnValid(pan), pan).toBe(true);
       const changed = pan.slice(0, -1) + String((Number(pan.at(-1)) + 1) % 10);
       expect(luhnValid(changed), changed).toBe(false);

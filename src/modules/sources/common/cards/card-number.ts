@@ -4,7 +4,18 @@
  */
 
 /** Card brands (schemes) the card sources know. */
-export const CARD_BRANDS = ['visa', 'mastercard', 'amex', 'discover', 'jcb', 'unionpay', 'diners', 'maestro', 'mir', 'verve'] as const;
+export const CARD_BRANDS = [
+  'visa',
+  'mastercard',
+  'amex',
+  'discover',
+  'jcb',
+  'unionpay',
+  'diners',
+  'maestro',
+  'mir',
+  'verve',
+] as const;
 export type CardBrand = (typeof CARD_BRANDS)[number];
 
 export const CARD_TYPES = ['credit', 'debit', 'prepaid'] as const;
@@ -71,7 +82,12 @@ const SCHEME_RANGES: [number, number, CardBrand][] = [
   [650002, 650027, 'verve'],
 ];
 
-const LONGEST_FIRST = SCHEME_RANGES.map(([first, last, scheme]) => ({ length: String(first).length, first, last, scheme })).sort((a, b) => b.length - a.length);
+const LONGEST_FIRST = SCHEME_RANGES.map(([first, last, scheme]) => ({
+  length: String(first).length,
+  first,
+  last,
+  scheme,
+})).sort((a, b) => b.length - a.length);
 
 /** The scheme a number's leading digits belong to (the IIN ranges the schemes publish; the longest matching range), if any. */
 export function schemeOf(digits: string): CardBrand | null {
@@ -88,11 +104,17 @@ export function schemeOf(digits: string): CardBrand | null {
  * PANs of 16 or more digits (null for shorter ones), which is stored only as a keyed digest.
  */
 export function panParts(pan: string): { iin8: string | null; bin: string; last4: string; length: number } {
-  return { iin8: pan.length >= 16 ? pan.slice(0, 8) : null, bin: pan.slice(0, 6), last4: pan.slice(-4), length: pan.length };
+  return {
+    iin8: pan.length >= 16 ? pan.slice(0, 8) : null,
+    bin: pan.slice(0, 6),
+    last4: pan.slice(-4),
+    length: pan.length,
+  };
 }
 
 /** What a card's stored `iin8_hash` is the card digest of. */
 export const iin8DigestInput = (iin8: string): string => `iin8:${iin8}`;
 
 /** 414720******1234: the BIN, the hidden middle, the last four. */
-export const maskedPan = (bin: string, last4: string, length: number): string => `${bin}${'*'.repeat(Math.max(length - bin.length - 4, 0))}${last4}`;
+export const maskedPan = (bin: string, last4: string, length: number): string =>
+  `${bin}${'*'.repeat(Math.max(length - bin.length - 4, 0))}${last4}`;

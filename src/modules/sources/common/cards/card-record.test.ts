@@ -11,6 +11,7 @@ describe('card records', () => {
   it('reads brand aliases, and a brand named like an object member as no brand', () => {
     expect(claimedBrand('MC')).toBe('mastercard');
     expect(claimedBrand('Diners Club')).toBe('diners');
-    for (const brand of ['constructor', 'toString', '__proto__', 'hasOwnProperty', 'valueOf']) expect(claimedBrand(brand)).toBeNull();
+    for (const brand of ['constructor', 'toString', '__proto__', 'hasOwnProperty', 'valueOf'])
+      expect(claimedBrand(brand)).toBeNull();
   });
 });

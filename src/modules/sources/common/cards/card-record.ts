@@ -165,7 +165,8 @@ const MAX_EXTRA = 20;
 // A run of 12-19 digits, spaces or dashes between them allowed: a card number, maybe.
 const DIGIT_RUN = /\d(?:[\s-]?\d){11,18}/g;
 
-const holdsCardNumber = (value: string): boolean => [...value.matchAll(DIGIT_RUN)].some(([run]) => !('reason' in normalizePan(run)));
+const holdsCardNumber = (value: string): boolean =>
+  [...value.matchAll(DIGIT_RUN)].some(([run]) => !('reason' in normalizePan(run)));
 
 /** The input's unknown columns, as far as they may be kept: a card number in one (a track, a second PAN) is not. */
 function extraOf(fields: CardFields['extra'], warnings: string[]): Record<string, string> | null {
@@ -189,7 +190,10 @@ export function cardRecord(fields: CardFields): ReadCard | string {
   const pan = normalizePan(fields.pan);
   if ('reason' in pan) return pan.reason;
   const warnings: string[] = [];
-  const expiry = fields.expiry !== undefined || fields.month === undefined ? parseExpiry(fields.expiry ?? '') : splitExpiry(fields.month, fields.year ?? '');
+  const expiry =
+    fields.expiry !== undefined || fields.month === undefined
+      ? parseExpiry(fields.expiry ?? '')
+      : splitExpiry(fields.month, fields.year ?? '');
   if (typeof expiry === 'string') warnings.push(expiry);
   const cvv = fields.cvv?.trim() ?? '';
   if (cvv !== '' && !CVV.test(cvv)) warnings.push('CVV not 3 or 4 digits');

@@ -54,7 +54,11 @@ export type CardTables = {
 };
 
 /** Both card sources declare the store's tables; the registry applies the migration once. */
-export const cardStoreMigrations = { 'cards/0001_cards': m0001, 'cards/0002_card_hash_key': m0002, 'cards/0003_card_expiry_extra': m0003 };
+export const cardStoreMigrations = {
+  'cards/0001_cards': m0001,
+  'cards/0002_card_hash_key': m0002,
+  'cards/0003_card_expiry_extra': m0003,
+};
 
 export const cardDb = (context: SourceContext) => context.db.withTables<CardTables>();
 
@@ -87,7 +91,8 @@ function enrichment(bins: BinTable, prefix: string, claimed: CardRecord['claimed
 }
 
 /** A listing with a price, a base or a shop comes from a carding shop; anything else is a dump. */
-const sourceTypeOf = (record: CardRecord): 'shop' | 'dump' => (record.priceCents !== null || record.base || record.shop ? 'shop' : 'dump');
+const sourceTypeOf = (record: CardRecord): 'shop' | 'dump' =>
+  record.priceCents !== null || record.base || record.shop ? 'shop' : 'dump';
 
 // Rows per INSERT: 24 columns × 500 stays under SQLite's 32,766 bound variables.
 const ROWS_PER_STATEMENT = 500;
@@ -109,7 +114,9 @@ export function createCardWriter(context: SourceContext, bins: BinTable) {
   const row = (record: CardRecord, sourceName: string, discoveredAt: number) => {
     const parts = panParts(record.pan);
     return {
-      sighting_key: keys.cardDigest(`card-sighting:${record.pan}\n${record.expMonth ?? '-'}/${record.expYear ?? '-'}\n${sourceName}`),
+      sighting_key: keys.cardDigest(
+        `card-sighting:${record.pan}\n${record.expMonth ?? '-'}/${record.expYear ?? '-'}\n${sourceName}`,
+      ),
       pan_hash: keys.cardDigest(`pan:${record.pan}`),
       bin6: parts.bin,
       iin8_hash: parts.iin8 === null ? null : keys.cardDigest(iin8DigestInput(parts.iin8)),
@@ -139,8 +146,15 @@ export function createCardWriter(context: SourceContext, bins: BinTable) {
       const added = await db.transaction().execute(async (tx) => {
         let count = 0;
         for (let i = 0; i < records.length; i += ROWS_PER_STATEMENT) {
-          const rows = records.slice(i, i + ROWS_PER_STATEMENT).map((record) => row(record, source.name, source.discoveredAt));
-          const inserted = await tx.insertInto('cards').values(rows).onConflict((oc) => oc.column('sighting_key').doNothing()).returning('id').execute();
+          const rows = records
+            .slice(i, i + ROWS_PER_STATEMENT)
+            .map((record) => row(record, source.name, source.discoveredAt));
+          const inserted = await tx
+            .insertInto('cards')
+            .values(rows)
+            .onConflict((oc) => oc.column('sighting_key').doNothing())
+            .returning('id')
+            .execute();
           count += inserted.length;
         }
         return count;

@@ -19,10 +19,16 @@ export function demoRandom(seed: number) {
 }
 
 /** When a demo record of `day` was posted (epoch ms): some hours before it was learned of. */
-export const demoPostedAt = (now: number, day: number, random: () => number): number => now - (day + 1) * DAY_MS + Math.floor(random() * 20 * HOUR_MS);
+export const demoPostedAt = (now: number, day: number, random: () => number): number =>
+  now - (day + 1) * DAY_MS + Math.floor(random() * 20 * HOUR_MS);
 
 /** Stores demo documents as learned of on their day; returns how many were new (a second load adds none). */
-export async function writeDemoDocuments(context: SourceContext, source: string, now: number, documents: { day: number; document: DocumentInput }[]): Promise<number> {
+export async function writeDemoDocuments(
+  context: SourceContext,
+  source: string,
+  now: number,
+  documents: { day: number; document: DocumentInput }[],
+): Promise<number> {
   const writer = createDocumentWriter(context, source);
   const days = [...new Set(documents.map((entry) => entry.day))].sort((a, b) => b - a);
   let added = 0;

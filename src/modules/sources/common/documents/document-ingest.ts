@@ -45,12 +45,27 @@ export interface DocumentFormat {
 // Documents per transaction: a crash loses at most one uncommitted batch, never part of a record.
 const BATCH = 1000;
 
-async function ingestInput(options: { context: SourceContext; writer: DocumentWriter; label: string; file: string; format: DocumentFormat; noun: string; progress?: IngestProgress }): Promise<InputResult> {
+async function ingestInput(options: {
+  context: SourceContext;
+  writer: DocumentWriter;
+  label: string;
+  file: string;
+  format: DocumentFormat;
+  noun: string;
+  progress?: IngestProgress;
+}): Promise<InputResult> {
   const { context, format, progress } = options;
   const result = newInputResult(options.label);
   // One time for the whole input: what it brings is new to rules from then on.
   const discoveredAt = context.clock.now().getTime();
-  await storeInBatches({ result, records: format.read(options.file, progress), batchSize: BATCH, write: (batch) => options.writer.write(batch, discoveredAt), noun: options.noun, progress });
+  await storeInBatches({
+    result,
+    records: format.read(options.file, progress),
+    batchSize: BATCH,
+    write: (batch) => options.writer.write(batch, discoveredAt),
+    noun: options.noun,
+    progress,
+  });
   return result;
 }
 
@@ -70,12 +85,18 @@ export async function withSpooledStdin<T>(context: SourceContext, use: (file: st
   }
 }
 
-type NamedFormat = DocumentFormat & { name: string; writtenBy: string; detect(head: string, fileName: string): boolean };
+type NamedFormat = DocumentFormat & {
+  name: string;
+  writtenBy: string;
+  detect(head: string, fileName: string): boolean;
+};
 
 /** The formats that tell their inputs apart, in order, or null when one of them cannot. */
 function detectableFormats(formats: Record<string, DocumentFormat>): NamedFormat[] | null {
   const named = Object.entries(formats).map(([name, format]) => ({ ...format, name }));
-  return named.every((format): format is NamedFormat => format.detect !== undefined && format.writtenBy !== undefined) ? named : null;
+  return named.every((format): format is NamedFormat => format.detect !== undefined && format.writtenBy !== undefined)
+    ? named
+    : null;
 }
 
 /**
@@ -83,7 +104,13 @@ function detectableFormats(formats: Record<string, DocumentFormat>): NamedFormat
  * folders (walked for the files the format accepts) or `-`; the first format is the default,
  * `auto` when every format can tell its inputs (each input is then read in the format it is in).
  */
-export function documentIngester(options: { name: string; source: string; description: string; noun: string; formats: Record<string, DocumentFormat> }): Ingester {
+export function documentIngester(options: {
+  name: string;
+  source: string;
+  description: string;
+  noun: string;
+  formats: Record<string, DocumentFormat>;
+}): Ingester {
   const detectable = detectableFormats(options.formats);
   return {
     name: options.name,
@@ -91,8 +118,10 @@ export function documentIngester(options: { name: string; source: string; descri
     formats: [...(detectable ? ['auto'] : []), ...Object.keys(options.formats)],
     async run(context, inputs, { format: formatName, progress }) {
       const forced = options.formats[formatName];
-      if (!forced && !(detectable && formatName === 'auto')) throw new Error(`${options.name}: unknown format ${formatName}`);
-      const accepts = (file: string) => (forced ? forced.accepts(file) : detectable!.some((format) => format.accepts(file)));
+      if (!forced && !(detectable && formatName === 'auto'))
+        throw new Error(`${options.name}: unknown format ${formatName}`);
+      const accepts = (file: string) =>
+        forced ? forced.accepts(file) : detectable!.some((format) => format.accepts(file));
       const writer = createDocumentWriter(context, options.source);
       const ingest = async (label: string, file: string) => {
         let format = forced;
@@ -112,7 +141,9 @@ export function documentIngester(options: { name: string; source: string; descri
       };
       const results: InputResult[] = [];
       for (const input of expandInputs(inputs, accepts)) {
-        results.push(input === '-' ? await withSpooledStdin(context, (file) => ingest('-', file)) : await ingest(input, input));
+        results.push(
+          input === '-' ? await withSpooledStdin(context, (file) => ingest('-', file)) : await ingest(input, input),
+        );
       }
       return reportInputs(options.noun, results);
     },
@@ -140,7 +171,8 @@ export function jsonLines(parse: (value: unknown) => DocumentInput): DocumentFor
  */
 export async function readJsonDocument(input: string, maxBytes: number, progress?: IngestProgress): Promise<unknown> {
   const { stream, size } = openInput(input);
-  const tooLarge = () => new IngestError(input, 'size', `larger than the ${maxBytes >> 20} MiB a JSON document is read whole up to`);
+  const tooLarge = () =>
+    new IngestError(input, 'size', `larger than the ${maxBytes >> 20} MiB a JSON document is read whole up to`);
   try {
     if (size !== null && size > maxBytes) throw tooLarge();
     if (size !== null) progress?.start(input, size, 'bytes');
@@ -152,7 +184,9 @@ export async function readJsonDocument(input: string, maxBytes: number, progress
       chunks.push(chunk);
       progress?.advance(chunk.length);
     }
-    const text = Buffer.concat(chunks).toString('utf8').replace(/^\uFEFF/, '');
+    const text = Buffer.concat(chunks)
+      .toString('utf8')
+      .replace(/^\uFEFF/, '');
     try {
       return parseJson(text);
     } catch (error) {
@@ -178,7 +212,10 @@ const isWholeJson = (text: string): boolean => {
  * whole JSON value is JSON Lines. `records` makes one value (at `line 3`, `record 2`, `document`)
  * the records it holds: a thread document holds its posts.
  */
-export function jsonValues<T = DocumentInput>(records: (value: unknown, location: string) => Iterable<ReadRecord<T>>, maxBytes: number) {
+export function jsonValues<T = DocumentInput>(
+  records: (value: unknown, location: string) => Iterable<ReadRecord<T>>,
+  maxBytes: number,
+) {
   return async function* read(input: string, progress?: IngestProgress): AsyncGenerator<ReadRecord<T>> {
     const { head, stream } = await peekInput(input);
     stream.destroy();

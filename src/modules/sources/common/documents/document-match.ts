@@ -37,7 +37,8 @@ interface FoundRow {
 }
 
 /** The string field `name` of the record is one of `values`. */
-export const fieldIn = (name: string, values: readonly string[]): RawBuilder<boolean> => sql<boolean>`(m.fields ->> ${sql.lit(name)}) in (${sql.join(values)})`;
+export const fieldIn = (name: string, values: readonly string[]): RawBuilder<boolean> =>
+  sql<boolean>`(m.fields ->> ${sql.lit(name)}) in (${sql.join(values)})`;
 
 /** The same, without regard to ASCII case (forum, site and syntax names). */
 export const fieldInAnyCase = (name: string, values: readonly string[]): RawBuilder<boolean> =>
@@ -47,14 +48,20 @@ export const fieldInAnyCase = (name: string, values: readonly string[]): RawBuil
  * The boolean field `name` of the record is `value`. `->` gives JSON, `true`/`false` on both
  * engines (`->>` would give 1/0 on SQLite but 'true'/'false' on PostgreSQL).
  */
-export const fieldIs = (name: string, value: boolean): RawBuilder<boolean> => sql<boolean>`(m.fields -> ${sql.lit(name)}) = ${sql.lit(String(value))}`;
+export const fieldIs = (name: string, value: boolean): RawBuilder<boolean> =>
+  sql<boolean>`(m.fields -> ${sql.lit(name)}) = ${sql.lit(String(value))}`;
 
 /**
  * One SQL pass: the window's matching documents are counted and the newest `limit` picked by
  * id alone; only those rows are then read whole. A rule's first run (since = null) reads the
  * source's every document this way, with no row but the picked ones leaving the database.
  */
-export async function matchDocuments(context: SourceContext, search: DocumentSearch, window: MatchWindow, limit: number): Promise<MatchResult> {
+export async function matchDocuments(
+  context: SourceContext,
+  search: DocumentSearch,
+  window: MatchWindow,
+  limit: number,
+): Promise<MatchResult> {
   const { tree } = search;
   const conditions: RawBuilder<unknown>[] = [sql`m.source = ${search.source}`, sql`m.discovered_at <= ${window.until}`];
   if (window.since !== null) conditions.push(sql`m.discovered_at > ${window.since}`);

@@ -54,7 +54,9 @@ export const storable = (text: string): string => withoutNul(text).replace(LONE_
 const ESCAPED_UNSTORABLE = /\\u(?:0000|d[89a-f])/i;
 function storableJson(fields: Record<string, unknown>): string {
   const json = JSON.stringify(fields);
-  return ESCAPED_UNSTORABLE.test(json) ? JSON.stringify(fields, (_key, value: unknown) => (typeof value === 'string' ? storable(value) : value)) : json;
+  return ESCAPED_UNSTORABLE.test(json)
+    ? JSON.stringify(fields, (_key, value: unknown) => (typeof value === 'string' ? storable(value) : value))
+    : json;
 }
 
 // Rows per INSERT (6 columns each, far below SQLite's 32,766 bound variables), and a bound on

@@ -7,14 +7,50 @@ import { Parser } from 'htmlparser2';
  */
 
 const BLOCKS = new Set([
-  'address', 'article', 'aside', 'blockquote', 'br', 'dd', 'div', 'dl', 'dt', 'fieldset', 'figcaption', 'figure', 'footer', 'form', 'h1', 'h2', 'h3', 'h4',
-  'h5', 'h6', 'header', 'hr', 'li', 'main', 'nav', 'ol', 'p', 'pre', 'section', 'table', 'tbody', 'td', 'tfoot', 'th', 'thead', 'tr', 'ul',
+  'address',
+  'article',
+  'aside',
+  'blockquote',
+  'br',
+  'dd',
+  'div',
+  'dl',
+  'dt',
+  'fieldset',
+  'figcaption',
+  'figure',
+  'footer',
+  'form',
+  'h1',
+  'h2',
+  'h3',
+  'h4',
+  'h5',
+  'h6',
+  'header',
+  'hr',
+  'li',
+  'main',
+  'nav',
+  'ol',
+  'p',
+  'pre',
+  'section',
+  'table',
+  'tbody',
+  'td',
+  'tfoot',
+  'th',
+  'thead',
+  'tr',
+  'ul',
 ]);
 // Their content is no text a reader sees.
 const HIDDEN = new Set(['script', 'style', 'noscript', 'template', 'head']);
 
 /** Whether `value` looks like HTML markup rather than plain text that happens to hold a `<`. */
-export const looksLikeHtml = (value: string): boolean => /<\/?(?:[a-z][a-z0-9]*)(?:\s[^<>]*)?\/?>|&(?:[a-z]+|#\d+|#x[0-9a-f]+);/i.test(value);
+export const looksLikeHtml = (value: string): boolean =>
+  /<\/?(?:[a-z][a-z0-9]*)(?:\s[^<>]*)?\/?>|&(?:[a-z]+|#\d+|#x[0-9a-f]+);/i.test(value);
 
 /** The text of an HTML fragment: lines trimmed, no blank line (a preview is short). */
 export function htmlToText(html: string): string {

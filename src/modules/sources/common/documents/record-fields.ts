@@ -7,7 +7,8 @@ export class RecordError extends Error {}
 
 export type JsonObject = Record<string, unknown>;
 
-export const isJsonObject = (value: unknown): value is JsonObject => typeof value === 'object' && value !== null && !Array.isArray(value);
+export const isJsonObject = (value: unknown): value is JsonObject =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /** The first of `names` that a scraper's `record` has as a non-blank string or a safe integer, as a string. */
 export function firstOf(record: JsonObject, names: readonly string[]): string | null {
@@ -20,7 +21,8 @@ export function firstOf(record: JsonObject, names: readonly string[]): string | 
 }
 
 /** `value` when it is an http(s) URL, else null: scrapers write relative links and placeholders. */
-export const httpUrl = (value: string | null): string | null => (value !== null && URL.canParse(value) && /^https?:$/.test(new URL(value).protocol) ? value : null);
+export const httpUrl = (value: string | null): string | null =>
+  value !== null && URL.canParse(value) && /^https?:$/.test(new URL(value).protocol) ? value : null;
 
 const ISO_8601 = /^\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?(Z|[+-]\d{2}(?::?\d{2})?)?)?$/i;
 const EPOCH_SECONDS = /^\d{1,12}$/;
@@ -83,7 +85,8 @@ export function recordFields(record: JsonObject) {
     url(name: string): string {
       const value = optionalString(name);
       if (value === null) throw new RecordError(`${name} is required`);
-      if (!URL.canParse(value) || !/^https?:$/.test(new URL(value).protocol)) throw new RecordError(`${name} must be an http(s) URL`);
+      if (!URL.canParse(value) || !/^https?:$/.test(new URL(value).protocol))
+        throw new RecordError(`${name} must be an http(s) URL`);
       return value;
     },
 
@@ -91,7 +94,8 @@ export function recordFields(record: JsonObject) {
     oneOf<T extends string>(name: string, values: readonly T[]): T {
       const value = optionalString(name);
       if (value === null) throw new RecordError(`${name} is required`);
-      if (!(values as readonly string[]).includes(value)) throw new RecordError(`${name} must be one of: ${values.join(', ')}`);
+      if (!(values as readonly string[]).includes(value))
+        throw new RecordError(`${name} must be one of: ${values.join(', ')}`);
       return value as T;
     },
   };
@@ -100,7 +104,8 @@ export function recordFields(record: JsonObject) {
 const MONTH_NAMES = ['jan', 'feb', 'mar', 'apr', 'may', 'jun', 'jul', 'aug', 'sep', 'oct', 'nov', 'dec'];
 // "Mar 3, 2015", "March 3, 2015 at 10:15 AM", "3 March 2015, 10:15": the month is named, so
 // the date is unambiguous.
-const NAMED_MONTH = /^(?:(?<m1>[a-z]{3,9})\.? (?<d1>\d{1,2}),? (?<y1>\d{4})|(?<d2>\d{1,2}) (?<m2>[a-z]{3,9})\.?,? (?<y2>\d{4}))(?:,? (?:at )?(?<h>\d{1,2}):(?<min>\d{2})(?::(?<s>\d{2}))? ?(?<ampm>am|pm)?)?$/i;
+const NAMED_MONTH =
+  /^(?:(?<m1>[a-z]{3,9})\.? (?<d1>\d{1,2}),? (?<y1>\d{4})|(?<d2>\d{1,2}) (?<m2>[a-z]{3,9})\.?,? (?<y2>\d{4}))(?:,? (?:at )?(?<h>\d{1,2}):(?<min>\d{2})(?::(?<s>\d{2}))? ?(?<ampm>am|pm)?)?$/i;
 const NUMERIC_DATE = /^\d{1,4}[./-]\d{1,2}[./-]\d{1,4}\b/;
 
 function namedMonthDate(text: string): number | null {
@@ -127,6 +132,10 @@ export function scrapedDate(value: unknown, warn: (reason: string) => void, what
   if (typeof value === 'number' && value > 1e11) return Number.isFinite(value) ? Math.round(value) : null;
   const ms = parseDate(value) ?? (typeof value === 'string' ? namedMonthDate(value.trim()) : null);
   if (ms !== null) return ms;
-  warn(typeof value === 'string' && NUMERIC_DATE.test(value.trim()) ? `${what} is ambiguous (day-first or month-first)` : `${what} is not a date`);
+  warn(
+    typeof value === 'string' && NUMERIC_DATE.test(value.trim())
+      ? `${what} is ambiguous (day-first or month-first)`
+      : `${what} is not a date`,
+  );
   return null;
 }

@@ -36,8 +36,15 @@ export function parseDomainName(raw: string): DomainName | string {
   if (!ascii.split('.').every((label) => LABEL.test(label))) return 'not a valid domain name';
   const parsed = parse(ascii);
   if (parsed.isIp) return 'an IP address, not a domain';
-  if (!parsed.domain || !parsed.publicSuffix || !parsed.domainWithoutSuffix || !parsed.isIcann) return 'no registrable domain under a known public suffix';
-  return { domain: ascii, registrable: parsed.domain, label: parsed.domainWithoutSuffix, suffix: parsed.publicSuffix, subdomain: parsed.subdomain ?? '' };
+  if (!parsed.domain || !parsed.publicSuffix || !parsed.domainWithoutSuffix || !parsed.isIcann)
+    return 'no registrable domain under a known public suffix';
+  return {
+    domain: ascii,
+    registrable: parsed.domain,
+    label: parsed.domainWithoutSuffix,
+    suffix: parsed.publicSuffix,
+    subdomain: parsed.subdomain ?? '',
+  };
 }
 
 /** The Unicode form of a punycode name (what a person sees in the address bar), or null when it is plain ASCII. */

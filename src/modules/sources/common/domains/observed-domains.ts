@@ -120,7 +120,12 @@ export async function writeObservedDomains(
           .set((eb) => ({
             ...Object.fromEntries(known.map((key) => [key, eb.fn.coalesce(key, eb.val(row[key]))])),
             // A registration date the first input did not give moves first_seen back.
-            first_seen: eb.case().when('first_seen', '>', row.first_seen).then(row.first_seen).else(eb.ref('first_seen')).end(),
+            first_seen: eb
+              .case()
+              .when('first_seen', '>', row.first_seen)
+              .then(row.first_seen)
+              .else(eb.ref('first_seen'))
+              .end(),
           }))
           .where('domain', '=', row.domain)
           .execute();

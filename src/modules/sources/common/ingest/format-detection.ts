@@ -67,15 +67,28 @@ function readFileHead(file: string): string {
   }
 }
 
-const headText = (bytes: Buffer) => bytes.subarray(0, HEAD_BYTES).toString('utf8').replace(/^\uFEFF/, '');
+const headText = (bytes: Buffer) =>
+  bytes
+    .subarray(0, HEAD_BYTES)
+    .toString('utf8')
+    .replace(/^\uFEFF/, '');
 
 /**
  * The first of `formats` that `head` is in. An input in none of them is refused with one message
  * naming every format the source reads and the tool that writes it.
  */
-export function detectFormat<F extends DetectableFormat>(source: string, input: string, head: string, formats: readonly F[]): F {
+export function detectFormat<F extends DetectableFormat>(
+  source: string,
+  input: string,
+  head: string,
+  formats: readonly F[],
+): F {
   const fileName = input === '-' ? '-' : path.basename(input);
   const found = formats.find((format) => format.detect(head, fileName));
   if (found) return found;
-  throw new IngestError(input, 'format', `is in none of the formats ${source} reads: ${formats.map((format) => `${format.name} (${format.writtenBy})`).join(', ')}`);
+  throw new IngestError(
+    input,
+    'format',
+    `is in none of the formats ${source} reads: ${formats.map((format) => `${format.name} (${format.writtenBy})`).join(', ')}`,
+  );
 }

@@ -3,11 +3,21 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { IngestError, jsonErrorLocation, MAX_LINE_BYTES, newInputResult, openInput, readLines, storeInBatches, type ReadRecord } from './ingest-kit.ts';
+import {
+  IngestError,
+  jsonErrorLocation,
+  MAX_LINE_BYTES,
+  newInputResult,
+  openInput,
+  readLines,
+  storeInBatches,
+  type ReadRecord,
+} from './ingest-kit.ts';
 
 const lines = async (chunks: (string | Buffer)[]) => {
   const read: { line: string; number: number }[] = [];
-  for await (const line of readLines(Readable.from(chunks.map((c) => (typeof c === 'string' ? Buffer.from(c) : c))))) read.push(line);
+  for await (const line of readLines(Readable.from(chunks.map((c) => (typeof c === 'string' ? Buffer.from(c) : c)))))
+    read.push(line);
   return read.map((l) => `${l.number}:${l.line}`);
 };
 
@@ -45,7 +55,12 @@ describe('jsonErrorLocation', () => {
     expect(failureIn('{"a":\n  1x}')).toBe('line 2, column 4');
     expect(failureIn('{"a":1}\r\n{"b":2}')).toBe('line 2, column 1');
     // Newer V8s add their own line and column; the position is what counts.
-    expect(jsonErrorLocation('{"a":1}\n{"b":2}', new SyntaxError('Unexpected non-whitespace character after JSON at position 8 (line 2 column 1)'))).toBe('line 2, column 1');
+    expect(
+      jsonErrorLocation(
+        '{"a":1}\n{"b":2}',
+        new SyntaxError('Unexpected non-whitespace character after JSON at position 8 (line 2 column 1)'),
+      ),
+    ).toBe('line 2, column 1');
   });
 
   it('puts an input that ends early at its end', () => {
@@ -56,7 +71,9 @@ describe('jsonErrorLocation', () => {
   it('finds an unexpected token from the text V8 quotes around it, short or long, at the start, middle or end', () => {
     expect(failureIn('{"a": tru}')).toBe('line 1, column 10');
     expect(failureIn('{"a": tru, "bbbbbbbbbbbbbbbbbbbbbbbbbb": 1}')).toBe('line 1, column 10');
-    expect(failureIn('{\n  "name": "alpha",\n  "value": tru,\n  "other": "zzzzzzzzzzzzzzzzzzzz"\n}')).toBe('line 3, column 15');
+    expect(failureIn('{\n  "name": "alpha",\n  "value": tru,\n  "other": "zzzzzzzzzzzzzzzzzzzz"\n}')).toBe(
+      'line 3, column 15',
+    );
     expect(failureIn('["aaaaaaaaaaaaaaaaaaaaaaaaaaaa",\n tru]')).toBe('line 2, column 5');
     expect(failureIn('undefined')).toBe('line 1, column 1');
   });
@@ -86,14 +103,29 @@ describe('storeInBatches', () => {
       batches.push([...batch]);
       return { added: batch.filter((n) => n > 0).length, duplicates: batch.filter((n) => n <= 0).length };
     };
-    await storeInBatches({ result, records: recordsOf(entries), batchSize: 2, write, noun: 'numbers', progress, ...options });
+    await storeInBatches({
+      result,
+      records: recordsOf(entries),
+      batchSize: 2,
+      write,
+      noun: 'numbers',
+      progress,
+      ...options,
+    });
     return { result, batches, lines };
   };
 
   it('writes full batches as they fill and the rest at the end, counting and rejecting into the result', async () => {
     const { result, batches, lines } = await store([1, 'no number', 2, 0, 3]);
     expect(batches).toEqual([[1, 2], [0, 3], []]);
-    expect(result).toMatchObject({ ok: true, records: 4, added: 3, duplicates: 1, rejected: 1, rejections: [{ location: 'line 2', reason: 'no number' }] });
+    expect(result).toMatchObject({
+      ok: true,
+      records: 4,
+      added: 3,
+      duplicates: 1,
+      rejected: 1,
+      rejections: [{ location: 'line 2', reason: 'no number' }],
+    });
     expect(lines).toEqual(['input: 4 numbers read, 3 added, 1 duplicates skipped, 1 rejected']);
   });
 
@@ -119,7 +151,14 @@ describe('storeInBatches', () => {
       const lines = async function* () {
         for await (const { line, number } of readLines(stream)) yield { location: `line ${number}`, record: line };
       };
-      await storeInBatches({ result, records: lines(), batchSize: 2, write: async () => ({ added: 0, duplicates: 0 }), stream, noun: 'lines' });
+      await storeInBatches({
+        result,
+        records: lines(),
+        batchSize: 2,
+        write: async () => ({ added: 0, duplicates: 0 }),
+        stream,
+        noun: 'lines',
+      });
       expect(result.ok).toBe(false);
       expect(result.error).toMatch(new RegExp(`^${folder}: read: EISDIR`));
       expect(stream.destroyed).toBe(true);

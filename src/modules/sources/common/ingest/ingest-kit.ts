@@ -47,7 +47,11 @@ function jsonErrorOffset(text: string, message: string): number | null {
   const [, token, cutBefore, quoted = '', cutAfter] = unexpected;
   const starts = !cutBefore ? [0] : !cutAfter ? [text.length - quoted.length] : indicesOf(text, quoted);
   // Short texts are quoted whole, so the token may be any of theirs.
-  const tokenAt = cutBefore ? [JSON_CONTEXT_CHARS] : cutAfter ? [quoted.length - JSON_CONTEXT_CHARS] : indicesOf(quoted, token!);
+  const tokenAt = cutBefore
+    ? [JSON_CONTEXT_CHARS]
+    : cutAfter
+      ? [quoted.length - JSON_CONTEXT_CHARS]
+      : indicesOf(quoted, token!);
   const offsets = starts
     .filter((start) => start >= 0 && text.startsWith(quoted, start))
     .flatMap((start) => tokenAt.map((at) => start + at))
@@ -69,7 +73,11 @@ export function jsonErrorLocation(text: string, error: unknown): string {
   }
   let line = 1;
   let lineStart = 0;
-  for (let newline = text.indexOf('\n'); newline !== -1 && newline < offset; newline = text.indexOf('\n', newline + 1)) {
+  for (
+    let newline = text.indexOf('\n');
+    newline !== -1 && newline < offset;
+    newline = text.indexOf('\n', newline + 1)
+  ) {
     line++;
     lineStart = newline + 1;
   }
@@ -105,7 +113,8 @@ export function withoutDataPaths<T>(value: T, dataDir: string): T {
   const strip = (item: unknown): unknown => {
     if (typeof item === 'string') return item.replace(inDataDir, '');
     if (Array.isArray(item)) return item.map(strip);
-    if (typeof item === 'object' && item !== null) return Object.fromEntries(Object.entries(item).map(([key, entry]) => [key, strip(entry)]));
+    if (typeof item === 'object' && item !== null)
+      return Object.fromEntries(Object.entries(item).map(([key, entry]) => [key, strip(entry)]));
     return item;
   };
   return strip(value) as T;
@@ -189,7 +198,11 @@ export const MAX_LINE_BYTES = 1 << 20;
  * over the file size). A line longer than MAX_LINE_BYTES is cut there: a file without newlines
  * never fills memory, and every parser rejects lines that long anyway.
  */
-async function* linesOf<T>(stream: Readable, make: (bytes: Buffer, number: number) => T, onBytes?: (bytes: number) => void): AsyncGenerator<T> {
+async function* linesOf<T>(
+  stream: Readable,
+  make: (bytes: Buffer, number: number) => T,
+  onBytes?: (bytes: number) => void,
+): AsyncGenerator<T> {
   let pending: Buffer[] = [];
   let pendingBytes = 0;
   let number = 0;
@@ -198,7 +211,10 @@ async function* linesOf<T>(stream: Readable, make: (bytes: Buffer, number: numbe
     pending = [];
     pendingBytes = 0;
     number++;
-    return make(bytes.length > 0 && bytes[bytes.length - 1] === 13 ? bytes.subarray(0, bytes.length - 1) : bytes, number);
+    return make(
+      bytes.length > 0 && bytes[bytes.length - 1] === 13 ? bytes.subarray(0, bytes.length - 1) : bytes,
+      number,
+    );
   };
   const keep = (piece: Buffer) => {
     const room = MAX_LINE_BYTES - pendingBytes;
@@ -227,7 +243,10 @@ async function* linesOf<T>(stream: Readable, make: (bytes: Buffer, number: numbe
 }
 
 /** The lines of a stream as UTF-8 text (linesOf), without U+0000 and the first line without a byte-order mark. */
-export function readLines(stream: Readable, onBytes?: (bytes: number) => void): AsyncGenerator<{ line: string; number: number }> {
+export function readLines(
+  stream: Readable,
+  onBytes?: (bytes: number) => void,
+): AsyncGenerator<{ line: string; number: number }> {
   return linesOf(
     stream,
     (bytes, number) => {
@@ -244,8 +263,18 @@ const UTF8_BOM = Buffer.from([0xef, 0xbb, 0xbf]);
  * The lines of a stream as their bytes (linesOf), the first without a UTF-8 byte-order mark: for
  * inputs whose text is in no one encoding (a URL dump keeps each URL's original bytes).
  */
-export function readByteLines(stream: Readable, onBytes?: (bytes: number) => void): AsyncGenerator<{ bytes: Buffer; number: number }> {
-  return linesOf(stream, (bytes, number) => ({ bytes: number === 1 && bytes.subarray(0, 3).equals(UTF8_BOM) ? bytes.subarray(3) : bytes, number }), onBytes);
+export function readByteLines(
+  stream: Readable,
+  onBytes?: (bytes: number) => void,
+): AsyncGenerator<{ bytes: Buffer; number: number }> {
+  return linesOf(
+    stream,
+    (bytes, number) => ({
+      bytes: number === 1 && bytes.subarray(0, 3).equals(UTF8_BOM) ? bytes.subarray(3) : bytes,
+      number,
+    }),
+    onBytes,
+  );
 }
 
 /**
@@ -253,7 +282,11 @@ export function readByteLines(stream: Readable, onBytes?: (bytes: number) => voi
  * progress over its bytes: `parse` makes a line's value a record, the reason it is none, or null
  * when it is nothing to keep.
  */
-export async function* recordsOfJsonLines<T>(input: string, parse: (value: unknown) => T | string | null, progress?: IngestProgress): AsyncGenerator<ReadRecord<T>> {
+export async function* recordsOfJsonLines<T>(
+  input: string,
+  parse: (value: unknown) => T | string | null,
+  progress?: IngestProgress,
+): AsyncGenerator<ReadRecord<T>> {
   const { stream, size } = openInput(input);
   if (size !== null) progress?.start(input, size, 'bytes');
   try {
@@ -265,7 +298,10 @@ export async function* recordsOfJsonLines<T>(input: string, parse: (value: unkno
       } catch {
         // readLines cut the line at MAX_LINE_BYTES: say so rather than blame the JSON.
         const cut = Buffer.byteLength(line) >= MAX_LINE_BYTES - 3;
-        yield { location: `line ${number}`, record: cut ? `longer than ${MAX_LINE_BYTES >> 20} MiB (a line is read up to that)` : 'not valid JSON' };
+        yield {
+          location: `line ${number}`,
+          record: cut ? `longer than ${MAX_LINE_BYTES >> 20} MiB (a line is read up to that)` : 'not valid JSON',
+        };
         continue;
       }
       const record = parse(value);
@@ -321,7 +357,8 @@ export function warn(result: Pick<InputResult, 'warnings'>, location: string, re
  */
 export function failInput(result: InputResult, error: unknown): void {
   if (error instanceof IngestError) result.error = error.message;
-  else if (error instanceof Error && inputErrors.has(error)) result.error = new IngestError(result.input, 'read', error.message).message;
+  else if (error instanceof Error && inputErrors.has(error))
+    result.error = new IngestError(result.input, 'read', error.message).message;
   else throw error;
   result.ok = false;
 }
@@ -396,7 +433,10 @@ export function reportInputs(noun: string, results: InputResult[], extra: Record
   };
   const errors = results.flatMap((result) => [
     ...(result.ok ? [] : [{ location: result.input, reason: result.error ?? 'could not be read' }]),
-    ...result.rejections.map((rejection) => ({ location: `${result.input} ${rejection.location}`, reason: rejection.reason })),
+    ...result.rejections.map((rejection) => ({
+      location: `${result.input} ${rejection.location}`,
+      reason: rejection.reason,
+    })),
   ]);
   const warnings = warningsOf(results);
   const tally = {
@@ -412,7 +452,8 @@ export function reportInputs(noun: string, results: InputResult[], extra: Record
     ...warningLines(warnings),
   ];
   for (const result of results) {
-    for (const rejection of result.rejections.slice(0, 20)) lines.push(`  rejected ${result.input} ${rejection.location}: ${rejection.reason}`);
+    for (const rejection of result.rejections.slice(0, 20))
+      lines.push(`  rejected ${result.input} ${rejection.location}: ${rejection.reason}`);
     if (result.rejected > 20) lines.push(`  … and ${result.rejected - 20} more rejected in ${result.input}`);
     if (!result.ok) lines.push(`  error: ${result.error}`);
   }
@@ -426,7 +467,8 @@ export function warningsOf(results: Pick<InputResult, 'input' | 'warnings'>[]): 
     for (const [reason, { count, examples }] of Object.entries(result.warnings)) {
       const entry = byReason.get(reason) ?? { reason, count: 0, examples: [] };
       entry.count += count;
-      for (const example of examples) if (entry.examples.length < WARNING_EXAMPLES) entry.examples.push(`${result.input} ${example}`);
+      for (const example of examples)
+        if (entry.examples.length < WARNING_EXAMPLES) entry.examples.push(`${result.input} ${example}`);
       byReason.set(reason, entry);
     }
   }
@@ -435,7 +477,9 @@ export function warningsOf(results: Pick<InputResult, 'input' | 'warnings'>[]): 
 
 /** The report lines that say which values were stored as null, and where. */
 export const warningLines = (warnings: IngestWarning[]): string[] =>
-  warnings.map((entry) => `  warning: ${entry.reason}: ${entry.count} (stored as null; e.g. ${entry.examples.join(', ')})`);
+  warnings.map(
+    (entry) => `  warning: ${entry.reason}: ${entry.count} (stored as null; e.g. ${entry.examples.join(', ')})`,
+  );
 
 /** The line a progress display prints when one input is done. */
 export const inputLine = (noun: string, result: InputResult): string =>

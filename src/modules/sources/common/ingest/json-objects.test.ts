@@ -5,7 +5,9 @@ import { jsonObjects, type JsonObjectText } from './json-objects.ts';
 /** The objects of `text` read in chunks of `size` bytes (a multi-byte character may be split). */
 async function objectsOf(text: string, size: number, maxChars = 1000): Promise<JsonObjectText[]> {
   const bytes = Buffer.from(text);
-  const chunks = Array.from({ length: Math.ceil(bytes.length / size) }, (_, i) => bytes.subarray(i * size, (i + 1) * size));
+  const chunks = Array.from({ length: Math.ceil(bytes.length / size) }, (_, i) =>
+    bytes.subarray(i * size, (i + 1) * size),
+  );
   const found: JsonObjectText[] = [];
   for await (const object of jsonObjects(Readable.from(chunks), { maxChars })) found.push(object);
   return found;
@@ -19,7 +21,10 @@ describe('jsonObjects', () => {
     for (const text of [`${a}\n${b}\n`, `[\n  ${a},\n  ${b}\n]`, `${a}${b}`, `\uFEFF${a}\r\n\r\n${b}`]) {
       for (const size of [1, 2, 3, 7, 4096]) {
         const found = await objectsOf(text, size);
-        expect(found.map((object) => ('text' in object ? JSON.parse(object.text) : object)), `${JSON.stringify(text)} in chunks of ${size}`).toEqual([JSON.parse(a), JSON.parse(b)]);
+        expect(
+          found.map((object) => ('text' in object ? JSON.parse(object.text) : object)),
+          `${JSON.stringify(text)} in chunks of ${size}`,
+        ).toEqual([JSON.parse(a), JSON.parse(b)]);
       }
     }
   });

@@ -18,7 +18,10 @@ const BETWEEN = new Set([0x20, 0x09, 0x0a, 0x0d, 0x2c, 0x5b, 0x5d]);
  * found by their braces outside strings, so one is never held whole before its end is read, and
  * a larger one than `maxChars` is skipped with an error. `line` is where the object starts.
  */
-export async function* jsonObjects(stream: Readable, options: { maxChars: number; onBytes?: (bytes: number) => void }): AsyncGenerator<JsonObjectText> {
+export async function* jsonObjects(
+  stream: Readable,
+  options: { maxChars: number; onBytes?: (bytes: number) => void },
+): AsyncGenerator<JsonObjectText> {
   const decoder = new StringDecoder('utf8');
   let line = 1;
   let depth = 0;
@@ -59,7 +62,11 @@ export async function* jsonObjects(stream: Readable, options: { maxChars: number
         depth++;
       } else if (code === CLOSE && --depth === 0) {
         if (tooLarge) yield { line: startLine, error: `an object larger than ${options.maxChars} characters` };
-        else yield { line: startLine, text: parts.length ? parts.join('') + chunk.slice(start, i + 1) : chunk.slice(start, i + 1) };
+        else
+          yield {
+            line: startLine,
+            text: parts.length ? parts.join('') + chunk.slice(start, i + 1) : chunk.slice(start, i + 1),
+          };
         parts = [];
         size = 0;
         tooLarge = false;

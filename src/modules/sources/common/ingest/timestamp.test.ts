@@ -13,6 +13,7 @@ describe('parseTimestamp', () => {
   });
 
   it('is null for what is no date', () => {
-    for (const text of ['', 'yesterday', '2023-02-30 10:00:00', '2023-13-01', '2023-01-01 24:00:00', '1693000000']) expect(parseTimestamp(text), text).toBeNull();
+    for (const text of ['', 'yesterday', '2023-02-30 10:00:00', '2023-13-01', '2023-01-01 24:00:00', '1693000000'])
+      expect(parseTimestamp(text), text).toBeNull();
   });
 });

@@ -6,7 +6,18 @@ import type { Readable } from 'node:stream';
 import yauzl from 'yauzl';
 import type { Ingester, SourceContext } from '../../kit/source.ts';
 import { detectFormat, peekInput, type DetectableFormat } from '../ingest/format-detection.ts';
-import { failInput, IngestError, inputLine, newInputResult, readLines, reject, reportInputs, warn, type InputResult, type IngestProgress } from '../ingest/ingest-kit.ts';
+import {
+  failInput,
+  IngestError,
+  inputLine,
+  newInputResult,
+  readLines,
+  reject,
+  reportInputs,
+  warn,
+  type InputResult,
+  type IngestProgress,
+} from '../ingest/ingest-kit.ts';
 import type { CredentialRecord, MachineInfo } from './credential.ts';
 import { createCredentialWriter, type CredentialWriter, type LeakFile, type LeakKind } from './credential-store.ts';
 import { holdsComboLine, parseComboLine } from './parsers/combolist.ts';
@@ -28,10 +39,15 @@ type Format = 'auto' | 'combolist' | 'stealer_log';
 const DETECTABLE: readonly DetectableFormat[] = [
   {
     name: 'stealer_log',
-    writtenBy: 'a stealer log passwords file (RedLine/META, Vidar, Raccoon, Lumma, StealC, RisePro…), or a folder or .zip of stealer logs',
+    writtenBy:
+      'a stealer log passwords file (RedLine/META, Vidar, Raccoon, Lumma, StealC, RisePro…), or a folder or .zip of stealer logs',
     detect: (head, fileName) => PASSWORD_FILES.has(fileName.toLowerCase()) || holdsPasswordBlock(head),
   },
-  { name: 'combolist', writtenBy: 'combolist lines (email:password, url:login:password, url|login|password)', detect: (head) => holdsComboLine(head) },
+  {
+    name: 'combolist',
+    writtenBy: 'combolist lines (email:password, url:login:password, url|login|password)',
+    detect: (head) => holdsComboLine(head),
+  },
 ];
 
 const baseName = (file: string) => path.basename(file).toLowerCase();
@@ -107,7 +123,8 @@ function walk(folder: string): string[] {
   return files;
 }
 
-const fileLines = (file: string, progress?: IngestProgress) => readLines(createReadStream(file), (bytes) => progress?.advance(bytes));
+const fileLines = (file: string, progress?: IngestProgress) =>
+  readLines(createReadStream(file), (bytes) => progress?.advance(bytes));
 
 async function readTextFile(file: string): Promise<string> {
   const lines: string[] = [];
@@ -116,11 +133,15 @@ async function readTextFile(file: string): Promise<string> {
 }
 
 function openZip(file: string): Promise<yauzl.ZipFile> {
-  return new Promise((resolve, reject) => yauzl.open(file, { lazyEntries: true, autoClose: false }, (error, zip) => (error ? reject(error) : resolve(zip))));
+  return new Promise((resolve, reject) =>
+    yauzl.open(file, { lazyEntries: true, autoClose: false }, (error, zip) => (error ? reject(error) : resolve(zip))),
+  );
 }
 
 function entryStream(zip: yauzl.ZipFile, entry: yauzl.Entry): Promise<Readable> {
-  return new Promise((resolve, reject) => zip.openReadStream(entry, (error, stream) => (error ? reject(error) : resolve(stream))));
+  return new Promise((resolve, reject) =>
+    zip.openReadStream(entry, (error, stream) => (error ? reject(error) : resolve(stream))),
+  );
 }
 
 /** Each entry of a zip in turn (entries are read one at a time: the archive is never loaded). */
@@ -154,7 +175,11 @@ function machineOf(text: string, label: string, folder: string | null, result: I
  * (a machine's country and date must be known before its passwords are stored), then the
  * passwords files, each streamed. An entry is known by the archive's hash and its path.
  */
-async function ingestStealerZip({ writer, progress }: { writer: CredentialWriter; progress?: IngestProgress }, file: string, result: InputResult) {
+async function ingestStealerZip(
+  { writer, progress }: { writer: CredentialWriter; progress?: IngestProgress },
+  file: string,
+  result: InputResult,
+) {
   const archive = await sha256Of(createReadStream(file));
   const name = path.basename(file);
   const machines = new Map<string, MachineInfo>();
@@ -192,7 +217,11 @@ async function ingestStealerZip({ writer, progress }: { writer: CredentialWriter
     progress?.start(file, passwordBytes, 'bytes');
     await forEachEntry(zip, async (entry) => {
       if (!PASSWORD_FILES.has(baseName(entry.fileName))) return;
-      const leak = await writer.open(createHash('sha256').update(`${archive}\n${entry.fileName}`).digest('hex'), name, 'stealer_log');
+      const leak = await writer.open(
+        createHash('sha256').update(`${archive}\n${entry.fileName}`).digest('hex'),
+        name,
+        'stealer_log',
+      );
       const machine = machineOfEntry(entry.fileName);
       const lines = readLines(await entryStream(zip, entry), (bytes) => progress?.advance(bytes));
       await ingestLines({ writer, file: leak, lines, label: entry.fileName, kind: 'stealer_log', machine, result });
@@ -208,15 +237,35 @@ function createCredentialIngest(context: SourceContext, progress?: IngestProgres
   async function combolist(file: string, name: string, result: InputResult) {
     const leak = await writer.open(await sha256Of(createReadStream(file)), name, 'combolist');
     progress?.start(name, statSync(file).size, 'bytes');
-    await ingestLines({ writer, file: leak, lines: fileLines(file, progress), label: name, kind: 'combolist', machine: null, result });
+    await ingestLines({
+      writer,
+      file: leak,
+      lines: fileLines(file, progress),
+      label: name,
+      kind: 'combolist',
+      machine: null,
+      result,
+    });
   }
 
   /** A stealer-log folder: each folder holding a passwords file is one infected machine. */
   async function stealerFolder(folder: string, files: string[], result: InputResult) {
     const passwordFiles = files.filter((file) => PASSWORD_FILES.has(baseName(file)));
-    progress?.start(folder, passwordFiles.reduce((n, file) => n + statSync(file).size, 0), 'bytes');
+    progress?.start(
+      folder,
+      passwordFiles.reduce((n, file) => n + statSync(file).size, 0),
+      'bytes',
+    );
     const machines = new Map<string, MachineInfo>();
-    for (const file of passwordFiles) await machineFile({ file, root: folder, name: path.basename(path.resolve(folder)), label: path.relative(folder, file), result, machines });
+    for (const file of passwordFiles)
+      await machineFile({
+        file,
+        root: folder,
+        name: path.basename(path.resolve(folder)),
+        label: path.relative(folder, file),
+        result,
+        machines,
+      });
   }
 
   /**
@@ -225,7 +274,14 @@ function createCredentialIngest(context: SourceContext, progress?: IngestProgres
    * (`Browsers/Passwords.txt`) under the machine's folder. `machines` keeps each machine's
    * system file read once.
    */
-  async function machineFile(options: { file: string; root: string; name: string; label: string; result: InputResult; machines: Map<string, MachineInfo> }) {
+  async function machineFile(options: {
+    file: string;
+    root: string;
+    name: string;
+    label: string;
+    result: InputResult;
+    machines: Map<string, MachineInfo>;
+  }) {
     const { file, root, name, label, result, machines } = options;
     const stop = path.resolve(root);
     let dir = path.dirname(path.resolve(file));
@@ -240,11 +296,21 @@ function createCredentialIngest(context: SourceContext, progress?: IngestProgres
     if (!machine) {
       const folder = path.basename(dir) || null;
       const systemPath = systemFile ? path.join(dir, systemFile) : null;
-      machine = systemPath ? machineOf(await readTextFile(systemPath), path.relative(stop, systemPath), folder, result) : { country: null, os: null, infectedAt: null, folder };
+      machine = systemPath
+        ? machineOf(await readTextFile(systemPath), path.relative(stop, systemPath), folder, result)
+        : { country: null, os: null, infectedAt: null, folder };
       machines.set(dir, machine);
     }
     const leak = await writer.open(await sha256Of(createReadStream(file)), name, 'stealer_log');
-    await ingestLines({ writer, file: leak, lines: fileLines(file, progress), label, kind: 'stealer_log', machine, result });
+    await ingestLines({
+      writer,
+      file: leak,
+      lines: fileLines(file, progress),
+      label,
+      kind: 'stealer_log',
+      machine,
+      result,
+    });
   }
 
   const stealerZip = (file: string, result: InputResult) => ingestStealerZip({ writer, progress }, file, result);
@@ -259,7 +325,15 @@ function createCredentialIngest(context: SourceContext, progress?: IngestProgres
       await pipeline(process.stdin, createWriteStream(spooled));
       if ((format === 'auto' ? await detectedKind('-', spooled) : format) === 'stealer_log') {
         const leak = await writer.open(await sha256Of(createReadStream(spooled)), 'stdin', 'stealer_log');
-        await ingestLines({ writer, file: leak, lines: fileLines(spooled, progress), label: 'stdin', kind: 'stealer_log', machine: null, result });
+        await ingestLines({
+          writer,
+          file: leak,
+          lines: fileLines(spooled, progress),
+          label: 'stdin',
+          kind: 'stealer_log',
+          machine: null,
+          result,
+        });
       } else {
         await combolist(spooled, 'stdin', result);
       }
@@ -289,7 +363,8 @@ async function kindOf(input: string, files: string[] | null, format: Format): Pr
 export function credentialIngester(name: string): Ingester {
   return {
     name,
-    description: 'credentials from stealer logs (folders or .zip archives of RedLine/META, Vidar, Raccoon, Lumma, StealC, RisePro, Atomic… logs) and combolists (.txt), or - (stdin)',
+    description:
+      'credentials from stealer logs (folders or .zip archives of RedLine/META, Vidar, Raccoon, Lumma, StealC, RisePro, Atomic… logs) and combolists (.txt), or - (stdin)',
     formats: ['auto', 'combolist', 'stealer_log'],
     async run(context: SourceContext, inputs: string[], options) {
       const ingest = createCredentialIngest(context, options.progress);
@@ -300,19 +375,28 @@ export function credentialIngester(name: string): Ingester {
         results.push(result);
         try {
           if (input === '-') await ingest.stdin(format, result);
-          else if (!statSync(input, { throwIfNoEntry: false })) throw new IngestError(input, 'path', 'no such file or folder');
+          else if (!statSync(input, { throwIfNoEntry: false }))
+            throw new IngestError(input, 'path', 'no such file or folder');
           else {
             const files = statSync(input).isDirectory() ? walk(input) : null;
             const kind = await kindOf(input, files, format);
             if (kind === 'stealer_log' && files) await ingest.stealerFolder(input, files, result);
-            else if (kind === 'stealer_log' && path.extname(input).toLowerCase() === '.zip') await ingest.stealerZip(input, result);
+            else if (kind === 'stealer_log' && path.extname(input).toLowerCase() === '.zip')
+              await ingest.stealerZip(input, result);
             else if (files) {
-              for (const file of files.filter((f) => COMBO_EXTENSIONS.has(path.extname(f).toLowerCase()))) await ingest.combolist(file, path.relative(input, file), result);
+              for (const file of files.filter((f) => COMBO_EXTENSIONS.has(path.extname(f).toLowerCase())))
+                await ingest.combolist(file, path.relative(input, file), result);
             } else if (kind === 'stealer_log') {
               options.progress?.start(input, statSync(input).size, 'bytes');
-              await ingest.machineFile({ file: input, root: path.dirname(input), name: path.basename(input), label: path.basename(input), result, machines: new Map() });
-            }
-            else await ingest.combolist(input, path.basename(input), result);
+              await ingest.machineFile({
+                file: input,
+                root: path.dirname(input),
+                name: path.basename(input),
+                label: path.basename(input),
+                result,
+                machines: new Map(),
+              });
+            } else await ingest.combolist(input, path.basename(input), result);
           }
         } catch (error) {
           failInput(result, error);

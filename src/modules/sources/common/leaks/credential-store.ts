@@ -98,8 +98,17 @@ export function createCredentialWriter(context: SourceContext) {
         .values({ sha256, name, kind, ingested_at: clock.now().getTime() })
         .onConflict((oc) => oc.column('sha256').doNothing())
         .execute();
-      const row = await db.selectFrom('leak_files').select(['id', 'lines_done', 'records', 'complete']).where('sha256', '=', sha256).executeTakeFirstOrThrow();
-      return { id: Number(row.id), linesDone: Number(row.lines_done), records: Number(row.records), complete: Number(row.complete) === 1 };
+      const row = await db
+        .selectFrom('leak_files')
+        .select(['id', 'lines_done', 'records', 'complete'])
+        .where('sha256', '=', sha256)
+        .executeTakeFirstOrThrow();
+      return {
+        id: Number(row.id),
+        linesDone: Number(row.lines_done),
+        records: Number(row.records),
+        complete: Number(row.complete) === 1,
+      };
     },
 
     async write(file: LeakFile, records: CredentialRecord[], linesDone: number): Promise<number> {
@@ -130,7 +139,11 @@ export function createCredentialWriter(context: SourceContext) {
         };
       });
       await db.transaction().execute(async (tx) => {
-        for (let i = 0; i < rows.length; i += ROWS_PER_STATEMENT) await tx.insertInto('leak_credentials').values(rows.slice(i, i + ROWS_PER_STATEMENT)).execute();
+        for (let i = 0; i < rows.length; i += ROWS_PER_STATEMENT)
+          await tx
+            .insertInto('leak_credentials')
+            .values(rows.slice(i, i + ROWS_PER_STATEMENT))
+            .execute();
         await tx
           .updateTable('leak_files')
           .set((eb) => ({ lines_done: linesDone, records: eb('records', '+', rows.length) }))

@@ -49,7 +49,8 @@ const ANDROID_URL = /^android:\/\//i;
 const ANDROID_PACKAGE = /^android:\/\/(?:.*@)?([A-Za-z][A-Za-z0-9_]*(?:\.[A-Za-z][A-Za-z0-9_]*)+)\/?$/i;
 
 // Paths and ports of administration panels: CMS back ends, hosting and database consoles.
-const ADMIN_MARKERS = /\/(wp-admin|wp-login\.php|administrator|admin|adm|backoffice|back-office|cpanel|whm|plesk|phpmyadmin|pma|manager|controlpanel|admincp|moderator|webadmin|siteadmin)\b|:(2082|2083|2086|2087|2222|8083|10000)\b/i;
+const ADMIN_MARKERS =
+  /\/(wp-admin|wp-login\.php|administrator|admin|adm|backoffice|back-office|cpanel|whm|plesk|phpmyadmin|pma|manager|controlpanel|admincp|moderator|webadmin|siteadmin)\b|:(2082|2083|2086|2087|2222|8083|10000)\b/i;
 const LOGIN_MARKERS = /\/(login|log-in|signin|sign-in|sso|auth|account|oauth|session|logon|idp|adfs|owa)\b/i;
 
 /** Host and registrable domain of a URL or bare host, or nulls when it names none. */
@@ -78,7 +79,17 @@ export function normalizeCredential(record: CredentialRecord): NormalizedCredent
   const { host, domain } = url && !android ? hostOf(url) : { host: null, domain: null };
   const appId = android ? (ANDROID_PACKAGE.exec(url)?.[1] ?? null) : null;
   const urlKind = url === null ? null : ADMIN_MARKERS.test(url) ? 'admin' : LOGIN_MARKERS.test(url) ? 'login' : 'other';
-  return { login, email, loginHost: loginParts.host, loginDomain: loginParts.domain, url, host, domain, appId, urlKind };
+  return {
+    login,
+    email,
+    loginHost: loginParts.host,
+    loginDomain: loginParts.domain,
+    url,
+    host,
+    domain,
+    appId,
+    urlKind,
+  };
 }
 
 /**

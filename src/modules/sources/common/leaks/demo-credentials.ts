@@ -5,9 +5,25 @@ import type { CredentialRecord } from './credential.ts';
  * Synthetic credentials (never real people's): the demo data of `dragnet demo` and the corpus
  * of `npm run bench -- leaks`. Same seed, same credentials.
  */
-export const DEMO_DOMAINS = ['acme-bank.com', 'globex.com', 'initech.io', 'umbrella-corp.org', 'contoso.com', 'northwind.co'];
+export const DEMO_DOMAINS = [
+  'acme-bank.com',
+  'globex.com',
+  'initech.io',
+  'umbrella-corp.org',
+  'contoso.com',
+  'northwind.co',
+];
 const WEBMAIL = ['gmail.com', 'outlook.com', 'yahoo.com', 'proton.me', 'mail.ru'];
-const SITES = ['netflix.com', 'linkedin.com', 'github.com', 'dropbox.com', 'okta.com', 'steamcommunity.com', 'amazon.com', 'facebook.com'];
+const SITES = [
+  'netflix.com',
+  'linkedin.com',
+  'github.com',
+  'dropbox.com',
+  'okta.com',
+  'steamcommunity.com',
+  'amazon.com',
+  'facebook.com',
+];
 const FIRST = ['alex', 'sam', 'jordan', 'taylor', 'morgan', 'casey', 'jamie', 'riley', 'drew', 'quinn'];
 const LAST = ['doe', 'roe', 'smith', 'novak', 'ivanova', 'garcia', 'kim', 'muller', 'rossi', 'silva'];
 const PATHS = ['/login', '/signin', '/account', '/wp-admin/', '/admin/login', '/', '/sso/saml', '/owa/auth/logon.aspx'];
@@ -18,7 +34,11 @@ const COUNTRIES = ['US', 'DE', 'BR', 'IN', 'FR', 'PL', 'TR'];
 const pick = <T>(random: () => number, items: readonly T[]): T => items[Math.floor(random() * items.length)]!;
 
 /** `count` credentials: staff and customers of the demo domains, on their sites and elsewhere. */
-export function* generateCredentials(options: { seed: number; count: number; domains?: readonly string[] }): Generator<CredentialRecord> {
+export function* generateCredentials(options: {
+  seed: number;
+  count: number;
+  domains?: readonly string[];
+}): Generator<CredentialRecord> {
   const random = seededRandom(options.seed);
   const domains = options.domains ?? DEMO_DOMAINS;
   for (let i = 0; i < options.count; i++) {
@@ -27,7 +47,9 @@ export function* generateCredentials(options: { seed: number; count: number; dom
     const staff = random() < 0.4;
     const login = `${name}@${staff ? domain : pick(random, WEBMAIL)}`;
     const onOwnSite = random() < 0.7;
-    const url = onOwnSite ? `https://${pick(random, SUBDOMAINS)}.${domain}${pick(random, PATHS)}` : `https://${pick(random, SITES)}/login`;
+    const url = onOwnSite
+      ? `https://${pick(random, SUBDOMAINS)}.${domain}${pick(random, PATHS)}`
+      : `https://${pick(random, SITES)}/login`;
     const password = `${pick(random, LAST)}${Math.floor(random() * 100000)}${pick(random, ['!', '#', '', '2024'])}`;
     yield {
       url,

@@ -28,8 +28,14 @@ const grouped = (where: RawBuilder<unknown>, having: RawBuilder<unknown> | null)
   ${having ? sql`having ${having}` : sql``}`;
 
 /** How many groups `where` (and `having`) select. */
-export async function countDistinct(db: QueryExecutorProvider, where: RawBuilder<unknown>, having?: RawBuilder<unknown>): Promise<number> {
-  const { rows } = await sql<{ total: number }>`select count(*) as total from (${grouped(where, having ?? null)}) g`.execute(db);
+export async function countDistinct(
+  db: QueryExecutorProvider,
+  where: RawBuilder<unknown>,
+  having?: RawBuilder<unknown>,
+): Promise<number> {
+  const { rows } = await sql<{
+    total: number;
+  }>`select count(*) as total from (${grouped(where, having ?? null)}) g`.execute(db);
   return Number(rows[0]!.total);
 }
 

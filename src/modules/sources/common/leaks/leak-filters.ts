@@ -19,15 +19,25 @@ export interface LeakFilter {
   schema: TSchema;
 }
 
-const SITE_TERM = Type.String({ minLength: 1, maxLength: 200, pattern: '^[A-Za-z0-9.-]+$', description: 'a host name or part of one' });
-const URL_TERM = Type.String({ minLength: 1, maxLength: 200, pattern: '^\\S+$', description: 'a part of a URL without white space' });
+const SITE_TERM = Type.String({
+  minLength: 1,
+  maxLength: 200,
+  pattern: '^[A-Za-z0-9.-]+$',
+  description: 'a host name or part of one',
+});
+const URL_TERM = Type.String({
+  minLength: 1,
+  maxLength: 200,
+  pattern: '^\\S+$',
+  description: 'a part of a URL without white space',
+});
 const terms = (term: TSchema) => Type.Array(term, { maxItems: 20 });
 
 export const LEAK_FILTERS: LeakFilter[] = [
   {
     id: 1,
     name: 'employee_emails',
-    description: "Email logins at the domain (staff addresses), used on any site",
+    description: 'Email logins at the domain (staff addresses), used on any site',
     parameters: 'site host names or parts of them (e.g. "okta.com", "vpn."): only credentials used on a matching site',
     schema: terms(SITE_TERM),
   },
@@ -70,25 +80,34 @@ export function filterParameterErrors(filter: LeakFilter, parameters: unknown): 
   return [...Value.Errors(filter.schema, parameters)].map((error) => {
     const index = /^\/(\d+)/.exec(error.path);
     const field = index ? `args.filter_parameters[${index[1]}]` : 'args.filter_parameters';
-    return { field, message: `${error.message} (filter ${filter.id} ${filter.name} takes ${filter.parameters})`, rule: 3 };
+    return {
+      field,
+      message: `${error.message} (filter ${filter.id} ${filter.name} takes ${filter.parameters})`,
+      rule: 3,
+    };
   });
 }
 
 type Where = Expression<SqlBool>;
 
 /** A URL column contains the text, case-insensitively on both engines. */
-export const urlContains = (column: string, text: string) => likeContains(sql`lower(${sql.ref(column)})`, text.toLowerCase());
+export const urlContains = (column: string, text: string) =>
+  likeContains(sql`lower(${sql.ref(column)})`, text.toLowerCase());
 
 /** The filter's predicate over leak_credentials `c` for one target. */
 export function filterConditions(filterId: number, target: LeakTarget): Where[] {
   const onSite: Where[] = [sql<SqlBool>`c.domain = ${target.domain}`];
-  if (target.host) onSite.push(sql<SqlBool>`(c.host = ${target.host} or ${likeEndsWith(sql`c.host`, `.${target.host}`)})`);
+  if (target.host)
+    onSite.push(sql<SqlBool>`(c.host = ${target.host} or ${likeEndsWith(sql`c.host`, `.${target.host}`)})`);
   if (target.path) onSite.push(urlContains('c.url', target.path));
   const loginAtDomain = sql<SqlBool>`c.login_domain = ${target.domain}`;
   switch (filterId) {
     case 1: {
       const conditions: Where[] = [loginAtDomain];
-      if (target.host) conditions.push(sql<SqlBool>`(c.login_host = ${target.host} or ${likeEndsWith(sql`c.login_host`, `.${target.host}`)})`);
+      if (target.host)
+        conditions.push(
+          sql<SqlBool>`(c.login_host = ${target.host} or ${likeEndsWith(sql`c.login_host`, `.${target.host}`)})`,
+        );
       return conditions;
     }
     case 2:
@@ -107,7 +126,11 @@ export async function findFilterCounts(db: QueryExecutorProvider, domain: string
   const target: LeakTarget = { domain, host: null, path: null };
   return Promise.all(
     LEAK_FILTERS.map(async (filter) => {
-      const { rows } = await sql<{ count: number }>`select count(*) as count from leak_credentials c where ${sql.join(filterConditions(filter.id, target), sql` and `)}`.execute(db);
+      const { rows } = await sql<{
+        count: number;
+      }>`select count(*) as count from leak_credentials c where ${sql.join(filterConditions(filter.id, target), sql` and `)}`.execute(
+        db,
+      );
       return { filter_id: filter.id, name: filter.name, count: Number(rows[0]!.count) };
     }),
   );

@@ -42,10 +42,16 @@ function accountFilter(query: AccountQuery) {
   }
   const conditions: ReturnType<typeof sql<SqlBool>>[] = [];
   if (query.login) conditions.push(sql<SqlBool>`c.login_key = ${query.login.toLowerCase()}`);
-  if (query.domain) conditions.push(sql<SqlBool>`(c.domain = ${query.domain.toLowerCase()} or c.login_domain = ${query.domain.toLowerCase()})`);
-  if (query.password_sha1_prefix) conditions.push(sql<SqlBool>`c.password_sha1_prefix = ${query.password_sha1_prefix.toLowerCase()}`);
+  if (query.domain)
+    conditions.push(
+      sql<SqlBool>`(c.domain = ${query.domain.toLowerCase()} or c.login_domain = ${query.domain.toLowerCase()})`,
+    );
+  if (query.password_sha1_prefix)
+    conditions.push(sql<SqlBool>`c.password_sha1_prefix = ${query.password_sha1_prefix.toLowerCase()}`);
   // A URL narrows the groups, not their sightings: a group is whole or not there.
-  const having = query.url ? sql<SqlBool>`max(case when ${urlContains('c.url', query.url)} then 1 else 0 end) = 1` : undefined;
+  const having = query.url
+    ? sql<SqlBool>`max(case when ${urlContains('c.url', query.url)} then 1 else 0 end) = 1`
+    : undefined;
   return { where: sql.join(conditions, sql` and `), having };
 }
 
@@ -86,13 +92,23 @@ export function createLeakQueries(context: SourceContext) {
       const { domain } = target;
       const about = sql<SqlBool>`(c.domain = ${domain} or c.login_domain = ${domain})`;
       const [byType, distinct, newest, byFilter] = await Promise.all([
-        sql<{ leak_type: string; count: number; leaks: number }>`select l.kind as leak_type, count(*) as count, count(distinct c.leak_id) as leaks
-          from leak_credentials c join leak_files l on l.id = c.leak_id where ${about} group by l.kind order by l.kind`.execute(db),
+        sql<{
+          leak_type: string;
+          count: number;
+          leaks: number;
+        }>`select l.kind as leak_type, count(*) as count, count(distinct c.leak_id) as leaks
+          from leak_credentials c join leak_files l on l.id = c.leak_id where ${about} group by l.kind order by l.kind`.execute(
+          db,
+        ),
         countDistinct(db, about),
         sightings(about, NEWEST),
         findFilterCounts(db, domain),
       ]);
-      const types = byType.rows.map((row) => ({ leak_type: row.leak_type, sightings: Number(row.count), leaks: Number(row.leaks) }));
+      const types = byType.rows.map((row) => ({
+        leak_type: row.leak_type,
+        sightings: Number(row.count),
+        leaks: Number(row.leaks),
+      }));
       const totalSightings = types.reduce((n, row) => n + row.sightings, 0);
       return {
         domain,
@@ -118,13 +134,20 @@ export function createLeakQueries(context: SourceContext) {
           from leak_credentials c join leak_files l on l.id = c.leak_id where c.login_key = ${email}
           group by l.name, l.kind order by max(c.discovered_at) desc, l.name`.execute(db),
         sql<{ host: string; sightings: number }>`select c.host, count(*) as sightings from leak_credentials c
-          where c.login_key = ${email} and c.host is not null group by c.host order by count(*) desc, c.host limit 100`.execute(db),
+          where c.login_key = ${email} and c.host is not null group by c.host order by count(*) desc, c.host limit 100`.execute(
+          db,
+        ),
         sightings(sql<SqlBool>`c.login_key = ${email}`, 50),
       ]);
       return {
         email,
         total_sightings: leaks.rows.reduce((n, row) => n + Number(row.sightings), 0),
-        leaks: leaks.rows.map((row) => ({ ...row, sightings: Number(row.sightings), first_seen: iso(row.first_seen)!, last_seen: iso(row.last_seen)! })),
+        leaks: leaks.rows.map((row) => ({
+          ...row,
+          sightings: Number(row.sightings),
+          first_seen: iso(row.first_seen)!,
+          last_seen: iso(row.last_seen)!,
+        })),
         sites: sites.rows.map((row) => ({ host: row.host, sightings: Number(row.sightings) })),
         newest,
       };

@@ -58,14 +58,23 @@ interface Narrowing<T> {
  * Up to `count` distinct trigrams of a term that `usable` allows, rarest first, each at least
  * `spacing` characters from the ones already picked (see the engines' narrowings for why).
  */
-function rarestTrigrams(folded: string, rarity: TrigramRarity | undefined, usable: (trigram: string) => boolean, count: number, spacing: number) {
+function rarestTrigrams(
+  folded: string,
+  rarity: TrigramRarity | undefined,
+  usable: (trigram: string) => boolean,
+  count: number,
+  spacing: number,
+) {
   const candidates = trigramsAt(folded).filter((candidate) => usable(candidate.trigram));
   // Without estimates every trigram counts as common, and the sort keeps the term's order.
-  const ranked = candidates.map((c) => ({ ...c, share: rarity ? rarity(c.trigram) : 1 })).sort((a, b) => a.share - b.share);
+  const ranked = candidates
+    .map((c) => ({ ...c, share: rarity ? rarity(c.trigram) : 1 }))
+    .sort((a, b) => a.share - b.share);
   const picked: typeof ranked = [];
   for (const candidate of ranked) {
     if (picked.length === count) break;
-    if (picked.every((p) => Math.abs(p.position - candidate.position) >= spacing && p.trigram !== candidate.trigram)) picked.push(candidate);
+    if (picked.every((p) => Math.abs(p.position - candidate.position) >= spacing && p.trigram !== candidate.trigram))
+      picked.push(candidate);
   }
   return picked;
 }
@@ -75,7 +84,11 @@ function rarestTrigrams(folded: string, rarity: TrigramRarity | undefined, usabl
  * selective positive child (the others are left to the exact check), an OR only when every
  * child can be, a NOT never (the index cannot list what lacks a term).
  */
-function narrowTree<T>(node: QueryNode, term: (folded: string) => Narrowing<T> | null, or: (parts: T[]) => T): Narrowing<T> | null {
+function narrowTree<T>(
+  node: QueryNode,
+  term: (folded: string) => Narrowing<T> | null,
+  or: (parts: T[]) => T,
+): Narrowing<T> | null {
   switch (node.type) {
     case 'term': {
       const folded = foldText(node.value);
@@ -87,11 +100,20 @@ function narrowTree<T>(node: QueryNode, term: (folded: string) => Narrowing<T> |
       const parts = node.children.map((child) => narrowTree(child, term, or));
       if (parts.some((part) => part === null)) return null;
       const present = parts as Narrowing<T>[];
-      return { ask: or(present.map((part) => part.ask)), share: Math.min(1, present.reduce((sum, part) => sum + part.share, 0)) };
+      return {
+        ask: or(present.map((part) => part.ask)),
+        share: Math.min(
+          1,
+          present.reduce((sum, part) => sum + part.share, 0),
+        ),
+      };
     }
     case 'and': {
       const parts = node.children.filter((child) => child.type !== 'not').map((child) => narrowTree(child, term, or));
-      return parts.reduce<Narrowing<T> | null>((best, part) => (part && (!best || part.share < best.share) ? part : best), null);
+      return parts.reduce<Narrowing<T> | null>(
+        (best, part) => (part && (!best || part.share < best.share) ? part : best),
+        null,
+      );
     }
   }
 }
@@ -148,7 +170,10 @@ function sqliteWholeQuery(node: QueryNode, rarity: TrigramRarity | undefined): {
       const folded = foldText(node.value);
       if ([...folded].length < MIN_INDEXED_TERM_LENGTH || folded.includes('\0')) return null;
       const trigrams = new Set(trigramsAt(folded).map((t) => t.trigram));
-      return { ask: ftsPhrase(folded), cost: [...trigrams].reduce((sum, trigram) => sum + (rarity ? rarity(trigram) : 1), 0) };
+      return {
+        ask: ftsPhrase(folded),
+        cost: [...trigrams].reduce((sum, trigram) => sum + (rarity ? rarity(trigram) : 1), 0),
+      };
     }
     case 'not':
       return null;
@@ -159,13 +184,22 @@ function sqliteWholeQuery(node: QueryNode, rarity: TrigramRarity | undefined): {
       return { ask: `(${present.map((p) => p.ask).join(' OR ')})`, cost: present.reduce((sum, p) => sum + p.cost, 0) };
     }
     case 'and': {
-      const positives = node.children.filter((child) => child.type !== 'not').map((child) => sqliteWholeQuery(child, rarity));
-      const negatives = node.children.flatMap((child) => (child.type === 'not' ? [sqliteWholeQuery(child.child, rarity)] : []));
+      const positives = node.children
+        .filter((child) => child.type !== 'not')
+        .map((child) => sqliteWholeQuery(child, rarity));
+      const negatives = node.children.flatMap((child) =>
+        child.type === 'not' ? [sqliteWholeQuery(child.child, rarity)] : [],
+      );
       const parts = [...positives, ...negatives];
       if (positives.length === 0 || parts.some((part) => part === null)) return null;
       const ask = (list: typeof parts) => list.map((p) => p!.ask);
-      const excluded = ask(negatives).map((n) => ` NOT ${n}`).join('');
-      return { ask: `((${ask(positives).join(' AND ')})${excluded})`, cost: parts.reduce((sum, p) => sum + p!.cost, 0) };
+      const excluded = ask(negatives)
+        .map((n) => ` NOT ${n}`)
+        .join('');
+      return {
+        ask: `((${ask(positives).join(' AND ')})${excluded})`,
+        cost: parts.reduce((sum, p) => sum + p!.cost, 0),
+      };
     }
   }
 }
@@ -183,7 +217,8 @@ function sqliteMatch(tree: QueryNode, hints: SearchHints): CompiledMatch {
   const narrowing = sqliteNarrowing(tree, hints.rarity);
   const whole = sqliteWholeQuery(tree, hints.rarity);
   const share = narrowing?.share ?? 1;
-  if (whole && whole.cost <= share * ROW_CHECK_COST) return { exact, narrowing: { engine: 'sqlite', match: whole.ask }, complete: true, share };
+  if (whole && whole.cost <= share * ROW_CHECK_COST)
+    return { exact, narrowing: { engine: 'sqlite', match: whole.ask }, complete: true, share };
   if (!narrowing) return { exact, narrowing: null, complete: false, share: 1 };
   return { exact, narrowing: { engine: 'sqlite', match: narrowing.ask }, complete: false, share };
 }
@@ -204,7 +239,13 @@ function postgresNarrowing(tree: QueryNode, rarity: TrigramRarity | undefined): 
       // candidates for 139 hits), so they are picked clear of each other (1,756 candidates).
       const picked = rarestTrigrams(folded, rarity, (trigram) => WORD_TRIGRAM.test(trigram), TRIGRAMS_PER_TERM, 3);
       if (picked.length === 0) return null;
-      return { ask: joinWith(picked.map((p) => likeContains(sql`m.text_folded`, p.trigram)), 'and'), share: picked[0]!.share };
+      return {
+        ask: joinWith(
+          picked.map((p) => likeContains(sql`m.text_folded`, p.trigram)),
+          'and',
+        ),
+        share: picked[0]!.share,
+      };
     },
     (parts) => joinWith(parts, 'or'),
   );
@@ -216,9 +257,15 @@ function postgresMatch(tree: QueryNode, hints: SearchHints): CompiledMatch {
   // A narrowing that leaves a large share reads most heap pages anyway: the planner scans the
   // table then, and each LIKE only adds to the work of every row (2.6 s against 1.6 s for
   // `password` at 1M messages).
-  if (!narrowing || narrowing.share > POSTGRES_SCAN_SHARE) return { exact, narrowing: null, complete: false, share: narrowing?.share ?? 1 };
+  if (!narrowing || narrowing.share > POSTGRES_SCAN_SHARE)
+    return { exact, narrowing: null, complete: false, share: narrowing?.share ?? 1 };
   // pg_trgm's GIN index keeps no positions: its candidates are always checked.
-  return { exact, narrowing: { engine: 'postgres', condition: narrowing.ask }, complete: false, share: narrowing.share };
+  return {
+    exact,
+    narrowing: { engine: 'postgres', condition: narrowing.ask },
+    complete: false,
+    share: narrowing.share,
+  };
 }
 
 /** A query compiled for one engine, its parts kept apart so a search can choose its plan (search.repository.ts). */

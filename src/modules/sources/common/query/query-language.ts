@@ -66,7 +66,12 @@ function tokenize(query: string): Token[] {
           : { kind: 'error', message: 'empty phrase', position: i, end: close + 1 },
       );
       i = close + 1;
-    } else if (ch === '-' && i + 1 < query.length && !/\s/.test(query[i + 1]!) && (i === 0 || /[\s(]/.test(query[i - 1]!))) {
+    } else if (
+      ch === '-' &&
+      i + 1 < query.length &&
+      !/\s/.test(query[i + 1]!) &&
+      (i === 0 || /[\s(]/.test(query[i - 1]!))
+    ) {
       // A leading minus negates what follows: -spam, -"phrase", -(a OR b).
       tokens.push({ kind: 'not', position: i, end: i + 1 });
       i++;
@@ -209,7 +214,10 @@ export function parseQuery(raw: string): ParsedQuery {
   const lexicalError = tokens.find((t) => t.kind === 'error');
   if (lexicalError?.kind === 'error') throw new QuerySyntaxError(lexicalError.message, lexicalError.position);
   if (tokens.length === 0) {
-    throw new QuerySyntaxError(`the first term is longer than the ${MAX_QUERY_LENGTH}-character query limit`, all[0]?.position ?? 0);
+    throw new QuerySyntaxError(
+      `the first term is longer than the ${MAX_QUERY_LENGTH}-character query limit`,
+      all[0]?.position ?? 0,
+    );
   }
   const tree = parseTokens(tokens, raw.length);
   return { query, tree, terms: [...new Set(termsOf(tree).map((t) => foldText(t.value)))], truncated };

@@ -19,7 +19,8 @@ const REFRESH_GROWTH = 1.2;
 export function trigramsAt(folded: string): { trigram: string; position: number }[] {
   const chars = [...folded];
   const found: { trigram: string; position: number }[] = [];
-  for (let i = 0; i + 3 <= chars.length; i++) found.push({ trigram: chars[i]! + chars[i + 1]! + chars[i + 2]!, position: i });
+  for (let i = 0; i + 3 <= chars.length; i++)
+    found.push({ trigram: chars[i]! + chars[i + 1]! + chars[i + 2]!, position: i });
   return found;
 }
 

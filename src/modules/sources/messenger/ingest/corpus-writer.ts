@@ -59,17 +59,27 @@ export const textHash = (text: string): string =>
  * What search looks in: the text, and a forward's origin after it, so that searching for a
  * channel's name finds what was forwarded from it (the text and its hash stay the message's own).
  */
-const foldedText = (message: MessageInput): string => foldText(message.forwardedFrom ? `${message.text}\n${message.forwardedFrom}` : message.text);
+const foldedText = (message: MessageInput): string =>
+  foldText(message.forwardedFrom ? `${message.text}\n${message.forwardedFrom}` : message.text);
 
 const channelKey = (channel: ChannelInput): string =>
-  channel.platformId ? `id:${channel.platformId}` : channel.username ? `username:${channel.username.toLowerCase()}` : `title:${channel.title}`;
+  channel.platformId
+    ? `id:${channel.platformId}`
+    : channel.username
+      ? `username:${channel.username.toLowerCase()}`
+      : `title:${channel.title}`;
 
 /**
  * Inserts the messages whose (channel, message id) is new. On PostgreSQL that key is kept
  * once in message_keys, as a partitioned `messages` cannot hold a unique index without the
  * month (migration messenger/0005); a message is inserted when its key was.
  */
-async function insertMessages(tx: Transaction<Database>, channelId: number, messages: MessageInput[], partitions: PartitionKeeper | null): Promise<number> {
+async function insertMessages(
+  tx: Transaction<Database>,
+  channelId: number,
+  messages: MessageInput[],
+  partitions: PartitionKeeper | null,
+): Promise<number> {
   let added = 0;
   for (let i = 0; i < messages.length; i += INSERT_ROWS_PER_STATEMENT) {
     let slice = messages.slice(i, i + INSERT_ROWS_PER_STATEMENT);
@@ -84,7 +94,10 @@ async function insertMessages(tx: Transaction<Database>, channelId: number, mess
       // The first of two copies in one slice stands, as a unique index would keep it.
       slice = slice.filter((m) => fresh.delete(m.messageId));
       if (slice.length === 0) continue;
-      await partitions.ensure(tx, slice.map((m) => m.date));
+      await partitions.ensure(
+        tx,
+        slice.map((m) => m.date),
+      );
     }
     const rows = slice.map((m) => ({
       channel_id: channelId,
@@ -105,7 +118,9 @@ async function insertMessages(tx: Transaction<Database>, channelId: number, mess
       edited_at: m.editedAt ?? null,
     }));
     const insert = tx.insertInto('messages').values(rows);
-    const result = await (partitions ? insert : insert.onConflict((oc) => oc.columns(['channel_id', 'message_id']).doNothing())).executeTakeFirst();
+    const result = await (
+      partitions ? insert : insert.onConflict((oc) => oc.columns(['channel_id', 'message_id']).doNothing())
+    ).executeTakeFirst();
     added += Number(result.numInsertedOrUpdatedRows ?? 0n);
   }
   return added;
@@ -123,7 +138,12 @@ export function createCorpusWriter(deps: { db: Kysely<Database>; engine: Engine;
     const find = () => tx.selectFrom('categories').select('id').where('name', '=', name).executeTakeFirst();
     const found =
       (await find()) ??
-      (await tx.insertInto('categories').values({ name, created_at: clock.now().getTime() }).onConflict((oc) => oc.column('name').doNothing()).returning('id').executeTakeFirst()) ??
+      (await tx
+        .insertInto('categories')
+        .values({ name, created_at: clock.now().getTime() })
+        .onConflict((oc) => oc.column('name').doNothing())
+        .returning('id')
+        .executeTakeFirst()) ??
       (await find());
     return Number(found!.id);
   }
@@ -149,7 +169,11 @@ export function createCorpusWriter(deps: { db: Kysely<Database>; engine: Engine;
   }
 
   /** One transaction's worth of messages: its channels, their messages and their FTS rows. */
-  function writeTransaction(batches: ChannelBatch[], partitions: PartitionKeeper | null, channelIds: Set<number>): Promise<number> {
+  function writeTransaction(
+    batches: ChannelBatch[],
+    partitions: PartitionKeeper | null,
+    channelIds: Set<number>,
+  ): Promise<number> {
     return inMessageTransaction({ db, engine }, async (tx) => {
       let added = 0;
       for (const batch of batches) {
@@ -169,7 +193,10 @@ export function createCorpusWriter(deps: { db: Kysely<Database>; engine: Engine;
         .updateTable('channels')
         .set((eb) => ({
           last_scraped_at: now,
-          total_messages_scraped: eb.selectFrom('messages').select((m) => m.fn.countAll<number>().as('n')).where('channel_id', '=', id),
+          total_messages_scraped: eb
+            .selectFrom('messages')
+            .select((m) => m.fn.countAll<number>().as('n'))
+            .where('channel_id', '=', id),
         }))
         .where('id', '=', id)
         .execute();
@@ -203,7 +230,9 @@ export function createCorpusWriter(deps: { db: Kysely<Database>; engine: Engine;
         // The counts are a convenience of the channel list: a failure to refresh them (the write
         // lock busy past its wait) is logged, and neither hides the write's own error nor fails
         // a write that succeeded; the next write to the channel counts again.
-        await countChannels(channelIds).catch((error: unknown) => deps.log("messenger: the channels' message counts were not refreshed", error));
+        await countChannels(channelIds).catch((error: unknown) =>
+          deps.log("messenger: the channels' message counts were not refreshed", error),
+        );
       }
       return totals;
     },

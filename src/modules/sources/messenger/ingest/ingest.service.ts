@@ -3,7 +3,14 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import type { ChannelBatch, CorpusWriter } from './corpus-writer.ts';
-import { expandInputs, jsonErrorLocation, parseJson, warn, type IngestProgress, type InputResult } from '../../common/ingest/ingest-kit.ts';
+import {
+  expandInputs,
+  jsonErrorLocation,
+  parseJson,
+  warn,
+  type IngestProgress,
+  type InputResult,
+} from '../../common/ingest/ingest-kit.ts';
 import { IngestError, type Rejection, type WarnAt } from './ingest-errors.ts';
 import { readJsonLines } from './jsonl.ts';
 import { parseTelegramExport } from './telegram-export.ts';
@@ -26,7 +33,8 @@ export interface SourceResult {
 const SOURCE_EXTENSIONS = new Set(['.json', '.jsonl', '.ndjson']);
 
 /** Files named by the arguments; folders are walked for .json, .jsonl and .ndjson files. */
-export const expandSources = (args: string[]): string[] => expandInputs(args, (file) => SOURCE_EXTENSIONS.has(path.extname(file).toLowerCase()));
+export const expandSources = (args: string[]): string[] =>
+  expandInputs(args, (file) => SOURCE_EXTENSIONS.has(path.extname(file).toLowerCase()));
 
 /** The line a progress display prints when one source is done. */
 export const sourceLine = (result: SourceResult): string =>
@@ -95,7 +103,9 @@ export function createIngestService(deps: { writer: CorpusWriter }) {
       ...partial,
     });
     const withCategory = (batch: ChannelBatch): ChannelBatch =>
-      defaults.category && !batch.channel.category ? { ...batch, channel: { ...batch.channel, category: defaults.category } } : batch;
+      defaults.category && !batch.channel.category
+        ? { ...batch, channel: { ...batch.channel, category: defaults.category } }
+        : batch;
 
     // Filled as the writer commits: a source that fails half-way keeps what it committed.
     const totals = { channels: 0, added: 0, duplicates: 0 };
@@ -106,15 +116,28 @@ export function createIngestService(deps: { writer: CorpusWriter }) {
         // otherwise JSON Lines.
         const text = await readAll(process.stdin);
         resolved = format === 'auto' ? (isTelegramExport(text) ? 'telegram' : 'jsonl') : format;
-        batches = resolved === 'telegram' ? parseTelegramText(text, 'stdin', rejected, warnAt) : readJsonLines(Readable.from([text]), 'stdin', rejected, undefined, warnAt);
+        batches =
+          resolved === 'telegram'
+            ? parseTelegramText(text, 'stdin', rejected, warnAt)
+            : readJsonLines(Readable.from([text]), 'stdin', rejected, undefined, warnAt);
       } else if (resolved === 'telegram') {
         batches = parseTelegramText(await readFile(source, 'utf8'), source, rejected, warnAt);
       } else {
         progress?.start(source, statSync(source).size, 'bytes');
-        batches = readJsonLines(createReadStream(source), source, rejected, (bytes) => progress?.advance(bytes), warnAt);
+        batches = readJsonLines(
+          createReadStream(source),
+          source,
+          rejected,
+          (bytes) => progress?.advance(bytes),
+          warnAt,
+        );
       }
       if (Array.isArray(batches)) {
-        progress?.start(source, batches.reduce((n, b) => n + b.messages.length, 0), 'messages');
+        progress?.start(
+          source,
+          batches.reduce((n, b) => n + b.messages.length, 0),
+          'messages',
+        );
       }
       const mapped = (async function* () {
         for await (const batch of batches) yield withCategory(batch);
@@ -132,13 +155,17 @@ export function createIngestService(deps: { writer: CorpusWriter }) {
   }
 
   return {
-    async ingest(sources: string[], options: { format?: IngestFormat; category?: string; progress?: IngestProgress } = {}) {
+    async ingest(
+      sources: string[],
+      options: { format?: IngestFormat; category?: string; progress?: IngestProgress } = {},
+    ) {
       const results: SourceResult[] = [];
       for (const source of expandSources(sources)) {
-        results.push(await ingestOne(source, options.format ?? 'auto', { category: options.category }, options.progress));
+        results.push(
+          await ingestOne(source, options.format ?? 'auto', { category: options.category }, options.progress),
+        );
       }
       return results;
     },
   };
 }
-

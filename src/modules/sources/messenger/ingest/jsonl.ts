@@ -11,7 +11,8 @@ import { IngestError, linksInText, plausibleOrWhy, type Rejection, type WarnAt }
 const BATCH_SIZE = 1000;
 
 type Json = Record<string, unknown>;
-const isObject = (value: unknown): value is Json => typeof value === 'object' && value !== null && !Array.isArray(value);
+const isObject = (value: unknown): value is Json =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
 const optionalString = (value: unknown) => (typeof value === 'string' && value !== '' ? value : null);
 
 function readChannel(value: unknown): ChannelInput | string {
@@ -20,8 +21,10 @@ function readChannel(value: unknown): ChannelInput | string {
   const title = optionalString(value.title) ?? username;
   if (!title) return 'channel needs a title or a username';
   const id = value.id;
-  if (id !== undefined && id !== null && typeof id !== 'string' && typeof id !== 'number') return 'channel.id must be a string or number';
-  if (value.is_active !== undefined && typeof value.is_active !== 'boolean') return 'channel.is_active must be a boolean';
+  if (id !== undefined && id !== null && typeof id !== 'string' && typeof id !== 'number')
+    return 'channel.id must be a string or number';
+  if (value.is_active !== undefined && typeof value.is_active !== 'boolean')
+    return 'channel.is_active must be a boolean';
   return {
     platform: optionalString(value.platform) ?? 'telegram',
     platformId: id === undefined || id === null ? null : String(id),
@@ -44,7 +47,10 @@ function readDate(value: unknown): number | null {
 }
 
 /** A forward's origin, the bot, the replied-to message and the last edit, under the export's names. */
-function originOf(record: Json, warn: (reason: string) => void): Pick<MessageInput, 'forwardedFrom' | 'forwardedFromId' | 'viaBot' | 'replyToMessageId' | 'editedAt'> {
+function originOf(
+  record: Json,
+  warn: (reason: string) => void,
+): Pick<MessageInput, 'forwardedFrom' | 'forwardedFromId' | 'viaBot' | 'replyToMessageId' | 'editedAt'> {
   const originId = record.forwarded_from_id;
   const reply = record.reply_to_message_id;
   const edited = plausibleOrWhy(readDate(record.edited_at), 'edited date');
@@ -107,7 +113,11 @@ export async function* readJsonLines(
     try {
       record = parseJson(line);
     } catch (error) {
-      throw new IngestError(source, `line ${lineNumber}, ${jsonErrorLocation(line, error).replace(/^line 1, /, '')}`, 'malformed JSON');
+      throw new IngestError(
+        source,
+        `line ${lineNumber}, ${jsonErrorLocation(line, error).replace(/^line 1, /, '')}`,
+        'malformed JSON',
+      );
     }
     const location = `line ${lineNumber}`;
     if (!isObject(record)) {

@@ -45,7 +45,9 @@ export function createPartitionKeeper() {
         const name = monthlyPartitionName(start);
         const { rows } = await sql<{ found: string | null }>`select to_regclass(${name}) as found`.execute(db);
         if (rows[0]?.found === null) {
-          await sql`create table ${sql.id(name)} (like messages including defaults including constraints including indexes)`.execute(db);
+          await sql`create table ${sql.id(name)} (like messages including defaults including constraints including indexes)`.execute(
+            db,
+          );
           await sql`alter table messages attach partition ${sql.id(name)}
             for values from (${sql.lit(start)}) to (${sql.lit(nextMonthStart(start))})`.execute(db);
         }

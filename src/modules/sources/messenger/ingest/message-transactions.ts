@@ -38,7 +38,10 @@ export async function* transactionGroups<Message, Batch extends { messages: Mess
  * searches rely on: message ids commit in order, and on SQLite the new rows are in the trigram
  * index.
  */
-export function inMessageTransaction(deps: { db: Kysely<Database>; engine: Engine }, write: (tx: Transaction<Database>) => Promise<number>): Promise<number> {
+export function inMessageTransaction(
+  deps: { db: Kysely<Database>; engine: Engine },
+  write: (tx: Transaction<Database>) => Promise<number>,
+): Promise<number> {
   const { engine } = deps;
   return deps.db.transaction().execute(async (tx) => {
     // PostgreSQL hands out ids when rows are inserted, not when they commit: two writers at
@@ -50,13 +53,18 @@ export function inMessageTransaction(deps: { db: Kysely<Database>; engine: Engin
     const added = await write(tx);
     // SQLite: the trigram index of the new rows in one statement (migration 0006).
     if (engine === 'sqlite' && added > 0) {
-      await sql`insert into messages_fts (rowid, text_folded) select id, text_folded from messages where id > ${lastIdBefore}`.execute(tx);
+      await sql`insert into messages_fts (rowid, text_folded) select id, text_folded from messages where id > ${lastIdBefore}`.execute(
+        tx,
+      );
     }
     return added;
   });
 }
 
 async function lastMessageId(tx: Transaction<Database>): Promise<number> {
-  const row = await tx.selectFrom('messages').select((eb) => eb.fn.max('id').as('max')).executeTakeFirst();
+  const row = await tx
+    .selectFrom('messages')
+    .select((eb) => eb.fn.max('id').as('max'))
+    .executeTakeFirst();
   return Number(row?.max ?? 0);
 }

@@ -11,7 +11,8 @@ import { IngestError, linksInText, plausibleOrWhy, type Rejection, type WarnAt }
  */
 type Json = Record<string, unknown>;
 
-const isObject = (value: unknown): value is Json => typeof value === 'object' && value !== null && !Array.isArray(value);
+const isObject = (value: unknown): value is Json =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /**
  * The text and its links: URLs written in plain parts, plus link and text_link entities. Only
@@ -61,7 +62,10 @@ const nonEmpty = (value: unknown) => (typeof value === 'string' && value.trim() 
  * null when its sender hid it; `saved_from` in Saved Messages), the bot it was sent via, the
  * message it replies to, and its last edit, which `warn` hears of when implausible.
  */
-function originOf(message: Json, warn: (reason: string) => void): Pick<MessageInput, 'forwardedFrom' | 'forwardedFromId' | 'viaBot' | 'replyToMessageId' | 'editedAt'> {
+function originOf(
+  message: Json,
+  warn: (reason: string) => void,
+): Pick<MessageInput, 'forwardedFrom' | 'forwardedFromId' | 'viaBot' | 'replyToMessageId' | 'editedAt'> {
   const originId = message.forwarded_from_id;
   const reply = message.reply_to_message_id;
   const edited = plausibleOrWhy(exportDate(message, 'edited'), 'edited date');
@@ -108,7 +112,8 @@ function parseChat(chat: Json, path: string, source: string, rejected: Rejection
     const location = `${path}.messages[${index}]`;
     if (!isObject(raw)) return rejected.push({ location, reason: 'not an object' });
     if (raw.type !== undefined && raw.type !== 'message') return; // service messages: joins, calls, pins
-    if (typeof raw.id !== 'number' || !Number.isSafeInteger(raw.id)) return rejected.push({ location, reason: 'id is not an integer' });
+    if (typeof raw.id !== 'number' || !Number.isSafeInteger(raw.id))
+      return rejected.push({ location, reason: 'id is not an integer' });
     const date = plausibleOrWhy(exportDate(raw, 'date'), 'message date');
     if (date.why) return rejected.push({ location, reason: date.why });
     if (date.ms === null) return rejected.push({ location, reason: 'no readable date or date_unixtime' });
@@ -136,7 +141,12 @@ function parseChat(chat: Json, path: string, source: string, rejected: Rejection
   };
 }
 
-export function parseTelegramExport(document: unknown, source: string, rejected: Rejection[], warn: WarnAt = () => {}): ChannelBatch[] {
+export function parseTelegramExport(
+  document: unknown,
+  source: string,
+  rejected: Rejection[],
+  warn: WarnAt = () => {},
+): ChannelBatch[] {
   if (!isObject(document)) throw new IngestError(source, '$', 'a Telegram export is a JSON object');
   if (Array.isArray(document.messages)) return [parseChat(document, '$', source, rejected, warn)];
   const chats = isObject(document.chats) ? document.chats.list : undefined;

@@ -48,11 +48,15 @@ export async function up(db: Kysely<unknown>, { engine }: MigrationContext): Pro
   if (engine === 'sqlite') {
     // External-content FTS5 over the folded text. The trigram tokenizer makes any substring of
     // three or more characters an index lookup; case_sensitive 1 because the column is folded.
-    await sql`create virtual table messages_fts using fts5(text_folded, content='messages', content_rowid='id', tokenize='trigram case_sensitive 1')`.execute(db);
+    await sql`create virtual table messages_fts using fts5(text_folded, content='messages', content_rowid='id', tokenize='trigram case_sensitive 1')`.execute(
+      db,
+    );
     await sql`create trigger messages_fts_insert after insert on messages begin
       insert into messages_fts(rowid, text_folded) values (new.id, new.text_folded); end`.execute(db);
     await sql`create trigger messages_fts_delete after delete on messages begin
-      insert into messages_fts(messages_fts, rowid, text_folded) values ('delete', old.id, old.text_folded); end`.execute(db);
+      insert into messages_fts(messages_fts, rowid, text_folded) values ('delete', old.id, old.text_folded); end`.execute(
+      db,
+    );
     await sql`create trigger messages_fts_update after update of text_folded on messages begin
       insert into messages_fts(messages_fts, rowid, text_folded) values ('delete', old.id, old.text_folded);
       insert into messages_fts(rowid, text_folded) values (new.id, new.text_folded); end`.execute(db);
@@ -74,7 +78,11 @@ export async function up(db: Kysely<unknown>, { engine }: MigrationContext): Pro
     .addColumn('watermark_message_id', 'bigint', (c) => c.notNull())
     .addColumn('searched_at', 'bigint', (c) => c.notNull())
     .execute();
-  await db.schema.createIndex('search_history_org_idx').on('search_history').columns(['org_id', 'searched_at']).execute();
+  await db.schema
+    .createIndex('search_history_org_idx')
+    .on('search_history')
+    .columns(['org_id', 'searched_at'])
+    .execute();
 
   await db.schema
     .createTable('search_history_results')

@@ -18,22 +18,34 @@ import type { MigrationContext } from '../../../../db/migration-helpers.ts';
 // step may be run again after an interruption.
 export async function up(db: Kysely<unknown>, { engine }: MigrationContext): Promise<void> {
   await db.schema.dropTable('search_history_results').ifExists().execute();
-  const columns = await db.introspection.getTables().then((tables) => tables.find((t) => t.name === 'search_history')?.columns ?? []);
-  if (columns.some((column) => column.name === 'snapshot_count')) await db.schema.alterTable('search_history').dropColumn('snapshot_count').execute();
+  const columns = await db.introspection
+    .getTables()
+    .then((tables) => tables.find((t) => t.name === 'search_history')?.columns ?? []);
+  if (columns.some((column) => column.name === 'snapshot_count'))
+    await db.schema.alterTable('search_history').dropColumn('snapshot_count').execute();
   if (engine !== 'sqlite') return;
 
   for (const trigger of ['messages_fts_delete', 'messages_fts_update']) {
     await sql`drop trigger if exists ${sql.ref(trigger)}`.execute(db);
   }
   await sql`drop table if exists messages_fts`.execute(db);
-  await sql`create virtual table messages_fts using fts5(text_folded, content='messages', content_rowid='id', tokenize='trigram case_sensitive 1', detail=full, columnsize=0)`.execute(db);
+  await sql`create virtual table messages_fts using fts5(text_folded, content='messages', content_rowid='id', tokenize='trigram case_sensitive 1', detail=full, columnsize=0)`.execute(
+    db,
+  );
   await sql`insert into messages_fts (messages_fts, rank) values ('hashsize', 67108864)`.execute(db);
   await sql`insert into messages_fts (messages_fts, rank) values ('automerge', 8)`.execute(db);
   await sql`insert into messages_fts (messages_fts) values ('rebuild')`.execute(db);
   await sql`create trigger messages_fts_delete after delete on messages begin
-    insert into messages_fts(messages_fts, rowid, text_folded) values ('delete', old.id, old.text_folded); end`.execute(db);
+    insert into messages_fts(messages_fts, rowid, text_folded) values ('delete', old.id, old.text_folded); end`.execute(
+    db,
+  );
   await sql`create trigger messages_fts_update after update of text_folded on messages begin
     insert into messages_fts(messages_fts, rowid, text_folded) values ('delete', old.id, old.text_folded);
     insert into messages_fts(rowid, text_folded) values (new.id, new.text_folded); end`.execute(db);
-  await db.schema.createIndex('messages_id_channel_idx').ifNotExists().on('messages').columns(['id', 'channel_id']).execute();
+  await db.schema
+    .createIndex('messages_id_channel_idx')
+    .ifNotExists()
+    .on('messages')
+    .columns(['id', 'channel_id'])
+    .execute();
 }

@@ -30,8 +30,11 @@ export async function up(db: Kysely<unknown>, { engine }: MigrationContext): Pro
       channels_matched integer not null,
       watermark_message_id integer not null,
       searched_at integer not null)`.execute(db);
-    await sql`create index if not exists search_log.search_history_org_idx on search_history (org_id, searched_at)`.execute(db);
-    const { rows: old } = await sql`select 1 from main.sqlite_master where type = 'table' and name = 'search_history'`.execute(db);
+    await sql`create index if not exists search_log.search_history_org_idx on search_history (org_id, searched_at)`.execute(
+      db,
+    );
+    const { rows: old } =
+      await sql`select 1 from main.sqlite_master where type = 'table' and name = 'search_history'`.execute(db);
     if (old.length > 0) {
       await sql`insert or ignore into search_log.search_history
         (id, org_id, user_id, query, parsed_query, options, total_matches, channels_matched, watermark_message_id, searched_at)

@@ -44,7 +44,9 @@ export async function up(db: Kysely<unknown>, { engine }: MigrationContext): Pro
     from messages_unpartitioned`.execute(db);
   for (const month of months) {
     const [start, end] = [Number(month.start), Number(month.end)];
-    await sql`create table ${sql.id(monthlyPartitionName(start))} partition of messages for values from (${sql.lit(start)}) to (${sql.lit(end)})`.execute(db);
+    await sql`create table ${sql.id(monthlyPartitionName(start))} partition of messages for values from (${sql.lit(start)}) to (${sql.lit(end)})`.execute(
+      db,
+    );
   }
   await sql`insert into messages select id, channel_id, message_id, user_id, text, text_folded, text_hash, date,
       has_media, media_type, file_name, links from messages_unpartitioned`.execute(db);

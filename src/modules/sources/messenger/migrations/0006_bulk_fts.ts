@@ -20,12 +20,16 @@ export async function up(db: Kysely<unknown>, { engine }: MigrationContext): Pro
     await sql`drop trigger ${sql.ref(trigger)}`.execute(db);
   }
   await sql`drop table messages_fts`.execute(db);
-  await sql`create virtual table messages_fts using fts5(text_folded, content='messages', content_rowid='id', tokenize='trigram case_sensitive 1', detail=none)`.execute(db);
+  await sql`create virtual table messages_fts using fts5(text_folded, content='messages', content_rowid='id', tokenize='trigram case_sensitive 1', detail=none)`.execute(
+    db,
+  );
   await sql`insert into messages_fts (messages_fts, rank) values ('hashsize', 67108864)`.execute(db);
   await sql`insert into messages_fts (messages_fts, rank) values ('automerge', 8)`.execute(db);
   await sql`insert into messages_fts (messages_fts) values ('rebuild')`.execute(db);
   await sql`create trigger messages_fts_delete after delete on messages begin
-    insert into messages_fts(messages_fts, rowid, text_folded) values ('delete', old.id, old.text_folded); end`.execute(db);
+    insert into messages_fts(messages_fts, rowid, text_folded) values ('delete', old.id, old.text_folded); end`.execute(
+    db,
+  );
   await sql`create trigger messages_fts_update after update of text_folded on messages begin
     insert into messages_fts(messages_fts, rowid, text_folded) values ('delete', old.id, old.text_folded);
     insert into messages_fts(rowid, text_folded) values (new.id, new.text_folded); end`.execute(db);

@@ -20,7 +20,8 @@ const COLUMNS = [
 
 export async function up(db: Kysely<unknown>, { engine }: MigrationContext): Promise<void> {
   if (engine === 'postgres') {
-    for (const [name, type] of COLUMNS) await sql`alter table messages add column if not exists ${sql.ref(name)} ${sql.raw(type)}`.execute(db);
+    for (const [name, type] of COLUMNS)
+      await sql`alter table messages add column if not exists ${sql.ref(name)} ${sql.raw(type)}`.execute(db);
     return;
   }
   const { rows } = await sql<{ name: string }>`pragma table_info(messages)`.execute(db);

@@ -31,5 +31,9 @@ export async function up(db: Kysely<unknown>, { engine }: MigrationContext): Pro
     .addColumn('discovered_at', 'bigint', (c) => c.notNull())
     .execute();
   // A rule reads the posts of its window, newest first.
-  await db.schema.createIndex('ransomware_posts_discovered_idx').on('ransomware_posts').column('discovered_at').execute();
+  await db.schema
+    .createIndex('ransomware_posts_discovered_idx')
+    .on('ransomware_posts')
+    .column('discovered_at')
+    .execute();
 }

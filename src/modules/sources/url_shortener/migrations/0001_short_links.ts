@@ -24,5 +24,9 @@ export async function up(db: Kysely<unknown>, { engine }: MigrationContext): Pro
     .addColumn('discovered_at', 'bigint', (c) => c.notNull())
     .addUniqueConstraint('short_links_service_shortcode_key', ['service', 'shortcode'])
     .execute();
-  await db.schema.createIndex('short_links_domain_idx').on('short_links').columns(['target_domain', 'discovered_at']).execute();
+  await db.schema
+    .createIndex('short_links_domain_idx')
+    .on('short_links')
+    .columns(['target_domain', 'discovered_at'])
+    .execute();
 }

@@ -26,8 +26,14 @@ export async function up(db: Kysely<unknown>, { engine, keys }: MigrationContext
   const cards = db as unknown as Kysely<{ cards: LegacyCard & { iin8_hash: string | null } }>;
   await cards.schema.alterTable('cards').addColumn('iin8_hash', 'text').execute();
   const rekey = async (tx: typeof cards) => {
-    for (let after = 0; ; ) {
-      const batch = await tx.selectFrom('cards').select(['id', 'pan_hash', 'sighting_key', 'iin']).where('id', '>', after).orderBy('id').limit(BATCH).execute();
+    for (let after = 0; ;) {
+      const batch = await tx
+        .selectFrom('cards')
+        .select(['id', 'pan_hash', 'sighting_key', 'iin'])
+        .where('id', '>', after)
+        .orderBy('id')
+        .limit(BATCH)
+        .execute();
       if (batch.length === 0) return;
       for (const card of batch) {
         await tx

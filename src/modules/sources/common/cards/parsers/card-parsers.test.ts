@@ -1,7 +1,16 @@
 import { Readable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { IngestError } from '../../ingest/ingest-kit.ts';
-import { AMBIGUOUS_EXPIRY, holderInitials, parseExpiry, priceCents, splitExpiry, UNREADABLE_EXPIRY, type CardRecord, type ReadCard } from '../card-record.ts';
+import {
+  AMBIGUOUS_EXPIRY,
+  holderInitials,
+  parseExpiry,
+  priceCents,
+  splitExpiry,
+  UNREADABLE_EXPIRY,
+  type CardRecord,
+  type ReadCard,
+} from '../card-record.ts';
 import { delimiterOf, parsePipeLine, readPipeDump } from './pipe-dump.ts';
 import { headerColumns, readShopCsv } from './shop-csv.ts';
 import { readTrackDump, trackCards } from './track-data.ts';
@@ -46,7 +55,8 @@ describe('expiry, price and holder fields', () => {
   it('gives the reason for an expiry it does not store: ambiguous, unreadable or absent', () => {
     expect(parseExpiry('05/06/27')).toBe(AMBIGUOUS_EXPIRY);
     expect(parseExpiry('12/01/2027')).toBe(AMBIGUOUS_EXPIRY);
-    for (const bad of ['13/27', '00/27', '03/1999', '3', '0327x', '27/13/27', '2713']) expect(parseExpiry(bad), bad).toBe(UNREADABLE_EXPIRY);
+    for (const bad of ['13/27', '00/27', '03/1999', '3', '0327x', '27/13/27', '2713'])
+      expect(parseExpiry(bad), bad).toBe(UNREADABLE_EXPIRY);
     expect(parseExpiry('  ')).toBe('no expiry');
   });
 
@@ -76,15 +86,36 @@ describe('expiry, price and holder fields', () => {
 
 describe('parsePipeLine', () => {
   it('reads PAN|MM|YY|CVV|name|address|…', () => {
-    const record = card(parsePipeLine(`${VISA}|03|27|123|John Smith|1 Main St|Springfield|IL|62701|US|5550100|j@example.test`));
-    expect(record).toMatchObject({ pan: VISA, expMonth: 3, expYear: 2027, hasCvv: true, holder: 'J. S.', billingState: null, billingCountry: null });
+    const record = card(
+      parsePipeLine(`${VISA}|03|27|123|John Smith|1 Main St|Springfield|IL|62701|US|5550100|j@example.test`),
+    );
+    expect(record).toMatchObject({
+      pan: VISA,
+      expMonth: 3,
+      expYear: 2027,
+      hasCvv: true,
+      holder: 'J. S.',
+      billingState: null,
+      billingCountry: null,
+    });
     expect(JSON.stringify(record)).not.toContain('123');
     expect(JSON.stringify(record)).not.toContain('Main');
   });
 
   it('reads PAN|MM/YY|CVV|…, four-digit years and grouped numbers', () => {
-    expect(card(parsePipeLine(`${VISA}|03/2027|1234|Jane Roe`))).toMatchObject({ expMonth: 3, expYear: 2027, hasCvv: true, holder: 'J. R.' });
-    expect(card(parsePipeLine(`3782 822463 10005 | 11 | 2029 | 4321`))).toMatchObject({ pan: AMEX, expMonth: 11, expYear: 2029, hasCvv: true, holder: null });
+    expect(card(parsePipeLine(`${VISA}|03/2027|1234|Jane Roe`))).toMatchObject({
+      expMonth: 3,
+      expYear: 2027,
+      hasCvv: true,
+      holder: 'J. R.',
+    });
+    expect(card(parsePipeLine(`3782 822463 10005 | 11 | 2029 | 4321`))).toMatchObject({
+      pan: AMEX,
+      expMonth: 11,
+      expYear: 2029,
+      hasCvv: true,
+      holder: null,
+    });
   });
 
   it('reads lines without a CVV: empty, or left out before the name', () => {
@@ -122,7 +153,12 @@ describe('parsePipeLine', () => {
   });
 
   it('reads header-less lines split by tab, semicolon or comma, quoted fields too', () => {
-    expect(card(parsePipeLine(`${VISA}\t03/27\t123\tJohn Smith`))).toMatchObject({ pan: VISA, expMonth: 3, hasCvv: true, holder: 'J. S.' });
+    expect(card(parsePipeLine(`${VISA}\t03/27\t123\tJohn Smith`))).toMatchObject({
+      pan: VISA,
+      expMonth: 3,
+      hasCvv: true,
+      holder: 'J. S.',
+    });
     expect(card(parsePipeLine(`${VISA};03;2027;123;John Smith`))).toMatchObject({ expYear: 2027, holder: 'J. S.' });
     expect(card(parsePipeLine(`${VISA},03/27,123,"Smith, John"`))).toMatchObject({ hasCvv: true, holder: 'S. J.' });
   });
@@ -140,37 +176,50 @@ describe('parsePipeLine', () => {
 
 describe('shop CSV exports', () => {
   it('maps header names to fields, whatever their spelling', () => {
-    expect(headerColumns(['Card Number', 'EXP', 'CVV2', 'Name on card', 'Address', 'ZIP', 'Price (USD)', 'Base', 'cc', 'Order ID'])).toEqual([
+    expect(
+      headerColumns([
+        'Card Number',
+        'EXP',
+        'CVV2',
+        'Name on card',
+        'Address',
+        'ZIP',
+        'Price (USD)',
+        'Base',
+        'cc',
+        'Order ID',
+      ]),
+    ).toEqual(['pan', 'expiry', 'cvv', 'name', false, false, 'price', 'base', false, 'extra:Order ID']);
+    expect(headerColumns(['cc_number', 'exp_month', 'exp_year', 'first_name', 'last_name', 'bank'])).toEqual([
       'pan',
-      'expiry',
-      'cvv',
-      'name',
-      false,
-      false,
-      'price',
-      'base',
-      false,
-      'extra:Order ID',
-    ]);
-    expect(headerColumns(['cc_number', 'exp_month', 'exp_year', 'first_name', 'last_name', 'bank'])).toEqual(['pan', 'month', 'year', 'firstName', 'lastName', 'bank']);
-    expect(headerColumns(['CardNumber', 'card-number', 'ACCOUNT_NUMBER'])).toEqual(['pan', false, false]);
-    expect(headerColumns(['account_number', 'expiring_date', 'csc', 'Expiry Month', 'expiry_year', 'E-mail', 'Phone', 'Track 2'])).toEqual([
-      'pan',
-      'expiry',
-      'cvv',
       'month',
       'year',
-      false,
-      false,
-      'track',
+      'firstName',
+      'lastName',
+      'bank',
     ]);
-    expect(headerColumns(['Credit Card No.', 'Expiration (MM/YY)', 'Card Verification Value (CVV)', 'Account Holder', 'Verification Status'])).toEqual([
-      'pan',
-      'expiry',
-      'cvv',
-      'name',
-      'extra:Verification Status',
-    ]);
+    expect(headerColumns(['CardNumber', 'card-number', 'ACCOUNT_NUMBER'])).toEqual(['pan', false, false]);
+    expect(
+      headerColumns([
+        'account_number',
+        'expiring_date',
+        'csc',
+        'Expiry Month',
+        'expiry_year',
+        'E-mail',
+        'Phone',
+        'Track 2',
+      ]),
+    ).toEqual(['pan', 'expiry', 'cvv', 'month', 'year', false, false, 'track']);
+    expect(
+      headerColumns([
+        'Credit Card No.',
+        'Expiration (MM/YY)',
+        'Card Verification Value (CVV)',
+        'Account Holder',
+        'Verification Status',
+      ]),
+    ).toEqual(['pan', 'expiry', 'cvv', 'name', 'extra:Verification Status']);
     expect(headerColumns(['Exp. Month', 'Exp. Year (YYYY)'])).toEqual(['month', 'year']);
   });
 
@@ -207,7 +256,13 @@ describe('shop CSV exports', () => {
       claimed: { brand: null, cardType: 'credit', issuer: 'CHASE' },
     });
     expect(parsed[1]!.record).toBe('card number fails the Luhn check');
-    expect(parsed[2]!.record).toMatchObject({ pan: AMEX, hasCvv: false, holder: 'J. J. R.', billingState: 'NY', priceCents: 900 });
+    expect(parsed[2]!.record).toMatchObject({
+      pan: AMEX,
+      hasCvv: false,
+      holder: 'J. J. R.',
+      billingState: 'NY',
+      priceCents: 900,
+    });
   });
 
   it('rejects a malformed row and reads on', async () => {
@@ -220,15 +275,22 @@ describe('shop CSV exports', () => {
   });
 
   it('refuses a file whose header names no card number; keeps cards without an expiry column, with a warning', async () => {
-    await expect(collect(readShopCsv(Readable.from([`${VISA},03/27,123\n`]), { input: 'x.csv', delimiter: ',' }))).rejects.toThrow(IngestError);
-    const [row] = await collect(readShopCsv(Readable.from([`card,cvv\n${VISA},123\n`]), { input: 'x.csv', delimiter: ',' }));
+    await expect(
+      collect(readShopCsv(Readable.from([`${VISA},03/27,123\n`]), { input: 'x.csv', delimiter: ',' })),
+    ).rejects.toThrow(IngestError);
+    const [row] = await collect(
+      readShopCsv(Readable.from([`card,cvv\n${VISA},123\n`]), { input: 'x.csv', delimiter: ',' }),
+    );
     expect(row).toMatchObject({ record: { pan: VISA, expMonth: null, hasCvv: true }, warnings: ['no expiry'] });
   });
 
   it('keeps unknown columns as extra fields, but never one holding a card number', async () => {
     const text = `PAN|Exp|Order ID|Note|Phone\n${VISA}|03/27|A-1001|second card ${AMEX}|555-0100\n`;
     const [row] = await collect(readShopCsv(Readable.from([text]), { input: 'x.csv', delimiter: '|' }));
-    expect(row).toMatchObject({ record: { extra: { 'Order ID': 'A-1001' } }, warnings: ['extra field holding a card number not stored'] });
+    expect(row).toMatchObject({
+      record: { extra: { 'Order ID': 'A-1001' } },
+      warnings: ['extra field holding a card number not stored'],
+    });
   });
 
   it('reads a card from a track column when the row has no card-number column', async () => {
@@ -244,17 +306,33 @@ describe('track data', () => {
 
   it('reads PAN, holder initials (surname written first) and the YYMM expiry of track 1', () => {
     const [read] = trackCards(TRACK1);
-    expect(read).toMatchObject({ record: { pan: VISA, holder: 'J. A. S.', expMonth: 3, expYear: 2027, hasCvv: false, extra: { tracks: '1', service_code: '101' } }, warnings: [] });
+    expect(read).toMatchObject({
+      record: {
+        pan: VISA,
+        holder: 'J. A. S.',
+        expMonth: 3,
+        expYear: 2027,
+        hasCvv: false,
+        extra: { tracks: '1', service_code: '101' },
+      },
+      warnings: [],
+    });
   });
 
   it('makes one card of tracks 1 and 2 on a line, and reads tracks without sentinels or with the chip D separator', () => {
-    expect(trackCards(`${TRACK1}${TRACK2}`).map((read) => typeof read !== 'string' && read.record.extra)).toEqual([{ tracks: '1+2', service_code: '101' }]);
-    expect(trackCards(`${AMEX}D29122010000000000`)).toMatchObject([{ record: { pan: AMEX, expMonth: 12, expYear: 2029 } }]);
+    expect(trackCards(`${TRACK1}${TRACK2}`).map((read) => typeof read !== 'string' && read.record.extra)).toEqual([
+      { tracks: '1+2', service_code: '101' },
+    ]);
+    expect(trackCards(`${AMEX}D29122010000000000`)).toMatchObject([
+      { record: { pan: AMEX, expMonth: 12, expYear: 2029 } },
+    ]);
     expect(trackCards(`dump: ${VISA}=2703101 | pin 1234`)).toMatchObject([{ record: { pan: VISA, expMonth: 3 } }]);
   });
 
   it('stores no expiry for a track whose YYMM has no month 1-12, and keeps the card', () => {
-    expect(trackCards(`;${VISA}=2713101?`)).toMatchObject([{ record: { pan: VISA, expMonth: null }, warnings: [UNREADABLE_EXPIRY] }]);
+    expect(trackCards(`;${VISA}=2713101?`)).toMatchObject([
+      { record: { pan: VISA, expMonth: null }, warnings: [UNREADABLE_EXPIRY] },
+    ]);
   });
 
   it('reads a dump line by line; a line without tracks is rejected', async () => {

@@ -12,12 +12,77 @@ type Column = Exclude<keyof CardFields, 'extra'> | 'firstName' | 'lastName' | 't
  * lower case without spaces or punctuation ("Card Number" = "card_number" = "CardNumber").
  */
 const HEADER_NAMES: Record<Column, string[]> = {
-  pan: ['cardnumber', 'cardno', 'cardnum', 'ccnumber', 'ccnum', 'ccno', 'ccn', 'cc', 'pan', 'number', 'card', 'creditcard', 'creditcardnumber', 'accountnumber', 'acctnumber', 'cardpan'],
-  expiry: ['exp', 'expiry', 'expiration', 'expdate', 'expirydate', 'expirationdate', 'expiringdate', 'expires', 'expire', 'validthru', 'validto', 'ccexp', 'cardexpiry', 'cardexp', 'mmyy'],
-  month: ['month', 'expmonth', 'expirymonth', 'expirationmonth', 'expiringmonth', 'expm', 'mm', 'ccexpmonth', 'cardexpirymonth'],
-  year: ['year', 'expyear', 'expiryyear', 'expirationyear', 'expiringyear', 'expy', 'yy', 'yyyy', 'ccexpyear', 'cardexpiryyear'],
+  pan: [
+    'cardnumber',
+    'cardno',
+    'cardnum',
+    'ccnumber',
+    'ccnum',
+    'ccno',
+    'ccn',
+    'cc',
+    'pan',
+    'number',
+    'card',
+    'creditcard',
+    'creditcardnumber',
+    'accountnumber',
+    'acctnumber',
+    'cardpan',
+  ],
+  expiry: [
+    'exp',
+    'expiry',
+    'expiration',
+    'expdate',
+    'expirydate',
+    'expirationdate',
+    'expiringdate',
+    'expires',
+    'expire',
+    'validthru',
+    'validto',
+    'ccexp',
+    'cardexpiry',
+    'cardexp',
+    'mmyy',
+  ],
+  month: [
+    'month',
+    'expmonth',
+    'expirymonth',
+    'expirationmonth',
+    'expiringmonth',
+    'expm',
+    'mm',
+    'ccexpmonth',
+    'cardexpirymonth',
+  ],
+  year: [
+    'year',
+    'expyear',
+    'expiryyear',
+    'expirationyear',
+    'expiringyear',
+    'expy',
+    'yy',
+    'yyyy',
+    'ccexpyear',
+    'cardexpiryyear',
+  ],
   cvv: ['cvv', 'cvc', 'cvv2', 'cvc2', 'cid', 'csc', 'cvn', 'securitycode', 'cardcvv', 'cardcvc', 'cardcode', 'ccv'],
-  name: ['name', 'holder', 'cardholder', 'holdername', 'cardholdername', 'nameoncard', 'fullname', 'owner', 'cardowner', 'billingname'],
+  name: [
+    'name',
+    'holder',
+    'cardholder',
+    'holdername',
+    'cardholdername',
+    'nameoncard',
+    'fullname',
+    'owner',
+    'cardowner',
+    'billingname',
+  ],
   firstName: ['firstname', 'fname', 'givenname'],
   lastName: ['lastname', 'lname', 'surname', 'familyname'],
   state: ['state', 'region', 'province', 'billingstate'],
@@ -32,13 +97,39 @@ const HEADER_NAMES: Record<Column, string[]> = {
   track: ['track', 'track1', 'track2', 'tracks', 'tr1', 'tr2', 'dump', 'trackdata'],
   // The holder's personal data: recognised, so it is not kept as an extra field.
   personal: [
-    ...['address', 'address1', 'address2', 'addressline1', 'addressline2', 'street', 'billingaddress', 'city', 'billingcity'],
+    ...[
+      'address',
+      'address1',
+      'address2',
+      'addressline1',
+      'addressline2',
+      'street',
+      'billingaddress',
+      'city',
+      'billingcity',
+    ],
     ...['zip', 'zipcode', 'postcode', 'postalcode', 'billingzip', 'phone', 'phonenumber', 'mobile', 'tel', 'telephone'],
-    ...['email', 'emailaddress', 'mail', 'dob', 'dateofbirth', 'birthdate', 'ssn', 'sin', 'mmn', 'pin', 'password', 'ip', 'ipaddress'],
+    ...[
+      'email',
+      'emailaddress',
+      'mail',
+      'dob',
+      'dateofbirth',
+      'birthdate',
+      'ssn',
+      'sin',
+      'mmn',
+      'pin',
+      'password',
+      'ip',
+      'ipaddress',
+    ],
   ],
 };
 
-const columnByHeader = new Map(Object.entries(HEADER_NAMES).flatMap(([column, names]) => names.map((name) => [name, column as Column] as const)));
+const columnByHeader = new Map(
+  Object.entries(HEADER_NAMES).flatMap(([column, names]) => names.map((name) => [name, column as Column] as const)),
+);
 
 // Headers that name their field with more words than the lists have ("Expiration (MM/YY)",
 // "Card Verification Value (CVV)", "Credit Card No."), tried only when no name matches exactly.
@@ -83,7 +174,11 @@ export function namesCardColumn(headerLine: string, delimiter: string): boolean 
 
 function checkHeader(input: string, columns: (Key | false)[]): void {
   if (!columns.includes('pan') && !columns.includes('track')) {
-    throw new IngestError(input, 'line 1', 'the header row names no card-number column (card number, cc, pan, …) and no track column');
+    throw new IngestError(
+      input,
+      'line 1',
+      'the header row names no card-number column (card number, cc, pan, …) and no track column',
+    );
   }
 }
 
@@ -91,7 +186,10 @@ function checkHeader(input: string, columns: (Key | false)[]): void {
  * The cards of a card CSV: a header row naming the columns, then one card a row, parsed as a
  * stream. A malformed row (an unclosed quote) is rejected with its line; the rest is read.
  */
-export async function* readShopCsv(stream: Readable, options: { input: string; delimiter: string }): AsyncGenerator<ParsedCard> {
+export async function* readShopCsv(
+  stream: Readable,
+  options: { input: string; delimiter: string },
+): AsyncGenerator<ParsedCard> {
   const rows = readCsvRows<Key>(stream, {
     delimiter: options.delimiter,
     columns: (header) => {
@@ -107,7 +205,8 @@ export async function* readShopCsv(stream: Readable, options: { input: string; d
     }
     const { firstName, lastName, track, ...known } = parsed.row as Partial<Record<Column, string>>;
     const extra: Record<string, string> = {};
-    for (const [key, value] of Object.entries(parsed.row)) if (key.startsWith('extra:') && value) extra[key.slice('extra:'.length)] = value;
+    for (const [key, value] of Object.entries(parsed.row))
+      if (key.startsWith('extra:') && value) extra[key.slice('extra:'.length)] = value;
     // A row whose card is only in its track column.
     const tracks = !known.pan && track ? trackCards(track) : [];
     if (tracks.length) {

@@ -16,7 +16,8 @@ const TRACK1 = /%?B(\d{12,19})\^([^^\n]{1,40})\^(\d{2})(\d{2})(\d{3})?/g;
 const TRACK2 = /(?<![\d=])(\d{12,19})[=D](\d{2})(\d{2})(\d{3})?/g;
 
 /** Whether `text` holds track 1 or track 2 data. */
-export const hasTrackData = (text: string): boolean => new RegExp(TRACK1.source).test(text) || new RegExp(TRACK2.source).test(text);
+export const hasTrackData = (text: string): boolean =>
+  new RegExp(TRACK1.source).test(text) || new RegExp(TRACK2.source).test(text);
 
 interface Track {
   pan: string;
@@ -35,8 +36,17 @@ const givenNamesFirst = (name: string): string => {
 
 function tracksOf(text: string): Track[] {
   const tracks: Track[] = [];
-  for (const m of text.matchAll(TRACK1)) tracks.push({ pan: m[1]!, name: givenNamesFirst(m[2]!).trim(), yy: m[3]!, mm: m[4]!, serviceCode: m[5], track: '1' });
-  for (const m of text.matchAll(TRACK2)) tracks.push({ pan: m[1]!, yy: m[2]!, mm: m[3]!, serviceCode: m[4], track: '2' });
+  for (const m of text.matchAll(TRACK1))
+    tracks.push({
+      pan: m[1]!,
+      name: givenNamesFirst(m[2]!).trim(),
+      yy: m[3]!,
+      mm: m[4]!,
+      serviceCode: m[5],
+      track: '1',
+    });
+  for (const m of text.matchAll(TRACK2))
+    tracks.push({ pan: m[1]!, yy: m[2]!, mm: m[3]!, serviceCode: m[4], track: '2' });
   return tracks;
 }
 
@@ -54,7 +64,10 @@ export function trackCards(text: string): (ReadCard | string)[] {
       name: tracks.find((track) => track.name)?.name,
       // Track data writes YYMM; as MM/YY it goes through the one expiry reader.
       expiry: `${first.mm}/${first.yy}`,
-      extra: { tracks: tracks.map((track) => track.track).join('+'), ...(first.serviceCode ? { service_code: first.serviceCode } : {}) },
+      extra: {
+        tracks: tracks.map((track) => track.track).join('+'),
+        ...(first.serviceCode ? { service_code: first.serviceCode } : {}),
+      },
     };
     return cardRecord(fields);
   });

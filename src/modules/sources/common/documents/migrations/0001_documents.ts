@@ -23,5 +23,9 @@ export async function up(db: Kysely<unknown>, { engine }: MigrationContext): Pro
     .addColumn('discovered_at', 'bigint', (c) => c.notNull())
     .addUniqueConstraint('documents_source_key_unique', ['source', 'doc_key'])
     .execute();
-  await db.schema.createIndex('documents_source_discovered_idx').on('documents').columns(['source', 'discovered_at']).execute();
+  await db.schema
+    .createIndex('documents_source_discovered_idx')
+    .on('documents')
+    .columns(['source', 'discovered_at'])
+    .execute();
 }

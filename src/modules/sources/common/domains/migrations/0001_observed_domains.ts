@@ -25,5 +25,9 @@ export async function up(db: Kysely<unknown>, { engine }: MigrationContext): Pro
     .addColumn('discovered_at', 'bigint', (c) => c.notNull())
     .execute();
   // Matching pages through one window in id order; the window bound is discovered_at.
-  await db.schema.createIndex('observed_domains_discovered_idx').on('observed_domains').columns(['discovered_at', 'id']).execute();
+  await db.schema
+    .createIndex('observed_domains_discovered_idx')
+    .on('observed_domains')
+    .columns(['discovered_at', 'id'])
+    .execute();
 }

@@ -47,8 +47,20 @@ export async function up(db: Kysely<unknown>, { engine }: MigrationContext): Pro
     .addColumn('discovered_at', 'bigint', (c) => c.notNull())
     .execute();
   // Newest-first reads of one domain's (or one login domain's) credentials in a window.
-  await db.schema.createIndex('leak_credentials_domain_idx').on('leak_credentials').columns(['domain', 'discovered_at']).execute();
-  await db.schema.createIndex('leak_credentials_login_domain_idx').on('leak_credentials').columns(['login_domain', 'discovered_at']).execute();
+  await db.schema
+    .createIndex('leak_credentials_domain_idx')
+    .on('leak_credentials')
+    .columns(['domain', 'discovered_at'])
+    .execute();
+  await db.schema
+    .createIndex('leak_credentials_login_domain_idx')
+    .on('leak_credentials')
+    .columns(['login_domain', 'discovered_at'])
+    .execute();
   await db.schema.createIndex('leak_credentials_login_idx').on('leak_credentials').column('login_key').execute();
-  await db.schema.createIndex('leak_credentials_sha1_prefix_idx').on('leak_credentials').column('password_sha1_prefix').execute();
+  await db.schema
+    .createIndex('leak_credentials_sha1_prefix_idx')
+    .on('leak_credentials')
+    .column('password_sha1_prefix')
+    .execute();
 }

@@ -14,7 +14,9 @@ const COLUMNS = ['machine', 'hwid', 'app_id'];
 
 export async function up(db: Kysely<unknown>): Promise<void> {
   const tables = await db.introspection.getTables();
-  const existing = new Set(tables.find((table) => table.name === 'leak_credentials')?.columns.map((column) => column.name) ?? []);
+  const existing = new Set(
+    tables.find((table) => table.name === 'leak_credentials')?.columns.map((column) => column.name) ?? [],
+  );
   for (const column of COLUMNS) {
     if (!existing.has(column)) await db.schema.alterTable('leak_credentials').addColumn(column, 'text').execute();
   }

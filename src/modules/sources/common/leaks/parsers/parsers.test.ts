@@ -10,10 +10,16 @@ describe('combolist lines', () => {
     ['j.doe@acme-bank.com:Secret1', { url: null, login: 'j.doe@acme-bank.com', password: 'Secret1' }],
     ['jdoe:pass:with:colons', { url: null, login: 'jdoe', password: 'pass:with:colons' }],
     ['jdoe;semi', { url: null, login: 'jdoe', password: 'semi' }],
-    ['https://vpn.acme-bank.com:8443/login:j.doe@acme-bank.com:Secret1', { url: 'https://vpn.acme-bank.com:8443/login', login: 'j.doe@acme-bank.com', password: 'Secret1' }],
+    [
+      'https://vpn.acme-bank.com:8443/login:j.doe@acme-bank.com:Secret1',
+      { url: 'https://vpn.acme-bank.com:8443/login', login: 'j.doe@acme-bank.com', password: 'Secret1' },
+    ],
     ['android://hash@com.acme.app/:alice:pw', { url: 'android://hash@com.acme.app/', login: 'alice', password: 'pw' }],
     ['acme-bank.com/login:alice:pw', { url: 'acme-bank.com/login', login: 'alice', password: 'pw' }],
-    ['https://acme-bank.com/login | bob@acme-bank.com | p|w', { url: 'https://acme-bank.com/login', login: 'bob@acme-bank.com', password: 'p|w' }],
+    [
+      'https://acme-bank.com/login | bob@acme-bank.com | p|w',
+      { url: 'https://acme-bank.com/login', login: 'bob@acme-bank.com', password: 'p|w' },
+    ],
     ['  spaced@acme.com:pw  ', { url: null, login: 'spaced@acme.com', password: 'pw' }],
   ])('%s', (line, expected) => {
     expect(parseComboLine(line)).toEqual(expected);
@@ -57,16 +63,20 @@ describe('stealer-log password blocks', () => {
         'Password: pw3',
       ].join('\n'),
     );
-    expect(blocks.map((b) => b.record && [b.record.url, b.record.login, b.record.password, b.record.software])).toEqual([
-      ['https://vpn.acme-bank.com/login', 'j.doe@acme-bank.com', 'Secret 1 ', 'Google_[Chrome]_Default'],
-      ['https://mail.acme-bank.com/owa', 'j.doe', 'pw2', null],
-      ['https://portal.acme-bank.com/', 'admin', 'pw3', 'Chrome Default (91.0)'],
-    ]);
+    expect(blocks.map((b) => b.record && [b.record.url, b.record.login, b.record.password, b.record.software])).toEqual(
+      [
+        ['https://vpn.acme-bank.com/login', 'j.doe@acme-bank.com', 'Secret 1 ', 'Google_[Chrome]_Default'],
+        ['https://mail.acme-bank.com/owa', 'j.doe', 'pw2', null],
+        ['https://portal.acme-bank.com/', 'admin', 'pw3', 'Chrome Default (91.0)'],
+      ],
+    );
     expect(blocks[0]!.record!.machine).toEqual({ country: 'US', os: 'Windows 10', infectedAt: 1 });
   });
 
   it('splits entries that follow each other without a blank line, and reports incomplete ones', () => {
-    const blocks = read(['URL: a.com', 'Login: x', 'Password: 1', 'URL: b.com', 'Login: y', '', 'URL: c.com', 'Password: 3'].join('\n'));
+    const blocks = read(
+      ['URL: a.com', 'Login: x', 'Password: 1', 'URL: b.com', 'Login: y', '', 'URL: c.com', 'Password: 3'].join('\n'),
+    );
     expect(blocks).toEqual([
       { line: 1, record: { url: 'a.com', login: 'x', password: '1', software: null, machine: expect.any(Object) } },
       { line: 4, reason: 'block without a password' },
@@ -88,7 +98,13 @@ describe('format detection', () => {
 
 describe('normalisation', () => {
   it('takes host and registrable domain from the public suffix list', () => {
-    expect(normalizeCredential({ url: 'https://vpn.acme-bank.co.uk:8443/admin/', login: 'Bob@Mail.Acme-Bank.co.uk', password: 'x' })).toEqual({
+    expect(
+      normalizeCredential({
+        url: 'https://vpn.acme-bank.co.uk:8443/admin/',
+        login: 'Bob@Mail.Acme-Bank.co.uk',
+        password: 'x',
+      }),
+    ).toEqual({
       login: 'Bob@Mail.Acme-Bank.co.uk',
       email: 'bob@mail.acme-bank.co.uk',
       loginHost: 'mail.acme-bank.co.uk',
@@ -99,13 +115,26 @@ describe('normalisation', () => {
       appId: null,
       urlKind: 'admin',
     });
-    expect(normalizeCredential({ url: null, login: 'plainuser', password: 'x' })).toMatchObject({ email: null, loginDomain: null, domain: null, urlKind: null });
-    expect(normalizeCredential({ url: 'https://shop.acme.com/account/signin', login: 'a', password: 'x' }).urlKind).toBe('login');
+    expect(normalizeCredential({ url: null, login: 'plainuser', password: 'x' })).toMatchObject({
+      email: null,
+      loginDomain: null,
+      domain: null,
+      urlKind: null,
+    });
+    expect(
+      normalizeCredential({ url: 'https://shop.acme.com/account/signin', login: 'a', password: 'x' }).urlKind,
+    ).toBe('login');
   });
 
   it('gives an Android app login its package, not a domain', () => {
-    expect(normalizeCredential({ url: 'android://Zm9v/+YmFy==@com.acme.app/', login: 'a@acme.com', password: 'x' })).toMatchObject({ host: null, domain: null, appId: 'com.acme.app' });
-    expect(normalizeCredential({ url: 'android://garbled', login: 'a', password: 'x' })).toMatchObject({ host: null, domain: null, appId: null });
+    expect(
+      normalizeCredential({ url: 'android://Zm9v/+YmFy==@com.acme.app/', login: 'a@acme.com', password: 'x' }),
+    ).toMatchObject({ host: null, domain: null, appId: 'com.acme.app' });
+    expect(normalizeCredential({ url: 'android://garbled', login: 'a', password: 'x' })).toMatchObject({
+      host: null,
+      domain: null,
+      appId: null,
+    });
     expect(normalizeCredential({ url: 'https://acme.com/', login: 'a', password: 'x' }).appId).toBeNull();
   });
 
@@ -122,7 +151,11 @@ describe('normalisation', () => {
 
   it('reads a rule target: domain, subdomain, path', () => {
     expect(parseLeakTarget('acme-bank.com')).toEqual({ domain: 'acme-bank.com', host: null, path: null });
-    expect(parseLeakTarget('https://VPN.acme-bank.com/Login')).toEqual({ domain: 'acme-bank.com', host: 'vpn.acme-bank.com', path: '/login' });
+    expect(parseLeakTarget('https://VPN.acme-bank.com/Login')).toEqual({
+      domain: 'acme-bank.com',
+      host: 'vpn.acme-bank.com',
+      path: '/login',
+    });
     expect(parseLeakTarget('not a domain')).toBeNull();
     expect(parseLeakTarget('localhost')).toBeNull();
   });

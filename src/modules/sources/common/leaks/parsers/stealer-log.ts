@@ -57,7 +57,18 @@ export function createPasswordBlockReader(machine: MachineInfo | null) {
     if (seen === 0) return [];
     if (!login) return [{ line: at, reason: 'block without a login' }];
     if (password === undefined || password === '') return [{ line: at, reason: 'block without a password' }];
-    return [{ line: at, record: { url: url && url.toUpperCase() !== 'UNKNOWN' ? url : null, login, password, software: software ?? null, machine } }];
+    return [
+      {
+        line: at,
+        record: {
+          url: url && url.toUpperCase() !== 'UNKNOWN' ? url : null,
+          login,
+          password,
+          software: software ?? null,
+          machine,
+        },
+      },
+    ];
   }
 
   return {

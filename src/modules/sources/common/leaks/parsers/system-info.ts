@@ -30,7 +30,18 @@ export interface SystemInfoWarning {
 
 // Keys in order of preference: the first present wins whatever its line.
 const COUNTRY_KEYS = ['country', 'country code', 'countrycode', 'location'];
-const OS_KEYS = ['os', 'operating system', 'operation system', 'os version', 'windows', 'os name', 'product name', 'system version', 'productname', 'windows version'];
+const OS_KEYS = [
+  'os',
+  'operating system',
+  'operation system',
+  'os version',
+  'windows',
+  'os name',
+  'product name',
+  'system version',
+  'productname',
+  'windows version',
+];
 const HWID_KEYS = ['hwid', 'hardware id', 'hardware uuid', 'machineid', 'machine id'];
 // Not `Install Date`: that is when Windows was installed, not when the log was taken.
 const DATE_KEYS = ['log date', 'date', 'local date', 'local time', 'launched at', 'last seen', 'time'];
@@ -47,7 +58,11 @@ function entriesOf(text: string): Map<string, Entry> {
   text.split(/\r?\n/).forEach((raw, index) => {
     const match = LINE.exec(raw);
     if (!match || match[2] === '' || NO_VALUE.test(match[2]!)) return;
-    const key = match[1]!.toLowerCase().replace(/\(.*?\)/g, '').replace(/\s+/g, ' ').trim();
+    const key = match[1]!
+      .toLowerCase()
+      .replace(/\(.*?\)/g, '')
+      .replace(/\s+/g, ' ')
+      .trim();
     if (!entries.has(key)) entries.set(key, { value: match[2]!, line: index + 1 });
   });
   return entries;
@@ -102,7 +117,8 @@ const INVALID: LogDate = { ms: null, reason: 'log date is not a valid date' };
 const YEAR_FIRST = /^(\d{4})[-/.](\d{1,2})[-/.](\d{1,2})(.*)$/;
 const NUMERIC = /^(\d{1,2})([-/.])(\d{1,2})\2(\d{4})(.*)$/;
 // ctime as Vidar and RisePro write it: "Sat Jul 06 3:43:57 2024"; also "Jul 6, 2024 3:43:57".
-const MONTH_FIRST_NAMED = /^(?:[A-Za-z]{3,9},?\s+)?([A-Za-z]{3,9})\.?\s+(\d{1,2}),?\s+(?:(\d{1,2}:\d{1,2}(?::\d{1,2})?)\s+)?(\d{4})(.*)$/;
+const MONTH_FIRST_NAMED =
+  /^(?:[A-Za-z]{3,9},?\s+)?([A-Za-z]{3,9})\.?\s+(\d{1,2}),?\s+(?:(\d{1,2}:\d{1,2}(?::\d{1,2})?)\s+)?(\d{4})(.*)$/;
 // "30 Jul 2025 13:42:43", "Wed, 30 Jul 2025 13:42:43 GMT"
 const DAY_FIRST_NAMED = /^(?:[A-Za-z]{3,9},?\s+)?(\d{1,2})\s+([A-Za-z]{3,9})\.?,?\s+(\d{4})(.*)$/;
 const CLOCK = /^\s*(?:-\s*|T|,\s*)?(\d{1,2}):(\d{1,2})(?::(\d{1,2}))?(?:[.,]\d+)?\s*(?:([AaPp])\.?[Mm]\.?)?/;
@@ -121,7 +137,12 @@ function utc(year: number, month: number, day: number, clock: string): number | 
   const ms = Date.UTC(year, month - 1, day, hour, minute, second);
   const date = new Date(ms);
   // Date.UTC rolls 31/02 over into March: a field out of range is no date.
-  const same = date.getUTCFullYear() === year && date.getUTCMonth() === month - 1 && date.getUTCDate() === day && date.getUTCHours() === hour && date.getUTCMinutes() === minute;
+  const same =
+    date.getUTCFullYear() === year &&
+    date.getUTCMonth() === month - 1 &&
+    date.getUTCDate() === day &&
+    date.getUTCHours() === hour &&
+    date.getUTCMinutes() === minute;
   return same && second < 60 ? ms : null;
 }
 
@@ -146,10 +167,13 @@ export function parseLogDate(value: string, order: DateOrder = 'unknown'): LogDa
   }
   const monthFirst = MONTH_FIRST_NAMED.exec(text);
   if (monthFirst && monthOf(monthFirst[1]!) > 0) {
-    return dated(utc(Number(monthFirst[4]), monthOf(monthFirst[1]!), Number(monthFirst[2]), monthFirst[3] ?? monthFirst[5]!));
+    return dated(
+      utc(Number(monthFirst[4]), monthOf(monthFirst[1]!), Number(monthFirst[2]), monthFirst[3] ?? monthFirst[5]!),
+    );
   }
   const dayFirst = DAY_FIRST_NAMED.exec(text);
-  if (dayFirst && monthOf(dayFirst[2]!) > 0) return dated(utc(Number(dayFirst[3]), monthOf(dayFirst[2]!), Number(dayFirst[1]), dayFirst[4]!));
+  if (dayFirst && monthOf(dayFirst[2]!) > 0)
+    return dated(utc(Number(dayFirst[3]), monthOf(dayFirst[2]!), Number(dayFirst[1]), dayFirst[4]!));
   return NOT_UNDERSTOOD;
 }
 
@@ -157,7 +181,8 @@ export function parseLogDate(value: string, order: DateOrder = 'unknown'): LogDa
  * Vidar and its forks (RisePro, Mars, Arkei) write `information.txt` with `MachineID`, `GUID`
  * and `Work Dir`, and their `Local Time` day-first (`30/7/2025 13:42:43`).
  */
-const dateOrderOf = (entries: Map<string, Entry>): DateOrder => (entries.has('work dir') || (entries.has('machineid') && entries.has('guid')) ? 'day-first' : 'unknown');
+const dateOrderOf = (entries: Map<string, Entry>): DateOrder =>
+  entries.has('work dir') || (entries.has('machineid') && entries.has('guid')) ? 'day-first' : 'unknown';
 
 function osOf(entries: Map<string, Entry>): string | null {
   const found = firstOf(entries, OS_KEYS);
@@ -169,10 +194,18 @@ function osOf(entries: Map<string, Entry>): string | null {
 }
 
 /** Country, OS, HWID and log date from a system file, and the values it could not read. */
-export function parseSystemInfo(text: string, now = Date.now()): { machine: MachineInfo; warnings: SystemInfoWarning[] } {
+export function parseSystemInfo(
+  text: string,
+  now = Date.now(),
+): { machine: MachineInfo; warnings: SystemInfoWarning[] } {
   const entries = entriesOf(text);
   const warnings: SystemInfoWarning[] = [];
-  const machine: MachineInfo = { country: null, os: osOf(entries), infectedAt: null, hwid: firstOf(entries, HWID_KEYS)?.[1].value.slice(0, 120) ?? null };
+  const machine: MachineInfo = {
+    country: null,
+    os: osOf(entries),
+    infectedAt: null,
+    hwid: firstOf(entries, HWID_KEYS)?.[1].value.slice(0, 120) ?? null,
+  };
 
   const country = firstOf(entries, COUNTRY_KEYS);
   if (country) {
