@@ -255,12 +255,10 @@ export async function startCtLogServer(name: string, options: { maxPerResponse: 
     }
     const last = Math.min(end, log.entries.length - 1, start + options.maxPerResponse - 1);
     json(response, 200, {
-      entries: log.entries
-        .slice(start, last + 1)
-        .map((entry) => ({
-          leaf_input: entry.leafInput.toString('base64'),
-          extra_data: entry.extraData.toString('base64'),
-        })),
+      entries: log.entries.slice(start, last + 1).map((entry) => ({
+        leaf_input: entry.leafInput.toString('base64'),
+        extra_data: entry.extraData.toString('base64'),
+      })),
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
