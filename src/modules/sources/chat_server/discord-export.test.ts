@@ -130,59 +130,141 @@ describe('DiscordChatExporter exports', () => {
   });
 });
 
-// Real exports from a public repository (../shared/fixtures/SOURCES.md), read where they are
-// and never copied here; skipped without that folder. Expected values read off the files.
-const fixtures = path.resolve(import.meta.dirname, '../../../../..', 'shared', 'fixtures', 'discord');
+type Fields = Record<string, unknown>;
 
-describe.skipIf(!existsSync(fixtures))('real DiscordChatExporter exports (../shared/fixtures/discord)', () => {
-  const read = (name: string) => records(JSON.parse(readFileSync(path.join(fixtures, name), 'utf8')));
+/** An export folder and what its two files must read as: a server channel and a group DM. */
+interface ExportSet {
+  name: string;
+  folder: string;
+  server: {
+    file: string;
+    locations: string[];
+    /** Two messages with one id: both are read, and the store keeps one. */
+    duplicated: [number, number];
+    /** Its author has no `nickname`, so the name is shown. */
+    withoutNickname: { index: number; fields: Fields };
+    withAttachment: { index: number; text: string; attachments: string[] };
+    first: Fields;
+  };
+  group: { file: string; authors: [string, string][]; first: Fields };
+}
 
-  it('SV_5A_5M.json: a server channel; the duplicated message id is read twice (the store keeps one), a missing nickname falls back to the name', () => {
-    const found = read('SV_5A_5M.json');
-    expect(found.map((entry) => entry.location)).toEqual([
-      'messages[0]',
-      'messages[1]',
-      'messages[2]',
-      'messages[3]',
-      'messages[4]',
-    ]);
-    const documents = found.map((entry) => entry.record as Exclude<typeof entry.record, string>);
-    expect(documents[0]!.key).toBe(documents[1]!.key);
-    expect(documents[2]!.fields).toMatchObject({
-      message_id: '447793085255123004',
-      author_name: 'mlomb',
-      server_name: 'DefleMask',
-      channel_name: 'general-chiptune',
-      category: 'Chat',
-    });
-    expect(documents[3]).toMatchObject({
-      text: 'This message has attachments and stickers.\nunknown.png',
-      fields: { has_attachments: true, attachments: ['unknown.png'] },
-    });
-    expect(documents[0]!.fields).toMatchObject({
-      server_id: '253601524398293010',
-      channel_id: '253601524398293010',
-      timestamp: '2018-05-20T16:09:44.209Z',
-      url: 'https://discord.com/channels/253601524398293010/253601524398293010/459136077417021488',
-    });
-  });
-
-  it('GC_3A_5M.json: a group DM; the renames and the call are system notices and skipped', () => {
-    const found = read('GC_3A_5M.json');
-    expect(
-      found.map(({ location, record }) => [location, typeof record === 'string' ? record : record.fields.author_name]),
-    ).toEqual([
-      ['messages[1]', 'theplant'],
-      ['messages[3]', 'lombi'],
-      ['messages[4]', 'mlomb'],
-    ]);
-    expect(found[0]!.record).toMatchObject({
-      fields: {
+// Our own exports (made-up people and servers) always; the real ones of a public repository
+// (../shared/fixtures/SOURCES.md) as well where that folder is, read in place and never copied.
+const sharedFolder = path.resolve(import.meta.dirname, '../../../../..', 'shared', 'fixtures', 'discord');
+const exportSets: ExportSet[] = [
+  {
+    name: 'test/fixtures/chat_server/discord',
+    folder: path.resolve(import.meta.dirname, '../../../../test/fixtures/chat_server/discord'),
+    server: {
+      file: 'quartz-exchange-dumps.json',
+      locations: ['messages[0]', 'messages[1]', 'messages[2]', 'messages[3]', 'messages[4]'],
+      duplicated: [0, 1],
+      withoutNickname: {
+        index: 2,
+        fields: {
+          message_id: '1187654400000000002',
+          author_name: 'bytebarn',
+          server_name: 'Quartz Exchange',
+          channel_name: 'dumps',
+          category: 'Trading',
+        },
+      },
+      withAttachment: { index: 3, text: 'sample attached\ninitech_sample.txt', attachments: ['initech_sample.txt'] },
+      first: {
+        server_id: '1187654321098765432',
+        channel_id: '1187654399887766550',
+        author_name: 'kr4ken',
+        timestamp: '2025-11-02T14:05:10.482Z',
+        url: 'https://discord.com/channels/1187654321098765432/1187654399887766550/1187654400000000001',
+      },
+    },
+    group: {
+      file: 'quiet-room-group.json',
+      authors: [
+        ['messages[1]', 'lumen'],
+        ['messages[3]', 'Corvid'],
+      ],
+      first: {
         server_id: '0',
         server_name: 'Direct Messages',
         category: 'Group',
-        url: 'https://discord.com/channels/@me/1064990764406419508/1064990824305274930',
+        url: 'https://discord.com/channels/@me/1187700000000000500/1187700000000000602',
       },
+    },
+  },
+  ...(existsSync(sharedFolder)
+    ? [
+        {
+          name: '../shared/fixtures/discord',
+          folder: sharedFolder,
+          server: {
+            file: 'SV_5A_5M.json',
+            locations: ['messages[0]', 'messages[1]', 'messages[2]', 'messages[3]', 'messages[4]'],
+            duplicated: [0, 1] as [number, number],
+            withoutNickname: {
+              index: 2,
+              fields: {
+                message_id: '447793085255123004',
+                author_name: 'mlomb',
+                server_name: 'DefleMask',
+                channel_name: 'general-chiptune',
+                category: 'Chat',
+              },
+            },
+            withAttachment: {
+              index: 3,
+              text: 'This message has attachments and stickers.\nunknown.png',
+              attachments: ['unknown.png'],
+            },
+            first: {
+              server_id: '253601524398293010',
+              channel_id: '253601524398293010',
+              timestamp: '2018-05-20T16:09:44.209Z',
+              url: 'https://discord.com/channels/253601524398293010/253601524398293010/459136077417021488',
+            },
+          },
+          group: {
+            file: 'GC_3A_5M.json',
+            authors: [
+              ['messages[1]', 'theplant'],
+              ['messages[3]', 'lombi'],
+              ['messages[4]', 'mlomb'],
+            ] as [string, string][],
+            first: {
+              server_id: '0',
+              server_name: 'Direct Messages',
+              category: 'Group',
+              url: 'https://discord.com/channels/@me/1064990764406419508/1064990824305274930',
+            },
+          },
+        },
+      ]
+    : []),
+];
+
+describe.each(exportSets)('DiscordChatExporter exports in $name', ({ folder, server, group }) => {
+  const read = (name: string) => records(JSON.parse(readFileSync(path.join(folder, name), 'utf8')));
+
+  it('a server channel: the duplicated message id is read twice (the store keeps one), a missing nickname falls back to the name', () => {
+    const found = read(server.file);
+    expect(found.map((entry) => entry.location)).toEqual(server.locations);
+    const documents = found.map((entry) => entry.record as Exclude<typeof entry.record, string>);
+    const [one, other] = server.duplicated;
+    expect(documents[one]!.key).toBe(documents[other]!.key);
+    expect(documents[server.withoutNickname.index]!.fields).toMatchObject(server.withoutNickname.fields);
+    expect(documents[server.withAttachment.index]).toMatchObject({
+      text: server.withAttachment.text,
+      fields: { has_attachments: true, attachments: server.withAttachment.attachments },
     });
+    expect(documents[0]!.fields).toMatchObject(server.first);
+  });
+
+  it('a group DM: renames and calls are system notices and skipped; links go under @me', () => {
+    const found = read(group.file);
+    expect(
+      found.map(({ location, record }) => [location, typeof record === 'string' ? record : record.fields.author_name]),
+    ).toEqual(group.authors);
+    expect(found[0]!.record).toMatchObject({ fields: group.first });
   });
 });
