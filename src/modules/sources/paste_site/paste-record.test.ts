@@ -152,9 +152,10 @@ describe('paste records', () => {
   });
 });
 
-// The example response of Pastebin's scraping-API documentation (../shared/fixtures/SOURCES.md),
-// read where it is; skipped without that folder.
-const fixture = path.resolve(
+// Our own scraping-API list (today's scrape.pastebin.com host, an empty title and user) always;
+// the example response of Pastebin's documentation (../shared/fixtures/SOURCES.md, the older
+// pastebin.com host) as well where it is, read in place.
+const sharedList = path.resolve(
   import.meta.dirname,
   '../../../../..',
   'shared',
@@ -162,33 +163,72 @@ const fixture = path.resolve(
   'pastebin',
   'api_scraping.doc-example.json',
 );
-
-describe.skipIf(!existsSync(fixture))('the documented api_scraping.php example (../shared/fixtures/pastebin)', () => {
-  it('every entry reads; dates, sizes and expiries become numbers and ISO dates, "0" never expires', () => {
-    const entries = (JSON.parse(readFileSync(fixture, 'utf8')) as unknown[]).map(pastebinEntry);
-    expect(entries.map((entry) => pastebinDocument(entry, 'x').fields)).toEqual([
+const scrapingLists = [
+  {
+    name: 'test/fixtures/paste_site/pastebin-api-scraping.json',
+    file: path.resolve(import.meta.dirname, '../../../../test/fixtures/paste_site/pastebin-api-scraping.json'),
+    fields: [
       {
-        paste_key: '0CeaNm8Y',
+        paste_key: 'Wq7tLm2R',
         site: 'pastebin',
-        title: 'Once we all know when we goto function',
-        syntax: 'java',
-        user: 'admin',
-        size: 890,
-        url: 'https://pastebin.com/0CeaNm8Y',
-        expire: '2015-09-23T08:49:19.000Z',
-        posted_at: '2015-09-22T08:50:02.000Z',
+        title: 'initech vpn configs',
+        syntax: 'text',
+        user: 'n0ctua',
+        size: 4127,
+        url: 'https://pastebin.com/Wq7tLm2R',
+        expire: '2025-11-09T14:05:10.000Z',
+        posted_at: '2025-11-02T14:05:10.000Z',
       },
       {
-        paste_key: '8sUIsf34',
+        paste_key: 'c3Pz9KfA',
         site: 'pastebin',
-        title: 'master / development delete restriction',
-        syntax: 'php',
+        title: null,
+        syntax: 'python',
         user: null,
-        size: 250,
-        url: 'https://pastebin.com/8sUIsf34',
+        size: 86,
+        url: 'https://pastebin.com/c3Pz9KfA',
         expire: null,
-        posted_at: '2015-09-22T08:47:45.000Z',
+        posted_at: '2025-11-02T14:04:15.000Z',
       },
-    ]);
+    ],
+  },
+  ...(existsSync(sharedList)
+    ? [
+        {
+          name: 'the documented example (../shared/fixtures/pastebin)',
+          file: sharedList,
+          fields: [
+            {
+              paste_key: '0CeaNm8Y',
+              site: 'pastebin',
+              title: 'Once we all know when we goto function',
+              syntax: 'java',
+              user: 'admin',
+              size: 890,
+              url: 'https://pastebin.com/0CeaNm8Y',
+              expire: '2015-09-23T08:49:19.000Z',
+              posted_at: '2015-09-22T08:50:02.000Z',
+            },
+            {
+              paste_key: '8sUIsf34',
+              site: 'pastebin',
+              title: 'master / development delete restriction',
+              syntax: 'php',
+              user: null,
+              size: 250,
+              url: 'https://pastebin.com/8sUIsf34',
+              expire: null,
+              posted_at: '2015-09-22T08:47:45.000Z',
+            },
+          ],
+        },
+      ]
+    : []),
+];
+
+describe.each(scrapingLists)('the api_scraping.php list $name', ({ file, fields }) => {
+  it('every entry reads; dates, sizes and expiries become numbers and ISO dates, "0" never expires', () => {
+    const entries = (JSON.parse(readFileSync(file, 'utf8')) as unknown[]).map(pastebinEntry);
+    expect(entries.map((entry) => pastebinDocument(entry, 'x').fields)).toEqual(fields);
   });
 });
