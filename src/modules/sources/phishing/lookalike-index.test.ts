@@ -1,4 +1,3 @@
-import { existsSync, readFileSync } from 'node:fs';
 import { domainToASCII } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { parseDomainName } from '../common/domains/domain-name.ts';
@@ -10,8 +9,7 @@ import {
   type Lookalike,
 } from './lookalike-index.ts';
 import { generatePermutations } from './permutations.ts';
-
-const fixture = '/work/shared/fixtures/dnstwist/youtube.com.dnstwist.json';
+import { dnstwistScans } from '../../../../test/support/dnstwist-scans.ts';
 
 /** An observed name as the store keeps it. */
 const observed = (raw: string) => {
@@ -83,12 +81,9 @@ describe('phishing lookalike index', () => {
     }
   });
 
-  it.skipIf(!existsSync(fixture))('finds every registered permutation of the dnstwist youtube.com scan', () => {
-    const entries = (JSON.parse(readFileSync(fixture, 'utf8')) as { fuzzer: string; domain: string }[]).filter(
-      (e) => e.fuzzer !== '*original',
-    );
-    const youtube = createLookalikeIndex(['youtube.com']);
-    const missed = entries.filter((entry) => youtube.lookalikesOf(observed(entry.domain)).length === 0);
+  it.each(dnstwistScans())('finds every permutation of the dnstwist scan $name', ({ watched, pairs }) => {
+    const index = createLookalikeIndex([`${watched.label}.${watched.suffix}`]);
+    const missed = pairs.filter((pair) => index.lookalikesOf(observed(pair.split(' ')[1]!)).length === 0);
     expect(missed).toEqual([]);
   });
 
