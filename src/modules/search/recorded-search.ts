@@ -2,7 +2,7 @@ import { cancellable } from '../../db/cancellation.ts';
 import type { OrderKey } from './match-source.ts';
 import { positiveTerms, textPreview } from '../sources/index.ts';
 import type { SearchPlanner } from './search-plan.ts';
-import type { MessageRow } from '../sources/messenger/index.ts';
+import { messageDetails, type MessageRow } from '../sources/messenger/index.ts';
 import { pagePlan, type SearchRepository } from './search.repository.ts';
 import type { ExportItem, RecordedSearch } from './search.types.ts';
 
@@ -44,15 +44,7 @@ export function createRecordedSearchReader(deps: { searches: SearchRepository; p
         text_preview: textPreview(row.text, previewTerms, options.context_chars),
         text: row.text,
         date: new Date(Number(row.date)).toISOString(),
-        has_media: Number(row.has_media) === 1,
-        media_type: row.media_type,
-        file_name: row.file_name,
-        links: row.links ? (JSON.parse(row.links) as string[]) : null,
-        forwarded_from: row.forwarded_from,
-        forwarded_from_id: row.forwarded_from_id,
-        via_bot: row.via_bot,
-        reply_to_message_id: row.reply_to_message_id === null ? null : Number(row.reply_to_message_id),
-        edited_at: row.edited_at === null ? null : new Date(Number(row.edited_at)).toISOString(),
+        ...messageDetails(row),
         channel_count: list.length,
         channels_list: list,
       };

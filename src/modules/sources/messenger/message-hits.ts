@@ -39,6 +39,21 @@ export const MESSAGE_COLUMNS = sql`m.id, m.message_id, m.channel_id, c.username,
 
 const numberOrNull = (value: number | null) => (value === null ? null : Number(value));
 
+/** What a message carries besides its text and date, as search results and rule hits show it. */
+export function messageDetails(row: MessageRow) {
+  return {
+    has_media: Number(row.has_media) === 1,
+    media_type: row.media_type,
+    file_name: row.file_name,
+    links: row.links ? (JSON.parse(row.links) as string[]) : null,
+    forwarded_from: row.forwarded_from,
+    forwarded_from_id: row.forwarded_from_id,
+    via_bot: row.via_bot,
+    reply_to_message_id: numberOrNull(row.reply_to_message_id),
+    edited_at: row.edited_at === null ? null : new Date(Number(row.edited_at)).toISOString(),
+  };
+}
+
 export function messageHit(row: MessageRow, tree: QueryNode, contextChars: number): Hit {
   return {
     key: `${row.channel_id}:${row.message_id}`,
@@ -52,15 +67,7 @@ export function messageHit(row: MessageRow, tree: QueryNode, contextChars: numbe
       text_preview: textPreview(row.text, positiveTerms(tree), contextChars),
       text: row.text,
       text_hash: row.text_hash,
-      has_media: Number(row.has_media) === 1,
-      media_type: row.media_type,
-      file_name: row.file_name,
-      links: row.links ? (JSON.parse(row.links) as string[]) : null,
-      forwarded_from: row.forwarded_from,
-      forwarded_from_id: row.forwarded_from_id,
-      via_bot: row.via_bot,
-      reply_to_message_id: numberOrNull(row.reply_to_message_id),
-      edited_at: row.edited_at === null ? null : new Date(Number(row.edited_at)).toISOString(),
+      ...messageDetails(row),
     },
   };
 }
