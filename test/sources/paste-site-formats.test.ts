@@ -18,7 +18,13 @@ describe(`sources: paste monitors' saved pastes (${testEngine})`, () => {
   it('a folder of saved pastes and raw paste files is detected file by file; unreadable dates are null with a warning', async () => {
     await s.moveTo(T0);
     const report = await s.ingest('paste_site', [FIXTURES]);
-    expect(report.summary).toMatchObject({ inputs: 3, failed: 0, records: 4, added: 4, rejected: 0 });
+    // The folder also holds a Pastebin scraping list without its pastes' bodies: its entries are
+    // rejected, each naming the body it lacks.
+    expect(report.summary).toMatchObject({ inputs: 4, failed: 0, records: 4, added: 4, rejected: 2 });
+    expect(report.tally.errors.map((error) => error.reason)).toEqual([
+      'no content: neither a content field nor Wq7tLm2R.txt beside the list',
+      'no content: neither a content field nor c3Pz9KfA.txt beside the list',
+    ]);
     expect(report.tally.warnings.map(({ reason, count }) => [reason, count])).toEqual([
       ['paste date is ambiguous (day-first or month-first)', 1],
       ['paste date unknown (a raw paste file; its file time is when it was saved)', 1],

@@ -106,7 +106,33 @@ const MONTH_NAMES = ['jan', 'feb', 'mar', 'apr', 'may', 'jun', 'jul', 'aug', 'se
 // the date is unambiguous.
 const NAMED_MONTH =
   /^(?:(?<m1>[a-z]{3,9})\.? (?<d1>\d{1,2}),? (?<y1>\d{4})|(?<d2>\d{1,2}) (?<m2>[a-z]{3,9})\.?,? (?<y2>\d{4}))(?:,? (?:at )?(?<h>\d{1,2}):(?<min>\d{2})(?::(?<s>\d{2}))? ?(?<ampm>am|pm)?)?$/i;
-const NUMERIC_DATE = /^\d{1,4}[./-]\d{1,2}[./-]\d{1,4}\b/;
+const NUMERIC_DATE = /^(\d{1,4})[./-](\d{1,2})[./-](\d{1,4})(?:,?[ T](\d{1,2}):(\d{2})(?::(\d{2}))?)?$/;
+
+/**
+ * A date written in numbers: year first (2025/11/04) is year, month, day; with the year last, the
+ * field over 12 is the day (30/07/2025 and 07/30/2025 are one date), and equal fields read alike.
+ * 'ambiguous' when either order fits (03/04/2025), null when it is no date at all.
+ */
+function numericDate(text: string): number | 'ambiguous' | null {
+  const match = NUMERIC_DATE.exec(text);
+  if (!match) return null;
+  const [first, second, third] = [match[1]!, Number(match[2]), match[3]!];
+  let year: number, month: number, day: number;
+  if (first.length === 4) [year, month, day] = [Number(first), second, Number(third)];
+  else if (third.length === 4) {
+    const a = Number(first);
+    if (a > 12 || a === second) [year, month, day] = [Number(third), second, a];
+    else if (second > 12) [year, month, day] = [Number(third), a, second];
+    else return 'ambiguous';
+  } else return 'ambiguous';
+  const [hour, minute, secondOfMinute] = [Number(match[4] ?? 0), Number(match[5] ?? 0), Number(match[6] ?? 0)];
+  const ms = Date.UTC(year, month - 1, day, hour, minute, secondOfMinute);
+  const date = new Date(ms);
+  // Date.UTC rolls 2025/02/30 over into March: a field out of range is no date.
+  const exact =
+    date.getUTCMonth() === month - 1 && date.getUTCDate() === day && hour < 24 && minute < 60 && secondOfMinute < 60;
+  return exact ? ms : null;
+}
 
 function namedMonthDate(text: string): number | null {
   const match = NAMED_MONTH.exec(text);
@@ -124,18 +150,16 @@ function namedMonthDate(text: string): number | null {
 
 /**
  * A date as scrapers write it: ISO 8601 or epoch seconds (parseDate), epoch milliseconds, or with
- * the month named ("Mar 3, 2015"); null when it is none of these, and `warn` hears why: a numeric
- * date such as 03/04/2025 may be day-first or month-first, and is not guessed.
+ * the month named ("Mar 3, 2015"), or in numbers where only one reading fits (numericDate); null
+ * when it is none of these, and `warn` hears why: 03/04/2025 may be day-first or month-first, and
+ * is not guessed.
  */
 export function scrapedDate(value: unknown, warn: (reason: string) => void, what: string): number | null {
   if (value === undefined || value === null || value === '') return null;
   if (typeof value === 'number' && value > 1e11) return Number.isFinite(value) ? Math.round(value) : null;
-  const ms = parseDate(value) ?? (typeof value === 'string' ? namedMonthDate(value.trim()) : null);
-  if (ms !== null) return ms;
-  warn(
-    typeof value === 'string' && NUMERIC_DATE.test(value.trim())
-      ? `${what} is ambiguous (day-first or month-first)`
-      : `${what} is not a date`,
-  );
+  const text = typeof value === 'string' ? value.trim() : null;
+  const ms = parseDate(value) ?? (text === null ? null : (namedMonthDate(text) ?? numericDate(text)));
+  if (typeof ms === 'number') return ms;
+  warn(ms === 'ambiguous' ? `${what} is ambiguous (day-first or month-first)` : `${what} is not a date`);
   return null;
 }
