@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { jsonValues, readJsonDocument, withSpooledStdin } from '../common/documents/document-ingest.ts';
+import { jsonValues, readJsonDocument } from '../common/documents/document-ingest.ts';
 import { detectFormat, peekInput, type DetectableFormat } from '../common/ingest/format-detection.ts';
 import { plausibleTime } from '../common/ingest/timestamp.ts';
 import {
@@ -14,6 +14,7 @@ import {
   type IngestProgress,
   type InputResult,
   type ReadRecord,
+  withSpooledStdin,
 } from '../common/ingest/ingest-kit.ts';
 import type { Ingester, SourceContext } from '../kit/source.ts';
 import {
@@ -160,7 +161,7 @@ export const appStoreIngester: Ingester = {
     for (const input of expandInputs(inputs, ACCEPTS[format] ?? ACCEPTS.auto!)) {
       results.push(
         input === '-'
-          ? await withSpooledStdin(context, (file) => ingestInput(context, input, file, format, progress))
+          ? await withSpooledStdin(context.dataDir, (file) => ingestInput(context, input, file, format, progress))
           : await ingestInput(context, input, input, format, progress),
       );
     }

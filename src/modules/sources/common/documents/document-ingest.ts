@@ -14,11 +14,8 @@ import {
   type IngestProgress,
   type InputResult,
   type ReadRecord,
+  withSpooledStdin,
 } from '../ingest/ingest-kit.ts';
-import { createWriteStream, mkdirSync, rmSync } from 'node:fs';
-import { randomBytes } from 'node:crypto';
-import path from 'node:path';
-import { pipeline } from 'node:stream/promises';
 import { detectFormat, peekInput } from '../ingest/format-detection.ts';
 import type { Ingester, SourceContext } from '../../kit/source.ts';
 import { createDocumentWriter, type DocumentInput, type DocumentWriter } from './document-store.ts';
@@ -67,22 +64,6 @@ async function ingestInput(options: {
     progress,
   });
   return result;
-}
-
-/**
- * Standard input kept in the data folder while it is read, so that detection can look at its
- * start and a format read it from there as a file; a folder of its own names it `stdin`.
- */
-export async function withSpooledStdin<T>(context: SourceContext, use: (file: string) => Promise<T>): Promise<T> {
-  const folder = path.join(context.dataDir, 'incoming', `stdin-${randomBytes(8).toString('hex')}`);
-  mkdirSync(folder, { recursive: true });
-  const file = path.join(folder, 'stdin');
-  try {
-    await pipeline(process.stdin, createWriteStream(file));
-    return await use(file);
-  } finally {
-    rmSync(folder, { recursive: true, force: true });
-  }
 }
 
 type NamedFormat = DocumentFormat & {
@@ -142,7 +123,9 @@ export function documentIngester(options: {
       const results: InputResult[] = [];
       for (const input of expandInputs(inputs, accepts)) {
         results.push(
-          input === '-' ? await withSpooledStdin(context, (file) => ingest('-', file)) : await ingest(input, input),
+          input === '-'
+            ? await withSpooledStdin(context.dataDir, (file) => ingest('-', file))
+            : await ingest(input, input),
         );
       }
       return reportInputs(options.noun, results);

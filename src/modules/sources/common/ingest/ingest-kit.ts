@@ -1,6 +1,8 @@
-import { createReadStream, readdirSync, statSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { createReadStream, createWriteStream, mkdirSync, readdirSync, rmSync, statSync } from 'node:fs';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 
 /**
  * What every source's ingester shares: naming inputs (files, folders, `-`), reading text line
@@ -486,3 +488,20 @@ export const inputLine = (noun: string, result: InputResult): string =>
   result.ok
     ? `${result.input}: ${result.records} ${noun} read, ${result.added} added, ${result.duplicates} duplicates skipped, ${result.rejected} rejected`
     : `${result.input}: FAILED: ${result.error ?? ''}`;
+
+/**
+ * Standard input kept in the data folder while it is read, so that detection can look at its
+ * start, a hash can be taken of it and a format can read it as a file; a folder of its own names
+ * it `stdin` wherever an error does. The folder goes when `use` is done.
+ */
+export async function withSpooledStdin<T>(dataDir: string, use: (file: string) => Promise<T>): Promise<T> {
+  const folder = path.join(dataDir, 'incoming', `stdin-${randomBytes(8).toString('hex')}`);
+  mkdirSync(folder, { recursive: true });
+  const file = path.join(folder, 'stdin');
+  try {
+    await pipeline(process.stdin, createWriteStream(file));
+    return await use(file);
+  } finally {
+    rmSync(folder, { recursive: true, force: true });
+  }
+}

@@ -1,7 +1,6 @@
-import { createHash, randomBytes } from 'node:crypto';
-import { createReadStream, createWriteStream, mkdirSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { createReadStream, readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
-import { pipeline } from 'node:stream/promises';
 import type { Readable } from 'node:stream';
 import yauzl from 'yauzl';
 import type { Ingester, SourceContext } from '../../kit/source.ts';
@@ -17,6 +16,7 @@ import {
   warn,
   type InputResult,
   type IngestProgress,
+  withSpooledStdin,
 } from '../ingest/ingest-kit.ts';
 import type { CredentialRecord, MachineInfo } from './credential.ts';
 import { createCredentialWriter, type CredentialWriter, type LeakFile, type LeakKind } from './credential-store.ts';
@@ -316,13 +316,8 @@ function createCredentialIngest(context: SourceContext, progress?: IngestProgres
   const stealerZip = (file: string, result: InputResult) => ingestStealerZip({ writer, progress }, file, result);
 
   /** Standard input is kept in the data folder while it is read: its hash names it first. */
-  async function stdin(format: Format, result: InputResult) {
-    // A folder of its own, so that the file is called stdin wherever an error names it.
-    const folder = path.join(context.dataDir, 'incoming', `stdin-${randomBytes(8).toString('hex')}`);
-    mkdirSync(folder, { recursive: true });
-    const spooled = path.join(folder, 'stdin');
-    try {
-      await pipeline(process.stdin, createWriteStream(spooled));
+  function stdin(format: Format, result: InputResult) {
+    return withSpooledStdin(context.dataDir, async (spooled) => {
       if ((format === 'auto' ? await detectedKind('-', spooled) : format) === 'stealer_log') {
         const leak = await writer.open(await sha256Of(createReadStream(spooled)), 'stdin', 'stealer_log');
         await ingestLines({
@@ -337,9 +332,7 @@ function createCredentialIngest(context: SourceContext, progress?: IngestProgres
       } else {
         await combolist(spooled, 'stdin', result);
       }
-    } finally {
-      rmSync(folder, { recursive: true, force: true });
-    }
+    });
   }
 
   return { combolist, stealerFolder, machineFile, stealerZip, stdin };
