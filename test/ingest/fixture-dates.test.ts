@@ -53,7 +53,11 @@ async function dateRanges(location: TestStoreLocation): Promise<{ column: string
     await client.connect();
     try {
       const { rows } = await client.query<DateColumn>(
-        "select table_name as table, column_name as column from information_schema.columns where table_schema = 'public' and data_type in ('bigint', 'integer') and table_name not like '%\\_p%'",
+        // A partitioned table's parent reads its partitions: the partitions themselves are left out.
+        `select c.relname as table, a.attname as column
+           from pg_attribute a join pg_class c on c.oid = a.attrelid join pg_namespace n on n.oid = c.relnamespace
+          where n.nspname = 'public' and c.relkind in ('r', 'p') and not c.relispartition and a.attnum > 0
+            and not a.attisdropped and format_type(a.atttypid, a.atttypmod) in ('bigint', 'integer')`,
       );
       for (const entry of rows.filter((row) => isEventDate(row.column))) {
         const { rows: found } = await client.query(
