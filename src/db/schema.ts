@@ -347,10 +347,25 @@ export interface MessageKeyTable {
   message_id: number;
 }
 
+/** PostgreSQL only: every distinct word of the folded texts, with an id (migration messenger/0009). */
+export interface MessageLexiconTable {
+  id: Generated<number>;
+  word: string;
+}
+
+/** PostgreSQL only: each message's word ids, sorted (migration messenger/0009). */
+export interface MessageWordsTable {
+  id: number;
+  channel_id: number;
+  word_ids: number[];
+}
+
 export interface MessengerTables {
   categories: CategoryTable;
   channels: ChannelTable;
   messages: MessageTable;
   message_keys: MessageKeyTable;
+  message_lexicon: MessageLexiconTable;
+  message_words: MessageWordsTable;
   search_history: SearchHistoryTable;
 }

@@ -6,6 +6,7 @@ import { SEARCH_TUNING } from '../../src/modules/search/match-count.ts';
 import type { MatchQuery, OrderKey } from '../../src/modules/search/match-source.ts';
 import { createSearchRepository } from '../../src/modules/search/search.repository.ts';
 import { createTrigramStats } from '../../src/modules/sources/common/query/trigram-stats.ts';
+import { lexiconIds, wordQuery, wordTerms } from '../../src/modules/sources/common/query/word-index.ts';
 import { channel, loadCorpus, message } from '../support/corpus.ts';
 import { createTestApp, type TestApp } from '../support/test-app.ts';
 
@@ -47,7 +48,7 @@ describe('search plans agree with each other and with matchesFolded', () => {
   let t: TestApp;
   let rows: Row[];
   let channelIds: number[];
-  const seen = { complete: 0, checked: 0 };
+  const seen = { complete: 0, checked: 0, words: 0 };
 
   beforeAll(async () => {
     t = await createTestApp();
@@ -64,6 +65,13 @@ describe('search plans agree with each other and with matchesFolded', () => {
         'russian_only',
         Array.from({ length: 40 }, (_, i) => message(i + 1, `свежие логи база ${i}`)),
       ),
+      // Words longer than the lexicon keeps, and terms inside longer words (PostgreSQL's word index).
+      channel('long_words', [
+        message(1, `token ${'x'.repeat(70)}password${'y'.repeat(10)} here`),
+        message(2, `${'z'.repeat(80)} and fresh logs`),
+        message(3, 'mypasswords123 combo'),
+        message(4, `логи${'ж'.repeat(90)}`),
+      ]),
       channel('old_match', [
         message(1, 'password once, long ago', { date: Date.parse('2024-01-01T00:00:00Z') }),
         ...Array.from({ length: 40 }, (_, i) =>
@@ -117,6 +125,14 @@ describe('search plans agree with each other and with matchesFolded', () => {
     { splitFromRows: 1, channelsFromMatches: 0, probeRows: 1, rowCostInIndexEntries: 1e9 },
   ];
 
+  /** Each query without, and on PostgreSQL where it can, with the word index. */
+  async function wordVariants(tree: QueryNode): Promise<(string | undefined)[]> {
+    const terms = t.container.store.engine === 'postgres' ? wordTerms(tree) : null;
+    const ids = terms && (await lexiconIds(t.container.store.reader, terms));
+    if (ids) seen.words++;
+    return ids ? [undefined, wordQuery(tree, ids)] : [undefined];
+  }
+
   it.each(QUERIES)('%s', async (text) => {
     const { store } = t.container;
     const tree = parseQuery(text).tree;
@@ -131,48 +147,55 @@ describe('search plans agree with each other and with matchesFolded', () => {
           const match = matchCompilers[store.engine](tree, hints);
           if (match.complete) seen.complete++;
           else seen.checked++;
-          const query: MatchQuery = { match, maxMessageId: watermark, ...(filter ? { channelIds: filter } : {}) };
-          for (const tuning of tunings) {
-            const searches = createSearchRepository({
-              reader: store.reader,
-              readerSlots: 3,
-              engine: store.engine,
-              tuning,
-            });
-            const label = `${text} ${JSON.stringify({ watermark, filter: filter !== null, hints: Object.keys(hints), complete: match.complete, tuning })}`;
-            expect(await searches.count(query, false), label).toEqual({ ...want.counts, groups: want.counts.total });
-            expect(await searches.count(query, true), label).toEqual(want.counts);
-            for (const plan of ['walk', 'sort'] as const) {
-              const ids = (keys: OrderKey[]) => keys.map((k) => Number(k.id));
-              expect(
-                ids(await searches.page(query, { plan, uniqueOnly: false, offset: 0, limit: 10 })),
-                `${label} ${plan}`,
-              ).toEqual(want.order.slice(0, 10));
-              expect(
-                ids(await searches.page(query, { plan, uniqueOnly: false, offset: 7, limit: 10 })),
-                `${label} ${plan}`,
-              ).toEqual(want.order.slice(7, 17));
-              expect(
-                ids(await searches.page(query, { plan, uniqueOnly: true, offset: 3, limit: 10 })),
-                `${label} ${plan}`,
-              ).toEqual(want.uniqueOrder.slice(3, 13));
-              const fifth = rows.find((r) => r.id === want.order[4]);
-              if (fifth) {
-                const after = { id: fifth.id, date: fifth.date };
+          for (const words of await wordVariants(tree))
+            for (const tuning of tunings) {
+              const query: MatchQuery = {
+                match,
+                maxMessageId: watermark,
+                ...(filter ? { channelIds: filter } : {}),
+                ...(words ? { words } : {}),
+              };
+              const searches = createSearchRepository({
+                reader: store.reader,
+                readerSlots: 3,
+                engine: store.engine,
+                tuning,
+              });
+              const label = `${text} ${JSON.stringify({ watermark, filter: filter !== null, hints: Object.keys(hints), complete: match.complete, tuning })}`;
+              expect(await searches.count(query, false), label).toEqual({ ...want.counts, groups: want.counts.total });
+              expect(await searches.count(query, true), label).toEqual(want.counts);
+              for (const plan of ['walk', 'sort'] as const) {
+                const ids = (keys: OrderKey[]) => keys.map((k) => Number(k.id));
                 expect(
-                  ids(await searches.page(query, { plan, uniqueOnly: false, offset: 2, limit: 10, after })),
+                  ids(await searches.page(query, { plan, uniqueOnly: false, offset: 0, limit: 10 })),
+                  `${label} ${plan}`,
+                ).toEqual(want.order.slice(0, 10));
+                expect(
+                  ids(await searches.page(query, { plan, uniqueOnly: false, offset: 7, limit: 10 })),
                   `${label} ${plan}`,
                 ).toEqual(want.order.slice(7, 17));
+                expect(
+                  ids(await searches.page(query, { plan, uniqueOnly: true, offset: 3, limit: 10 })),
+                  `${label} ${plan}`,
+                ).toEqual(want.uniqueOrder.slice(3, 13));
+                const fifth = rows.find((r) => r.id === want.order[4]);
+                if (fifth) {
+                  const after = { id: fifth.id, date: fifth.date };
+                  expect(
+                    ids(await searches.page(query, { plan, uniqueOnly: false, offset: 2, limit: 10, after })),
+                    `${label} ${plan}`,
+                  ).toEqual(want.order.slice(7, 17));
+                }
               }
             }
-          }
         }
       }
     }
   });
 
-  it('both kinds of query were run: answered by the index alone (SQLite) and checked row by row', () => {
+  it('every kind of query was run: answered by the index alone (SQLite) or the word index (PostgreSQL), and checked row by row', () => {
     expect(seen.checked).toBeGreaterThan(0);
     if (t.container.store.engine === 'sqlite') expect(seen.complete).toBeGreaterThan(0);
+    else expect(seen.words).toBeGreaterThan(0);
   });
 });

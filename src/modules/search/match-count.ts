@@ -1,5 +1,6 @@
 import { sql, type Kysely } from 'kysely';
 import type { Database } from '../../db/schema.ts';
+import { LONG_WORDS } from '../sources/index.ts';
 import { integer, type IdRange, type MatchQuery, type MatchSource } from './match-source.ts';
 
 export interface MatchCounts {
@@ -104,6 +105,25 @@ export function createMatchCounter(deps: {
   }
 
   /**
+   * PostgreSQL, a query of words: the matches of each channel from the word index, reading one
+   * narrow row per match and no text; the few messages with a word too long for the lexicon are
+   * checked against their text instead.
+   */
+  async function channelCountsFromWords(query: MatchQuery, words: string) {
+    const channels = query.channelIds?.length ? sql`and w.channel_id in (${sql.join(query.channelIds)})` : sql``;
+    const { rows } = await sql<{ channel_id: number; n: number }>`
+      select channel_id, count(*) as n from (
+        select w.channel_id from message_words w
+        where w.word_ids @@ ${`(${words})&!${LONG_WORDS}`}::query_int and w.id <= ${query.maxMessageId} ${channels}
+        union all
+        select w.channel_id from message_words w join messages m on m.id = w.id
+        where w.word_ids @@ ${String(LONG_WORDS)}::query_int and w.id <= ${query.maxMessageId} ${channels}
+          and ${query.match.exact}
+      ) s group by channel_id`.execute(reader);
+    return rows;
+  }
+
+  /**
    * The number of matches and of channels with one (and of distinct texts with uniqueOnly).
    * Candidates the index cannot vouch for are read and checked, their channels counted in the
    * same pass; id ranges are counted side by side.
@@ -137,14 +157,16 @@ export function createMatchCounter(deps: {
       if (total > tuning.channelsFromMatches)
         return { total, channels: await probeChannels(query, indexMatch, total), groups: total };
     }
-    const perChannel = indexMatch
-      ? await channelCountsFromIndex(query, indexMatch)
-      : await overRanges(query, async (range) => {
-          const { from, where } = matchSource(query, range);
-          const { rows } = await sql<{ channel_id: number; n: number }>`
+    const perChannel = query.words
+      ? await channelCountsFromWords(query, query.words)
+      : indexMatch
+        ? await channelCountsFromIndex(query, indexMatch)
+        : await overRanges(query, async (range) => {
+            const { from, where } = matchSource(query, range);
+            const { rows } = await sql<{ channel_id: number; n: number }>`
             select m.channel_id, count(*) as n from ${from} where ${where} group by m.channel_id`.execute(reader);
-          return rows;
-        });
+            return rows;
+          });
     const total = perChannel.reduce((sum, row) => sum + Number(row.n), 0);
     return { total, channels: new Set(perChannel.map((row) => Number(row.channel_id))).size, groups: total };
   };

@@ -9,6 +9,11 @@ export interface MatchQuery {
   channelIds?: number[];
   /** The highest message id at search time: re-reads and exports see exactly what the search saw. */
   maxMessageId: number;
+  /**
+   * PostgreSQL: the query as an intarray `query_int` over `message_words.word_ids`, exact for the
+   * messages without long words, when every term is a word the index answers (word-index.ts).
+   */
+  words?: string;
 }
 
 /** A row's place in the newest-first order (date descending, then id descending). */

@@ -10,6 +10,8 @@ import {
   QuerySyntaxError,
   type QueryNode,
   type TrigramStats,
+  wordQuery,
+  wordTerms,
 } from '../sources/index.ts';
 import { SEARCH_LIMITS } from './search-limits.ts';
 
@@ -54,9 +56,25 @@ export function searchWarning(tree: QueryNode, truncated: boolean, total: number
   return notes.length ? notes.join('; ') : null;
 }
 
+/** The lexicon ids of the words containing each term (PostgreSQL's word index), or null when too many. */
+export type LexiconLookup = (terms: string[]) => Promise<Map<string, number[]> | null>;
+
 /** Turns a parsed query and its channels into the query the store runs. */
-export function createSearchPlanner(deps: { engine: Engine; channels: ChannelRepository; trigrams: TrigramStats }) {
-  const { channels, trigrams } = deps;
+export function createSearchPlanner(deps: {
+  engine: Engine;
+  channels: ChannelRepository;
+  trigrams: TrigramStats;
+  lexicon?: LexiconLookup;
+}) {
+  const { channels, trigrams, lexicon } = deps;
+
+  /** The query over the word index, when every term of it is a word the index can answer. */
+  async function overWords(tree: QueryNode): Promise<string | undefined> {
+    const terms = lexicon && wordTerms(tree);
+    if (!terms) return undefined;
+    const ids = await lexicon(terms);
+    return ids ? wordQuery(tree, ids) : undefined;
+  }
   const compile = matchCompilers[deps.engine];
 
   /** Channels to search in and how many messages they hold together. */
@@ -91,7 +109,12 @@ export function createSearchPlanner(deps: { engine: Engine; channels: ChannelRep
       let match = compile(tree, { rarity });
       if (channelFilter && channelFilter.messages <= match.share * messages)
         match = compile(tree, { rarity, withoutIndex: true });
-      const query: MatchQuery = { match, channelIds: channelFilter?.ids, maxMessageId: watermark };
+      const query: MatchQuery = {
+        match,
+        channelIds: channelFilter?.ids,
+        maxMessageId: watermark,
+        words: await overWords(tree),
+      };
       return { query, scope: channelFilter?.messages ?? watermark };
     },
   };

@@ -10,7 +10,7 @@ import { formatQuery, type TrigramStats } from '../sources/index.ts';
 import { createRecordedSearchReader } from './recorded-search.ts';
 import { createSearchHistoryRepository } from './search-history.repository.ts';
 import { SEARCH_LIMITS } from './search-limits.ts';
-import { createSearchPlanner, parseSearchQuery, searchWarning } from './search-plan.ts';
+import { createSearchPlanner, parseSearchQuery, searchWarning, type LexiconLookup } from './search-plan.ts';
 import type { SearchRepository } from './search.repository.ts';
 import type { RecordedSearch, SearchOptions, SearchRequest, StoredParse } from './search.types.ts';
 
@@ -129,11 +129,17 @@ export function createSearchService(deps: {
   channels: ChannelRepository;
   followUps: FollowUpTokens;
   trigrams: TrigramStats;
+  lexicon?: LexiconLookup;
   clock: Clock;
 }) {
   const { searches, followUps, clock } = deps;
   const history = createSearchHistoryRepository(deps.history);
-  const planner = createSearchPlanner({ engine: deps.engine, channels: deps.channels, trigrams: deps.trigrams });
+  const planner = createSearchPlanner({
+    engine: deps.engine,
+    channels: deps.channels,
+    trigrams: deps.trigrams,
+    lexicon: deps.lexicon,
+  });
   const reader = createRecordedSearchReader({ searches, planner });
 
   /**

@@ -5,6 +5,7 @@ import type { Engine } from '../../../../db/store.ts';
 import type { Clock } from '../../../../lib/clock.ts';
 import type { Log } from '../../../../lib/log.ts';
 import { foldText } from '../../common/query/query-language.ts';
+import { createWordIndexWriter } from '../../common/query/word-index.ts';
 import { createPartitionKeeper, type PartitionKeeper } from './message-partitions.ts';
 import { inMessageTransaction, transactionGroups } from './message-transactions.ts';
 
@@ -132,6 +133,7 @@ async function insertMessages(
  */
 export function createCorpusWriter(deps: { db: Kysely<Database>; engine: Engine; clock: Clock; log: Log }) {
   const { db, engine, clock } = deps;
+  const words = engine === 'postgres' ? createWordIndexWriter() : undefined;
 
   /** The category's id, created when missing (unique name: of two writers at once, one inserts). */
   async function categoryId(tx: Transaction<Database>, name: string): Promise<number> {
@@ -174,7 +176,7 @@ export function createCorpusWriter(deps: { db: Kysely<Database>; engine: Engine;
     partitions: PartitionKeeper | null,
     channelIds: Set<number>,
   ): Promise<number> {
-    return inMessageTransaction({ db, engine }, async (tx) => {
+    return inMessageTransaction({ db, engine, words }, async (tx) => {
       let added = 0;
       for (const batch of batches) {
         const channelId = await upsertChannel(tx, batch.channel);

@@ -1,6 +1,7 @@
 import { sql, type Kysely, type Transaction } from 'kysely';
 import type { Database } from '../../../../db/schema.ts';
 import type { Engine } from '../../../../db/store.ts';
+import type { WordIndexWriter } from '../../common/query/word-index.ts';
 
 /** PostgreSQL advisory lock key of message writers (any constant no other lock uses). */
 const MESSAGE_WRITER_LOCK = 0x6d657373;
@@ -35,22 +36,24 @@ export async function* transactionGroups<Message, Batch extends { messages: Mess
 
 /**
  * Runs `write` (which returns how many messages it added) in a transaction that keeps what
- * searches rely on: message ids commit in order, and on SQLite the new rows are in the trigram
- * index.
+ * searches rely on: message ids commit in order, and the new rows are in the trigram index
+ * (SQLite) or the word index (PostgreSQL, `words`).
  */
-export function inMessageTransaction(
-  deps: { db: Kysely<Database>; engine: Engine },
+export async function inMessageTransaction(
+  deps: { db: Kysely<Database>; engine: Engine; words?: WordIndexWriter },
   write: (tx: Transaction<Database>) => Promise<number>,
 ): Promise<number> {
-  const { engine } = deps;
-  return deps.db.transaction().execute(async (tx) => {
+  const { engine, words } = deps;
+  let indexed: { commit: () => void } | null = null;
+  const added = await deps.db.transaction().execute(async (tx) => {
     // PostgreSQL hands out ids when rows are inserted, not when they commit: two writers at
     // once could commit id 101 before id 100, and a search that saw 101 would miss 100
     // below its watermark, which a later re-read would then find. Writers take turns, so a
     // committed id is never below one still to commit. (SQLite has one writer at a time.)
     if (engine === 'postgres') await sql`select pg_advisory_xact_lock(${MESSAGE_WRITER_LOCK})`.execute(tx);
-    const lastIdBefore = engine === 'sqlite' ? await lastMessageId(tx) : 0;
+    const lastIdBefore = engine === 'sqlite' || words ? await lastMessageId(tx) : 0;
     const added = await write(tx);
+    if (words && added > 0) indexed = await words.index(tx, lastIdBefore);
     // SQLite: the trigram index of the new rows in one statement (migration 0006).
     if (engine === 'sqlite' && added > 0) {
       await sql`insert into messages_fts (rowid, text_folded) select id, text_folded from messages where id > ${lastIdBefore}`.execute(
@@ -59,6 +62,9 @@ export function inMessageTransaction(
     }
     return added;
   });
+  // TypeScript cannot see the assignment inside the callback.
+  (indexed as { commit: () => void } | null)?.commit();
+  return added;
 }
 
 async function lastMessageId(tx: Transaction<Database>): Promise<number> {
