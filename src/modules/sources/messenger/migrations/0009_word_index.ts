@@ -13,7 +13,7 @@ import { createWordIndexWriter } from '../../common/query/word-index.ts';
 // SQLite has its positional FTS5 index instead (migration 0003) and is left as it is.
 //
 // The messages already stored are indexed here, in id order and chunks, with the same code the
-// writer uses: a few minutes per 10M messages (docs/operations.md, "Upgrading").
+// writer uses: a few minutes per million messages (docs/operations.md, "Upgrading").
 const BACKFILL_CHUNK = 20_000;
 
 export async function up(db: Kysely<unknown>, { engine }: MigrationContext): Promise<void> {
