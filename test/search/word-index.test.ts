@@ -1,0 +1,81 @@
+import { sql, type Kysely } from 'kysely';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { MigrationContext } from '../../src/db/migration-helpers.ts';
+import { up as buildWordIndex } from '../../src/modules/sources/messenger/migrations/0009_word_index.ts';
+import { channel, loadCorpus, message } from '../support/corpus.ts';
+import { search } from '../support/messenger-search.ts';
+import { createTestApp, type TestApp } from '../support/test-app.ts';
+import { testEngine } from '../support/test-store.ts';
+
+/**
+ * PostgreSQL counts queries of words from its word index (migration messenger/0009): a term
+ * inside a longer word, a word longer than the lexicon keeps, letters with combining marks,
+ * AND/OR/NOT, a channel filter, and messages written before the index existed (the migration
+ * indexes them) must all count exactly what the text holds.
+ */
+const texts = [
+  'password reset for admin',
+  'mypasswords123 leaked',
+  `token ${'x'.repeat(70)}password${'y'.repeat(10)} here`,
+  `${'z'.repeat(80)} fresh logs only`,
+  'Café crème, PASSWORD ici',
+  'cafe\u0301 decomposed password',
+  'nothing here at all',
+  'pass word split apart',
+  'логи и пароли: password',
+];
+
+const queries: [string, number][] = [
+  ['password', 6],
+  ['passwords', 1],
+  ['assword', 6],
+  ['password -leaked', 5],
+  ['password AND logs', 0],
+  ['logs OR leaked', 2],
+  ['café', 1],
+  ['cafe', 1],
+  ['логи', 1],
+  ['xxxpassword', 1],
+  ['nothingatall', 0],
+];
+
+describe.skipIf(testEngine !== 'postgres')('the word index counts exactly (postgres)', () => {
+  let t: TestApp;
+  let token: string;
+  let channelIds: number[];
+
+  beforeAll(async () => {
+    t = await createTestApp({ env: { DRAGNET_RATE_LIMITS: 'off' } });
+    await t.createUser({ org: 'Acme', email: 'analyst@acme.test' });
+    token = (await t.login('analyst@acme.test')).access;
+    await loadCorpus(t, [
+      channel(
+        'words_a',
+        texts.map((text, i) => message(i + 1, text)),
+      ),
+      channel('words_b', [message(1, 'password in the other channel')]),
+    ]);
+    const rows = await t.container.store.db.selectFrom('channels').select('id').orderBy('id').execute();
+    channelIds = rows.map((row) => Number(row.id));
+  });
+  afterAll(() => t?.close());
+
+  const total = async (query: string, channel_ids?: number[]) =>
+    (await search(t, token, { query, ...(channel_ids ? { channel_ids } : {}) })).total;
+
+  it.each(queries)('%s', async (query, inChannelA) => {
+    const inB = query === 'password' || query === 'assword' || query === 'password -leaked' ? 1 : 0;
+    expect(await total(query)).toBe(inChannelA + inB);
+    expect(await total(query, [channelIds[0]!])).toBe(inChannelA);
+  });
+
+  it('indexes the messages a store held before the index existed', async () => {
+    const db = t.container.store.db as unknown as Kysely<unknown>;
+    await sql`drop table message_words`.execute(db);
+    await sql`drop table message_lexicon`.execute(db);
+    await buildWordIndex(db, { engine: 'postgres' } as MigrationContext);
+    for (const [query, inChannelA] of queries) expect(await total(query, [channelIds[0]!]), query).toBe(inChannelA);
+    await loadCorpus(t, [channel('words_a', [message(100, 'a new password after the upgrade')])]);
+    expect(await total('password', [channelIds[0]!])).toBe(7);
+  });
+});
