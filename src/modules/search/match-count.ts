@@ -110,15 +110,18 @@ export function createMatchCounter(deps: {
    * checked against their text instead.
    */
   async function channelCountsFromWords(query: MatchQuery, words: string) {
-    const channels = query.channelIds?.length ? sql`and w.channel_id in (${sql.join(query.channelIds)})` : sql``;
+    const inChannels = query.channelIds?.length ? sql`and channel_id in (${sql.join(query.channelIds)})` : sql``;
+    const scope = (fenced: boolean) => sql`(select id, channel_id, word_ids from message_words
+      where id <= ${query.maxMessageId} ${inChannels} ${fenced ? sql`offset 0` : sql``})`;
+    // Few messages in the chosen channels: their narrow rows are read through the channel index
+    // and checked (the OFFSET 0 fence), rather than intersected with a bitmap of every match.
     const { rows } = await sql<{ channel_id: number; n: number }>`
       select channel_id, count(*) as n from (
-        select w.channel_id from message_words w
-        where w.word_ids @@ ${`(${words})&!${LONG_WORDS}`}::query_int and w.id <= ${query.maxMessageId} ${channels}
+        select w.channel_id from ${scope(query.channelsFirst === true)} w
+        where w.word_ids @@ ${`(${words})&!${LONG_WORDS}`}::query_int
         union all
-        select w.channel_id from message_words w join messages m on m.id = w.id
-        where w.word_ids @@ ${String(LONG_WORDS)}::query_int and w.id <= ${query.maxMessageId} ${channels}
-          and ${query.match.exact}
+        select w.channel_id from ${scope(false)} w join messages m on m.id = w.id
+        where w.word_ids @@ ${String(LONG_WORDS)}::query_int and ${query.match.exact}
       ) s group by channel_id`.execute(reader);
     return rows;
   }

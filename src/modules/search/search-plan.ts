@@ -107,11 +107,12 @@ export function createSearchPlanner(deps: {
     async matchQuery(tree: QueryNode, channelFilter: ChannelFilter | null, watermark: number) {
       const { rarity, messages } = await trigrams.estimate(watermark);
       let match = compile(tree, { rarity });
-      if (channelFilter && channelFilter.messages <= match.share * messages)
-        match = compile(tree, { rarity, withoutIndex: true });
+      const channelsFirst = channelFilter !== null && channelFilter.messages <= match.share * messages;
+      if (channelsFirst) match = compile(tree, { rarity, withoutIndex: true });
       const query: MatchQuery = {
         match,
         channelIds: channelFilter?.ids,
+        channelsFirst,
         maxMessageId: watermark,
         words: await overWords(tree),
       };

@@ -72,6 +72,21 @@ export function createSearchRepository(deps: {
           order by g.date desc, g.id desc limit ${options.limit} offset ${options.offset}`.execute(reader);
         return rows;
       }
+      if (options.plan === 'walk' && engine === 'postgres' && query.channelsFirst && query.channelIds?.length) {
+        // Each chosen channel walked newest first on its (channel_id, date) index, the walks
+        // merged: PostgreSQL reads no other channel's rows (the date index would pass them all).
+        const { where } = matchSource(query, range, false);
+        const wanted = options.offset + options.limit;
+        const walks = query.channelIds.map(
+          (channelId) => sql`(select m.id, m.date from messages m
+            where m.channel_id = ${channelId} and ${where} and ${keysetCondition(options.after)}
+            order by m.date desc, m.id desc limit ${wanted})`,
+        );
+        const { rows } = await sql<OrderKey>`
+          select s.id, s.date from (${sql.join(walks, sql` union all `)}) s
+          order by s.date desc, s.id desc limit ${options.limit} offset ${options.offset}`.execute(reader);
+        return rows;
+      }
       if (options.plan === 'walk') {
         const { from, where } = matchSource(query, range, false);
         const indexed = engine === 'sqlite' ? sql`${from} indexed by messages_date_idx` : from;
@@ -90,7 +105,10 @@ export function createSearchRepository(deps: {
       return rows;
     },
 
-    /** The messages of these ids with their channels' names, in the order given. */
+    /**
+     * The messages of these keys with their channels' names, in the order given. Their dates
+     * let PostgreSQL plan only the months that hold them.
+     */
     async messages(keys: OrderKey[]): Promise<MessageRow[]> {
       if (keys.length === 0) return [];
       const { rows } = await sql<MessageRow>`
@@ -98,7 +116,9 @@ export function createSearchRepository(deps: {
                m.media_type, m.file_name, m.links, m.forwarded_from, m.forwarded_from_id, m.via_bot, m.reply_to_message_id, m.edited_at,
                c.username, c.title
         from messages m join channels c on c.id = m.channel_id
-        where m.id in (${sql.join(keys.map((k) => k.id))})`.execute(reader);
+        where m.id in (${sql.join(keys.map((k) => k.id))}) and m.date in (${sql.join(keys.map((k) => k.date))})`.execute(
+        reader,
+      );
       const byId = new Map(rows.map((row) => [Number(row.id), row]));
       return keys.map((key) => byId.get(Number(key.id))!);
     },
