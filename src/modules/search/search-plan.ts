@@ -91,7 +91,12 @@ export function createSearchPlanner(deps: { engine: Engine; channels: ChannelRep
       let match = compile(tree, { rarity });
       if (channelFilter && channelFilter.messages <= match.share * messages)
         match = compile(tree, { rarity, withoutIndex: true });
-      const query: MatchQuery = { match, channelIds: channelFilter?.ids, maxMessageId: watermark };
+      const query: MatchQuery = {
+        match,
+        channelIds: channelFilter?.ids,
+        channelMessages: channelFilter?.messages,
+        maxMessageId: watermark,
+      };
       return { query, scope: channelFilter?.messages ?? watermark };
     },
   };
