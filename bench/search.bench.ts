@@ -14,12 +14,16 @@
  *     with matchesFolded, counting and keeping the newest 10; (d) the raw engine query (two
  *     plain statements, the index asked the whole query: bench/support/search-peers.ts), timed
  *     in blocks with (a) and (b);
- *  4. (e) the peer an analyst would otherwise pick: `grep -c -F password` over a text dump of
- *     the folded messages, one per line;
+ *  4. (e) the peers an analyst would otherwise pick: `grep -i` and `rg -i` (LC_ALL=C.UTF-8) over
+ *     a dump of the messages' original texts, one per line (the channel-filtered query over a
+ *     dump of its 5 channels), each query timed in interleaved rounds (HTTP, store, grep, rg)
+ *     and its count checked against the search's total;
  *  5. (f) concurrent searches during an ingest: --clients loops sending the query set through
  *     HTTP, first with the store idle, then while this process writes --concurrency-messages
  *     more (and the same number written alone before, for the ingest rate without searches).
- * Totals, channel counts and the newest 10 of (a), (b), (c) and (d) must agree and the planted
+ * --store both (or sqlite,postgres) runs it all on each store in turn, in this one process.
+ * Totals, channel counts and the newest 10 of (a), (b), (c) and (d) must agree, grep's and rg's
+ * counts must be the totals, and the planted
  * needles must be found exactly as often as planted: otherwise a loud MISMATCH and exit code 3.
  * A missed target (see TARGETS) gives exit code 1. Only loopback traffic; the server, the temp
  * dir and the database are removed again, also on error or Ctrl-C.
@@ -31,7 +35,7 @@ import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import { Command, InvalidArgumentError, Option } from 'commander';
+import { Command, InvalidArgumentError } from 'commander';
 import { sql } from 'kysely';
 import { loadConfig } from '../src/config.ts';
 import { createContainer, type Container } from '../src/container.ts';
@@ -41,7 +45,15 @@ import { matchesFolded, parseQuery, type QueryNode } from '../src/modules/source
 import { stopperOf } from './support/child-server.ts';
 import { CleanupScope } from './support/cleanup.ts';
 import { ingestInChild, searchLoad, type IngestRun, type LoadSample } from './support/search-load.ts';
-import { grepPeer, rawEngineQuery } from './support/search-peers.ts';
+import {
+  dumpTexts,
+  PEER_TOOLS,
+  PeerShell,
+  peerStages,
+  rawEngineQuery,
+  toolAvailable,
+  type PeerTool,
+} from './support/search-peers.ts';
 import { createBenchStore, DEFAULT_POSTGRES_ADMIN_URL, type BenchStore, type StoreKind } from './support/store.ts';
 
 const REPO_ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -109,7 +121,7 @@ const TARGETS = {
   concurrentOverIdleP95: 3,
 };
 
-/** The broad single term that is timed against grep. */
+/** The broad single term that must be at least as fast as grep -i on every store. */
 const GREP_TERM = 'password';
 
 /** Runs on a path always measured, however slow the query. */
@@ -119,7 +131,8 @@ const MIN_RUNS = 3;
 // Options
 
 interface SearchBenchOptions {
-  store: StoreKind;
+  /** The stores measured one after the other in this run. */
+  store: StoreKind[];
   adminUrl: string;
   messages: number;
   runs: number;
@@ -142,11 +155,21 @@ const count = (label: string, min: number, max: number) => (raw: string) => {
   return value;
 };
 
+const storeList = (raw: string): StoreKind[] => {
+  const names = raw === 'both' ? ['sqlite', 'postgres'] : raw.split(',').map((name) => name.trim());
+  if (names.length === 0 || names.some((name) => name !== 'sqlite' && name !== 'postgres'))
+    throw new InvalidArgumentError('--store takes sqlite, postgres, a comma-separated list of them, or both');
+  return [...new Set(names)] as StoreKind[];
+};
+
 function parseOptions(args: string[]): SearchBenchOptions {
   const program = new Command('npm run bench -- search')
     .description('messenger search: ingest, index size, query latency via HTTP and store, linear-scan baseline')
-    .addOption(
-      new Option('--store <engine>', 'the store behind Dragnet').choices(['sqlite', 'postgres']).default('sqlite'),
+    .option(
+      '--store <engines>',
+      'the store(s) behind Dragnet, measured one after the other: sqlite, postgres, sqlite,postgres or both',
+      storeList,
+      ['sqlite'],
     )
     .option(
       '--admin-url <url>',
@@ -179,7 +202,12 @@ function parseOptions(args: string[]): SearchBenchOptions {
       count('--chunk', 1000, 1_000_000),
       50_000,
     )
-    .option('--grep-runs <n>', 'timed runs of grep -c -F over the text dump', count('--grep-runs', 1, 100), 5)
+    .option(
+      '--grep-runs <n>',
+      'interleaved rounds per query of HTTP, store, grep -i and rg -i over the text dump',
+      count('--grep-runs', 1, 100),
+      10,
+    )
     .option(
       '--concurrency-messages <n>',
       'messages written during the concurrent searches (and once alone before); 0 skips (f)',
@@ -511,11 +539,30 @@ async function clearHistory(container: Container): Promise<void> {
   await container.store.searchHistory.deleteFrom('search_history').execute();
 }
 
+type SearchContext = { orgId: number; userId: number };
+
+/** One query sent through the HTTP API (a) and to the store in this process (b). */
+function searchCalls(
+  container: Container,
+  server: Server,
+  token: string,
+  context: SearchContext,
+  query: BenchQuery,
+  channelIds: number[],
+) {
+  const body = { query: query.query, page_size: 10, ...(query.channels ? { channel_ids: channelIds } : {}) };
+  return {
+    HTTP: async () =>
+      answerOf((await postJson(`${server.url}/service/messenger-search-create/`, body, token)) as SearchResponseLike),
+    store: async () => answerOf((await container.search.search(context, body)) as SearchResponseLike),
+  };
+}
+
 async function measureQueries(
   container: Container,
   server: Server,
   token: string,
-  context: { orgId: number; userId: number },
+  context: SearchContext,
   channelIds: number[],
   options: SearchBenchOptions,
   deadline: Deadline,
@@ -523,12 +570,10 @@ async function measureQueries(
   const results: QueryResult[] = [];
   for (const query of QUERIES) {
     deadline.check(`query ${query.label}`);
-    const body = { query: query.query, page_size: 10, ...(query.channels ? { channel_ids: channelIds } : {}) };
-    const viaHttp = async () =>
-      answerOf((await postJson(`${server.url}/service/messenger-search-create/`, body, token)) as SearchResponseLike);
-    const viaStore = async () => answerOf((await container.search.search(context, body)) as SearchResponseLike);
-    const viaRaw = rawEngineQuery(container, parseQuery(query.query).tree, query.channels ? channelIds : null);
-    const via = { HTTP: viaHttp, store: viaStore, raw: viaRaw };
+    const via = {
+      ...searchCalls(container, server, token, context, query, channelIds),
+      raw: rawEngineQuery(container, parseQuery(query.query).tree, query.channels ? channelIds : null),
+    };
 
     const problems: string[] = [];
     const times: Record<keyof typeof via, number[]> = { HTTP: [], store: [], raw: [] };
@@ -589,6 +634,94 @@ async function measureQueries(
     });
     // Untimed: keeps the history from piling up across queries.
     await clearHistory(container);
+  }
+  return results;
+}
+
+/** (e) for one query: p50s of the service and of the command-line peers, in interleaved rounds. */
+interface PeerResult {
+  query: BenchQuery;
+  total: number;
+  http: number[];
+  store: number[];
+  /** Per tool label; absent where the tool is missing or has no equivalent of the query. */
+  peers: Map<string, number[]>;
+  dump: string;
+}
+
+/**
+ * (e): each query's rounds run HTTP, store, grep -i and rg -i one after the other, so the
+ * machine's load hits all alike, after one unmeasured call of each (the dump in the page cache
+ * as the store's pages are). A peer's count must be the search's total.
+ */
+async function measurePeers(input: {
+  container: Container;
+  server: Server;
+  token: string;
+  context: SearchContext;
+  channelIds: number[];
+  rounds: number;
+  dataDir: string;
+  problems: (query: BenchQuery) => string[];
+}): Promise<PeerResult[]> {
+  const { container, channelIds } = input;
+  const tools: typeof PEER_TOOLS = [];
+  for (const tool of PEER_TOOLS) {
+    if (await toolAvailable(tool.program)) tools.push(tool);
+    else
+      say(
+        `  ${tool.program} not found: left out (ripgrep is Debian's package ripgrep: apt-get install ripgrep; or cargo install ripgrep)`,
+      );
+  }
+  const dumps = {
+    all: await dumpTexts(container, path.join(input.dataDir, 'messages.txt'), null),
+    channels: await dumpTexts(container, path.join(input.dataDir, 'channels.txt'), channelIds),
+  };
+  for (const dump of Object.values(dumps))
+    say(`  ${path.basename(dump.file)}: ${mb(dump.bytes)}, ${int(dump.lines)} lines (messages)`);
+  const results: PeerResult[] = [];
+  const shell = new PeerShell();
+  try {
+    for (const query of QUERIES) {
+      const calls = searchCalls(container, input.server, input.token, input.context, query, channelIds);
+      const dump = query.channels ? dumps.channels : dumps.all;
+      const stages = peerStages(parseQuery(query.query).tree);
+      const result: PeerResult = {
+        query,
+        total: (await calls.HTTP()).total,
+        http: [],
+        store: [],
+        peers: new Map(),
+        dump: path.basename(dump.file),
+      };
+      await calls.store();
+      const runTool = async (tool: PeerTool, times: number[] | null) => {
+        const { count, ms: took } = await shell.run(tool.program, stages!, dump.file);
+        if (count !== result.total)
+          input.problems(query).push(`${tool.label} counts ${count} lines, the search ${result.total} matches`);
+        times?.push(took);
+      };
+      for (const tool of stages ? tools : []) {
+        result.peers.set(tool.label, []);
+        await runTool(tool, null);
+      }
+      for (let round = 0; round < input.rounds; round++) {
+        for (const [path, times] of [
+          ['HTTP', result.http],
+          ['store', result.store],
+        ] as const) {
+          const t = performance.now();
+          await calls[path]();
+          times.push(performance.now() - t);
+        }
+        for (const tool of stages ? tools : []) await runTool(tool, result.peers.get(tool.label)!);
+      }
+      results.push(result);
+      await clearHistory(container);
+    }
+  } finally {
+    shell.close();
+    for (const dump of Object.values(dumps)) rmSync(dump.file, { force: true });
   }
   return results;
 }
@@ -785,20 +918,26 @@ function table(header: string[], rows: string[][]): string {
 
 // ---------------------------------------------------------------------------------------------
 
-export async function run(args: string[]): Promise<void> {
-  const options = parseOptions(args);
-  const deadline = new Deadline(options.timeout);
-  const cpuList = cpus();
-  say(
-    `search: ${cpuList.length} CPU(s) ${cpuList[0]?.model.trim() ?? ''}, ${(totalmem() / 2 ** 30).toFixed(0)} GiB, Node ${process.version}; ` +
-      `store ${options.store}; ${int(options.messages)} messages, ${CHANNELS} channels, seed ${SEED}; ` +
-      `${options.runs} runs per query and path (budget ${options.queryBudget} s per query), ${options.scanRuns} scan runs; ` +
-      `load average ${loadText()}`,
-  );
+interface TargetLine {
+  pass: boolean;
+  text: string;
+}
 
+/** What one store's run found: its target lines, disagreements, and (e)'s figures. */
+interface StoreOutcome {
+  kind: StoreKind;
+  written: number;
+  lines: TargetLine[];
+  problems: string[];
+  peers: PeerResult[];
+}
+
+/** Everything on one store: ingest, (a) to (f), its own targets. */
+async function runOnStore(kind: StoreKind, options: SearchBenchOptions, deadline: Deadline): Promise<StoreOutcome> {
+  say(`\n=== store ${kind} ===`);
   const scope = new CleanupScope();
   try {
-    const store = await createBenchStore(options.store, scope, options.adminUrl);
+    const store = await createBenchStore(kind, scope, options.adminUrl);
     const env: NodeJS.ProcessEnv = {
       ...process.env,
       HOST: '127.0.0.1',
@@ -806,7 +945,7 @@ export async function run(args: string[]): Promise<void> {
       DRAGNET_LOG_LEVEL: options.logLevel,
       ...store.env,
     };
-    if (options.store === 'sqlite') delete env.DRAGNET_DATABASE_URL;
+    if (kind === 'sqlite') delete env.DRAGNET_DATABASE_URL;
     say(`store: ${store.location}`);
 
     const container = await createContainer(loadConfig(env));
@@ -821,12 +960,12 @@ export async function run(args: string[]): Promise<void> {
         `(wall ${seconds(figures.wallMs)} including ${seconds(figures.generateMs)} generating the corpus: ` +
         `${int(figures.written / (figures.wallMs / 1000))} msg/s end to end); ` +
         `this process used ${seconds(figures.writeCpuMs)} CPU for the writes` +
-        (options.store === 'sqlite'
+        (kind === 'sqlite'
           ? ` (${int(figures.written / (figures.writeCpuMs / 1000))} msg per CPU-second)`
           : ' (the PostgreSQL server work is not included)') +
         (figures.complete ? '' : ` -- STOPPED EARLY at the ingest budget, ${int(figures.planned)} planned`),
     );
-    if (options.store === 'postgres') {
+    if (kind === 'postgres') {
       // What autovacuum would do soon after a bulk load: planner statistics, GIN pending list merged.
       const t = performance.now();
       await sql`vacuum analyze messages`.execute(container.store.db);
@@ -930,9 +1069,7 @@ export async function run(args: string[]): Promise<void> {
         `${r.http.length}/${r.store.length}/${r.raw.length}`,
       ];
     });
-    say(
-      `\nresults (${int(figures.written)} messages, ${options.store}; milliseconds; p95 is nearest-rank over n runs):`,
-    );
+    say(`\nresults (${int(figures.written)} messages, ${kind}; milliseconds; p95 is nearest-rank over n runs):`);
     say(
       table(
         [
@@ -956,17 +1093,23 @@ export async function run(args: string[]): Promise<void> {
     );
     say(`load average after: ${loadText()}`);
 
-    // 4. (e) grep over a text dump
+    // 4. (e) grep -i and rg -i over text dumps
     deadline.check('grep');
-    const broadTerm = results.find((r) => r.query.query === GREP_TERM);
-    say(`\n(e) grep -c -F ${GREP_TERM} over a dump of the folded texts, one message per line:`);
-    const grep = await grepPeer(container, store.dataDir, GREP_TERM, options.grepRuns);
     say(
-      `  ${path.basename(grep.file)}: ${mb(grep.bytes)}, ${int(grep.count)} lines; grep p50 ${ms(p(grep.times, 50))} ms, p95 ${ms(p(grep.times, 95))} ms over ${grep.times.length} runs`,
+      `\n(e) grep -i and rg -i (LC_ALL=C.UTF-8, run and timed by bash, spawn included, counting into a pipe) over dumps of the original texts, ` +
+        `${options.grepRuns} interleaved rounds per query (HTTP, store, grep, rg):`,
     );
-    if (broadTerm && grep.count !== broadTerm.httpAnswer.total)
-      broadTerm.problems.push(`grep counts ${grep.count} lines, the search ${broadTerm.httpAnswer.total}`);
-    rmSync(grep.file, { force: true });
+    const peers = await measurePeers({
+      container,
+      server,
+      token: login.access,
+      context: { orgId: user.org_id, userId: user.id },
+      channelIds,
+      rounds: options.grepRuns,
+      dataDir: store.dataDir,
+      problems: (query) => results.find((r) => r.query === query)!.problems,
+    });
+    say(peerTable(peers, kind));
 
     // 5. (f) concurrent searches during an ingest
     const concurrency =
@@ -976,8 +1119,7 @@ export async function run(args: string[]): Promise<void> {
 
     const selective = results.filter((r) => r.query.selective);
     const broad = results.filter((r) => !r.query.selective);
-    const verdict = (pass: boolean) => (pass ? 'PASS' : 'FAIL');
-    const lines: Array<{ pass: boolean; text: string }> = [];
+    const lines: TargetLine[] = [];
     {
       const misses = selective.filter(
         (r) => p(r.http, 50) > TARGETS.selectiveP50Ms || p(r.http, 95) > TARGETS.selectiveP95Ms,
@@ -990,7 +1132,7 @@ export async function run(args: string[]): Promise<void> {
       });
     }
     if (figures.written <= 1_000_000) {
-      const limit = TARGETS.everyQueryP50Ms[options.store];
+      const limit = TARGETS.everyQueryP50Ms[kind];
       lines.push({
         pass: results.every((r) => p(r.http, 50) <= limit),
         text:
@@ -1012,10 +1154,12 @@ export async function run(args: string[]): Promise<void> {
         `every query through HTTP >= ${TARGETS.everyQueryOverScan}x faster than the linear scan (scan p50 / HTTP p50): ` +
         results.map((r) => `${r.query.label} ${(p(r.scan, 50) / p(r.http, 50)).toFixed(1)}x`).join(', '),
     });
-    if (broadTerm) {
+    const broadTerm = peers.find((r) => r.query.query === GREP_TERM && !r.query.channels);
+    const grepOf = (r: PeerResult) => r.peers.get('grep -i');
+    if (broadTerm && grepOf(broadTerm)) {
       lines.push({
-        pass: p(broadTerm.http, 50) <= p(grep.times, 50),
-        text: `"${GREP_TERM}" through HTTP at least as fast as grep -c -F over the dump (p50): HTTP ${ms(p(broadTerm.http, 50))} ms, grep ${ms(p(grep.times, 50))} ms`,
+        pass: p(broadTerm.http, 50) <= p(grepOf(broadTerm)!, 50),
+        text: `"${GREP_TERM}" through HTTP at least as fast as grep -i over the dump (p50, interleaved): HTTP ${ms(p(broadTerm.http, 50))} ms, grep -i ${ms(p(grepOf(broadTerm)!, 50))} ms`,
       });
     }
     {
@@ -1058,7 +1202,7 @@ export async function run(args: string[]): Promise<void> {
       });
       const alone = concurrency.alone.messages / (concurrency.alone.writeMs / 1000);
       const withSearches = concurrency.withSearches.messages / (concurrency.withSearches.writeMs / 1000);
-      const floor = options.store === 'sqlite' ? TARGETS.ingestPerSecond : 0;
+      const floor = kind === 'sqlite' ? TARGETS.ingestPerSecond : 0;
       lines.push({
         pass: withSearches >= 0.9 * alone && withSearches >= floor,
         text:
@@ -1067,26 +1211,112 @@ export async function run(args: string[]): Promise<void> {
       });
     }
     const problems = results.flatMap((r) =>
-      r.problems.map((problem) => `${r.query.label} (${r.query.query}): ${problem}`),
+      r.problems.map((problem) => `${kind}: ${r.query.label} (${r.query.query}): ${problem}`),
     );
     lines.push({
       pass: problems.length === 0,
-      text: `totals, channel counts and newest 10 agree across HTTP, store, raw and scan (and grep); planted needles found exactly (${RARE_NEEDLE.count}, ${PHRASE_NEEDLE.count})`,
+      text: `totals, channel counts and newest 10 agree across HTTP, store, raw and scan (and grep -i, rg -i counts); planted needles found exactly (${RARE_NEEDLE.count}, ${PHRASE_NEEDLE.count})`,
     });
     say('');
     for (const line of lines)
-      say(`search [${options.store}, ${int(figures.written)} messages]: ${line.text}: ${verdict(line.pass)}`);
-
-    if (problems.length) {
-      const banner = '!'.repeat(78);
-      process.stderr.write(
-        `\n${banner}\nMISMATCH: the search paths disagree\n${problems.map((x) => `  - ${x}`).join('\n')}\n${banner}\n`,
-      );
-      process.exitCode = 3;
-    } else if (lines.some((line) => !line.pass)) {
-      process.exitCode = 1;
-    }
+      say(`search [${kind}, ${int(figures.written)} messages]: ${line.text}: ${verdict(line.pass)}`);
+    return { kind, written: figures.written, lines, problems, peers };
   } finally {
     await scope.close();
+  }
+}
+
+const verdict = (pass: boolean) => (pass ? 'PASS' : 'FAIL');
+
+/** (e)'s table: p50s and the ratios service ÷ peer (below 1 the service is faster). */
+function peerTable(peers: PeerResult[], kind: StoreKind): string {
+  const labels = PEER_TOOLS.map((tool) => tool.label);
+  const p50 = (values: number[] | undefined) => (values?.length ? percentile(values, 50) : Number.NaN);
+  const ratio = (x: number, y: number) => (Number.isNaN(x / y) ? '-' : (x / y).toFixed(2));
+  const rows = peers.map((r) => [
+    r.query.label,
+    int(r.total),
+    r.dump,
+    ms(p50(r.http)),
+    ms(p50(r.store)),
+    ...labels.map((label) => ms(p50(r.peers.get(label)))),
+    ...labels.flatMap((label) => [
+      ratio(p50(r.http), p50(r.peers.get(label))),
+      ratio(p50(r.store), p50(r.peers.get(label))),
+    ]),
+    String(r.http.length),
+  ]);
+  return (
+    `${kind}, milliseconds, p50 of interleaved rounds; ratios are service time ÷ peer time:\n` +
+    table(
+      [
+        'query',
+        'total',
+        'dump',
+        'HTTP p50',
+        'store p50',
+        ...labels.map((label) => `${label} p50`),
+        ...labels.flatMap((label) => [`HTTP/${label}`, `store/${label}`]),
+        'rounds',
+      ],
+      rows,
+    )
+  );
+}
+
+/** The channel filter and, on PostgreSQL, the broad queries: through HTTP at most grep -i's time (#24). */
+function grepTargets(outcomes: StoreOutcome[]): TargetLine[] {
+  const grepRatio = (r: PeerResult) => {
+    const grep = r.peers.get('grep -i');
+    return grep?.length ? percentile(r.http, 50) / percentile(grep, 50) : Number.NaN;
+  };
+  const describe = (list: { kind: StoreKind; r: PeerResult }[]) =>
+    list.map(({ kind, r }) => `${kind} ${r.query.label} ${grepRatio(r).toFixed(2)}x`).join(', ');
+  const within = (list: { r: PeerResult }[]) => list.length > 0 && list.every(({ r }) => grepRatio(r) <= 1);
+  const lines: TargetLine[] = [];
+  const postgres = outcomes.find((o) => o.kind === 'postgres');
+  if (postgres) {
+    const list = postgres.peers
+      .filter((r) => !r.query.selective || r.query.channels)
+      .map((r) => ({ kind: postgres.kind, r }));
+    lines.push({
+      pass: within(list),
+      text: `PostgreSQL broad queries and channel filter <= 1.0x grep -i (HTTP p50 / grep -i p50): ${describe(list)}`,
+    });
+  }
+  const channel = outcomes.flatMap((o) => o.peers.filter((r) => r.query.channels).map((r) => ({ kind: o.kind, r })));
+  lines.push({
+    pass: within(channel),
+    text: `channel filter <= 1.0x grep -i on ${outcomes.length === 2 ? 'both stores' : `${outcomes[0]!.kind} (--store both for both)`} (HTTP p50 / grep -i p50): ${describe(channel)}`,
+  });
+  return lines;
+}
+
+export async function run(args: string[]): Promise<void> {
+  const options = parseOptions(args);
+  const deadline = new Deadline(options.timeout);
+  const cpuList = cpus();
+  say(
+    `search: ${cpuList.length} CPU(s) ${cpuList[0]?.model.trim() ?? ''}, ${(totalmem() / 2 ** 30).toFixed(0)} GiB, Node ${process.version}; ` +
+      `store ${options.store.join(', ')}; ${int(options.messages)} messages, ${CHANNELS} channels, seed ${SEED}; ` +
+      `${options.runs} runs per query and path (budget ${options.queryBudget} s per query), ${options.scanRuns} scan runs; ` +
+      `load average ${loadText()} (/proc/loadavg)`,
+  );
+  const outcomes: StoreOutcome[] = [];
+  for (const kind of options.store) outcomes.push(await runOnStore(kind, options, deadline));
+
+  const lines = grepTargets(outcomes);
+  say('');
+  for (const line of lines) say(`search [${options.store.join(', ')}]: ${line.text}: ${verdict(line.pass)}`);
+  say(`load average at the end: ${loadText()}`);
+  const problems = outcomes.flatMap((o) => o.problems);
+  if (problems.length) {
+    const banner = '!'.repeat(78);
+    process.stderr.write(
+      `\n${banner}\nMISMATCH: the search paths disagree\n${problems.map((x) => `  - ${x}`).join('\n')}\n${banner}\n`,
+    );
+    process.exitCode = 3;
+  } else if ([...lines, ...outcomes.flatMap((o) => o.lines)].some((line) => !line.pass)) {
+    process.exitCode = 1;
   }
 }

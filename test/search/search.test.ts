@@ -69,6 +69,13 @@ const corpus = [
       message(401, 'id 42 leak'),
       message(402, 'x9 token'),
       message(311, 'send e-mail now'),
+      // GLOB's metacharacters (SQLite's exact check) are text, each beside a text the wildcard would match.
+      message(312, 'price*2 deal'),
+      message(313, 'price22 deal'),
+      message(314, 'what? now'),
+      message(315, 'whatx now'),
+      message(316, '[draft] notes'),
+      message(317, 'd draft] notes'),
       // Every trigram of "qzwxyv" occurs in 901 and 903, but only 902 holds the whole term.
       message(901, 'qzw wxy xyv'),
       message(902, 'the qzwxyv key'),
@@ -314,6 +321,17 @@ describe('messenger search over HTTP', () => {
       expect(idsOf(body)).toEqual([105]);
       expect(body.warning).toMatch(/exclud/i);
       expect(await matchSet('-apple', { channel_ids: [ids.fruit!] })).toEqual([103, 105]);
+    });
+
+    it.each([
+      ['price*2', [312]],
+      ['what?', [314]],
+      ['[draft]', [316]],
+      ['draft]', [316, 317]],
+      ['*', [312]],
+    ])('wildcard characters are text: %s, with and without a channel filter', async (query, expected) => {
+      expect(await matchSet(query)).toEqual(expected);
+      expect(await matchSet(query, { channel_ids: [ids.words!] })).toEqual(expected);
     });
 
     it('a hyphen inside a word is text, not negation', async () => {

@@ -7,6 +7,8 @@ import type { CompiledMatch } from '../sources/index.ts';
 export interface MatchQuery {
   match: CompiledMatch;
   channelIds?: number[];
+  /** Messages in those channels (all of them, a cost estimate). */
+  channelMessages?: number;
   /** The chosen channels hold fewer messages than the index would return: their rows are read first. */
   channelsFirst?: boolean;
   /** The highest message id at search time: re-reads and exports see exactly what the search saw. */

@@ -112,6 +112,7 @@ export function createSearchPlanner(deps: {
       const query: MatchQuery = {
         match,
         channelIds: channelFilter?.ids,
+        channelMessages: channelFilter?.messages,
         channelsFirst,
         maxMessageId: watermark,
         words: await overWords(tree),

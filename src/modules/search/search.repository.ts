@@ -29,6 +29,21 @@ export function pagePlan(input: {
   return 2 * (input.offset + input.limit) * input.scope < input.total * input.total ? 'walk' : 'sort';
 }
 
+/**
+ * The index a SQLite walk reads. The date index visits about (offset + limit) × watermark / total
+ * rows, each looked up in the table for its channel; the (channel_id, date) index, with the
+ * channels of a filter as an IN list, walks each channel newest first and leaves it once the
+ * page can no longer change (SQLite's IN early-out), about channels × (offset + limit) × scope /
+ * total rows. The channel index wins when channels × scope < watermark: at 1M messages, 5
+ * channels of 2,000 messages read 0.05 ms against the date index's 5 ms.
+ */
+function sqliteWalkIndex(query: MatchQuery): string {
+  const { channelIds, channelMessages } = query;
+  return channelIds?.length && channelMessages !== undefined && channelIds.length * channelMessages < query.maxMessageId
+    ? 'messages_channel_date_idx'
+    : 'messages_date_idx';
+}
+
 export function createSearchRepository(deps: {
   reader: Kysely<Database>;
   readerSlots: number;
@@ -89,7 +104,7 @@ export function createSearchRepository(deps: {
       }
       if (options.plan === 'walk') {
         const { from, where } = matchSource(query, range, false);
-        const indexed = engine === 'sqlite' ? sql`${from} indexed by messages_date_idx` : from;
+        const indexed = engine === 'sqlite' ? sql`${from} indexed by ${sql.raw(sqliteWalkIndex(query))}` : from;
         const { rows } = await sql<OrderKey>`
           select m.id, m.date from ${indexed} where ${where} and ${keysetCondition(options.after)}
           order by m.date desc, m.id desc limit ${options.limit} offset ${options.offset}`.execute(reader);

@@ -8,7 +8,7 @@ import { trigramsAt, type TrigramRarity } from './trigram-stats.ts';
  * Compiles a query tree into a SQL predicate over `messages m`, one implementation per engine
  * (docs/architecture.md "Search"). The predicate has two parts:
  *
- * - the exact check: every term is a substring test on the folded text (`instr` / `strpos`),
+ * - the exact check: every term is a substring test on the folded text (`GLOB` / `strpos`),
  *   the semantics of `matchesFolded`, so both engines find exactly the same messages;
  * - a narrowing condition the trigram index answers (FTS5 on SQLite, the pg_trgm GIN index on
  *   PostgreSQL), which may find more than the exact check keeps, never less.
@@ -211,8 +211,17 @@ function sqliteWholeQuery(node: QueryNode, rarity: TrigramRarity | undefined): {
  */
 const ROW_CHECK_COST = 40;
 
+/**
+ * A GLOB pattern that holds where `folded` is a substring: its metacharacters each in a bracket
+ * of their own. GLOB scans for the first character and compares from there, about twice as fast
+ * as `instr` (which counts characters as it goes): 4.4 against 8.6 ms over 10,000 messages
+ * (docs/performance.md, "Messenger search"). Stored texts hold no NUL (the ingest removes it,
+ * PostgreSQL could not store it) and a query cannot, so GLOB's C string ends where the text does.
+ */
+const containsGlob = (folded: string) => `*${folded.replace(/[*?[]/g, (c) => `[${c}]`)}*`;
+
 function sqliteMatch(tree: QueryNode, hints: SearchHints): CompiledMatch {
-  const exact = exactCheck(tree, (folded) => sql<boolean>`instr(m.text_folded, ${folded}) > 0`);
+  const exact = exactCheck(tree, (folded) => sql<boolean>`m.text_folded glob ${containsGlob(folded)}`);
   if (hints.withoutIndex) return { exact, narrowing: null, complete: false, share: 1 };
   const narrowing = sqliteNarrowing(tree, hints.rarity);
   const whole = sqliteWholeQuery(tree, hints.rarity);
