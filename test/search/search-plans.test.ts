@@ -148,7 +148,8 @@ describe('search plans agree with each other and with matchesFolded', () => {
           if (match.complete) seen.complete++;
           else seen.checked++;
           for (const words of await wordVariants(tree))
-            for (const tuning of tunings) {
+            // The word index's count takes no tuning: once is enough for it.
+            for (const tuning of words ? tunings.slice(0, 1) : tunings) {
               const query: MatchQuery = {
                 match,
                 maxMessageId: watermark,
