@@ -117,11 +117,14 @@ export function isReplicaFailure(error: unknown): boolean {
   const code = (error as { code?: unknown } | null)?.code;
   if (typeof code === 'string') {
     if (code.startsWith('08') || ['57P01', '57P02', '57P03', '40001', '53300'].includes(code)) return true;
-    if (/^E[A-Z]+$/.test(code)) return ['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENOTFOUND'].includes(code);
+    if (/^E[A-Z]+$/.test(code))
+      return ['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENOTFOUND'].includes(code);
     return false;
   }
   const message = (error as { message?: unknown } | null)?.message;
-  return typeof message === 'string' && /connection terminated|not queryable|timeout expired|connection error/i.test(message);
+  return (
+    typeof message === 'string' && /connection terminated|not queryable|timeout expired|connection error/i.test(message)
+  );
 }
 
 const errorText = (error: unknown) => String((error as { message?: unknown } | null)?.message ?? error).slice(0, 200);
@@ -138,19 +141,16 @@ export const noReplicas: ReadRouter = {
   close: async () => undefined,
 };
 
-/**
- * The router and the pool that Store.reader runs on: `primary` is the primary's search pool,
- * `lsnPool` one on the primary whose connections are free for a one-row query,
- * `openPool(url, name, max)` opens a pool on a replica as the primary's are opened.
- */
-export function createReadReplicas(deps: {
+interface ReplicaSetDeps {
   urls: string[];
-  primary: pg.Pool;
   lsnPool: pg.Pool;
   openPool: (url: string, name: string, max: number) => pg.Pool;
   poolSize: number;
   options?: ReplicaOptions;
-}): { router: ReadRouter; pool: pg.Pool } {
+}
+
+/** The replicas' pools and what is known of each: checked every second, and asked where they are. */
+function createReplicaSet(deps: ReplicaSetDeps) {
   const waitMs = deps.options?.waitMs ?? 200;
   const checkIntervalMs = deps.options?.checkIntervalMs ?? 1000;
   const replicas: Replica[] = deps.urls.map((url) => ({
@@ -164,9 +164,6 @@ export function createReadReplicas(deps: {
     lagSeconds: null,
     lastError: null,
   }));
-  const context = new AsyncLocalStorage<ReadContext>();
-  const counts = new Map<string, number>([['primary', 0], ...replicas.map((r): [string, number] => [r.label, 0])]);
-  const count = (target: string) => counts.set(target, (counts.get(target) ?? 0) + 1);
   let next = 0;
   let timer: NodeJS.Timeout | undefined;
   let checking: Promise<void> | undefined;
@@ -183,15 +180,19 @@ export function createReadReplicas(deps: {
     return parseLsn(rows[0]!.lsn);
   }
 
-  /** The replica's replayed position now; it is marked down when it does not answer or is no standby. */
-  async function replayed(replica: Replica): Promise<bigint | null> {
+  /** The replica's replayed position now (and its last commit's age); down when it does not answer or is no standby. */
+  async function replayed(replica: Replica): Promise<{ position: bigint; since: number | null } | null> {
     try {
-      const rows = await queryOn<{ lsn: string | null }>(replica.probe, 'select pg_last_wal_replay_lsn()::text as lsn');
+      const rows = await queryOn<{ lsn: string | null; since: number | null }>(
+        replica.probe,
+        `select pg_last_wal_replay_lsn()::text as lsn,
+                extract(epoch from now() - pg_last_xact_replay_timestamp())::float8 as since`,
+      );
       const lsn = rows[0]?.lsn;
       if (!lsn) throw new Error('not a standby: pg_last_wal_replay_lsn() is null');
       const position = parseLsn(lsn);
       if (position > replica.replayed) replica.replayed = position;
-      return position;
+      return { position, since: rows[0]!.since };
     } catch (error) {
       markDown(replica, error);
       return null;
@@ -199,36 +200,18 @@ export function createReadReplicas(deps: {
   }
 
   async function checkNow(): Promise<void> {
-    let primary: bigint | null = null;
-    try {
-      primary = await primaryPosition();
-    } catch {
-      // The primary's own health is /readyz's store check.
-    }
+    const primary = await primaryPosition().catch(() => null); // The primary's own health is /readyz's store check.
     await Promise.all(
       replicas.map(async (replica) => {
-        try {
-          const rows = await queryOn<{ lsn: string | null; since: number | null }>(
-            replica.probe,
-            `select pg_last_wal_replay_lsn()::text as lsn,
-                    extract(epoch from now() - pg_last_xact_replay_timestamp())::float8 as since`,
-          );
-          const lsn = rows[0]?.lsn;
-          if (!lsn) throw new Error('not a standby: pg_last_wal_replay_lsn() is null');
-          const position = parseLsn(lsn);
-          if (position > replica.replayed) replica.replayed = position;
-          replica.up = true;
-          replica.lastError = null;
-          if (replica.behind !== null && replica.replayed >= replica.behind) replica.behind = null;
-          if (primary !== null) {
-            const lag = primary > position ? Number(primary - position) : 0;
-            replica.lagBytes = lag;
-            const since = rows[0]!.since;
-            replica.lagSeconds = lag === 0 ? 0 : since === null ? null : Math.max(0, Number(since));
-          }
-        } catch (error) {
-          markDown(replica, error);
-        }
+        const at = await replayed(replica);
+        if (!at) return;
+        replica.up = true;
+        replica.lastError = null;
+        if (replica.behind !== null && replica.replayed >= replica.behind) replica.behind = null;
+        if (primary === null) return;
+        const lag = primary > at.position ? Number(primary - at.position) : 0;
+        replica.lagBytes = lag;
+        replica.lagSeconds = lag === 0 ? 0 : at.since === null ? null : Math.max(0, Number(at.since));
       }),
     );
   }
@@ -237,7 +220,7 @@ export function createReadReplicas(deps: {
 
   function startChecks() {
     if (timer || closed) return;
-    timer = setInterval(() => void check(), checkIntervalMs);
+    timer = setInterval(() => void check().catch(() => undefined), checkIntervalMs);
     timer.unref();
   }
 
@@ -248,20 +231,14 @@ export function createReadReplicas(deps: {
     if (candidates.length === 0) return null;
     const start = next++ % candidates.length;
     const ordered = [...candidates.slice(start), ...candidates.slice(0, start)];
-    let position = need;
-    if (position === null) {
-      try {
-        position = await primaryPosition();
-      } catch {
-        return null;
-      }
-    }
+    const position = need ?? (await primaryPosition().catch(() => null));
+    if (position === null) return null;
     const known = ordered.find((replica) => replica.replayed >= position);
     if (known) return known;
     const deadline = Date.now() + waitMs;
     for (;;) {
       const answers = await Promise.all(ordered.map(async (replica) => [replica, await replayed(replica)] as const));
-      const ready = answers.find(([, at]) => at !== null && at >= position);
+      const ready = answers.find(([, at]) => at !== null && at.position >= position);
       if (ready) return ready[0];
       if (Date.now() >= deadline || answers.every(([, at]) => at === null)) break;
       await sleep(WAIT_POLL_MS);
@@ -270,31 +247,56 @@ export function createReadReplicas(deps: {
     return null;
   }
 
-  async function run<T>(need: bigint | null, work: () => Promise<T>): Promise<T> {
-    return context.run({ target: await choose(need) }, work);
-  }
+  return {
+    replicas,
+    markDown,
+    primaryPosition,
+    replayed,
+    check,
+    startChecks,
+    choose,
+    async close() {
+      closed = true;
+      clearInterval(timer);
+      await checking;
+      await Promise.all(replicas.flatMap((replica) => [replica.pool.end(), replica.probe.end()]));
+    },
+  };
+}
 
-  /** A client of `replica` whose statements run again on the primary if the replica fails them. */
+type ReplicaSet = ReturnType<typeof createReplicaSet>;
+
+/**
+ * The pool Store.reader runs on: a connection of the replica its read context names, whose
+ * statements run again on the primary if the replica fails them; else one of `primary`.
+ */
+function createRoutedPool(
+  set: ReplicaSet,
+  primary: pg.Pool,
+  context: AsyncLocalStorage<ReadContext>,
+  count: (target: string) => void,
+): pg.Pool {
   function failoverClient(replica: Replica, client: pg.PoolClient, state: ReadContext): pg.PoolClient {
     let current: pg.PoolClient = client;
     let onReplica = true;
+    const send = (target: pg.PoolClient, args: unknown[]) =>
+      (target.query as (...a: unknown[]) => Promise<unknown>)(...args);
     const wrapper = {
       query: async (...args: unknown[]) => {
-        const send = (target: pg.PoolClient) => (target.query as (...a: unknown[]) => Promise<unknown>)(...args);
         if (onReplica) {
           try {
-            return await send(current);
+            return await send(current, args);
           } catch (error) {
             if (!isReplicaFailure(error)) throw error;
-            markDown(replica, error);
+            set.markDown(replica, error);
             state.target = null;
             current.release(error as Error);
             onReplica = false;
-            current = await deps.primary.connect();
+            current = await primary.connect();
             count('primary');
           }
         }
-        return send(current);
+        return send(current, args);
       },
       release: (error?: Error | boolean) => current.release(error),
     };
@@ -313,37 +315,46 @@ export function createReadReplicas(deps: {
             return failoverClient(replica, client, state);
           } catch (error) {
             if (!isReplicaFailure(error)) throw error;
-            markDown(replica, error);
+            set.markDown(replica, error);
           }
         }
         state.target = null;
       }
       count('primary');
-      return deps.primary.connect();
+      return primary.connect();
     },
     async end() {
-      await deps.primary.end();
-    },
-    on() {
-      return routed;
+      await primary.end();
     },
   };
+  return routed as unknown as pg.Pool;
+}
+
+/**
+ * The router and the pool that Store.reader runs on: `primary` is the primary's search pool,
+ * `lsnPool` one on the primary whose connections are free for a one-row query,
+ * `openPool(url, name, max)` opens a pool on a replica as the primary's are opened.
+ */
+export function createReadReplicas(deps: ReplicaSetDeps & { primary: pg.Pool }): { router: ReadRouter; pool: pg.Pool } {
+  const set = createReplicaSet(deps);
+  const context = new AsyncLocalStorage<ReadContext>();
+  const counts = new Map<string, number>([['primary', 0], ...set.replicas.map((r): [string, number] => [r.label, 0])]);
+  const count = (target: string) => counts.set(target, (counts.get(target) ?? 0) + 1);
+  const run = async <T>(need: bigint | null, work: () => Promise<T>): Promise<T> =>
+    context.run({ target: await set.choose(need) }, work);
 
   const router: ReadRouter = {
-    enabled: replicas.length > 0,
+    enabled: set.replicas.length > 0,
     fresh: (work) => run(null, work),
     at: (lsn, work) => run(lsn ? parseLsn(lsn) : null, work),
     async position() {
       const replica = context.getStore()?.target;
-      if (replica?.up) {
-        const at = await replayed(replica);
-        if (at !== null) return formatLsn(at);
-      }
-      return formatLsn(await primaryPosition());
+      const at = replica?.up ? await set.replayed(replica) : null;
+      return formatLsn(at ? at.position : await set.primaryPosition());
     },
     status: () => {
-      startChecks();
-      return replicas.map((replica) => ({
+      set.startChecks();
+      return set.replicas.map((replica) => ({
         replica: replica.label,
         state: !replica.up ? 'down' : replica.behind !== null ? 'lagging' : 'up',
         lagBytes: replica.lagBytes,
@@ -352,18 +363,13 @@ export function createReadReplicas(deps: {
       }));
     },
     async check() {
-      await check();
+      await set.check();
       return router.status();
     },
     reads: () => Object.fromEntries(counts),
-    async close() {
-      closed = true;
-      clearInterval(timer);
-      await checking;
-      await Promise.all(replicas.flatMap((replica) => [replica.pool.end(), replica.probe.end()]));
-    },
+    close: () => set.close(),
   };
-  return { router, pool: routed as unknown as pg.Pool };
+  return { router, pool: createRoutedPool(set, deps.primary, context, count) };
 }
 
 export const formatLsn = (position: bigint): Lsn =>
@@ -376,7 +382,8 @@ export function freshReads<T extends object>(reads: ReadRouter, queries: T): T {
     Object.entries(queries).map(([name, value]) => [
       name,
       typeof value === 'function'
-        ? (...args: unknown[]) => reads.fresh(() => (value as (...a: unknown[]) => Promise<unknown>).apply(queries, args))
+        ? (...args: unknown[]) =>
+            reads.fresh(() => (value as (...a: unknown[]) => Promise<unknown>).apply(queries, args))
         : value,
     ]),
   ) as T;

@@ -36,7 +36,10 @@ const Readiness = Type.Object({
           description: 'Seconds since it last replayed a transaction, while it is behind; 0 when caught up',
         }),
       }),
-      { description: 'With DRAGNET_DATABASE_READ_URLS: each read replica. A replica down or lagging leaves the process ready' },
+      {
+        description:
+          'With DRAGNET_DATABASE_READ_URLS: each read replica. A replica down or lagging leaves the process ready',
+      },
     ),
   ),
 });

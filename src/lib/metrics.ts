@@ -167,7 +167,11 @@ function createInstruments(deps: MetricsDeps) {
 
   const reads = deps.reads;
   if (reads?.enabled) {
-    const replicaGauge = (name: string, help: string, value: (replica: ReturnType<ReadRouter['status']>[number]) => number | null) =>
+    const replicaGauge = (
+      name: string,
+      help: string,
+      value: (replica: ReturnType<ReadRouter['status']>[number]) => number | null,
+    ) =>
       new Gauge({
         name,
         help,
@@ -181,15 +185,21 @@ function createInstruments(deps: MetricsDeps) {
           }
         },
       });
-    replicaGauge('dragnet_db_replica_up', 'Read replicas (DRAGNET_DATABASE_READ_URLS): 1 while it answers, 0 while down', (r) =>
-      r.state === 'down' ? 0 : 1,
+    replicaGauge(
+      'dragnet_db_replica_up',
+      'Read replicas (DRAGNET_DATABASE_READ_URLS): 1 while it answers, 0 while down',
+      (r) => (r.state === 'down' ? 0 : 1),
     );
     replicaGauge(
       'dragnet_db_replica_lagging',
       'Read replicas: 1 while skipped because it had not replayed what a read needed in time',
       (r) => (r.state === 'lagging' ? 1 : 0),
     );
-    replicaGauge('dragnet_db_replica_lag_bytes', 'Read replicas: WAL bytes written on the primary not yet replayed', (r) => r.lagBytes);
+    replicaGauge(
+      'dragnet_db_replica_lag_bytes',
+      'Read replicas: WAL bytes written on the primary not yet replayed',
+      (r) => r.lagBytes,
+    );
     replicaGauge(
       'dragnet_db_replica_lag_seconds',
       'Read replicas: seconds since the last replayed transaction while behind (0 when caught up)',

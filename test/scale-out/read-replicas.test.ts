@@ -39,7 +39,8 @@ describe.skipIf(!testDatabaseAdminUrl)('read replicas (PostgreSQL, a real stream
     const line = text.split('\n').find((l) => l.startsWith(`${name}{${labels}}`));
     return line === undefined ? undefined : Number(line.split(' ').pop());
   };
-  const readsOn = async (target: string) => metric(await metrics(), 'dragnet_db_reads_total', `target="${target}"`) ?? 0;
+  const readsOn = async (target: string) =>
+    metric(await metrics(), 'dragnet_db_reads_total', `target="${target}"`) ?? 0;
   /** Writes `count` messages saying `word` on the primary, as an ingest would. */
   const ingest = async (word: string, count: number) => {
     const messages = Array.from({ length: count }, (_, i) => message(nextMessageId++, `${word} report number ${i}`));
@@ -81,9 +82,7 @@ describe.skipIf(!testDatabaseAdminUrl)('read replicas (PostgreSQL, a real stream
       `/service/messenger-search-history-results/${first.search_history_id}/?page=2&page_size=50`,
     );
     expect(reread.total).toBe(3000);
-    expect(reread.results.map((r) => r.message_id)).toEqual(
-      Array.from({ length: 50 }, (_, i) => 3000 - 50 - i),
-    );
+    expect(reread.results.map((r) => r.message_id)).toEqual(Array.from({ length: 50 }, (_, i) => 3000 - 50 - i));
     const exported = await t.request({
       method: 'GET',
       url: `/service/messenger-search-history-export/${first.search_history_id}/?format=json`,
@@ -94,9 +93,10 @@ describe.skipIf(!testDatabaseAdminUrl)('read replicas (PostgreSQL, a real stream
     const client = new pg.Client({ connectionString: location.databaseUrl });
     await client.connect();
     try {
-      const { rows } = await client.query<{ read_lsn: string | null }>('select read_lsn from search_history where id = $1', [
-        first.search_history_id,
-      ]);
+      const { rows } = await client.query<{ read_lsn: string | null }>(
+        'select read_lsn from search_history where id = $1',
+        [first.search_history_id],
+      );
       expect(rows[0]!.read_lsn).toMatch(/^[0-9A-F]+\/[0-9A-F]+$/);
     } finally {
       await client.end();
@@ -169,7 +169,9 @@ describe.skipIf(!testDatabaseAdminUrl)('read replicas (PostgreSQL, a real stream
         await flush.end();
       }
       await waitFor('the replica to replay the lock', async () => {
-        const [row] = await replica!.query<{ done: boolean }>(`select pg_last_wal_replay_lsn() >= '${lsn}'::pg_lsn as done`);
+        const [row] = await replica!.query<{ done: boolean }>(
+          `select pg_last_wal_replay_lsn() >= '${lsn}'::pg_lsn as done`,
+        );
         return row!.done;
       });
       pending = search(t, token, { query: 'alpha', page_size: 20 });

@@ -37,6 +37,8 @@ export interface TestReplica {
   kill(): Promise<void>;
   /** Starts it again after `kill`, and waits until it has caught up. */
   start(): Promise<void>;
+  /** Waits until it has replayed everything the primary has written so far. */
+  caughtUp(): Promise<void>;
   /** A query on the replica's `postgres` database. */
   query<R extends pg.QueryResultRow>(text: string): Promise<R[]>;
 }
@@ -86,7 +88,11 @@ async function serverBinaries(): Promise<string | null> {
         .sort((a, b) => Number(b) - Number(a))
         .map((major) => path.join(root, major, 'bin')),
     );
-  return found.find((bin) => ['initdb', 'pg_ctl', 'pg_basebackup', 'postgres'].every((tool) => existsSync(path.join(bin, tool)))) ?? null;
+  return (
+    found.find((bin) =>
+      ['initdb', 'pg_ctl', 'pg_basebackup', 'postgres'].every((tool) => existsSync(path.join(bin, tool))),
+    ) ?? null
+  );
 }
 
 const urlOn = (port: number, database = 'postgres') => `postgres://postgres@127.0.0.1:${port}/${database}`;
@@ -104,7 +110,8 @@ export async function startReplicatedServer(): Promise<ReplicatedServer | { unav
   const pgCtl = (data: string, args: string[]) => asServerUser(tool('pg_ctl'), ['-D', data, ...args]);
   const stopAll = async () => {
     for (const data of [replicaData, primaryData])
-      if (existsSync(path.join(data, 'postmaster.pid'))) await pgCtl(data, ['-m', 'immediate', '-w', 'stop']).catch(() => undefined);
+      if (existsSync(path.join(data, 'postmaster.pid')))
+        await pgCtl(data, ['-m', 'immediate', '-w', 'stop']).catch(() => undefined);
   };
   const logTail = (data: string) => {
     const file = `${data}.log`;
@@ -113,7 +120,17 @@ export async function startReplicatedServer(): Promise<ReplicatedServer | { unav
 
   try {
     const primaryPort = await freePort();
-    await asServerUser(tool('initdb'), ['-D', primaryData, '-U', 'postgres', '--auth=trust', '-E', 'UTF8', '--locale=C.UTF-8', '--no-sync']);
+    await asServerUser(tool('initdb'), [
+      '-D',
+      primaryData,
+      '-U',
+      'postgres',
+      '--auth=trust',
+      '-E',
+      'UTF8',
+      '--locale=C.UTF-8',
+      '--no-sync',
+    ]);
     // initdb's pg_hba.conf already trusts replication connections from 127.0.0.1.
     appendFileSync(
       path.join(primaryData, 'postgresql.conf'),
@@ -143,13 +160,21 @@ export async function startReplicatedServer(): Promise<ReplicatedServer | { unav
     // -C -S: a replication slot, so that the primary keeps the WAL the replica has not received
     // (a bench's ingest writes it faster than a restarted replica catches up).
     await asServerUser(tool('pg_basebackup'), [
-      '-h', '127.0.0.1',
-      '-p', String(primaryPort),
-      '-U', 'postgres',
-      '-D', replicaData,
-      '-X', 'stream',
-      '-c', 'fast',
-      '-C', '-S', 'dragnet_test_replica',
+      '-h',
+      '127.0.0.1',
+      '-p',
+      String(primaryPort),
+      '-U',
+      'postgres',
+      '-D',
+      replicaData,
+      '-X',
+      'stream',
+      '-c',
+      'fast',
+      '-C',
+      '-S',
+      'dragnet_test_replica',
       '-R',
     ]);
     // The copied configuration is the primary's: the last setting of a name wins.
@@ -162,7 +187,11 @@ export async function startReplicatedServer(): Promise<ReplicatedServer | { unav
       running = true;
       const [row] = await queryOn<{ recovery: boolean }>(replicaUrl, 'select pg_is_in_recovery() as recovery');
       if (!row?.recovery) throw new Error('the replica is not in recovery');
-      const target = (await queryOn<{ lsn: string }>(primaryUrl, 'select pg_current_wal_insert_lsn()::text as lsn'))[0]!.lsn;
+      await caughtUp();
+    };
+    const caughtUp = async () => {
+      const target = (await queryOn<{ lsn: string }>(primaryUrl, 'select pg_current_wal_insert_lsn()::text as lsn'))[0]!
+        .lsn;
       const deadline = Date.now() + 120_000;
       for (;;) {
         const [replayed] = await queryOn<{ done: boolean }>(
@@ -192,6 +221,7 @@ export async function startReplicatedServer(): Promise<ReplicatedServer | { unav
         await pgCtl(replicaData, ['-m', 'immediate', '-w', 'stop']);
       },
       start: startReplica,
+      caughtUp,
       query: (text) => queryOn(replicaUrl, text),
     };
     return {
