@@ -11,6 +11,8 @@ export interface Config {
   dataDir: string;
   /** postgres://… for scale-out; absent means the embedded SQLite store in dataDir. */
   databaseUrl?: string;
+  /** DRAGNET_DATABASE_READ_URLS: streaming standbys of databaseUrl where searches read; empty without. */
+  databaseReadUrls: string[];
   /** SQLite: how long a write waits for another process (an ingest) to release the write lock. */
   sqliteBusyTimeoutMs: number;
   /** PostgreSQL statement timeouts of a search and of one rule run's queries. */
@@ -248,6 +250,40 @@ function allowHosts(env: Env, names: string[]): string[] {
   return entries;
 }
 
+/**
+ * DRAGNET_DATABASE_READ_URLS: comma-separated postgres:// URLs of streaming standbys of
+ * DRAGNET_DATABASE_URL. Refused without DRAGNET_DATABASE_URL: the embedded store has no replicas.
+ * Messages name an entry by its position, never its text (it may hold a password).
+ */
+function readUrls(value: string | undefined, databaseUrl: string | undefined): string[] {
+  const urls = (value ?? '')
+    .split(',')
+    .map((entry) => entry.trim())
+    .filter(Boolean);
+  if (urls.length === 0) return [];
+  if (!databaseUrl) {
+    throw new Error(
+      'DRAGNET_DATABASE_READ_URLS needs DRAGNET_DATABASE_URL: read replicas are streaming standbys of a PostgreSQL primary, and the embedded store has none',
+    );
+  }
+  urls.forEach((url, i) => {
+    let valid = /^postgres(ql)?:\/\//.test(url);
+    if (valid) {
+      try {
+        valid = new URL(url).hostname !== '';
+      } catch {
+        valid = false;
+      }
+    }
+    if (!valid) {
+      throw new Error(
+        `DRAGNET_DATABASE_READ_URLS must be comma-separated postgres:// URLs: entry ${i + 1} of ${urls.length} is not one`,
+      );
+    }
+  });
+  return urls;
+}
+
 export function loadConfig(env: Env = process.env): Config {
   const host = env.HOST || '127.0.0.1';
   const port = integer(env, 'PORT', 8080);
@@ -256,6 +292,7 @@ export function loadConfig(env: Env = process.env): Config {
   if (databaseUrl && !/^postgres(ql)?:\/\//.test(databaseUrl)) {
     throw new Error('DRAGNET_DATABASE_URL must be a postgres:// URL');
   }
+  const databaseReadUrls = readUrls(env.DRAGNET_DATABASE_READ_URLS, databaseUrl);
   const displayHost = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host;
   privateDataDir(dataDir);
   return {
@@ -263,6 +300,7 @@ export function loadConfig(env: Env = process.env): Config {
     port,
     dataDir,
     databaseUrl,
+    databaseReadUrls,
     sqliteBusyTimeoutMs: integer(env, 'DRAGNET_SQLITE_BUSY_TIMEOUT_MS', 10_000, 1),
     searchTimeoutMs: integer(env, 'DRAGNET_SEARCH_TIMEOUT_MS', 30_000, 1),
     ruleRunTimeoutMs: integer(env, 'DRAGNET_RULE_RUN_TIMEOUT_MS', 120_000, 1),

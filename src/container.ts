@@ -31,13 +31,14 @@ export async function createContainer(config: Config, options: { clock?: Clock; 
     openStore({
       dataDir: config.dataDir,
       databaseUrl: config.databaseUrl,
+      readUrls: config.databaseReadUrls,
       busyTimeoutMs: config.sqliteBusyTimeoutMs,
       searchTimeoutMs: config.searchTimeoutMs,
       ruleRunTimeoutMs: config.ruleRunTimeoutMs,
     });
   const keys = createKeyRing(config.masterKey, config.cardHashKey);
   await migrateToLatest(store, { keys, sourceMigrations: sourceMigrations() });
-  const metrics = createMetrics({ queueDepth: () => readQueueDepth(store.db) });
+  const metrics = createMetrics({ queueDepth: () => readQueueDepth(store.db), reads: store.reads });
   const audit = createAuditModule({ db: store.db, clock });
   // Tenants choose their webhooks' and senders' targets; only the operator chooses collectors'
   // feeds, so only collectors get the operator's collector list on top.
@@ -103,6 +104,7 @@ export async function createContainer(config: Config, options: { clock?: Clock; 
   // Quick searches are searches: on the search pool, under DRAGNET_SEARCH_TIMEOUT_MS on PostgreSQL.
   const quickSearch = createQuickSearchModule({
     context: { ...sourceContext, db: store.reader },
+    reads: store.reads,
     limiter: usage.limiter,
     limits: usage.limits,
   });

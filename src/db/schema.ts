@@ -339,6 +339,11 @@ export interface SearchHistoryTable {
   /** Highest message id at search time: a re-read runs the query again below it (migration messenger/0003). */
   watermark_message_id: number;
   searched_at: number;
+  /**
+   * PostgreSQL with read replicas: the WAL position the watermark was read at; a re-read runs on
+   * a replica only once it has replayed past it (migration messenger/0008). Absent on SQLite.
+   */
+  read_lsn?: string | null;
 }
 
 /** PostgreSQL only: the (channel, message id) of every message, unique (migration messenger/0005). */

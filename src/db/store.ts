@@ -7,6 +7,7 @@ import type pg from 'pg';
 import { cancelStatementsOnAbort } from './cancellation.ts';
 import { createChangeFeed, type WatchedTable } from './change-feed.ts';
 import { loadPg } from './pg.ts';
+import { createReadReplicas, noReplicas, type ReadRouter, type ReplicaOptions } from './read-replicas.ts';
 import type { Database } from './schema.ts';
 import { BetterSqliteDialect, CachedStatementConnection } from './sqlite-driver.ts';
 import { SqliteDatabase } from './sqlite-native.ts';
@@ -30,6 +31,11 @@ export interface Store {
    * keep a server process busy for minutes; SQLite: `db`.
    */
   ruleRuns: Kysely<Database>;
+  /**
+   * Which server `reader`'s statements run on: PostgreSQL with DRAGNET_DATABASE_READ_URLS, a
+   * replica inside `reads.fresh`/`reads.at` (src/db/read-replicas.ts); else the primary.
+   */
+  reads: ReadRouter;
   /** How many statements `reader` runs at once: a long read may be split into that many parts. */
   readerSlots: number;
   /**
@@ -67,6 +73,9 @@ export interface StoreOptions {
   /** PostgreSQL: statement_timeout of `reader` (searches) and of `ruleRuns`; none when absent. */
   searchTimeoutMs?: number;
   ruleRunTimeoutMs?: number;
+  /** PostgreSQL: streaming standbys of `databaseUrl` where searches may read (DRAGNET_DATABASE_READ_URLS). */
+  readUrls?: string[];
+  replicas?: ReplicaOptions;
 }
 
 // PostgreSQL returns BIGINT (int8) and NUMERIC as strings; our ids, counts and epoch-ms
@@ -99,11 +108,13 @@ export function openStore(options: StoreOptions): Store {
     const databaseUrl = options.databaseUrl;
     const poolSize = options.poolSize ?? 10;
     // application_name: which pool a backend belongs to, in pg_stat_activity.
-    const openPool = (name: string, max: number, statementTimeoutMs?: number) => {
+    const openPool = (name: string, max: number, statementTimeoutMs?: number, url = databaseUrl) => {
       const pool = new (loadPg().Pool)({
-        connectionString: databaseUrl,
+        connectionString: url,
         application_name: name,
         max,
+        // A replica that does not answer is skipped at once rather than waited for.
+        ...(url === databaseUrl ? {} : { connectionTimeoutMillis: 2000 }),
         types: pgTypes as pg.CustomTypesConfig,
         // JIT compilation pays off for analytical queries of many seconds; a broad search paid
         // 150 ms for it on every call, and the short queries never gain from it.
@@ -113,20 +124,33 @@ export function openStore(options: StoreOptions): Store {
       // 'error' on the pool; unhandled, that would crash the process. The pool drops the
       // connection and the next query opens a new one or fails visibly (readyz turns 503).
       pool.on('error', () => undefined);
+      // A replica that goes away in the middle of a statement ends the socket of a client the
+      // pool has lent out, which pg reports as an 'error' event on that client besides the
+      // statement's failure (which read-replicas.ts retries on the primary): not a crash.
+      if (url !== databaseUrl) pool.on('connect', (client) => client.on('error', () => undefined));
       cancelStatementsOnAbort(pool);
       return pool;
     };
     const changes = createChangeFeed(databaseUrl);
+    const primary = openPool('dragnet', poolSize);
     const db = new Kysely<Database>({
-      dialect: new PostgresDialect({ pool: changes.observe(openPool('dragnet', poolSize)) }),
+      dialect: new PostgresDialect({ pool: changes.observe(primary) }),
     });
     // Connections are opened on first use: a command that never searches opens none of these.
     // Searches and rule runs beyond their pool's size wait for a connection rather than open more.
-    const reader = new Kysely<Database>({
-      dialect: new PostgresDialect({
-        pool: openPool('dragnet-search', Math.max(1, Math.round(poolSize * 0.4)), options.searchTimeoutMs),
-      }),
-    });
+    const readerSize = Math.max(1, Math.round(poolSize * 0.4));
+    const searchPool = openPool('dragnet-search', readerSize, options.searchTimeoutMs);
+    const replicas = options.readUrls?.length
+      ? createReadReplicas({
+          urls: options.readUrls,
+          primary: searchPool,
+          lsnPool: primary,
+          openPool: (url, name, max) => openPool(name, max, options.searchTimeoutMs, url),
+          poolSize: readerSize,
+          options: options.replicas,
+        })
+      : { router: noReplicas, pool: searchPool };
+    const reader = new Kysely<Database>({ dialect: new PostgresDialect({ pool: replicas.pool }) });
     const ruleRuns = new Kysely<Database>({
       dialect: new PostgresDialect({
         pool: openPool('dragnet-rule-runs', Math.max(1, Math.round(poolSize * 0.2)), options.ruleRunTimeoutMs),
@@ -137,6 +161,7 @@ export function openStore(options: StoreOptions): Store {
       engine: 'postgres',
       db,
       reader,
+      reads: replicas.router,
       ruleRuns,
       // PostgreSQL splits a long read over its own parallel workers.
       readerSlots: 1,
@@ -148,6 +173,7 @@ export function openStore(options: StoreOptions): Store {
       },
       close: async () => {
         await changes.close();
+        await replicas.router.close();
         await Promise.all([reader.destroy(), ruleRuns.destroy()]);
         await db.destroy();
       },
@@ -174,6 +200,7 @@ export function openStore(options: StoreOptions): Store {
     engine: 'sqlite',
     db,
     reader: readers.db,
+    reads: noReplicas,
     ruleRuns: db,
     readerSlots: readers.size,
     searchHistory: history,

@@ -4,6 +4,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import ipaddr from 'ipaddr.js';
 import type { Redis } from 'ioredis';
+import type { ReplicaStatus } from '../db/read-replicas.ts';
 import type { Store } from '../db/store.ts';
 import { AppError } from '../lib/errors.ts';
 import type { Metrics } from '../lib/metrics.ts';
@@ -20,6 +21,27 @@ const Readiness = Type.Object({
     description: 'Each dependency checked (store, redis when configured): ok or failed',
   }),
   failed: Type.Array(Type.String(), { description: 'The checks that failed' }),
+  replicas: Type.Optional(
+    Type.Array(
+      Type.Object({
+        replica: Type.String({ description: 'host:port/database of a DRAGNET_DATABASE_READ_URLS entry' }),
+        state: Type.String({
+          description:
+            'up; lagging (it had not replayed what a read needed in time: skipped until it has); down (it did not answer). Either way the primary serves its reads',
+        }),
+        lag_bytes: Type.Union([Type.Number(), Type.Null()], {
+          description: 'WAL bytes written on the primary and not yet replayed there',
+        }),
+        lag_seconds: Type.Union([Type.Number(), Type.Null()], {
+          description: 'Seconds since it last replayed a transaction, while it is behind; 0 when caught up',
+        }),
+      }),
+      {
+        description:
+          'With DRAGNET_DATABASE_READ_URLS: each read replica. A replica down or lagging leaves the process ready',
+      },
+    ),
+  ),
 });
 
 export interface OperationsOptions {
@@ -135,11 +157,27 @@ export function operationsRoutes(options: OperationsOptions): FastifyPluginAsync
           if (outcome.status === 'rejected')
             request.log.warn({ check: names[i], err: outcome.reason }, 'readiness check failed');
         });
+        const replicas = store.reads.enabled
+          ? await withTimeout(store.reads.check()).then(
+              (status) => status as ReplicaStatus[],
+              () => store.reads.status(),
+            )
+          : null;
         const body = {
           status: failed.length ? 'unavailable' : 'ready',
           store: store.engine,
           checks: Object.fromEntries(names.map((name) => [name, failed.includes(name) ? 'failed' : 'ok'])),
           failed,
+          ...(replicas
+            ? {
+                replicas: replicas.map((replica) => ({
+                  replica: replica.replica,
+                  state: replica.state,
+                  lag_bytes: replica.lagBytes,
+                  lag_seconds: replica.lagSeconds,
+                })),
+              }
+            : {}),
         };
         return reply.code(failed.length ? 503 : 200).send(body);
       },

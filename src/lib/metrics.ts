@@ -1,5 +1,6 @@
 import { createRequire } from 'node:module';
 import type { Registry } from 'prom-client';
+import type { ReadRouter } from '../db/read-replicas.ts';
 
 type PromClient = typeof import('prom-client');
 let promClient: PromClient | undefined;
@@ -49,7 +50,7 @@ function processMetrics(): Registry {
  * process did; the queue depth is read from the store at scrape time, so every process of a
  * scale-out deployment reports the same shared backlog.
  */
-export function createMetrics(deps: { queueDepth: () => Promise<QueueDepth[]> }) {
+export function createMetrics(deps: MetricsDeps) {
   let instruments: ReturnType<typeof createInstruments> | undefined;
   const use = () => (instruments ??= createInstruments(deps));
 
@@ -99,7 +100,13 @@ export function createMetrics(deps: { queueDepth: () => Promise<QueueDepth[]> })
   };
 }
 
-function createInstruments(deps: { queueDepth: () => Promise<QueueDepth[]> }) {
+interface MetricsDeps {
+  queueDepth: () => Promise<QueueDepth[]>;
+  /** With read replicas: their state and the statements run per target (src/db/read-replicas.ts). */
+  reads?: ReadRouter;
+}
+
+function createInstruments(deps: MetricsDeps) {
   const { Counter, Gauge, Histogram, Registry } = loadPromClient();
   const registry = new Registry();
   const registers = [registry];
@@ -157,6 +164,58 @@ function createInstruments(deps: { queueDepth: () => Promise<QueueDepth[]> }) {
       }
     },
   });
+
+  const reads = deps.reads;
+  if (reads?.enabled) {
+    const replicaGauge = (
+      name: string,
+      help: string,
+      value: (replica: ReturnType<ReadRouter['status']>[number]) => number | null,
+    ) =>
+      new Gauge({
+        name,
+        help,
+        labelNames: ['replica'] as const,
+        registers,
+        collect() {
+          this.reset();
+          for (const replica of reads.status()) {
+            const measured = value(replica);
+            if (measured !== null) this.set({ replica: replica.replica }, measured);
+          }
+        },
+      });
+    replicaGauge(
+      'dragnet_db_replica_up',
+      'Read replicas (DRAGNET_DATABASE_READ_URLS): 1 while it answers, 0 while down',
+      (r) => (r.state === 'down' ? 0 : 1),
+    );
+    replicaGauge(
+      'dragnet_db_replica_lagging',
+      'Read replicas: 1 while skipped because it had not replayed what a read needed in time',
+      (r) => (r.state === 'lagging' ? 1 : 0),
+    );
+    replicaGauge(
+      'dragnet_db_replica_lag_bytes',
+      'Read replicas: WAL bytes written on the primary not yet replayed',
+      (r) => r.lagBytes,
+    );
+    replicaGauge(
+      'dragnet_db_replica_lag_seconds',
+      'Read replicas: seconds since the last replayed transaction while behind (0 when caught up)',
+      (r) => r.lagSeconds,
+    );
+    new Counter({
+      name: 'dragnet_db_reads_total',
+      help: 'Statements of searches, re-reads, exports, quick searches and match reads by where they ran: primary or a replica',
+      labelNames: ['target'] as const,
+      registers,
+      collect() {
+        this.reset();
+        for (const [target, count] of Object.entries(reads.reads())) this.inc({ target }, count);
+      },
+    });
+  }
 
   return { registry, requestDuration, refusals, ruleRuns, deliveries, deliveryDuration, ingested };
 }

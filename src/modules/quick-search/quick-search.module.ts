@@ -1,12 +1,19 @@
+import { freshReads, type ReadRouter } from '../../db/read-replicas.ts';
 import { createLeakQueries, type SourceContext } from '../sources/index.ts';
 import type { LimitResolver, RateLimiter } from '../usage/index.ts';
 import { createQuickSearchRepository } from './quick-search.repository.ts';
 import { quickSearchRoutes } from './quick-search.routes.ts';
 
-export function createQuickSearchModule(deps: { context: SourceContext; limiter: RateLimiter; limits: LimitResolver }) {
+export function createQuickSearchModule(deps: {
+  context: SourceContext;
+  /** Where the leak lookups read: a replica as fresh as the primary, or the primary. */
+  reads: ReadRouter;
+  limiter: RateLimiter;
+  limits: LimitResolver;
+}) {
   return {
     routes: quickSearchRoutes({
-      leaks: createLeakQueries(deps.context),
+      leaks: freshReads(deps.reads, createLeakQueries(deps.context)),
       limiter: deps.limiter,
       limits: deps.limits,
       capacity: createQuickSearchRepository(deps.context.db),

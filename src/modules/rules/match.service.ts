@@ -1,3 +1,4 @@
+import { freshReads, type ReadRouter } from '../../db/read-replicas.ts';
 import { conflict, notFound, validationError } from '../../lib/errors.ts';
 import { linkedPage, pageWindow, type PageRequest } from '../../lib/pagination.ts';
 import { findSource, type SourceContext } from '../sources/index.ts';
@@ -197,8 +198,18 @@ function exclusionCommands({ context, rules, runs }: MatchServiceDeps) {
 }
 
 /** Matches of a rule, their hits, and exclusions (docs/api.md "Matches and exclusions"). */
-export function createMatchService(deps: MatchServiceDeps) {
-  return { ...matchQueries(deps), ...exclusionCommands(deps) };
+/**
+ * `replicas`: with read replicas, the match reads (matches, hits) run on repositories over
+ * Store.reader inside `reads.fresh` (src/db/read-replicas.ts); the exclusions stay on the primary.
+ */
+export function createMatchService(
+  deps: MatchServiceDeps & { replicas?: { reads: ReadRouter; rules: RuleRepository; runs: RunRepository } },
+) {
+  const { replicas } = deps;
+  const queries = replicas?.reads.enabled
+    ? freshReads(replicas.reads, matchQueries({ ...deps, rules: replicas.rules, runs: replicas.runs }))
+    : matchQueries(deps);
+  return { ...queries, ...exclusionCommands(deps) };
 }
 
 export type MatchService = ReturnType<typeof createMatchService>;

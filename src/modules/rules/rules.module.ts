@@ -58,7 +58,20 @@ export function createRulesModule(deps: {
     rules: ruleRepository,
     runs: runRepository,
   });
-  const matches = createMatchService({ context, rules: ruleRepository, runs: runRepository });
+  const matches = createMatchService({
+    context,
+    rules: ruleRepository,
+    runs: runRepository,
+    ...(store.reads.enabled
+      ? {
+          replicas: {
+            reads: store.reads,
+            rules: createRuleRepository({ db: store.reader, engine: store.engine, presence: deps.presence }),
+            runs: createRunRepository({ db: store.reader, presence: deps.presence }),
+          },
+        }
+      : {}),
+  });
   const notifier = createNotifier({
     db: store.db,
     engine: store.engine,

@@ -16,6 +16,7 @@ export function createSearchModule(deps: { store: Store; clock: Clock; jwtKey: U
   const service = createSearchService({
     history: deps.store.searchHistory,
     engine: deps.store.engine,
+    reads: deps.store.reads,
     searches: createSearchRepository({
       reader: deps.store.reader,
       readerSlots: deps.store.readerSlots,

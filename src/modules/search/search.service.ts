@@ -1,6 +1,7 @@
 import type { Kysely, Selectable } from 'kysely';
 import { cancellable, uncancellable } from '../../db/cancellation.ts';
 import type { Database, SearchHistoryTable } from '../../db/schema.ts';
+import type { ReadRouter } from '../../db/read-replicas.ts';
 import type { Engine } from '../../db/store.ts';
 import { DAY_MS, type Clock } from '../../lib/clock.ts';
 import { notFound } from '../../lib/errors.ts';
@@ -29,6 +30,7 @@ function recordedSearch(row: HistoryRow) {
     options,
     watermark: Number(row.watermark_message_id),
     total: Number(row.total_matches),
+    readLsn: row.read_lsn ?? null,
   };
   return { parse, options, recorded };
 }
@@ -68,12 +70,27 @@ async function requireHistory(history: SearchHistory, orgId: number, historyId: 
 }
 
 /** The organization's recorded searches: listed, exported, deleted, pruned. */
+/** Each step of `batches` read where `reads.at(lsn)` sends it: the stream pulls them outside any request's context. */
+async function* readAt<T>(reads: ReadRouter, lsn: string | null, batches: AsyncGenerator<T>): AsyncGenerator<T> {
+  try {
+    for (;;) {
+      const step = await reads.at(lsn, () => batches.next());
+      if (step.done) return;
+      yield step.value;
+    }
+  } finally {
+    await batches.return(undefined);
+  }
+}
+
 function historyActions({
   history,
   reader,
+  reads,
 }: {
   history: SearchHistory;
   reader: ReturnType<typeof createRecordedSearchReader>;
+  reads: ReadRouter;
 }) {
   return {
     /** Deletes one of the user's own searches; another user's or organization's is not found. */
@@ -115,7 +132,9 @@ function historyActions({
           searched_at: new Date(Number(row.searched_at)).toISOString(),
         },
         listed: Math.min(limit, recorded.total),
-        batches: reader.exportBatches(recorded, limit, signal),
+        batches: reads.enabled
+          ? readAt(reads, recorded.readLsn, reader.exportBatches(recorded, limit, signal))
+          : reader.exportBatches(recorded, limit, signal),
       };
     },
   };
@@ -125,6 +144,11 @@ export function createSearchService(deps: {
   /** Where searches are recorded (search_history). */
   history: Kysely<Database>;
   engine: Engine;
+  /**
+   * Where the searches' reads run (a replica or the primary, src/db/read-replicas.ts); the
+   * history is always read and written on the primary.
+   */
+  reads: ReadRouter;
   searches: SearchRepository;
   channels: ChannelRepository;
   followUps: FollowUpTokens;
@@ -132,7 +156,7 @@ export function createSearchService(deps: {
   lexicon?: LexiconLookup;
   clock: Clock;
 }) {
-  const { searches, followUps, clock } = deps;
+  const { searches, followUps, clock, reads } = deps;
   const history = createSearchHistoryRepository(deps.history);
   const planner = createSearchPlanner({
     engine: deps.engine,
@@ -152,7 +176,7 @@ export function createSearchService(deps: {
 
   async function readPageNow(orgId: number, historyId: number, page: number, pageSize: number) {
     const { row, parse, options, recorded } = await requireHistory(history, orgId, historyId);
-    const results = await reader.page(recorded, (page - 1) * pageSize, pageSize);
+    const results = await reads.at(recorded.readLsn, () => reader.page(recorded, (page - 1) * pageSize, pageSize));
     return {
       results,
       total: recorded.total,
@@ -178,6 +202,26 @@ export function createSearchService(deps: {
     request: SearchRequest,
     signal: AbortSignal | undefined,
   ) {
+    // Read on a replica that has everything the primary had when the search came in (a search
+    // right after an ingest sees it); the page is then read like a re-read, at the position recorded.
+    const historyId = await reads.fresh(() => recordSearch(context, request, signal));
+    try {
+      const answer = await readPageNow(context.orgId, historyId, request.page ?? 1, request.page_size ?? 10);
+      signal?.throwIfAborted();
+      return answer;
+    } catch (error) {
+      // Nobody got the answer: the search is not in the history either.
+      if (signal?.aborted) await uncancellable(() => history.delete(historyId));
+      throw error;
+    }
+  }
+
+  /** Counts the matches and records the search: its history id. */
+  async function recordSearch(
+    context: { orgId: number; userId: number },
+    request: SearchRequest,
+    signal: AbortSignal | undefined,
+  ): Promise<number> {
     const parsed = parseSearchQuery(request.query);
     const channelFilter = await planner.checkedChannels(request.channel_ids);
     const options: SearchOptions = {
@@ -193,6 +237,8 @@ export function createSearchService(deps: {
     };
 
     const watermark = await searches.maxMessageId();
+    // Read after the watermark: every row it saw is replayed wherever the search is read again.
+    const readLsn = await reads.position();
     const { query } = await planner.matchQuery(parsed.tree, channelFilter, watermark);
     const counts = await searches.count(query, options.unique_only);
     const total = options.unique_only ? counts.groups : counts.total;
@@ -207,16 +253,9 @@ export function createSearchService(deps: {
       channels_matched: counts.channels,
       watermark_message_id: watermark,
       searched_at: clock.now().getTime(),
+      ...(readLsn ? { read_lsn: readLsn } : {}),
     });
-    try {
-      const answer = await readPageNow(context.orgId, historyId, request.page ?? 1, request.page_size ?? 10);
-      signal?.throwIfAborted();
-      return answer;
-    } catch (error) {
-      // Nobody got the answer: the search is not in the history either.
-      if (signal?.aborted) await uncancellable(() => history.delete(historyId));
-      throw error;
-    }
+    return historyId;
   }
 
   return {
@@ -230,7 +269,7 @@ export function createSearchService(deps: {
     },
 
     readPage,
-    ...historyActions({ history, reader }),
+    ...historyActions({ history, reader, reads }),
   };
 }
 

@@ -56,4 +56,6 @@ export interface RecordedSearch {
   options: SearchOptions;
   watermark: number;
   total: number;
+  /** Where its reads must have replayed to on a replica (src/db/read-replicas.ts); null: as fresh as the primary. */
+  readLsn: string | null;
 }

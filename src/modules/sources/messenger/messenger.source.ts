@@ -21,6 +21,7 @@ import * as searchReruns from './migrations/0003_search_reruns.ts';
 import * as searchHistoryFile from './migrations/0004_search_history_file.ts';
 import * as monthlyPartitions from './migrations/0005_monthly_partitions.ts';
 import * as messageOrigin from './migrations/0007_message_origin.ts';
+import * as searchReadPosition from './migrations/0008_search_read_position.ts';
 import * as wordIndex from './migrations/0009_word_index.ts';
 import {
   collapseIdenticalTexts,
@@ -127,6 +128,7 @@ export const messengerSource = defineSource({
     'messenger/0004_search_history_file': searchHistoryFile,
     'messenger/0005_monthly_partitions': monthlyPartitions,
     'messenger/0007_message_origin': messageOrigin,
+    'messenger/0008_search_read_position': searchReadPosition,
     'messenger/0009_word_index': wordIndex,
   },
   ingesters: [
