@@ -9,6 +9,7 @@ import { createTrigramStats } from '../../src/modules/sources/common/query/trigr
 import { lexiconIds, wordQuery, wordTerms } from '../../src/modules/sources/common/query/word-index.ts';
 import { channel, loadCorpus, message } from '../support/corpus.ts';
 import { createTestApp, type TestApp } from '../support/test-app.ts';
+import { scaled } from '../support/wait.ts';
 
 /**
  * A search picks its plan by estimates (which trigrams are rare, how many matches there are):
@@ -133,69 +134,83 @@ describe('search plans agree with each other and with matchesFolded', () => {
     return ids ? [undefined, wordQuery(tree, ids)] : [undefined];
   }
 
-  it.each(QUERIES)('%s', async (text) => {
-    const { store } = t.container;
-    const tree = parseQuery(text).tree;
-    const maxId = Math.max(...rows.map((r) => r.id));
-    const { rarity } = await createTrigramStats(store.reader).estimate(maxId);
-    const hintSets: SearchHints[] = [{ rarity }, { rarity: allRare }, { rarity: someRare }, {}, { withoutIndex: true }];
-    // Below the newest messages too, as a re-read of an older search runs.
-    for (const watermark of [maxId, maxId - 500]) {
-      for (const filter of [null, channelIds.filter((_, i) => i % 3 === 0)]) {
-        const want = expected(tree, watermark, filter && new Set(filter));
-        for (const hints of hintSets) {
-          const match = matchCompilers[store.engine](tree, hints);
-          if (match.complete) seen.complete++;
-          else seen.checked++;
-          for (const words of await wordVariants(tree))
-            // The word index's count takes no tuning: once is enough for it.
-            for (const tuning of words ? tunings.slice(0, 1) : tunings) {
-              const query: MatchQuery = {
-                match,
-                maxMessageId: watermark,
-                // The planner reads the chosen channels first when it leaves the index out.
-                ...(filter ? { channelIds: filter, channelsFirst: hints.withoutIndex === true } : {}),
-                ...(words ? { words } : {}),
-              };
-              const searches = createSearchRepository({
-                reader: store.reader,
-                readerSlots: 3,
-                engine: store.engine,
-                tuning,
-              });
-              const label = `${text} ${JSON.stringify({ watermark, filter: filter !== null, hints: Object.keys(hints), complete: match.complete, tuning })}`;
-              expect(await searches.count(query, false), label).toEqual({ ...want.counts, groups: want.counts.total });
-              expect(await searches.count(query, true), label).toEqual(want.counts);
-              // A filter's walk reads the channel index when its channels look small (SQLite), else the date index.
-              const paged = filter ? [query, { ...query, channelMessages: 0 }] : [query];
-              for (const [plan, query] of paged.flatMap((q) => [['walk', q] as const, ['sort', q] as const])) {
-                const ids = (keys: OrderKey[]) => keys.map((k) => Number(k.id));
-                expect(
-                  ids(await searches.page(query, { plan, uniqueOnly: false, offset: 0, limit: 10 })),
-                  `${label} ${plan} ${query.channelMessages ?? ''}`,
-                ).toEqual(want.order.slice(0, 10));
-                expect(
-                  ids(await searches.page(query, { plan, uniqueOnly: false, offset: 7, limit: 10 })),
-                  `${label} ${plan} ${query.channelMessages ?? ''}`,
-                ).toEqual(want.order.slice(7, 17));
-                expect(
-                  ids(await searches.page(query, { plan, uniqueOnly: true, offset: 3, limit: 10 })),
-                  `${label} ${plan} ${query.channelMessages ?? ''}`,
-                ).toEqual(want.uniqueOrder.slice(3, 13));
-                const fifth = rows.find((r) => r.id === want.order[4]);
-                if (fifth) {
-                  const after = { id: fifth.id, date: fifth.date };
+  it.each(QUERIES)(
+    '%s',
+    async (text) => {
+      const { store } = t.container;
+      const tree = parseQuery(text).tree;
+      const maxId = Math.max(...rows.map((r) => r.id));
+      const { rarity } = await createTrigramStats(store.reader).estimate(maxId);
+      const hintSets: SearchHints[] = [
+        { rarity },
+        { rarity: allRare },
+        { rarity: someRare },
+        {},
+        { withoutIndex: true },
+      ];
+      // Below the newest messages too, as a re-read of an older search runs.
+      for (const watermark of [maxId, maxId - 500]) {
+        for (const filter of [null, channelIds.filter((_, i) => i % 3 === 0)]) {
+          const want = expected(tree, watermark, filter && new Set(filter));
+          for (const hints of hintSets) {
+            const match = matchCompilers[store.engine](tree, hints);
+            if (match.complete) seen.complete++;
+            else seen.checked++;
+            for (const words of await wordVariants(tree))
+              // The word index's count takes no tuning: once is enough for it.
+              for (const tuning of words ? tunings.slice(0, 1) : tunings) {
+                const query: MatchQuery = {
+                  match,
+                  maxMessageId: watermark,
+                  // The planner reads the chosen channels first when it leaves the index out.
+                  ...(filter ? { channelIds: filter, channelsFirst: hints.withoutIndex === true } : {}),
+                  ...(words ? { words } : {}),
+                };
+                const searches = createSearchRepository({
+                  reader: store.reader,
+                  readerSlots: 3,
+                  engine: store.engine,
+                  tuning,
+                });
+                const label = `${text} ${JSON.stringify({ watermark, filter: filter !== null, hints: Object.keys(hints), complete: match.complete, tuning })}`;
+                expect(await searches.count(query, false), label).toEqual({
+                  ...want.counts,
+                  groups: want.counts.total,
+                });
+                expect(await searches.count(query, true), label).toEqual(want.counts);
+                // A filter's walk reads the channel index when its channels look small (SQLite), else the date index.
+                const paged = filter ? [query, { ...query, channelMessages: 0 }] : [query];
+                for (const [plan, query] of paged.flatMap((q) => [['walk', q] as const, ['sort', q] as const])) {
+                  const ids = (keys: OrderKey[]) => keys.map((k) => Number(k.id));
                   expect(
-                    ids(await searches.page(query, { plan, uniqueOnly: false, offset: 2, limit: 10, after })),
+                    ids(await searches.page(query, { plan, uniqueOnly: false, offset: 0, limit: 10 })),
+                    `${label} ${plan} ${query.channelMessages ?? ''}`,
+                  ).toEqual(want.order.slice(0, 10));
+                  expect(
+                    ids(await searches.page(query, { plan, uniqueOnly: false, offset: 7, limit: 10 })),
                     `${label} ${plan} ${query.channelMessages ?? ''}`,
                   ).toEqual(want.order.slice(7, 17));
+                  expect(
+                    ids(await searches.page(query, { plan, uniqueOnly: true, offset: 3, limit: 10 })),
+                    `${label} ${plan} ${query.channelMessages ?? ''}`,
+                  ).toEqual(want.uniqueOrder.slice(3, 13));
+                  const fifth = rows.find((r) => r.id === want.order[4]);
+                  if (fifth) {
+                    const after = { id: fifth.id, date: fifth.date };
+                    expect(
+                      ids(await searches.page(query, { plan, uniqueOnly: false, offset: 2, limit: 10, after })),
+                      `${label} ${plan} ${query.channelMessages ?? ''}`,
+                    ).toEqual(want.order.slice(7, 17));
+                  }
                 }
               }
-            }
+          }
         }
       }
-    }
-  });
+      // Every plan, tuning and hint of one query: hundreds of searches, a minute on a busy machine.
+    },
+    scaled(120_000),
+  );
 
   it('every kind of query was run: answered by the index alone (SQLite) or the word index (PostgreSQL), and checked row by row', () => {
     expect(seen.checked).toBeGreaterThan(0);
