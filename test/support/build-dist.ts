@@ -1,6 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { repoRoot } from './cli.ts';
-import { dropTemplateDatabases, testDatabaseAdminUrl } from './test-store.ts';
+import { dropTemplateDatabases, nameTestRun, testDatabaseAdminUrl } from './test-store.ts';
 
 /**
  * Vitest global setup. The CLI and server-process tests run what users run: bin/dragnet.js on
@@ -9,11 +9,12 @@ import { dropTemplateDatabases, testDatabaseAdminUrl } from './test-store.ts';
  * the test processes made (test-app.ts).
  */
 export default function buildDist(): () => Promise<void> {
+  const run = nameTestRun();
   execFileSync(process.execPath, ['bin/dragnet.js', '--help'], {
     cwd: repoRoot,
     stdio: ['ignore', 'ignore', 'inherit'],
   });
   return async () => {
-    if (testDatabaseAdminUrl) await dropTemplateDatabases(testDatabaseAdminUrl);
+    if (testDatabaseAdminUrl) await dropTemplateDatabases(testDatabaseAdminUrl, run);
   };
 }

@@ -33,7 +33,7 @@ export async function createTestStoreLocation(
   let databaseUrl: string | undefined;
   let databaseName: string | undefined;
   if (adminUrl) {
-    databaseName = `${options.isTemplate ? TEMPLATE_PREFIX : 'dragnet_test_'}${randomBytes(6).toString('hex')}`;
+    databaseName = `${options.isTemplate ? templatePrefix() : 'dragnet_test_'}${randomBytes(6).toString('hex')}`;
     const template = options.template?.databaseUrl
       ? ` template ${new URL(options.template.databaseUrl).pathname.slice(1)}`
       : '';
@@ -60,16 +60,26 @@ export async function createTestStoreLocation(
   };
 }
 
-/** Template stores' databases: each test process makes one, and the suite's teardown drops them. */
-const TEMPLATE_PREFIX = 'dragnet_template_';
+/**
+ * Template stores' databases: each test process makes one, and the suite's teardown drops those
+ * of its own run (the global setup names the run), not those of another suite running beside it.
+ */
+const templatePrefix = (run = process.env.DRAGNET_TEST_RUN ?? `pid${process.pid}`) => `dragnet_template_${run}_`;
+
+/** Names this test run, for the test processes it starts (the global setup). */
+export function nameTestRun(): string {
+  process.env.DRAGNET_TEST_RUN ??= randomBytes(4).toString('hex');
+  return process.env.DRAGNET_TEST_RUN;
+}
 
 /** Drops the template databases of a finished test run (the global setup's teardown). */
-export async function dropTemplateDatabases(adminUrl: string): Promise<void> {
+export async function dropTemplateDatabases(adminUrl: string, run: string): Promise<void> {
   const client = new pg.Client({ connectionString: adminUrl });
   await client.connect();
   try {
     const { rows } = await client.query<{ datname: string }>(
-      `select datname from pg_database where datname like '${TEMPLATE_PREFIX}%'`,
+      `select datname from pg_database where starts_with(datname, $1)`,
+      [templatePrefix(run)],
     );
     for (const { datname } of rows) await client.query(`drop database if exists ${datname} with (force)`);
   } finally {
