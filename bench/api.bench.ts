@@ -1,51 +1,84 @@
 /**
- * `npm run bench -- api [--store sqlite|postgres] [--duration s] [--warmup s] [--connections n] [--rounds n]`
+ * `npm run bench -- api [--duration s] [--slice s] [--warmup s] [--connections n] [--rounds n]
+ *  [--stores sqlite,postgres] [--admin-url url] [--redis-url url]`
  *
- * Framework overhead of the API: (a) an authenticated `GET /service/account/` on the real
- * Dragnet server against (b) a bare Fastify route `GET /bare`, each in its own child process on
- * 127.0.0.1, one after the other, loaded by autocannon from this process. Target: (a) reaches
- * at least 40% of (b)'s requests/s. Exit code 1 when the target is missed.
+ * Framework overhead of the API, every store in one run: an authenticated, rate-limited
+ * `GET /service/account/` on the real Dragnet server on SQLite, and on PostgreSQL with its counts
+ * in Redis (the scale-out configuration: DRAGNET_DATABASE_URL + DRAGNET_REDIS_URL), against a
+ * bare Fastify route `GET /bare` (the same Fastify, a trivial JSON answer). Every server runs in
+ * its own child process on 127.0.0.1, side by side; they take turns under load in short slices,
+ * in a rotation that shifts each slice, so whatever else the machine does weighs on all alike.
+ * The load generator (autocannon) runs in a child process of its own, and its CPU time is shown
+ * beside each server's. Target: each store reaches at least 45% of bare Fastify's requests/s
+ * (the median of the rounds' ratios). Exit code 1 when a store misses it.
  */
-import { positive } from './support/options.ts';
 import { cpus, loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
-import { Command, Option } from 'commander';
-import { logInBenchUser } from './support/bench-org.ts';
+import { Command } from 'commander';
+import { Redis } from 'ioredis';
+import {
+  DEFAULT_REDIS_URL,
+  deleteRedisCounters,
+  logInBenchUser,
+  prepareOrganization,
+  RAISED_LIMIT,
+  reachable,
+} from './support/bench-org.ts';
 import { startChildServer } from './support/child-server.ts';
 import { CleanupScope } from './support/cleanup.ts';
 import { httpJson, withDeadline } from './support/http.ts';
-import { int, measure, median, medianFigures, ms, type LoadFigures, type LoadOptions } from './support/load.ts';
+import { combineSlices, int, median, medianFigures, ms, type LoadFigures } from './support/load.ts';
+import { cpuSecondsOf, startLoadGenerator, type LoadGenerator } from './support/load-generator.ts';
+import { positive, withSliceOptions } from './support/options.ts';
 import { createBenchStore, DEFAULT_POSTGRES_ADMIN_URL, type StoreKind } from './support/store.ts';
 
-const TARGET_PERCENT = 40;
+const TARGET_PERCENT = 45;
 const SERVERS_ENTRY = fileURLToPath(new URL('./support/servers.ts', import.meta.url));
+const ACCOUNT_PATH = '/service/account/';
+const STORES: readonly StoreKind[] = ['sqlite', 'postgres'];
 
 interface ApiBenchOptions {
-  store: StoreKind;
+  stores: StoreKind[];
   adminUrl: string;
+  redisUrl: string;
   duration: number;
+  slice: number;
   warmup: number;
   connections: number;
   rounds: number;
 }
 
 function parseOptions(args: string[]): ApiBenchOptions {
-  const program = new Command('npm run bench -- api')
-    .description('authenticated GET /service/account/ on Dragnet versus a bare Fastify route')
-    .addOption(
-      new Option('--store <engine>', 'the store behind Dragnet').choices(['sqlite', 'postgres']).default('sqlite'),
+  const program = withSliceOptions(new Command('npm run bench -- api'), 'server')
+    .description(
+      'authenticated, rate-limited GET /service/account/ on SQLite and on PostgreSQL + Redis versus a bare Fastify route',
+    )
+    .option(
+      '--stores <list>',
+      'the Dragnet stores to measure: sqlite, postgres (PostgreSQL with its counts in Redis), or both',
+      (raw: string) => {
+        const list = [...new Set(raw.split(',').map((s) => s.trim()))];
+        for (const kind of list) {
+          if (!STORES.includes(kind as StoreKind)) throw new Error(`--stores: unknown store "${kind}"`);
+        }
+        return list as StoreKind[];
+      },
+      [...STORES],
     )
     .option(
       '--admin-url <url>',
-      'PostgreSQL admin connection for --store postgres (a fresh database is created on that server and dropped)',
+      'PostgreSQL admin connection (a fresh database is created on that server per round and dropped)',
       process.env.DRAGNET_BENCH_DATABASE_URL || DEFAULT_POSTGRES_ADMIN_URL,
     )
-    .option('--duration <seconds>', 'measured load per server', positive('--duration', false, 600), 10)
-    .option('--warmup <seconds>', 'unmeasured load per server before measuring', positive('--warmup', false, 600), 2)
+    .option(
+      '--redis-url <url>',
+      'Redis for the PostgreSQL server’s rate-limit counts',
+      process.env.DRAGNET_BENCH_REDIS_URL || DEFAULT_REDIS_URL,
+    )
     .option('--connections <n>', 'concurrent autocannon connections', positive('--connections', true, 1000), 10)
     .option(
       '--rounds <n>',
-      'alternate (a) and (b) this many times, each on a fresh server; figures are medians (for noisy, shared machines)',
+      'repeat on fresh servers; figures are medians, ratios the median of each round’s',
       positive('--rounds', true, 20),
       1,
     )
@@ -55,59 +88,156 @@ function parseOptions(args: string[]): ApiBenchOptions {
   return program.opts<ApiBenchOptions>();
 }
 
-/** The caller's DRAGNET_* settings (a Redis URL, limits off, …) must not change what is measured. */
+/** The caller's DRAGNET_* settings (limits off, a log level, …) must not change what is measured. */
 function withoutDragnetSettings(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
   return Object.fromEntries(Object.entries(env).filter(([name]) => !name.startsWith('DRAGNET_')));
 }
 
-/** (a): a fresh store and Dragnet server, removed again before returning. */
-async function measureDragnet(options: ApiBenchOptions, load: LoadOptions): Promise<LoadFigures> {
-  const scope = new CleanupScope();
-  try {
-    const store = await createBenchStore(options.store, scope, options.adminUrl);
-    const env: NodeJS.ProcessEnv = {
-      ...withoutDragnetSettings(process.env),
-      HOST: '127.0.0.1',
-      PORT: '0',
-      DRAGNET_LOG_LEVEL: 'warn',
-      BENCH_ROUTES: '/service/account/',
-      ...store.env,
-    };
-    const server = await startChildServer({
-      entry: SERVERS_ENTRY,
-      args: ['dragnet'],
-      env,
-      scope,
-      label: 'Dragnet server',
-    });
-    const { email, headers } = await logInBenchUser(server);
-    const url = `${server.url}/service/account/`;
-    const probe = await httpJson(url, { headers });
-    if (probe.status !== 200 || (probe.body as { email?: unknown } | null)?.email !== email) {
-      throw new Error(`GET /service/account/ answered ${probe.status} ${JSON.stringify(probe.body)}`);
+type VariantKey = 'bare' | StoreKind;
+
+interface Variant {
+  key: VariantKey;
+  name: string;
+  target: { url: string; headers?: Record<string, string> };
+  pid: number;
+}
+
+const NAMES: Record<VariantKey, string> = {
+  bare: 'bare Fastify GET /bare',
+  sqlite: `Dragnet GET ${ACCOUNT_PATH}, SQLite`,
+  postgres: `Dragnet GET ${ACCOUNT_PATH}, PostgreSQL + Redis`,
+};
+
+/**
+ * A Dragnet server on a fresh store of `kind` (PostgreSQL: with DRAGNET_REDIS_URL, the rate
+ * limiter's scale-out backend), the Bench organization's limits raised to 10⁹ so every request
+ * is counted and none refused, logged in. The probe checks the limiter is on (the raised limit in
+ * the headers) and, for PostgreSQL, that the counts went to Redis.
+ */
+async function deployDragnet(scope: CleanupScope, options: ApiBenchOptions, kind: StoreKind): Promise<Variant> {
+  const store = await createBenchStore(kind, scope, options.adminUrl);
+  const env: NodeJS.ProcessEnv = {
+    ...withoutDragnetSettings(process.env),
+    HOST: '127.0.0.1',
+    PORT: '0',
+    DRAGNET_LOG_LEVEL: 'warn',
+    BENCH_ROUTES: ACCOUNT_PATH,
+    ...store.env,
+  };
+  if (kind === 'postgres') env.DRAGNET_REDIS_URL = options.redisUrl;
+  const orgId = await prepareOrganization(env, ['account']);
+  if (kind === 'postgres')
+    scope.defer(`delete the Redis counters of organization ${orgId}`, () =>
+      deleteRedisCounters(options.redisUrl, orgId),
+    );
+  const server = await startChildServer({
+    entry: SERVERS_ENTRY,
+    args: ['dragnet'],
+    env,
+    scope,
+    label: `Dragnet server (${kind})`,
+  });
+  const { email, headers } = await logInBenchUser(server);
+  const url = `${server.url}${ACCOUNT_PATH}`;
+  const probe = await httpJson(url, { headers });
+  if (probe.status !== 200 || (probe.body as { email?: unknown } | null)?.email !== email)
+    throw new Error(`${kind}: GET ${ACCOUNT_PATH} answered ${probe.status} ${JSON.stringify(probe.body)}`);
+  const limit = probe.headers.get('x-ratelimit-account-limit');
+  if (limit !== String(RAISED_LIMIT))
+    throw new Error(`${kind}: X-RateLimit-Account-Limit is ${limit}, not the raised ${RAISED_LIMIT}`);
+  if (kind === 'postgres') {
+    const redis = new Redis(options.redisUrl, { maxRetriesPerRequest: 1 });
+    try {
+      const [, keys] = await redis.scan('0', 'MATCH', `dragnet:rl:${orgId}|*`, 'COUNT', 1000);
+      if (keys.length === 0) throw new Error(`postgres: no rate-limit counts of organization ${orgId} in Redis`);
+    } finally {
+      await redis.quit();
     }
-    return await measure(url, { ...load, headers });
+  }
+  return { key: kind, name: NAMES[kind], target: { url, headers }, pid: server.pid };
+}
+
+async function startBare(scope: CleanupScope): Promise<Variant> {
+  const server = await startChildServer({
+    entry: SERVERS_ENTRY,
+    args: ['bare'],
+    env: { ...withoutDragnetSettings(process.env), HOST: '127.0.0.1' },
+    scope,
+    label: 'bare Fastify server',
+  });
+  const url = `${server.url}/bare`;
+  const probe = await httpJson(url);
+  if (probe.status !== 200) throw new Error(`GET /bare answered ${probe.status}`);
+  return { key: 'bare', name: NAMES.bare, target: { url }, pid: server.pid };
+}
+
+/** Redis's process id, when it runs on this host (its CPU time is then read from /proc). */
+async function redisPidOf(url: string): Promise<number | null> {
+  const redis = new Redis(url, { maxRetriesPerRequest: 1 });
+  try {
+    const pid = Number(/process_id:(\d+)/.exec(await redis.info('server'))?.[1]);
+    return Number.isInteger(pid) && cpuSecondsOf(pid) >= 0 ? pid : null;
   } finally {
-    await scope.close();
+    await redis.quit();
   }
 }
 
-/** (b): a bare Fastify server, stopped again before returning. */
-async function measureBare(load: LoadOptions): Promise<LoadFigures> {
+/** CPU cores in use while a variant was under load (CPU seconds ÷ measured seconds). */
+interface Cores {
+  server: number;
+  generator: number;
+  redis: number;
+}
+
+interface RoundResult {
+  figures: Partial<Record<VariantKey, LoadFigures>>;
+  cores: Partial<Record<VariantKey, Cores>>;
+}
+
+async function runRound(
+  options: ApiBenchOptions,
+  round: number,
+  generator: LoadGenerator,
+  redisPid: number | null,
+): Promise<RoundResult> {
   const scope = new CleanupScope();
   try {
-    const env: NodeJS.ProcessEnv = { ...process.env, HOST: '127.0.0.1' };
-    const server = await startChildServer({
-      entry: SERVERS_ENTRY,
-      args: ['bare'],
-      env,
-      scope,
-      label: 'bare Fastify server',
-    });
-    const url = `${server.url}/bare`;
-    const probe = await httpJson(url);
-    if (probe.status !== 200) throw new Error(`GET /bare answered ${probe.status}`);
-    return await measure(url, load);
+    const variants: Variant[] = [await startBare(scope)];
+    for (const kind of options.stores) variants.push(await deployDragnet(scope, options, kind));
+    const n = options.connections;
+    for (const variant of variants) await generator.slice(variant.target, n, options.warmup);
+
+    const slices = new Map(variants.map((v) => [v.key, [] as LoadFigures[]]));
+    const cpu = new Map(variants.map((v) => [v.key, { server: 0, generator: 0, redis: 0 }]));
+    const count = Math.max(1, Math.round(options.duration / options.slice));
+    for (let i = 0; i < count; i++) {
+      // Each slice starts the rotation one place further (and each round elsewhere again).
+      const shift = (i + round) % variants.length;
+      for (const variant of [...variants.slice(shift), ...variants.slice(0, shift)]) {
+        const server = cpuSecondsOf(variant.pid);
+        const redis = redisPid === null ? Number.NaN : cpuSecondsOf(redisPid);
+        const { figures, cpuSeconds } = await generator.slice(variant.target, n, options.slice);
+        const used = cpu.get(variant.key)!;
+        used.server += cpuSecondsOf(variant.pid) - server;
+        used.generator += cpuSeconds;
+        used.redis += (redisPid === null ? Number.NaN : cpuSecondsOf(redisPid)) - redis;
+        if (figures.requests === 0)
+          process.stdout.write(`  note: ${variant.name}: no request completed in slice ${i + 1}\n`);
+        slices.get(variant.key)!.push(figures);
+      }
+    }
+    const measured = count * options.slice;
+    const result: RoundResult = { figures: {}, cores: {} };
+    for (const variant of variants) {
+      result.figures[variant.key] = combineSlices(slices.get(variant.key)!, options.slice);
+      const used = cpu.get(variant.key)!;
+      result.cores[variant.key] = {
+        server: used.server / measured,
+        generator: used.generator / measured,
+        redis: used.redis / measured,
+      };
+    }
+    return result;
   } finally {
     await scope.close();
   }
@@ -118,20 +248,9 @@ const loadText = () =>
     .map((value) => value.toFixed(2))
     .join(' ');
 
-function table(rows: Array<{ name: string; figures: LoadFigures; ratio?: number }>): string {
-  const header = ['', 'req/s', 'p50 ms', 'p99 ms', 'max ms', 'requests', '(a)/(b)'];
-  const body = rows.map(({ name, figures: f, ratio }) => [
-    name,
-    int(f.rps),
-    ms(f.p50),
-    ms(f.p99),
-    ms(f.max),
-    int(f.requests),
-    ratio === undefined ? '' : `${ratio.toFixed(1)}%`,
-  ]);
-  const all = [header, ...body];
-  const widths = header.map((_, column) => Math.max(...all.map((row) => row[column]!.length)));
-  return all
+function table(rows: string[][]): string {
+  const widths = rows[0]!.map((_, column) => Math.max(...rows.map((row) => row[column]!.length)));
+  return rows
     .map((row) =>
       row
         .map((cell, column) => (column === 0 ? cell.padEnd(widths[column]!) : cell.padStart(widths[column]!)))
@@ -143,67 +262,99 @@ function table(rows: Array<{ name: string; figures: LoadFigures; ratio?: number 
 
 export async function run(args: string[]): Promise<void> {
   const options = parseOptions(args);
-  const load: LoadOptions = { connections: options.connections, duration: options.duration, warmup: options.warmup };
   const cpuList = cpus();
+  const keys: VariantKey[] = ['bare', ...options.stores];
   process.stdout.write(
     `api: ${cpuList.length} CPU(s) ${cpuList[0]?.model.trim() ?? ''}, Node ${process.version}; ` +
-      `${load.connections} connections, ${load.warmup} s warm-up + ${load.duration} s measured per server` +
-      `${options.rounds > 1 ? `, ${options.rounds} rounds` : ''}; ` +
-      `servers in child processes on 127.0.0.1, one at a time; Dragnet store: ${options.store}; ` +
+      `${options.connections} connections; per server ${options.warmup} s warm-up + ${options.duration} s measured ` +
+      `in ${options.slice} s slices, servers side by side taking turns` +
+      `${options.rounds > 1 ? `, ${options.rounds} rounds` : ''}; autocannon in its own process; ` +
       `load average before: ${loadText()}\n`,
   );
-  // The benchmark itself keeps about two processes runnable (server and autocannon).
+  // The benchmark itself keeps about two processes runnable (one server and autocannon).
   const busy = (own: number) => (loadavg()[0] ?? 0) > cpuList.length + own;
-  if (busy(0)) {
+  if (busy(0))
     process.stdout.write(
       `warning: the machine is busy (load average above ${cpuList.length}): expect low, noisy figures\n`,
     );
+  if (options.stores.includes('postgres')) {
+    for (const [what, url] of [
+      ['postgres', options.adminUrl],
+      ['redis', options.redisUrl],
+    ] as const) {
+      const why = await reachable(what, url);
+      if (why !== null) throw new Error(`${what} at ${new URL(url).host} is not reachable: ${why}`);
+    }
   }
 
-  // Generous: per round two server starts (migrations, one argon2 hash), warm-ups and loads.
-  const budgetMs = options.rounds * (2 * (load.warmup + load.duration) + 120) * 1000;
-  const rounds = await withDeadline(
-    budgetMs,
-    (async () => {
-      const results: Array<{ dragnet: LoadFigures; bare: LoadFigures }> = [];
-      for (let round = 1; round <= options.rounds; round++) {
-        const tag = options.rounds > 1 ? `round ${round}/${options.rounds}: ` : '';
-        process.stdout.write(`${tag}(a) Dragnet, authenticated GET /service/account/ ...\n`);
-        const dragnet = await measureDragnet(options, load);
-        process.stdout.write(`${tag}(b) bare Fastify, GET /bare ...\n`);
-        const bare = await measureBare(load);
-        results.push({ dragnet, bare });
-      }
-      return results;
-    })(),
-  );
-
-  const ratios = rounds.map(({ dragnet, bare }) => (dragnet.rps / bare.rps) * 100);
-  const dragnet = medianFigures(rounds.map((r) => r.dragnet));
-  const bare = medianFigures(rounds.map((r) => r.bare));
-  const ratio = median(ratios);
-  const pass = ratio >= TARGET_PERCENT;
-  const rows: Array<{ name: string; figures: LoadFigures; ratio?: number }> = [];
-  const nameA = `(a) Dragnet GET /service/account/ [${options.store}]`;
-  const nameB = '(b) bare Fastify GET /bare';
-  if (rounds.length > 1) {
-    rounds.forEach((r, index) => {
-      rows.push({ name: `round ${index + 1} ${nameA}`, figures: r.dragnet, ratio: ratios[index] });
-      rows.push({ name: `round ${index + 1} ${nameB}`, figures: r.bare });
-    });
-    rows.push({ name: `median ${nameA}`, figures: dragnet, ratio });
-    rows.push({ name: `median ${nameB}`, figures: bare });
-  } else {
-    rows.push({ name: nameA, figures: dragnet, ratio }, { name: nameB, figures: bare });
+  const scope = new CleanupScope();
+  const rounds: RoundResult[] = [];
+  try {
+    const generator = await startLoadGenerator(scope);
+    const redisPid = options.stores.includes('postgres') ? await redisPidOf(options.redisUrl) : null;
+    // Generous: per round the server starts (migrations, one argon2 hash), warm-ups and loads.
+    const budgetMs = options.rounds * (keys.length * (options.warmup + options.duration) + 180) * 1000;
+    await withDeadline(
+      budgetMs,
+      (async () => {
+        for (let round = 1; round <= options.rounds; round++) {
+          process.stdout.write(
+            `${options.rounds > 1 ? `round ${round}/${options.rounds}: ` : ''}starting the servers, then loading them in turn ...\n`,
+          );
+          rounds.push(await runRound(options, round, generator, redisPid));
+        }
+      })(),
+    );
+  } finally {
+    await scope.close();
   }
-  // Other work on the machine skews both sides; the load average makes that visible.
+
+  const figures = (key: VariantKey) => medianFigures(rounds.map((r) => r.figures[key]!));
+  const cores = (key: VariantKey, part: keyof Cores) => median(rounds.map((r) => r.cores[key]![part]));
+  const ratios = (key: VariantKey) => rounds.map((r) => (r.figures[key]!.rps / r.figures.bare!.rps) * 100);
+  const pct = (value: number) => `${value.toFixed(1)}%`;
+  const cpuText = (value: number) => (Number.isNaN(value) ? '–' : value.toFixed(2));
+  const header = [
+    '',
+    'req/s',
+    'p50 ms',
+    'p99 ms',
+    'max ms',
+    'of bare',
+    'CPU cores: server / autocannon / Redis',
+    'µs CPU per request: server / autocannon',
+  ];
+  const rows = [header];
+  for (const key of keys) {
+    const f = figures(key);
+    const perRequest = (part: keyof Cores) => (f.rps > 0 ? ((cores(key, part) / f.rps) * 1e6).toFixed(1) : '–');
+    rows.push([
+      NAMES[key],
+      int(f.rps),
+      ms(f.p50),
+      ms(f.p99),
+      ms(f.max),
+      key === 'bare' ? '' : pct(median(ratios(key))),
+      `${cpuText(cores(key, 'server'))} / ${cpuText(cores(key, 'generator'))} / ${key === 'postgres' ? cpuText(cores(key, 'redis')) : '–'}`,
+      `${perRequest('server')} / ${perRequest('generator')}`,
+    ]);
+  }
+  // Other work on the machine skews every variant; the load average makes that visible.
   process.stdout.write(
     `\n${table(rows)}\nload average after: ${loadText()}${busy(2) ? ' (busy: figures are not representative)' : ''}\n\n`,
   );
-  process.stdout.write(
-    `api: authenticated GET (${options.store}) = ${int(dragnet.rps)} req/s (p99 ${ms(dragnet.p99)} ms), ` +
-      `bare = ${int(bare.rps)} req/s (p99 ${ms(bare.p99)} ms), ` +
-      `ratio ${ratio.toFixed(1)}% (target >= ${TARGET_PERCENT}%): ${pass ? 'PASS' : 'FAIL'}\n`,
-  );
-  if (!pass) process.exitCode = 1;
+  const bare = figures('bare');
+  for (const key of options.stores) {
+    const f = figures(key);
+    const values = ratios(key);
+    const ratio = median(values);
+    const pass = ratio >= TARGET_PERCENT;
+    process.stdout.write(
+      `api: ${key === 'sqlite' ? 'SQLite' : 'PostgreSQL + Redis'}: authenticated GET = ${int(f.rps)} req/s ` +
+        `(p50 ${ms(f.p50)} ms, p99 ${ms(f.p99)} ms), bare = ${int(bare.rps)} req/s, ratio ${pct(ratio)}` +
+        `${values.length > 1 ? ` (rounds: ${values.map(pct).join(', ')})` : ''} (target >= ${TARGET_PERCENT}%): ` +
+        `${pass ? 'PASS' : 'FAIL'}\n`,
+    );
+    if (!pass) process.exitCode = 1;
+  }
 }

@@ -8,7 +8,7 @@ import { registerAuthentication } from './http/auth.plugin.ts';
 import { createDashboard } from './http/dashboard.ts';
 import { registerErrorHandling } from './http/error-handler.ts';
 import { answerConnect, protocolErrorOptions } from './http/protocol-errors.ts';
-import { AccessLog } from './http/logging.ts';
+import { AccessLog, lazyRequestLogger } from './http/logging.ts';
 import { headerDeadlineOptions, registerBodyDeadlines } from './http/request-deadlines.ts';
 import { registerRateLimiting } from './http/rate-limit.plugin.ts';
 import { guardDocumentation } from './http/security-headers.ts';
@@ -26,6 +26,8 @@ export async function buildApp(container: Container, options: AppOptions = {}) {
   const app = Fastify({
     logger: options.logger ?? false,
     logController: new AccessLog(),
+    // Without a logger Fastify makes no child per request; with one, only a request that logs does.
+    ...(options.logger ? { childLoggerFactory: lazyRequestLogger } : {}),
     bodyLimit: container.config.bodyLimitBytes,
     trustProxy: container.config.trustProxy,
     // A client's X-Request-Id is kept when it looks like an id; anything else gets a new one.

@@ -48,6 +48,8 @@ export class CachedStatementConnection implements DatabaseConnection {
   private readonly dataVersion: SqliteDatabase.Statement;
   private writes = 0;
   private externalVersion: number | undefined;
+  /** The last stamp, reused while neither part has moved (the caches compare it twice a request). */
+  private stamp: { version: number; writes: number; text: string } | undefined;
 
   readonly lock = new ConnectionLock();
 
@@ -71,7 +73,11 @@ export class CachedStatementConnection implements DatabaseConnection {
       this.externalVersion = this.dataVersion.get() as number;
       setImmediate(() => (this.externalVersion = undefined));
     }
-    return `${this.externalVersion}:${this.writes}`;
+    const { externalVersion: version, writes } = this;
+    const last = this.stamp;
+    if (last?.version === version && last.writes === writes) return last.text;
+    this.stamp = { version, writes, text: `${version}:${writes}` };
+    return this.stamp.text;
   }
 
   private statement(text: string): SqliteDatabase.Statement {

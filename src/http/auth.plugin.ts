@@ -1,8 +1,9 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyRequest, onRequestHookHandler } from 'fastify';
 import type { Selectable } from 'kysely';
 import type { UserTable } from '../db/schema.ts';
 import { AppError, validationError } from '../lib/errors.ts';
 import { chain, settle, type MaybePromise } from '../lib/maybe-promise.ts';
+import { addRouteHook } from './route-hooks.ts';
 
 /** The user a request acts as: its row of `users`, as modules/orgs reads it. */
 export type AuthenticatedUser = Selectable<UserTable>;
@@ -65,15 +66,8 @@ export function registerAuthentication(
   deps: { auth: AccessAuthenticator; organizations: ActingOrgResolver },
 ) {
   app.decorateRequest('auth', null);
-  app.addHook('onRoute', (route) => {
-    if (route.url.startsWith(SERVICE_PREFIX) && route.schema) {
-      route.schema = { ...route.schema, security: [{ bearerAuth: [] }] } as typeof route.schema;
-    }
-  });
   // A callback hook: with the token and user cached, authentication finishes in the same tick.
-  app.addHook('onRequest', (request, _reply, done) => {
-    if (!request.routeOptions.url?.startsWith(SERVICE_PREFIX) && !request.routeOptions.config.requiresAuth)
-      return done();
+  const authenticate: onRequestHookHandler = (request, _reply, done) => {
     settle(() => {
       const header = request.headers.authorization;
       // The scheme name is case-insensitive (RFC 7235 2.1).
@@ -90,5 +84,13 @@ export function registerAuthentication(
         }),
       );
     }, done);
+  };
+  // Only the routes that need a token run the hook (a route hook, before the rate limiter's).
+  app.addHook('onRoute', (route) => {
+    const service = route.url.startsWith(SERVICE_PREFIX);
+    if (service && route.schema) {
+      route.schema = { ...route.schema, security: [{ bearerAuth: [] }] } as typeof route.schema;
+    }
+    if (service || route.config?.requiresAuth) addRouteHook(route, 'onRequest', authenticate);
   });
 }

@@ -6,7 +6,8 @@ import type { FastifyReply } from 'fastify';
  * body is still arriving, not while the handler runs.)
  */
 export function onClientGone(reply: FastifyReply, leave: () => void): void {
-  reply.raw.once('close', () => {
+  // `on`, not `once`: 'close' comes once per response, and once's wrapper costs every request.
+  reply.raw.on('close', () => {
     // Ended: the whole answer was handed to the connection (injected requests never flush).
     if (!reply.raw.writableEnded) leave();
   });

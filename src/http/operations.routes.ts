@@ -1,13 +1,14 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { Type } from '@sinclair/typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest, onResponseHookHandler } from 'fastify';
 import ipaddr from 'ipaddr.js';
 import type { Redis } from 'ioredis';
 import type { ReplicaStatus } from '../db/read-replicas.ts';
 import type { Store } from '../db/store.ts';
 import { AppError } from '../lib/errors.ts';
 import type { Metrics } from '../lib/metrics.ts';
+import { addRouteHook } from './route-hooks.ts';
 import { withErrors } from './schemas.ts';
 
 /** A dependency that does not answer within this is counted as down: a probe must not hang. */
@@ -207,14 +208,19 @@ export function operationsRoutes(options: OperationsOptions): FastifyPluginAsync
  * never the raw URL, which would make a series per id), and a count of limiter refusals.
  */
 export function registerRequestMetrics(app: FastifyInstance, metrics: Metrics) {
-  // Callback hooks: they run on every request and need no promise.
+  // Callback hooks: they run on every request and need no promise. Each route's own hook knows
+  // its pattern; the global one counts only the requests that found no route.
+  const observe = (route: string, request: FastifyRequest, reply: FastifyReply) =>
+    metrics.request(request.method, route, reply.statusCode, reply.elapsedTime / 1000);
+  app.addHook('onRoute', (route) => {
+    const pattern = route.url;
+    addRouteHook(route, 'onResponse', ((request, reply, done) => {
+      observe(pattern, request, reply);
+      done();
+    }) satisfies onResponseHookHandler);
+  });
   app.addHook('onResponse', (request, reply, done) => {
-    metrics.request(
-      request.method,
-      request.routeOptions.url ?? 'unmatched',
-      reply.statusCode,
-      reply.elapsedTime / 1000,
-    );
+    if (request.is404) observe('unmatched', request, reply);
     done();
   });
   app.addHook('onError', (request, _reply, error, done) => {

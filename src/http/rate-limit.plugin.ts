@@ -1,7 +1,8 @@
-import type { FastifyInstance, FastifyRequest, RouteOptions } from 'fastify';
+import type { FastifyInstance, onRequestHookHandler, onSendHookHandler, RouteOptions } from 'fastify';
 import { chain, settle, type MaybePromise } from '../lib/maybe-promise.ts';
 import { SERVICE_PREFIX } from './auth.plugin.ts';
 import { onClientGone } from './client-gone.ts';
+import { addRouteHook } from './route-hooks.ts';
 import { rateLimitHeaders, type WindowState } from './rate-limit-headers.ts';
 
 /** One admitted request's reservation, as far as the hooks read it. */
@@ -55,40 +56,9 @@ export function registerRateLimiting(
   const { limiter, catalog } = deps;
   app.decorateRequest('rateLimit', null);
 
-  app.addHook('onRoute', (route) => {
-    if (route.url.startsWith(SERVICE_PREFIX)) catalog.register(route);
-  });
-
-  if (!deps.enabled) return;
-
-  // A callback hook: on the embedded store admission is synchronous (see RateLimiter.admit).
-  app.addHook('onRequest', (request: FastifyRequest, reply, done) => {
-    const url = request.routeOptions.url;
-    if (!url?.startsWith(SERVICE_PREFIX) || !request.auth) return done();
-    const orgId = request.auth.orgId;
-    settle(
-      () =>
-        chain(limiter.admit(orgId, catalog.slugOf(url)), (admission) => {
-          request.rateLimit = admission;
-          reply.headers(rateLimitHeaders(admission.endpoint, admission.account));
-          // spec 7 again: a request whose client went away before its answer was complete (a
-          // search, a download) did not succeed for it. The release itself stays quiet when the
-          // counters cannot be reached: the unit then stays counted.
-          onClientGone(
-            reply,
-            () =>
-              void limiter
-                .release(admission)
-                .catch((error: unknown) => request.log.warn({ err: error }, 'refund failed')),
-          );
-        }),
-      done,
-    );
-  });
-
   // Not async: most responses are 2xx and need nothing here, and an async hook would cost every
   // request a promise.
-  app.addHook('onSend', (request, reply, payload, done) => {
+  const refundFailure: onSendHookHandler = (request, reply, payload, done) => {
     const admission = request.rateLimit;
     if (!admission || admission.released || isSuccess(reply.statusCode)) return done(null, payload);
     // spec 7: failed calls are refunded and do not count against limits.
@@ -96,5 +66,41 @@ export function registerRateLimiting(
       reply.headers(rateLimitHeaders(admission.endpoint, admission.account, 1));
       done(null, payload);
     }, done);
+  };
+
+  /** The hook of one route, which counts against `slug`. */
+  const admitTo =
+    (slug: string): onRequestHookHandler =>
+    (request, reply, done) => {
+      if (!request.auth) return done();
+      const orgId = request.auth.orgId;
+      // A callback hook: on the embedded store admission is synchronous (see RateLimiter.admit).
+      settle(
+        () =>
+          chain(limiter.admit(orgId, slug), (admission) => {
+            request.rateLimit = admission;
+            reply.headers(rateLimitHeaders(admission.endpoint, admission.account));
+            // spec 7 again: a request whose client went away before its answer was complete (a
+            // search, a download) did not succeed for it. The release itself stays quiet when the
+            // counters cannot be reached: the unit then stays counted.
+            onClientGone(
+              reply,
+              () =>
+                void limiter
+                  .release(admission)
+                  .catch((error: unknown) => request.log.warn({ err: error }, 'refund failed')),
+            );
+          }),
+        done,
+      );
+    };
+
+  // Route hooks, on the /service/ routes only, after authentication's (registered before).
+  app.addHook('onRoute', (route) => {
+    if (!route.url.startsWith(SERVICE_PREFIX)) return;
+    catalog.register(route);
+    if (!deps.enabled) return;
+    addRouteHook(route, 'onRequest', admitTo(catalog.slugOf(route.url)));
+    addRouteHook(route, 'onSend', refundFailure);
   });
 }

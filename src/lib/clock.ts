@@ -5,6 +5,9 @@ export interface Clock {
 
 export const systemClock: Clock = { now: () => new Date() };
 
+/** The clock's time in epoch milliseconds: the system clock's without a Date (per-request paths). */
+export const epochMs = (clock: Clock): number => (clock === systemClock ? Date.now() : clock.now().getTime());
+
 export interface ManualClock extends Clock {
   set(at: Date | string): void;
   advance(milliseconds: number): void;

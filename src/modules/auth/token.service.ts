@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { SignJWT, errors as joseErrors, jwtVerify } from 'jose';
-import type { Clock } from '../../lib/clock.ts';
+import { epochMs, type Clock } from '../../lib/clock.ts';
 import { importHmacKey } from '../../lib/crypto.ts';
 import { AppError } from '../../lib/errors.ts';
 import type { MaybePromise } from '../../lib/maybe-promise.ts';
@@ -32,7 +32,7 @@ interface VerifiedEntry extends VerifiedToken {
 
 export function createTokenService(deps: { jwtKey: Uint8Array; clock: Clock }) {
   const key = importHmacKey(deps.jwtKey);
-  const nowSeconds = () => Math.floor(deps.clock.now().getTime() / 1000);
+  const nowSeconds = () => Math.floor(epochMs(deps.clock) / 1000);
   const verified = new Map<string, VerifiedEntry>();
 
   const sign = async (subject: TokenSubject, type: TokenType): Promise<string> => {

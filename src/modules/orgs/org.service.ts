@@ -1,6 +1,7 @@
 import type { Clock } from '../../lib/clock.ts';
 import { conflict, isUniqueViolation, notFound, validationError } from '../../lib/errors.ts';
 import { frequencies, isFrequency } from '../../lib/frequency.ts';
+import { chain, type MaybePromise } from '../../lib/maybe-promise.ts';
 import { createActingOrgResolver } from './acting-org.ts';
 import type { OrganizationChanges, OrganizationRepository, OrganizationRow } from './org.repository.ts';
 import type { UserRow } from './user.repository.ts';
@@ -53,6 +54,12 @@ export function createOrganizationService(deps: {
     if (name.length > NAME_MAX) throw validationError('name', `must be at most ${NAME_MAX} characters`);
     return name;
   };
+
+  const requireById = (id: number): MaybePromise<OrganizationRow> =>
+    chain(organizations.findById(id), (row) => {
+      if (!row) throw notFound('organization');
+      return row;
+    });
 
   const requireByName = async (name: string): Promise<OrganizationRow> => {
     const row = await organizations.findByName(name.trim());
@@ -148,11 +155,11 @@ export function createOrganizationService(deps: {
 
     requireByName,
 
-    async get(id: number): Promise<OrganizationView> {
-      const row = await organizations.findById(id);
-      if (!row) throw notFound('organization');
-      return toView(row);
-    },
+    /** A cached organization comes back as the value itself (lib/maybe-promise.ts). */
+    get: (id: number): MaybePromise<OrganizationView> => chain(requireById(id), toView),
+
+    /** Its name only (the account view's): no view built, no date formatted. */
+    nameOf: (id: number): MaybePromise<string> => chain(requireById(id), (row) => row.name),
 
     resolveActingOrg: actingOrg.resolveActingOrg,
 

@@ -1,5 +1,6 @@
 import type { Clock } from '../../lib/clock.ts';
 import { conflict, isUniqueViolation, notFound, validationError } from '../../lib/errors.ts';
+import { chain, type MaybePromise } from '../../lib/maybe-promise.ts';
 import { assertPasswordStrength, hashPassword } from '../../lib/password.ts';
 import type { OrganizationService } from './org.service.ts';
 import type { UserRepository, UserRow } from './user.repository.ts';
@@ -31,17 +32,30 @@ export function normalizeEmail(raw: string, field = 'email'): string {
 export function createUserService(deps: { users: UserRepository; organizations: OrganizationService; clock: Clock }) {
   const { users, organizations, clock } = deps;
 
-  const toView = async (row: UserRow): Promise<UserView> => ({
+  // The view of a row from the read cache (frozen, shared, replaced when the user changes) is
+  // kept with it: GET /service/account/ would otherwise format two dates per request.
+  const views = new WeakMap<UserRow, { organization: string; view: UserView }>();
+  const buildView = (row: UserRow, organization: string): UserView => ({
     id: row.id,
     email: row.email,
     org_id: row.org_id,
-    organization: (await organizations.get(row.org_id)).name,
+    organization,
     role: row.role as UserRole,
     is_active: row.is_active === 1,
     two_factor_enabled: row.totp_enabled === 1,
     created_at: new Date(row.created_at).toISOString(),
     last_login_at: row.last_login_at === null ? null : new Date(row.last_login_at).toISOString(),
   });
+  // Not async: with the user and organization cached, GET /service/account/ answers in the same tick.
+  const toView = (row: UserRow): MaybePromise<UserView> =>
+    chain(organizations.nameOf(row.org_id), (organization) => {
+      if (!Object.isFrozen(row)) return buildView(row, organization);
+      const known = views.get(row);
+      if (known?.organization === organization) return { ...known.view };
+      const view = buildView(row, organization);
+      views.set(row, { organization, view });
+      return { ...view };
+    });
 
   const requireByEmail = async (rawEmail: string): Promise<UserRow> => {
     const row = await users.findByEmail(normalizeEmail(rawEmail));

@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../../db/schema.ts';
-import type { Clock } from '../../lib/clock.ts';
+import { epochMs, type Clock } from '../../lib/clock.ts';
 import { validationError } from '../../lib/errors.ts';
 import { chain, type MaybePromise } from '../../lib/maybe-promise.ts';
 import { periods, type Period } from './windows.ts';
@@ -51,7 +51,7 @@ export function createLimitResolver(deps: { db: Kysely<Database>; clock: Clock }
 
   /** Synchronous while the organization's overrides are cached (lib/maybe-promise.ts). */
   function cachedOverrides(orgId: number): MaybePromise<CachedOverrides> {
-    const now = clock.now().getTime();
+    const now = epochMs(clock);
     const cached = cache.get(orgId);
     if (cached && now - cached.at < OVERRIDE_CACHE_MS) return cached;
     return db

@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../../../db/schema.ts';
-import type { Clock } from '../../../lib/clock.ts';
+import { epochMs, type Clock } from '../../../lib/clock.ts';
 import type { Log } from '../../../lib/log.ts';
 import type { CounterSlot, CounterStore, ReserveOutcome } from './counter-store.ts';
 
@@ -78,7 +78,7 @@ export async function createEmbeddedCounters(deps: {
 
   return {
     reserve(slots: CounterSlot[]): ReserveOutcome {
-      const now = clock.now().getTime();
+      const now = epochMs(clock);
       for (let index = 0; index < slots.length; index++) {
         const count = current(slots[index]!.key, now);
         if (count >= slots[index]!.limit) return { ok: false, index, count };
