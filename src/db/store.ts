@@ -6,6 +6,7 @@ import { Kysely, PostgresDialect, sql } from 'kysely';
 import type pg from 'pg';
 import { cancelStatementsOnAbort } from './cancellation.ts';
 import { createChangeFeed, type WatchedTable } from './change-feed.ts';
+import { lendConnections } from './pg-copy.ts';
 import { loadPg } from './pg.ts';
 import type { Database } from './schema.ts';
 import { BetterSqliteDialect, CachedStatementConnection } from './sqlite-driver.ts';
@@ -118,7 +119,7 @@ export function openStore(options: StoreOptions): Store {
     };
     const changes = createChangeFeed(databaseUrl);
     const db = new Kysely<Database>({
-      dialect: new PostgresDialect({ pool: changes.observe(openPool('dragnet', poolSize)) }),
+      dialect: new PostgresDialect({ pool: changes.observe(lendConnections(openPool('dragnet', poolSize))) }),
     });
     // Connections are opened on first use: a command that never searches opens none of these.
     // Searches and rule runs beyond their pool's size wait for a connection rather than open more.

@@ -1,5 +1,6 @@
 import { sql, type Kysely, type Transaction } from 'kysely';
 import type { Database } from '../../../../db/schema.ts';
+import { transactionWithCopy, type CopyIn } from '../../../../db/pg-copy.ts';
 import type { Engine } from '../../../../db/store.ts';
 
 /** PostgreSQL advisory lock key of message writers (any constant no other lock uses). */
@@ -36,21 +37,23 @@ export async function* transactionGroups<Message, Batch extends { messages: Mess
 /**
  * Runs `write` (which returns how many messages it added) in a transaction that keeps what
  * searches rely on: message ids commit in order, and on SQLite the new rows are in the trigram
- * index.
+ * index. On PostgreSQL `write` gets `copy`, to stream rows in (src/db/pg-copy.ts).
  */
 export function inMessageTransaction(
   deps: { db: Kysely<Database>; engine: Engine },
-  write: (tx: Transaction<Database>) => Promise<number>,
+  write: (tx: Transaction<Database>, copy: CopyIn | null) => Promise<number>,
 ): Promise<number> {
   const { engine } = deps;
-  return deps.db.transaction().execute(async (tx) => {
+  const run = (work: (tx: Transaction<Database>, copy: CopyIn | null) => Promise<number>) =>
+    engine === 'postgres' ? transactionWithCopy(deps.db, work) : deps.db.transaction().execute((tx) => work(tx, null));
+  return run(async (tx, copy) => {
     // PostgreSQL hands out ids when rows are inserted, not when they commit: two writers at
     // once could commit id 101 before id 100, and a search that saw 101 would miss 100
     // below its watermark, which a later re-read would then find. Writers take turns, so a
     // committed id is never below one still to commit. (SQLite has one writer at a time.)
     if (engine === 'postgres') await sql`select pg_advisory_xact_lock(${MESSAGE_WRITER_LOCK})`.execute(tx);
     const lastIdBefore = engine === 'sqlite' ? await lastMessageId(tx) : 0;
-    const added = await write(tx);
+    const added = await write(tx, copy);
     // SQLite: the trigram index of the new rows in one statement (migration 0006).
     if (engine === 'sqlite' && added > 0) {
       await sql`insert into messages_fts (rowid, text_folded) select id, text_folded from messages where id > ${lastIdBefore}`.execute(
