@@ -4,7 +4,6 @@ import { pipeline } from 'node:stream/promises';
 import { sql, type Kysely, type Transaction } from 'kysely';
 import type pg from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';
-import type { Database } from './schema.ts';
 
 /**
  * PostgreSQL's bulk path: rows streamed in with `COPY … FROM STDIN` into a staging table of the
@@ -74,9 +73,9 @@ const identifier = (name: string): string => {
  * Runs `work` in a transaction of `db` (a PostgreSQL store's, whose pool lends connections),
  * with `copy` to stream rows into tables of that transaction.
  */
-export function transactionWithCopy<T>(
-  db: Kysely<Database>,
-  work: (tx: Transaction<Database>, copy: CopyIn) => Promise<T>,
+export function transactionWithCopy<DB, T>(
+  db: Kysely<DB>,
+  work: (tx: Transaction<DB>, copy: CopyIn) => Promise<T>,
 ): Promise<T> {
   const slot: { client?: pg.PoolClient } = {};
   return borrowing.run(slot, () =>
@@ -102,8 +101,8 @@ export const STAGING_ORDER = 'ord';
  * merge that keeps the first of two copies or inserts in input order), then the named columns
  * of `like`, with their types and nothing else (no defaults, constraints or indexes).
  */
-export async function createStagingTable(
-  tx: Transaction<Database>,
+export async function createStagingTable<DB>(
+  tx: Transaction<DB>,
   options: { name: string; like: string; columns: readonly string[] },
 ): Promise<void> {
   const columns = sql.join(options.columns.map((c) => sql.ref(c)));
