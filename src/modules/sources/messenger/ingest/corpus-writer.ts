@@ -5,6 +5,7 @@ import type { Engine } from '../../../../db/store.ts';
 import type { Clock } from '../../../../lib/clock.ts';
 import type { Log } from '../../../../lib/log.ts';
 import { foldText } from '../../common/query/query-language.ts';
+import { slices, writeRowsIn } from '../../../../db/bulk-insert.ts';
 import { createStagingTable, STAGING_ORDER, type CopyIn } from '../../../../db/pg-copy.ts';
 import { createPartitionKeeper, type PartitionKeeper } from './message-partitions.ts';
 import { inMessageTransaction, transactionGroups } from './message-transactions.ts';
@@ -101,20 +102,6 @@ const messageRow = (channelId: number, m: MessageInput) => ({
 
 type MessageRow = ReturnType<typeof messageRow>;
 
-/** SQLite: inserts the messages whose (channel, message id) is new, the first of two copies. */
-async function insertMessages(tx: Transaction<Database>, rows: MessageRow[]): Promise<number> {
-  let added = 0;
-  for (let i = 0; i < rows.length; i += INSERT_ROWS_PER_STATEMENT) {
-    const result = await tx
-      .insertInto('messages')
-      .values(rows.slice(i, i + INSERT_ROWS_PER_STATEMENT))
-      .onConflict((oc) => oc.columns(['channel_id', 'message_id']).doNothing())
-      .executeTakeFirst();
-    added += Number(result.numInsertedOrUpdatedRows ?? 0n);
-  }
-  return added;
-}
-
 /**
  * PostgreSQL: the messages whose (channel, message id) is new, in one merge. A partitioned
  * `messages` cannot hold a unique index without the month (migration messenger/0005), so that
@@ -130,6 +117,10 @@ async function copyMessages(
   partitions: PartitionKeeper,
 ): Promise<number> {
   const names = Object.keys(rows[0]!) as Array<keyof MessageRow>;
+  // The merge sorts the batch (a few MB of text) twice, and the trigram indexes' pending lists
+  // are merged into their trees in work_mem-sized rounds: at the default 4 MB the sorts spilled
+  // to temporary files and the rounds were many and small.
+  await sql`set local work_mem = '64MB'`.execute(tx);
   await partitions.ensure(
     tx,
     rows.map((row) => row.date),
@@ -223,7 +214,14 @@ export function createCorpusWriter(deps: { db: Kysely<Database>; engine: Engine;
       const rows = firstCopies(channels);
       if (rows.length === 0) return 0;
       // One keeper per transaction: a month it created is gone again if the transaction rolls back.
-      return copy ? copyMessages(tx, copy, rows, createPartitionKeeper()) : insertMessages(tx, rows);
+      return copy
+        ? copyMessages(tx, copy, rows, createPartitionKeeper())
+        : writeRowsIn(tx, null, {
+            table: 'messages',
+            rows,
+            conflict: ['channel_id', 'message_id'],
+            statements: slices(INSERT_ROWS_PER_STATEMENT),
+          });
     });
   }
 
