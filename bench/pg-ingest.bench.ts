@@ -32,10 +32,16 @@ const oneOf =
     return raw as T;
   };
 
+const count = (n: number) => Math.round(n).toLocaleString('en-US');
+
+// Messages per CPU-second of both sides: what the rate would be if the writer had the CPU to
+// itself, as node and the server take turns on each batch; comparable on a busy machine.
 const figures = (r: WindowRate) =>
-  `${r.label.padEnd(6)} ${String(r.messages).padStart(9)} msg  ${Math.round(r.msgPerS).toLocaleString('en-US').padStart(7)} msg/s` +
+  `${r.label.padEnd(6)} ${String(r.messages).padStart(9)} msg  ${count(r.msgPerS).padStart(7)} msg/s` +
   `  node CPU ${r.nodeCpuS.toFixed(1)} s` +
-  (r.serverCpuS === null ? '' : `  PostgreSQL CPU ${r.serverCpuS.toFixed(1)} s`);
+  (r.serverCpuS === null
+    ? ''
+    : `  PostgreSQL CPU ${r.serverCpuS.toFixed(1)} s  ${count(r.messages / (r.nodeCpuS + r.serverCpuS))} msg per CPU-second`);
 
 export async function run(args: string[]): Promise<void> {
   const options = new Command('pg-ingest')
