@@ -85,7 +85,7 @@ export function createChangeFeed(connectionString: string) {
      * The pool as Kysely should use it: each statement that writes a watched table moves that
      * table's stamp once it has committed (at once outside a transaction, at COMMIT inside one).
      */
-    observe(pool: pg.Pool): PostgresPool {
+    observe(pool: Pick<pg.Pool, 'connect' | 'end'>): PostgresPool {
       const wrapped = new WeakMap<pg.PoolClient, PostgresPoolClient>();
       const wrap = (client: pg.PoolClient): PostgresPoolClient => {
         let inTransaction = false;

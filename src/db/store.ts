@@ -6,6 +6,7 @@ import { Kysely, PostgresDialect, sql } from 'kysely';
 import type pg from 'pg';
 import { cancelStatementsOnAbort } from './cancellation.ts';
 import { createChangeFeed, type WatchedTable } from './change-feed.ts';
+import { lendConnections } from './pg-copy.ts';
 import { loadPg } from './pg.ts';
 import { createReadReplicas, noReplicas, type ReadRouter, type ReplicaOptions } from './read-replicas.ts';
 import type { Database } from './schema.ts';
@@ -134,7 +135,7 @@ export function openStore(options: StoreOptions): Store {
     const changes = createChangeFeed(databaseUrl);
     const primary = openPool('dragnet', poolSize);
     const db = new Kysely<Database>({
-      dialect: new PostgresDialect({ pool: changes.observe(primary) }),
+      dialect: new PostgresDialect({ pool: changes.observe(lendConnections(primary)) }),
     });
     // Connections are opened on first use: a command that never searches opens none of these.
     // Searches and rule runs beyond their pool's size wait for a connection rather than open more.

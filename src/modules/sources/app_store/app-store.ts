@@ -1,3 +1,4 @@
+import { slices, writeRows } from '../../../db/bulk-insert.ts';
 import type { Generated } from 'kysely';
 import type { SourceContext } from '../kit/source.ts';
 import type { AppListing } from './app-listing.ts';
@@ -77,23 +78,11 @@ export async function writeListings(
   source: { name: string; discoveredAt: number },
 ): Promise<WriteCounts> {
   if (listings.length === 0) return { added: 0, duplicates: 0 };
-  const added = await appDb(context)
-    .transaction()
-    .execute(async (tx) => {
-      let count = 0;
-      for (let i = 0; i < listings.length; i += ROWS_PER_STATEMENT) {
-        const rows = listings
-          .slice(i, i + ROWS_PER_STATEMENT)
-          .map((listing) => rowOf(listing, source.name, source.discoveredAt));
-        const inserted = await tx
-          .insertInto('app_listings')
-          .values(rows)
-          .onConflict((oc) => oc.columns(['platform', 'app_id', 'version']).doNothing())
-          .returning('id')
-          .execute();
-        count += inserted.length;
-      }
-      return count;
-    });
+  const added = await writeRows(appDb(context), context.engine, {
+    table: 'app_listings',
+    rows: listings.map((listing) => rowOf(listing, source.name, source.discoveredAt)),
+    conflict: ['platform', 'app_id', 'version'],
+    statements: slices(ROWS_PER_STATEMENT),
+  });
   return { added, duplicates: listings.length - added };
 }

@@ -1,3 +1,4 @@
+import { slices, writeRows } from '../../../db/bulk-insert.ts';
 import type { Generated } from 'kysely';
 import { parseDomainName } from '../common/domains/domain-name.ts';
 import { recordObservedDomains } from '../common/domains/observed-domains.ts';
@@ -83,23 +84,13 @@ export async function writeCertificates(
   discoveredAt: number,
 ): Promise<{ added: number; duplicates: number }> {
   if (records.length === 0) return { added: 0, duplicates: 0 };
-  const added = await certificateDb(context)
-    .transaction()
-    .execute(async (tx) => {
-      let count = 0;
-      for (let i = 0; i < records.length; i += ROWS_PER_STATEMENT) {
-        const rows = records.slice(i, i + ROWS_PER_STATEMENT).map((record) => rowOf(record, discoveredAt));
-        // No conflict target: any of the three unique keys makes the row a duplicate.
-        const inserted = await tx
-          .insertInto('certificates')
-          .values(rows)
-          .onConflict((oc) => oc.doNothing())
-          .returning('id')
-          .execute();
-        count += inserted.length;
-      }
-      return count;
-    });
+  const added = await writeRows(certificateDb(context), context.engine, {
+    table: 'certificates',
+    rows: records.map((record) => rowOf(record, discoveredAt)),
+    // Any of the three unique keys makes the row a duplicate.
+    conflict: 'any',
+    statements: slices(ROWS_PER_STATEMENT),
+  });
   const domains = registrableDomains(records);
   if (domains.length)
     await recordObservedDomains(

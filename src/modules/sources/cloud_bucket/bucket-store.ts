@@ -1,3 +1,4 @@
+import { slices, writeRows } from '../../../db/bulk-insert.ts';
 import { createHash } from 'node:crypto';
 import type { Generated } from 'kysely';
 import type { SourceContext } from '../kit/source.ts';
@@ -47,35 +48,25 @@ export async function writeObjects(
   source: { name: string; discoveredAt: number },
 ): Promise<WriteCounts> {
   if (objects.length === 0) return { added: 0, duplicates: 0 };
-  const added = await bucketDb(context)
-    .transaction()
-    .execute(async (tx) => {
-      let count = 0;
-      for (let i = 0; i < objects.length; i += ROWS_PER_STATEMENT) {
-        const rows = objects.slice(i, i + ROWS_PER_STATEMENT).map((object) => ({
-          object_hash: objectHash(object),
-          provider: object.provider,
-          bucket: object.bucket,
-          object_key: object.key,
-          size: object.size,
-          last_modified: object.lastModified,
-          etag: object.etag,
-          storage_class: object.storageClass,
-          region: object.region,
-          url: object.url,
-          extension: object.extension,
-          source_name: source.name,
-          discovered_at: source.discoveredAt,
-        }));
-        const inserted = await tx
-          .insertInto('bucket_objects')
-          .values(rows)
-          .onConflict((oc) => oc.column('object_hash').doNothing())
-          .returning('id')
-          .execute();
-        count += inserted.length;
-      }
-      return count;
-    });
+  const added = await writeRows(bucketDb(context), context.engine, {
+    table: 'bucket_objects',
+    rows: objects.map((object) => ({
+      object_hash: objectHash(object),
+      provider: object.provider,
+      bucket: object.bucket,
+      object_key: object.key,
+      size: object.size,
+      last_modified: object.lastModified,
+      etag: object.etag,
+      storage_class: object.storageClass,
+      region: object.region,
+      url: object.url,
+      extension: object.extension,
+      source_name: source.name,
+      discovered_at: source.discoveredAt,
+    })),
+    conflict: ['object_hash'],
+    statements: slices(ROWS_PER_STATEMENT),
+  });
   return { added, duplicates: objects.length - added };
 }

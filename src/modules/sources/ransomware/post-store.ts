@@ -1,3 +1,4 @@
+import { slices, writeRows } from '../../../db/bulk-insert.ts';
 import { createHash } from 'node:crypto';
 import type { Generated } from 'kysely';
 import type { SourceContext } from '../kit/source.ts';
@@ -74,21 +75,11 @@ export async function writePosts(
   discoveredAt: number,
 ): Promise<{ added: number; duplicates: number }> {
   if (posts.length === 0) return { added: 0, duplicates: 0 };
-  const added = await postDb(context)
-    .transaction()
-    .execute(async (tx) => {
-      let count = 0;
-      for (let i = 0; i < posts.length; i += ROWS_PER_STATEMENT) {
-        const rows = posts.slice(i, i + ROWS_PER_STATEMENT).map((post) => rowOf(post, discoveredAt));
-        const inserted = await tx
-          .insertInto('ransomware_posts')
-          .values(rows)
-          .onConflict((oc) => oc.column('post_key').doNothing())
-          .returning('id')
-          .execute();
-        count += inserted.length;
-      }
-      return count;
-    });
+  const added = await writeRows(postDb(context), context.engine, {
+    table: 'ransomware_posts',
+    rows: posts.map((post) => rowOf(post, discoveredAt)),
+    conflict: ['post_key'],
+    statements: slices(ROWS_PER_STATEMENT),
+  });
   return { added, duplicates: posts.length - added };
 }

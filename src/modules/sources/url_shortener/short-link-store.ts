@@ -1,3 +1,4 @@
+import { slices, writeRows } from '../../../db/bulk-insert.ts';
 import type { Generated } from 'kysely';
 import { parseDomainName } from '../common/domains/domain-name.ts';
 import type { SourceContext } from '../kit/source.ts';
@@ -76,21 +77,11 @@ export async function writeShortLinks(
   discoveredAt: number,
 ): Promise<{ added: number; duplicates: number }> {
   if (links.length === 0) return { added: 0, duplicates: 0 };
-  const added = await shortLinkDb(context)
-    .transaction()
-    .execute(async (tx) => {
-      let count = 0;
-      for (let i = 0; i < links.length; i += ROWS_PER_STATEMENT) {
-        const rows = links.slice(i, i + ROWS_PER_STATEMENT).map((link) => rowOf(link, discoveredAt));
-        const inserted = await tx
-          .insertInto('short_links')
-          .values(rows)
-          .onConflict((oc) => oc.columns(['service', 'shortcode']).doNothing())
-          .returning('id')
-          .execute();
-        count += inserted.length;
-      }
-      return count;
-    });
+  const added = await writeRows(shortLinkDb(context), context.engine, {
+    table: 'short_links',
+    rows: links.map((link) => rowOf(link, discoveredAt)),
+    conflict: ['service', 'shortcode'],
+    statements: slices(ROWS_PER_STATEMENT),
+  });
   return { added, duplicates: links.length - added };
 }

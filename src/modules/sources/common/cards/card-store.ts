@@ -1,4 +1,5 @@
 import type { Generated, Transaction } from 'kysely';
+import { slices, writeRows } from '../../../../db/bulk-insert.ts';
 import type { Database } from '../../../../db/schema.ts';
 import type { KeyRing } from '../../../../lib/crypto.ts';
 import type { SourceContext } from '../../kit/source.ts';
@@ -143,21 +144,11 @@ export function createCardWriter(context: SourceContext, bins: BinTable) {
   return {
     async write(records: CardRecord[], source: { name: string; discoveredAt: number }): Promise<WriteCounts> {
       if (records.length === 0) return { added: 0, duplicates: 0 };
-      const added = await db.transaction().execute(async (tx) => {
-        let count = 0;
-        for (let i = 0; i < records.length; i += ROWS_PER_STATEMENT) {
-          const rows = records
-            .slice(i, i + ROWS_PER_STATEMENT)
-            .map((record) => row(record, source.name, source.discoveredAt));
-          const inserted = await tx
-            .insertInto('cards')
-            .values(rows)
-            .onConflict((oc) => oc.column('sighting_key').doNothing())
-            .returning('id')
-            .execute();
-          count += inserted.length;
-        }
-        return count;
+      const added = await writeRows(db, context.engine, {
+        table: 'cards',
+        rows: records.map((record) => row(record, source.name, source.discoveredAt)),
+        conflict: ['sighting_key'],
+        statements: slices(ROWS_PER_STATEMENT),
       });
       return { added, duplicates: records.length - added };
     },

@@ -1,4 +1,5 @@
 import type { Generated } from 'kysely';
+import { writeRows } from '../../../../db/bulk-insert.ts';
 import { foldText } from '../query/query-language.ts';
 import type { SourceContext } from '../../kit/source.ts';
 import { withoutNul } from '../ingest/ingest-kit.ts';
@@ -103,18 +104,11 @@ export function createDocumentWriter(context: SourceContext, source: string) {
           discovered_at: discoveredAt,
         };
       });
-      const added = await db.transaction().execute(async (tx) => {
-        let count = 0;
-        for (const chunk of statements(rows)) {
-          const inserted = await tx
-            .insertInto('documents')
-            .values(chunk)
-            .onConflict((oc) => oc.columns(['source', 'doc_key']).doNothing())
-            .returning('id')
-            .execute();
-          count += inserted.length;
-        }
-        return count;
+      const added = await writeRows(db, context.engine, {
+        table: 'documents',
+        rows,
+        conflict: ['source', 'doc_key'],
+        statements,
       });
       return { added, duplicates: documents.length - added };
     },

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { Generated } from 'kysely';
+import { bulkTransaction, slices, writeRowsIn } from '../../../../db/bulk-insert.ts';
 import type { SourceContext } from '../../kit/source.ts';
 import { hashTypeOf, maskPassword, normalizeCredential, type CredentialRecord } from './credential.ts';
 import * as m0001 from './migrations/0001_credentials.ts';
@@ -138,12 +139,13 @@ export function createCredentialWriter(context: SourceContext) {
           discovered_at: now,
         };
       });
-      await db.transaction().execute(async (tx) => {
-        for (let i = 0; i < rows.length; i += ROWS_PER_STATEMENT)
-          await tx
-            .insertInto('leak_credentials')
-            .values(rows.slice(i, i + ROWS_PER_STATEMENT))
-            .execute();
+      await bulkTransaction(db, context.engine, async (tx, copy) => {
+        await writeRowsIn(tx, copy, {
+          table: 'leak_credentials',
+          rows,
+          conflict: 'none',
+          statements: slices(ROWS_PER_STATEMENT),
+        });
         await tx
           .updateTable('leak_files')
           .set((eb) => ({ lines_done: linesDone, records: eb('records', '+', rows.length) }))

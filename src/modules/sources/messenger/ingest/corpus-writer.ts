@@ -1,11 +1,13 @@
 import { createHash } from 'node:crypto';
-import type { Kysely, Transaction } from 'kysely';
+import { sql, type Kysely, type Transaction } from 'kysely';
 import type { Database } from '../../../../db/schema.ts';
 import type { Engine } from '../../../../db/store.ts';
 import type { Clock } from '../../../../lib/clock.ts';
 import type { Log } from '../../../../lib/log.ts';
 import { foldText } from '../../common/query/query-language.ts';
 import { createWordIndexWriter } from '../../common/query/word-index.ts';
+import { slices, writeRowsIn } from '../../../../db/bulk-insert.ts';
+import { createStagingTable, STAGING_ORDER, type CopyIn } from '../../../../db/pg-copy.ts';
 import { createPartitionKeeper, type PartitionKeeper } from './message-partitions.ts';
 import { inMessageTransaction, transactionGroups } from './message-transactions.ts';
 
@@ -50,7 +52,13 @@ export interface WriteTotals {
 }
 
 const INSERT_ROWS_PER_STATEMENT = 500;
-const MESSAGES_PER_TRANSACTION = 1000;
+/**
+ * SQLite has one write lock for every process: a source written in one transaction kept the
+ * server's writes (a login, the rate-limit counts) waiting for as long as the whole file took.
+ * PostgreSQL writers lock only what they write; there a larger transaction spreads its fixed
+ * costs (the staging table, the merge's plan, the commit's WAL flush) over more messages.
+ */
+const MESSAGES_PER_TRANSACTION: Record<Engine, number> = { sqlite: 1000, postgres: 10_000 };
 
 /** Identical texts (modulo surrounding and repeated white space) share a hash: unique_only. */
 export const textHash = (text: string): string =>
@@ -71,60 +79,86 @@ const channelKey = (channel: ChannelInput): string =>
       : `title:${channel.title}`;
 
 /**
- * Inserts the messages whose (channel, message id) is new. On PostgreSQL that key is kept
- * once in message_keys, as a partitioned `messages` cannot hold a unique index without the
- * month (migration messenger/0005); a message is inserted when its key was.
+ * A message as its row of `messages`: the one list of the columns a writer sets, which both
+ * stores' paths (a multi-row INSERT, COPY into a staging table and its merge) take from here.
  */
-async function insertMessages(
+const messageRow = (channelId: number, m: MessageInput) => ({
+  channel_id: channelId,
+  message_id: m.messageId,
+  user_id: m.userId,
+  text: m.text,
+  text_folded: foldedText(m),
+  text_hash: textHash(m.text),
+  date: m.date,
+  has_media: m.hasMedia ? 1 : 0,
+  media_type: m.mediaType,
+  file_name: m.fileName,
+  links: m.links?.length ? JSON.stringify(m.links) : null,
+  forwarded_from: m.forwardedFrom ?? null,
+  forwarded_from_id: m.forwardedFromId ?? null,
+  via_bot: m.viaBot ?? null,
+  reply_to_message_id: m.replyToMessageId ?? null,
+  edited_at: m.editedAt ?? null,
+});
+
+type MessageRow = ReturnType<typeof messageRow>;
+
+/**
+ * PostgreSQL: the messages whose (channel, message id) is new, in one merge. A partitioned
+ * `messages` cannot hold a unique index without the month (migration messenger/0005), so that
+ * key is kept once in message_keys, and a message is inserted when its key was. The rows are
+ * COPYed into a staging table and merged by one statement: new keys first, then their messages
+ * in the order they came (ids ascending). `rows` hold each key once (the caller keeps the
+ * first of two copies, as a unique index would).
+ */
+async function copyMessages(
   tx: Transaction<Database>,
-  channelId: number,
-  messages: MessageInput[],
-  partitions: PartitionKeeper | null,
+  copy: CopyIn,
+  rows: MessageRow[],
+  partitions: PartitionKeeper,
 ): Promise<number> {
-  let added = 0;
-  for (let i = 0; i < messages.length; i += INSERT_ROWS_PER_STATEMENT) {
-    let slice = messages.slice(i, i + INSERT_ROWS_PER_STATEMENT);
-    if (partitions) {
-      const inserted = await tx
-        .insertInto('message_keys')
-        .values(slice.map((m) => ({ channel_id: channelId, message_id: m.messageId })))
-        .onConflict((oc) => oc.doNothing())
-        .returning('message_id')
-        .execute();
-      const fresh = new Set(inserted.map((row) => Number(row.message_id)));
-      // The first of two copies in one slice stands, as a unique index would keep it.
-      slice = slice.filter((m) => fresh.delete(m.messageId));
-      if (slice.length === 0) continue;
-      await partitions.ensure(
-        tx,
-        slice.map((m) => m.date),
-      );
+  const names = Object.keys(rows[0]!) as Array<keyof MessageRow>;
+  // The merge sorts the batch (a few MB of text) twice, and the trigram indexes' pending lists
+  // are merged into their trees in work_mem-sized rounds: at the default 4 MB the sorts spilled
+  // to temporary files and the rounds were many and small.
+  await sql`set local work_mem = '64MB'`.execute(tx);
+  await partitions.ensure(
+    tx,
+    rows.map((row) => row.date),
+  );
+  await createStagingTable(tx, { name: 'messages_staging', like: 'messages', columns: names });
+  await copy(
+    'messages_staging',
+    [STAGING_ORDER, ...names],
+    rows.map((row, i) => [i, ...names.map((name) => row[name])]),
+  );
+  const columns = sql.join(names.map((name) => sql.ref(name)));
+  const staged = sql.join(names.map((name) => sql.ref(`s.${name}`)));
+  const result = await sql`with fresh as (
+      insert into message_keys (channel_id, message_id)
+      select channel_id, message_id from messages_staging
+      on conflict do nothing
+      returning channel_id, message_id
+    )
+    insert into messages (${columns})
+    select ${staged} from messages_staging s join fresh using (channel_id, message_id)
+    order by s.${sql.ref(STAGING_ORDER)}`.execute(tx);
+  return Number(result.numAffectedRows ?? 0n);
+}
+
+/** The rows of a transaction's batches, each (channel, message id) once: the first copy stands. */
+function firstCopies(batches: Array<{ channelId: number; messages: MessageInput[] }>): MessageRow[] {
+  const seen = new Set<string>();
+  const rows: MessageRow[] = [];
+  for (const { channelId, messages } of batches) {
+    for (const message of messages) {
+      const key = `${channelId}:${message.messageId}`;
+      if (seen.has(key)) continue;
+      seen.add(key);
+      rows.push(messageRow(channelId, message));
     }
-    const rows = slice.map((m) => ({
-      channel_id: channelId,
-      message_id: m.messageId,
-      user_id: m.userId,
-      text: m.text,
-      text_folded: foldedText(m),
-      text_hash: textHash(m.text),
-      date: m.date,
-      has_media: m.hasMedia ? 1 : 0,
-      media_type: m.mediaType,
-      file_name: m.fileName,
-      links: m.links?.length ? JSON.stringify(m.links) : null,
-      forwarded_from: m.forwardedFrom ?? null,
-      forwarded_from_id: m.forwardedFromId ?? null,
-      via_bot: m.viaBot ?? null,
-      reply_to_message_id: m.replyToMessageId ?? null,
-      edited_at: m.editedAt ?? null,
-    }));
-    const insert = tx.insertInto('messages').values(rows);
-    const result = await (
-      partitions ? insert : insert.onConflict((oc) => oc.columns(['channel_id', 'message_id']).doNothing())
-    ).executeTakeFirst();
-    added += Number(result.numInsertedOrUpdatedRows ?? 0n);
   }
-  return added;
+  return rows;
 }
 
 /**
@@ -171,19 +205,25 @@ export function createCorpusWriter(deps: { db: Kysely<Database>; engine: Engine;
   }
 
   /** One transaction's worth of messages: its channels, their messages and their FTS rows. */
-  function writeTransaction(
-    batches: ChannelBatch[],
-    partitions: PartitionKeeper | null,
-    channelIds: Set<number>,
-  ): Promise<number> {
-    return inMessageTransaction({ db, engine, words }, async (tx) => {
-      let added = 0;
+  function writeTransaction(batches: ChannelBatch[], channelIds: Set<number>): Promise<number> {
+    return inMessageTransaction({ db, engine, words }, async (tx, copy) => {
+      const channels: Array<{ channelId: number; messages: MessageInput[] }> = [];
       for (const batch of batches) {
         const channelId = await upsertChannel(tx, batch.channel);
         channelIds.add(channelId);
-        added += await insertMessages(tx, channelId, batch.messages, partitions);
+        channels.push({ channelId, messages: batch.messages });
       }
-      return added;
+      const rows = firstCopies(channels);
+      if (rows.length === 0) return 0;
+      // One keeper per transaction: a month it created is gone again if the transaction rolls back.
+      return copy
+        ? copyMessages(tx, copy, rows, createPartitionKeeper())
+        : writeRowsIn(tx, null, {
+            table: 'messages',
+            rows,
+            conflict: ['channel_id', 'message_id'],
+            statements: slices(INSERT_ROWS_PER_STATEMENT),
+          });
     });
   }
 
@@ -208,9 +248,7 @@ export function createCorpusWriter(deps: { db: Kysely<Database>; engine: Engine;
   return {
     /**
      * Writes the batches of one source in transactions of at most MESSAGES_PER_TRANSACTION
-     * messages: SQLite has one write lock for every process, and a source written in one
-     * transaction kept the server's writes (a login, the rate-limit counts) waiting for as long
-     * as the whole file took. A source that fails half-way keeps the transactions committed
+     * messages. A source that fails half-way keeps the transactions committed
      * before (counted in `totals` as they commit); written again, those add nothing.
      */
     async write(
@@ -218,11 +256,10 @@ export function createCorpusWriter(deps: { db: Kysely<Database>; engine: Engine;
       onBatch?: (messages: number) => void,
       totals: WriteTotals = { channels: 0, added: 0, duplicates: 0 },
     ): Promise<WriteTotals> {
-      const partitions = engine === 'postgres' ? createPartitionKeeper() : null;
       const channelIds = new Set<number>();
       try {
-        for await (const group of transactionGroups(batches, MESSAGES_PER_TRANSACTION)) {
-          const added = await writeTransaction(group.batches, partitions, channelIds);
+        for await (const group of transactionGroups(batches, MESSAGES_PER_TRANSACTION[engine])) {
+          const added = await writeTransaction(group.batches, channelIds);
           totals.channels = channelIds.size;
           totals.added += added;
           totals.duplicates += group.messages - added;

@@ -1,5 +1,6 @@
 import { sql, type Kysely, type Transaction } from 'kysely';
 import type { Database } from '../../../../db/schema.ts';
+import { transactionWithCopy, type CopyIn } from '../../../../db/pg-copy.ts';
 import type { Engine } from '../../../../db/store.ts';
 import type { WordIndexWriter } from '../../common/query/word-index.ts';
 
@@ -37,22 +38,25 @@ export async function* transactionGroups<Message, Batch extends { messages: Mess
 /**
  * Runs `write` (which returns how many messages it added) in a transaction that keeps what
  * searches rely on: message ids commit in order, and the new rows are in the trigram index
- * (SQLite) or the word index (PostgreSQL, `words`).
+ * (SQLite) or the word index (PostgreSQL, `words`). On PostgreSQL `write` gets `copy`, to
+ * stream rows in (src/db/pg-copy.ts).
  */
 export async function inMessageTransaction(
   deps: { db: Kysely<Database>; engine: Engine; words?: WordIndexWriter },
-  write: (tx: Transaction<Database>) => Promise<number>,
+  write: (tx: Transaction<Database>, copy: CopyIn | null) => Promise<number>,
 ): Promise<number> {
   const { engine, words } = deps;
+  const run = (work: (tx: Transaction<Database>, copy: CopyIn | null) => Promise<number>) =>
+    engine === 'postgres' ? transactionWithCopy(deps.db, work) : deps.db.transaction().execute((tx) => work(tx, null));
   let indexed: { commit: () => void } | null = null;
-  const added = await deps.db.transaction().execute(async (tx) => {
+  const added = await run(async (tx, copy) => {
     // PostgreSQL hands out ids when rows are inserted, not when they commit: two writers at
     // once could commit id 101 before id 100, and a search that saw 101 would miss 100
     // below its watermark, which a later re-read would then find. Writers take turns, so a
     // committed id is never below one still to commit. (SQLite has one writer at a time.)
     if (engine === 'postgres') await sql`select pg_advisory_xact_lock(${MESSAGE_WRITER_LOCK})`.execute(tx);
     const lastIdBefore = engine === 'sqlite' || words ? await lastMessageId(tx) : 0;
-    const added = await write(tx);
+    const added = await write(tx, copy);
     if (words && added > 0) indexed = await words.index(tx, lastIdBefore);
     // SQLite: the trigram index of the new rows in one statement (migration 0006).
     if (engine === 'sqlite' && added > 0) {
