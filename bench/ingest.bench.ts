@@ -9,7 +9,7 @@
  *   cli         `node bin/dragnet.js ingest messenger <file>`, a child process
  *   http        `POST /ingest/messenger/` with the file as the body, to a `dragnet serve --no-worker` child
  *   inbox       the file renamed into <data>/inbox/messenger/ of a `dragnet worker` child
- *               (the inbox collector every second, the scheduler polling every 500 ms)
+ *               (the inbox collector every second, the scheduler polling every 2 s as by default)
  * For each: the wall time (the CLI's from spawn to exit, start-up included; the inbox's from the
  * rename to the report in done/), the CPU seconds of the Dragnet process doing the work (this
  * process's for in-process, GNU time's for the CLI, /proc for the server and the worker, idle
@@ -288,7 +288,7 @@ const inbox: PathRun = async (store, file, context) => {
   const folder = path.join(store.dataDir, 'inbox', 'messenger');
   mkdirSync(folder, { recursive: true });
   writeFileSync(collectors, JSON.stringify({ inbox: { interval_seconds: 1 } }));
-  const env = childEnv(store, { DRAGNET_COLLECTORS_FILE: collectors, DRAGNET_SCHEDULER_POLL_MS: '500' });
+  const env = childEnv(store, { DRAGNET_COLLECTORS_FILE: collectors });
   dragnet(['migrate'], env);
   const worker = startDragnet(['worker'], env, context);
   await settled(worker.pid!);

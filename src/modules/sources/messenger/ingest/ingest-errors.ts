@@ -3,9 +3,20 @@ export { IngestError, type Rejection } from '../../common/ingest/ingest-kit.ts';
 
 const URL_PATTERN = /\bhttps?:\/\/[^\s<>"'`)\]}]+/giu;
 
+const TRAILING_PUNCTUATION = '.,;:!?';
+
 /** URLs written in the text, trailing punctuation trimmed. */
 export function linksInText(text: string): string[] {
-  return [...text.matchAll(URL_PATTERN)].map((m) => m[0].replace(/[.,;:!?]+$/u, ''));
+  const links: string[] = [];
+  // Called on every ingested message: one exec loop, no match array, a slice only when trimming.
+  URL_PATTERN.lastIndex = 0;
+  for (let match = URL_PATTERN.exec(text); match; match = URL_PATTERN.exec(text)) {
+    const url = match[0];
+    let end = url.length;
+    while (end > 0 && TRAILING_PUNCTUATION.includes(url[end - 1]!)) end--;
+    links.push(end === url.length ? url : url.slice(0, end));
+  }
+  return links;
 }
 
 /** A value of the record at `location` was not stored, for `reason` (an edit date in the future). */
