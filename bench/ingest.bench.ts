@@ -407,19 +407,22 @@ export async function run(argv: string[]): Promise<void> {
     );
     const figures: Figures[] = [];
     for (const kind of kinds) {
-      for (const ingestPath of options.paths) {
-        const runs: Figures[] = [];
-        for (let round = 0; round < options.runs; round++) {
+      const runs = new Map<IngestPath, Figures[]>(options.paths.map((p) => [p, []]));
+      // Round by round, every path once per round: a load that rises or falls meanwhile (other
+      // work on the machine stretches CPU time too) weighs on every path alike.
+      for (let round = 0; round < options.runs; round++) {
+        for (const ingestPath of options.paths) {
           const f = await measurePath(kind, ingestPath, file, { batches, nodeArgs });
           say(
             `  ${kind} ${ingestPath}: ${int(f.added)} messages in ${f.wallSeconds.toFixed(1)} s, ` +
               `Dragnet ${f.dragnetCpu.toFixed(1)} CPU s${f.backendCpu === null ? '' : `, backends ${f.backendCpu.toFixed(1)} CPU s`}, load ${loadText()}`,
           );
-          runs.push(f);
+          runs.get(ingestPath)!.push(f);
         }
-        // The run of the median Dragnet CPU time stands for the path (a busy machine inflates some).
-        figures.push(runs.sort((a, b) => a.dragnetCpu - b.dragnetCpu)[Math.floor((runs.length - 1) / 2)]!);
       }
+      // The run of the median Dragnet CPU time stands for the path.
+      for (const pathRuns of runs.values())
+        figures.push(pathRuns.sort((a, b) => a.dragnetCpu - b.dragnetCpu)[Math.floor((pathRuns.length - 1) / 2)]!);
     }
     const missed = report(figures);
     say(
