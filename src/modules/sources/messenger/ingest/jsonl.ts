@@ -98,7 +98,7 @@ function readMessage(record: Json, warn: (reason: string) => void): MessageInput
 const sameChannel = (a: ChannelInput, b: ChannelInput) =>
   a.platform === b.platform && a.platformId === b.platformId && a.username === b.username && a.title === b.title;
 
-/** A lone \r ends a line too, as for readline (a \r\n was cut off before). */
+/** A \r still in a line (its \r\n ending is already cut off) ends a line too, as for readline. */
 const atLoneReturns = (lines: string[]): string[] =>
   lines.some((line) => line.includes('\r')) ? lines.flatMap((line) => line.split('\r')) : lines;
 
