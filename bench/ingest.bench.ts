@@ -198,21 +198,24 @@ const freePort = () =>
     });
   });
 
-/** Runs the part of a path that is measured: its wall time, and its backends' CPU on PostgreSQL. */
-async function timed<T>(context: RunContext, work: () => Promise<T>): Promise<Timed<T>> {
+/**
+ * Runs the part of a path that is measured: its wall time, and its backends' CPU on PostgreSQL.
+ * `work` gets the CPU seconds this process spent sampling them, which in-process work leaves out.
+ */
+async function timed<T>(context: RunContext, work: (samplingCpu: () => number) => Promise<T>): Promise<Timed<T>> {
   const backends = context.database ? sampleBackendCpu(context.database) : null;
   const started = performance.now();
-  const result = await work();
+  const result = await work(() => backends?.ownCpu() ?? 0);
   return { ...result, wallSeconds: (performance.now() - started) / 1000, backendCpu: backends?.stop() ?? null };
 }
 
 const inProcess: PathRun = async (store, _file, context) => {
   const container = await createContainer(loadConfig(childEnv(store)));
   context.scope.defer('close container', () => container.close());
-  return timed(context, async () => {
-    const before = ownCpuSeconds();
+  return timed(context, async (samplingCpu) => {
+    const before = ownCpuSeconds() - samplingCpu();
     const totals = await container.corpus.write(context.batches);
-    return { added: totals.added, cpu: ownCpuSeconds() - before };
+    return { added: totals.added, cpu: ownCpuSeconds() - samplingCpu() - before };
   });
 };
 
