@@ -40,6 +40,7 @@ import { CleanupScope } from './support/cleanup.ts';
 import { httpJson, withDeadline } from './support/http.ts';
 import { combineSlices, int, loadSlice, median, medianFigures, ms, type LoadFigures } from './support/load.ts';
 import { positive, withSliceOptions } from './support/options.ts';
+import { cpuSecondsOf } from './support/process-cpu.ts';
 import { createBenchStore, DEFAULT_POSTGRES_ADMIN_URL, type StoreKind } from './support/store.ts';
 
 const SERVERS_ENTRY = fileURLToPath(new URL('./support/servers.ts', import.meta.url));
@@ -190,18 +191,6 @@ interface CpuUse {
   servers: number;
   loadGenerator: number;
   redis: number;
-}
-
-const CLOCK_TICKS_PER_SECOND = 100;
-
-/** User + system CPU seconds of a process so far (Linux /proc; NaN elsewhere). */
-function cpuSecondsOf(pid: number): number {
-  try {
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-    return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS_PER_SECOND;
-  } catch {
-    return Number.NaN;
-  }
 }
 
 /** Measures the CPU time `work` costs the servers, this process (autocannon) and Redis. */

@@ -1,4 +1,4 @@
-import { createInterface } from 'node:readline';
+import { StringDecoder } from 'node:string_decoder';
 import type { Readable } from 'node:stream';
 import type { ChannelBatch, ChannelInput, MessageInput } from './corpus-writer.ts';
 import { jsonErrorLocation, parseJson } from '../../common/ingest/ingest-kit.ts';
@@ -78,7 +78,9 @@ function readMessage(record: Json, warn: (reason: string) => void): MessageInput
     return 'links must be an array of strings';
   }
   const media = optionalString(mediaType);
-  const allLinks = [...new Set([...((links as string[] | null | undefined) ?? []), ...linksInText(text)])];
+  const given = (links as string[] | null | undefined) ?? [];
+  const found = linksInText(text);
+  const allLinks = given.length === 0 && found.length < 2 ? found : [...new Set([...given, ...found])];
   if (!text.trim() && !media) return 'neither text nor media';
   return {
     messageId,
@@ -96,6 +98,39 @@ function readMessage(record: Json, warn: (reason: string) => void): MessageInput
 const sameChannel = (a: ChannelInput, b: ChannelInput) =>
   a.platform === b.platform && a.platformId === b.platformId && a.username === b.username && a.title === b.title;
 
+/** A \r still in a line (its \r\n ending is already cut off) ends a line too, as for readline. */
+const atLoneReturns = (lines: string[]): string[] =>
+  lines.some((line) => line.includes('\r')) ? lines.flatMap((line) => line.split('\r')) : lines;
+
+/**
+ * The lines of each chunk of the stream, split as readline splits them (at \n, \r\n or a lone
+ * \r), with how many bytes the chunk held. A whole chunk is split at a time: awaiting each line
+ * from readline cost as much as parsing it.
+ */
+async function* chunkLines(input: Readable): AsyncGenerator<{ lines: string[]; bytes: number }> {
+  const decoder = new StringDecoder('utf8');
+  // The pieces of the line still open: joined once it ends, however many chunks it spans.
+  let open: string[] = [];
+  const ended = (piece: string) => {
+    const line = open.length ? [...open, piece].join('') : piece;
+    open = [];
+    return line.endsWith('\r') ? line.slice(0, -1) : line;
+  };
+  for await (const chunk of input as AsyncIterable<Buffer | string>) {
+    const text = typeof chunk === 'string' ? chunk : decoder.write(chunk);
+    const lines: string[] = [];
+    let start = 0;
+    for (let end = text.indexOf('\n'); end !== -1; end = text.indexOf('\n', start)) {
+      lines.push(ended(text.slice(start, end)));
+      start = end + 1;
+    }
+    if (start < text.length) open.push(text.slice(start));
+    yield { lines: atLoneReturns(lines), bytes: typeof chunk === 'string' ? Buffer.byteLength(chunk) : chunk.length };
+  }
+  const last = ended(decoder.end());
+  if (last) yield { lines: atLoneReturns([last]), bytes: 0 };
+}
+
 export async function* readJsonLines(
   input: Readable,
   source: string,
@@ -105,41 +140,43 @@ export async function* readJsonLines(
 ): AsyncGenerator<ChannelBatch> {
   let lineNumber = 0;
   let pending: ChannelBatch | null = null;
-  for await (const line of createInterface({ input, crlfDelay: Infinity })) {
-    lineNumber++;
-    onBytes?.(Buffer.byteLength(line) + 1);
-    if (!line.trim()) continue;
-    let record: unknown;
-    try {
-      record = parseJson(line);
-    } catch (error) {
-      throw new IngestError(
-        source,
-        `line ${lineNumber}, ${jsonErrorLocation(line, error).replace(/^line 1, /, '')}`,
-        'malformed JSON',
-      );
+  for await (const { lines, bytes } of chunkLines(input)) {
+    onBytes?.(bytes);
+    for (const line of lines) {
+      lineNumber++;
+      if (!line.trim()) continue;
+      let record: unknown;
+      try {
+        record = parseJson(line);
+      } catch (error) {
+        throw new IngestError(
+          source,
+          `line ${lineNumber}, ${jsonErrorLocation(line, error).replace(/^line 1, /, '')}`,
+          'malformed JSON',
+        );
+      }
+      const location = `line ${lineNumber}`;
+      if (!isObject(record)) {
+        rejected.push({ location, reason: 'not a JSON object' });
+        continue;
+      }
+      const channel = readChannel(record.channel);
+      if (typeof channel === 'string') {
+        rejected.push({ location, reason: channel });
+        continue;
+      }
+      const message = readMessage(record, (reason) => warn(location, reason));
+      if (typeof message === 'string') {
+        rejected.push({ location, reason: message });
+        continue;
+      }
+      if (pending && (!sameChannel(pending.channel, channel) || pending.messages.length >= BATCH_SIZE)) {
+        yield pending;
+        pending = null;
+      }
+      pending ??= { channel, messages: [] };
+      pending.messages.push(message);
     }
-    const location = `line ${lineNumber}`;
-    if (!isObject(record)) {
-      rejected.push({ location, reason: 'not a JSON object' });
-      continue;
-    }
-    const channel = readChannel(record.channel);
-    if (typeof channel === 'string') {
-      rejected.push({ location, reason: channel });
-      continue;
-    }
-    const message = readMessage(record, (reason) => warn(location, reason));
-    if (typeof message === 'string') {
-      rejected.push({ location, reason: message });
-      continue;
-    }
-    if (pending && (!sameChannel(pending.channel, channel) || pending.messages.length >= BATCH_SIZE)) {
-      yield pending;
-      pending = null;
-    }
-    pending ??= { channel, messages: [] };
-    pending.messages.push(message);
   }
   if (pending) yield pending;
 }
