@@ -1,4 +1,4 @@
-import { sql, type Kysely, type Transaction } from 'kysely';
+import { sql, type InsertQueryBuilder, type InsertResult, type Kysely, type Transaction } from 'kysely';
 import { createStagingTable, STAGING_ORDER, transactionWithCopy, type CopyIn, type CopyValue } from './pg-copy.ts';
 import type { Engine } from './store.ts';
 
@@ -30,19 +30,23 @@ export const slices =
   <Row>(rows: Row[]): Iterable<Row[]> =>
     Array.from({ length: Math.ceil(rows.length / size) }, (_, i) => rows.slice(i * size, (i + 1) * size));
 
+/** A unique-key clash skips the row, as `conflict` says (none: every row is inserted). */
+function withConflictRule<Q extends { onConflict: InsertQueryBuilder<LooseDb, string, InsertResult>['onConflict'] }>(
+  insert: Q,
+  conflict: BulkRows<Record<string, CopyValue>>['conflict'],
+) {
+  return conflict === 'none'
+    ? insert
+    : insert.onConflict((oc) => (conflict === 'any' ? oc : oc.columns(conflict)).doNothing());
+}
+
 async function insertStatements<Row extends Record<string, CopyValue>>(
   tx: Kysely<LooseDb>,
   spec: BulkRows<Row>,
 ): Promise<number> {
   let added = 0;
   for (const chunk of spec.statements(spec.rows)) {
-    const insert = tx.insertInto(spec.table).values(chunk);
-    const { conflict } = spec;
-    const result = await (
-      conflict === 'none'
-        ? insert
-        : insert.onConflict((oc) => (conflict === 'any' ? oc : oc.columns(conflict)).doNothing())
-    ).executeTakeFirst();
+    const result = await withConflictRule(tx.insertInto(spec.table).values(chunk), spec.conflict).executeTakeFirst();
     added += Number(result.numInsertedOrUpdatedRows ?? 0n);
   }
   return added;
@@ -62,15 +66,13 @@ async function copyStatement<Row extends Record<string, CopyValue>>(
     spec.rows.map((row, i) => [i, ...names.map((name) => row[name] ?? null)]),
   );
   const columns = sql.join(names.map((name) => sql.ref(name)));
-  const conflict =
-    spec.conflict === 'none'
-      ? sql``
-      : spec.conflict === 'any'
-        ? sql`on conflict do nothing`
-        : sql`on conflict (${sql.join(spec.conflict.map((c) => sql.ref(c)))}) do nothing`;
-  const result = await sql`insert into ${sql.table(spec.table)} (${columns})
-    select ${columns} from ${sql.table(staging)} order by ${sql.ref(STAGING_ORDER)} ${conflict}`.execute(tx);
-  return Number(result.numAffectedRows ?? 0n);
+  // Built as an INSERT query, not raw SQL: the write tally (db/maintenance.ts) counts its rows.
+  const insert = tx
+    .insertInto(spec.table)
+    .columns(names)
+    .expression(sql`select ${columns} from ${sql.table(staging)} order by ${sql.ref(STAGING_ORDER)}`);
+  const result = await withConflictRule(insert, spec.conflict).executeTakeFirst();
+  return Number(result.numInsertedOrUpdatedRows ?? 0n);
 }
 
 /**
