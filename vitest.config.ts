@@ -4,7 +4,7 @@ import { scaled } from './test/support/wait.ts';
 export default defineConfig({
   test: {
     include: ['src/**/*.test.ts', 'test/**/*.test.ts'],
-    globalSetup: ['test/support/build-dist.ts'],
+    globalSetup: ['test/support/build-dist.ts', 'test/support/test-run.ts'],
     testTimeout: scaled(30_000),
     hookTimeout: scaled(60_000),
     pool: 'forks',

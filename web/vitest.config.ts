@@ -17,6 +17,7 @@ export default defineConfig({
     testTimeout: scaled(30_000),
     hookTimeout: scaled(60_000),
     setupFiles: ['./src/test/setup.ts'],
+    globalSetup: ['../test/support/test-run.ts'],
     // Transformed as for Node, not for a browser: the real server these tests talk to runs in the
     // same process and needs file: URLs in import.meta.url.
     testTransformMode: { ssr: ['**/*'] },

@@ -11,7 +11,7 @@ export default defineConfig({
   test: {
     include: ['e2e/**/*.e2e.test.ts'],
     environment: 'node',
-    globalSetup: ['./e2e/global-setup.ts'],
+    globalSetup: ['./e2e/global-setup.ts', '../test/support/test-run.ts'],
     testTimeout: scaled(120_000),
     hookTimeout: scaled(180_000),
     pool: 'forks',
