@@ -28,7 +28,8 @@ import { startChildServer } from './support/child-server.ts';
 import { CleanupScope } from './support/cleanup.ts';
 import { httpJson, withDeadline } from './support/http.ts';
 import { combineSlices, int, median, medianFigures, ms, type LoadFigures } from './support/load.ts';
-import { cpuSecondsOf, startLoadGenerator, type LoadGenerator } from './support/load-generator.ts';
+import { startLoadGenerator, type LoadGenerator } from './support/load-generator.ts';
+import { cpuSecondsOf } from './support/process-cpu.ts';
 import { positive, withSliceOptions } from './support/options.ts';
 import { createBenchStore, DEFAULT_POSTGRES_ADMIN_URL, type StoreKind } from './support/store.ts';
 

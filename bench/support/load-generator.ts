@@ -1,22 +1,10 @@
 import { fork } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { stopperOf } from './child-server.ts';
 import type { CleanupScope } from './cleanup.ts';
 import type { LoadFigures } from './load.ts';
 
 const ENTRY = fileURLToPath(new URL('./load-generator.child.ts', import.meta.url));
-const CLOCK_TICKS_PER_SECOND = 100;
-
-/** User + system CPU seconds of a process so far (Linux /proc; NaN elsewhere or once it is gone). */
-export function cpuSecondsOf(pid: number): number {
-  try {
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-    return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS_PER_SECOND;
-  } catch {
-    return Number.NaN;
-  }
-}
 
 export interface LoadGenerator {
   pid: number;

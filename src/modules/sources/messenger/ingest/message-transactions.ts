@@ -1,6 +1,7 @@
 import { sql, type Kysely, type Transaction } from 'kysely';
 import type { Database } from '../../../../db/schema.ts';
-import { transactionWithCopy, type CopyIn } from '../../../../db/pg-copy.ts';
+import { bulkTransaction } from '../../../../db/bulk-insert.ts';
+import type { CopyIn } from '../../../../db/pg-copy.ts';
 import type { Engine } from '../../../../db/store.ts';
 import type { WordIndexWriter } from '../../common/query/word-index.ts';
 
@@ -46,10 +47,7 @@ export async function inMessageTransaction(
   write: (tx: Transaction<Database>, copy: CopyIn | null) => Promise<number>,
 ): Promise<number> {
   const { engine, words } = deps;
-  const run = (work: (tx: Transaction<Database>, copy: CopyIn | null) => Promise<number>) =>
-    engine === 'postgres' ? transactionWithCopy(deps.db, work) : deps.db.transaction().execute((tx) => work(tx, null));
-  let indexed: { commit: () => void } | null = null;
-  const added = await run(async (tx, copy) => {
+  const { added, indexed } = await bulkTransaction(deps.db, engine, async (tx, copy) => {
     // PostgreSQL hands out ids when rows are inserted, not when they commit: two writers at
     // once could commit id 101 before id 100, and a search that saw 101 would miss 100
     // below its watermark, which a later re-read would then find. Writers take turns, so a
@@ -57,17 +55,16 @@ export async function inMessageTransaction(
     if (engine === 'postgres') await sql`select pg_advisory_xact_lock(${MESSAGE_WRITER_LOCK})`.execute(tx);
     const lastIdBefore = engine === 'sqlite' || words ? await lastMessageId(tx) : 0;
     const added = await write(tx, copy);
-    if (words && added > 0) indexed = await words.index(tx, lastIdBefore);
+    const indexed = words && added > 0 ? await words.index(tx, lastIdBefore) : null;
     // SQLite: the trigram index of the new rows in one statement (migration 0006).
     if (engine === 'sqlite' && added > 0) {
       await sql`insert into messages_fts (rowid, text_folded) select id, text_folded from messages where id > ${lastIdBefore}`.execute(
         tx,
       );
     }
-    return added;
+    return { added, indexed };
   });
-  // TypeScript cannot see the assignment inside the callback.
-  (indexed as { commit: () => void } | null)?.commit();
+  indexed?.commit();
   return added;
 }
 
