@@ -151,7 +151,7 @@ describe('the dashboard in a browser: settings, a rule from a search, its email 
     const count = (testId: string) => page.getByTestId(testId).textContent().then(Number);
     const before = { fresh: await count('count-new'), excluded: await count('count-excluded') };
     expect(before.fresh).toBeGreaterThan(0);
-    await page.locator('li.result').first().getByRole('button', { name: 'Exclude this hit' }).click();
+    await page.locator('li.result').first().getByRole('button', { name: 'False positive: exclude this hit' }).click();
     await expect.poll(() => count('count-new')).toBe(before.fresh - 1);
     expect(await count('count-excluded')).toBe(before.excluded + 1);
     await page.getByText(/^Excluded one hit/).waitFor();
