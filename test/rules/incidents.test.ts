@@ -264,6 +264,17 @@ describe(`incidents: the inbox across rules (${testEngine})`, () => {
     expect((await alice.find(rules.alpha.id))!.total_matches_count).toBe(0);
   });
 
+  it('exclude_hits on a deleted rule is a 409 and changes nothing', async () => {
+    expect((await alice.remove(rules.gamma.id)).statusCode).toBe(200);
+    const response = await post(alice, incidentPaths.update(incidents.gamma), {
+      status: 'false_positive',
+      exclude_hits: true,
+    });
+    expectError(response, 409, 'conflict');
+    expect(await incident(incidents.gamma)).toMatchObject({ incident_status: 'new', excluded_hits: 0 });
+    expect((await alice.restore(rules.gamma.id)).statusCode).toBe(200);
+  });
+
   it('bulk: one status for several incidents, each with its event', async () => {
     const response = await post(alice, incidentPaths.bulk, {
       ids: [incidents.beta, incidents.gamma],

@@ -2,7 +2,7 @@ import { Type } from '@sinclair/typebox';
 import { IdInteger, LinkedPage, MAX_PAGE, Nullable, OrgIdQuery } from '../../http/schemas.ts';
 import { incidentStatuses } from './incident.repository.ts';
 
-export const IncidentStatus = Type.Union(
+const IncidentStatus = Type.Union(
   incidentStatuses.map((status) => Type.Literal(status)),
   { description: incidentStatuses.join(', ') },
 );

@@ -14,7 +14,7 @@ import type { RunRepository } from './run.repository.ts';
 
 export const INCIDENT_LIST_PATH = '/service/alert_system_incident_list/';
 
-export interface IncidentListQuery extends PageRequest {
+interface IncidentListQuery extends PageRequest {
   status?: IncidentStatus[];
   rule_id?: number;
   source?: string;
@@ -25,7 +25,7 @@ export interface IncidentListQuery extends PageRequest {
   org_id?: number;
 }
 
-export interface IncidentChange {
+interface IncidentChange {
   status?: IncidentStatus;
   assignee_id?: number | null;
   note?: string;
