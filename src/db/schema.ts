@@ -183,6 +183,24 @@ export interface MatchTable {
   completed_at: number | null;
   /** JSON {done, total, unit} while an async source's job works on the match. */
   progress: string | null;
+  /** The incident's state (docs/api.md "Incidents"): new, acknowledged, resolved, false_positive. */
+  incident_status: Generated<string>;
+  assignee_id: number | null;
+  status_changed_at: number | null;
+  status_changed_by: number | null;
+}
+
+/** What happened to an incident: a status or assignee change, or a note; who and when. */
+export interface IncidentEventTable {
+  id: Generated<number>;
+  org_id: number;
+  match_id: number;
+  user_id: number | null;
+  kind: string;
+  from_value: string | null;
+  to_value: string | null;
+  note: string | null;
+  created_at: number;
 }
 
 export interface MatchHitTable {
@@ -265,6 +283,7 @@ export interface Database extends MessengerTables {
   rule_runs: RuleRunTable;
   matches: MatchTable;
   match_hits: MatchHitTable;
+  incident_events: IncidentEventTable;
   exclusions: ExclusionTable;
   notifications: NotificationTable;
   jobs: JobTable;

@@ -22,7 +22,8 @@ async function freePort(): Promise<number> {
 /**
  * An analyst's monitoring, in Debian's Chromium against `npm start` on the demo data and a real
  * SMTP server: delivery settings, a rule made from a search, its email, whose link opens the
- * incident page after signing in, and an exclusion that changes the counts. Screenshots of each
+ * incident page after signing in, an exclusion that changes the counts, and the incident worked:
+ * acknowledged, noted, and resolved from the inbox with a bulk change. Screenshots of each
  * page go to test-results/screenshots.
  */
 describe('the dashboard in a browser: settings, a rule from a search, its email and incident', () => {
@@ -151,7 +152,7 @@ describe('the dashboard in a browser: settings, a rule from a search, its email 
     const count = (testId: string) => page.getByTestId(testId).textContent().then(Number);
     const before = { fresh: await count('count-new'), excluded: await count('count-excluded') };
     expect(before.fresh).toBeGreaterThan(0);
-    await page.locator('li.result').first().getByRole('button', { name: 'Exclude this hit' }).click();
+    await page.locator('li.result').first().getByRole('button', { name: 'False positive: exclude this hit' }).click();
     await expect.poll(() => count('count-new')).toBe(before.fresh - 1);
     expect(await count('count-excluded')).toBe(before.excluded + 1);
     await page.getByText(/^Excluded one hit/).waitFor();
@@ -164,6 +165,56 @@ describe('the dashboard in a browser: settings, a rule from a search, its email 
       .getByRole('region', { name: 'Exclusions' })
       .getByText(/^Excluded: one hit/)
       .waitFor();
+  });
+
+  it('works the incident on its page: acknowledge and a note, each in its history; the count of new ones follows', async () => {
+    const mainNav = page.getByRole('navigation', { name: 'Main' });
+    const newIncidents = () =>
+      mainNav
+        .getByTestId('new-incidents')
+        .textContent({ timeout: 1000 })
+        .then((text) => Number(/\d+/.exec(text ?? '')?.[0] ?? 0))
+        .catch(() => 0);
+    await page.goto(link);
+    const work = page.getByRole('region', { name: 'Work this incident' });
+    await work.getByText(/^Nothing yet/).waitFor();
+    await expect.poll(newIncidents).toBeGreaterThan(0);
+    const before = await newIncidents();
+
+    await work.getByLabel('Status').selectOption('Acknowledged');
+    await work.getByRole('listitem').filter({ hasText: 'Status: new → acknowledged' }).waitFor();
+    await expect.poll(newIncidents).toBe(before - 1);
+    await work.getByRole('textbox', { name: 'Note' }).fill('Checked with the bank: one hit was a test account');
+    await work.getByRole('button', { name: 'Add note' }).click();
+    await work.getByRole('listitem').filter({ hasText: 'one hit was a test account' }).waitFor();
+    expect(await work.getByRole('listitem').first().textContent()).toContain(dashboard.demo.email);
+    await screenshot(page, 'incident-worked');
+  });
+
+  it('resolves from the inbox: filtered by status, selected, one status for all of them', async () => {
+    await page
+      .getByRole('navigation', { name: 'Main' })
+      .getByRole('link', { name: /^Incidents/ })
+      .click();
+    await page.getByRole('heading', { name: 'Incidents', level: 1 }).waitFor();
+    await page.getByRole('checkbox', { name: 'Acknowledged' }).check();
+    const table = page.getByRole('table', { name: 'Incidents' });
+    await table.getByRole('row').filter({ hasText: RULE }).waitFor();
+    expect(await table.getByRole('row').count()).toBe(2);
+    await screenshot(page, 'incidents');
+    await page.getByRole('checkbox', { name: 'Select every incident on this page' }).check();
+    await page.getByLabel('Set status to').selectOption('Resolved');
+    await page.getByRole('button', { name: 'Apply to selected' }).click();
+    await page.getByText('1 incident set to resolved.').waitFor();
+    await page.getByText(/^0 incidents$/).waitFor();
+
+    await page.getByRole('checkbox', { name: 'Acknowledged' }).uncheck();
+    await page.getByRole('checkbox', { name: 'Resolved' }).check();
+    await table.getByRole('row').filter({ hasText: RULE }).getByText('Resolved').waitFor();
+    await table.getByRole('row').filter({ hasText: RULE }).getByRole('link').click();
+    await page.getByRole('heading', { name: `Incident: ${RULE}` }).waitFor();
+    const history = page.getByRole('region', { name: 'Work this incident' }).getByRole('listitem');
+    await history.filter({ hasText: 'Status: acknowledged → resolved' }).waitFor();
   });
 
   it('reads on a phone: the incident page fits the screen width', async () => {

@@ -4,6 +4,7 @@ import { useApi, useSession } from './api/api-context.tsx';
 import { useAccount } from './auth/account.ts';
 import { OrgSwitcher } from './auth/org-switcher.tsx';
 import { navItems } from './nav.ts';
+import { NewIncidentsCount } from './pages/incidents/new-incidents-count.tsx';
 
 /** The frame of every signed-in page: skip link, header with navigation, organization, account. */
 export function AppLayout() {
@@ -38,6 +39,7 @@ export function AppLayout() {
                   activeProps={{ className: 'active' }}
                 >
                   {item.label}
+                  {item.to === '/incidents' && <NewIncidentsCount />}
                 </Link>
               </li>
             ))}

@@ -12,6 +12,7 @@ import type { Api } from './api/client.ts';
 import type { SessionStore } from './api/session.ts';
 import { AppLayout } from './app-layout.tsx';
 import { validateSignInSearch } from './auth/sign-in-search.ts';
+import { validateInboxSearch } from './pages/incidents/inbox-search.ts';
 import { validateIncidentSearch } from './pages/incidents/incident-search.ts';
 import { validateNewRuleSearch } from './pages/rules/new-rule-search.ts';
 import { idParam, validateRulesSearch } from './pages/rules/rules-search.ts';
@@ -122,6 +123,14 @@ const editRuleRoute = createRoute({
   component: lazyRouteComponent(() => import('./pages/rules/edit-rule-page.tsx'), 'EditRulePage'),
 });
 
+/** The incident inbox: every match of the organization's rules, to work (pages/incidents/). */
+const inboxRoute = createRoute({
+  getParentRoute: () => appRoute,
+  path: '/incidents',
+  validateSearch: validateInboxSearch,
+  component: lazyRouteComponent(() => import('./pages/incidents/inbox-page.tsx'), 'InboxPage'),
+});
+
 /** Where a notification's {match_detail_link} and a webhook's results_url lead (src/modules/rules/notifier.ts). */
 const incidentRoute = createRoute({
   getParentRoute: () => appRoute,
@@ -189,6 +198,7 @@ const routeTree = rootRoute.addChildren([
     rulesRoute,
     ruleRoute,
     editRuleRoute,
+    inboxRoute,
     incidentRoute,
     legacyMatchRoute,
     settingsRoute.addChildren([settingsIndexRoute, securityRoute, ...settingsPages]),

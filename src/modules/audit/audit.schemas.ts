@@ -23,6 +23,9 @@ export const auditEvents = [
   'webhook.deleted',
   'rule.deleted',
   'rule.restored',
+  'incident.status_changed',
+  'incident.assigned',
+  'incident.note_added',
 ] as const;
 
 export type AuditEventName = (typeof auditEvents)[number];
@@ -35,11 +38,12 @@ export const AuditEntry = Type.Object({
     description: 'The user who did it; null for an operator command or a failed login',
   }),
   actor_email: Nullable(Type.String()),
-  target_type: Type.String({ description: 'user, sender, webhook or rule' }),
+  target_type: Type.String({ description: 'user, sender, webhook, rule or incident' }),
   target_id: Type.Integer(),
   target_name: Nullable(
     Type.String({
-      description: "The user's email, the sender's address, the webhook's or the rule's name, as it was then",
+      description:
+        "The user's email, the sender's address, the webhook's or the rule's name (an incident's rule), as it was then",
     }),
   ),
   via: Type.String({ description: "api (an HTTP request) or cli (an operator's dragnet command)" }),

@@ -1,4 +1,4 @@
-import type { Generated, Kysely } from 'kysely';
+import type { Generated, Kysely, Transaction } from 'kysely';
 import { requireAuth, type AuthContext } from '../../http/auth.plugin.ts';
 import type { Database } from '../../db/schema.ts';
 import type { Clock } from '../../lib/clock.ts';
@@ -36,7 +36,7 @@ export interface AuditOrigin {
 
 export interface AuditRecord extends AuditOrigin {
   event: AuditEventName;
-  target: { type: 'user' | 'sender' | 'webhook' | 'rule'; id: number; name: string | null };
+  target: { type: 'user' | 'sender' | 'webhook' | 'rule' | 'incident'; id: number; name: string | null };
   details?: AuditDetails;
 }
 
@@ -65,8 +65,9 @@ export function createAuditLog(deps: { db: Kysely<Database>; clock: Clock }) {
   const { clock } = deps;
 
   return {
-    async record(entry: AuditRecord): Promise<void> {
-      await db
+    /** `tx`: written with the change it records, so neither is kept without the other. */
+    async record(entry: AuditRecord, tx?: Transaction<Database>): Promise<void> {
+      await (tx ? tx.withTables<AuditTables>() : db)
         .insertInto('audit_log')
         .values({
           org_id: entry.orgId,

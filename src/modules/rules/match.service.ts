@@ -27,7 +27,7 @@ async function ruleOf(rules: RuleRepository, orgId: number, ruleId: number) {
   return { rule, source: findSource(Number(rule.service_id))! };
 }
 
-const matchView = (row: {
+export const matchView = (row: {
   id: number;
   rule_id: number;
   status: string;

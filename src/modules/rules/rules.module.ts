@@ -1,3 +1,4 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { Store } from '../../db/store.ts';
 import type { BackgroundTasks } from '../../lib/log.ts';
 import type { KeyRing } from '../../lib/crypto.ts';
@@ -9,6 +10,9 @@ import type { AuditLog } from '../audit/index.ts';
 import type { DeliveryService } from '../delivery/index.ts';
 import type { OrganizationService } from '../orgs/index.ts';
 import type { FollowUpTokens } from '../search/index.ts';
+import { createIncidentRepository } from './incident.repository.ts';
+import { incidentRoutes } from './incident.routes.ts';
+import { createIncidentService } from './incident.service.ts';
 import { createMatchService } from './match.service.ts';
 import { createNotifier } from './notifier.ts';
 import { createRuleRunner } from './rule-runner.ts';
@@ -83,5 +87,16 @@ export function createRulesModule(deps: {
   });
   // A delivery resource used by an active rule cannot be deleted (spec 3.5).
   deps.delivery.setReferenceCheck((orgId, kind, id, tx) => ruleRepository.referencing(orgId, kind, id, tx));
-  return { rules, runner, matches, notifier, routes: ruleRoutes({ rules, runner, matches, audit: deps.audit }) };
+  const incidents = createIncidentService({
+    incidents: createIncidentRepository({ db: store.db, engine: store.engine }),
+    rules: ruleRepository,
+    runs: runRepository,
+    audit: deps.audit,
+    clock,
+  });
+  const routes: FastifyPluginAsyncTypebox = async (app) => {
+    await app.register(ruleRoutes({ rules, runner, matches, audit: deps.audit }));
+    await app.register(incidentRoutes(incidents));
+  };
+  return { rules, runner, matches, notifier, routes };
 }

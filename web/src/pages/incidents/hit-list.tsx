@@ -254,7 +254,7 @@ function HitCard(props: {
                 onClick={() => props.onExclude({ field: HIT_KEY, value: hit.hit_key })}
                 aria-describedby={headingId}
               >
-                Exclude this hit
+                False positive: exclude this hit
               </button>
               {byValue.length > 0 && (
                 <details>

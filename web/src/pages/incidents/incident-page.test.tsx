@@ -65,7 +65,7 @@ describe('the incident page (where a notification links)', () => {
 
     const user = userEvent.setup();
     const newest = screen.getAllByRole('article')[0]!;
-    await user.click(within(newest).getByRole('button', { name: 'Exclude this hit' }));
+    await user.click(within(newest).getByRole('button', { name: 'False positive: exclude this hit' }));
     expect(await screen.findByText(/^Excluded one hit \(.+\)\. The counts are updated\.$/)).toBeTruthy();
     await waitFor(() => expect(count('New hits')).toBe('4'));
     expect(count('Excluded')).toBe('1');

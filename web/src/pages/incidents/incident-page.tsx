@@ -7,6 +7,7 @@ import { useRule, type Match } from '../rules/rule-queries.ts';
 import { ExclusionList } from './exclusion-list.tsx';
 import { HitList } from './hit-list.tsx';
 import { useMatch } from './incident-queries.ts';
+import { IncidentWork } from './incident-work.tsx';
 import { MatchesOverTime } from './matches-over-time.tsx';
 
 const route = getRouteApi('/app/incidents/$matchId');
@@ -30,6 +31,7 @@ export function IncidentPage() {
       {match.data && rule.data && (
         <>
           <p>
+            <Link to="/incidents">All incidents</Link> ·{' '}
             <Link to="/rules/$ruleId" params={{ ruleId: rule.data.id }}>
               {rule.data.name}
             </Link>
@@ -37,6 +39,7 @@ export function IncidentPage() {
             {rule.data.is_deleted && <span className="badge">rule deleted</span>}
           </p>
           <Counts match={match.data} />
+          <IncidentWork matchId={match.data.id} ruleDeleted={rule.data.is_deleted} />
           {service && <HitList match={match.data} service={service} ruleDeleted={rule.data.is_deleted} />}
           <section aria-labelledby="exclusions">
             <h2 id="exclusions">Exclusions of this rule</h2>
