@@ -23,6 +23,7 @@ export const auditEvents = [
   'webhook.deleted',
   'rule.deleted',
   'rule.restored',
+  'hit.revealed',
 ] as const;
 
 export type AuditEventName = (typeof auditEvents)[number];

@@ -213,10 +213,16 @@ interface SourceInfo {
   /** Whether Dragnet ingests data for this source (docs/sources.md "data: yes"). */
   hasData: boolean;
   /**
-   * A stored hit as the rule's own organization sees it through the hits endpoint (e.g. a
-   * password kept sealed in the hit, opened for its owner). Default: as stored.
+   * A stored hit as the rule's own organization sees it through the hits endpoint: fields kept
+   * for a reveal (a sealed password) left out. Default: as stored.
    */
-  presentHit?(data: Record<string, unknown>, context: SourceContext): Record<string, unknown>;
+  presentHit?(data: Record<string, unknown>): Record<string, unknown>;
+  /**
+   * The secret fields of a stored hit in clear (a leaked password), for the one user who asks
+   * for them through the reveal endpoint, which records that in the audit log. A source without
+   * it has nothing to reveal.
+   */
+  revealHit?(data: Record<string, unknown>, context: SourceContext): Record<string, unknown> | null;
   /** The tables the source owns, by migration name (names sort into one global order). */
   migrations?: Record<string, MigrationModule>;
   ingesters?: Ingester[];
