@@ -64,6 +64,22 @@ const Hit = Type.Object(
   { additionalProperties: true },
 );
 
+const MAX_CONTEXT_POSTS = 50;
+
+const HitContextView = Type.Object({
+  hit_id: Type.Integer(),
+  title: Type.String({ description: 'The channel or thread, as a person names it' }),
+  posts: Type.Array(
+    Type.Object({
+      id: Type.String({ description: "The post's id in its conversation (a message or post id)" }),
+      author: Nullable(Type.String()),
+      date: Nullable(Type.String({ format: 'date-time' })),
+      text: Type.String(),
+      is_hit: Type.Boolean(),
+    }),
+  ),
+});
+
 /** The catalog, and the life of a rule: create (with its first run), read, replace, delete, restore. */
 function ruleLifecycleRoutes(deps: {
   rules: RuleService;
@@ -258,6 +274,25 @@ function matchRoutes(matches: MatchService, audit: AuditLog): FastifyPluginAsync
         },
       },
       (request) => matches.listHits(requireAuth(request).orgId, request.params.id, request.query),
+    );
+
+    app.get(
+      '/service/alert_system_match_hit_context/:id/',
+      {
+        schema: {
+          operationId: 'getMatchHitContext',
+          tags: [TAG],
+          summary:
+            'The posts around a hit in its channel or thread (messenger, chat servers, forums), oldest first, the hit among them',
+          params: IdParams,
+          querystring: Type.Object({
+            before: Type.Integer({ minimum: 0, maximum: MAX_CONTEXT_POSTS, default: 10 }),
+            after: Type.Integer({ minimum: 0, maximum: MAX_CONTEXT_POSTS, default: 10 }),
+          }),
+          response: withErrors({ 200: HitContextView }, [400, 401, 404, 429]),
+        },
+      },
+      (request) => matches.hitContext(requireAuth(request).orgId, request.params.id, request.query),
     );
 
     app.post(

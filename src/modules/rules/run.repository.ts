@@ -219,7 +219,7 @@ function matchQueries({ db }: RepositoryDeps) {
       db
         .selectFrom('match_hits')
         .innerJoin('matches', 'matches.id', 'match_hits.match_id')
-        .select(['match_hits.id', 'match_hits.match_id', 'match_hits.rule_id', 'match_hits.data'])
+        .select(['match_hits.id', 'match_hits.match_id', 'match_hits.rule_id', 'match_hits.hit_key', 'match_hits.data'])
         .where('matches.org_id', '=', orgId)
         .where('match_hits.id', '=', hitId)
         .executeTakeFirst(),
