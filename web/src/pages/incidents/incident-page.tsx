@@ -8,6 +8,7 @@ import { ExclusionList } from './exclusion-list.tsx';
 import { HitList } from './hit-list.tsx';
 import { useMatch } from './incident-queries.ts';
 import { MatchesOverTime } from './matches-over-time.tsx';
+import { ruleTerms } from './presenters/presenters.tsx';
 
 const route = getRouteApi('/app/incidents/$matchId');
 
@@ -37,7 +38,14 @@ export function IncidentPage() {
             {rule.data.is_deleted && <span className="badge">rule deleted</span>}
           </p>
           <Counts match={match.data} />
-          {service && <HitList match={match.data} service={service} ruleDeleted={rule.data.is_deleted} />}
+          {service && (
+            <HitList
+              match={match.data}
+              service={service}
+              ruleDeleted={rule.data.is_deleted}
+              terms={ruleTerms(rule.data.args)}
+            />
+          )}
           <section aria-labelledby="exclusions">
             <h2 id="exclusions">Exclusions of this rule</h2>
             <p className="muted">An exclusion applies to every match of the rule, and to its next runs.</p>

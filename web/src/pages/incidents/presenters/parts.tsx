@@ -1,11 +1,10 @@
-import { useMutation } from '@tanstack/react-query';
 import type { ReactNode } from 'react';
-import { useApi } from '../../../api/api-context.tsx';
-import { unwrap } from '../../../api/client.ts';
 import { formatDateTime } from '../../../ui/format.ts';
 import { ErrorNotice } from '../../../ui/notices.tsx';
+import { isWebLink } from '../../../ui/web-link.ts';
 import { highlight } from '../../search/highlight.ts';
 import type { Hit } from '../hit-fields.ts';
+import { useRevealHit } from '../incident-queries.ts';
 
 /** What every presenter is given: the hit, and the folded terms its rule looked for. */
 export interface PresenterProps {
@@ -69,16 +68,6 @@ export function code(hit: Hit, field: string) {
   return value && <code>{value}</code>;
 }
 
-/** Only http(s) links are clickable: a javascript: or data: URL found in a leak stays text. */
-export function isWebLink(link: string): boolean {
-  try {
-    const { protocol } = new URL(link);
-    return protocol === 'https:' || protocol === 'http:';
-  } catch {
-    return false;
-  }
-}
-
 /** A link out of Dragnet: a new tab, no referrer (the address of an incident stays ours). */
 export function WebLink({ href, children }: { href: string | null; children?: ReactNode }) {
   if (!href) return null;
@@ -127,11 +116,7 @@ export function PostedText({ value, terms, label }: { value: string | null; term
  * audit log (docs/api.md "Leaked passwords").
  */
 export function RevealablePassword({ hit }: { hit: Hit }) {
-  const { client } = useApi();
-  const reveal = useMutation({
-    mutationFn: () =>
-      unwrap(client.POST('/service/alert_system_match_hit_reveal/{id}/', { params: { path: { id: hit.id } } })),
-  });
+  const reveal = useRevealHit(hit.id);
   const masked = text(hit, 'password');
   if (!masked) return null;
   const clear = reveal.data?.fields.password;

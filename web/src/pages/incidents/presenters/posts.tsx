@@ -20,7 +20,9 @@ function Post(props: {
         <span>{props.where}</span>
         {props.author && <span>by {props.author}</span>}
         <When iso={props.when} />
-        {props.notes?.filter(Boolean).map((note) => <span key={note as string}>{note}</span>)}
+        {props.notes?.filter(Boolean).map((note) => (
+          <span key={note as string}>{note}</span>
+        ))}
       </header>
       <PostedText value={props.body} terms={props.terms} label="Text" />
       {props.links && props.links.length > 0 && (
@@ -56,9 +58,7 @@ export function MessengerHit({ hit, terms }: PresenterProps) {
       links={list(hit, 'links')}
     >
       <div className="actions">
-        {channel && (
-          <WebLink href={`https://t.me/${channel}/${text(hit, 'message_id')}`}>Open in Telegram</WebLink>
-        )}
+        {channel && <WebLink href={`https://t.me/${channel}/${text(hit, 'message_id')}`}>Open in Telegram</WebLink>}
         <OpenInContext hit={hit} terms={terms} what="channel" />
       </div>
     </Post>
@@ -72,7 +72,10 @@ export function ChatServerHit({ hit, terms }: PresenterProps) {
       where={`${text(hit, 'server_name') ?? text(hit, 'server_id')} › ${category ? `${category} › ` : ''}#${text(hit, 'channel_name') ?? text(hit, 'channel_id')}`}
       author={text(hit, 'author_name') ?? text(hit, 'author_id')}
       when={text(hit, 'timestamp')}
-      notes={[hit.is_bot === true && 'bot', list(hit, 'attachments').length > 0 && `attachments: ${list(hit, 'attachments').join(', ')}`]}
+      notes={[
+        hit.is_bot === true && 'bot',
+        list(hit, 'attachments').length > 0 && `attachments: ${list(hit, 'attachments').join(', ')}`,
+      ]}
       body={text(hit, 'content')}
       terms={terms}
     >

@@ -180,7 +180,8 @@ export function RansomwareHit({ hit, terms }: PresenterProps) {
 
 /** An app listing that uses the brand. */
 export function AppListingHit({ hit }: PresenterProps) {
-  const rating = typeof hit.rating === 'number' ? `${hit.rating.toFixed(1)} (${text(hit, 'rating_count') ?? 0} ratings)` : null;
+  const rating =
+    typeof hit.rating === 'number' ? `${hit.rating.toFixed(1)} (${text(hit, 'rating_count') ?? 0} ratings)` : null;
   return (
     <>
       <p>
@@ -222,4 +223,3 @@ export function BucketObjectHit({ hit }: PresenterProps) {
     />
   );
 }
-
