@@ -130,6 +130,24 @@ describe(`rules: matches, hits and exclusions (${testEngine})`, () => {
     });
   });
 
+  it('a hit opens in context: the messages of its channel around it by date, other channels left out', async () => {
+    const { results } = await alice.hits(match.id, { filter: ['channel_username:golf_a'], sort: 'date' });
+    const third = (results as HitView[])[2]!;
+    expect(third.message_id).toBe(3);
+    const around = await alice.getJson<{ hit_id: number; title: string; posts: Record<string, unknown>[] }>(
+      `/service/alert_system_match_hit_context/${third.id}/?before=1&after=5`,
+    );
+    expect(around).toMatchObject({ hit_id: third.id, title: '@golf_a' });
+    expect(around.posts).toEqual([
+      { id: '2', author: 'user 12', date: iso(T0 - 8 * HOUR), text: 'golf-bank.com cookies', is_hit: false },
+      { id: '3', author: 'user 11', date: iso(T0 - 7 * HOUR), text: 'golf-bank.com admin panel', is_hit: true },
+      { id: '4', author: 'user 13', date: iso(T0 - 6 * HOUR), text: 'golf-bank.com vpn', is_hit: false },
+    ]);
+    expectError(await alice.get(`/service/alert_system_match_hit_context/${third.id}/?after=-1`), 400);
+    const other = await rulesUser(t, 'Other', 'other@other.test');
+    expectError(await other.get(`/service/alert_system_match_hit_context/${third.id}/`), 404, 'not_found');
+  });
+
   it('hits: page and page_size, paged through next and previous', async () => {
     const seen: number[] = [];
     let url: string | null = withQuery(rulePaths.hits(match.id), { page_size: 3 });

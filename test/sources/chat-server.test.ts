@@ -258,6 +258,26 @@ describe(`sources: chat servers end to end (${testEngine})`, () => {
     expect(mails[0]!.parsed.html).toContain('Acme combos on Discord: 3 hits in Chat servers (Discord)');
   });
 
+  it('a hit opens in context: the messages stored around it in its channel, the other server left out', async () => {
+    const repost = (await s.hitsOf(matchId)).find((hit) => hit.message_id === ID.repost)!;
+    const url = `/service/alert_system_match_hit_context/${repost.id}/?before=2&after=1`;
+    const around = await s.alice.getJson<{ title: string; posts: Record<string, unknown>[] }>(url);
+    expect(around.title).toBe('Combo Market › #combolists');
+    expect(around.posts.map((post) => [post.id, post.author, post.is_hit])).toEqual([
+      [ID.bot, 'LogsFeed', false],
+      [ID.other, 'rootkit_rita', false],
+      [ID.repost, 'ComboKing', true],
+      [ID.checker, 'rootkit_rita', false],
+    ]);
+    expect(around.posts[1]).toMatchObject({
+      date: '2026-03-09T20:10:00.000Z',
+      text: 'anyone selling globex.com logs?',
+    });
+    expectError(await s.alice.get(`/service/alert_system_match_hit_context/${repost.id}/?before=51`), 400);
+    await s.mallory.relogin();
+    expectError(await s.mallory.get(url), 404, 'not_found');
+  });
+
   it('hits filter, sort and exclude by the declared fields', async () => {
     expect(ids(await s.hitsOf(matchId, { filter: 'server_name:combo market' }))).toEqual([ID.repost, ID.combo]);
     expect(ids(await s.hitsOf(matchId, { filter: 'has_attachments:true' }))).toEqual([ID.repost, ID.combo]);

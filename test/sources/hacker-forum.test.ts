@@ -184,6 +184,21 @@ describe(`sources: hacker forums end to end (${testEngine})`, () => {
     ]);
   });
 
+  it('a hit opens in context: the posts of its thread around it, other threads left out', async () => {
+    const reply = (await s.hitsOf(matchId)).find((hit) => hit.post_id === KEY.reply)!;
+    const url = `/service/alert_system_match_hit_context/${reply.id}/?after=3`;
+    const around = await s.alice.getJson<{ title: string; posts: Record<string, unknown>[] }>(url);
+    expect(around.title).toBe('xss › Acme Bank (US) corporate network access');
+    expect(around.posts.map((entry) => [entry.id, entry.author, entry.is_hit])).toEqual([
+      [KEY.opening, 'initaccess', false],
+      ['640119', 'k3rnel', false],
+      [KEY.reply, 'k3rnel', true],
+    ]);
+    expect(around.posts[1]).toMatchObject({ text: expect.stringContaining('pm sent') });
+    await s.mallory.relogin();
+    expectError(await s.mallory.get(url), 404, 'not_found');
+  });
+
   it('hits filter, sort and exclude by the declared fields', async () => {
     expect(postIds(await s.hitsOf(matchId, { filter: 'content_type:post' }))).toEqual([KEY.reply]);
     expect(postIds(await s.hitsOf(matchId, { filter: ['forum:XSS', 'author:initaccess'] }))).toEqual([KEY.opening]);

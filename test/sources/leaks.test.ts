@@ -181,9 +181,27 @@ describe(`credential leak sources end to end (${testEngine})`, () => {
     const [match] = (await alice.matches(rule.id)).results;
     expect(match).toMatchObject({ status: 'complete', total_hits: 2, new_hits: 2 });
     const hits = await allHits(match!.id, { sort: 'email' });
-    expect(hits.map((h) => [h.email, h.host, h.password, h.password_masked])).toEqual([
-      ['combo.staff@northbank-demo.com', 'vpn.northbank-demo.com', 'Combo-Pass-5', 'C****5'],
-      ['staff.one@northbank-demo.com', 'vpn.northbank-demo.com', 'Vpn-Staff-Pass-1', 'V****1'],
+    // The hits show the mask; the password itself comes one hit at a time, in the audit log.
+    expect(hits.map((h) => [h.email, h.host, h.password])).toEqual([
+      ['combo.staff@northbank-demo.com', 'vpn.northbank-demo.com', 'C****5'],
+      ['staff.one@northbank-demo.com', 'vpn.northbank-demo.com', 'V****1'],
+    ]);
+    expect(JSON.stringify(hits)).not.toContain('Pass-');
+    const reveal = (api: RulesApi, hitId: number) =>
+      t.request({ method: 'POST', url: `/service/alert_system_match_hit_reveal/${hitId}/`, token: api.token });
+    const revealed = await reveal(alice, hits[1]!.id);
+    expect(revealed.statusCode, revealed.body).toBe(200);
+    expect(revealed.json()).toEqual({ id: hits[1]!.id, match_id: match!.id, fields: { password: 'Vpn-Staff-Pass-1' } });
+    expectError(await reveal(bob, hits[1]!.id), 404);
+    const audit = await alice.getJson<{ results: { event: string; actor_email: string; details: object }[] }>(
+      '/service/audit_log/?event=hit.revealed',
+    );
+    expect(audit.results).toEqual([
+      expect.objectContaining({
+        actor_email: 'alice@northbank.test',
+        target_name: 'northbank staff logins',
+        details: { match_id: match!.id, hit_id: hits[1]!.id, fields: 'password' },
+      }),
     ]);
     expect(hits.find((h) => h.email === 'staff.one@northbank-demo.com')).toMatchObject({
       leak_name: 'logs-2026-03',

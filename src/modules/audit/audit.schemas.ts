@@ -26,6 +26,7 @@ export const auditEvents = [
   'incident.status_changed',
   'incident.assigned',
   'incident.note_added',
+  'hit.revealed',
 ] as const;
 
 export type AuditEventName = (typeof auditEvents)[number];

@@ -1,7 +1,7 @@
 import { freshReads, type ReadRouter } from '../../db/read-replicas.ts';
 import { conflict, notFound, validationError } from '../../lib/errors.ts';
 import { linkedPage, pageWindow, type PageRequest } from '../../lib/pagination.ts';
-import { findSource, type SourceContext } from '../sources/index.ts';
+import { findSource, type ContextWindow, type SourceContext } from '../sources/index.ts';
 import { HIT_KEY_FIELD, isExcluded } from './rule-runner.ts';
 import type { RuleRepository } from './rule.repository.ts';
 import type { RunRepository } from './run.repository.ts';
@@ -67,6 +67,33 @@ function matchQueries({ context, rules, runs }: MatchServiceDeps) {
   return {
     getMatch: async (orgId: number, matchId: number) => matchView(await getMatch(orgId, matchId)),
 
+    /**
+     * The secret fields of one hit in clear (a leaked password), with the rule they were found
+     * by, for the caller to record in the audit log. A hit without secrets is a 404 as well.
+     */
+    async revealHit(orgId: number, hitId: number) {
+      const hit = await runs.findHit(orgId, hitId);
+      if (!hit) throw notFound('hit');
+      const { rule, source } = await ruleOf(rules, orgId, Number(hit.rule_id));
+      const fields = source.revealHit?.(JSON.parse(hit.data) as Record<string, unknown>, context);
+      if (!fields) throw notFound('hit with a secret to reveal');
+      return { rule, hit: { id: Number(hit.id), match_id: Number(hit.match_id), fields } };
+    },
+
+    /** The posts around a hit in its channel or thread, for sources whose hits are posts. */
+    async hitContext(orgId: number, hitId: number, around: ContextWindow) {
+      const hit = await runs.findHit(orgId, hitId);
+      if (!hit) throw notFound('hit');
+      const { source } = await ruleOf(rules, orgId, Number(hit.rule_id));
+      const found = await source.hitContext?.(
+        context,
+        { key: hit.hit_key, data: JSON.parse(hit.data) as Record<string, unknown> },
+        around,
+      );
+      if (!found) throw notFound('conversation of this hit');
+      return { hit_id: Number(hit.id), ...found };
+    },
+
     async listMatches(orgId: number, ruleId: number, page: PageRequest) {
       await ruleOf(rules, orgId, ruleId);
       const { total, rows } = await runs.listMatchesPage(orgId, ruleId, pageWindow(page));
@@ -93,7 +120,7 @@ function matchQueries({ context, rules, runs }: MatchServiceDeps) {
       if (query.sort && !source.sortableFields.includes(sortField)) {
         throw validationError('sort', `must be one of ${source.sortableFields.join(', ')} (prefix - for descending)`);
       }
-      const present = (data: Record<string, unknown>) => source.presentHit?.(data, context) ?? data;
+      const present = (data: Record<string, unknown>) => source.presentHit?.(data) ?? data;
       const rows = await runs.hitsOfMatch(match.id);
       const hits = rows
         .map((row) => ({

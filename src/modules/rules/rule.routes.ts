@@ -64,6 +64,22 @@ const Hit = Type.Object(
   { additionalProperties: true },
 );
 
+const MAX_CONTEXT_POSTS = 50;
+
+const HitContextView = Type.Object({
+  hit_id: Type.Integer(),
+  title: Type.String({ description: 'The channel or thread, as a person names it' }),
+  posts: Type.Array(
+    Type.Object({
+      id: Type.String({ description: "The post's id in its conversation (a message or post id)" }),
+      author: Nullable(Type.String()),
+      date: Nullable(Type.String({ format: 'date-time' })),
+      text: Type.String(),
+      is_hit: Type.Boolean(),
+    }),
+  ),
+});
+
 /** The catalog, and the life of a rule: create (with its first run), read, replace, delete, restore. */
 function ruleLifecycleRoutes(deps: {
   rules: RuleService;
@@ -205,7 +221,7 @@ function ruleLifecycleRoutes(deps: {
   };
 }
 
-function matchRoutes(matches: MatchService): FastifyPluginAsyncTypebox {
+function matchRoutes(matches: MatchService, audit: AuditLog): FastifyPluginAsyncTypebox {
   return async (app) => {
     app.get(
       '/service/alert_system_match_get_match_list/:id/',
@@ -258,6 +274,60 @@ function matchRoutes(matches: MatchService): FastifyPluginAsyncTypebox {
         },
       },
       (request) => matches.listHits(requireAuth(request).orgId, request.params.id, request.query),
+    );
+
+    app.get(
+      '/service/alert_system_match_hit_context/:id/',
+      {
+        schema: {
+          operationId: 'getMatchHitContext',
+          tags: [TAG],
+          summary:
+            'The posts around a hit in its channel or thread (messenger, chat servers, forums), oldest first, the hit among them',
+          params: IdParams,
+          querystring: Type.Object({
+            before: Type.Integer({ minimum: 0, maximum: MAX_CONTEXT_POSTS, default: 10 }),
+            after: Type.Integer({ minimum: 0, maximum: MAX_CONTEXT_POSTS, default: 10 }),
+          }),
+          response: withErrors({ 200: HitContextView }, [400, 401, 404, 429]),
+        },
+      },
+      (request) => matches.hitContext(requireAuth(request).orgId, request.params.id, request.query),
+    );
+
+    app.post(
+      '/service/alert_system_match_hit_reveal/:id/',
+      {
+        schema: {
+          operationId: 'revealMatchHit',
+          tags: [TAG],
+          summary: "A hit's secret fields in clear (a leaked password); recorded in the audit log",
+          params: IdParams,
+          response: withErrors(
+            {
+              200: Type.Object({
+                id: Type.Integer(),
+                match_id: Type.Integer(),
+                fields: Type.Record(Type.String(), Type.Unknown(), {
+                  description: 'The secret fields by name, e.g. {password}',
+                }),
+              }),
+            },
+            [400, 401, 404, 429],
+          ),
+        },
+      },
+      async (request) => {
+        const { rule, hit } = await matches.revealHit(requireAuth(request).orgId, request.params.id);
+        // Who saw a leaked password, and when, is what an incident review asks first.
+        await audit.record({
+          ...requestOrigin(request),
+          event: 'hit.revealed',
+          target: { type: 'rule', id: Number(rule.id), name: rule.name },
+          details: { match_id: hit.match_id, hit_id: hit.id, fields: Object.keys(hit.fields).join(',') },
+        });
+        return hit;
+      },
     );
   };
 }
@@ -330,7 +400,7 @@ export function ruleRoutes(deps: {
 }): FastifyPluginAsyncTypebox {
   return async (app) => {
     await app.register(ruleLifecycleRoutes(deps));
-    await app.register(matchRoutes(deps.matches));
+    await app.register(matchRoutes(deps.matches, deps.audit));
     await app.register(exclusionRoutes(deps.matches));
   };
 }

@@ -214,6 +214,16 @@ function matchQueries({ db }: RepositoryDeps) {
       return { total: Number(total), rows };
     },
 
+    /** One stored hit of the organization's matches, with its match's rule. */
+    findHit: (orgId: number, hitId: number) =>
+      db
+        .selectFrom('match_hits')
+        .innerJoin('matches', 'matches.id', 'match_hits.match_id')
+        .select(['match_hits.id', 'match_hits.match_id', 'match_hits.rule_id', 'match_hits.hit_key', 'match_hits.data'])
+        .where('matches.org_id', '=', orgId)
+        .where('match_hits.id', '=', hitId)
+        .executeTakeFirst(),
+
     hitsOfMatch: (matchId: number) =>
       db
         .selectFrom('match_hits')

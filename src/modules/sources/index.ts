@@ -18,6 +18,7 @@ export type {
   Collector,
   CollectorOutcome,
   CollectorRun,
+  ContextWindow,
   Hit,
   Ingester,
   IngestReport,

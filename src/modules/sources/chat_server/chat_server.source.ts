@@ -2,6 +2,7 @@ import { Type, type Static } from '@sinclair/typebox';
 import type { ArgError } from '../kit/source.ts';
 import { fieldIn, fieldIs } from '../common/documents/document-match.ts';
 import { documentSource } from '../common/documents/document-source.ts';
+import { stringOrNull } from '../common/documents/document-context.ts';
 import { defineSource } from '../kit/source.ts';
 import { DEMO_SERVERS, loadDemoChat } from './demo-chat.ts';
 import { discordFormat } from './discord-export.ts';
@@ -108,6 +109,13 @@ export const chatServerSource = defineSource({
         uniqueTexts: args.unique_only === true,
         previewField: 'content',
       };
+    },
+    conversation: {
+      field: 'channel_id',
+      title: (fields) => `${String(fields.server_name)} › #${String(fields.channel_name)}`,
+      author: (fields) => stringOrNull(fields.author_name ?? fields.author_id),
+      date: (fields) => stringOrNull(fields.timestamp),
+      postId: (fields) => String(fields.message_id),
     },
     ingester: {
       description:

@@ -1,6 +1,12 @@
 import { Type } from '@sinclair/typebox';
 import { sql, type SqlBool } from 'kysely';
-import { credentialStoreMigrations, leakDb, openPassword, passwordFields } from '../common/leaks/credential-store.ts';
+import {
+  credentialStoreMigrations,
+  leakDb,
+  hideSealedPassword,
+  revealSealedPassword,
+  passwordFields,
+} from '../common/leaks/credential-store.ts';
 import { readDistinct } from '../common/leaks/distinct-view.ts';
 import { parseLeakTarget } from '../common/leaks/leak-target.ts';
 import { oneOf } from '../kit/arg-params.ts';
@@ -109,7 +115,8 @@ export const distinctLeakSource = defineSource({
     return { value: { domain: null, login, includeHashed } };
   },
   match,
-  presentHit: openPassword,
+  presentHit: hideSealedPassword,
+  revealHit: revealSealedPassword,
   // The credential store is filled by `dragnet ingest filtered_leak` and its demo data.
   migrations: credentialStoreMigrations,
 });

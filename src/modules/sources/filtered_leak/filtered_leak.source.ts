@@ -6,7 +6,8 @@ import {
   createCredentialWriter,
   credentialStoreMigrations,
   leakDb,
-  openPassword,
+  hideSealedPassword,
+  revealSealedPassword,
   passwordFields,
 } from '../common/leaks/credential-store.ts';
 import { generateCredentials } from '../common/leaks/demo-credentials.ts';
@@ -186,7 +187,8 @@ export const filteredLeakSource = defineSource({
     }));
   },
   match,
-  presentHit: openPassword,
+  presentHit: hideSealedPassword,
+  revealHit: revealSealedPassword,
   migrations: credentialStoreMigrations,
   ingesters: [credentialIngester('filtered_leak')],
   async demo(context) {

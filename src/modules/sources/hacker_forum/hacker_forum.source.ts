@@ -1,6 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import { fieldIn, fieldInAnyCase } from '../common/documents/document-match.ts';
 import { documentSource } from '../common/documents/document-source.ts';
+import { stringOrNull } from '../common/documents/document-context.ts';
 import { oneOf } from '../kit/arg-params.ts';
 import { defineSource } from '../kit/source.ts';
 import { loadDemoForums } from './demo-forum.ts';
@@ -51,6 +52,14 @@ export const hackerForumSource = defineSource({
       if (args.forums?.length) filters.push(fieldInAnyCase('forum', args.forums));
       if (args.content_types?.length) filters.push(fieldIn('content_type', args.content_types));
       return { filters, contextChars: PREVIEW_CHARS, previewField: 'content' };
+    },
+    conversation: {
+      field: 'thread_id',
+      within: 'forum',
+      title: (fields) => `${String(fields.forum)} › ${String(fields.thread_title ?? fields.thread_id)}`,
+      author: (fields) => stringOrNull(fields.author),
+      date: (fields) => stringOrNull(fields.posted_at),
+      postId: (fields) => String(fields.post_id),
     },
     ingester: {
       description:

@@ -30,6 +30,31 @@ export interface Hit {
   data: Record<string, unknown>;
 }
 
+/** How many posts before and after a hit its context shows. */
+export interface ContextWindow {
+  before: number;
+  after: number;
+}
+
+/** One post of a hit's conversation. */
+export interface ContextPost {
+  /** The post's id within its conversation (a message id, a post id). */
+  id: string;
+  author: string | null;
+  /** ISO 8601, or null when the source has no date for it. */
+  date: string | null;
+  text: string;
+  /** Whether this post is the hit itself. */
+  is_hit: boolean;
+}
+
+/** A hit's conversation: what it is called and the posts around the hit. */
+export interface HitContext {
+  /** The channel or thread as a person names it (`@channel`, `Server › #channel`, a thread title). */
+  title: string;
+  posts: ContextPost[];
+}
+
 /** The half-open window (since, until]: a hit exactly at `since` is not new (spec 3.3.3). */
 export interface MatchWindow {
   since: number | null;
@@ -213,10 +238,26 @@ interface SourceInfo {
   /** Whether Dragnet ingests data for this source (docs/sources.md "data: yes"). */
   hasData: boolean;
   /**
-   * A stored hit as the rule's own organization sees it through the hits endpoint (e.g. a
-   * password kept sealed in the hit, opened for its owner). Default: as stored.
+   * A stored hit as the rule's own organization sees it through the hits endpoint: fields kept
+   * for a reveal (a sealed password) left out. Default: as stored.
    */
-  presentHit?(data: Record<string, unknown>, context: SourceContext): Record<string, unknown>;
+  presentHit?(data: Record<string, unknown>): Record<string, unknown>;
+  /**
+   * The secret fields of a stored hit in clear (a leaked password), for the one user who asks
+   * for them through the reveal endpoint, which records that in the audit log. A source without
+   * it has nothing to reveal.
+   */
+  revealHit?(data: Record<string, unknown>, context: SourceContext): Record<string, unknown> | null;
+  /**
+   * For a hit that is one post of a conversation (a channel's message, a thread's post): the
+   * posts around it in that conversation, oldest first, the hit among them. null when the hit
+   * names no conversation that is stored.
+   */
+  hitContext?(
+    context: SourceContext,
+    hit: { key: string; data: Record<string, unknown> },
+    around: ContextWindow,
+  ): Promise<HitContext | null>;
   /** The tables the source owns, by migration name (names sort into one global order). */
   migrations?: Record<string, MigrationModule>;
   ingesters?: Ingester[];

@@ -30,6 +30,7 @@ import {
   type MessageRow,
   type MessengerQuery,
 } from './message-hits.ts';
+import { messageContext } from './message-context.ts';
 import { createPercolator } from './percolator.ts';
 
 const DEFAULT_CONTEXT_CHARS = 500;
@@ -120,6 +121,7 @@ export const messengerSource = defineSource({
   checkStoredReferences: checkChannels,
   match: matchOne,
   matchMany: (context, rules, until, limit) => createPercolator(rules).run(context, until, limit),
+  hitContext: messageContext,
   // The first two names predate source folders; a name is what a store remembers as applied.
   migrations: {
     '0002_messenger': m0002,

@@ -1,5 +1,5 @@
 import { getRouteApi, Link, useNavigate } from '@tanstack/react-router';
-import { useId, useState, type FormEvent } from 'react';
+import { useId, useState, type ComponentType, type FormEvent } from 'react';
 import { ApiError } from '../../api/errors.ts';
 import { plural } from '../../ui/format.ts';
 import { ErrorNotice, Loading } from '../../ui/notices.tsx';
@@ -16,6 +16,8 @@ import {
 import { describeExclusion } from './exclusion-list.tsx';
 import { excludes, fieldText, HIT_KEY, hitFields, type Hit } from './hit-fields.ts';
 import { HITS_PAGE_SIZE, useMatchHits } from './incident-queries.ts';
+import type { PresenterProps } from './presenters/parts.tsx';
+import { presenters } from './presenters/presenters.tsx';
 import type { IncidentSearch } from './incident-search.ts';
 
 const route = getRouteApi('/app/incidents/$matchId');
@@ -40,10 +42,13 @@ export function HitList({
   match,
   service,
   ruleDeleted,
+  terms,
 }: {
   match: Match;
   service: CatalogService;
   ruleDeleted: boolean;
+  /** The folded terms the rule looks for, marked in the hits. */
+  terms: string[];
 }) {
   const search = route.useSearch();
   const navigate = useNavigate();
@@ -134,6 +139,8 @@ export function HitList({
               <li key={hit.id} className={hit.is_excluded ? 'result excluded' : 'result'}>
                 <HitCard
                   hit={hit}
+                  presenter={presenters[service.name]}
+                  terms={terms}
                   excludable={ruleDeleted ? [] : service.excludable_fields}
                   exclusions={(exclusions.data ?? []).filter((exclusion) => excludes(exclusion, hit))}
                   busy={exclude.isPending || include.isPending}
@@ -201,14 +208,15 @@ function FilterForm({ fields, onAdd }: { fields: string[]; onAdd: (filter: strin
 
 function HitCard(props: {
   hit: Hit;
+  presenter: ComponentType<PresenterProps> | undefined;
+  terms: string[];
   excludable: string[];
   exclusions: Exclusion[];
   busy: boolean;
   onExclude: (exclusion: { field: string; value: string }) => void;
   onInclude: (exclusion: Exclusion) => void;
 }) {
-  const { hit } = props;
-  const fields = hitFields(hit);
+  const { hit, presenter: Presenter } = props;
   const byValue = props.excludable.filter(
     (field) => hit[field] !== null && hit[field] !== undefined && hit[field] !== '',
   );
@@ -221,23 +229,7 @@ function HitCard(props: {
         </span>
         {hit.is_excluded && <span className="badge">excluded</span>}
       </header>
-      <dl className="hit-fields">
-        {fields
-          .filter((field) => !field.block)
-          .map((field) => (
-            <div key={field.name}>
-              <dt>{humanize(field.name)}</dt>
-              <dd>{field.text}</dd>
-            </div>
-          ))}
-      </dl>
-      {fields
-        .filter((field) => field.block)
-        .map((field) => (
-          <p key={field.name} className="text" aria-label={humanize(field.name)}>
-            {field.text}
-          </p>
-        ))}
+      {Presenter ? <Presenter hit={hit} terms={props.terms} /> : <FieldList hit={hit} />}
       {props.excludable.length > 0 && (
         <div className="actions">
           {hit.is_excluded ? (
@@ -279,5 +271,31 @@ function HitCard(props: {
         </div>
       )}
     </article>
+  );
+}
+
+/** A hit of a source without a presenter: its fields as the source gives them. */
+function FieldList({ hit }: { hit: Hit }) {
+  const fields = hitFields(hit);
+  return (
+    <>
+      <dl className="hit-fields">
+        {fields
+          .filter((field) => !field.block)
+          .map((field) => (
+            <div key={field.name}>
+              <dt>{humanize(field.name)}</dt>
+              <dd>{field.text}</dd>
+            </div>
+          ))}
+      </dl>
+      {fields
+        .filter((field) => field.block)
+        .map((field) => (
+          <p key={field.name} className="text" aria-label={humanize(field.name)}>
+            {field.text}
+          </p>
+        ))}
+    </>
   );
 }

@@ -9,6 +9,7 @@ import { HitList } from './hit-list.tsx';
 import { useMatch } from './incident-queries.ts';
 import { IncidentWork } from './incident-work.tsx';
 import { MatchesOverTime } from './matches-over-time.tsx';
+import { ruleTerms } from './presenters/presenters.tsx';
 
 const route = getRouteApi('/app/incidents/$matchId');
 
@@ -40,7 +41,14 @@ export function IncidentPage() {
           </p>
           <Counts match={match.data} />
           <IncidentWork matchId={match.data.id} ruleDeleted={rule.data.is_deleted} />
-          {service && <HitList match={match.data} service={service} ruleDeleted={rule.data.is_deleted} />}
+          {service && (
+            <HitList
+              match={match.data}
+              service={service}
+              ruleDeleted={rule.data.is_deleted}
+              terms={ruleTerms(rule.data.args)}
+            />
+          )}
           <section aria-labelledby="exclusions">
             <h2 id="exclusions">Exclusions of this rule</h2>
             <p className="muted">An exclusion applies to every match of the rule, and to its next runs.</p>

@@ -1,4 +1,4 @@
-import { keepPreviousData, useQuery } from '@tanstack/react-query';
+import { keepPreviousData, useMutation, useQuery } from '@tanstack/react-query';
 import { useApi, useScopedKey } from '../../api/api-context.tsx';
 import { unwrap } from '../../api/client.ts';
 import type { Match } from '../rules/rule-queries.ts';
@@ -41,5 +41,31 @@ export function useMatchHits(match: Match, search: IncidentSearch) {
         }),
       ),
     placeholderData: keepPreviousData,
+  });
+}
+
+/** Posts read around a hit in its channel or thread ("open in context"). */
+const CONTEXT_POSTS = 10;
+
+/** The posts around a hit in its conversation, read when the analyst asks for them. */
+export function useHitContext(hitId: number) {
+  const { client } = useApi();
+  return useQuery({
+    queryKey: useScopedKey('hit-context', hitId),
+    queryFn: () =>
+      unwrap(
+        client.GET('/service/alert_system_match_hit_context/{id}/', {
+          params: { path: { id: hitId }, query: { before: CONTEXT_POSTS, after: CONTEXT_POSTS } },
+        }),
+      ),
+  });
+}
+
+/** A hit's leaked password in clear; the server records the reveal in the audit log. */
+export function useRevealHit(hitId: number) {
+  const { client } = useApi();
+  return useMutation({
+    mutationFn: () =>
+      unwrap(client.POST('/service/alert_system_match_hit_reveal/{id}/', { params: { path: { id: hitId } } })),
   });
 }

@@ -4,6 +4,7 @@ import { useEffect, useRef } from 'react';
 import { useApi, useSession } from '../../api/api-context.tsx';
 import type { SearchResult } from '../../api/types.ts';
 import { formatDateTime, plural } from '../../ui/format.ts';
+import { isWebLink } from '../../ui/web-link.ts';
 import { ErrorNotice, Loading } from '../../ui/notices.tsx';
 import { ruleFromSearch } from '../rules/new-rule-search.ts';
 import { ExportButtons } from './export-buttons.tsx';
@@ -125,14 +126,4 @@ function Result({ item, terms }: { item: SearchResult; terms: string[] }) {
       )}
     </article>
   );
-}
-
-/** Only http(s) links are clickable: a javascript: or data: URL posted in a channel is text. */
-function isWebLink(link: string): boolean {
-  try {
-    const { protocol } = new URL(link);
-    return protocol === 'https:' || protocol === 'http:';
-  } catch {
-    return false;
-  }
 }

@@ -4,6 +4,7 @@ import { preparedOrErrors, type SourcePlugin } from '../../kit/source.ts';
 import { parseQueryArg } from '../query/query-arg.ts';
 import { documentIngester, type DocumentFormat } from './document-ingest.ts';
 import { matchDocuments, type DocumentSearch } from './document-match.ts';
+import { documentContext, type Conversation } from './document-context.ts';
 import { documentStoreMigrations } from './document-store.ts';
 
 /**
@@ -18,8 +19,11 @@ export function documentSource<Args extends TObject<{ query: TString }>>(options
   check?(args: Static<Args>): ArgError[];
   search(args: Static<Args>): Omit<DocumentSearch, 'source' | 'tree'>;
   ingester: { description: string; noun: string; formats: Record<string, DocumentFormat> };
-}): Pick<SourcePlugin<Args, DocumentSearch>, 'args' | 'prepare' | 'match' | 'migrations' | 'ingesters'> {
+  /** Posts that belong to a conversation (a channel, a thread) can be shown in it. */
+  conversation?: Conversation;
+}): Pick<SourcePlugin<Args, DocumentSearch>, 'args' | 'prepare' | 'match' | 'migrations' | 'ingesters' | 'hitContext'> {
   return {
+    ...(options.conversation ? { hitContext: documentContext(options.name, options.conversation) } : {}),
     args: options.args,
     prepare(args) {
       const errors: ArgError[] = [];

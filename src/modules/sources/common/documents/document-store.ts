@@ -4,6 +4,7 @@ import { foldText } from '../query/query-language.ts';
 import type { SourceContext } from '../../kit/source.ts';
 import { withoutNul } from '../ingest/ingest-kit.ts';
 import * as m0001 from './migrations/0001_documents.ts';
+import * as m0002 from './migrations/0002_conversations.ts';
 
 /**
  * The text-document store the chat-server, hacker-forum and paste-site sources share: records
@@ -25,7 +26,10 @@ export type DocumentTables = {
 };
 
 /** Every source on the store declares its table; the registry applies the migration once. */
-export const documentStoreMigrations = { 'documents/0001_documents': m0001 };
+export const documentStoreMigrations = {
+  'documents/0001_documents': m0001,
+  'documents/0002_conversations': m0002,
+};
 
 export const documentDb = (context: SourceContext) => context.db.withTables<DocumentTables>();
 

@@ -171,9 +171,14 @@ export function passwordFields(context: SourceContext, sealed: string) {
   return { password: maskPassword(context.keys.decryptSecret(sealed)), password_sealed: sealed };
 }
 
-/** The hits endpoint shows the rule's own organization the password itself. */
-export function openPassword(data: Record<string, unknown>, context: SourceContext): Record<string, unknown> {
-  const { password_sealed: sealed, ...rest } = data;
-  if (typeof sealed !== 'string') return rest;
-  return { ...rest, password: context.keys.decryptSecret(sealed), password_masked: rest.password };
+/** The hits endpoint shows the mask only: the password itself is revealed one hit at a time. */
+export function hideSealedPassword(data: Record<string, unknown>): Record<string, unknown> {
+  const { password_sealed: _sealed, ...rest } = data;
+  return rest;
+}
+
+/** A hit's leaked password in clear, for the reveal endpoint (audited there). */
+export function revealSealedPassword(data: Record<string, unknown>, context: SourceContext) {
+  const sealed = data.password_sealed;
+  return typeof sealed === 'string' ? { password: context.keys.decryptSecret(sealed) } : null;
 }
