@@ -24,7 +24,14 @@ export default function MatchesChart({ matches, highlight }: { matches: Match[];
   const points = chartPoints(matches);
   return (
     <ResponsiveContainer width="100%" height={220}>
-      <BarChart data={points} margin={{ top: 8, right: 8, bottom: 0, left: -16 }} maxBarSize={48}>
+      {/* The figure's caption says what the chart shows; the chart itself is hidden from screen
+          readers, so it must not take the keyboard focus either (recharts' accessibility layer). */}
+      <BarChart
+        data={points}
+        margin={{ top: 8, right: 8, bottom: 0, left: -16 }}
+        maxBarSize={48}
+        accessibilityLayer={false}
+      >
         <CartesianGrid strokeDasharray="3 3" vertical={false} stroke="var(--border)" />
         <XAxis dataKey="at" tickFormatter={(at: number) => day.format(at)} stroke="var(--muted)" fontSize={12} />
         <YAxis allowDecimals={false} stroke="var(--muted)" fontSize={12} />

@@ -1,0 +1,137 @@
+import axe from 'axe-core';
+import type { Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { launchChromium, type Browser } from './support/browser.ts';
+import { startDashboardServer, type DashboardServer } from './support/dashboard-server.ts';
+
+interface Violation {
+  id: string;
+  impact: string | null;
+  help: string;
+  targets: string[];
+}
+
+/**
+ * axe-core's checks (WCAG 2.1 A and AA, and its best practices) on the page as it is drawn. The
+ * script goes in through the DevTools protocol, which the page's Content-Security-Policy (no
+ * inline scripts) does not apply to.
+ */
+async function seriousViolations(page: Page): Promise<Violation[]> {
+  await page.evaluate(`${axe.source};0`);
+  const violations = await page.evaluate(async () => {
+    const { violations } = await (window as unknown as { axe: typeof axe }).axe.run(document, {
+      resultTypes: ['violations'],
+    });
+    return violations.map((violation) => ({
+      id: violation.id,
+      impact: violation.impact ?? null,
+      help: violation.help,
+      targets: violation.nodes.map((node) => node.target.join(' ')),
+    }));
+  });
+  return violations.filter((violation) => violation.impact === 'serious' || violation.impact === 'critical');
+}
+
+/**
+ * Every main page of the dashboard, drawn with the demo data and a rule's incident, checked with
+ * axe-core in Debian's Chromium: no serious or critical violation, in light and dark colours.
+ */
+describe('the dashboard in a browser: accessibility of every main page', () => {
+  let dashboard: DashboardServer;
+  let browser: Browser;
+  let page: Page;
+  const ids = { rule: 0, match: 0 };
+
+  beforeAll(async () => {
+    [dashboard, browser] = await Promise.all([startDashboardServer(), launchChromium()]);
+    page = await browser.newPage();
+    const api = async (path: string, body?: unknown, token?: string) => {
+      const response = await fetch(`${dashboard.baseUrl}${path}`, {
+        method: body === undefined ? 'GET' : 'POST',
+        headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) },
+        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+      });
+      const answer = (await response.json()) as Record<string, unknown>;
+      if (!response.ok) throw new Error(`${path}: ${response.status} ${JSON.stringify(answer)}`);
+      return answer;
+    };
+    const { access } = (await api('/token/', dashboard.demo)) as { access: string };
+    const recipient = await api('/service/alert_system_setting_create_recipient/', { email: 'soc@acme.test' }, access);
+    const templates = await api('/service/alert_system_setting_get_template_list/', undefined, access);
+    const [template] = templates.results as { id: number }[];
+    const rule = await api(
+      '/service/alert_system_alert_create_alert_rule/',
+      {
+        name: 'Acme Bank fresh logs',
+        service: 1,
+        args: { query: '"fresh logs" AND acme-bank.com' },
+        recipients: [recipient.id],
+        email_template: template!.id,
+      },
+      access,
+    );
+    ids.rule = Number(rule.id);
+    const matches = await api(`/service/alert_system_match_get_match_list/${ids.rule}/`, undefined, access);
+    ids.match = (matches.results as { id: number }[])[0]!.id;
+  });
+  afterAll(async () => {
+    await browser?.close();
+    await dashboard?.stop();
+  });
+
+  const pages: [name: string, path: () => string, ready: (page: Page) => Promise<unknown>][] = [
+    ['search', () => '/search', (p) => p.getByRole('heading', { name: 'Search', exact: true }).waitFor()],
+    ['search results', () => '/search', searchSomething],
+    ['search history', () => '/search/history', (p) => p.getByRole('heading', { name: 'Search history' }).waitFor()],
+    ['rules', () => '/rules', (p) => p.getByRole('link', { name: 'Acme Bank fresh logs' }).first().waitFor()],
+    ['new rule', () => '/rules/new', (p) => p.getByRole('heading', { level: 1 }).waitFor()],
+    ['a rule', () => `/rules/${ids.rule}`, chartDrawn],
+    ['incidents', () => '/incidents', (p) => p.getByRole('heading', { name: 'Incidents', level: 1 }).waitFor()],
+    [
+      'an incident',
+      () => `/incidents/${ids.match}`,
+      async (p) => Promise.all([p.getByRole('article').first().waitFor(), chartDrawn(p)]),
+    ],
+    ...['security', 'recipients', 'senders', 'templates', 'webhooks', 'defaults', 'usage'].map(
+      (section): [string, () => string, (page: Page) => Promise<unknown>] => [
+        `settings: ${section}`,
+        () => `/settings/${section}`,
+        (p) => p.getByRole('navigation', { name: 'Settings' }).waitFor(),
+      ],
+    ),
+  ];
+
+  it('the sign-in page', async () => {
+    await page.goto(`${dashboard.baseUrl}/sign-in`);
+    await page.getByLabel('Email').waitFor();
+    expect(await seriousViolations(page)).toEqual([]);
+    await page.getByLabel('Email').fill(dashboard.demo.email);
+    await page.getByLabel('Password').fill(dashboard.demo.password);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.waitForURL((url) => url.pathname !== '/sign-in');
+  });
+
+  for (const [name, path, ready] of pages) {
+    it(name, async () => {
+      for (const scheme of ['light', 'dark'] as const) {
+        await page.emulateMedia({ colorScheme: scheme });
+        await page.goto(`${dashboard.baseUrl}${path()}`);
+        await ready(page);
+        expect(await seriousViolations(page), `${name} (${scheme})`).toEqual([]);
+      }
+    });
+  }
+
+  it('saw no console error or failed request on the way', () => {
+    expect(browser.problems).toEqual([]);
+  });
+});
+
+async function searchSomething(page: Page) {
+  await page.getByLabel('Query').fill('acme-bank.com');
+  await page.getByLabel('Query').press('Enter');
+  await page.getByRole('heading', { name: /matches? in/ }).waitFor();
+}
+
+/** The lazily loaded chart of a rule's matches, drawn: axe checks it too. */
+const chartDrawn = (page: Page) => page.locator('figure[aria-label="Matches over time"] svg').first().waitFor();
