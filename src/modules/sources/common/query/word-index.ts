@@ -156,6 +156,13 @@ export async function narrowByWords(db: Kysely<Database>, tree: QueryNode): Prom
  */
 export const wordCandidates = (words: WordNarrowing) => `(${words.query})|${LONG_WORDS}`;
 
+/** A message as the word index needs it. */
+export interface WordIndexRow {
+  id: number;
+  channel_id: number;
+  text_folded: string;
+}
+
 /**
  * Writes the word index of the messages a transaction added. Ids of words this writer has
  * looked up are kept in memory; a word new to the lexicon is remembered only once its
@@ -167,46 +174,62 @@ export function createWordIndexWriter() {
   async function lexiconOf(db: Kysely<Database>, words: Set<string>, added: Map<string, number>) {
     const missing = [...words].filter((word) => !known.has(word));
     if (missing.length === 0) return;
-    await sql`insert into message_lexicon (word) select unnest(${missing}::text[]) on conflict (word) do nothing`.execute(
-      db,
-    );
+    const { rows: created } = await sql<{ id: number; word: string }>`
+      insert into message_lexicon (word) select unnest(${missing}::text[]) on conflict (word) do nothing
+      returning id, word`.execute(db);
+    for (const row of created) added.set(row.word, Number(row.id));
+    const existing = missing.filter((word) => !added.has(word));
+    if (existing.length === 0) return;
+    // Looked up on the unique B-tree: the planner took the lexicon's trigram GIN index for this
+    // equality (pg_trgm answers `=` since PostgreSQL 14), and 10,000 short words such as numbers
+    // share trigrams with most of the lexicon: one lookup ran for minutes. A GIN index is only
+    // read through bitmap scans, so leaving those out for this statement leaves the B-tree.
+    await sql`set local enable_bitmapscan = off`.execute(db);
     const { rows } = await sql<{ id: number; word: string }>`
-      select id, word from message_lexicon where word = any(${missing}::text[])`.execute(db);
+      select id, word from message_lexicon where word = any(${existing}::text[])`.execute(db);
+    await sql`reset enable_bitmapscan`.execute(db);
     for (const row of rows) added.set(row.word, Number(row.id));
   }
 
-  return {
-    /**
-     * Indexes the messages with id in (aboveId, upToId] (a writer's own, under the writers' lock);
-     * `commit` makes the new lexicon entries known once the transaction has committed.
-     */
-    async index(db: Kysely<Database>, aboveId: number, upToId?: number): Promise<{ commit: () => void }> {
-      const { rows } = await sql<{ id: number; channel_id: number; text_folded: string }>`
-        select id, channel_id, text_folded from messages
-        where id > ${aboveId} ${upToId === undefined ? sql`` : sql`and id <= ${upToId}`}`.execute(db);
-      const added = new Map<string, number>();
-      const perMessage = rows.map((row) => messageWords(row.text_folded));
-      const all = new Set<string>();
-      for (const { words } of perMessage) for (const word of words) all.add(word);
-      await lexiconOf(db, all, added);
-      const idOf = (word: string) => known.get(word) ?? added.get(word)!;
-      const wordIds = perMessage.map(({ words, long }) => {
-        const ids = [...words].map(idOf);
-        if (long) ids.push(LONG_WORDS);
-        return `{${ids.sort((a, b) => a - b).join(',')}}`;
-      });
-      if (rows.length > 0) {
-        await sql`insert into message_words (id, channel_id, word_ids)
+  /** Indexes these messages; `commit` makes the new lexicon entries known once the transaction has committed. */
+  async function indexRows(db: Kysely<Database>, rows: WordIndexRow[]): Promise<{ commit: () => void }> {
+    const added = new Map<string, number>();
+    const perMessage = rows.map((row) => messageWords(row.text_folded));
+    const all = new Set<string>();
+    for (const { words } of perMessage) for (const word of words) all.add(word);
+    await lexiconOf(db, all, added);
+    const idOf = (word: string) => known.get(word) ?? added.get(word)!;
+    const wordIds = perMessage.map(({ words, long }) => {
+      const ids = [...words].map(idOf);
+      if (long) ids.push(LONG_WORDS);
+      return `{${ids.sort((a, b) => a - b).join(',')}}`;
+    });
+    if (rows.length > 0) {
+      await sql`insert into message_words (id, channel_id, word_ids)
           select id, channel_id, word_ids::int[]
           from unnest(${rows.map((row) => row.id)}::bigint[], ${rows.map((row) => row.channel_id)}::bigint[], ${wordIds}::text[])
             as t (id, channel_id, word_ids)`.execute(db);
-      }
-      return {
-        commit: () => {
-          if (known.size + added.size > CACHED_WORDS) known = new Map();
-          for (const [word, id] of added) known.set(word, id);
-        },
-      };
+    }
+    return {
+      commit: () => {
+        if (known.size + added.size > CACHED_WORDS) known = new Map();
+        for (const [word, id] of added) known.set(word, id);
+      },
+    };
+  }
+
+  return {
+    indexRows,
+
+    /**
+     * Indexes the messages with id in (aboveId, upToId], read back from the table (a writer's
+     * own, under the writers' lock, or the migration's backfill).
+     */
+    async index(db: Kysely<Database>, aboveId: number, upToId?: number): Promise<{ commit: () => void }> {
+      const { rows } = await sql<WordIndexRow>`
+        select id, channel_id, text_folded from messages
+        where id > ${aboveId} ${upToId === undefined ? sql`` : sql`and id <= ${upToId}`}`.execute(db);
+      return indexRows(db, rows);
     },
   };
 }
