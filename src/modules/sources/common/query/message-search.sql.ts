@@ -262,7 +262,10 @@ function postgresMatch(tree: QueryNode, hints: SearchHints): CompiledMatch {
   // `password` at 1M messages, measured with the former trigram index).
   if (hints.withoutIndex || !hints.words || share > POSTGRES_SCAN_SHARE)
     return { exact, narrowing: null, complete: false, share };
-  const condition = sql<boolean>`m.id in (select w.id from message_words w where w.word_ids @@ ${wordCandidates(hints.words)}::query_int)`;
+  // The candidates' ids first, as an array: `m.id in (subquery)` was planned as a parallel
+  // sequential scan of message_words joined to the months (57 ms for 360 candidates of 200k
+  // messages), the array from the GIN bitmap then each month's primary key (a few ms).
+  const condition = sql<boolean>`m.id = any(array(select w.id from message_words w where w.word_ids @@ ${wordCandidates(hints.words)}::query_int))`;
   return { exact, narrowing: { engine: 'postgres', condition }, complete: false, share };
 }
 
