@@ -478,17 +478,17 @@ async function reportSize(container: Container, store: BenchStore): Promise<stri
     }
   } else {
     // Messages are partitioned by month: sizes are summed over the partitions and their indexes.
-    const { rows } = await sql<{ total: number; heap: number; trgm: number; months: number; database: number }>`
+    const { rows } = await sql<{ total: number; heap: number; words: number; months: number; database: number }>`
       select (select sum(pg_total_relation_size(relid)) from pg_partition_tree('messages')) as total,
              (select sum(pg_relation_size(relid)) from pg_partition_tree('messages')) as heap,
-             (select sum(pg_relation_size(relid)) from pg_partition_tree('messages_text_trgm_idx')) as trgm,
+             pg_total_relation_size('message_words') + pg_total_relation_size('message_lexicon') as words,
              (select count(*) from pg_partition_tree('messages') where isleaf) as months,
              pg_database_size(current_database()) as database`.execute(db);
     const row = rows[0]!;
     lines.push(
       `size on disk: messages ${mb(Number(row.total))} in ${row.months} monthly partitions (pg_total_relation_size: heap, TOAST and every index), ` +
-        `of which the pg_trgm GIN indexes ${mb(Number(row.trgm))} (pg_relation_size) and the heap ${mb(Number(row.heap))}; ` +
-        `whole database ${mb(Number(row.database))}`,
+        `of which the heap ${mb(Number(row.heap))}; the word index ${mb(Number(row.words))} (message_words and ` +
+        `message_lexicon with their indexes); whole database ${mb(Number(row.database))}`,
     );
   }
   return lines;

@@ -38,7 +38,7 @@ function ftsQuery(node: QueryNode): string | null {
   }
 }
 
-/** A substring test per term: SQLite `instr`, PostgreSQL `LIKE` (which the pg_trgm GIN index serves). */
+/** A substring test per term: SQLite `instr`, PostgreSQL `LIKE`. */
 function rowPredicate(node: QueryNode, engine: 'sqlite' | 'postgres'): string {
   switch (node.type) {
     case 'term': {

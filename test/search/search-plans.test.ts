@@ -6,7 +6,7 @@ import { SEARCH_TUNING } from '../../src/modules/search/match-count.ts';
 import type { MatchQuery, OrderKey } from '../../src/modules/search/match-source.ts';
 import { createSearchRepository } from '../../src/modules/search/search.repository.ts';
 import { createTrigramStats } from '../../src/modules/sources/common/query/trigram-stats.ts';
-import { lexiconIds, wordQuery, wordTerms } from '../../src/modules/sources/common/query/word-index.ts';
+import { narrowByWords, type WordNarrowing } from '../../src/modules/sources/common/query/word-index.ts';
 import { channel, loadCorpus, message } from '../support/corpus.ts';
 import { createTestApp, type TestApp } from '../support/test-app.ts';
 import { scaled } from '../support/wait.ts';
@@ -38,6 +38,11 @@ const QUERIES = [
   '"access to"',
   'логи -база',
   'zzqx',
+  // Punctuation inside, a word piece > 64 characters, no word character at all (PostgreSQL's word pieces).
+  'globex.com -billing42@globex.com',
+  '"logs: fresh"',
+  'xxxxxxxxxx.password',
+  '!!!',
 ];
 
 /** Every trigram as rare: the whole query goes to the positional index where it can. */
@@ -49,7 +54,7 @@ describe('search plans agree with each other and with matchesFolded', () => {
   let t: TestApp;
   let rows: Row[];
   let channelIds: number[];
-  const seen = { complete: 0, checked: 0, words: 0 };
+  const seen = { complete: 0, checked: 0, words: 0, narrowed: 0 };
 
   beforeAll(async () => {
     t = await createTestApp();
@@ -72,6 +77,8 @@ describe('search plans agree with each other and with matchesFolded', () => {
         message(2, `${'z'.repeat(80)} and fresh logs`),
         message(3, 'mypasswords123 combo'),
         message(4, `логи${'ж'.repeat(90)}`),
+        message(5, 'wow!!! billing42@globex.com has logs: fresh ones'),
+        message(6, `${'x'.repeat(70)}.password leak`),
       ]),
       channel('old_match', [
         message(1, 'password once, long ago', { date: Date.parse('2024-01-01T00:00:00Z') }),
@@ -126,12 +133,11 @@ describe('search plans agree with each other and with matchesFolded', () => {
     { splitFromRows: 1, channelsFromMatches: 0, probeRows: 1, rowCostInIndexEntries: 1e9 },
   ];
 
-  /** Each query without, and on PostgreSQL where it can, with the word index. */
-  async function wordVariants(tree: QueryNode): Promise<(string | undefined)[]> {
-    const terms = t.container.store.engine === 'postgres' ? wordTerms(tree) : null;
-    const ids = terms && (await lexiconIds(t.container.store.reader, terms));
-    if (ids) seen.words++;
-    return ids ? [undefined, wordQuery(tree, ids)] : [undefined];
+  /** Each query without, and on PostgreSQL where it can, with the word index's narrowing. */
+  async function wordVariants(tree: QueryNode): Promise<(WordNarrowing | null)[]> {
+    const words = t.container.store.engine === 'postgres' ? await narrowByWords(t.container.store.reader, tree) : null;
+    if (words) seen.words++;
+    return words ? [null, words] : [null];
   }
 
   it.each(QUERIES)(
@@ -153,18 +159,19 @@ describe('search plans agree with each other and with matchesFolded', () => {
         for (const filter of [null, channelIds.filter((_, i) => i % 3 === 0)]) {
           const want = expected(tree, watermark, filter && new Set(filter));
           for (const hints of hintSets) {
-            const match = matchCompilers[store.engine](tree, hints);
-            if (match.complete) seen.complete++;
-            else seen.checked++;
-            for (const words of await wordVariants(tree))
-              // The word index's count takes no tuning: once is enough for it.
-              for (const tuning of words ? tunings.slice(0, 1) : tunings) {
+            for (const words of await wordVariants(tree)) {
+              const match = matchCompilers[store.engine](tree, { ...hints, words });
+              if (match.complete) seen.complete++;
+              else seen.checked++;
+              if (match.narrowing?.engine === 'postgres') seen.narrowed++;
+              // An exact count from the word index takes no tuning: once is enough for it.
+              for (const tuning of words?.exact ? tunings.slice(0, 1) : tunings) {
                 const query: MatchQuery = {
                   match,
                   maxMessageId: watermark,
                   // The planner reads the chosen channels first when it leaves the index out.
                   ...(filter ? { channelIds: filter, channelsFirst: hints.withoutIndex === true } : {}),
-                  ...(words ? { words } : {}),
+                  ...(words?.exact ? { words: words.query } : {}),
                 };
                 const searches = createSearchRepository({
                   reader: store.reader,
@@ -204,6 +211,7 @@ describe('search plans agree with each other and with matchesFolded', () => {
                   }
                 }
               }
+            }
           }
         }
       }
@@ -215,6 +223,9 @@ describe('search plans agree with each other and with matchesFolded', () => {
   it('every kind of query was run: answered by the index alone (SQLite) or the word index (PostgreSQL), and checked row by row', () => {
     expect(seen.checked).toBeGreaterThan(0);
     if (t.container.store.engine === 'sqlite') expect(seen.complete).toBeGreaterThan(0);
-    else expect(seen.words).toBeGreaterThan(0);
+    else {
+      expect(seen.words).toBeGreaterThan(0);
+      expect(seen.narrowed).toBeGreaterThan(0);
+    }
   });
 });

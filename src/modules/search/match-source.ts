@@ -14,8 +14,8 @@ export interface MatchQuery {
   /** The highest message id at search time: re-reads and exports see exactly what the search saw. */
   maxMessageId: number;
   /**
-   * PostgreSQL: the query as an intarray `query_int` over `message_words.word_ids`, exact for the
-   * messages without long words, when every term is a word the index answers (word-index.ts).
+   * PostgreSQL: the query as an intarray `query_int` over `message_words.word_ids`, when it is
+   * exact for the messages without long words (word-index.ts): counts need no text then.
    */
   words?: string;
 }

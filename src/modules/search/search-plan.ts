@@ -10,8 +10,7 @@ import {
   QuerySyntaxError,
   type QueryNode,
   type TrigramStats,
-  wordQuery,
-  wordTerms,
+  type WordNarrowing,
 } from '../sources/index.ts';
 import { SEARCH_LIMITS } from './search-limits.ts';
 
@@ -56,25 +55,17 @@ export function searchWarning(tree: QueryNode, truncated: boolean, total: number
   return notes.length ? notes.join('; ') : null;
 }
 
-/** The lexicon ids of the words containing each term (PostgreSQL's word index), or null when too many. */
-export type LexiconLookup = (terms: string[]) => Promise<Map<string, number[]> | null>;
+/** PostgreSQL's word index narrowing a query (word-index.ts), or null when it cannot. */
+export type WordLookup = (tree: QueryNode) => Promise<WordNarrowing | null>;
 
 /** Turns a parsed query and its channels into the query the store runs. */
 export function createSearchPlanner(deps: {
   engine: Engine;
   channels: ChannelRepository;
   trigrams: TrigramStats;
-  lexicon?: LexiconLookup;
+  words?: WordLookup;
 }) {
-  const { channels, trigrams, lexicon } = deps;
-
-  /** The query over the word index, when every term of it is a word the index can answer. */
-  async function overWords(tree: QueryNode): Promise<string | undefined> {
-    const terms = lexicon && wordTerms(tree);
-    if (!terms) return undefined;
-    const ids = await lexicon(terms);
-    return ids ? wordQuery(tree, ids) : undefined;
-  }
+  const { channels, trigrams } = deps;
   const compile = matchCompilers[deps.engine];
 
   /** Channels to search in and how many messages they hold together. */
@@ -106,7 +97,8 @@ export function createSearchPlanner(deps: {
      */
     async matchQuery(tree: QueryNode, channelFilter: ChannelFilter | null, watermark: number) {
       const { rarity, messages } = await trigrams.estimate(watermark);
-      let match = compile(tree, { rarity });
+      const words = deps.words ? await deps.words(tree) : null;
+      let match = compile(tree, { rarity, words });
       const channelsFirst = channelFilter !== null && channelFilter.messages <= match.share * messages;
       if (channelsFirst) match = compile(tree, { rarity, withoutIndex: true });
       const query: MatchQuery = {
@@ -115,7 +107,7 @@ export function createSearchPlanner(deps: {
         channelMessages: channelFilter?.messages,
         channelsFirst,
         maxMessageId: watermark,
-        words: await overWords(tree),
+        words: words?.exact ? words.query : undefined,
       };
       return { query, scope: channelFilter?.messages ?? watermark };
     },

@@ -11,7 +11,7 @@ import { formatQuery, type TrigramStats } from '../sources/index.ts';
 import { createRecordedSearchReader } from './recorded-search.ts';
 import { createSearchHistoryRepository } from './search-history.repository.ts';
 import { SEARCH_LIMITS } from './search-limits.ts';
-import { createSearchPlanner, parseSearchQuery, searchWarning, type LexiconLookup } from './search-plan.ts';
+import { createSearchPlanner, parseSearchQuery, searchWarning, type WordLookup } from './search-plan.ts';
 import type { SearchRepository } from './search.repository.ts';
 import type { RecordedSearch, SearchOptions, SearchRequest, StoredParse } from './search.types.ts';
 
@@ -153,7 +153,7 @@ export function createSearchService(deps: {
   channels: ChannelRepository;
   followUps: FollowUpTokens;
   trigrams: TrigramStats;
-  lexicon?: LexiconLookup;
+  words?: WordLookup;
   clock: Clock;
 }) {
   const { searches, followUps, clock, reads } = deps;
@@ -162,7 +162,7 @@ export function createSearchService(deps: {
     engine: deps.engine,
     channels: deps.channels,
     trigrams: deps.trigrams,
-    lexicon: deps.lexicon,
+    words: deps.words,
   });
   const reader = createRecordedSearchReader({ searches, planner });
 

@@ -23,6 +23,7 @@ import * as monthlyPartitions from './migrations/0005_monthly_partitions.ts';
 import * as messageOrigin from './migrations/0007_message_origin.ts';
 import * as searchReadPosition from './migrations/0008_search_read_position.ts';
 import * as wordIndex from './migrations/0009_word_index.ts';
+import * as dropTextTrigrams from './migrations/0010_drop_text_trigrams.ts';
 import {
   collapseIdenticalTexts,
   MESSAGE_COLUMNS,
@@ -132,6 +133,7 @@ export const messengerSource = defineSource({
     'messenger/0007_message_origin': messageOrigin,
     'messenger/0008_search_read_position': searchReadPosition,
     'messenger/0009_word_index': wordIndex,
+    'messenger/0010_drop_text_trigrams': dropTextTrigrams,
   },
   ingesters: [
     {

@@ -1,21 +1,22 @@
 import { sql, type Kysely } from 'kysely';
 import type { Database } from '../../../../db/schema.ts';
-import { foldText, MIN_INDEXED_TERM_LENGTH, type QueryNode } from './query-language.ts';
+import { foldText, type QueryNode } from './query-language.ts';
 
 /**
  * PostgreSQL's word index (migration messenger/0009, docs/architecture.md "Search"): every
- * message's distinct words as ids of a lexicon, in a narrow table with an exact GIN index.
+ * message's distinct words as ids of a lexicon, in a narrow table with an exact GIN index. It is
+ * the only index of message text PostgreSQL keeps (the trigram index went in 0010).
  *
  * A word is a maximal run of letters, digits and combining marks of the folded text. A term made
  * only of such characters lies inside one word of any text that contains it, so a message
  * contains the term exactly when one of its words contains the term: the lexicon's words that
  * contain it (found through the lexicon's own trigram index, which is small) answer the term for
- * every message, with no row read. Words longer than MAX_WORD_LENGTH stay out of the lexicon;
- * their messages carry LONG_WORDS and are checked against their text.
+ * every message, with no row read. A term with punctuation inside is narrowed by its word pieces
+ * and checked against the text. Words longer than MAX_WORD_LENGTH stay out of the lexicon; their
+ * messages carry LONG_WORDS and are checked against their text.
  */
 
 const WORD = /[\p{L}\p{N}\p{M}]+/gu;
-const ONLY_WORD_CHARACTERS = /^[\p{L}\p{N}\p{M}]+$/u;
 
 /** Longer words are left out of the lexicon (a GIN key and a btree entry must stay small). */
 export const MAX_WORD_LENGTH = 64;
@@ -37,59 +38,129 @@ export function messageWords(folded: string): { words: Set<string>; long: boolea
   return { words, long };
 }
 
-/** The folded terms of a query the word index can answer, or null when one of them cannot be. */
-export function wordTerms(tree: QueryNode): string[] | null {
-  const terms = new Set<string>();
-  const visit = (node: QueryNode): boolean => {
-    if (node.type === 'term') {
-      const folded = foldText(node.value);
-      if (!ONLY_WORD_CHARACTERS.test(folded) || [...folded].length < MIN_INDEXED_TERM_LENGTH) return false;
-      terms.add(folded);
-      return true;
-    }
-    if (node.type === 'not') return visit(node.child);
-    return node.children.every(visit);
-  };
-  return visit(tree) ? [...terms] : null;
+/**
+ * A lexicon lookup one term needs: the words containing a piece of it, ending with it (a term's
+ * first piece, followed by punctuation), starting with it (its last piece), or equal to it (a
+ * piece between two punctuation marks).
+ */
+interface PieceLookup {
+  piece: string;
+  at: 'inside' | 'end' | 'start' | 'whole';
+}
+
+const lookupKey = (lookup: PieceLookup) => `${lookup.at}:${lookup.piece}`;
+
+/**
+ * The lookups whose words a message containing the term must have (all of them), and whether
+ * having them is the whole answer: a term made only of word characters lies inside one word of
+ * any text that contains it. A term split by punctuation (`billing42@globex.com`) is a chain of
+ * words: the first ends the word it is in, the middle ones are words, the last starts one. A
+ * term without a word character has no lookup.
+ */
+function termLookups(folded: string): { lookups: PieceLookup[]; exact: boolean } {
+  const pieces = [...folded.matchAll(WORD)].map(([piece]) => piece);
+  if (pieces.length === 1) return { lookups: [{ piece: pieces[0]!, at: 'inside' }], exact: pieces[0] === folded };
+  const lookups = pieces.map((piece, i): PieceLookup => ({
+    piece,
+    at: i === 0 ? 'end' : i === pieces.length - 1 ? 'start' : 'whole',
+  }));
+  return { lookups, exact: false };
+}
+
+function lookupsOf(tree: QueryNode): PieceLookup[] {
+  if (tree.type === 'term') return termLookups(foldText(tree.value)).lookups;
+  if (tree.type === 'not') return lookupsOf(tree.child);
+  return tree.children.flatMap(lookupsOf);
+}
+
+/**
+ * The lexicon ids of each lookup's words, or null for a lookup with more than MAX_WORDS_PER_TERM
+ * words (a short, common fragment: reading rows is the cheaper way). Pieces hold only word
+ * characters, so none is a LIKE wildcard or escape. A piece shorter than a trigram is looked up
+ * by scanning the lexicon, which is small beside the messages.
+ */
+async function lexiconIds(db: Kysely<Database>, lookups: PieceLookup[]): Promise<Map<string, number[] | null>> {
+  const found = new Map<string, number[] | null>();
+  for (const lookup of lookups) {
+    const key = lookupKey(lookup);
+    if (found.has(key)) continue;
+    const { piece, at } = lookup;
+    const condition =
+      at === 'whole'
+        ? sql`word = ${piece}`
+        : sql`word like ${at === 'inside' ? `%${piece}%` : at === 'end' ? `%${piece}` : `${piece}%`}`;
+    const { rows } = await sql<{ id: number }>`
+      select id from message_lexicon where ${condition} limit ${MAX_WORDS_PER_TERM + 1}`.execute(db);
+    found.set(key, rows.length > MAX_WORDS_PER_TERM ? null : rows.map((row) => Number(row.id)));
+  }
+  return found;
+}
+
+/**
+ * What the word index tells of a query: an intarray `query_int` over a message's word ids that
+ * every matching message without LONG_WORDS satisfies, and whether it is exact (satisfied only
+ * by matching messages) so that a count needs no text.
+ */
+export interface WordNarrowing {
+  query: string;
+  exact: boolean;
 }
 
 /** An intarray `query_int` that is never true: no lexicon id is negative. */
 const NO_WORD = '-1';
 
 /**
- * The query as an intarray `query_int` over a message's word ids, given the lexicon ids of the
- * words containing each term; exact for the messages without LONG_WORDS.
+ * The query over word ids, or null where the index cannot narrow (a term without a word
+ * character, or in too many words; a NOT of what the index answers only roughly, as every
+ * message lacking the rough answer's words lacks the term, but not the other way round).
  */
-export function wordQuery(tree: QueryNode, idsOfTerm: Map<string, number[]>): string {
+function narrowing(tree: QueryNode, ids: Map<string, number[] | null>): WordNarrowing | null {
   switch (tree.type) {
     case 'term': {
-      const ids = idsOfTerm.get(foldText(tree.value)) ?? [];
-      return ids.length ? `(${ids.join('|')})` : NO_WORD;
+      const { lookups, exact } = termLookups(foldText(tree.value));
+      const known = lookups.map((lookup) => ids.get(lookupKey(lookup)) ?? null).filter((found) => found !== null);
+      if (known.length === 0) return null;
+      const query = known.map((found) => (found.length ? `(${found.join('|')})` : NO_WORD)).join('&');
+      return { query: `(${query})`, exact: exact && known.length === lookups.length };
     }
-    case 'not':
-      return `!(${wordQuery(tree.child, idsOfTerm)})`;
-    default:
-      return `(${tree.children.map((child) => wordQuery(child, idsOfTerm)).join(tree.type === 'and' ? '&' : '|')})`;
+    case 'not': {
+      const child = narrowing(tree.child, ids);
+      return child?.exact ? { query: `!${child.query}`, exact: true } : null;
+    }
+    case 'or': {
+      const parts = tree.children.map((child) => narrowing(child, ids));
+      if (parts.some((part) => part === null)) return null;
+      const present = parts as WordNarrowing[];
+      return { query: `(${present.map((p) => p.query).join('|')})`, exact: present.every((p) => p.exact) };
+    }
+    case 'and': {
+      const parts = tree.children.map((child) => narrowing(child, ids));
+      const present = parts.filter((part) => part !== null);
+      if (present.length === 0) return null;
+      return {
+        query: `(${present.map((p) => p.query).join('&')})`,
+        exact: present.length === parts.length && present.every((p) => p.exact),
+      };
+    }
   }
 }
 
+/** The word index's narrowing of a query (null: the index cannot narrow it, rows are read). */
+export async function narrowByWords(db: Kysely<Database>, tree: QueryNode): Promise<WordNarrowing | null> {
+  return narrowing(tree, await lexiconIds(db, lookupsOf(tree)));
+}
+
 /**
- * The lexicon ids of the words containing each term, or null when a term is in too many words
- * for the index to be the cheaper way (a short, common fragment).
+ * The messages a narrowing leaves as candidates for the exact check: those it finds, and those
+ * with a word too long for the lexicon, which the index cannot vouch for.
  */
-export async function lexiconIds(db: Kysely<Database>, terms: string[]): Promise<Map<string, number[]> | null> {
-  const found = new Map<string, number[]>();
-  for (const term of terms) {
-    const pattern = `%${term}%`;
-    const { rows } = await sql<{ id: number }>`
-      select id from message_lexicon where word like ${pattern} limit ${MAX_WORDS_PER_TERM + 1}`.execute(db);
-    if (rows.length > MAX_WORDS_PER_TERM) return null;
-    found.set(
-      term,
-      rows.map((row) => Number(row.id)),
-    );
-  }
-  return found;
+export const wordCandidates = (words: WordNarrowing) => `(${words.query})|${LONG_WORDS}`;
+
+/** A message as the word index needs it. */
+export interface WordIndexRow {
+  id: number;
+  channel_id: number;
+  text_folded: string;
 }
 
 /**
@@ -103,46 +174,62 @@ export function createWordIndexWriter() {
   async function lexiconOf(db: Kysely<Database>, words: Set<string>, added: Map<string, number>) {
     const missing = [...words].filter((word) => !known.has(word));
     if (missing.length === 0) return;
-    await sql`insert into message_lexicon (word) select unnest(${missing}::text[]) on conflict (word) do nothing`.execute(
-      db,
-    );
+    const { rows: created } = await sql<{ id: number; word: string }>`
+      insert into message_lexicon (word) select unnest(${missing}::text[]) on conflict (word) do nothing
+      returning id, word`.execute(db);
+    for (const row of created) added.set(row.word, Number(row.id));
+    const existing = missing.filter((word) => !added.has(word));
+    if (existing.length === 0) return;
+    // Looked up on the unique B-tree: the planner took the lexicon's trigram GIN index for this
+    // equality (pg_trgm answers `=` since PostgreSQL 14), and 10,000 short words such as numbers
+    // share trigrams with most of the lexicon: one lookup ran for minutes. A GIN index is only
+    // read through bitmap scans, so leaving those out for this statement leaves the B-tree.
+    await sql`set local enable_bitmapscan = off`.execute(db);
     const { rows } = await sql<{ id: number; word: string }>`
-      select id, word from message_lexicon where word = any(${missing}::text[])`.execute(db);
+      select id, word from message_lexicon where word = any(${existing}::text[])`.execute(db);
+    await sql`reset enable_bitmapscan`.execute(db);
     for (const row of rows) added.set(row.word, Number(row.id));
   }
 
-  return {
-    /**
-     * Indexes the messages with id in (aboveId, upToId] (a writer's own, under the writers' lock);
-     * `commit` makes the new lexicon entries known once the transaction has committed.
-     */
-    async index(db: Kysely<Database>, aboveId: number, upToId?: number): Promise<{ commit: () => void }> {
-      const { rows } = await sql<{ id: number; channel_id: number; text_folded: string }>`
-        select id, channel_id, text_folded from messages
-        where id > ${aboveId} ${upToId === undefined ? sql`` : sql`and id <= ${upToId}`}`.execute(db);
-      const added = new Map<string, number>();
-      const perMessage = rows.map((row) => messageWords(row.text_folded));
-      const all = new Set<string>();
-      for (const { words } of perMessage) for (const word of words) all.add(word);
-      await lexiconOf(db, all, added);
-      const idOf = (word: string) => known.get(word) ?? added.get(word)!;
-      const wordIds = perMessage.map(({ words, long }) => {
-        const ids = [...words].map(idOf);
-        if (long) ids.push(LONG_WORDS);
-        return `{${ids.sort((a, b) => a - b).join(',')}}`;
-      });
-      if (rows.length > 0) {
-        await sql`insert into message_words (id, channel_id, word_ids)
+  /** Indexes these messages; `commit` makes the new lexicon entries known once the transaction has committed. */
+  async function indexRows(db: Kysely<Database>, rows: WordIndexRow[]): Promise<{ commit: () => void }> {
+    const added = new Map<string, number>();
+    const perMessage = rows.map((row) => messageWords(row.text_folded));
+    const all = new Set<string>();
+    for (const { words } of perMessage) for (const word of words) all.add(word);
+    await lexiconOf(db, all, added);
+    const idOf = (word: string) => known.get(word) ?? added.get(word)!;
+    const wordIds = perMessage.map(({ words, long }) => {
+      const ids = [...words].map(idOf);
+      if (long) ids.push(LONG_WORDS);
+      return `{${ids.sort((a, b) => a - b).join(',')}}`;
+    });
+    if (rows.length > 0) {
+      await sql`insert into message_words (id, channel_id, word_ids)
           select id, channel_id, word_ids::int[]
           from unnest(${rows.map((row) => row.id)}::bigint[], ${rows.map((row) => row.channel_id)}::bigint[], ${wordIds}::text[])
             as t (id, channel_id, word_ids)`.execute(db);
-      }
-      return {
-        commit: () => {
-          if (known.size + added.size > CACHED_WORDS) known = new Map();
-          for (const [word, id] of added) known.set(word, id);
-        },
-      };
+    }
+    return {
+      commit: () => {
+        if (known.size + added.size > CACHED_WORDS) known = new Map();
+        for (const [word, id] of added) known.set(word, id);
+      },
+    };
+  }
+
+  return {
+    indexRows,
+
+    /**
+     * Indexes the messages with id in (aboveId, upToId], read back from the table (a writer's
+     * own, under the writers' lock, or the migration's backfill).
+     */
+    async index(db: Kysely<Database>, aboveId: number, upToId?: number): Promise<{ commit: () => void }> {
+      const { rows } = await sql<WordIndexRow>`
+        select id, channel_id, text_folded from messages
+        where id > ${aboveId} ${upToId === undefined ? sql`` : sql`and id <= ${upToId}`}`.execute(db);
+      return indexRows(db, rows);
     },
   };
 }

@@ -5,7 +5,7 @@ import type { Engine } from '../../../../db/store.ts';
 import type { Clock } from '../../../../lib/clock.ts';
 import type { Log } from '../../../../lib/log.ts';
 import { foldText } from '../../common/query/query-language.ts';
-import { createWordIndexWriter } from '../../common/query/word-index.ts';
+import { createWordIndexWriter, type WordIndexRow } from '../../common/query/word-index.ts';
 import { slices, writeRowsIn } from '../../../../db/bulk-insert.ts';
 import { createStagingTable, STAGING_ORDER, type CopyIn } from '../../../../db/pg-copy.ts';
 import { createPartitionKeeper, type PartitionKeeper } from './message-partitions.ts';
@@ -116,7 +116,7 @@ async function copyMessages(
   copy: CopyIn,
   rows: MessageRow[],
   partitions: PartitionKeeper,
-): Promise<number> {
+): Promise<WordIndexRow[]> {
   const names = Object.keys(rows[0]!) as Array<keyof MessageRow>;
   // The merge sorts the batch (a few MB of text) twice, and the trigram indexes' pending lists
   // are merged into their trees in work_mem-sized rounds: at the default 4 MB the sorts spilled
@@ -135,7 +135,7 @@ async function copyMessages(
   const staged = sql.join(names.map((name) => sql.ref(`s.${name}`)));
   // Built as an INSERT query, not raw SQL: the write tally (db/maintenance.ts) counts its rows,
   // and a large ingest analyzes `messages` (autovacuum never analyzes a partitioned parent).
-  const result = await tx
+  const inserted = await tx
     .with('fresh', (db) =>
       db
         .insertInto('message_keys')
@@ -149,8 +149,15 @@ async function copyMessages(
     .expression(
       sql`select ${staged} from messages_staging s join fresh using (channel_id, message_id) order by s.${sql.ref(STAGING_ORDER)}`,
     )
-    .executeTakeFirst();
-  return Number(result.numInsertedOrUpdatedRows ?? 0n);
+    .returning(['id', 'channel_id', 'message_id'])
+    .execute();
+  // The rows added, with the ids they got, for the word index: their texts are the ones sent.
+  const textOf = new Map(rows.map((row) => [`${row.channel_id}:${row.message_id}`, row.text_folded]));
+  return inserted.map((row) => ({
+    id: Number(row.id),
+    channel_id: Number(row.channel_id),
+    text_folded: textOf.get(`${row.channel_id}:${row.message_id}`)!,
+  }));
 }
 
 /** The rows of a transaction's batches, each (channel, message id) once: the first copy stands. */

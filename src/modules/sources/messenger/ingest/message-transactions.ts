@@ -3,7 +3,7 @@ import type { Database } from '../../../../db/schema.ts';
 import { bulkTransaction } from '../../../../db/bulk-insert.ts';
 import type { CopyIn } from '../../../../db/pg-copy.ts';
 import type { Engine } from '../../../../db/store.ts';
-import type { WordIndexWriter } from '../../common/query/word-index.ts';
+import type { WordIndexRow, WordIndexWriter } from '../../common/query/word-index.ts';
 
 /** PostgreSQL advisory lock key of message writers (any constant no other lock uses). */
 const MESSAGE_WRITER_LOCK = 0x6d657373;
@@ -37,14 +37,20 @@ export async function* transactionGroups<Message, Batch extends { messages: Mess
 }
 
 /**
- * Runs `write` (which returns how many messages it added) in a transaction that keeps what
- * searches rely on: message ids commit in order, and the new rows are in the trigram index
- * (SQLite) or the word index (PostgreSQL, `words`). On PostgreSQL `write` gets `copy`, to
- * stream rows in (src/db/pg-copy.ts).
+ * What a write added: how many messages, and the messages themselves when the writer has them
+ * with their ids (the word index then needs not read them back).
+ */
+export type Written = number | WordIndexRow[];
+
+/**
+ * Runs `write` in a transaction that keeps what searches rely on: message ids commit in order,
+ * and the new rows are in the trigram index (SQLite) or the word index (PostgreSQL, `words`).
+ * On PostgreSQL `write` gets `copy`, to stream rows in (src/db/pg-copy.ts). Returns how many
+ * messages were added.
  */
 export async function inMessageTransaction(
   deps: { db: Kysely<Database>; engine: Engine; words?: WordIndexWriter },
-  write: (tx: Transaction<Database>, copy: CopyIn | null) => Promise<number>,
+  write: (tx: Transaction<Database>, copy: CopyIn | null) => Promise<Written>,
 ): Promise<number> {
   const { engine, words } = deps;
   const { added, indexed } = await bulkTransaction(deps.db, engine, async (tx, copy) => {
@@ -54,8 +60,12 @@ export async function inMessageTransaction(
     // committed id is never below one still to commit. (SQLite has one writer at a time.)
     if (engine === 'postgres') await sql`select pg_advisory_xact_lock(${MESSAGE_WRITER_LOCK})`.execute(tx);
     const lastIdBefore = engine === 'sqlite' || words ? await lastMessageId(tx) : 0;
-    const added = await write(tx, copy);
-    const indexed = words && added > 0 ? await words.index(tx, lastIdBefore) : null;
+    const written = await write(tx, copy);
+    const added = typeof written === 'number' ? written : written.length;
+    const indexed =
+      words && added > 0
+        ? await (typeof written === 'number' ? words.index(tx, lastIdBefore) : words.indexRows(tx, written))
+        : null;
     // SQLite: the trigram index of the new rows in one statement (migration 0006).
     if (engine === 'sqlite' && added > 0) {
       await sql`insert into messages_fts (rowid, text_folded) select id, text_folded from messages where id > ${lastIdBefore}`.execute(
