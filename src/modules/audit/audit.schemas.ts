@@ -23,6 +23,8 @@ export const auditEvents = [
   'webhook.deleted',
   'rule.deleted',
   'rule.restored',
+  'rule.paused',
+  'rule.resumed',
 ] as const;
 
 export type AuditEventName = (typeof auditEvents)[number];

@@ -15,6 +15,7 @@ import { createRuleRunner } from './rule-runner.ts';
 import { createRuleRepository } from './rule.repository.ts';
 import { ruleRoutes } from './rule.routes.ts';
 import { createRuleService } from './rule.service.ts';
+import { createRuleSteering } from './rule-steering.ts';
 import { createRunRepository } from './run.repository.ts';
 
 export function createRulesModule(deps: {
@@ -81,7 +82,14 @@ export function createRulesModule(deps: {
     organizations: deps.organizations,
     log: deps.log,
   });
+  const steering = createRuleSteering({ rules, ruleRepository, runner, matches, context, clock });
   // A delivery resource used by an active rule cannot be deleted (spec 3.5).
   deps.delivery.setReferenceCheck((orgId, kind, id, tx) => ruleRepository.referencing(orgId, kind, id, tx));
-  return { rules, runner, matches, notifier, routes: ruleRoutes({ rules, runner, matches, audit: deps.audit }) };
+  return {
+    rules,
+    runner,
+    matches,
+    notifier,
+    routes: ruleRoutes({ rules, runner, matches, steering, audit: deps.audit }),
+  };
 }
