@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { channel, message } from '../support/corpus.ts';
 import { expectError, fieldsOf } from '../support/http.ts';
 import {
@@ -22,6 +22,7 @@ import {
 } from '../support/rules-api.ts';
 import type { TestApp } from '../support/test-app.ts';
 import { testEngine } from '../support/test-store.ts';
+import { sourceCatalog } from '../../src/modules/sources/index.ts';
 import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.ts';
 
 /** Each test starts at its own day, a month apart, with its own query terms and webhook path. */
@@ -230,6 +231,36 @@ describe(`rules: pause, resume, run now and preview (${testEngine})`, () => {
     expect(await deliverPending(t)).toBe(0);
     expect(receiver.requests.length).toBe(hooksBefore);
     expect(await lastRun(rule.id)).toBe(iso(at));
+  });
+
+  it("previews every source that has data: the example args over the last 31 days find the demo's hits of that window", async () => {
+    // A store of its own: the messenger example's channel ids are those of the demo's channels on a fresh store.
+    const fresh = await createRulesApp();
+    const at = fresh.clock.now().getTime();
+    const since = at - 31 * DAY;
+    onTestFinished(() => fresh.close());
+    const analyst = await rulesUser(fresh, 'Acme', 'alice@acme.test');
+    // distinct_leak has no demo of its own: it reads the credentials filtered_leak's demo loads.
+    for (const source of sourceCatalog) await source.demo?.(fresh.container.sourceContext, at);
+    for (const source of sourceCatalog.filter((entry) => entry.hasData)) {
+      const args = Object.fromEntries(
+        source.params.filter((param) => param.example !== undefined).map((param) => [param.name, param.example]),
+      );
+      // What a run since the beginning finds, narrowed to the window by each hit's own date.
+      const everything = await source.match(fresh.container.sourceContext, args, { since: null, until: at }, 10_000);
+      const inWindow = everything.hits.filter((hit) => hit.date > since).map((hit) => hit.key);
+      const response = await fresh.request({
+        method: 'POST',
+        url: steerPaths.preview,
+        token: analyst.token,
+        body: { service: source.id, args, from: iso(since), to: iso(at), page_size: 100 },
+      });
+      expect(response.statusCode, `${source.name}: ${response.body}`).toBe(200);
+      const preview = response.json() as PreviewResult;
+      expect(inWindow.length, source.name).toBeGreaterThan(0);
+      expect(preview.count, source.name).toBe(inWindow.length);
+      expect(preview.results.map((hit) => hit.hit_key).sort(), source.name).toEqual(inWindow.slice(0, 100).sort());
+    }
   });
 
   it('a preview window or target that does not hold is a 400 naming the field', async () => {
