@@ -16,7 +16,7 @@ import type { TestApp } from '../../../../test/support/test-app.ts';
 import { scaled } from '../../../../test/support/wait.ts';
 import { startWebhookReceiver, type WebhookReceiver } from '../../../../test/support/webhook-receiver.ts';
 import { renderDashboard, startTestServer } from '../../test/test-server.tsx';
-import { localInput } from './rule-steering.tsx';
+import { datetimeLocalValue } from './datetime-input.ts';
 
 const EMAIL = 'sam@acme.test';
 const HOUR = 3_600_000;
@@ -105,7 +105,7 @@ describe("the rule page's pause, run now, preview and deliveries", () => {
       ] as const) {
         const input = preview.getByLabelText(label);
         await user.clear(input);
-        await user.type(input, localInput(at));
+        await user.type(input, datetimeLocalValue(at));
       }
       await user.click(preview.getByRole('button', { name: 'Preview' }));
     };

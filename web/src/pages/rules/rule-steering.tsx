@@ -5,6 +5,7 @@ import { ErrorNotice, Loading } from '../../ui/notices.tsx';
 import { Pager } from '../../ui/pager.tsx';
 import { hitFields } from '../incidents/hit-fields.ts';
 import { humanize } from './args-fields.tsx';
+import { datetimeLocalValue } from './datetime-input.ts';
 import type { Rule } from './rule-queries.ts';
 import {
   PREVIEW_PAGE_SIZE,
@@ -81,17 +82,11 @@ export function RunNowControl({ rule }: { rule: Rule }) {
 }
 
 const DAY_MS = 24 * 3_600_000;
-/** A datetime-local input's value for a moment, in the reader's time zone. */
-export const localInput = (ms: number) => {
-  const at = new Date(ms - new Date(ms).getTimezoneOffset() * 60_000);
-  return at.toISOString().slice(0, 16);
-};
-
 /** What the rule would have found in a past window (up to 31 days); nothing is stored or sent. */
 export function RulePreview({ rule }: { rule: Rule }) {
   const ids = { from: useId(), to: useId() };
-  const [from, setFrom] = useState(() => localInput(Date.now() - 7 * DAY_MS));
-  const [to, setTo] = useState(() => localInput(Date.now()));
+  const [from, setFrom] = useState(() => datetimeLocalValue(Date.now() - 7 * DAY_MS));
+  const [to, setTo] = useState(() => datetimeLocalValue(Date.now()));
   const [previewWindow, setPreviewWindow] = useState<{ from: string; to: string } | null>(null);
   const [page, setPage] = useState(1);
   const preview = useRulePreview(rule.id, previewWindow, page);
