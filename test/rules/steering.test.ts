@@ -279,6 +279,7 @@ describe(`rules: pause, resume, run now and preview (${testEngine})`, () => {
       [{ rule_id: rule.id, args: { query: 'x' }, from: iso(at - HOUR), to: iso(at) }, 'args'],
       [{ service: 1, args: { query: '' }, from: iso(at - HOUR), to: iso(at) }, 'args.query'],
       [{ service: 999, args: {}, from: iso(at - HOUR), to: iso(at) }, 'service'],
+      [{ rule_id: rule.id, from: iso(at - HOUR), to: iso(at), page: 101, page_size: 100 }, 'page'],
     ];
     for (const [body, field] of cases) {
       const error = expectError(await post(alice, steerPaths.preview, body), 400, 'validation_failed');

@@ -1,14 +1,16 @@
 import type { Clock } from '../../lib/clock.ts';
-import { AppError, type FieldError } from '../../lib/errors.ts';
+import { AppError, validationError, type FieldError } from '../../lib/errors.ts';
 import { findSource, type SourceContext } from '../sources/index.ts';
 import type { MatchService } from './match.service.ts';
-import { HIT_KEY_FIELD, isExcluded, type RuleRunner } from './rule-runner.ts';
+import { HIT_KEY_FIELD, isExcluded, MAX_STORED_HITS, type RuleRunner } from './rule-runner.ts';
 import type { RuleRepository, RuleRow } from './rule.repository.ts';
 import { isoDateOrNull as iso } from '../../lib/iso-date.ts';
 import type { RuleContext, RuleService } from './rule.service.ts';
 
 /** The longest past window a preview reads: a month of data is what an analyst tunes a rule on. */
 export const MAX_PREVIEW_DAYS = 31;
+/** The hits a preview pages through: a match keeps as many (MAX_STORED_HITS). */
+const MAX_PREVIEW_HITS = MAX_STORED_HITS;
 const DAY_MS = 24 * 3_600_000;
 
 export interface PreviewRequest {
@@ -65,14 +67,10 @@ export function createRuleSteering(deps: {
   /** The source, args and exclusions a preview runs with: a stored rule's, or a body's like create's. */
   async function previewTarget(orgId: number, request: PreviewRequest) {
     if ((request.rule_id === undefined) === (request.service === undefined))
-      throw new AppError('validation_failed', 'rule_id: give either rule_id or service (with args)', {
-        fields: [{ field: 'rule_id', message: 'give either rule_id or service (with args)' }],
-      });
+      throw validationError('rule_id', 'give either rule_id or service (with args)');
     if (request.rule_id !== undefined) {
       if (request.args !== undefined)
-        throw new AppError('validation_failed', "args: a stored rule's preview uses its own args; omit it", {
-          fields: [{ field: 'args', message: "a stored rule's preview uses its own args; omit it" }],
-        });
+        throw validationError('args', "a stored rule's preview uses its own args; omit it");
       const rule = await rules.load(orgId, request.rule_id);
       return {
         source: findSource(Number(rule.service_id))!,
@@ -112,6 +110,9 @@ export function createRuleSteering(deps: {
      */
     async preview(orgId: number, request: PreviewRequest) {
       const window = previewWindow(request, clock.now().getTime());
+      // The matcher reads page × page_size hits to hand back the last page_size of them.
+      if (request.page * request.page_size > MAX_PREVIEW_HITS)
+        throw validationError('page', `pages reach the first ${MAX_PREVIEW_HITS.toLocaleString('en')} hits`);
       const { source, args, exclusions } = await previewTarget(orgId, request);
       const result = await runner.preview(source, args, window, request.page * request.page_size);
       const present = (data: Record<string, unknown>) => source.presentHit?.(data, context) ?? data;
