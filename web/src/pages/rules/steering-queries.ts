@@ -3,9 +3,7 @@ import { useApi, useScopedKey } from '../../api/api-context.tsx';
 import { unwrap } from '../../api/client.ts';
 import type { Ok } from '../../api/types.ts';
 
-/** Whether the scheduler passes a rule over (docs/api.md "Pause, run now, preview"). */
-export type PauseState = Ok<'/service/alert_system_rule_pause_state/{id}/', 'get'>;
-export type RunNowResult = Ok<'/service/alert_system_rule_run_now/{id}/', 'post'>;
+/** One page of a rule's preview (docs/api.md "Pause, run now, preview"). */
 export type PreviewResult = Ok<'/service/alert_system_rule_preview/', 'post'>;
 
 export function usePauseState(ruleId: number) {
