@@ -142,6 +142,10 @@ export interface AlertRuleTable {
   deleted_at: number | null;
   deleted_by: number | null;
   deletion_snapshot: string | null;
+  /** 1 while the tick passes the rule over (its pause endpoint); who paused it and when. */
+  is_paused: Generated<number>;
+  paused_at: number | null;
+  paused_by: number | null;
   created_by: number | null;
   created_at: number;
   updated_at: number;

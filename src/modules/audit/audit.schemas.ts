@@ -27,6 +27,8 @@ export const auditEvents = [
   'incident.assigned',
   'incident.note_added',
   'hit.revealed',
+  'rule.paused',
+  'rule.resumed',
 ] as const;
 
 export type AuditEventName = (typeof auditEvents)[number];

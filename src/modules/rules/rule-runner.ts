@@ -4,11 +4,13 @@ import type { Database } from '../../db/schema.ts';
 import type { JobQueue } from '../../jobs/job-queue.ts';
 import type { WorkerPresence } from '../../jobs/worker-presence.ts';
 import { HOUR_MS } from '../../lib/clock.ts';
+import { AppError, conflict } from '../../lib/errors.ts';
 import {
   findSource,
   sourceCatalog,
   type Hit,
   type MatchResult,
+  type MatchWindow,
   type SourceContext,
   type SourceDefinition,
 } from '../sources/index.ts';
@@ -32,6 +34,13 @@ class RunTakenOver extends Error {}
 
 /** A run whose matching PostgreSQL cancelled at the statement timeout on every try. */
 class RunTimedOut extends Error {}
+
+/** Thrown inside a run's result transaction when another run moved the rule's last_run first. */
+class WindowCoveredElsewhere extends Error {}
+
+/** A run a person asked for that ran past the statement timeout: theirs to narrow or retry, not a 500. */
+const unavailableIfTimedOut = (error: unknown): unknown =>
+  error instanceof RunTimedOut ? new AppError('service_unavailable', error.message) : error;
 
 interface ExclusionRow {
   field: string;
@@ -198,8 +207,11 @@ function createRunSteps(deps: RunStepDeps) {
   const markFailed = (runId: number, error: unknown) =>
     runs.markFailed(runId, (error as Error).message, clock.now().getTime());
 
-  const advance = (tx: Transaction<Database>, rule: RuleRow, source: SourceDefinition, until: number) =>
-    rules.advance(rule.id, { until, dueAt: until + effectiveHours(rule, source) * HOUR_MS }, tx);
+  async function advance(tx: Transaction<Database>, rule: RuleRow, source: SourceDefinition, until: number) {
+    const window = { from: rule.last_run, until, dueAt: until + effectiveHours(rule, source) * HOUR_MS };
+    if (!(await rules.advance(rule.id, window, tx)))
+      throw new WindowCoveredElsewhere(`another run of rule ${rule.id} covered part of this window first`);
+  }
 
   async function finishSync(
     rule: RuleRow,
@@ -210,9 +222,8 @@ function createRunSteps(deps: RunStepDeps) {
   ): Promise<number | null> {
     return runs.transaction(async (tx) => {
       await holdRun(tx, runId);
-      const matchId = await record({ rule, runId, result, existingMatchId: null }, tx);
       await advance(tx, rule, source, until);
-      return matchId;
+      return record({ rule, runId, result, existingMatchId: null }, tx);
     });
   }
 
@@ -436,6 +447,32 @@ export function createRuleRunner(deps: {
         throw error;
       }
     },
+
+    /**
+     * "Run now" (docs/api.md "Pause, run now, preview"): the window (last_run, now] through the
+     * same run as the scheduler's, so its run key, match and notifications are a scheduled run's.
+     * A run that lost its window to another (or timed out) is the caller's to retry: a 409 or 503.
+     */
+    async runOnDemand(rule: RuleRow): Promise<{ ran: boolean; matchId: number | null; windowEnd: number }> {
+      const source = findSource(Number(rule.service_id))!;
+      const until = clock.now().getTime();
+      try {
+        return { ...(await runOne(rule, source, until)), windowEnd: until };
+      } catch (error) {
+        if (error instanceof WindowCoveredElsewhere)
+          throw conflict('the scheduler ran this rule meanwhile; its last run moved, so run it again');
+        throw unavailableIfTimedOut(error);
+      }
+    },
+
+    /**
+     * A rule's matching over a past window with nothing stored or sent ("preview"), on the same
+     * connection (and PostgreSQL statement timeout) as runs.
+     */
+    preview: (source: SourceDefinition, args: Record<string, unknown>, window: MatchWindow, limit: number) =>
+      withTimeoutRetry(() => source.match(matchContext, args, window, limit)).catch((error: unknown) => {
+        throw unavailableIfTimedOut(error);
+      }),
 
     /**
      * The hourly evaluation of the window ending at the hour of `now`: claims due rules in

@@ -119,6 +119,17 @@ function organizationRuleQueries({ db, engine }: RepositoryDeps) {
       return row;
     },
 
+    /** The organization's active rules that are paused, with who paused them and when. */
+    paused: (orgId: number) =>
+      db
+        .selectFrom('alert_rules')
+        .select(['id', 'is_paused', 'paused_at', 'paused_by'])
+        .where('org_id', '=', orgId)
+        .where('is_deleted', '=', 0)
+        .where('is_paused', '=', 1)
+        .orderBy('id')
+        .execute(),
+
     async listPage(orgId: number, filters: RuleListFilters, window: { offset: number; limit: number }) {
       let base = db.selectFrom('alert_rules').where('org_id', '=', orgId);
       if (!filters.include_deleted) base = base.where('is_deleted', '=', 0);
@@ -218,6 +229,7 @@ function scheduleQueries({ db, engine, presence }: RepositoryDeps) {
         .selectFrom('alert_rules')
         .select('id')
         .where('is_deleted', '=', 0)
+        .where('is_paused', '=', 0)
         .where('due_at', '<=', until)
         .where('service_id', 'in', serviceIds)
         .where((eb) =>
@@ -263,14 +275,26 @@ function scheduleQueries({ db, engine, presence }: RepositoryDeps) {
         .execute();
     },
 
-    /** Moves last_run to `until` and due_at, never backwards (a slow run must not undo a later one). */
-    async advance(ruleId: number, window: { until: number; dueAt: number }, tx: Transaction<Database>) {
-      await tx
+    /**
+     * Moves last_run from the run's window start to `until`, and due_at; false when last_run is
+     * no longer where the run started: another run (a slow scheduled one, a "run now") covered
+     * part of this window first, and recording this one too would report its hits twice. On
+     * PostgreSQL the second of two such updates waits for the first's commit and then finds
+     * nothing to update.
+     */
+    async advance(
+      ruleId: number,
+      window: { from: number | null; until: number; dueAt: number },
+      tx: Transaction<Database>,
+    ): Promise<boolean> {
+      const { from } = window;
+      const moved = await tx
         .updateTable('alert_rules')
         .set({ last_run: window.until, due_at: window.dueAt })
         .where('id', '=', ruleId)
-        .where((eb) => eb.or([eb('last_run', 'is', null), eb('last_run', '<', window.until)]))
-        .execute();
+        .where((eb) => (from === null ? eb('last_run', 'is', null) : eb('last_run', '=', from)))
+        .executeTakeFirst();
+      return moved.numUpdatedRows > 0n;
     },
 
     async setDueAt(ruleId: number, dueAt: number) {

@@ -7,8 +7,10 @@ import { requestOrigin, type AuditLog } from '../audit/index.ts';
 import { catalogRow, sourceCatalog } from '../sources/index.ts';
 import type { MatchService } from './match.service.ts';
 import type { RuleRunner } from './rule-runner.ts';
-import { CatalogRow, Rule, RuleBody, RuleListQuery } from './rule.schemas.ts';
+import { CatalogRow, Match, Rule, RuleBody, RuleListQuery } from './rule.schemas.ts';
 import type { RuleService } from './rule.service.ts';
+import { ruleSteeringRoutes } from './rule-steering.routes.ts';
+import type { RuleSteering } from './rule-steering.ts';
 
 const TAG = 'monitoring rules';
 const IdParams = Type.Object({ id: IdInteger() });
@@ -24,28 +26,6 @@ const Linked = (item: ReturnType<typeof Type.Object>) =>
     results: Type.Array(item),
   });
 
-const Match = Type.Object({
-  id: Type.Integer(),
-  rule_id: Type.Integer(),
-  status: Type.String({ description: 'pending (async source still working), complete' }),
-  total_hits: Type.Integer({ description: 'All hits of the run' }),
-  stored_hits: Type.Integer({ description: 'Hits kept (at most 10,000)' }),
-  excluded_hits: Type.Integer(),
-  new_hits: Type.Integer({ description: 'Stored hits that are not excluded' }),
-  window_start: Nullable(Type.String({ format: 'date-time' })),
-  window_end: Type.String({ format: 'date-time' }),
-  created_at: Type.String({ format: 'date-time' }),
-  completed_at: Nullable(Type.String({ format: 'date-time' })),
-  progress: Type.Optional(
-    Type.Object(
-      { done: Type.Number(), total: Type.Number(), unit: Type.String() },
-      {
-        description:
-          "An async source's work on this match so far (e.g. bytes of raw leak files scanned); absent until it reports",
-      },
-    ),
-  ),
-});
 const Exclusion = Type.Object({
   id: Type.Integer(),
   rule_id: Type.Integer(),
@@ -396,11 +376,13 @@ export function ruleRoutes(deps: {
   rules: RuleService;
   runner: RuleRunner;
   matches: MatchService;
+  steering: RuleSteering;
   audit: AuditLog;
 }): FastifyPluginAsyncTypebox {
   return async (app) => {
     await app.register(ruleLifecycleRoutes(deps));
     await app.register(matchRoutes(deps.matches, deps.audit));
     await app.register(exclusionRoutes(deps.matches));
+    await app.register(ruleSteeringRoutes(deps));
   };
 }

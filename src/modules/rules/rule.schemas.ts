@@ -75,3 +75,27 @@ export const CatalogRow = Type.Object({
     description: 'Whether Dragnet ingests data for this source: false means its rules run but never match yet',
   }),
 });
+
+/** One run's match (docs/api.md "Matches and exclusions"). */
+export const Match = Type.Object({
+  id: Type.Integer(),
+  rule_id: Type.Integer(),
+  status: Type.String({ description: 'pending (async source still working), complete' }),
+  total_hits: Type.Integer({ description: 'All hits of the run' }),
+  stored_hits: Type.Integer({ description: 'Hits kept (at most 10,000)' }),
+  excluded_hits: Type.Integer(),
+  new_hits: Type.Integer({ description: 'Stored hits that are not excluded' }),
+  window_start: Nullable(Type.String({ format: 'date-time' })),
+  window_end: Type.String({ format: 'date-time' }),
+  created_at: Type.String({ format: 'date-time' }),
+  completed_at: Nullable(Type.String({ format: 'date-time' })),
+  progress: Type.Optional(
+    Type.Object(
+      { done: Type.Number(), total: Type.Number(), unit: Type.String() },
+      {
+        description:
+          "An async source's work on this match so far (e.g. bytes of raw leak files scanned); absent until it reports",
+      },
+    ),
+  ),
+});

@@ -82,7 +82,12 @@ const withRuleNumber = (error: FieldError & { rule: number }): FieldError => ({
 });
 
 /** The service and its args (spec 2.10 rules 1–4), from the body or from a follow-up token. */
-async function validateSource(deps: RuleServiceDeps, orgId: number, input: RuleInput, fields: FieldError[]) {
+async function validateSource(
+  deps: RuleServiceDeps,
+  orgId: number,
+  input: Pick<RuleInput, 'service' | 'args' | 'follow_up_token'>,
+  fields: FieldError[],
+) {
   let serviceId = input.service;
   let args = input.args;
   if (input.follow_up_token) {
@@ -329,6 +334,34 @@ export function createRuleService(deps: RuleServiceDeps) {
         await rules.setRecipients(id, valid.recipients, tx);
         await rules.restoreExclusions({ orgId: context.orgId, ruleId: id, now }, snapshot.exclusions ?? [], tx);
         return row;
+      });
+    },
+
+    /**
+     * A source and args as a rule of the organization would have them (spec 2.10 rules 1–4),
+     * for a preview of a rule not created yet.
+     */
+    async validSource(orgId: number, input: { service: number; args?: unknown }) {
+      const fields: FieldError[] = [];
+      const valid = await validateSource(deps, orgId, input, fields);
+      if (fields.length) throw invalid(fields);
+      return valid;
+    },
+
+    /**
+     * Pauses or resumes a rule; `changed` is false when it already was so (nothing is written).
+     * Neither touches last_run nor due_at: a resumed rule's next run starts from its last run.
+     */
+    setPaused(context: RuleContext, id: number, paused: boolean) {
+      return changeRules(rules, async (tx) => {
+        const locked = await rules.lock(context.orgId, id, tx);
+        if (Number(locked.is_deleted) === 1) throw conflict('a deleted rule does not run; restore it first');
+        if ((Number(locked.is_paused) === 1) === paused) return { rule: locked, changed: false };
+        const pause = paused
+          ? { is_paused: 1, paused_at: clock.now().getTime(), paused_by: context.userId }
+          : { is_paused: 0, paused_at: null, paused_by: null };
+        const row = await rules.update(id, pause, tx);
+        return { rule: row, changed: true };
       });
     },
 

@@ -19,6 +19,7 @@ import { createRuleRunner } from './rule-runner.ts';
 import { createRuleRepository } from './rule.repository.ts';
 import { ruleRoutes } from './rule.routes.ts';
 import { createRuleService } from './rule.service.ts';
+import { createRuleSteering } from './rule-steering.ts';
 import { createRunRepository } from './run.repository.ts';
 
 export function createRulesModule(deps: {
@@ -85,6 +86,7 @@ export function createRulesModule(deps: {
     organizations: deps.organizations,
     log: deps.log,
   });
+  const steering = createRuleSteering({ rules, ruleRepository, runner, matches, clock });
   // A delivery resource used by an active rule cannot be deleted (spec 3.5).
   deps.delivery.setReferenceCheck((orgId, kind, id, tx) => ruleRepository.referencing(orgId, kind, id, tx));
   const incidents = createIncidentService({
@@ -95,7 +97,7 @@ export function createRulesModule(deps: {
     clock,
   });
   const routes: FastifyPluginAsyncTypebox = async (app) => {
-    await app.register(ruleRoutes({ rules, runner, matches, audit: deps.audit }));
+    await app.register(ruleRoutes({ rules, runner, matches, steering, audit: deps.audit }));
     await app.register(incidentRoutes(incidents));
   };
   return { rules, runner, matches, notifier, routes };

@@ -12,6 +12,8 @@ import { humanize } from './args-fields.tsx';
 import { useCatalog } from './catalog.ts';
 import { frequencyLabel } from './frequency.ts';
 import { RuleDeleteRestore } from './rule-actions.tsx';
+import { PauseControl, RulePreview, RunNowControl } from './rule-steering.tsx';
+import { DeliveryLog } from '../settings/delivery-log.tsx';
 import { useRule, useRuleMatches, type Rule } from './rule-queries.ts';
 
 const route = getRouteApi('/app/rules/$ruleId');
@@ -51,11 +53,28 @@ export function RulePage() {
             </p>
           )}
           <RuleSummary rule={rule.data} />
+          {!rule.data.is_deleted && (
+            <section aria-labelledby="schedule">
+              <h2 id="schedule">Schedule</h2>
+              <div className="card">
+                <PauseControl rule={rule.data} />
+                <RunNowControl rule={rule.data} />
+              </div>
+            </section>
+          )}
           <section aria-labelledby="over-time">
             <h2 id="over-time">Matches over time</h2>
             <MatchesOverTime ruleId={ruleId} />
           </section>
           <RunHistory ruleId={ruleId} />
+          <section aria-labelledby="preview">
+            <h2 id="preview">Preview</h2>
+            <RulePreview rule={rule.data} />
+          </section>
+          <section aria-labelledby="deliveries">
+            <h2 id="deliveries">Deliveries</h2>
+            <DeliveryLog ruleId={ruleId} />
+          </section>
           {!rule.data.is_deleted && (
             <section aria-labelledby="exclusions">
               <h2 id="exclusions">Exclusions</h2>

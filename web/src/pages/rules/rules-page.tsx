@@ -11,6 +11,7 @@ import { frequencyLabel } from './frequency.ts';
 import { RuleDeleteRestore } from './rule-actions.tsx';
 import { RULES_PAGE_SIZE, useRuleList } from './rule-queries.ts';
 import type { RulesSearch } from './rules-search.ts';
+import { usePausedRuleIds } from './steering-queries.ts';
 
 const route = getRouteApi('/app/rules');
 
@@ -20,6 +21,7 @@ export function RulesPage() {
   const page = search.page ?? 1;
   const catalog = useCatalog();
   const rules = useRuleList(search);
+  const paused = usePausedRuleIds();
   const serviceName = (id: number) => catalog.data?.find((service) => service.id === id)?.alias ?? `service ${id}`;
   const pages = rules.data ? Math.max(1, Math.ceil(rules.data.count / RULES_PAGE_SIZE)) : 1;
 
@@ -55,6 +57,7 @@ export function RulesPage() {
                   {rule.name}
                 </Link>
                 {rule.is_deleted && <span className="badge">deleted</span>}
+                {paused.data?.has(rule.id) && <span className="badge">paused</span>}
               </td>
               <td>{serviceName(rule.service)}</td>
               <td>{frequencyLabel(rule.frequency)}</td>

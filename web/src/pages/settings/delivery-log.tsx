@@ -3,9 +3,12 @@ import { ErrorNotice, Loading } from '../../ui/notices.tsx';
 import { Table } from '../../ui/table.tsx';
 import { useDeliveryAttempts } from './delivery-queries.ts';
 
-/** The latest delivery attempts (emails and webhooks, tests included): why an alert did or did not arrive. */
-export function DeliveryLog() {
-  const attempts = useDeliveryAttempts();
+/**
+ * The latest delivery attempts (emails and webhooks, tests included): why an alert did or did not
+ * arrive; only one rule's with `ruleId` (its page).
+ */
+export function DeliveryLog({ ruleId }: { ruleId?: number }) {
+  const attempts = useDeliveryAttempts(ruleId);
   if (attempts.isPending) return <Loading />;
   if (!attempts.data) return <ErrorNotice error={attempts.error} />;
   return (
@@ -18,7 +21,10 @@ export function DeliveryLog() {
       {attempts.data.results.length === 0 ? (
         <p className="muted">Nothing sent yet.</p>
       ) : (
-        <Table headings={['When', 'What', 'To', 'Outcome']} label="Recent deliveries">
+        <Table
+          headings={['When', 'What', 'To', 'Outcome']}
+          label={ruleId === undefined ? 'Recent deliveries' : "The rule's deliveries"}
+        >
           {attempts.data.results.map((attempt) => (
             <tr key={attempt.id}>
               <td>{formatDateTime(attempt.created_at)}</td>

@@ -192,14 +192,17 @@ export function useTestWebhook(webhook: Webhook) {
 const ATTEMPTS_SHOWN = 10;
 
 /** The latest delivery attempts (emails and webhooks, tests included). */
-export function useDeliveryAttempts() {
+/** The latest delivery attempts, of one rule's notifications when `ruleId` is given. */
+export function useDeliveryAttempts(ruleId?: number) {
   const { client } = useApi();
   return useQuery({
-    queryKey: useScopedKey('delivery', 'attempts'),
+    queryKey: useScopedKey('delivery', 'attempts', ruleId),
     queryFn: () =>
       unwrap(
         client.GET('/service/alert_system_setting_get_delivery_attempt_list/', {
-          params: { query: { page: 1, page_size: ATTEMPTS_SHOWN } },
+          params: {
+            query: { page: 1, page_size: ATTEMPTS_SHOWN, ...(ruleId === undefined ? {} : { rule_id: ruleId }) },
+          },
         }),
       ),
   });
