@@ -16,6 +16,7 @@ import * as m0011 from './migrations/0011_system_sender_unique.ts';
 import * as m0012 from './migrations/0012_worker_claims.ts';
 import * as m0013 from './migrations/0013_sealed_webhook_headers.ts';
 import * as m0018 from './migrations/0018_known_login_addresses.ts';
+import * as m0019 from './migrations/0019_server_settings.ts';
 
 // Listed explicitly (not read from disk) so the set is the same under tsx, a bundle or tests.
 // Each source brings the migrations of its own tables (src/modules/sources/<name>/migrations),
@@ -33,6 +34,7 @@ const coreMigrations: Record<string, MigrationModule> = {
   '0012_worker_claims': m0012,
   '0013_sealed_webhook_headers': m0013,
   '0018_known_login_addresses': m0018,
+  '0019_server_settings': m0019,
 };
 
 /** How often a process waiting for another's migrations on SQLite tries the lock again. */
