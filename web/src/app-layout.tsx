@@ -7,18 +7,22 @@ import { navItems } from './nav.ts';
 
 /** The frame of every signed-in page: skip link, header with navigation, organization, account. */
 export function AppLayout() {
-  const api = useApi();
   const session = useSession();
   const router = useRouter();
-  const account = useAccount();
 
   // The session ended on this page (sign-out here or in another tab, refresh token expired):
   // loading the route again runs its check, which sends the visitor to the sign-in page.
   useEffect(() => {
     if (!session) void router.invalidate();
   }, [session, router]);
-  if (!session) return null;
+  // Nothing that reads the API stays mounted without a session: its query, emptied by the
+  // sign-out, would be asked again without a token (a 401 on every sign-out).
+  return session ? <SignedInFrame /> : null;
+}
 
+function SignedInFrame() {
+  const api = useApi();
+  const account = useAccount();
   return (
     <>
       <a className="skip-link" href="#main">
