@@ -1,4 +1,4 @@
-import { screen, waitFor } from '@testing-library/react';
+import { screen, waitFor, within } from '@testing-library/react';
 import { userEvent } from '@testing-library/user-event';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TestApp } from '../../../test/support/test-app.ts';
@@ -61,7 +61,11 @@ describe('signing in', () => {
     expect(screen.queryByRole('alert')).toBeNull();
     await user.type(code, wrongCode(seed, t.clock.now()));
     await user.click(screen.getByRole('button', { name: 'Verify' }));
-    expect((await screen.findByRole('alert')).textContent).toMatch(/code/i);
+    const alert = await screen.findByRole('alert');
+    expect(alert.textContent).toMatch(/code/i);
+    // Said once: the message, not also its field's words in a list below it.
+    expect(document.body.textContent!.match(/invalid, expired or already used/g)).toHaveLength(1);
+    expect(within(alert).queryByRole('list')).toBeNull();
     expect(history.location.pathname).toBe('/sign-in');
 
     await user.clear(code);
