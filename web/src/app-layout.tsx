@@ -4,6 +4,8 @@ import { useApi, useSession } from './api/api-context.tsx';
 import { useAccount } from './auth/account.ts';
 import { OrgSwitcher } from './auth/org-switcher.tsx';
 import { navItems } from './nav.ts';
+import { useTimeZoneChoice } from './ui/time-zone.ts';
+import { TimeZoneSwitch } from './ui/time-zone-switch.tsx';
 
 /** The frame of every signed-in page: skip link, header with navigation, organization, account. */
 export function AppLayout() {
@@ -23,6 +25,8 @@ export function AppLayout() {
 function SignedInFrame() {
   const api = useApi();
   const account = useAccount();
+  // Pages format their times as they draw: a new choice of zone draws them again.
+  const timeZone = useTimeZoneChoice();
   return (
     <>
       <a className="skip-link" href="#main">
@@ -49,13 +53,14 @@ function SignedInFrame() {
         </nav>
         <div className="app-account">
           <OrgSwitcher />
+          <TimeZoneSwitch />
           {account.data && <span className="who">{account.data.email}</span>}
           <button type="button" onClick={() => api.signOut()}>
             Sign out
           </button>
         </div>
       </header>
-      <main id="main" tabIndex={-1}>
+      <main id="main" tabIndex={-1} key={timeZone}>
         <Outlet />
       </main>
     </>
