@@ -44,5 +44,3 @@ export function createDashboardAddress(deps: {
     },
   };
 }
-
-export type DashboardAddress = ReturnType<typeof createDashboardAddress>;
