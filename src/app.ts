@@ -5,6 +5,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyServerOptions } from 'fastify';
 import type { Container } from './container.ts';
 import { registerAuthentication } from './http/auth.plugin.ts';
+import { registerJsonCompression } from './http/compression.ts';
 import { createDashboard } from './http/dashboard.ts';
 import { registerErrorHandling } from './http/error-handler.ts';
 import { answerConnect, protocolErrorOptions } from './http/protocol-errors.ts';
@@ -73,6 +74,7 @@ export async function buildApp(container: Container, options: AppOptions = {}) {
     reply.header('x-request-id', request.id);
     done();
   });
+  registerJsonCompression(app);
 
   await app.register(swagger, {
     openapi: {

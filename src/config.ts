@@ -36,7 +36,10 @@ export interface Config {
   trustProxy: boolean | string[];
   /** When set, GET /metrics requires `Authorization: Bearer <token>`; else it answers loopback only. */
   metricsToken?: string;
-  dashboardUrl: string;
+  /** DRAGNET_DASHBOARD_URL: the base of notification links when an organization sets none. */
+  dashboardUrl?: string;
+  /** http://HOST:PORT: where `dragnet serve` listens, and the links' last resort. */
+  serverUrl: string;
   /** The built dashboard (web/dist) the server serves at `/`. */
   dashboardDir: string;
   defaultAlertRuleLimit: number;
@@ -284,6 +287,12 @@ function readUrls(value: string | undefined, databaseUrl: string | undefined): s
   return urls;
 }
 
+/** The URL of a server listening on host:port, as a browser on that machine reaches it. */
+export function serverUrl(host: string, port: number): string {
+  const reachable = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host;
+  return `http://${reachable.includes(':') ? `[${reachable}]` : reachable}:${port}`;
+}
+
 export function loadConfig(env: Env = process.env): Config {
   const host = env.HOST || '127.0.0.1';
   const port = integer(env, 'PORT', 8080);
@@ -293,7 +302,6 @@ export function loadConfig(env: Env = process.env): Config {
     throw new Error('DRAGNET_DATABASE_URL must be a postgres:// URL');
   }
   const databaseReadUrls = readUrls(env.DRAGNET_DATABASE_READ_URLS, databaseUrl);
-  const displayHost = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host;
   privateDataDir(dataDir);
   return {
     host,
@@ -311,7 +319,8 @@ export function loadConfig(env: Env = process.env): Config {
     logLevel: env.DRAGNET_LOG_LEVEL || 'info',
     trustProxy: trustProxy(env.DRAGNET_TRUST_PROXY),
     metricsToken: metricsToken(env.DRAGNET_METRICS_TOKEN),
-    dashboardUrl: (env.DRAGNET_DASHBOARD_URL || `http://${displayHost}:${port}`).replace(/\/+$/, ''),
+    dashboardUrl: env.DRAGNET_DASHBOARD_URL?.replace(/\/+$/, '') || undefined,
+    serverUrl: serverUrl(host, port),
     dashboardDir: env.DRAGNET_DASHBOARD_DIR
       ? path.resolve(env.DRAGNET_DASHBOARD_DIR)
       : fileURLToPath(new URL('../web/dist/', import.meta.url)),

@@ -47,11 +47,7 @@ export async function createContainer(config: Config, options: { clock?: Clock; 
     parseAllowList([...config.outboundAllowHosts, ...config.collectorAllowHosts]),
   );
 
-  const orgs = createOrgsModule({
-    store,
-    clock,
-    defaults: { alertRuleLimit: config.defaultAlertRuleLimit, dashboardUrl: config.dashboardUrl },
-  });
+  const orgs = await createOrgsModule({ store, clock, config });
   const auth = createAuthModule({
     db: store.db,
     users: orgs.userRepository,
@@ -126,6 +122,8 @@ export async function createContainer(config: Config, options: { clock?: Clock; 
     metrics,
     audit: audit.log,
     organizations: orgs.organizations,
+    /** Where notification links point for organizations without dashboard_url; `serve` records its own. */
+    dashboardAddress: orgs.dashboardAddress,
     users: orgs.users,
     auth: auth.service,
     tokens: auth.tokens,

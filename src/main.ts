@@ -1,7 +1,7 @@
 import { pino, type LoggerOptions } from 'pino';
 import { buildApp } from './app.ts';
 import { serverLogger } from './http/logging.ts';
-import type { Config } from './config.ts';
+import { serverUrl, type Config } from './config.ts';
 import { createContainer } from './container.ts';
 import { autovacuumWarnings } from './db/maintenance.ts';
 import { startScheduler } from './jobs/scheduler.ts';
@@ -22,15 +22,17 @@ export async function serve(config: Config, options: { withWorker?: boolean } = 
     logger: serverLogger(config.logLevel),
   });
   await app.listen({ host: config.host, port: config.port });
+  const address = app.server.address();
+  const port = typeof address === 'object' && address ? address.port : config.port;
+  const base = serverUrl(config.host, port);
+  // Before the scheduler's first run, so that every link sent from this store points here.
+  await container.dashboardAddress.record(base);
   const log = (message: string, error?: unknown) =>
     error ? app.log.error({ err: error }, message) : app.log.info(message);
   const withWorker = options.withWorker !== false;
   const scheduler = withWorker ? startScheduler(container, { pollMs: config.schedulerPollMs, log }) : null;
   const collectors = withWorker ? container.collectors.start({ pollMs: config.schedulerPollMs, log }) : null;
 
-  const address = app.server.address();
-  const port = typeof address === 'object' && address ? address.port : config.port;
-  const base = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
   const hasUsers = (await container.users.list()).length > 0;
   const lines = [
     `Dragnet is listening on ${base} (store: ${container.store.engine} at ${container.store.location})`,

@@ -90,11 +90,36 @@ describe('the dashboard served at /', () => {
     expect(brotli.headers['content-encoding']).toBe('br');
     expect(brotli.headers['cache-control']).toBe('public, max-age=31536000, immutable');
     expect(brotliDecompressSync(brotli.rawPayload).toString()).toBe(plain.body);
+    // Both answers say they depend on Accept-Encoding, so a shared cache keeps them apart.
+    expect(plain.headers.vary).toBe('Accept-Encoding');
+    expect(brotli.headers.vary).toBe('Accept-Encoding');
   });
 
   it('answers a missing asset with the JSON 404, not the app', async () => {
     const response = await t.request({ method: 'GET', url: '/assets/index-Gone0000.js', headers: BROWSER });
     expect(isJsonNotFound(response)).toBe(true);
+  });
+
+  it.each([
+    '/service/',
+    '/service/nope',
+    '/service/a/b/c/',
+    '/service/*',
+    '/service/a*b/c',
+    '/service/:id/',
+    '/token/*',
+    '/assets/',
+    '/assets',
+    '/assets/x.js',
+    '/assets/*',
+    '/assets/../x',
+  ])('answers the odd path %s with the JSON 404, never a 500 nor the app', async (url) => {
+    for (const headers of [{}, BROWSER]) {
+      const response = await t.request({ method: 'GET', url, headers });
+      // light-my-request resolves dot segments as a browser does: /assets/../x is the app route /x.
+      if (url === '/assets/../x' && headers === BROWSER) expect(response.statusCode).toBe(200);
+      else expect(isJsonNotFound(response), `${response.statusCode} ${response.body.slice(0, 200)}`).toBe(true);
+    }
   });
 
   it('answers an API client that gets a path wrong with the JSON 404, not a page', async () => {

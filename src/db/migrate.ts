@@ -18,6 +18,7 @@ import * as m0013 from './migrations/0013_sealed_webhook_headers.ts';
 import * as m0018 from './migrations/0018_known_login_addresses.ts';
 import * as m0019 from './migrations/0019_incidents.ts';
 import * as m0019b from './migrations/0019_rule_pause.ts';
+import * as m0019c from './migrations/0019_server_settings.ts';
 
 // Listed explicitly (not read from disk) so the set is the same under tsx, a bundle or tests.
 // Each source brings the migrations of its own tables (src/modules/sources/<name>/migrations),
@@ -37,6 +38,7 @@ const coreMigrations: Record<string, MigrationModule> = {
   '0018_known_login_addresses': m0018,
   '0019_incidents': m0019,
   '0019_rule_pause': m0019b,
+  '0019_server_settings': m0019c,
 };
 
 /** How often a process waiting for another's migrations on SQLite tries the lock again. */

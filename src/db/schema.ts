@@ -279,7 +279,15 @@ export interface WorkerTable {
   seen_at: number;
 }
 
+/** Settings a server shares with the store's other processes (src/modules/orgs/dashboard-address.ts). */
+export interface ServerSettingTable {
+  name: string;
+  value: string;
+  updated_at: number;
+}
+
 export interface Database extends MessengerTables {
+  server_settings: ServerSettingTable;
   workers: WorkerTable;
   collector_state: CollectorStateTable;
   alert_rules: AlertRuleTable;

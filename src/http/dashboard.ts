@@ -3,6 +3,7 @@ import path from 'node:path';
 import fastifyStatic from '@fastify/static';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError } from '../lib/errors.ts';
+import { varyOnAcceptEncoding } from './compression.ts';
 import { sendError } from './error-handler.ts';
 import { securityHeaders } from './security-headers.ts';
 
@@ -12,8 +13,11 @@ import { securityHeaders } from './security-headers.ts';
  */
 const API_PATH = /^\/(?:service|token|docs|ingest|openapi\.json|metrics|readyz|healthz)(?:[/?]|$)/;
 
-/** A request for a file (its last segment has an extension): a missing asset is a 404, not the app. */
-const FILE_PATH = /\/[^/]*\.[^/]*$/;
+/**
+ * A request for a file (under /assets/, or its last segment has an extension): a missing asset is
+ * a 404, not the app.
+ */
+const FILE_PATH = /^\/assets(?:\/|$)|\/[^/]*\.[^/]*$/;
 
 /**
  * A browser opening a page asks for HTML; an API client that gets a path wrong (curl's default
@@ -55,6 +59,9 @@ export function createDashboard(dir: string): Dashboard {
         setHeaders(response, file) {
           const hashed = file.startsWith(assets);
           response.setHeader('cache-control', hashed ? 'public, max-age=31536000, immutable' : 'no-cache');
+          // Any file may have a .br or .gz beside it, sent to the clients that take it: a cache
+          // must keep the encodings apart.
+          response.setHeader('vary', varyOnAcceptEncoding(response.getHeader('vary')));
           if (file.endsWith('.html'))
             for (const [name, value] of Object.entries(SECURITY_HEADERS)) response.setHeader(name, value);
         },

@@ -72,6 +72,13 @@ export function sendError(request: FastifyRequest, reply: FastifyReply, appError
   });
 }
 
+/**
+ * hasRoute reads its url as a route pattern: `*` and `:` there are a wildcard and a parameter
+ * (a `*` before the end throws), and no declared route has them literally, so a path with either
+ * is simply not one of ours.
+ */
+const isConcretePath = (path: string) => !/[*:]/.test(path);
+
 const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const;
 
 export function registerErrorHandling(
@@ -89,7 +96,7 @@ export function registerErrorHandling(
     const path = request.url.split('?')[0] ?? '';
     // A path that exists under other methods (TRACE /token/, GET of a POST-only path) is a 405
     // naming them, not a 404 that sends the client looking for another path.
-    const allowed = METHODS.filter((method) => app.hasRoute({ method, url: path }));
+    const allowed = isConcretePath(path) ? METHODS.filter((method) => app.hasRoute({ method, url: path })) : [];
     if (allowed.length) {
       void reply.header('allow', allowed.join(', '));
       return sendError(
@@ -105,7 +112,7 @@ export function registerErrorHandling(
     if (options.appShell?.(request, reply)) return reply;
     const withSlash = path.endsWith('/') ? null : `${path}/`;
     const hint =
-      withSlash && app.hasRoute({ method: request.method as 'GET', url: withSlash })
+      withSlash && isConcretePath(withSlash) && app.hasRoute({ method: request.method as 'GET', url: withSlash })
         ? ` (paths end with a slash: ${withSlash})`
         : '';
     return sendError(request, reply, new AppError('not_found', `no route ${request.method} ${path}${hint}`));

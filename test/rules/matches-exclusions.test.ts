@@ -330,7 +330,7 @@ describe(`rules: matches, hits and exclusions (${testEngine})`, () => {
     expect(payloadOf(hooks.at(-1)!)).toMatchObject({
       total_matches: 2,
       excluded_matches: 1,
-      results_url: `https://dashboard.dragnet.test/incidents/${mixed!.id}`,
+      results_url: `https://dashboard.dragnet.test${rulePaths.matchLink(mixed!.id, alice.orgId)}`,
     });
     expect(smtp.messages).toHaveLength(mailsBefore + 1);
     expect(smtp.messages.at(-1)!.parsed.html).toContain('Golf bank: 1 hits in Messenger channels');

@@ -162,7 +162,7 @@ describe(`rules: runs, schedule and notifications end to end (${testEngine})`, (
       service: 'Messenger channels',
       total_matches: 3,
       excluded_matches: 0,
-      results_url: `https://dashboard.dragnet.test/incidents/${match.id}`,
+      results_url: `https://dashboard.dragnet.test${rulePaths.matchLink(match.id, alice.orgId)}`,
       timestamp: '2026-03-10T09:00:00.000+00:00',
     });
 
@@ -175,7 +175,7 @@ describe(`rules: runs, schedule and notifications end to end (${testEngine})`, (
     expect(mail.secureAtMailFrom).toBe(true);
     expect(mail.parsed.subject).toBe(`Alert Alpha bank watch (template ${kit.recipient.email.slice(4, -10)})`);
     expect(mail.parsed.html).toContain('Alpha bank watch: 3 hits in Messenger channels on 2026-03-10.');
-    expect(mail.parsed.html).toContain(`https://dashboard.dragnet.test/incidents/${match.id}`);
+    expect(mail.parsed.html).toContain(`https://dashboard.dragnet.test${rulePaths.matchLink(match.id, alice.orgId)}`);
 
     // Both deliveries are recorded against the rule and the match.
     const attempts = await alice.delivery.attempts({ rule_id: created.id });
@@ -187,7 +187,7 @@ describe(`rules: runs, schedule and notifications end to end (${testEngine})`, (
 
     // A browser opening the link gets the dashboard's incident page (which asks to sign in), with
     // no token; a link of the earlier /matches/<id> form too (the dashboard sends it on).
-    for (const link of [rulePaths.matchLink(match.id), `/matches/${match.id}`]) {
+    for (const link of [rulePaths.matchLink(match.id, alice.orgId), `/incidents/${match.id}`, `/matches/${match.id}`]) {
       const page = await t.request({
         method: 'GET',
         url: link,
@@ -212,7 +212,7 @@ describe(`rules: runs, schedule and notifications end to end (${testEngine})`, (
     expect(payloadOf(requestsTo(receiver, kit)[1]!)).toMatchObject({
       total_matches: 1,
       excluded_matches: 0,
-      results_url: `https://dashboard.dragnet.test/incidents/${second!.id}`,
+      results_url: `https://dashboard.dragnet.test${rulePaths.matchLink(second!.id, alice.orgId)}`,
     });
     expect(mailTo(kit)).toHaveLength(2);
     expect(await rule(created.id)).toMatchObject({

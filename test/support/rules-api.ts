@@ -25,8 +25,8 @@ export const rulePaths = {
   createExclusion: (ruleId: number | string) => `/service/alert_system_exclusion_create/${ruleId}/`,
   exclusions: (ruleId: number | string) => `/service/alert_system_exclusion_list/${ruleId}/`,
   deleteExclusion: (exclusionId: number | string) => `/service/alert_system_exclusion_delete/${exclusionId}/`,
-  /** The path of the link a notification carries: {dashboard_url}/incidents/<id>, a dashboard page */
-  matchLink: (matchId: number | string) => `/incidents/${matchId}`,
+  /** The path of the link a notification carries: {dashboard_url}/incidents/<id>?org=<org id>, a dashboard page */
+  matchLink: (matchId: number | string, orgId: number) => `/incidents/${matchId}?org=${orgId}`,
 } as const;
 
 export interface RuleView {

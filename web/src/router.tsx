@@ -11,6 +11,7 @@ import type { QueryClient } from '@tanstack/react-query';
 import type { Api } from './api/client.ts';
 import type { SessionStore } from './api/session.ts';
 import { AppLayout } from './app-layout.tsx';
+import { actForLinkedOrganization } from './auth/linked-organization.ts';
 import { validateSignInSearch } from './auth/sign-in-search.ts';
 import { validateInboxSearch } from './pages/incidents/inbox-search.ts';
 import { validateIncidentSearch } from './pages/incidents/incident-search.ts';
@@ -140,6 +141,11 @@ const incidentRoute = createRoute({
     stringify: ({ matchId }) => ({ matchId: String(matchId) }),
   },
   validateSearch: validateIncidentSearch,
+  beforeLoad: async ({ context, params, search: { org, ...search } }) => {
+    if (org === undefined) return;
+    await actForLinkedOrganization(context, org);
+    throw redirect({ to: '/incidents/$matchId', params, search, replace: true });
+  },
   component: lazyRouteComponent(() => import('./pages/incidents/incident-page.tsx'), 'IncidentPage'),
 });
 

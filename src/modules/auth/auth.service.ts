@@ -78,9 +78,13 @@ export function createAuthService(deps: {
           await accountAudit.access(user, clientAddress, 'login.failed', 'otp');
           throw slowed !== null
             ? tooManyAttempts(slowed)
-            : new AppError('invalid_otp', 'otp is not a current authenticator code or an unused backup code', {
-                fields: [{ field: 'otp', message: 'invalid, expired or already used' }],
-              });
+            : new AppError(
+                'invalid_otp',
+                'the code is invalid, expired or already used: enter a current code from the authenticator app or an unused backup code',
+                {
+                  fields: [{ field: 'otp', message: 'invalid, expired or already used' }],
+                },
+              );
         }
         if (used === 'backup_code')
           await accountAudit.self(user, clientAddress, 'two_factor.backup_code_used', { during: 'login' });

@@ -11,10 +11,13 @@ import type { OrganizationService } from '../orgs/index.ts';
 import { findSource } from '../sources/index.ts';
 
 /**
- * `{dashboard_url}/incidents/<id>`: the dashboard's page of the match (spec 2.7, 6.2), which asks
- * to sign in first. Links sent before it existed (`/matches/<id>`) lead there too (web/src/router.tsx).
+ * `{dashboard_url}/incidents/<id>?org=<org id>`: the dashboard's page of the match (spec 2.7,
+ * 6.2), which asks to sign in first. The organization lets an MSSP analyst's dashboard act for
+ * the client the match belongs to. Links sent before it existed (`/matches/<id>`, no `org`) lead
+ * there too (web/src/router.tsx).
  */
-export const matchLink = (dashboardUrl: string, matchId: number) => `${dashboardUrl}/incidents/${matchId}`;
+export const matchLink = (dashboardUrl: string, match: { id: number; orgId: number }) =>
+  `${dashboardUrl}/incidents/${match.id}?org=${match.orgId}`;
 
 /**
  * Deliveries of one organization in flight at once: one, so an organization's notifications
@@ -57,7 +60,7 @@ async function send(
   const source = findSource(Number(rule.service_id));
   const total = Number(match.total_hits);
   const excluded = Number(match.excluded_hits);
-  const link = matchLink(org.dashboard_url, Number(match.id));
+  const link = matchLink(org.dashboard_url, { id: Number(match.id), orgId: org.id });
   const context = { ruleId: Number(rule.id), matchId: Number(match.id) };
   if (notification.channel === 'webhook') {
     if (rule.webhook_id === null) return false;

@@ -1,8 +1,8 @@
 import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { chromium, type BrowserContext, type Page } from 'playwright-core';
-import { scaled } from '../../../test/support/wait.ts';
+import { chromium, type BrowserContext, type ConsoleMessage, type Page, type Response } from 'playwright-core';
+import { scaled, waitFor } from '../../../test/support/wait.ts';
 
 /** Debian's Chromium (web/e2e/install-chromium.sh installs it); playwright-core downloads none. */
 export const CHROMIUM = '/usr/bin/chromium';
@@ -24,13 +24,33 @@ const FLAGS = [
 /** Where screenshots of each page go (git ignores test-results/). */
 export const screenshotDir = path.resolve(import.meta.dirname, '..', '..', '..', 'test-results', 'screenshots');
 
+/** An error answer a test causes on purpose: a wrong password, the 401 that asks for a 2FA code. */
+export interface ExpectedResponse {
+  status: number;
+  /** The URL's path, e.g. `/token/`. */
+  path: string;
+  method?: string;
+}
+
 export interface Browser {
   context: BrowserContext;
-  /** Console errors, uncaught exceptions and CSP violations seen on any page so far. */
+  /**
+   * Console errors (the lines Chromium logs for 4xx answers included), uncaught exceptions, CSP
+   * violations and every answer of 400 or more seen on any page so far, except those a test
+   * expected (`expecting`). Each file ends by asserting it is empty.
+   */
   problems: string[];
+  /**
+   * Runs `steps`, during which the `expected` error answers are what the test meant to cause
+   * rather than problems; fails unless each of them came.
+   */
+  expecting(expected: ExpectedResponse[], steps: () => Promise<void>): Promise<void>;
   newPage(options?: { width: number; height: number }): Promise<Page>;
   close(): Promise<void>;
 }
+
+/** Chromium's console line for an error answer; the URL is the message's location. */
+const FAILED_RESOURCE = /^Failed to load resource: the server responded with a status of (\d{3})\b/;
 
 export async function launchChromium(): Promise<Browser> {
   if (!existsSync(CHROMIUM))
@@ -47,20 +67,31 @@ export async function launchChromium(): Promise<Browser> {
   // Playwright's 30 s for every wait and navigation, stretched on a slower machine as the suite's own deadlines are.
   context.setDefaultTimeout(scaled(30_000));
   const problems: string[] = [];
+  let expected: { response: ExpectedResponse; seen: number }[] = [];
+  // "status URL" of the answers that were expected: Chromium's console line for each is not a problem either.
+  const expectedAnswers = new Set<string>();
+  const isExpected = (response: Response) => {
+    const { pathname } = new URL(response.url());
+    const method = response.request().method();
+    const match = expected.find(
+      ({ response: e }) => e.status === response.status() && e.path === pathname && (e.method ?? method) === method,
+    );
+    if (match) match.seen++;
+    return match !== undefined;
+  };
+  const consoleProblem = (message: ConsoleMessage) => {
+    const status = FAILED_RESOURCE.exec(message.text())?.[1];
+    if (status && expectedAnswers.has(`${status} ${message.location().url}`)) return;
+    problems.push(`console: ${message.text()} (${message.location().url})`);
+  };
   const watch = (page: Page) => {
     page.on('console', (message) => {
-      // Chromium logs every 4xx the API answers (otp_required, a validation error the page
-      // shows): those are answers, not faults. 5xx responses are caught below.
-      if (
-        message.type() === 'error' &&
-        !/^Failed to load resource: the server responded with a status of 4\d\d/.test(message.text())
-      ) {
-        problems.push(`${page.url()}: console: ${message.text()}`);
-      }
+      if (message.type() === 'error') consoleProblem(message);
     });
     page.on('response', (response) => {
-      if (response.status() >= 500)
-        problems.push(`${response.request().method()} ${response.url()}: ${response.status()}`);
+      if (response.status() < 400) return;
+      if (isExpected(response)) expectedAnswers.add(`${response.status()} ${response.url()}`);
+      else problems.push(`${response.request().method()} ${response.url()}: ${response.status()}`);
     });
     page.on('pageerror', (error) => problems.push(`${page.url()}: ${error.message}`));
   };
@@ -69,6 +100,19 @@ export async function launchChromium(): Promise<Browser> {
   return {
     context,
     problems,
+    async expecting(responses, steps) {
+      const scope = responses.map((response) => ({ response, seen: 0 }));
+      expected = [...expected, ...scope];
+      try {
+        await steps();
+        for (const entry of scope) {
+          const { method = 'a request to', path: where, status } = entry.response;
+          await waitFor(`${method} ${where} answering ${status}`, () => entry.seen > 0);
+        }
+      } finally {
+        expected = expected.filter((entry) => !scope.includes(entry));
+      }
+    },
     async newPage(size) {
       const page = await context.newPage();
       if (size) await page.setViewportSize(size);

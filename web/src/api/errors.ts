@@ -10,13 +10,12 @@ interface ErrorBody {
   fields?: FieldError[];
   request_id?: string;
   retry_after_seconds?: number;
-  position?: number;
 }
 
 /**
  * A failed API call, carrying the server's error body: every 4xx/5xx answers
- * `{code, message, fields?, request_id}`, plus `retry_after_seconds` on a 429 and `position` on a
- * query syntax error.
+ * `{code, message, fields?, request_id}`, plus `retry_after_seconds` on a 429 (and `position` on a
+ * query syntax error, whose message already says where, for people).
  */
 export class ApiError extends Error {
   readonly status: number;
@@ -24,7 +23,6 @@ export class ApiError extends Error {
   readonly fields: FieldError[];
   readonly requestId: string | undefined;
   readonly retryAfterSeconds: number | undefined;
-  readonly position: number | undefined;
 
   constructor(status: number, body: ErrorBody) {
     super(body.message ?? `the server answered ${status}`);
@@ -34,7 +32,6 @@ export class ApiError extends Error {
     this.fields = body.fields ?? [];
     this.requestId = body.request_id;
     this.retryAfterSeconds = body.retry_after_seconds;
-    this.position = body.position;
   }
 
   /** The message of the first error on `field`, to show beside that input. */

@@ -1,9 +1,15 @@
-import { screen, waitFor } from '@testing-library/react';
+import { screen, waitFor, within } from '@testing-library/react';
 import { userEvent } from '@testing-library/user-event';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TestApp } from '../../../test/support/test-app.ts';
 import { nextStepCode, wrongCode } from '../../../test/support/totp.ts';
-import { DEFAULT_PASSWORD, enableTwoFactor, renderDashboard, startTestServer } from '../test/test-server.tsx';
+import {
+  createTestApi,
+  DEFAULT_PASSWORD,
+  enableTwoFactor,
+  renderDashboard,
+  startTestServer,
+} from '../test/test-server.tsx';
 
 describe('signing in', () => {
   let t: TestApp;
@@ -55,7 +61,11 @@ describe('signing in', () => {
     expect(screen.queryByRole('alert')).toBeNull();
     await user.type(code, wrongCode(seed, t.clock.now()));
     await user.click(screen.getByRole('button', { name: 'Verify' }));
-    expect((await screen.findByRole('alert')).textContent).toMatch(/code/i);
+    const alert = await screen.findByRole('alert');
+    expect(alert.textContent).toMatch(/code/i);
+    // Said once: the message, not also its field's words in a list below it.
+    expect(document.body.textContent!.match(/invalid, expired or already used/g)).toHaveLength(1);
+    expect(within(alert).queryByRole('list')).toBeNull();
     expect(history.location.pathname).toBe('/sign-in');
 
     await user.clear(code);
@@ -99,14 +109,25 @@ describe('signing in', () => {
     expect(history.location.pathname).toBe('/search');
   });
 
-  it('signs out: the tokens are forgotten and pages ask to sign in again', async () => {
-    const { history, api } = await renderDashboard(t, '/search', { email: 'ana@acme.test' });
+  it('signs out: the tokens are forgotten, pages ask to sign in again, and no request goes out without a token', async () => {
+    const sent: Request[] = [];
+    const { history, api } = await renderDashboard(t, '/settings/security', {
+      email: 'ana@acme.test',
+      api: createTestApi(t, { sent }),
+    });
+    await screen.findByRole('heading', { name: 'Two-factor authentication' });
+    await waitFor(() => expect(screen.getAllByText('ana@acme.test').length).toBeGreaterThan(0));
+    const before = sent.length;
     await userEvent.setup().click(await screen.findByRole('button', { name: 'Sign out' }));
 
     await waitFor(() => expect(history.location.pathname).toBe('/sign-in'));
+    await screen.findByRole('button', { name: 'Sign in' });
     expect(api.session.get()).toBeNull();
     expect(localStorage.getItem('dragnet.session')).toBeNull();
     expect(screen.queryByText(/session has expired/)).toBeNull();
+    // The account query of the page just left used to run again without a token: a 401 each time.
+    expect(sent.slice(before).map((request) => `${request.method} ${new URL(request.url).pathname}`)).toEqual([]);
+    expect(before).toBeGreaterThan(0);
   });
 
   it('when the session can no longer be refreshed, says so and returns to the page after signing in', async () => {

@@ -58,8 +58,15 @@ export function fetchThrough(t: TestApp): typeof fetch {
   };
 }
 
-export function createTestApi(t: TestApp): Api {
-  return createApi({ session: createSessionStore(localStorage), baseUrl: BASE_URL, fetch: fetchThrough(t) });
+/** `sent`, when given, collects every request the dashboard makes (with its headers). */
+export function createTestApi(t: TestApp, options: { sent?: Request[] } = {}): Api {
+  const through = fetchThrough(t);
+  const fetch: typeof through = (input, init) => {
+    const request = new Request(input, init);
+    options.sent?.push(request.clone());
+    return through(request);
+  };
+  return createApi({ session: createSessionStore(localStorage), baseUrl: BASE_URL, fetch });
 }
 
 /** Renders the whole dashboard at `path`, signed in as `email` when given. */

@@ -14,11 +14,17 @@ export function ErrorNotice({
   fieldsShown?: string[];
 }) {
   if (!error) return null;
-  const fields = error instanceof ApiError ? error.fields.filter((entry) => !fieldsShown.includes(entry.field)) : [];
+  const message = errorMessage(error);
+  // A field is listed once: not when the form shows it beside its input, nor when the message
+  // already says it (a validation error's message is `field: what is wrong`).
+  const fields =
+    error instanceof ApiError
+      ? error.fields.filter((entry) => !fieldsShown.includes(entry.field) && !message.includes(entry.message))
+      : [];
   return (
     <div className="notice error" role="alert">
       {title && <strong>{title}: </strong>}
-      {errorMessage(error)}
+      {message}
       {fields.length > 0 && (
         <ul>
           {fields.map((entry) => (

@@ -1,3 +1,5 @@
+import { formatDateTime } from '../../ui/format.ts';
+
 /**
  * How the incident page shows a hit: the hits of every source are `{id, is_excluded, hit_key,
  * ...the source's result fields}` (docs/api.md "Matches and exclusions"), so fields are listed
@@ -11,7 +13,6 @@ export const HIT_KEY = 'hit_key';
 const OWN_FIELDS = new Set(['id', 'is_excluded', HIT_KEY]);
 const ISO_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})$/;
 const LONG_TEXT = 160;
-const dateTime = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'short' });
 
 export interface HitField {
   name: string;
@@ -20,10 +21,10 @@ export interface HitField {
   block: boolean;
 }
 
-/** A field value as text: dates in the reader's time, lists joined, yes/no for booleans. */
+/** A field value as text: dates in the reader's chosen zone, lists joined, yes/no for booleans. */
 export function fieldText(value: unknown): string {
   if (typeof value === 'boolean') return value ? 'yes' : 'no';
-  if (typeof value === 'string' && ISO_TIME.test(value)) return dateTime.format(new Date(value));
+  if (typeof value === 'string' && ISO_TIME.test(value)) return formatDateTime(value);
   if (Array.isArray(value)) return value.map(fieldText).join(', ');
   if (value !== null && typeof value === 'object') return JSON.stringify(value);
   return String(value);

@@ -127,6 +127,29 @@ describe('the incident page (where a notification links)', () => {
     expect(screen.queryByText('golf-bank.com logins')).toBeNull();
   });
 
+  it("a notification's link (with ?org=) opened by an MSSP analyst acts for the client it belongs to", async () => {
+    await t.container.organizations.create('Watchers');
+    await t.container.organizations.update('Acme', { managedBy: 'Watchers' });
+    await t.createUser({ org: 'Watchers', email: 'sam@watchers.test' });
+    const { api, history } = await renderDashboard(t, `/incidents/${match.id}?org=${ana.orgId}&sort=%22date%22`, {
+      email: 'sam@watchers.test',
+    });
+    expect(await screen.findByRole('heading', { name: 'Incident: Golf bank' })).toBeTruthy();
+    await waitFor(() => expect(screen.getAllByRole('article')).toHaveLength(5));
+    expect(api.session.get()!.orgId).toBe(ana.orgId);
+    expect((await screen.findByLabelText<HTMLSelectElement>('Organization')).value).toBe(String(ana.orgId));
+    // The organization is dropped from the address once acted on; the rest of the view stays.
+    expect(history.location.search).toBe('?sort=date');
+  });
+
+  it('the same link opened by an account that does not manage the organization is not found, and changes nothing', async () => {
+    await rulesUser(t, 'Initech', 'ian@initech.test');
+    const { api } = await renderDashboard(t, `/incidents/${match.id}?org=${ana.orgId}`, { email: 'ian@initech.test' });
+    expect((await screen.findByRole('alert')).textContent).toMatch(/not found/i);
+    expect(api.session.get()!.orgId).toBeNull();
+    expect(screen.queryByText('golf-bank.com logins')).toBeNull();
+  });
+
   it('a link of the earlier /matches/<id> form opens the incident page', async () => {
     const { history } = await renderDashboard(t, `/matches/${match.id}`, { email: EMAIL });
     await screen.findByRole('heading', { name: 'Incident: Golf bank' });

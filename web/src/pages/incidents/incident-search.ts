@@ -12,6 +12,11 @@ export interface IncidentSearch {
   /** `field:value` pairs, all of which must hold. */
   filter?: string[];
   hide_excluded?: boolean;
+  /**
+   * The match's organization, as notification links carry it: the dashboard acts for it when the
+   * account manages it, then drops it from the address (router.tsx).
+   */
+  org?: number;
 }
 
 const MAX_FILTERS = 20;
@@ -26,5 +31,7 @@ export function validateIncidentSearch(raw: Record<string, unknown>): IncidentSe
     : [];
   if (filters.length) search.filter = filters.slice(0, MAX_FILTERS);
   if (raw.hide_excluded === true) search.hide_excluded = true;
+  const org = positiveInteger(raw.org);
+  if (org) search.org = org;
   return search;
 }

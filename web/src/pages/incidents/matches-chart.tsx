@@ -1,8 +1,6 @@
 import { Bar, BarChart, CartesianGrid, Cell, Legend, ResponsiveContainer, Tooltip, XAxis, YAxis } from 'recharts';
+import { formatDateTime, formatDay } from '../../ui/format.ts';
 import type { Match } from '../rules/rule-queries.ts';
-
-const day = new Intl.DateTimeFormat(undefined, { month: 'short', day: 'numeric' });
-const full = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'short' });
 
 /** The chart's points: one per run with hits, oldest first (the API lists them newest first). */
 export function chartPoints(matches: Match[]) {
@@ -33,10 +31,10 @@ export default function MatchesChart({ matches, highlight }: { matches: Match[];
         accessibilityLayer={false}
       >
         <CartesianGrid strokeDasharray="3 3" vertical={false} stroke="var(--border)" />
-        <XAxis dataKey="at" tickFormatter={(at: number) => day.format(at)} stroke="var(--muted)" fontSize={12} />
+        <XAxis dataKey="at" tickFormatter={formatDay} stroke="var(--muted)" fontSize={12} />
         <YAxis allowDecimals={false} stroke="var(--muted)" fontSize={12} />
         <Tooltip
-          labelFormatter={(at) => full.format(Number(at))}
+          labelFormatter={(at) => formatDateTime(Number(at))}
           contentStyle={{ background: 'var(--surface)', border: '1px solid var(--border)', color: 'var(--text)' }}
         />
         <Legend />

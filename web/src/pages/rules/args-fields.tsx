@@ -1,7 +1,7 @@
 import { useId } from 'react';
 import { Field } from '../../ui/field.tsx';
 import { ChannelFilter } from '../search/channel-filter.tsx';
-import { controlFor, exampleText, listElements, type ArgValue, type ArgValues } from './args-form.ts';
+import { controlFor, exampleText, listElements, optionLabel, type ArgValue, type ArgValues } from './args-form.ts';
 import type { CatalogParam, CatalogService } from './catalog.ts';
 import { MESSENGER_SERVICE_ID } from './new-rule-search.ts';
 
@@ -111,7 +111,7 @@ function ArgInput(props: {
                     )
                   }
                 />
-                {option}
+                {optionLabel(param, option)}
               </label>
             ))}
           </div>
@@ -152,7 +152,7 @@ function ArgInput(props: {
                     <option value="">{param.required ? 'Choose…' : 'Not set'}</option>
                     {control.options.map((option) => (
                       <option key={option} value={String(option)}>
-                        {option}
+                        {optionLabel(param, option)}
                       </option>
                     ))}
                   </select>

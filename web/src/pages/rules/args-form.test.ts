@@ -6,10 +6,12 @@ import {
   argsFromValues,
   controlFor,
   exampleText,
+  optionLabel,
   serverArgErrors,
   valuesFromArgs,
 } from './args-form.ts';
 import type { CatalogParam } from './catalog.ts';
+import { LEAK_FILTERS } from '../../../../src/modules/sources/common/leaks/leak-filters.ts';
 
 /** The catalog exactly as GET alert_system_service_get_service_list/ serves it. */
 const catalog = sourceCatalog.map(catalogRow);
@@ -44,6 +46,17 @@ describe('the args form generated from the catalog', () => {
     });
     expect(controlFor(param('messenger', 'channel_ids'))).toEqual({ kind: 'list', element: 'Int' });
     expect(controlFor(param('certificate', 'ignore_issuers'))).toEqual({ kind: 'list', element: 'String' });
+  });
+
+  it("names each filter_id choice by the filter's name, not a bare number; other choices show as they are", () => {
+    const filterId = param('filtered_leak', 'filter_id');
+    expect(controlFor(filterId)).toMatchObject({ options: LEAK_FILTERS.map((filter) => filter.id) });
+    expect(LEAK_FILTERS.map((filter) => optionLabel(filterId, filter.id))).toEqual(
+      LEAK_FILTERS.map((filter) => `${filter.name.replaceAll('_', ' ')} (${filter.id})`),
+    );
+    const termType = param('raw_leak_extended', 'term_type');
+    for (const option of termType.valid_values!) expect(optionLabel(termType, option)).toBe(String(option));
+    expect(optionLabel({ hint: 'a number' }, 3)).toBe('3');
   });
 
   it('leaves an optional boolean out unless yes or no is chosen (a default that is on stays on)', () => {

@@ -28,6 +28,17 @@ export type ArgControl =
   /** An array without valid values: one element per line (numbers may be separated by commas too). */
   | { kind: 'list'; element: ScalarType };
 
+/**
+ * What a select or checkbox shows for a valid value. A bare number means nothing to a reader, so
+ * when the param's hint (its schema's description) names each value as `<value> <name>: …` (filtered_leak's
+ * `filter_id`: "1 employee_emails: …; 2 …") the name goes first; otherwise the value itself.
+ */
+export function optionLabel(param: Pick<CatalogParam, 'hint'>, option: string | number): string {
+  if (typeof option !== 'number') return option;
+  const named = new RegExp(`(?:^|;\\s*)${option} (\\w+):`).exec(param.hint ?? '');
+  return named ? `${named[1]!.replaceAll('_', ' ')} (${option})` : String(option);
+}
+
 /** What the form holds for one param: text, a tick, or the ticked values (as text). */
 export type ArgValue = string | boolean | string[];
 export type ArgValues = Record<string, ArgValue>;

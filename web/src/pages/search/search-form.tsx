@@ -56,10 +56,7 @@ export function SearchForm({ initial }: { initial: SearchPageSearch }) {
       <Field
         label="Query"
         hint={<>Terms, &quot;phrases&quot;, AND, OR, NOT, -term and ( ). See the query syntax below.</>}
-        error={
-          queryError &&
-          (error?.position !== undefined ? `${queryError} (at character ${error.position + 1})` : queryError)
-        }
+        error={queryError}
       >
         {(props) => (
           <div className="search-query">

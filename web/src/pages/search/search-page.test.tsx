@@ -89,7 +89,7 @@ describe('the search page', () => {
     );
   });
 
-  it('shows a query syntax error as the server words it, with the character it points at', async () => {
+  it('shows a query syntax error as the server words it, with the character it points at, counted from 1 once', async () => {
     const answer = (
       await t.request({
         method: 'POST',
@@ -103,9 +103,11 @@ describe('the search page', () => {
     expect(alert.textContent).toContain(answer.message);
     const field = screen.getByLabelText('Query');
     expect(field.getAttribute('aria-invalid')).toBe('true');
-    expect(document.getElementById(field.getAttribute('aria-describedby')!.split(' ').at(-1)!)!.textContent).toContain(
-      `at character ${answer.position + 1}`,
-    );
+    const beside = document.getElementById(field.getAttribute('aria-describedby')!.split(' ').at(-1)!)!.textContent;
+    expect(beside).toContain(`at character ${answer.position + 1}`);
+    // Where it is, said once and for people: the nth character, not also a 0-based position.
+    expect(document.body.textContent).not.toMatch(/position/);
+    expect(document.body.textContent!.match(/at character/g)).toHaveLength(2); // the notice and the field
   });
 
   it('restricts a search to the channels ticked in the filter, found by category and name', async () => {

@@ -439,7 +439,7 @@ describe('syntax errors', () => {
     const error = syntaxError(query);
     expect(error.position).toBe(position);
     expect(error.message).toMatch(message);
-    expect(error.message).toMatch(new RegExp(`\\(at position ${position}\\)$`));
+    expect(error.message).toMatch(new RegExp(`\\(at character ${position + 1}\\)$`));
   });
 
   it('is an Error with a readonly numeric position', () => {

@@ -16,7 +16,8 @@ export class QuerySyntaxError extends Error {
     message: string,
     readonly position: number,
   ) {
-    super(`${message} (at position ${position})`);
+    // For people: the nth character, counting from 1 (`position` counts from 0, as code does).
+    super(`${message} (at character ${position + 1})`);
   }
 }
 

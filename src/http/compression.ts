@@ -1,0 +1,71 @@
+import { promisify } from 'node:util';
+import { brotliCompress, constants, gzip } from 'node:zlib';
+import type { FastifyInstance } from 'fastify';
+
+/** Below this a JSON answer goes as it is: compressing it costs more CPU than the bytes it saves. */
+export const COMPRESSION_THRESHOLD_BYTES = 1024;
+
+const ENCODERS = {
+  // Quality 4, not brotli's default 11: an answer is compressed once per request, and 11 costs
+  // about 20 times the CPU for a few percent fewer bytes.
+  br: (data: Buffer) =>
+    promisify(brotliCompress)(data, {
+      params: {
+        [constants.BROTLI_PARAM_QUALITY]: 4,
+        [constants.BROTLI_PARAM_MODE]: constants.BROTLI_MODE_TEXT,
+        [constants.BROTLI_PARAM_SIZE_HINT]: data.length,
+      },
+    }),
+  gzip: (data: Buffer) => promisify(gzip)(data, { level: 6 }),
+} as const;
+
+type Encoding = keyof typeof ENCODERS;
+
+/**
+ * The encoding to answer with from an Accept-Encoding header: brotli before gzip when both are
+ * taken, the client's q-values first; none when it takes neither (or refuses them with q=0).
+ */
+export function chooseEncoding(acceptEncoding: string | undefined): Encoding | undefined {
+  if (!acceptEncoding) return undefined;
+  const weights = new Map<string, number>();
+  for (const part of acceptEncoding.split(',')) {
+    const [name = '', ...parameters] = part.trim().toLowerCase().split(';');
+    const q = parameters.map((p) => /^\s*q=([\d.]+)\s*$/.exec(p)?.[1]).find((value) => value !== undefined);
+    weights.set(name.trim(), q === undefined ? 1 : Number(q));
+  }
+  const weightOf = (encoding: Encoding) => weights.get(encoding) ?? weights.get('*') ?? 0;
+  const best = (['br', 'gzip'] as const)
+    .filter((encoding) => weightOf(encoding) > 0)
+    .sort((a, b) => weightOf(b) - weightOf(a))[0];
+  return best;
+}
+
+/** A Vary header value that names Accept-Encoding, keeping what `vary` named already. */
+export function varyOnAcceptEncoding(vary: unknown): string {
+  const current = typeof vary === 'string' ? vary.trim() : '';
+  const named = current.split(',').map((name) => name.trim().toLowerCase());
+  if (named.includes('accept-encoding') || named.includes('*')) return current;
+  return current ? `${current}, Accept-Encoding` : 'Accept-Encoding';
+}
+
+/**
+ * Compresses JSON answers over the threshold when the client takes br or gzip. Only JSON: files
+ * (exports, the dashboard's precompressed assets) and streams go as they are.
+ */
+export function registerJsonCompression(app: FastifyInstance): void {
+  app.addHook('onSend', async (request, reply, payload) => {
+    const type = reply.getHeader('content-type');
+    if (typeof type !== 'string' || !type.startsWith('application/json')) return payload;
+    if (typeof payload !== 'string' && !Buffer.isBuffer(payload)) return payload;
+    if (reply.hasHeader('content-encoding')) return payload;
+    const data = Buffer.isBuffer(payload) ? payload : Buffer.from(payload);
+    if (data.length < COMPRESSION_THRESHOLD_BYTES) return payload;
+    // This answer goes compressed to some clients and not to others: a cache must not mix them.
+    reply.header('vary', varyOnAcceptEncoding(reply.getHeader('vary')));
+    const encoding = chooseEncoding(request.headers['accept-encoding']);
+    if (!encoding) return payload;
+    reply.header('content-encoding', encoding);
+    reply.removeHeader('content-length');
+    return ENCODERS[encoding](data);
+  });
+}
