@@ -40,6 +40,18 @@ describe('the API client against the real server', () => {
     expect(refreshed.access).not.toContain('AAAA');
   });
 
+  it('keeps below the account-wide 25 requests per second by itself: a burst of 60 is paced, none refused', async () => {
+    const api = createTestApi(t);
+    await api.signIn({ email: 'ana@acme.test', password: DEFAULT_PASSWORD });
+    const started = Date.now();
+    const answers = await Promise.all(
+      Array.from({ length: 60 }, () => api.client.GET('/service/account/').then(({ response }) => response.status)),
+    );
+    expect(answers.filter((status) => status !== 200)).toEqual([]);
+    // 60 at 20 a second: the last ones wait for the third second.
+    expect(Date.now() - started).toBeGreaterThanOrEqual(2000);
+  });
+
   it('ends the session when the refresh token is refused too', async () => {
     const api = createTestApi(t);
     api.session.signIn({ access: 'not-a-token', refresh: 'not-a-refresh-token' });

@@ -1,5 +1,6 @@
 import createClient, { type Client } from 'openapi-fetch';
 import { ApiError } from './errors.ts';
+import { createPacer } from './pacing.ts';
 import type { paths } from './schema.gen.ts';
 import { tokenLifetime, type SessionStore } from './session.ts';
 
@@ -21,6 +22,8 @@ const REFRESH_MARGIN_MS = 5 * 60_000;
 /** After a refresh that failed for a reason other than an expired refresh token. */
 const REFRESH_RETRY_MS = 60_000;
 const MAX_TIMER_MS = 2 ** 31 - 1;
+/** Below the account-wide 25 per second, leaving room for the organization's other clients. */
+const REQUESTS_PER_SECOND = 20;
 
 /**
  * The API client: openapi-fetch over the server's own OpenAPI types, with a fetch that adds the
@@ -31,7 +34,9 @@ const MAX_TIMER_MS = 2 ** 31 - 1;
 export function createApi(options: { session: SessionStore; baseUrl?: string; fetch?: typeof fetch }): Api {
   const { session } = options;
   const baseUrl = options.baseUrl ?? window.location.origin;
+  const nextTurn = createPacer(REQUESTS_PER_SECOND);
   const send = async (request: Request): Promise<Response> => {
+    await nextTurn();
     try {
       return await (options.fetch ?? fetch)(request);
     } catch (error) {

@@ -62,7 +62,10 @@ describe("the rule page's pause, run now, preview and deliveries", () => {
     const row = (await screen.findAllByRole('link', { name: 'Steered' })).at(-1)!.closest('tr')!;
     await waitFor(() => expect(within(row).getByText('paused')).toBeTruthy());
 
-    await user.click(schedule.getByRole('button', { name: 'Resume Steered' }));
+    // The pause is done once what it changed has been read again: the button is enabled then.
+    const resume = schedule.getByRole('button', { name: 'Resume Steered' }) as HTMLButtonElement;
+    await waitFor(() => expect(resume.disabled).toBe(false));
+    await user.click(resume);
     await waitFor(() => expect(schedule.getAllByRole('status')[0]!.textContent).toContain('Active'));
     expect(await pauseState(rule.id)).toMatchObject({ is_paused: false });
   });
