@@ -85,6 +85,7 @@ export function createSearchPlanner(deps: {
 
   return {
     channelScope,
+    overWords,
 
     /** The requested channels, deduplicated and checked. */
     async checkedChannels(ids: number[] | null | undefined): Promise<ChannelFilter | null> {
@@ -102,9 +103,15 @@ export function createSearchPlanner(deps: {
     /**
      * The search as the store runs it, and how many messages it covers. When the chosen channels
      * hold fewer messages than the index would return, reading those channels' messages directly
-     * (through the channel index) is the cheaper plan.
+     * (through the channel index) is the cheaper plan. `words`, the query over the word index,
+     * may be looked up beforehand (`overWords`), beside the other reads of a search.
      */
-    async matchQuery(tree: QueryNode, channelFilter: ChannelFilter | null, watermark: number) {
+    async matchQuery(
+      tree: QueryNode,
+      channelFilter: ChannelFilter | null,
+      watermark: number,
+      words: Promise<string | undefined> = overWords(tree),
+    ) {
       const { rarity, messages } = await trigrams.estimate(watermark);
       let match = compile(tree, { rarity });
       const channelsFirst = channelFilter !== null && channelFilter.messages <= match.share * messages;
@@ -115,7 +122,7 @@ export function createSearchPlanner(deps: {
         channelMessages: channelFilter?.messages,
         channelsFirst,
         maxMessageId: watermark,
-        words: await overWords(tree),
+        words: await words,
       };
       return { query, scope: channelFilter?.messages ?? watermark };
     },
