@@ -24,9 +24,9 @@ export const SEARCH_TUNING = {
 
 /** Contiguous id ranges covering (0, maxMessageId], one per reader when the work is worth splitting. */
 function idRanges(query: MatchQuery, tuning: typeof SEARCH_TUNING, readerSlots: number): IdRange[] {
-  // A channel filter read first reads its channels' rows, not the index's candidates: 10,000
-  // rows are checked in 5 ms on one reader, less than handing half of them to another costs
-  // on a busy machine (docs/performance.md, "The channel filter").
+  // A channel filter read first reads its channels' rows, not the index's candidates: 5
+  // channels' 10,000 rows stay on one reader, and the other reads the page beside the count
+  // (docs/performance.md, "The channel filter on both stores").
   const candidates = query.match.share * query.maxMessageId;
   const expectedRows = query.channelsFirst ? Math.min(candidates, query.channelMessages ?? candidates) : candidates;
   const parts = expectedRows < tuning.splitFromRows ? 1 : readerSlots;
