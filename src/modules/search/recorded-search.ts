@@ -9,10 +9,13 @@ import type { ExportItem, RecordedSearch } from './search.types.ts';
 /** A search's query as the store runs it, and how many messages it covers (SearchPlanner.matchQuery). */
 export type PlannedQuery = Awaited<ReturnType<SearchPlanner['matchQuery']>>;
 /**
- * Whether the plan of a page depends on the search's total: not for a walk, the plan of a query
- * no index narrows (`pagePlan`), whose page can then be read while the count runs.
+ * Whether a new search's page can be read while its count runs: a walk (the plan of a query no
+ * index narrows, whatever the total: `pagePlan`) over a channel filter read first, which reads
+ * at most those channels' rows. A walk of every message for a rare term the index cannot narrow
+ * would read them all, where the count's total of 0 spares it.
  */
-export const pageNeedsTotal = (planned: PlannedQuery) => planned.query.match.narrowing !== null;
+export const pageBesideCount = (planned: PlannedQuery) =>
+  planned.query.match.narrowing === null && planned.query.channelsFirst === true;
 
 /** A search as recorded, before its history entry has an id. */
 type CountedSearch = Omit<RecordedSearch, 'historyId'>;

@@ -8,7 +8,7 @@ import { notFound } from '../../lib/errors.ts';
 import type { ChannelRepository } from './channel.repository.ts';
 import type { FollowUpTokens } from './follow-up-token.ts';
 import { formatQuery, type TrigramStats } from '../sources/index.ts';
-import { createRecordedSearchReader, pageNeedsTotal } from './recorded-search.ts';
+import { createRecordedSearchReader, pageBesideCount } from './recorded-search.ts';
 import { createSearchHistoryRepository } from './search-history.repository.ts';
 import { SEARCH_LIMITS } from './search-limits.ts';
 import { createSearchPlanner, parseSearchQuery, searchWarning, type LexiconLookup } from './search-plan.ts';
@@ -307,8 +307,8 @@ export function createSearchService(deps: {
     const pageSize = request.page_size ?? 10;
     const readPage = (total: number) =>
       reader.firstPage({ parse, options, watermark, total, readLsn }, planned, (page - 1) * pageSize, pageSize);
-    // A walk reads the same page whatever the total: it runs beside the count, on another reader.
-    const early = pageNeedsTotal(planned) ? null : readPage(Number.POSITIVE_INFINITY);
+    // A channel filter's walk reads the same page whatever the total: beside the count, on another reader.
+    const early = pageBesideCount(planned) ? readPage(Number.POSITIVE_INFINITY) : null;
     // Awaited below; a count that fails first must not leave it unhandled.
     early?.catch(() => {});
     const counts = await searches.count(planned.query, options.unique_only);
