@@ -29,7 +29,7 @@
  * dir and the database are removed again, also on error or Ctrl-C.
  */
 import { spawn } from 'node:child_process';
-import { readdirSync, rmSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, totalmem } from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -54,7 +54,13 @@ import {
   toolAvailable,
   type PeerTool,
 } from './support/search-peers.ts';
-import { createBenchStore, DEFAULT_POSTGRES_ADMIN_URL, type BenchStore, type StoreKind } from './support/store.ts';
+import {
+  createBenchStore,
+  DEFAULT_POSTGRES_ADMIN_URL,
+  keptBenchStore,
+  type BenchStore,
+  type StoreKind,
+} from './support/store.ts';
 
 const REPO_ROOT = fileURLToPath(new URL('..', import.meta.url));
 const DRAGNET_BIN = path.join(REPO_ROOT, 'bin', 'dragnet.js');
@@ -145,6 +151,10 @@ interface SearchBenchOptions {
   clients: number;
   timeout: number;
   logLevel: string;
+  /** The queries measured (--only picks some of QUERIES by label). */
+  only: BenchQuery[];
+  /** Where the built stores are kept for later runs (--keep-store). */
+  keepStore?: string;
 }
 
 const count = (label: string, min: number, max: number) => (raw: string) => {
@@ -153,6 +163,16 @@ const count = (label: string, min: number, max: number) => (raw: string) => {
     throw new InvalidArgumentError(`${label} must be a whole number from ${min} to ${max}`);
   }
   return value;
+};
+
+const queryList = (raw: string): BenchQuery[] => {
+  const labels = raw.split(',').map((label) => label.trim());
+  const unknown = labels.filter((label) => !QUERIES.some((query) => query.label === label));
+  if (unknown.length)
+    throw new InvalidArgumentError(
+      `--only takes query labels (${QUERIES.map((q) => q.label).join(', ')}); unknown: ${unknown.join(', ')}`,
+    );
+  return QUERIES.filter((query) => labels.includes(query.label));
 };
 
 const storeList = (raw: string): StoreKind[] => {
@@ -222,6 +242,16 @@ function parseOptions(args: string[]): SearchBenchOptions {
       45,
     )
     .option('--log-level <level>', 'DRAGNET_LOG_LEVEL of the server child', 'warn')
+    .option(
+      '--only <labels>',
+      'measure only these queries (comma-separated labels, e.g. channel-filtered)',
+      queryList,
+      QUERIES,
+    )
+    .option(
+      '--keep-store <dir>',
+      'keep each built store in <dir>/<store> (PostgreSQL: a database named after it) and reuse it when it holds --messages messages: no ingest',
+    )
     .exitOverride((error) => process.exit(error.exitCode === 0 ? 0 : 2))
     .allowExcessArguments(false);
   program.parse(args, { from: 'user' });
@@ -440,6 +470,27 @@ async function ingest(container: Container, options: SearchBenchOptions, deadlin
   };
 }
 
+const keptCorpusFile = (dataDir: string) => path.join(dataDir, 'bench-corpus.json');
+
+/** The ingest figures of a kept store that holds the corpus of `messages` messages, or null. */
+function keptCorpus(dir: string, kind: StoreKind, messages: number): IngestFigures | null {
+  const file = keptCorpusFile(path.resolve(dir, kind));
+  if (!existsSync(file)) return null;
+  const saved = JSON.parse(readFileSync(file, 'utf8')) as Omit<IngestFigures, 'needlesWritten'> & {
+    needlesWritten: [string, number][];
+  };
+  if (saved.planned !== messages) return null;
+  return { ...saved, needlesWritten: new Map(saved.needlesWritten) };
+}
+
+/** Marks a kept store as holding the whole corpus, with its ingest's figures. */
+function keepCorpus(dataDir: string, figures: IngestFigures): void {
+  writeFileSync(
+    keptCorpusFile(dataDir),
+    JSON.stringify({ ...figures, needlesWritten: [...figures.needlesWritten] }, null, 2),
+  );
+}
+
 // ---------------------------------------------------------------------------------------------
 // Size on disk
 
@@ -568,7 +619,7 @@ async function measureQueries(
   deadline: Deadline,
 ): Promise<QueryResult[]> {
   const results: QueryResult[] = [];
-  for (const query of QUERIES) {
+  for (const query of options.only) {
     deadline.check(`query ${query.label}`);
     const via = {
       ...searchCalls(container, server, token, context, query, channelIds),
@@ -660,6 +711,7 @@ async function measurePeers(input: {
   token: string;
   context: SearchContext;
   channelIds: number[];
+  queries: BenchQuery[];
   rounds: number;
   dataDir: string;
   problems: (query: BenchQuery) => string[];
@@ -673,18 +725,24 @@ async function measurePeers(input: {
         `  ${tool.program} not found: left out (ripgrep is Debian's package ripgrep: apt-get install ripgrep; or cargo install ripgrep)`,
       );
   }
-  const dumps = {
-    all: await dumpTexts(container, path.join(input.dataDir, 'messages.txt'), null),
-    channels: await dumpTexts(container, path.join(input.dataDir, 'channels.txt'), channelIds),
-  };
-  for (const dump of Object.values(dumps))
+  // Only the dumps a measured query reads (the whole corpus's takes a while to write).
+  const dumpOf = async (channels: boolean) => {
+    if (!input.queries.some((query) => (query.channels ?? false) === channels)) return null;
+    const dump = await dumpTexts(
+      container,
+      path.join(input.dataDir, channels ? 'channels.txt' : 'messages.txt'),
+      channels ? channelIds : null,
+    );
     say(`  ${path.basename(dump.file)}: ${mb(dump.bytes)}, ${int(dump.lines)} lines (messages)`);
+    return dump;
+  };
+  const dumps = { all: await dumpOf(false), channels: await dumpOf(true) };
   const results: PeerResult[] = [];
   const shell = new PeerShell();
   try {
-    for (const query of QUERIES) {
+    for (const query of input.queries) {
       const calls = searchCalls(container, input.server, input.token, input.context, query, channelIds);
-      const dump = query.channels ? dumps.channels : dumps.all;
+      const dump = (query.channels ? dumps.channels : dumps.all)!;
       const stages = peerStages(parseQuery(query.query).tree);
       const result: PeerResult = {
         query,
@@ -721,7 +779,7 @@ async function measurePeers(input: {
     }
   } finally {
     shell.close();
-    for (const dump of Object.values(dumps)) rmSync(dump.file, { force: true });
+    for (const dump of Object.values(dumps)) if (dump) rmSync(dump.file, { force: true });
   }
   return results;
 }
@@ -845,7 +903,7 @@ async function concurrentSearches(
 ): Promise<ConcurrencyFigures> {
   deadline.check('the concurrent searches');
   const shape = { seed: SEED, channels: CHANNELS, start: CORPUS_START, spanDays: SPAN_DAYS };
-  const searches = QUERIES.map((query) => {
+  const searches = options.only.map((query) => {
     const body = { query: query.query, page_size: 10, ...(query.channels ? { channel_ids: channelIds } : {}) };
     return { label: query.label, send: () => postJson(`${server.url}/service/messenger-search-create/`, body, token) };
   });
@@ -887,7 +945,7 @@ async function concurrentSearches(
     `  during the ingest: ${describe(during)}; ingest ${int(withSearches.messages)} in ${seconds(withSearches.writeMs)} = ` +
       `${int(withSearches.messages / (withSearches.writeMs / 1000))} msg/s, load ${loadText()}`,
   );
-  const perQuery = QUERIES.map((query) => {
+  const perQuery = options.only.map((query) => {
     const of = (samples: LoadSample[]) => samples.filter((x) => x.label === query.label).map((x) => x.ms);
     return [
       query.label,
@@ -937,7 +995,10 @@ async function runOnStore(kind: StoreKind, options: SearchBenchOptions, deadline
   say(`\n=== store ${kind} ===`);
   const scope = new CleanupScope();
   try {
-    const store = await createBenchStore(kind, scope, options.adminUrl);
+    const kept = options.keepStore ? keptCorpus(options.keepStore, kind, options.messages) : null;
+    const store = options.keepStore
+      ? await keptBenchStore(kind, options.keepStore, { fresh: kept === null, adminUrl: options.adminUrl })
+      : await createBenchStore(kind, scope, options.adminUrl);
     const env: NodeJS.ProcessEnv = {
       ...process.env,
       HOST: '127.0.0.1',
@@ -952,8 +1013,12 @@ async function runOnStore(kind: StoreKind, options: SearchBenchOptions, deadline
     scope.defer('close the bench process container', () => container.close());
 
     // 1. Ingest and size
-    say(`\n1. ingest through container.corpus.write, one transaction per ${int(options.chunk)} messages`);
-    const figures = await ingest(container, options, deadline);
+    say(
+      kept
+        ? `\n1. the store kept by an earlier run (--keep-store): its ingest's figures`
+        : `\n1. ingest through container.corpus.write, one transaction per ${int(options.chunk)} messages`,
+    );
+    const figures = kept ?? (await ingest(container, options, deadline));
     const ingestRate = figures.written / (figures.writeMs / 1000);
     say(
       `ingest: ${int(figures.written)} messages in ${seconds(figures.writeMs)} of writes = ${int(ingestRate)} msg/s ` +
@@ -965,7 +1030,7 @@ async function runOnStore(kind: StoreKind, options: SearchBenchOptions, deadline
           : ' (the PostgreSQL server work is not included)') +
         (figures.complete ? '' : ` -- STOPPED EARLY at the ingest budget, ${int(figures.planned)} planned`),
     );
-    if (kind === 'postgres') {
+    if (kind === 'postgres' && !kept) {
       // What autovacuum would do soon after a bulk load: planner statistics, GIN pending list merged.
       const t = performance.now();
       await sql`vacuum analyze messages, message_words, message_lexicon`.execute(container.store.db);
@@ -973,11 +1038,13 @@ async function runOnStore(kind: StoreKind, options: SearchBenchOptions, deadline
         `vacuum analyze of the messages and their word index: ${seconds(performance.now() - t)} (not counted in the ingest rate)`,
       );
     }
+    if (options.keepStore && !kept && figures.complete) keepCorpus(store.dataDir, figures);
     const sizeLines = await reportSize(container, store);
     for (const line of sizeLines) say(line);
 
     // 2. The server, a user, and (a)/(b)
-    const email = 'search-bench@bench.dragnet.test';
+    // A kept store holds the users of earlier runs.
+    const email = `search-bench-${Date.now()}@bench.dragnet.test`;
     const password = `Bench-${Math.random().toString(36).slice(2)}-${Date.now()}`;
     const user = await container.users.create({ orgName: 'Search bench', email, password });
     // Once rate limiting is in place, its defaults (100 searches a day, 25 requests a second)
@@ -1107,6 +1174,7 @@ async function runOnStore(kind: StoreKind, options: SearchBenchOptions, deadline
       token: login.access,
       context: { orgId: user.org_id, userId: user.id },
       channelIds,
+      queries: options.only,
       rounds: options.grepRuns,
       dataDir: store.dataDir,
       problems: (query) => results.find((r) => r.query === query)!.problems,
@@ -1114,6 +1182,8 @@ async function runOnStore(kind: StoreKind, options: SearchBenchOptions, deadline
     say(peerTable(peers, kind));
 
     // 5. (f) concurrent searches during an ingest
+    // (f) writes more messages: a kept store is no longer the corpus afterwards.
+    if (options.keepStore && options.concurrencyMessages > 0) rmSync(keptCorpusFile(store.dataDir), { force: true });
     const concurrency =
       options.concurrencyMessages > 0
         ? await concurrentSearches(container, env, server, login.access, channelIds, options, deadline)

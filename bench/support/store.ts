@@ -1,5 +1,5 @@
-import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { createHash, randomBytes } from 'node:crypto';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
@@ -49,6 +49,38 @@ export async function createBenchStore(
     );
   }
   scope.defer(`drop database ${name}`, () => adminQuery(adminUrl, `drop database if exists ${name} with (force)`));
+  const url = new URL(adminUrl);
+  url.pathname = `/${name}`;
+  return {
+    kind,
+    dataDir,
+    location: `postgres://${url.host}/${name}`,
+    env: { ...env, DRAGNET_DATABASE_URL: url.toString() },
+  };
+}
+
+/**
+ * A store that outlives the run, in `dir/<kind>` (and, for PostgreSQL, the database
+ * dragnet_bench_keep_<hash of dir>), so a later run can measure it again without building it:
+ * `fresh` empties it first. Its secret key is the data dir's own key file.
+ */
+export async function keptBenchStore(
+  kind: StoreKind,
+  dir: string,
+  options: { fresh: boolean; adminUrl?: string },
+): Promise<BenchStore> {
+  const dataDir = path.resolve(dir, kind);
+  if (options.fresh) rmSync(dataDir, { recursive: true, force: true });
+  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  const env: Record<string, string> = { DRAGNET_DATA_DIR: dataDir };
+  if (kind === 'sqlite') return { kind, dataDir, location: path.join(dataDir, 'dragnet.sqlite'), env };
+
+  const adminUrl = options.adminUrl ?? DEFAULT_POSTGRES_ADMIN_URL;
+  const name = `dragnet_bench_keep_${createHash('sha256').update(dataDir).digest('hex').slice(0, 12)}`;
+  if (options.fresh) {
+    await adminQuery(adminUrl, `drop database if exists ${name} with (force)`);
+    await adminQuery(adminUrl, `create database ${name}`);
+  }
   const url = new URL(adminUrl);
   url.pathname = `/${name}`;
   return {

@@ -59,7 +59,15 @@ const withoutToken = ({ follow_up_token: _token, ...rest }: SearchResponseBody):
 describe('re-reading a search after new messages arrive', () => {
   let t: TestApp;
   let token: string;
-  const recorded: { body: SearchRequestBody; first: SearchResponseBody; pages: Page[]; exported: string }[] = [];
+  const recorded: {
+    body: SearchRequestBody;
+    first: SearchResponseBody;
+    pages: Page[];
+    /** Each page asked of a new search of its own (page > 1), without its history id. */
+    asked: Page[];
+    exported: string;
+  }[] = [];
+  const withoutHistoryId = (page: Page): Page => ({ ...page, search_history_id: 0 });
 
   const readPages = async (id: number, pages: number[]) => {
     const read = new Map<number, Page>();
@@ -93,10 +101,14 @@ describe('re-reading a search after new messages arrive', () => {
     for (const body of bodies) {
       const first = await search(t, token, { ...body, page_size: PAGE_SIZE });
       const pageNumbers = Array.from({ length: first.total_pages + 1 }, (_, i) => i + 1);
+      const asked: Page[] = [];
+      for (const page of pageNumbers)
+        asked.push(withoutHistoryId(withoutToken(await search(t, token, { ...body, page, page_size: PAGE_SIZE }))));
       recorded.push({
         body,
         first,
         pages: await readPages(first.search_history_id, pageNumbers),
+        asked,
         exported: await exportJson(first.search_history_id),
       });
     }
@@ -123,6 +135,10 @@ describe('re-reading a search after new messages arrive', () => {
       expect(await readPages(first.search_history_id, numbers)).toEqual(pages);
       expect(withoutToken(first)).toEqual(pages[0]);
     }
+  });
+
+  it("a new search asked for any page answers it as a re-read of the first search's entry does", () => {
+    for (const { pages, asked } of recorded) expect(asked).toEqual(pages.map(withoutHistoryId));
   });
 
   it('every page, read backwards and out of order, is what it was', async () => {

@@ -6,6 +6,20 @@ import { messageDetails, type MessageRow } from '../sources/messenger/index.ts';
 import { pagePlan, type SearchRepository } from './search.repository.ts';
 import type { ExportItem, RecordedSearch } from './search.types.ts';
 
+/** A search's query as the store runs it, and how many messages it covers (SearchPlanner.matchQuery). */
+export type PlannedQuery = Awaited<ReturnType<SearchPlanner['matchQuery']>>;
+/**
+ * Whether a new search's page can be read while its count runs: a walk (the plan of a query no
+ * index narrows, whatever the total: `pagePlan`) over a channel filter read first, which reads
+ * at most those channels' rows. A walk of every message for a rare term the index cannot narrow
+ * would read them all, where the count's total of 0 spares it.
+ */
+export const pageBesideCount = (planned: PlannedQuery) =>
+  planned.query.match.narrowing === null && planned.query.channelsFirst === true;
+
+/** A search as recorded, before its history entry has an id. */
+type CountedSearch = Omit<RecordedSearch, 'historyId'>;
+
 /** Rows an export reads per query: it goes on after the last row of the batch before (keyset). */
 const EXPORT_BATCH = 500;
 /** Re-read positions remembered (see `bookmarks`). */
@@ -23,7 +37,7 @@ export function createRecordedSearchReader(deps: { searches: SearchRepository; p
    */
   const bookmarks = new Map<number, { position: number; key: OrderKey }>();
 
-  async function items(rows: MessageRow[], recorded: RecordedSearch): Promise<ExportItem[]> {
+  async function items(rows: MessageRow[], recorded: CountedSearch): Promise<ExportItem[]> {
     const { parse, options, watermark } = recorded;
     const previewTerms = positiveTerms(parse.tree);
     const channelLists = options.unique_only
@@ -52,43 +66,70 @@ export function createRecordedSearchReader(deps: { searches: SearchRepository; p
   }
 
   /** The query run again below the watermark. */
-  async function recordedQuery(recorded: RecordedSearch) {
+  async function recordedQuery(recorded: CountedSearch): Promise<PlannedQuery> {
     const channelFilter = recorded.options.channel_ids
       ? await planner.channelScope(recorded.options.channel_ids)
       : null;
     return planner.matchQuery(recorded.parse.tree, channelFilter, recorded.watermark);
   }
 
-  /**
-   * Rows `from` (0-based) to `from + limit` of a recorded search, newest first, from the
-   * nearest bookmark at or before `from`.
-   */
-  async function rows(recorded: RecordedSearch, from: number, limit: number): Promise<MessageRow[]> {
+  /** The keys of rows `from` (0-based) to `from + limit`, newest first, read on from `start` when given. */
+  async function pageKeys(
+    recorded: CountedSearch,
+    planned: PlannedQuery,
+    from: number,
+    limit: number,
+    start: { position: number; key: OrderKey } | null,
+  ): Promise<OrderKey[]> {
     if (from >= recorded.total) return [];
-    const { query, scope } = await recordedQuery(recorded);
-    const mark = bookmarks.get(recorded.historyId);
-    const start = mark && mark.position <= from ? mark : null;
+    const { query, scope } = planned;
     const offset = from - (start?.position ?? 0);
     const plan = pagePlan({ total: recorded.total, scope, offset, limit, narrowed: query.match.narrowing !== null });
-    const keys = await searches.page(query, {
+    return searches.page(query, {
       plan,
       uniqueOnly: recorded.options.unique_only,
       offset,
       limit,
       after: start?.key,
     });
-    if (keys.length) {
-      bookmarks.delete(recorded.historyId);
-      bookmarks.set(recorded.historyId, { position: from + keys.length, key: keys[keys.length - 1]! });
-      if (bookmarks.size > BOOKMARKS) bookmarks.delete(bookmarks.keys().next().value!);
-    }
-    return searches.messages(keys);
+  }
+
+  function bookmark(historyId: number, from: number, keys: OrderKey[]) {
+    if (keys.length === 0) return;
+    bookmarks.delete(historyId);
+    bookmarks.set(historyId, { position: from + keys.length, key: keys[keys.length - 1]! });
+    if (bookmarks.size > BOOKMARKS) bookmarks.delete(bookmarks.keys().next().value!);
+  }
+
+  /** The results of these keys, without the full texts. */
+  async function pageItems(recorded: CountedSearch, keys: OrderKey[]) {
+    return (await items(await searches.messages(keys), recorded)).map(({ text: _text, ...item }) => item);
   }
 
   return {
-    /** One page of results, without the full texts. */
+    /**
+     * One page of results, without the full texts, from the nearest bookmark at or before
+     * `from`.
+     */
     async page(recorded: RecordedSearch, from: number, limit: number) {
-      return (await items(await rows(recorded, from, limit), recorded)).map(({ text: _text, ...item }) => item);
+      const mark = bookmarks.get(recorded.historyId);
+      const start = mark && mark.position <= from ? mark : null;
+      const keys = await pageKeys(recorded, await recordedQuery(recorded), from, limit, start);
+      bookmark(recorded.historyId, from, keys);
+      return pageItems(recorded, keys);
+    },
+
+    /**
+     * One page of a search just counted, with the query it was counted with (planned once),
+     * while its history entry is still being written; `remember` bookmarks the page under the
+     * entry's id.
+     */
+    async firstPage(recorded: CountedSearch, planned: PlannedQuery, from: number, limit: number) {
+      const keys = await pageKeys(recorded, planned, from, limit, null);
+      return {
+        results: await pageItems(recorded, keys),
+        remember: (historyId: number) => bookmark(historyId, from, keys),
+      };
     },
 
     /**

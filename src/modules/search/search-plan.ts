@@ -68,6 +68,10 @@ export function createSearchPlanner(deps: {
   const { channels, trigrams } = deps;
   const compile = matchCompilers[deps.engine];
 
+  /** PostgreSQL's word-index narrowing of a query, looked up beside a search's other reads. */
+  const overWords = (tree: QueryNode): Promise<WordNarrowing | null> =>
+    deps.words ? deps.words(tree) : Promise.resolve(null);
+
   /** Channels to search in and how many messages they hold together. */
   async function channelScope(ids: number[]) {
     const known = await channels.messageCounts(ids);
@@ -76,6 +80,7 @@ export function createSearchPlanner(deps: {
 
   return {
     channelScope,
+    overWords,
 
     /** The requested channels, deduplicated and checked. */
     async checkedChannels(ids: number[] | null | undefined): Promise<ChannelFilter | null> {
@@ -93,12 +98,18 @@ export function createSearchPlanner(deps: {
     /**
      * The search as the store runs it, and how many messages it covers. When the chosen channels
      * hold fewer messages than the index would return, reading those channels' messages directly
-     * (through the channel index) is the cheaper plan.
+     * (through the channel index) is the cheaper plan. `words`, the query over the word index,
+     * may be looked up beforehand (`overWords`), beside the other reads of a search.
      */
-    async matchQuery(tree: QueryNode, channelFilter: ChannelFilter | null, watermark: number) {
+    async matchQuery(
+      tree: QueryNode,
+      channelFilter: ChannelFilter | null,
+      watermark: number,
+      words: Promise<WordNarrowing | null> = overWords(tree),
+    ) {
       const { rarity, messages } = await trigrams.estimate(watermark);
-      const words = deps.words ? await deps.words(tree) : null;
-      let match = compile(tree, { rarity, words });
+      const narrowing = await words;
+      let match = compile(tree, { rarity, words: narrowing });
       const channelsFirst = channelFilter !== null && channelFilter.messages <= match.share * messages;
       if (channelsFirst) match = compile(tree, { rarity, withoutIndex: true });
       const query: MatchQuery = {
@@ -107,7 +118,7 @@ export function createSearchPlanner(deps: {
         channelMessages: channelFilter?.messages,
         channelsFirst,
         maxMessageId: watermark,
-        words: words?.exact ? words.query : undefined,
+        words: narrowing?.exact ? narrowing.query : undefined,
       };
       return { query, scope: channelFilter?.messages ?? watermark };
     },

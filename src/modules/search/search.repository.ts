@@ -94,15 +94,15 @@ export function createSearchRepository(deps: {
       if (options.plan === 'walk' && engine === 'postgres' && query.channelsFirst && query.channelIds?.length) {
         // Each chosen channel walked newest first on its (channel_id, date) index, the walks
         // merged: PostgreSQL reads no other channel's rows (the date index would pass them all).
+        // One walk, run for each channel (LATERAL), is planned once over the monthly partitions,
+        // where a walk per channel was planned as often: 13 ms of planning for 5 channels.
         const { where } = matchSource(query, range, false);
         const wanted = options.offset + options.limit;
-        const walks = query.channelIds.map(
-          (channelId) => sql`(select m.id, m.date from messages m
-            where m.channel_id = ${channelId} and ${where} and ${keysetCondition(options.after)}
-            order by m.date desc, m.id desc limit ${wanted})`,
-        );
         const { rows } = await sql<OrderKey>`
-          select s.id, s.date from (${sql.join(walks, sql` union all `)}) s
+          select s.id, s.date from unnest(${query.channelIds}::bigint[]) as c (id) cross join lateral (
+            select m.id, m.date from messages m
+            where m.channel_id = c.id and ${where} and ${keysetCondition(options.after)}
+            order by m.date desc, m.id desc limit ${wanted}) s
           order by s.date desc, s.id desc limit ${options.limit} offset ${options.offset}`.execute(reader);
         return rows;
       }

@@ -8,12 +8,12 @@ import { notFound } from '../../lib/errors.ts';
 import type { ChannelRepository } from './channel.repository.ts';
 import type { FollowUpTokens } from './follow-up-token.ts';
 import { formatQuery, type TrigramStats } from '../sources/index.ts';
-import { createRecordedSearchReader } from './recorded-search.ts';
+import { createRecordedSearchReader, pageBesideCount } from './recorded-search.ts';
 import { createSearchHistoryRepository } from './search-history.repository.ts';
 import { SEARCH_LIMITS } from './search-limits.ts';
 import { createSearchPlanner, parseSearchQuery, searchWarning, type WordLookup } from './search-plan.ts';
 import type { SearchRepository } from './search.repository.ts';
-import type { RecordedSearch, SearchOptions, SearchRequest, StoredParse } from './search.types.ts';
+import type { MessageItem, RecordedSearch, SearchOptions, SearchRequest, StoredParse } from './search.types.ts';
 
 type HistoryRow = Selectable<SearchHistoryTable>;
 type StoredParseWithText = StoredParse & { normalized: string };
@@ -61,7 +61,76 @@ function historyEntry(row: HistoryRow, userId: number) {
   };
 }
 
+/** A page of a search as the spec answers it (4.2), with the follow-up token of its history entry. */
+async function pageAnswer(
+  followUps: FollowUpTokens,
+  answer: {
+    orgId: number;
+    historyId: number;
+    query: string;
+    parse: StoredParseWithText;
+    options: SearchOptions;
+    total: number;
+    channelsMatched: number;
+    page: number;
+    pageSize: number;
+    results: MessageItem[];
+  },
+) {
+  const { query, parse, options, total } = answer;
+  return {
+    results: answer.results,
+    total,
+    channels_matched: answer.channelsMatched,
+    page: answer.page,
+    page_size: answer.pageSize,
+    total_pages: pageCount(total, answer.pageSize),
+    query_info: queryInfo(query, parse),
+    search_history_id: answer.historyId,
+    warning: searchWarning(parse.tree, parse.truncated, total),
+    follow_up_token: await followUps.issue(answer.orgId, answer.historyId, {
+      query,
+      ...(options.channel_ids ? { channel_ids: options.channel_ids } : {}),
+      unique_only: options.unique_only,
+      context_chars: options.context_chars,
+    }),
+  };
+}
+
+const searchOptions = (request: SearchRequest, channelIds: number[] | null): SearchOptions => ({
+  channel_ids: channelIds,
+  context_chars: request.context_chars ?? SEARCH_LIMITS.defaultContextChars,
+  unique_only: request.unique_only ?? false,
+});
+
+/** The parsed query as the history entry keeps it. */
+const storedParse = (parsed: ReturnType<typeof parseSearchQuery>): StoredParseWithText => ({
+  tree: parsed.tree,
+  terms: parsed.terms,
+  truncated: parsed.truncated,
+  normalized: formatQuery(parsed.tree),
+});
+
 type SearchHistory = ReturnType<typeof createSearchHistoryRepository>;
+
+/**
+ * A history entry written while `read` runs: both results, or the first failure. An entry whose
+ * read failed because its client went away is deleted again (nobody got the answer).
+ */
+async function besideHistory<T>(
+  history: SearchHistory,
+  insert: Promise<number>,
+  read: Promise<T>,
+  signal: AbortSignal | undefined,
+): Promise<[number, T]> {
+  const [inserted, page] = await Promise.allSettled([insert, read]);
+  if (page.status === 'rejected') {
+    if (inserted.status === 'fulfilled' && signal?.aborted) await uncancellable(() => history.delete(inserted.value));
+    throw page.reason;
+  }
+  if (inserted.status === 'rejected') throw inserted.reason;
+  return [inserted.value, page.value];
+}
 
 async function requireHistory(history: SearchHistory, orgId: number, historyId: number) {
   const row = await history.find(orgId, historyId);
@@ -177,23 +246,18 @@ export function createSearchService(deps: {
   async function readPageNow(orgId: number, historyId: number, page: number, pageSize: number) {
     const { row, parse, options, recorded } = await requireHistory(history, orgId, historyId);
     const results = await reads.at(recorded.readLsn, () => reader.page(recorded, (page - 1) * pageSize, pageSize));
-    return {
-      results,
+    return pageAnswer(followUps, {
+      orgId,
+      historyId,
+      query: row.query,
+      parse,
+      options,
       total: recorded.total,
-      channels_matched: Number(row.channels_matched),
+      channelsMatched: Number(row.channels_matched),
       page,
-      page_size: pageSize,
-      total_pages: pageCount(recorded.total, pageSize),
-      query_info: queryInfo(row.query, parse),
-      search_history_id: historyId,
-      warning: searchWarning(parse.tree, parse.truncated, recorded.total),
-      follow_up_token: await followUps.issue(orgId, historyId, {
-        query: row.query,
-        ...(options.channel_ids ? { channel_ids: options.channel_ids } : {}),
-        unique_only: options.unique_only,
-        context_chars: options.context_chars,
-      }),
-    };
+      pageSize,
+      results,
+    });
   }
 
   /** Spec 4.2 (see `search` below); `signal` is the request's, its reads run cancellable by it. */
@@ -203,59 +267,82 @@ export function createSearchService(deps: {
     signal: AbortSignal | undefined,
   ) {
     // Read on a replica that has everything the primary had when the search came in (a search
-    // right after an ingest sees it); the page is then read like a re-read, at the position recorded.
-    const historyId = await reads.fresh(() => recordSearch(context, request, signal));
+    // right after an ingest sees it), the page at the position recorded, as a re-read would.
+    const searched = await reads.fresh(() => countAndRead(context, request, signal));
     try {
-      const answer = await readPageNow(context.orgId, historyId, request.page ?? 1, request.page_size ?? 10);
+      const answer = await pageAnswer(followUps, { orgId: context.orgId, ...searched });
       signal?.throwIfAborted();
       return answer;
     } catch (error) {
       // Nobody got the answer: the search is not in the history either.
-      if (signal?.aborted) await uncancellable(() => history.delete(historyId));
+      if (signal?.aborted) await uncancellable(() => history.delete(searched.historyId));
       throw error;
     }
   }
 
-  /** Counts the matches and records the search: its history id. */
-  async function recordSearch(
+  /**
+   * Counts the matches, then records the search and reads the requested page side by side: the
+   * page is read with the query planned for the count (its lexicon ids, its channels), not
+   * planned again from the history entry, which it does not read back either.
+   */
+  async function countAndRead(
     context: { orgId: number; userId: number },
     request: SearchRequest,
     signal: AbortSignal | undefined,
-  ): Promise<number> {
+  ) {
     const parsed = parseSearchQuery(request.query);
-    const channelFilter = await planner.checkedChannels(request.channel_ids);
-    const options: SearchOptions = {
-      channel_ids: channelFilter?.ids ?? null,
-      context_chars: request.context_chars ?? SEARCH_LIMITS.defaultContextChars,
-      unique_only: request.unique_only ?? false,
-    };
-    const stored = {
-      tree: parsed.tree,
-      terms: parsed.terms,
-      truncated: parsed.truncated,
-      normalized: formatQuery(parsed.tree),
-    };
+    // Independent reads, side by side: the channels, the watermark, the terms' lexicon ids.
+    const [channelFilter, watermark, words] = await Promise.all([
+      planner.checkedChannels(request.channel_ids),
+      searches.maxMessageId(),
+      planner.overWords(parsed.tree),
+    ]);
+    const options = searchOptions(request, channelFilter?.ids ?? null);
+    const parse = storedParse(parsed);
 
-    const watermark = await searches.maxMessageId();
     // Read after the watermark: every row it saw is replayed wherever the search is read again.
     const readLsn = await reads.position();
-    const { query } = await planner.matchQuery(parsed.tree, channelFilter, watermark);
-    const counts = await searches.count(query, options.unique_only);
+    const planned = await planner.matchQuery(parsed.tree, channelFilter, watermark, Promise.resolve(words));
+    const page = request.page ?? 1;
+    const pageSize = request.page_size ?? 10;
+    const readPage = (total: number) =>
+      reader.firstPage({ parse, options, watermark, total, readLsn }, planned, (page - 1) * pageSize, pageSize);
+    // A channel filter's walk reads the same page whatever the total: beside the count, on another reader.
+    const early = pageBesideCount(planned) ? readPage(Number.POSITIVE_INFINITY) : null;
+    // Awaited below; a count that fails first must not leave it unhandled.
+    early?.catch(() => {});
+    const counts = await searches.count(planned.query, options.unique_only);
     const total = options.unique_only ? counts.groups : counts.total;
     signal?.throwIfAborted();
-    const historyId = await history.insert({
-      org_id: context.orgId,
-      user_id: context.userId,
+    const [historyId, read] = await besideHistory(
+      history,
+      history.insert({
+        org_id: context.orgId,
+        user_id: context.userId,
+        query: parsed.query,
+        parsed_query: JSON.stringify(parse),
+        options: JSON.stringify(options),
+        total_matches: total,
+        channels_matched: counts.channels,
+        watermark_message_id: watermark,
+        searched_at: clock.now().getTime(),
+        ...(readLsn ? { read_lsn: readLsn } : {}),
+      }),
+      early ?? readPage(total),
+      signal,
+    );
+    read.remember(historyId);
+    return {
+      historyId,
       query: parsed.query,
-      parsed_query: JSON.stringify(stored),
-      options: JSON.stringify(options),
-      total_matches: total,
-      channels_matched: counts.channels,
-      watermark_message_id: watermark,
-      searched_at: clock.now().getTime(),
-      ...(readLsn ? { read_lsn: readLsn } : {}),
-    });
-    return historyId;
+      parse,
+      options,
+      total,
+      channelsMatched: counts.channels,
+      page,
+      pageSize,
+      results: read.results,
+    };
   }
 
   return {
