@@ -88,6 +88,13 @@ const searchHistoryRoute = createRoute({
   component: lazyRouteComponent(() => import('./pages/search/history-page.tsx'), 'HistoryPage'),
 });
 
+/** Domain, email and accounts database searches of the credential store, with their quotas. */
+const quickSearchRoute = createRoute({
+  getParentRoute: () => appRoute,
+  path: '/search/quick',
+  component: lazyRouteComponent(() => import('./pages/search/quick-search-page.tsx'), 'QuickSearchPage'),
+});
+
 /** Where "create a rule from this search" leads; the rules pages own it (web/README.md). */
 const newRuleRoute = createRoute({
   getParentRoute: () => appRoute,
@@ -194,6 +201,7 @@ const routeTree = rootRoute.addChildren([
     indexRoute,
     searchRoute,
     searchHistoryRoute,
+    quickSearchRoute,
     newRuleRoute,
     rulesRoute,
     ruleRoute,
