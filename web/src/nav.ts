@@ -1,5 +1,6 @@
 /** The main navigation, in order. A new section adds its entry here. */
 export const navItems = [
+  { to: '/', label: 'Home', exact: true },
   { to: '/search', label: 'Search', exact: true },
   { to: '/search/history', label: 'History', exact: false },
   { to: '/search/quick', label: 'Quick searches', exact: false },

@@ -57,12 +57,11 @@ const appRoute = createRoute({
   component: AppLayout,
 });
 
+/** The home page: new incidents, matches over time, the busiest rules (pages/home/). */
 const indexRoute = createRoute({
   getParentRoute: () => appRoute,
   path: '/',
-  beforeLoad: () => {
-    throw redirect({ to: '/search' });
-  },
+  component: lazyRouteComponent(() => import('./pages/home/home-page.tsx'), 'HomePage'),
 });
 
 const searchRoute = createRoute({
