@@ -10,7 +10,9 @@ import {
   type RuleView,
 } from '../../../../test/support/rules-api.ts';
 import type { TestApp } from '../../../../test/support/test-app.ts';
+import { sourceCatalog } from '../../../../src/modules/sources/index.ts';
 import { renderDashboard, startTestServer } from '../../test/test-server.tsx';
+import { formatDateTime } from '../../ui/format.ts';
 
 const EMAIL = 'hana@home.test';
 
@@ -18,6 +20,8 @@ describe('the home page', () => {
   let t: TestApp;
   const rules: RuleView[] = [];
   const matchIds: number[] = [];
+  // Whole seconds: the messenger stores dates as posted, which have no milliseconds.
+  const newestMessageAt = Math.floor(Date.now() / 1000) * 1000 - 60_000;
 
   /** Two rules match today: "Watch kilo" twice (two messages), "Watch lima" once. */
   beforeAll(async () => {
@@ -28,9 +32,9 @@ describe('the home page', () => {
     const kit = await createDeliveryKit(hana, { tag: 'home' });
     await loadCorpus(t, [
       channel('home_leaks', [
-        message(1, 'kilo-bank.com dump', { userId: 1 }),
-        message(2, 'kilo-bank.com more', { userId: 2 }),
-        message(3, 'lima-bank.com combo', { userId: 3 }),
+        message(1, 'kilo-bank.com dump', { userId: 1, date: newestMessageAt - 120_000 }),
+        message(2, 'kilo-bank.com more', { userId: 2, date: newestMessageAt - 60_000 }),
+        message(3, 'lima-bank.com combo', { userId: 3, date: newestMessageAt }),
       ]),
     ]);
     for (const name of ['kilo', 'lima']) {
@@ -70,6 +74,18 @@ describe('the home page', () => {
     expect(ruleLinks.map((link) => link.textContent)).toEqual(['Watch kilo', 'Watch lima']);
     expect(ruleLinks[0]!.getAttribute('href')).toBe(`/rules/${rules[0]!.id}`);
     expect(screen.queryByRole('heading', { name: 'Collectors' })).toBeNull();
+  });
+
+  it("shows each source's newest record: the messenger's newest message, and no data yet where none is stored", async () => {
+    await renderDashboard(t, '/', { email: EMAIL });
+    const table = await screen.findByRole('table', { name: 'Newest data per source' });
+    const rowOf = (alias: string) =>
+      within(within(table).getByRole('cell', { name: alias }).closest('tr')!).getAllByRole('cell');
+    expect(within(table).getAllByRole('row')).toHaveLength(sourceCatalog.length + 1);
+    expect(rowOf('Messenger channels')[1]!.textContent).toBe(formatDateTime(new Date(newestMessageAt).toISOString()));
+    expect(rowOf('Ransomware leak sites')[1]!.textContent).toBe('No data yet');
+    const watch = within(rowOf('Messenger channels')[2]!).getByRole('link');
+    expect(watch.getAttribute('href')).toBe('/rules/new?service=1');
   });
 
   it("another organization's home page has none of them", async () => {

@@ -10,17 +10,19 @@ import {
   useCollectors,
   useMatchStats,
   useNewestIncidents,
+  useSourceFreshness,
   type CollectorStatus,
   type MatchStats,
 } from './home-queries.ts';
 
-/** The home page: what is new, how busy the rules are, and (for operators) the collectors. */
+/** The home page: what is new, how busy the rules are, how fresh each source is, and (for operators) the collectors. */
 export function HomePage() {
   const account = useAccount();
   return (
     <Page title="Home">
       <NewIncidents />
       <MatchesByDay />
+      <SourceFreshness />
       {account.data?.role === 'system' && <CollectorHealth />}
     </Page>
   );
@@ -133,6 +135,39 @@ function DayTable({ stats }: { stats: MatchStats }) {
         ))}
       </Table>
     </>
+  );
+}
+
+/** How fresh each source's data is: what a rule on it can find now. */
+function SourceFreshness() {
+  const freshness = useSourceFreshness();
+  return (
+    <section className="card" aria-labelledby="home-sources">
+      <h2 id="home-sources">Newest data per source</h2>
+      {freshness.isPending && <Loading label="Loading the sources…" />}
+      <ErrorNotice error={freshness.error} />
+      {freshness.data && (
+        <Table label="Newest data per source" headings={['Source', 'Newest record']} actions="Watch">
+          {freshness.data.map((source) => (
+            <tr key={source.id}>
+              <td>{source.alias}</td>
+              <td>{source.newest_record_at ? formatDateTime(source.newest_record_at) : 'No data yet'}</td>
+              <td>
+                <Link to="/rules/new" search={{ service: source.id }} aria-label={`Watch ${source.alias} with a rule`}>
+                  Watch with a rule
+                </Link>
+              </td>
+            </tr>
+          ))}
+        </Table>
+      )}
+      <p>
+        <Link to="/search" search={{}}>
+          Search messages
+        </Link>{' '}
+        · <Link to="/search/quick">Quick searches of leaked credentials</Link>
+      </p>
+    </section>
   );
 }
 

@@ -42,3 +42,13 @@ export function useCollectors(enabled: boolean) {
     enabled,
   });
 }
+
+/** Each catalog source's newest stored record (GET /service/source_freshness/). */
+export function useSourceFreshness() {
+  const { client } = useApi();
+  return useQuery({
+    queryKey: ['source-freshness'],
+    queryFn: () => unwrap(client.GET('/service/source_freshness/', { params: { query: {} } })),
+    staleTime: 5 * 60_000,
+  });
+}
