@@ -6,6 +6,7 @@ import { screen, waitFor, within } from '@testing-library/react';
 import { userEvent } from '@testing-library/user-event';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ingestInto, rulesUser } from '../../../../test/support/rules-api.ts';
+import { serviceScope } from '../../../../src/modules/usage/index.ts';
 import type { TestApp } from '../../../../test/support/test-app.ts';
 import { createApi } from '../../api/client.ts';
 import { createSessionStore } from '../../api/session.ts';
@@ -118,5 +119,20 @@ describe('the quick searches page', () => {
     expect(searches).toHaveLength(1);
     expect(new URL(searches[0]!).searchParams.get('password_sha1_prefix')).toBe(prefix);
     expect(sent.join(' ')).not.toContain('Staff-Pass');
+  });
+
+  it('a search over its daily quota says when the quota resets', async () => {
+    const ned = await rulesUser(t, 'Tightbank', 'ned@tight.test');
+    await t.container.limits.setOverride(ned.orgId, serviceScope('email_quick_search'), 'day', 1);
+    await renderDashboard(t, '/search/quick', { email: 'ned@tight.test' });
+    await waitFor(() => expect(quota('email_quick_search')).toMatch(/^1 of 1 searches left today/));
+    const user = userEvent.setup();
+    const form = await screen.findByRole('form', { name: 'Email address' });
+    await user.type(within(form).getByLabelText('Email address'), 'staff@quickbank-demo.com');
+    await user.click(within(form).getByRole('button', { name: 'Search' }));
+    await waitFor(() => expect(quota('email_quick_search')).toMatch(/^0 of 1 searches left today/));
+    await user.click(within(form).getByRole('button', { name: 'Search' }));
+    const alert = await within(form).findByRole('alert');
+    expect(alert.textContent).toMatch(/^The daily quota of this search is used up; it resets in \d+ (s|min|h)/);
   });
 });
