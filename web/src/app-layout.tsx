@@ -26,7 +26,7 @@ export function AppLayout() {
         Skip to content
       </a>
       <header className="app-header">
-        <Link to="/search" className="brand">
+        <Link to="/" className="brand">
           Dragnet
         </Link>
         <nav aria-label="Main" className="app-nav">

@@ -192,7 +192,7 @@ function EmailResult({ report }: { report: EmailReport }) {
   );
 }
 
-export const leakType = (type: string) =>
+const leakType = (type: string) =>
   type === 'stealer_log' ? 'Stealer logs' : type === 'combolist' ? 'Combolists' : type;
 
 function Sightings({ label, sightings }: { label: string; sightings: Sighting[] }) {
