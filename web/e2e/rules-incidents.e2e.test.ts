@@ -106,7 +106,7 @@ describe('the dashboard in a browser: settings, a rule from a search, its email 
   });
 
   it('makes a rule from a search: the form comes filled in, and the rule runs at once', async () => {
-    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Search' }).click();
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Search', exact: true }).click();
     await page.getByLabel('Query').fill(QUERY);
     await page.getByLabel('Query').press('Enter');
     await page.getByRole('heading', { name: /matches? in/ }).waitFor();

@@ -34,7 +34,7 @@ function SignedInFrame() {
         Skip to content
       </a>
       <header className="app-header">
-        <Link to="/search" className="brand">
+        <Link to="/" className="brand">
           Dragnet
         </Link>
         <nav aria-label="Main" className="app-nav">

@@ -58,12 +58,11 @@ const appRoute = createRoute({
   component: AppLayout,
 });
 
+/** The home page: new incidents, matches over time, the busiest rules (pages/home/). */
 const indexRoute = createRoute({
   getParentRoute: () => appRoute,
   path: '/',
-  beforeLoad: () => {
-    throw redirect({ to: '/search' });
-  },
+  component: lazyRouteComponent(() => import('./pages/home/home-page.tsx'), 'HomePage'),
 });
 
 const searchRoute = createRoute({
@@ -87,6 +86,13 @@ const searchHistoryRoute = createRoute({
   path: '/search/history',
   validateSearch: validateHistorySearch,
   component: lazyRouteComponent(() => import('./pages/search/history-page.tsx'), 'HistoryPage'),
+});
+
+/** Domain, email and accounts database searches of the credential store, with their quotas. */
+const quickSearchRoute = createRoute({
+  getParentRoute: () => appRoute,
+  path: '/search/quick',
+  component: lazyRouteComponent(() => import('./pages/search/quick-search-page.tsx'), 'QuickSearchPage'),
 });
 
 /** Where "create a rule from this search" leads; the rules pages own it (web/README.md). */
@@ -200,6 +206,7 @@ const routeTree = rootRoute.addChildren([
     indexRoute,
     searchRoute,
     searchHistoryRoute,
+    quickSearchRoute,
     newRuleRoute,
     rulesRoute,
     ruleRoute,

@@ -3,6 +3,8 @@ import { createLeakQueries, type SourceContext } from '../sources/index.ts';
 import type { LimitResolver, RateLimiter } from '../usage/index.ts';
 import { createQuickSearchRepository } from './quick-search.repository.ts';
 import { quickSearchRoutes } from './quick-search.routes.ts';
+import { sourceFreshnessRoutes } from './source-freshness.routes.ts';
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 
 export function createQuickSearchModule(deps: {
   context: SourceContext;
@@ -11,12 +13,17 @@ export function createQuickSearchModule(deps: {
   limiter: RateLimiter;
   limits: LimitResolver;
 }) {
+  const searches = quickSearchRoutes({
+    leaks: freshReads(deps.reads, createLeakQueries(deps.context)),
+    limiter: deps.limiter,
+    limits: deps.limits,
+    capacity: createQuickSearchRepository(deps.context.db),
+  });
+  const freshness = sourceFreshnessRoutes(deps.context);
   return {
-    routes: quickSearchRoutes({
-      leaks: freshReads(deps.reads, createLeakQueries(deps.context)),
-      limiter: deps.limiter,
-      limits: deps.limits,
-      capacity: createQuickSearchRepository(deps.context.db),
-    }),
+    routes: (async (app) => {
+      await app.register(searches);
+      await app.register(freshness);
+    }) satisfies FastifyPluginAsyncTypebox,
   };
 }

@@ -1,4 +1,4 @@
-import type { Insertable, Kysely, Transaction } from 'kysely';
+import { sql, type Insertable, type Kysely, type Transaction } from 'kysely';
 import type { Database, IncidentEventTable } from '../../db/schema.ts';
 import type { Engine } from '../../db/store.ts';
 
@@ -17,6 +17,10 @@ export interface IncidentFilters {
   created_after?: number;
   created_before?: number;
 }
+
+export const DAY_MS = 86_400_000;
+/** How many rules the match statistics name, busiest first. */
+const BUSIEST_RULES = 5;
 
 /** Rows per insert or `in (...)` list: well under both engines' bound-parameter limits. */
 const ROWS_PER_STATEMENT = 200;
@@ -93,6 +97,32 @@ function incidentReads({ db }: RepositoryDeps) {
 
     find: (orgId: number, id: number, tx: Executor = db) =>
       withNotes(orgId, tx).where('m.id', '=', id).executeTakeFirst(),
+
+    /** Matches and their counted hits per UTC day since `since`, and per rule. */
+    async matchStats(orgId: number, since: number) {
+      const recent = db.selectFrom('matches as m').where('m.org_id', '=', orgId).where('m.created_at', '>=', since);
+      const counted = sql<number>`sum(m.stored_hits - m.excluded_hits)`;
+      const [byDay, byRule] = await Promise.all([
+        recent
+          .select([
+            sql<number>`m.created_at / ${sql.lit(DAY_MS)}`.as('day'),
+            (eb) => eb.fn.countAll<number>().as('matches'),
+            counted.as('new_hits'),
+          ])
+          .groupBy(sql`m.created_at / ${sql.lit(DAY_MS)}`)
+          .execute(),
+        recent
+          .innerJoin('alert_rules as r', 'r.id', 'm.rule_id')
+          .select(['m.rule_id', 'r.name', 'r.service_id', (eb) => eb.fn.countAll<number>().as('matches')])
+          .select(counted.as('new_hits'))
+          .groupBy(['m.rule_id', 'r.name', 'r.service_id'])
+          .orderBy(counted, 'desc')
+          .orderBy('m.rule_id')
+          .limit(BUSIEST_RULES)
+          .execute(),
+      ]);
+      return { byDay, byRule };
+    },
 
     async countByStatus(orgId: number): Promise<Map<string, number>> {
       const rows = await db

@@ -14,6 +14,8 @@ import {
   IncidentListQuery,
   IncidentPage,
   IncidentUpdateBody,
+  MatchStats,
+  MatchStatsQuery,
 } from './incident.schemas.ts';
 import { INCIDENT_LIST_PATH, type IncidentActor, type IncidentService } from './incident.service.ts';
 
@@ -54,6 +56,20 @@ export function incidentRoutes(incidents: IncidentService): FastifyPluginAsyncTy
         },
       },
       (request) => incidents.counts(requireAuth(request).orgId),
+    );
+
+    app.get(
+      '/service/alert_system_match_stats/',
+      {
+        schema: {
+          operationId: 'matchStats',
+          tags: [TAG],
+          summary: "Matches and new hits per UTC day across the organization's rules, and the busiest rules",
+          querystring: MatchStatsQuery,
+          response: withErrors({ 200: MatchStats }, [400, 401, 403, 404, 429]),
+        },
+      },
+      (request) => incidents.stats(requireAuth(request).orgId, request.query.days),
     );
 
     app.get(

@@ -94,3 +94,30 @@ export const IncidentEvent = Type.Object({
 });
 
 export const Assignee = UserRef;
+
+export const MatchStatsQuery = Type.Object({
+  days: Type.Integer({ minimum: 1, maximum: 90, default: 30, description: 'UTC days, today included' }),
+  org_id: OrgIdQuery,
+});
+
+export const MatchStats = Type.Object({
+  days: Type.Integer(),
+  from: Type.String({ format: 'date-time', description: 'The start of the first day (UTC)' }),
+  by_day: Type.Array(
+    Type.Object({
+      day: Type.String({ format: 'date', description: 'A UTC day, oldest first; days without matches are 0' }),
+      matches: Type.Integer(),
+      new_hits: Type.Integer({ description: 'Stored hits that are not excluded' }),
+    }),
+  ),
+  busiest_rules: Type.Array(
+    Type.Object({
+      rule_id: Type.Integer(),
+      rule_name: Type.String(),
+      source: Nullable(Type.String()),
+      matches: Type.Integer(),
+      new_hits: Type.Integer(),
+    }),
+    { description: 'The 5 rules with the most new hits in the period (deleted rules too)' },
+  ),
+});

@@ -7,7 +7,7 @@ import { linkedPage, pageWindow, type PageRequest } from '../../lib/pagination.t
 import type { AuditLog, AuditOrigin } from '../audit/index.ts';
 import { findSource, sourceCatalog } from '../sources/index.ts';
 import type { IncidentFilters, IncidentRepository, IncidentRow, IncidentStatus } from './incident.repository.ts';
-import { incidentStatuses } from './incident.repository.ts';
+import { DAY_MS, incidentStatuses } from './incident.repository.ts';
 import { matchView } from './match.service.ts';
 import type { RuleRepository } from './rule.repository.ts';
 import type { RunRepository } from './run.repository.ts';
@@ -214,8 +214,35 @@ function incidentCommands({ incidents, rules, runs, audit, clock }: IncidentServ
 }
 
 /** The inbox, an incident, its history, and who it can be assigned to. */
-function incidentQueries({ incidents }: IncidentServiceDeps) {
+function incidentQueries({ incidents, clock }: IncidentServiceDeps) {
   return {
+    /** The home page's figures: matches and new hits per UTC day of the last `days`, and the busiest rules. */
+    async stats(orgId: number, days: number) {
+      const today = Math.floor(clock.now().getTime() / DAY_MS);
+      const first = today - days + 1;
+      const { byDay, byRule } = await incidents.matchStats(orgId, first * DAY_MS);
+      const perDay = new Map(byDay.map((row) => [Number(row.day), row]));
+      return {
+        days,
+        from: new Date(first * DAY_MS).toISOString(),
+        by_day: Array.from({ length: days }, (_, i) => {
+          const row = perDay.get(first + i);
+          return {
+            day: new Date((first + i) * DAY_MS).toISOString().slice(0, 10),
+            matches: Number(row?.matches ?? 0),
+            new_hits: Number(row?.new_hits ?? 0),
+          };
+        }),
+        busiest_rules: byRule.map((row) => ({
+          rule_id: Number(row.rule_id),
+          rule_name: row.name,
+          source: findSource(Number(row.service_id))?.name ?? null,
+          matches: Number(row.matches),
+          new_hits: Number(row.new_hits ?? 0),
+        })),
+      };
+    },
+
     get: (orgId: number, id: number) => loadIncident(incidents, orgId, id),
 
     async list(orgId: number, query: IncidentListQuery) {

@@ -7,6 +7,7 @@ import { matchApps } from './app-match.ts';
 import { appStoreMigrations } from './app-store.ts';
 import { brandOf, wordsOf } from './brand-match.ts';
 import { loadDemoApps } from './demo-apps.ts';
+import { newestRecord } from '../kit/newest-record.ts';
 
 // A shorter brand ("ab") is in too many app names and ids to mean anything.
 const MIN_BRAND = 3;
@@ -47,6 +48,7 @@ export const appStoreSource = defineSource({
   filterableFields: ['platform', 'store', 'developer', 'matched_on', 'lookalike', 'genre'],
   sortableFields: ['discovered_at', 'updated_at', 'released_at', 'installs', 'rating', 'name'],
   hasData: true,
+  newestRecordAt: newestRecord('app_listings', 'discovered_at'),
   prepare(args) {
     const brand = brandOf(args.query);
     const errors: ArgError[] = [];

@@ -7,6 +7,7 @@ import { cardStoreMigrations } from '../common/cards/card-store.ts';
 import { loadDemoCards } from '../common/cards/demo-cards.ts';
 import { oneOf } from '../kit/arg-params.ts';
 import { defineSource, preparedOrErrors } from '../kit/source.ts';
+import { newestRecord } from '../kit/newest-record.ts';
 
 /**
  * BIN-CVV (id 7): cards of the watched BINs offered with their CVV, the ones a fraudster can
@@ -42,6 +43,7 @@ export const binCvvSource = defineSource({
   filterableFields: ['bin', 'brand', 'card_type', 'level', 'country', 'billing_state', 'shop', 'base', 'source_name'],
   sortableFields: ['discovered_at', 'price', 'expires', 'bin'],
   hasData: true,
+  newestRecordAt: newestRecord('cards', 'discovered_at'),
   prepare(args) {
     const errors = binsErrors(args.bins);
     if (args.max_price !== undefined && args.max_price < 0)

@@ -5,6 +5,7 @@ import { matchCertificates, nameTarget } from './certificate-match.ts';
 import { certificateMigrations } from './certificate-store.ts';
 import { ctLogsCollector } from './ct-logs.collector.ts';
 import { loadDemoCertificates } from './demo-certificates.ts';
+import { newestRecord } from '../kit/newest-record.ts';
 
 /**
  * Certificate (id 9): certificates logged in Certificate Transparency logs (certstream frames,
@@ -49,6 +50,7 @@ export const certificateSource = defineSource({
   filterableFields: ['match_type', 'issuer', 'subject_org', 'log_name', 'update_type'],
   sortableFields: ['discovered_at', 'seen', 'not_before', 'not_after', 'common_name'],
   hasData: true,
+  newestRecordAt: newestRecord('certificates', 'discovered_at'),
   prepare(args) {
     const target = nameTarget(args.domain, args.include_subdomains ?? true);
     if (typeof target === 'string')

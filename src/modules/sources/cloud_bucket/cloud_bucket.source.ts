@@ -7,6 +7,7 @@ import { PROVIDERS } from './bucket-listing.ts';
 import { matchBucketObjects } from './bucket-match.ts';
 import { cloudBucketMigrations } from './bucket-store.ts';
 import { loadDemoBuckets } from './demo-buckets.ts';
+import { newestRecord } from '../kit/newest-record.ts';
 
 // A shorter keyword ("ab") is in too many object keys to mean anything.
 const MIN_KEYWORD = 3;
@@ -50,6 +51,7 @@ export const cloudBucketSource = defineSource({
   filterableFields: ['provider', 'region', 'bucket', 'extension', 'matched_on'],
   sortableFields: ['discovered_at', 'last_modified', 'size', 'bucket', 'key'],
   hasData: true,
+  newestRecordAt: newestRecord('bucket_objects', 'discovered_at'),
   prepare(args) {
     const keyword = args.keyword.trim();
     const errors: ArgError[] = [];

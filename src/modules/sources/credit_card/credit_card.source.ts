@@ -8,6 +8,7 @@ import { loadDemoCards } from '../common/cards/demo-cards.ts';
 import { oneOf } from '../kit/arg-params.ts';
 import { defineSource, preparedOrErrors, type Prepared } from '../kit/source.ts';
 import type { CardFilter } from '../common/cards/card-match.ts';
+import { newestRecord } from '../kit/newest-record.ts';
 
 const creditCardArgs = Type.Object({
   bins: Type.Optional(binsArg(['414720', '510560'])),
@@ -71,6 +72,7 @@ export const creditCardSource = defineSource({
   ],
   sortableFields: ['discovered_at', 'expires', 'bin', 'source_name'],
   hasData: true,
+  newestRecordAt: newestRecord('cards', 'discovered_at'),
   prepare: prepareCardFilter,
   match: matchCards,
   migrations: cardStoreMigrations,

@@ -12,6 +12,7 @@ import { parseLeakTarget } from '../common/leaks/leak-target.ts';
 import { oneOf } from '../kit/arg-params.ts';
 import { defineSource, type MatchResult, type MatchWindow, type SourceContext } from '../kit/source.ts';
 import { isoDate as iso } from '../../../lib/iso-date.ts';
+import { newestRecord } from '../kit/newest-record.ts';
 
 /**
  * Distinct leak (id 5): the deduplicated view of the credential store (leaks/distinct-view.ts),
@@ -97,6 +98,7 @@ export const distinctLeakSource = defineSource({
   filterableFields: ['domain', 'login_domain', 'password_type', 'hash_type'],
   sortableFields: ['first_seen', 'last_seen', 'occurrences', 'login'],
   hasData: true,
+  newestRecordAt: newestRecord('leak_files', 'ingested_at'),
   prepare(args) {
     const login = args.query.toLowerCase();
     const includeHashed = Boolean(args.include_hashed);

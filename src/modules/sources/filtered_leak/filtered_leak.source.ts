@@ -30,6 +30,7 @@ import {
   type SourceContext,
 } from '../kit/source.ts';
 import { isoDateOrNull as iso } from '../../../lib/iso-date.ts';
+import { newestRecord } from '../kit/newest-record.ts';
 
 /**
  * Filtered credential leaks (id 3, spec 2.9 schema): credentials from stealer logs and
@@ -166,6 +167,7 @@ export const filteredLeakSource = defineSource({
   ],
   sortableFields: ['discovered_at', 'leaked_at', 'email', 'domain', 'host'],
   hasData: true,
+  newestRecordAt: newestRecord('leak_files', 'ingested_at'),
   prepare(args) {
     const errors: ArgError[] = [];
     const target = parseLeakTarget(args.domain_url);

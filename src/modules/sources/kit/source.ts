@@ -258,6 +258,12 @@ interface SourceInfo {
     hit: { key: string; data: Record<string, unknown> },
     around: ContextWindow,
   ): Promise<HitContext | null>;
+  /**
+   * When the newest record the source stores was stored (or posted, for messages), in epoch
+   * ms; null while it has none. The home page asks it of every source at once, so it reads an
+   * index or a small table, never a scan.
+   */
+  newestRecordAt?(context: SourceContext): Promise<number | null>;
   /** The tables the source owns, by migration name (names sort into one global order). */
   migrations?: Record<string, MigrationModule>;
   ingesters?: Ingester[];

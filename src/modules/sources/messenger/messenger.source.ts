@@ -33,6 +33,7 @@ import {
 } from './message-hits.ts';
 import { messageContext } from './message-context.ts';
 import { createPercolator } from './percolator.ts';
+import { newestRecord } from '../kit/newest-record.ts';
 
 const DEFAULT_CONTEXT_CHARS = 500;
 
@@ -118,6 +119,7 @@ export const messengerSource = defineSource({
   filterableFields: ['channel_id', 'channel_username', 'user_id', 'has_media', 'media_type', 'forwarded_from'],
   sortableFields: ['date', 'channel_id', 'message_id'],
   hasData: true,
+  newestRecordAt: newestRecord('messages', 'date'),
   prepare: prepareQuery,
   checkStoredReferences: checkChannels,
   match: matchOne,

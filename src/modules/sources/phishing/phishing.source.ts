@@ -5,6 +5,7 @@ import { parseDomainName } from '../common/domains/domain-name.ts';
 import { phishingMigrations } from '../common/domains/observed-domains.ts';
 import { phishingIngester } from './phishing-ingest.ts';
 import { matchPhishing, matchPhishingMany } from './phishing-match.ts';
+import { newestRecord } from '../kit/newest-record.ts';
 
 /**
  * Phishing (id 8, spec 2.9 schema: exactly `domain`): newly observed domains (NRD lists, dnstwist
@@ -30,6 +31,7 @@ export const phishingSource = defineSource({
   filterableFields: ['fuzzer', 'registrar', 'country', 'has_mx', 'origin', 'brand_in_subdomain'],
   sortableFields: ['score', 'distance', 'first_seen', 'registered_at', 'discovered_at', 'domain', 'fuzzer'],
   hasData: true,
+  newestRecordAt: newestRecord('observed_domains', 'discovered_at'),
   prepare({ domain }) {
     const name = parseDomainName(domain);
     if (typeof name === 'string')

@@ -6,6 +6,7 @@ import { ransomwareIngester } from './post-ingest.ts';
 import { matchPosts, postQueryOf } from './post-match.ts';
 import { ransomwareMigrations } from './post-store.ts';
 import { ransomwareLiveCollector } from './ransomware-live.collector.ts';
+import { newestRecord } from '../kit/newest-record.ts';
 
 /**
  * Ransomware (id 10): victim posts on ransomware groups' leak sites (ransomware.live and
@@ -42,6 +43,7 @@ export const ransomwareSource = defineSource({
   filterableFields: ['group', 'country', 'activity', 'matched_on'],
   sortableFields: ['discovered_at', 'published_at', 'group', 'victim'],
   hasData: true,
+  newestRecordAt: newestRecord('ransomware_posts', 'discovered_at'),
   prepare(args) {
     const query = postQueryOf(args);
     const errors: ArgError[] = [];

@@ -25,6 +25,7 @@ import {
 import * as m0001 from './migrations/0001_raw_leak_files.ts';
 import { presentLine, scanStream, termPattern, type TermType } from './raw-leak-scan.ts';
 import { FILE_TYPES, openStored, rawLeakDb, storeRawFile } from './raw-leak-store.ts';
+import { newestRecord } from '../kit/newest-record.ts';
 
 /**
  * Raw leak extended search (id 4): a full scan of the raw files of every ingested leak (dumps,
@@ -174,6 +175,7 @@ export const rawLeakExtendedSource = defineSource({
   filterableFields: ['leak_name', 'file_type', 'term_type'],
   sortableFields: ['indexed_at', 'leak_name', 'line_number'],
   hasData: true,
+  newestRecordAt: newestRecord('raw_leak_files', 'indexed_at'),
   prepare(args) {
     // A shorter term matches in nearly every line of a dump: a scan of everything, for noise.
     if (args.query.length < MIN_TERM)

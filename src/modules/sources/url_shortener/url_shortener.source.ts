@@ -6,6 +6,7 @@ import { loadDemoLinks } from './demo-links.ts';
 import { urlShortenerIngester } from './short-link-ingest.ts';
 import { matchShortLinks } from './short-link-match.ts';
 import { shortLinkMigrations } from './short-link-store.ts';
+import { lastStoredRecord } from '../kit/newest-record.ts';
 
 const hostOf = (name: DomainName) => name.domain.replace(/^www\./, '');
 
@@ -40,6 +41,7 @@ export const urlShortenerSource = defineSource({
   filterableFields: ['service', 'target_host', 'target_domain'],
   sortableFields: ['discovered_at', 'crawled_at', 'service', 'target_host'],
   hasData: true,
+  newestRecordAt: lastStoredRecord('short_links', 'discovered_at'),
   prepare(args) {
     const errors: ArgError[] = [];
     const domain = parseDomainName(args.domain);

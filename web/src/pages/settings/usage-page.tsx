@@ -1,21 +1,12 @@
 import { useId, useState } from 'react';
 import type { Ok } from '../../api/types.ts';
+import { resetIn } from '../../ui/format.ts';
 import { ErrorNotice, Loading } from '../../ui/notices.tsx';
 import { Page } from '../../ui/page.tsx';
 import { useUsage } from './usage-queries.ts';
 
 type Usage = Ok<'/service/get_usage_limits/', 'get'>;
 type Limit = NonNullable<Usage['total']>[number];
-
-/** Seconds until a window resets, as a reader wants it: "in 3 h 20 min". */
-export function resetIn(seconds: number): string {
-  if (seconds < 60) return `in ${seconds} s`;
-  const minutes = Math.round(seconds / 60);
-  if (minutes < 60) return `in ${minutes} min`;
-  const hours = Math.floor(minutes / 60);
-  if (hours < 48) return `in ${hours} h${minutes % 60 ? ` ${minutes % 60} min` : ''}`;
-  return `in ${Math.round(hours / 24)} days`;
-}
 
 /** Settings → Usage (spec 2.11): every limit of the organization, how much is used and left. */
 export function UsagePage() {

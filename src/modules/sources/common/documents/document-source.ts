@@ -6,6 +6,7 @@ import { documentIngester, type DocumentFormat } from './document-ingest.ts';
 import { matchDocuments, type DocumentSearch } from './document-match.ts';
 import { documentContext, type Conversation } from './document-context.ts';
 import { documentStoreMigrations } from './document-store.ts';
+import { newestRecord } from '../../kit/newest-record.ts';
 
 /**
  * What makes a source one of the document store's (chat_server, hacker_forum, paste_site): a
@@ -21,7 +22,10 @@ export function documentSource<Args extends TObject<{ query: TString }>>(options
   ingester: { description: string; noun: string; formats: Record<string, DocumentFormat> };
   /** Posts that belong to a conversation (a channel, a thread) can be shown in it. */
   conversation?: Conversation;
-}): Pick<SourcePlugin<Args, DocumentSearch>, 'args' | 'prepare' | 'match' | 'migrations' | 'ingesters' | 'hitContext'> {
+}): Pick<
+  SourcePlugin<Args, DocumentSearch>,
+  'args' | 'prepare' | 'match' | 'migrations' | 'ingesters' | 'hitContext' | 'newestRecordAt'
+> {
   return {
     ...(options.conversation ? { hitContext: documentContext(options.name, options.conversation) } : {}),
     args: options.args,
@@ -32,6 +36,7 @@ export function documentSource<Args extends TObject<{ query: TString }>>(options
       return preparedOrErrors(errors, () => ({ source: options.name, tree: tree!, ...options.search(args) }));
     },
     match: matchDocuments,
+    newestRecordAt: newestRecord('documents', 'discovered_at', { column: 'source', value: options.name }),
     migrations: documentStoreMigrations,
     ingesters: [documentIngester({ name: options.name, source: options.name, ...options.ingester })],
   };
