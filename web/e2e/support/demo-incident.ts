@@ -1,13 +1,8 @@
+import { scaled, waitFor } from '../../../test/support/wait.ts';
 import type { DashboardServer } from './dashboard-server.ts';
 
-/**
- * A messenger rule on the demo data, made through the API as the demo account, and the match
- * (incident) its first run recorded: what a notification link opens.
- */
-export async function createDemoIncident(
-  dashboard: DashboardServer,
-  query = '"fresh logs" AND acme-bank.com',
-): Promise<{ ruleId: number; matchId: number; ruleName: string }> {
+/** The demo account's API, as a script beside the browser calls it (fetch, bearer token). */
+export async function demoApi(dashboard: DashboardServer) {
   const call = async (path: string, body?: unknown, token?: string) => {
     const response = await fetch(`${dashboard.baseUrl}${path}`, {
       method: body === undefined ? 'GET' : 'POST',
@@ -19,20 +14,39 @@ export async function createDemoIncident(
     return answer;
   };
   const { access } = (await call('/token/', dashboard.demo)) as { access: string };
+  const get = (path: string) => call(path, undefined, access);
   const recipient = await call('/service/alert_system_setting_create_recipient/', { email: 'soc@acme.test' }, access);
-  const templates = await call('/service/alert_system_setting_get_template_list/', undefined, access);
-  const ruleName = `Acme Bank: ${query}`;
-  const rule = await call(
-    '/service/alert_system_alert_create_alert_rule/',
-    {
-      name: ruleName,
-      service: 1,
-      args: { query },
-      recipients: [recipient.id],
-      email_template: (templates.results as { id: number }[])[0]!.id,
+  const templates = await get('/service/alert_system_setting_get_template_list/');
+  const template = (templates.results as { id: number }[])[0]!.id;
+
+  return {
+    get,
+    /**
+     * A rule made with these args, and the match (incident) its first run recorded; an async
+     * source's match is waited for until its background job has filled it.
+     */
+    async incident(service: number, args: Record<string, unknown>, name: string) {
+      const rule = await call(
+        '/service/alert_system_alert_create_alert_rule/',
+        { name, service, args, recipients: [recipient.id], email_template: template },
+        access,
+      );
+      const ruleId = Number(rule.id);
+      const match = await waitFor(
+        `the first complete match of ${name}`,
+        async () => {
+          const matches = await get(`/service/alert_system_match_get_match_list/${ruleId}/`);
+          const [first] = matches.results as { id: number; status: string }[];
+          return first?.status === 'complete' && first;
+        },
+        { timeoutMs: scaled(60_000), everyMs: 250 },
+      );
+      return { ruleId, matchId: match.id, ruleName: name };
     },
-    access,
-  );
-  const matches = await call(`/service/alert_system_match_get_match_list/${String(rule.id)}/`, undefined, access);
-  return { ruleId: Number(rule.id), matchId: (matches.results as { id: number }[])[0]!.id, ruleName };
+  };
+}
+
+/** A messenger rule on the demo data and its first match: what a notification link opens. */
+export async function createDemoIncident(dashboard: DashboardServer, query = '"fresh logs" AND acme-bank.com') {
+  return (await demoApi(dashboard)).incident(1, { query }, `Acme Bank: ${query}`);
 }
