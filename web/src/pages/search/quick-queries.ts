@@ -5,7 +5,6 @@ import type { Ok } from '../../api/types.ts';
 
 export type DomainReport = Ok<'/service/domain_quick_search/', 'get'>;
 export type EmailReport = Ok<'/service/email_quick_search/', 'get'>;
-export type AccountsPage = Ok<'/service/accounts_database_search/', 'get'>;
 export type Sighting = DomainReport['newest'][number];
 export type QuickSearchSlug = 'domain_quick_search' | 'email_quick_search' | 'accounts_database_search';
 
