@@ -159,6 +159,19 @@ describe('the source search page: any source searched by its args over a window'
     );
   });
 
+  it("shows the window in the dashboard's chosen time zone", async () => {
+    localStorage.setItem('dragnet.timeZone', 'utc');
+    try {
+      const window = lastWeek();
+      await renderDashboard(t, address('messenger', { query: 'adhoc-bank.com' }, window), { email: EMAIL });
+      const from = (await screen.findByLabelText(/^From \(UTC\)/, undefined, { timeout: 10_000 })) as HTMLInputElement;
+      expect(from.value).toBe(window.from.slice(0, 16));
+      expect((screen.getByLabelText(/^To \(UTC\)/) as HTMLInputElement).value).toBe(window.to.slice(0, 16));
+    } finally {
+      localStorage.removeItem('dragnet.timeZone');
+    }
+  });
+
   it('exports every hit as CSV (formulas neutralised) and JSON, read page by page; nothing is stored', async () => {
     const window = lastWeek();
     const args = { query: 'adhoc-bank.com' };

@@ -39,7 +39,8 @@ export function SourceSearchPage() {
   const page = search.page ?? 1;
   const results = useSourceSearch(request, page);
   const sources = (catalog.data ?? []).filter((entry) => entry.has_data);
-  const service = sources.find((entry) => entry.id === search.service);
+  // A shared address may name a source that has no data here yet: its (empty) answer still shows.
+  const service = catalog.data?.find((entry) => entry.id === search.service);
   return (
     <Page title="Source search">
       <p className="muted">
@@ -48,8 +49,9 @@ export function SourceSearchPage() {
       </p>
       <ErrorNotice error={catalog.error} title="The sources could not be read" />
       {catalog.data ? (
-        // A new address (a link, back, a shared search) starts the form from what it names.
-        <SearchForm key={JSON.stringify(search)} sources={sources} search={search} error={results.error} />
+        // A new search in the address (a link, back, a shared search) starts the form from what it
+        // names; turning its pages keeps what is being typed.
+        <SearchForm key={JSON.stringify(request)} sources={sources} search={search} error={results.error} />
       ) : (
         catalog.isPending && <Loading />
       )}
