@@ -57,7 +57,7 @@ const cell = (value: unknown): string =>
  * The hits as CSV, a column per field in the order the hits first give them, each cell
  * neutralised as the server's exports are (src/lib/csv.ts, docs/api.md "CSV exports and formulas").
  */
-export function hitsCsv(hits: PresentedHit[]): string {
+function hitsCsv(hits: PresentedHit[]): string {
   const columns = [...new Set(hits.flatMap((hit) => Object.keys(hit)))];
   return csvRows([columns, ...hits.map((hit) => columns.map((column) => cell(hit[column])))], { bom: true });
 }
