@@ -32,6 +32,11 @@ function precompress(): Plugin {
 export default defineConfig({
   root: import.meta.dirname,
   plugins: [react(), precompress()],
+  resolve: {
+    // The source search's export writes CSV with the server's writer (src/lib/csv.ts); csv-stringify's
+    // Node build needs Buffer, its browser build carries its own.
+    alias: [{ find: /^csv-stringify\/sync$/, replacement: 'csv-stringify/browser/esm/sync' }],
+  },
   build: {
     outDir: 'dist',
     emptyOutDir: true,

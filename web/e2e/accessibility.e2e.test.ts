@@ -61,6 +61,7 @@ describe('the dashboard in a browser: accessibility of every main page', () => {
     ['search', () => '/search', (p) => p.getByRole('heading', { name: 'Search', exact: true }).waitFor()],
     ['quick searches', () => '/search/quick', (p) => p.getByRole('heading', { level: 1 }).waitFor()],
     ['search results', () => '/search', searchSomething],
+    ['source search', sourceSearchPath, (p) => p.getByRole('article').first().waitFor()],
     ['search history', () => '/search/history', (p) => p.getByRole('heading', { name: 'Search history' }).waitFor()],
     [
       'rules',
@@ -123,3 +124,14 @@ async function searchSomething(page: Page) {
 
 /** The lazily loaded chart of a rule's matches, drawn: axe checks it too. */
 const chartDrawn = (page: Page) => page.locator('figure[aria-label="Matches over time"] svg').first().waitFor();
+
+/** A search of the demo's leaked credentials over the last week: the presenter's hits drawn. */
+function sourceSearchPath() {
+  const now = Date.now();
+  return `/search/sources?${new URLSearchParams({
+    service: '3',
+    args: JSON.stringify({ domain_url: 'acme-bank.com', filter_id: 4 }),
+    from: new Date(now - 7 * 24 * 3_600_000).toISOString(),
+    to: new Date(now).toISOString(),
+  })}`;
+}

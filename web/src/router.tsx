@@ -19,6 +19,7 @@ import { validateNewRuleSearch } from './pages/rules/new-rule-search.ts';
 import { idParam, validateRulesSearch } from './pages/rules/rules-search.ts';
 import { validateHistorySearch, validateSearchPageSearch } from './pages/search/search-params.ts';
 import { searchResultsQuery } from './pages/search/search-queries.ts';
+import { validateSourceSearchSearch } from './pages/search/source-search.ts';
 import { ErrorNotice, Loading } from './ui/notices.tsx';
 import { NotFoundPage } from './ui/not-found-page.tsx';
 
@@ -93,6 +94,14 @@ const quickSearchRoute = createRoute({
   getParentRoute: () => appRoute,
   path: '/search/quick',
   component: lazyRouteComponent(() => import('./pages/search/quick-search-page.tsx'), 'QuickSearchPage'),
+});
+
+/** Any source with data searched by its own args over a past window (the rule preview). */
+const sourceSearchRoute = createRoute({
+  getParentRoute: () => appRoute,
+  path: '/search/sources',
+  validateSearch: validateSourceSearchSearch,
+  component: lazyRouteComponent(() => import('./pages/search/source-search-page.tsx'), 'SourceSearchPage'),
 });
 
 /** Where "create a rule from this search" leads; the rules pages own it (web/README.md). */
@@ -207,6 +216,7 @@ const routeTree = rootRoute.addChildren([
     searchRoute,
     searchHistoryRoute,
     quickSearchRoute,
+    sourceSearchRoute,
     newRuleRoute,
     rulesRoute,
     ruleRoute,

@@ -7,6 +7,12 @@ import { formatDateTime } from '../../ui/format.ts';
  */
 export type Hit = { id: number; is_excluded: boolean; hit_key: string } & Record<string, unknown>;
 
+/**
+ * A hit as the presenters take it: a stored one, or a preview's (the ad-hoc source search), which
+ * has no `id` and so nothing to reveal or open in context by.
+ */
+export type PresentedHit = { id?: number; is_excluded: boolean; hit_key: string } & Record<string, unknown>;
+
 /** The exclusion field that names one hit (src/modules/rules/rule-runner.ts HIT_KEY_FIELD). */
 export const HIT_KEY = 'hit_key';
 
@@ -34,7 +40,7 @@ export function fieldText(value: unknown): string {
  * The source fields of a hit worth showing, in the source's order: empty ones are left out, and
  * so is a field that repeats an earlier one (a messenger text and its preview of a short message).
  */
-export function hitFields(hit: Hit): HitField[] {
+export function hitFields(hit: PresentedHit): HitField[] {
   const shown = new Set<string>();
   const fields: HitField[] = [];
   for (const [name, value] of Object.entries(hit)) {

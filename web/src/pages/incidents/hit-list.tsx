@@ -14,7 +14,8 @@ import {
   type Match,
 } from '../rules/rule-queries.ts';
 import { describeExclusion } from './exclusion-list.tsx';
-import { excludes, fieldText, HIT_KEY, hitFields, type Hit } from './hit-fields.ts';
+import { excludes, fieldText, HIT_KEY, type Hit } from './hit-fields.ts';
+import { FieldList } from './presenters/field-list.tsx';
 import { HITS_PAGE_SIZE, useMatchHits } from './incident-queries.ts';
 import type { PresenterProps } from './presenters/parts.tsx';
 import { presenters } from './presenters/presenters.tsx';
@@ -271,31 +272,5 @@ function HitCard(props: {
         </div>
       )}
     </article>
-  );
-}
-
-/** A hit of a source without a presenter: its fields as the source gives them. */
-function FieldList({ hit }: { hit: Hit }) {
-  const fields = hitFields(hit);
-  return (
-    <>
-      <dl className="hit-fields">
-        {fields
-          .filter((field) => !field.block)
-          .map((field) => (
-            <div key={field.name}>
-              <dt>{humanize(field.name)}</dt>
-              <dd>{field.text}</dd>
-            </div>
-          ))}
-      </dl>
-      {fields
-        .filter((field) => field.block)
-        .map((field) => (
-          <p key={field.name} className="text" aria-label={humanize(field.name)}>
-            {field.text}
-          </p>
-        ))}
-    </>
   );
 }

@@ -25,11 +25,15 @@ export function ArgsFields(props: {
   values: ArgValues;
   errors: Record<string, string>;
   onChange: (name: string, value: ArgValue) => void;
+  /** What the args are for: a rule watches, a search looks. */
+  legend?: string;
 }) {
   const { service, values, errors, onChange } = props;
   return (
     <fieldset>
-      <legend>What to watch ({service.alias})</legend>
+      <legend>
+        {props.legend ?? 'What to watch'} ({service.alias})
+      </legend>
       {service.args_schema.params.map((param) => (
         <ArgInput
           key={param.name}

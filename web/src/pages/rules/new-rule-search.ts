@@ -49,3 +49,14 @@ export function ruleFromSearch(search: {
     follow_up_token: search.follow_up_token,
   };
 }
+
+/** The new-rule address for an ad-hoc search of a source: the rule watches what was searched. */
+export function ruleFromSourceSearch(
+  service: { id: number; alias: string },
+  args: Record<string, unknown>,
+): NewRuleSearch {
+  const what = Object.values(args)
+    .map((value) => (Array.isArray(value) ? value.join(', ') : String(value)))
+    .join(' · ');
+  return { service: service.id, name: `${service.alias}: ${what}`.slice(0, MAX_NAME), args };
+}

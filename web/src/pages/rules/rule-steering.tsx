@@ -144,9 +144,8 @@ function PreviewHits({ result }: { result: PreviewResult }) {
         {result.results.map((hit) => (
           <li key={hit.hit_key} className={hit.is_excluded ? 'result excluded' : 'result'}>
             {hit.is_excluded && <span className="badge">excluded</span>}
-            {/* A preview's hit is a match's hit without the stored row's id. */}
             <dl className="hit-fields">
-              {hitFields({ ...hit, id: 0 }).map((field) => (
+              {hitFields(hit).map((field) => (
                 <div key={field.name}>
                   <dt>{humanize(field.name)}</dt>
                   <dd className={field.block ? 'text' : undefined}>{field.text}</dd>

@@ -1,6 +1,6 @@
 import { useId, useState } from 'react';
 import { ErrorNotice, Loading } from '../../../ui/notices.tsx';
-import type { Hit } from '../hit-fields.ts';
+import type { PresentedHit } from '../hit-fields.ts';
 import { useHitContext } from '../incident-queries.ts';
 import { PostedText, When } from './parts.tsx';
 
@@ -8,7 +8,13 @@ import { PostedText, When } from './parts.tsx';
  * "Open in context": the posts before and after the hit in its channel or thread, read when
  * asked for (docs/api.md "Open in context"), the hit marked among them.
  */
-export function OpenInContext({ hit, terms, what }: { hit: Hit; terms: string[]; what: 'channel' | 'thread' }) {
+export function OpenInContext(props: { hit: PresentedHit; terms: string[]; what: 'channel' | 'thread' }) {
+  // A preview's hit is not stored: the server has no hit to read the conversation around.
+  const hitId = props.hit.id;
+  return typeof hitId === 'number' ? <ContextToggle hitId={hitId} terms={props.terms} what={props.what} /> : null;
+}
+
+function ContextToggle({ hitId, terms, what }: { hitId: number; terms: string[]; what: 'channel' | 'thread' }) {
   const [open, setOpen] = useState(false);
   const panelId = useId();
   return (
@@ -18,15 +24,15 @@ export function OpenInContext({ hit, terms, what }: { hit: Hit; terms: string[];
       </button>
       {open && (
         <div id={panelId} className="hit-context">
-          <ContextPosts hit={hit} terms={terms} />
+          <ContextPosts hitId={hitId} terms={terms} />
         </div>
       )}
     </>
   );
 }
 
-function ContextPosts({ hit, terms }: { hit: Hit; terms: string[] }) {
-  const around = useHitContext(hit.id);
+function ContextPosts({ hitId, terms }: { hitId: number; terms: string[] }) {
+  const around = useHitContext(hitId);
   if (around.isPending) return <Loading label="Loading the conversation…" />;
   if (!around.data) return <ErrorNotice error={around.error} title="The conversation could not be read" />;
   return (

@@ -3,7 +3,7 @@ import { formatDateTime } from '../../../ui/format.ts';
 import { ErrorNotice } from '../../../ui/notices.tsx';
 import { isWebLink } from '../../../ui/web-link.ts';
 import { highlight } from '../../search/highlight.ts';
-import type { Hit } from '../hit-fields.ts';
+import type { PresentedHit as Hit } from '../hit-fields.ts';
 import { useRevealHit } from '../incident-queries.ts';
 
 /** What every presenter is given: the hit, and the folded terms its rule looked for. */
@@ -116,9 +116,15 @@ export function PostedText({ value, terms, label }: { value: string | null; term
  * audit log (docs/api.md "Leaked passwords").
  */
 export function RevealablePassword({ hit }: { hit: Hit }) {
-  const reveal = useRevealHit(hit.id);
   const masked = text(hit, 'password');
   if (!masked) return null;
+  // A preview's hit is not stored: it stays masked, there is nothing to reveal it from.
+  if (typeof hit.id !== 'number') return <code>{masked}</code>;
+  return <Reveal hitId={hit.id} masked={masked} />;
+}
+
+function Reveal({ hitId, masked }: { hitId: number; masked: string }) {
+  const reveal = useRevealHit(hitId);
   const clear = reveal.data?.fields.password;
   return (
     <span className="secret">
@@ -129,7 +135,7 @@ export function RevealablePassword({ hit }: { hit: Hit }) {
           className="link-button"
           disabled={reveal.isPending}
           onClick={() => reveal.mutate()}
-          aria-label={`Reveal the password of hit ${hit.id} (recorded in the audit log)`}
+          aria-label={`Reveal the password of hit ${hitId} (recorded in the audit log)`}
         >
           Reveal
         </button>
