@@ -3,6 +3,7 @@ import { userEvent } from '@testing-library/user-event';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { channel, loadCorpus, message } from '../../../../test/support/corpus.ts';
 import type { TestApp } from '../../../../test/support/test-app.ts';
+import { NO_RATE_LIMITS } from '../../../../test/support/delivery-api.ts';
 import { renderDashboard, startTestServer } from '../../test/test-server.tsx';
 
 /** 25 matches of "fresh logs" in two channels (more than one page of 20), and noise. */
@@ -33,7 +34,9 @@ const corpus = [
 describe('the search page', () => {
   let t: TestApp;
   beforeAll(async () => {
-    t = await startTestServer();
+    // The page's own requests are paced below the 25-per-second cap (api/pacing.ts), but the
+    // test's calls beside them are not: the cap is the client test's subject, not this one's.
+    t = await startTestServer({ env: NO_RATE_LIMITS });
     await t.createUser({ org: 'Acme', email: 'ana@acme.test' });
     await loadCorpus(t, corpus);
   });
