@@ -52,6 +52,16 @@ describe('the API client against the real server', () => {
     expect(Date.now() - started).toBeGreaterThanOrEqual(2000);
   });
 
+  it('shares the pace between page loads and tabs of one browser: two bursts of 30 at once, none refused', async () => {
+    const [first, second] = [createTestApi(t), createTestApi(t)];
+    await first.signIn({ email: 'ana@acme.test', password: DEFAULT_PASSWORD });
+    await second.signIn({ email: 'ana@acme.test', password: DEFAULT_PASSWORD });
+    const burst = (api: typeof first) =>
+      Array.from({ length: 30 }, () => api.client.GET('/service/account/').then(({ response }) => response.status));
+    const answers = await Promise.all([...burst(first), ...burst(second)]);
+    expect(answers.filter((status) => status !== 200)).toEqual([]);
+  });
+
   it('ends the session when the refresh token is refused too', async () => {
     const api = createTestApi(t);
     api.session.signIn({ access: 'not-a-token', refresh: 'not-a-refresh-token' });
