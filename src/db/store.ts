@@ -88,6 +88,9 @@ const pgTypes = {
   },
 };
 
+/** How long opening a SQLite file may wait for another process's lock (the WAL switch). */
+const OPEN_LOCK_TIMEOUT_MS = 60_000;
+
 /** The SQLite file of the search history, beside the store's file. */
 export const searchHistoryFile = (storeFile: string) => path.join(path.dirname(storeFile), 'search-history.sqlite');
 
@@ -97,7 +100,10 @@ export const searchHistoryFile = (storeFile: string) => path.join(path.dirname(s
  * SQLite's busy handler, which would stop the event loop while it waits.
  */
 function openSqlite(file: string): BetterSqlite3.Database {
-  const connection = new SqliteDatabase(file);
+  // Switching a new file to WAL takes its lock once, at open: processes starting together on a
+  // fresh store (a scale-out deployment's first start) wait for each other here, inside SQLite
+  // (before the event loop serves anything), longer than its 5 s default on a loaded machine.
+  const connection = new SqliteDatabase(file, { timeout: OPEN_LOCK_TIMEOUT_MS });
   connection.pragma('journal_mode = WAL');
   connection.pragma('busy_timeout = 0');
   connection.pragma('synchronous = NORMAL');

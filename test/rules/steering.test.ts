@@ -11,6 +11,7 @@ import {
   notificationsOf,
   payloadOf,
   requestsTo,
+  rulePaths,
   rulesUser,
   runsOf,
   tickAndDeliver,
@@ -172,7 +173,9 @@ describe(`rules: pause, resume, run now and preview (${testEngine})`, () => {
     expect(await deliverPending(t)).toBe(2);
     const hooks = requestsTo(receiver, kit);
     expect(hooks).toHaveLength(2);
-    expect(payloadOf(hooks[1]!).results_url).toBe(`https://dashboard.dragnet.test/incidents/${ran.match!.id}`);
+    expect(payloadOf(hooks[1]!).results_url).toBe(
+      `https://dashboard.dragnet.test${rulePaths.matchLink(ran.match!.id, alice.orgId)}`,
+    );
 
     // Nothing new since: a run, no match, no notification.
     await moveTo(at + 40 * 60_000);
