@@ -24,7 +24,7 @@ import { Command } from 'commander';
 import type { Page } from 'playwright-core';
 import { launchChromium } from '../web/e2e/support/browser.ts';
 import { distDir, ensureDashboardBuilt } from '../web/e2e/support/dashboard-build.ts';
-import { startDashboardServer } from '../web/e2e/support/dashboard-server.ts';
+import { signInAsDemo, startDashboardServer } from '../web/e2e/support/dashboard-server.ts';
 import { createDemoIncident } from '../web/e2e/support/demo-incident.ts';
 import { CleanupScope } from './support/cleanup.ts';
 import { positive } from './support/options.ts';
@@ -123,9 +123,7 @@ export async function run(args: string[]): Promise<void> {
 
     const page = await browser.newPage();
     await page.goto(`${dashboard.baseUrl}/sign-in`);
-    await page.getByLabel('Email').fill(dashboard.demo.email);
-    await page.getByLabel('Password').fill(dashboard.demo.password);
-    await page.getByRole('button', { name: 'Sign in' }).click();
+    await signInAsDemo(page, dashboard);
     await page.getByLabel('Query').fill(QUERY);
     await page.getByLabel('Query').press('Enter');
     await firstResultAt(page);

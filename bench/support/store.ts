@@ -49,14 +49,7 @@ export async function createBenchStore(
     );
   }
   scope.defer(`drop database ${name}`, () => adminQuery(adminUrl, `drop database if exists ${name} with (force)`));
-  const url = new URL(adminUrl);
-  url.pathname = `/${name}`;
-  return {
-    kind,
-    dataDir,
-    location: `postgres://${url.host}/${name}`,
-    env: { ...env, DRAGNET_DATABASE_URL: url.toString() },
-  };
+  return postgresBenchStore(kind, dataDir, env, adminUrl, name);
 }
 
 /**
@@ -81,6 +74,17 @@ export async function keptBenchStore(
     await adminQuery(adminUrl, `drop database if exists ${name} with (force)`);
     await adminQuery(adminUrl, `create database ${name}`);
   }
+  return postgresBenchStore(kind, dataDir, env, adminUrl, name);
+}
+
+/** The bench store of database `name` on the server of `adminUrl`. */
+function postgresBenchStore(
+  kind: StoreKind,
+  dataDir: string,
+  env: Record<string, string>,
+  adminUrl: string,
+  name: string,
+): BenchStore {
   const url = new URL(adminUrl);
   url.pathname = `/${name}`;
   return {

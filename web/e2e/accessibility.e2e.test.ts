@@ -3,7 +3,7 @@ import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { NO_RATE_LIMITS } from '../../test/support/delivery-api.ts';
 import { launchChromium, type Browser } from './support/browser.ts';
-import { startDashboardServer, type DashboardServer } from './support/dashboard-server.ts';
+import { signInAsDemo, startDashboardServer, type DashboardServer } from './support/dashboard-server.ts';
 import { createDemoIncident } from './support/demo-incident.ts';
 
 interface Violation {
@@ -93,9 +93,7 @@ describe('the dashboard in a browser: accessibility of every main page', () => {
     await page.goto(`${dashboard.baseUrl}/sign-in`);
     await page.getByLabel('Email').waitFor();
     expect(await seriousViolations(page)).toEqual([]);
-    await page.getByLabel('Email').fill(dashboard.demo.email);
-    await page.getByLabel('Password').fill(dashboard.demo.password);
-    await page.getByRole('button', { name: 'Sign in' }).click();
+    await signInAsDemo(page, dashboard);
     await page.waitForURL((url) => url.pathname !== '/sign-in');
   });
 

@@ -1,7 +1,7 @@
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchChromium, screenshot, type Browser } from './support/browser.ts';
-import { startDashboardServer, type DashboardServer } from './support/dashboard-server.ts';
+import { signInAsDemo, startDashboardServer, type DashboardServer } from './support/dashboard-server.ts';
 
 /**
  * An analyst's start of the day on the demo data, in Debian's Chromium: the home page, then a
@@ -24,9 +24,7 @@ describe('the dashboard in a browser: the home page and a quick search', () => {
   it("opens on the home page with each source's newest data", async () => {
     await page.goto(`${dashboard.baseUrl}/`);
     await page.waitForURL(/\/sign-in/);
-    await page.getByLabel('Email').fill(dashboard.demo.email);
-    await page.getByLabel('Password').fill(dashboard.demo.password);
-    await page.getByRole('button', { name: 'Sign in' }).click();
+    await signInAsDemo(page, dashboard);
     await page.getByRole('heading', { name: 'Home' }).waitFor();
     const sources = page.getByRole('table', { name: 'Newest data per source' });
     await sources.waitFor();

@@ -2,7 +2,7 @@ import type { Locator, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { NO_RATE_LIMITS } from '../../test/support/delivery-api.ts';
 import { launchChromium, screenshot, type Browser } from './support/browser.ts';
-import { startDashboardServer, type DashboardServer } from './support/dashboard-server.ts';
+import { signInAsDemo, startDashboardServer, type DashboardServer } from './support/dashboard-server.ts';
 import { demoApi } from './support/demo-incident.ts';
 
 interface CatalogRow {
@@ -58,9 +58,7 @@ describe('the dashboard in a browser: every source’s hit on its incident page'
       incidents.set(row.name, (await api.incident(row.id, args, `example ${row.name}`)).matchId);
     }
     await page.goto(`${dashboard.baseUrl}/sign-in`);
-    await page.getByLabel('Email').fill(dashboard.demo.email);
-    await page.getByLabel('Password').fill(dashboard.demo.password);
-    await page.getByRole('button', { name: 'Sign in' }).click();
+    await signInAsDemo(page, dashboard);
     await page.waitForURL((url) => url.pathname !== '/sign-in');
   });
   afterAll(async () => {

@@ -4,7 +4,7 @@ import { scaled } from '../../test/support/wait.ts';
 // The browser runs on this machine, in this time zone.
 import { datetimeLocalValue } from '../src/pages/rules/datetime-input.ts';
 import { launchChromium, screenshot, type Browser } from './support/browser.ts';
-import { startDashboardServer, type DashboardServer } from './support/dashboard-server.ts';
+import { signInAsDemo, startDashboardServer, type DashboardServer } from './support/dashboard-server.ts';
 
 const RULE = 'Acme Bank steered';
 const RECIPIENT = 'steer@acme.test';
@@ -31,9 +31,7 @@ describe('the dashboard in a browser: preview and pause a rule', () => {
   it('makes a rule to steer: a default recipient, then the rule', async () => {
     await page.goto(`${dashboard.baseUrl}/settings/recipients`);
     await page.waitForURL(/\/sign-in\?redirect=/);
-    await page.getByLabel('Email').fill(dashboard.demo.email);
-    await page.getByLabel('Password').fill(dashboard.demo.password);
-    await page.getByRole('button', { name: 'Sign in' }).click();
+    await signInAsDemo(page, dashboard);
     await page.getByLabel('Email address').fill(RECIPIENT);
     await page.getByLabel('Make it the default').check();
     await page.getByRole('button', { name: 'Add recipient' }).click();

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSmtpTestServer, type SmtpTestServer } from '../../test/support/smtp-test-server.ts';
 import { scaled } from '../../test/support/wait.ts';
 import { launchChromium, PHONE, screenshot, type Browser } from './support/browser.ts';
-import { startDashboardServer, type DashboardServer } from './support/dashboard-server.ts';
+import { signInAsDemo, startDashboardServer, type DashboardServer } from './support/dashboard-server.ts';
 
 const QUERY = '"fresh logs" AND acme-bank.com';
 const RULE = 'Acme Bank fresh logs';
@@ -51,9 +51,7 @@ describe('the dashboard in a browser: settings, a rule from a search, its email 
 
   const signIn = async () => {
     await page.waitForURL(/\/sign-in\?redirect=/);
-    await page.getByLabel('Email').fill(dashboard.demo.email);
-    await page.getByLabel('Password').fill(dashboard.demo.password);
-    await page.getByRole('button', { name: 'Sign in' }).click();
+    await signInAsDemo(page, dashboard);
   };
   const settings = async (section: string) => {
     await page.getByRole('navigation', { name: 'Settings' }).getByRole('link', { name: section }).click();

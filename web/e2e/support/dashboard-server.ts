@@ -1,7 +1,15 @@
+import type { Page } from 'playwright-core';
 import { runCli } from '../../../test/support/cli.ts';
 import { startServer, type ServerProcess } from '../../../test/support/server-process.ts';
 import { createTestStoreLocation, type TestStoreLocation } from '../../../test/support/test-store.ts';
 import { scaled } from '../../../test/support/wait.ts';
+
+/** Fills the sign-in form the page shows with the demo account's credentials and sends it. */
+export async function signInAsDemo(page: Page, dashboard: DashboardServer): Promise<void> {
+  await page.getByLabel('Email').fill(dashboard.demo.email);
+  await page.getByLabel('Password').fill(dashboard.demo.password);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+}
 
 export interface DashboardServer {
   baseUrl: string;

@@ -1,5 +1,5 @@
 import { getRouteApi, Link, useNavigate } from '@tanstack/react-router';
-import { useId, useState, type ComponentType, type FormEvent } from 'react';
+import { useId, useState, type FormEvent } from 'react';
 import { ApiError } from '../../api/errors.ts';
 import { plural } from '../../ui/format.ts';
 import { ErrorNotice, Loading } from '../../ui/notices.tsx';
@@ -15,10 +15,8 @@ import {
 } from '../rules/rule-queries.ts';
 import { describeExclusion } from './exclusion-list.tsx';
 import { excludes, fieldText, HIT_KEY, type Hit } from './hit-fields.ts';
-import { FieldList } from './presenters/field-list.tsx';
 import { HITS_PAGE_SIZE, useMatchHits } from './incident-queries.ts';
-import type { PresenterProps } from './presenters/parts.tsx';
-import { presenters } from './presenters/presenters.tsx';
+import { HitBody } from './presenters/presenters.tsx';
 import type { IncidentSearch } from './incident-search.ts';
 
 const route = getRouteApi('/app/incidents/$matchId');
@@ -140,7 +138,7 @@ export function HitList({
               <li key={hit.id} className={hit.is_excluded ? 'result excluded' : 'result'}>
                 <HitCard
                   hit={hit}
-                  presenter={presenters[service.name]}
+                  service={service.name}
                   terms={terms}
                   excludable={ruleDeleted ? [] : service.excludable_fields}
                   exclusions={(exclusions.data ?? []).filter((exclusion) => excludes(exclusion, hit))}
@@ -209,7 +207,7 @@ function FilterForm({ fields, onAdd }: { fields: string[]; onAdd: (filter: strin
 
 function HitCard(props: {
   hit: Hit;
-  presenter: ComponentType<PresenterProps> | undefined;
+  service: string;
   terms: string[];
   excludable: string[];
   exclusions: Exclusion[];
@@ -217,7 +215,7 @@ function HitCard(props: {
   onExclude: (exclusion: { field: string; value: string }) => void;
   onInclude: (exclusion: Exclusion) => void;
 }) {
-  const { hit, presenter: Presenter } = props;
+  const { hit } = props;
   const byValue = props.excludable.filter(
     (field) => hit[field] !== null && hit[field] !== undefined && hit[field] !== '',
   );
@@ -230,7 +228,7 @@ function HitCard(props: {
         </span>
         {hit.is_excluded && <span className="badge">excluded</span>}
       </header>
-      {Presenter ? <Presenter hit={hit} terms={props.terms} /> : <FieldList hit={hit} />}
+      <HitBody service={props.service} hit={hit} terms={props.terms} />
       {props.excludable.length > 0 && (
         <div className="actions">
           {hit.is_excluded ? (

@@ -7,21 +7,21 @@ import { ErrorNotice, Loading } from '../../ui/notices.tsx';
 import { Page } from '../../ui/page.tsx';
 import { Pager } from '../../ui/pager.tsx';
 import { useTimeZoneChoice } from '../../ui/time-zone.ts';
-import { FieldList } from '../incidents/presenters/field-list.tsx';
 import type { PresentedHit } from '../incidents/hit-fields.ts';
-import { presenters, ruleTerms } from '../incidents/presenters/presenters.tsx';
+import { HitBody, ruleTerms } from '../incidents/presenters/presenters.tsx';
 import { argFieldNames, argsFromValues, serverArgErrors, valuesFromArgs, type ArgValues } from '../rules/args-form.ts';
 import { ArgsFields } from '../rules/args-fields.tsx';
 import { useCatalog, type CatalogService } from '../rules/catalog.ts';
 import { datetimeInputMoment, datetimeInputValue } from '../rules/datetime-input.ts';
 import { ruleFromSourceSearch } from '../rules/new-rule-search.ts';
+import { ExportFormatButtons } from './export-buttons.tsx';
 import { sourceSearchRequest, type SourceSearchRequest, type SourceSearchSearch } from './source-search.ts';
 import {
   SOURCE_SEARCH_CAP,
   SOURCE_SEARCH_PAGE_SIZE,
   useSourceExport,
   useSourceSearch,
-  type SourceExportFormat,
+  SOURCE_EXPORT_FORMATS,
 } from './source-search-queries.ts';
 
 const route = getRouteApi('/app/search/sources');
@@ -166,7 +166,6 @@ function Results(props: {
   data: { count: number; from: string; to: string; results: PresentedHit[] };
 }) {
   const { service, request, data, page } = props;
-  const Presenter = presenters[service.name];
   const terms = ruleTerms(request.args);
   const pages = Math.max(1, Math.ceil(Math.min(data.count, SOURCE_SEARCH_CAP) / SOURCE_SEARCH_PAGE_SIZE));
   return (
@@ -190,7 +189,7 @@ function Results(props: {
         {data.results.map((hit, index) => (
           <li key={hit.hit_key}>
             <article aria-label={`Hit ${(page - 1) * SOURCE_SEARCH_PAGE_SIZE + index + 1}`}>
-              {Presenter ? <Presenter hit={hit} terms={terms} /> : <FieldList hit={hit} />}
+              <HitBody service={service.name} hit={hit} terms={terms} />
             </article>
           </li>
         ))}
@@ -210,19 +209,12 @@ function Results(props: {
 }
 
 function ExportButtons({ request, sourceName }: { request: SourceSearchRequest; sourceName: string }) {
-  const download = useSourceExport(request, sourceName);
-  const formats: SourceExportFormat[] = ['csv', 'json'];
   return (
-    <div>
-      <div className="actions" role="group" aria-label="Export hits">
-        <span className="muted">Export (up to {SOURCE_SEARCH_CAP.toLocaleString()} hits)</span>
-        {formats.map((format) => (
-          <button key={format} type="button" onClick={() => download.mutate(format)} disabled={download.isPending}>
-            {download.isPending && download.variables === format ? `${format.toUpperCase()}…` : format.toUpperCase()}
-          </button>
-        ))}
-      </div>
-      <ErrorNotice error={download.error} title="Export failed" />
-    </div>
+    <ExportFormatButtons
+      label="Export hits"
+      note={`Export (up to ${SOURCE_SEARCH_CAP.toLocaleString()} hits)`}
+      formats={SOURCE_EXPORT_FORMATS}
+      download={useSourceExport(request, sourceName)}
+    />
   );
 }

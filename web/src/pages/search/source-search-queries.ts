@@ -62,7 +62,8 @@ function hitsCsv(hits: PresentedHit[]): string {
   return csvRows([columns, ...hits.map((hit) => columns.map((column) => cell(hit[column])))], { bom: true });
 }
 
-export type SourceExportFormat = 'csv' | 'json';
+export const SOURCE_EXPORT_FORMATS = ['csv', 'json'] as const;
+export type SourceExportFormat = (typeof SOURCE_EXPORT_FORMATS)[number];
 
 /** Exports the search's hits (passwords masked as the preview gives them) as a file built here. */
 export function useSourceExport(request: SourceSearchRequest | null, sourceName: string) {

@@ -1,5 +1,6 @@
 import type { ComponentType } from 'react';
 import { parseQuery, positiveTerms } from '../../../../../src/modules/sources/common/query/query-language.ts';
+import { FieldList } from './field-list.tsx';
 import type { PresenterProps } from './parts.tsx';
 import { ChatServerHit, ForumHit, MessengerHit, PasteHit, RawLeakHit } from './posts.tsx';
 import {
@@ -34,6 +35,12 @@ export const presenters: Record<string, ComponentType<PresenterProps>> = {
   cloud_bucket: BucketObjectHit,
   url_shortener: ShortLinkHit,
 };
+
+/** A hit drawn by its source's presenter, or as the source's fields when it has none. */
+export function HitBody({ service, ...props }: PresenterProps & { service: string }) {
+  const Presenter = presenters[service];
+  return Presenter ? <Presenter {...props} /> : <FieldList hit={props.hit} />;
+}
 
 /**
  * The folded terms a rule looks for, to mark in its hits: those of a query-language `query`
