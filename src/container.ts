@@ -9,6 +9,7 @@ import { createOutboundGuard, parseAllowList } from './lib/outbound/index.ts';
 import { readQueueDepth } from './jobs/queue-depth.ts';
 import { createAuditModule } from './modules/audit/index.ts';
 import { createAuthModule } from './modules/auth/index.ts';
+import { createCtiModule } from './modules/cti/index.ts';
 import { createDeliveryModule } from './modules/delivery/index.ts';
 import { completeAsyncRunJob, createRulesModule } from './modules/rules/index.ts';
 import { bindJob } from './jobs/define-job.ts';
@@ -104,6 +105,7 @@ export async function createContainer(config: Config, options: { clock?: Clock; 
     limiter: usage.limiter,
     limits: usage.limits,
   });
+  const cti = createCtiModule({ db: store.db, clock, instanceName: 'Dragnet' });
   const ingestion = createIngestionModule({
     db: store.db,
     clock,
@@ -158,6 +160,7 @@ export async function createContainer(config: Config, options: { clock?: Clock; 
       quickSearch.routes,
       ingestion.routes,
       audit.routes,
+      cti.routes,
     ],
     async close() {
       await delivery.close();

@@ -146,6 +146,8 @@ export interface AlertRuleTable {
   is_paused: Generated<number>;
   paused_at: number | null;
   paused_by: number | null;
+  /** The TLP 2.0 marking of the rule's findings in STIX and MISP exports (modules/cti): clear, green, amber, amber+strict, red. */
+  tlp: Generated<string>;
   created_by: number | null;
   created_at: number;
   updated_at: number;

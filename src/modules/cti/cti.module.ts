@@ -1,0 +1,20 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { Kysely } from 'kysely';
+import type { Database } from '../../db/schema.ts';
+import type { Clock } from '../../lib/clock.ts';
+import { createExportedHitReader } from './exported-hits.ts';
+import { createStixMapper } from './stix/stix-mapper.ts';
+
+/**
+ * Dragnet in the security team's toolchain (docs/stix.md): hits as STIX 2.1, served over TAXII
+ * 2.1 and as MISP events and feeds.
+ */
+export function createCtiModule(deps: { db: Kysely<Database>; clock: Clock; instanceName: string }) {
+  const hits = createExportedHitReader(deps.db);
+  const stix = createStixMapper({ instanceName: deps.instanceName });
+  return {
+    hits,
+    stix,
+    routes: (async (_app) => {}) satisfies FastifyPluginAsyncTypebox,
+  };
+}
