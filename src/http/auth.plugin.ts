@@ -35,6 +35,11 @@ declare module 'fastify' {
   interface FastifyContextConfig {
     /** A route outside /service/ that still needs a bearer token. */
     requiresAuth?: boolean;
+    /**
+     * Also takes an API key as the password of HTTP Basic (TAXII and MISP feed clients that
+     * speak only Basic): the API keys work of issue 26 reads it.
+     */
+    basicAuth?: boolean;
   }
 }
 
