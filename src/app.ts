@@ -85,7 +85,18 @@ export async function buildApp(container: Container, options: AppOptions = {}) {
         description: 'Threat-intelligence search and monitoring. Choices the spec leaves open: docs/api.md.',
       },
       components: {
-        securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' } },
+        securitySchemes: {
+          bearerAuth: {
+            type: 'http',
+            scheme: 'bearer',
+            description: 'An access token (a JWT from POST /token/) or an API key (dgk_…, docs/api.md "API keys")',
+          },
+          apiKeyBasic: {
+            type: 'http',
+            scheme: 'basic',
+            description: 'TAXII and MISP feed routes: an API key as the password',
+          },
+        },
       },
     },
     refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => String(json.$id ?? `def-${i}`) },
@@ -97,7 +108,11 @@ export async function buildApp(container: Container, options: AppOptions = {}) {
     docs.get('/openapi.json', { schema: { hide: true } }, () => app.swagger());
   });
 
-  registerAuthentication(app, { auth: container.auth, organizations: container.organizations });
+  registerAuthentication(app, {
+    auth: container.auth,
+    organizations: container.organizations,
+    apiKeys: container.apiKeys,
+  });
   registerRateLimiting(app, {
     limiter: container.limiter,
     catalog: container.usageCatalog,

@@ -7,6 +7,7 @@ import { createBackgroundTasks, stderrLog, type Log } from './lib/log.ts';
 import { createMetrics } from './lib/metrics.ts';
 import { createOutboundGuard, parseAllowList } from './lib/outbound/index.ts';
 import { readQueueDepth } from './jobs/queue-depth.ts';
+import { createApiKeysModule } from './modules/api-keys/index.ts';
 import { createAuditModule } from './modules/audit/index.ts';
 import { createAuthModule } from './modules/auth/index.ts';
 import { createCtiModule } from './modules/cti/index.ts';
@@ -105,6 +106,15 @@ export async function createContainer(config: Config, options: { clock?: Clock; 
     limiter: usage.limiter,
     limits: usage.limits,
   });
+  const apiKeys = createApiKeysModule({
+    store,
+    keys,
+    clock,
+    users: orgs.userRepository,
+    organizations: orgs.organizations,
+    audit: audit.log,
+    background,
+  });
   const cti = createCtiModule({ db: store.db, clock, instanceName: 'Dragnet' });
   const ingestion = createIngestionModule({
     db: store.db,
@@ -129,6 +139,7 @@ export async function createContainer(config: Config, options: { clock?: Clock; 
     users: orgs.users,
     auth: auth.service,
     tokens: auth.tokens,
+    apiKeys: apiKeys.service,
     search: search.service,
     /** The scheduler's housekeeping: searches older than DRAGNET_SEARCH_HISTORY_RETENTION_DAYS go. */
     pruneSearchHistory: (now: Date) => search.service.pruneHistory(now, config.searchHistoryRetentionDays),
@@ -161,6 +172,7 @@ export async function createContainer(config: Config, options: { clock?: Clock; 
       ingestion.routes,
       audit.routes,
       cti.routes,
+      apiKeys.routes,
     ],
     async close() {
       await delivery.close();

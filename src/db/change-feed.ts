@@ -8,13 +8,15 @@ import { loadPg } from './pg.ts';
  * each committed change to them on CHANGE_CHANNEL (migration 0009_change_notifications).
  */
 export const WATCHED_TABLES = ['users', 'organizations'] as const;
-export type WatchedTable = (typeof WATCHED_TABLES)[number];
+/** Watched tables whose trigger a later migration made (migration 0009 reads WATCHED_TABLES). */
+const LATER_WATCHED_TABLES = ['api_keys'] as const;
+export type WatchedTable = (typeof WATCHED_TABLES)[number] | (typeof LATER_WATCHED_TABLES)[number];
 
 export const CHANGE_CHANNEL = 'dragnet_changes';
 
 const RECONNECT_MS = 500;
 
-const mentionsWatched = new RegExp(`\\b(${WATCHED_TABLES.join('|')})\\b`, 'g');
+const mentionsWatched = new RegExp(`\\b(${[...WATCHED_TABLES, ...LATER_WATCHED_TABLES].join('|')})\\b`, 'g');
 const isRead = /^\s*select\b/i;
 const isBegin = /^\s*(begin|start\s+transaction)\b/i;
 const isCommit = /^\s*(commit|end)\b/i;

@@ -62,7 +62,9 @@ function toAppError(error: FastifyError): AppError {
 export function sendError(request: FastifyRequest, reply: FastifyReply, appError: AppError) {
   for (const [name, value] of Object.entries(appError.headers ?? {})) reply.header(name, value);
   if (appError.retryAfterSeconds !== undefined) reply.header('retry-after', String(appError.retryAfterSeconds));
-  if (appError.code === 'unauthorized') reply.header('www-authenticate', 'Bearer realm="dragnet"'); // RFC 6750 3
+  // RFC 6750 3; a route that also takes HTTP Basic (API keys) names both schemes (auth.plugin.ts).
+  if (appError.code === 'unauthorized' && !appError.headers?.['www-authenticate'])
+    reply.header('www-authenticate', 'Bearer realm="dragnet"');
   return reply.code(statusByCode[appError.code]).send({
     code: appError.code,
     message: appError.message,

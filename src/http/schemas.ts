@@ -15,6 +15,9 @@ export const ErrorBody = Type.Object(
     reset_at: Type.Optional(Type.String({ format: 'date-time' })),
     position: Type.Optional(Type.Integer({ minimum: 0, description: 'Query-language errors: offset in the query' })),
     missing_placeholders: Type.Optional(Type.Array(Type.String())),
+    required_scope: Type.Optional(
+      Type.String({ description: 'insufficient_scope: the API key scope the route needs' }),
+    ),
     rules: Type.Optional(
       Type.Array(Type.Object({ id: Type.Integer(), name: Type.String() }), {
         description: 'Rules that use the resource',

@@ -10,6 +10,10 @@ export const statusByCode = {
   invalid_otp: 401,
   unauthorized: 401,
   forbidden: 403,
+  /** An API key of scope read on a route that changes something (docs/api.md "API keys"). */
+  insufficient_scope: 403,
+  /** Something only a person signed in with a password may do: never an API key. */
+  session_required: 403,
   not_found: 404,
   method_not_allowed: 405,
   request_timeout: 408,

@@ -29,6 +29,9 @@ export const auditEvents = [
   'hit.revealed',
   'rule.paused',
   'rule.resumed',
+  'api_key.created',
+  'api_key.revoked',
+  'api_key.used',
 ] as const;
 
 export type AuditEventName = (typeof auditEvents)[number];
@@ -41,7 +44,7 @@ export const AuditEntry = Type.Object({
     description: 'The user who did it; null for an operator command or a failed login',
   }),
   actor_email: Nullable(Type.String()),
-  target_type: Type.String({ description: 'user, sender, webhook, rule or incident' }),
+  target_type: Type.String({ description: 'user, sender, webhook, rule, incident or api_key' }),
   target_id: Type.Integer(),
   target_name: Nullable(
     Type.String({

@@ -36,7 +36,7 @@ export interface AuditOrigin {
 
 export interface AuditRecord extends AuditOrigin {
   event: AuditEventName;
-  target: { type: 'user' | 'sender' | 'webhook' | 'rule' | 'incident'; id: number; name: string | null };
+  target: { type: 'user' | 'sender' | 'webhook' | 'rule' | 'incident' | 'api_key'; id: number; name: string | null };
   details?: AuditDetails;
 }
 

@@ -51,6 +51,8 @@ export function authRoutes(auth: AuthService): FastifyPluginAsyncTypebox {
     app.post(
       '/service/setup_2fa/',
       {
+        // The account's own credentials: a person's session only, never an API key.
+        config: { requiresSession: true },
         schema: {
           operationId: 'setup2fa',
           tags: ['auth'],
@@ -65,6 +67,7 @@ export function authRoutes(auth: AuthService): FastifyPluginAsyncTypebox {
     app.post(
       '/service/verify_2fa_enrollment/',
       {
+        config: { requiresSession: true },
         schema: {
           operationId: 'verify2faEnrollment',
           tags: ['auth'],
@@ -80,6 +83,7 @@ export function authRoutes(auth: AuthService): FastifyPluginAsyncTypebox {
     app.post(
       '/service/disable_2fa/',
       {
+        config: { requiresSession: true },
         schema: {
           operationId: 'disable2fa',
           tags: ['auth'],
@@ -94,6 +98,7 @@ export function authRoutes(auth: AuthService): FastifyPluginAsyncTypebox {
     app.post(
       '/service/new_backup_codes/',
       {
+        config: { requiresSession: true },
         schema: {
           operationId: 'newBackupCodes',
           tags: ['auth'],
@@ -109,6 +114,7 @@ export function authRoutes(auth: AuthService): FastifyPluginAsyncTypebox {
     app.post(
       '/service/new_password/',
       {
+        config: { requiresSession: true },
         schema: {
           operationId: 'changePassword',
           tags: ['auth'],

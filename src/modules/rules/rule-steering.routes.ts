@@ -142,6 +142,8 @@ export function ruleSteeringRoutes(deps: { steering: RuleSteering; audit: AuditL
     app.post(
       '/service/alert_system_rule_preview/',
       {
+        // Nothing is stored or sent: an API key of scope read may preview.
+        config: { readOnly: true },
         schema: {
           operationId: 'previewAlertRule',
           tags: [TAG],

@@ -24,7 +24,8 @@ export function searchRoutes(deps: { search: SearchService; channels: ChannelRep
           body: SearchBody,
           response: withErrors({ 200: SearchResponse }, [400, 401, 429]),
         },
-        config: { rateLimit: { service: 'messenger-search-create', name: 'Messenger search' } },
+        // A search only reads (its history entry is a record of the read): an API key of scope read may run it.
+        config: { rateLimit: { service: 'messenger-search-create', name: 'Messenger search' }, readOnly: true },
       },
       (request, reply) => {
         const auth = requireAuth(request);

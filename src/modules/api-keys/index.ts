@@ -1,0 +1,3 @@
+// The API keys module's public surface.
+export { createApiKeysModule } from './api-keys.module.ts';
+export type { ApiKeyService } from './api-key.service.ts';
