@@ -207,6 +207,7 @@ const settingsPages = [
   settingsPage('/webhooks', () => import('./pages/settings/webhooks-page.tsx'), 'WebhooksPage'),
   settingsPage('/defaults', () => import('./pages/settings/defaults-page.tsx'), 'DefaultsPage'),
   settingsPage('/usage', () => import('./pages/settings/usage-page.tsx'), 'UsagePage'),
+  settingsPage('/api-keys', () => import('./pages/settings/api-keys-page.tsx'), 'ApiKeysPage'),
 ];
 
 const routeTree = rootRoute.addChildren([

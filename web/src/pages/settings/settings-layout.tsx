@@ -9,6 +9,7 @@ const sections = [
   { to: '/settings/webhooks', label: 'Webhooks' },
   { to: '/settings/defaults', label: 'Defaults' },
   { to: '/settings/usage', label: 'Usage' },
+  { to: '/settings/api-keys', label: 'API keys' },
 ] as const;
 
 export function SettingsLayout() {
