@@ -90,16 +90,12 @@ export function createApiKeyRepository(deps: { db: Kysely<Database>; changeStamp
         return row && toRow(row);
       }),
 
-    async insert(values: {
-      org_id: number;
-      created_by: number;
-      name: string;
-      scope: string;
-      prefix: string;
-      key_digest: string;
-      created_at: number;
-      expires_at: number | null;
-    }): Promise<number> {
+    async insert(
+      values: Omit<
+        ApiKeyTable,
+        'id' | 'last_used_at' | 'last_used_ip' | 'used_logged_at' | 'revoked_at' | 'revoked_by'
+      >,
+    ): Promise<number> {
       const row = await db.insertInto('api_keys').values(values).returning('id').executeTakeFirstOrThrow();
       return Number(row.id);
     },

@@ -6,6 +6,7 @@ import { formatDateTime } from '../../ui/format.ts';
 import { ErrorNotice, Loading } from '../../ui/notices.tsx';
 import { Page } from '../../ui/page.tsx';
 import { Pager } from '../../ui/pager.tsx';
+import { ShownOnce } from '../../ui/shown-once.tsx';
 import { Table } from '../../ui/table.tsx';
 import {
   API_KEYS_PAGE_SIZE,
@@ -170,31 +171,10 @@ function NewKeyForm({ onCreated }: { onCreated: (key: CreatedApiKey) => void }) 
 
 /** The key in clear, this once: the server keeps only its digest. */
 function KeyOnce({ apiKey, onClose }: { apiKey: CreatedApiKey; onClose: () => void }) {
-  const [copied, setCopied] = useState(false);
   return (
-    <div className="notice success" role="status">
-      <p>
-        <strong>{apiKey.name}</strong> is ready. Copy the key now: it is shown only this once and cannot be shown again.
-        Keep it as you would a password; if it leaks, revoke it.
-      </p>
-      <p>
-        <code className="secret" data-testid="api-key">
-          {apiKey.key}
-        </code>
-      </p>
-      <div className="actions">
-        <button
-          type="button"
-          onClick={() => {
-            void navigator.clipboard?.writeText(apiKey.key).then(() => setCopied(true));
-          }}
-        >
-          {copied ? 'Copied' : 'Copy the key'}
-        </button>
-        <button type="button" onClick={onClose}>
-          I stored it
-        </button>
-      </div>
-    </div>
+    <ShownOnce secret={apiKey.key} testId="api-key" copyLabel="Copy the key" onClose={onClose}>
+      <strong>{apiKey.name}</strong> is ready. Copy the key now: it is shown only this once and cannot be shown again.
+      Keep it as you would a password; if it leaks, revoke it.
+    </ShownOnce>
   );
 }

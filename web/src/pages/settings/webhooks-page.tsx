@@ -3,6 +3,7 @@ import { ApiError } from '../../api/errors.ts';
 import { Field } from '../../ui/field.tsx';
 import { ErrorNotice, Loading } from '../../ui/notices.tsx';
 import { Page } from '../../ui/page.tsx';
+import { ShownOnce } from '../../ui/shown-once.tsx';
 import { Table } from '../../ui/table.tsx';
 import {
   PER_ORGANIZATION,
@@ -87,32 +88,11 @@ export function WebhooksPage() {
 
 /** spec 2.8: the secret is server-made and rotated by recreating the webhook; shown here once. */
 function SecretOnce({ webhook, onClose }: { webhook: Webhook; onClose: () => void }) {
-  const [copied, setCopied] = useState(false);
   return (
-    <div className="notice success" role="status">
-      <p>
-        <strong>{webhook.name}</strong> is ready. Its signing secret is shown only now: store it with your receiver to
-        verify signatures.
-      </p>
-      <p>
-        <code className="secret" data-testid="webhook-secret">
-          {webhook.secret}
-        </code>
-      </p>
-      <div className="actions">
-        <button
-          type="button"
-          onClick={() => {
-            void navigator.clipboard?.writeText(webhook.secret).then(() => setCopied(true));
-          }}
-        >
-          {copied ? 'Copied' : 'Copy the secret'}
-        </button>
-        <button type="button" onClick={onClose}>
-          I stored it
-        </button>
-      </div>
-    </div>
+    <ShownOnce secret={webhook.secret} testId="webhook-secret" copyLabel="Copy the secret" onClose={onClose}>
+      <strong>{webhook.name}</strong> is ready. Its signing secret is shown only now: store it with your receiver to
+      verify signatures.
+    </ShownOnce>
   );
 }
 
