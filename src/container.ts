@@ -23,21 +23,22 @@ import { createQuickSearchModule } from './modules/quick-search/index.ts';
 import { createUsageModule } from './modules/usage/index.ts';
 import { sourceMigrations } from './modules/sources/index.ts';
 
+/** Where the store is and how long its statements may take, as configured. */
+const storeOptions = (config: Config) => ({
+  dataDir: config.dataDir,
+  databaseUrl: config.databaseUrl,
+  readUrls: config.databaseReadUrls,
+  busyTimeoutMs: config.sqliteBusyTimeoutMs,
+  searchTimeoutMs: config.searchTimeoutMs,
+  ruleRunTimeoutMs: config.ruleRunTimeoutMs,
+});
+
 /** The composition root: opens the store and calls each module's factory, nothing else. */
 export async function createContainer(config: Config, options: { clock?: Clock; store?: Store; log?: Log } = {}) {
   const clock = options.clock ?? systemClock;
   const log = options.log ?? stderrLog;
   const background = createBackgroundTasks(log);
-  const store =
-    options.store ??
-    openStore({
-      dataDir: config.dataDir,
-      databaseUrl: config.databaseUrl,
-      readUrls: config.databaseReadUrls,
-      busyTimeoutMs: config.sqliteBusyTimeoutMs,
-      searchTimeoutMs: config.searchTimeoutMs,
-      ruleRunTimeoutMs: config.ruleRunTimeoutMs,
-    });
+  const store = options.store ?? openStore(storeOptions(config));
   const keys = createKeyRing(config.masterKey, config.cardHashKey);
   await migrateToLatest(store, { keys, sourceMigrations: sourceMigrations() });
   const metrics = createMetrics({ queueDepth: () => readQueueDepth(store.db), reads: store.reads });
@@ -106,15 +107,7 @@ export async function createContainer(config: Config, options: { clock?: Clock; 
     limiter: usage.limiter,
     limits: usage.limits,
   });
-  const apiKeys = createApiKeysModule({
-    store,
-    keys,
-    clock,
-    users: orgs.userRepository,
-    organizations: orgs.organizations,
-    audit: audit.log,
-    background,
-  });
+  const apiKeys = createApiKeysModule({ store, keys, clock, orgs, audit: audit.log, background });
   const cti = createCtiModule({ db: store.db, clock, instanceName: 'Dragnet' });
   const ingestion = createIngestionModule({
     db: store.db,

@@ -12,8 +12,7 @@ export function createApiKeysModule(deps: {
   store: Store;
   keys: KeyRing;
   clock: Clock;
-  users: UserRepository;
-  organizations: OrganizationService;
+  orgs: { userRepository: UserRepository; organizations: OrganizationService };
   audit: AuditLog;
   background: BackgroundTasks;
 }) {
@@ -21,6 +20,12 @@ export function createApiKeysModule(deps: {
     db: deps.store.db,
     changeStamp: () => deps.store.changeStamp('api_keys'),
   });
-  const service = createApiKeyService({ ...deps, repository });
+  const { orgs, ...rest } = deps;
+  const service = createApiKeyService({
+    ...rest,
+    users: orgs.userRepository,
+    organizations: orgs.organizations,
+    repository,
+  });
   return { service, routes: apiKeyRoutes(service) };
 }
