@@ -2,9 +2,7 @@ import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useApi, useScopedKey } from '../../api/api-context.tsx';
 import { unwrap } from '../../api/client.ts';
 import type { paths } from '../../api/schema.gen.ts';
-import type { Ok } from '../../api/types.ts';
 
-export type ApiKey = Ok<'/service/alert_system_api_key_list/', 'get'>['results'][number];
 /** The 201 of create: the key's fields and, this once, the key. */
 export type CreatedApiKey =
   paths['/service/alert_system_api_key_create/']['post']['responses'][201]['content']['application/json'];
