@@ -208,6 +208,22 @@ describe('API keys', () => {
     expect((await get(ACCOUNT, key)).statusCode).toBe(200);
   });
 
+  it("an MSSP user's key for a managed organization acts for it while the MSSP manages it", async () => {
+    const orgs = t.container.organizations;
+    await orgs.create('MSSP');
+    const managed = (await orgs.create('Client', { managedBy: 'MSSP' })).id;
+    await t.createUser({ org: 'MSSP', email: 'analyst@mssp.test' });
+    const analyst = (await t.login('analyst@mssp.test')).access;
+    const { key } = await createKey(t, analyst, { name: 'client feed' }, { 'x-org-id': String(managed) });
+    expect((await get('/service/organization/', key)).json()).toMatchObject({ id: managed, name: 'Client' });
+    expect((await list(analyst)).count).toBe(0);
+    await orgs.update('Client', { managedBy: null });
+    const error = expectError(await get('/service/organization/', key), 401, 'unauthorized');
+    expect(error.message).toMatch(/no longer belongs/);
+    await orgs.update('Client', { managedBy: 'MSSP' });
+    expect((await get('/service/organization/', key)).statusCode).toBe(200);
+  });
+
   it('records created and used in the audit log: use at most hourly per key, or from a new address', async () => {
     const { id, key, prefix } = await createKey(t, owner, { name: 'audited', scope: 'read_write' });
     const created = (await auditEvents('api_key.created')).filter((e) => e.target_id === id);
