@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { serviceScope } from '../../src/modules/usage/limits.ts';
+import { NO_RATE_LIMITS } from '../support/delivery-api.ts';
 import { expectError } from '../support/http.ts';
 import { expectRateLimited } from '../support/rate-limits.ts';
 import { readRawStore, sourcesContaining } from '../support/raw-store.ts';
@@ -17,7 +18,8 @@ describe('API keys', () => {
   let orgId: number;
 
   beforeAll(async () => {
-    t = await createTestApp();
+    // The limits have a test of their own below: here, polling the audit log must not meet them.
+    t = await createTestApp({ env: NO_RATE_LIMITS });
     orgId = (await t.createUser({ org: 'Acme', email: 'owner@acme.test' })).org_id;
     await t.createUser({ org: 'Acme', email: 'colleague@acme.test' });
     await t.createUser({ org: 'Other', email: 'someone@other.test' });
@@ -263,8 +265,14 @@ describe('API keys', () => {
     await useFrom('10.2.2.2');
     await waitFor('hourly use logged', async () => (await used()).length === 3);
   });
+});
 
+describe('API keys and rate limits', () => {
   it("counts a key's requests as its creator's against the rate limits", async () => {
+    const t = await createTestApp();
+    const { org_id: orgId } = await t.createUser({ org: 'Acme', email: 'owner@acme.test' });
+    const owner = (await t.login('owner@acme.test')).access;
+    const get = (url: string, token: string) => t.request({ method: 'GET', url, token });
     const { key } = await createKey(t, owner, { name: 'limited' });
     await t.container.limits.setOverride(orgId, serviceScope('messenger-channels'), 'day', 2);
     try {
@@ -275,7 +283,7 @@ describe('API keys', () => {
       expectRateLimited(await get('/service/messenger-channels/', owner));
       expectRateLimited(await get('/service/messenger-channels/', key));
     } finally {
-      await t.container.limits.setOverride(orgId, serviceScope('messenger-channels'), 'day', 'default');
+      await t.close();
     }
   });
 });

@@ -2,6 +2,7 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { registerAuthentication, requireAuth } from '../../src/http/auth.plugin.ts';
 import { registerErrorHandling } from '../../src/http/error-handler.ts';
+import { NO_RATE_LIMITS } from '../support/delivery-api.ts';
 import { DEFAULT_PASSWORD, createTestApp, type TestApp } from '../support/test-app.ts';
 import { expectError } from '../support/http.ts';
 import { createKey, revokePath } from './support.ts';
@@ -46,7 +47,8 @@ describe('API key scopes over every route', () => {
   let writeKey: string;
 
   beforeAll(async () => {
-    t = await createTestApp();
+    // Some 70 requests at one instant of the test clock: the account-wide limits are not the subject.
+    t = await createTestApp({ env: NO_RATE_LIMITS });
     await t.app.ready();
     await t.createUser({ org: 'Acme', email: 'owner@acme.test', role: 'system' });
     const token = (await t.login('owner@acme.test')).access;
