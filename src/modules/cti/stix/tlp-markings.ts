@@ -1,5 +1,4 @@
 import type { Tlp } from '../exported-hits.ts';
-import type { StixObject } from './stix-mapper.ts';
 
 /** The TLP 2.0 extension for STIX 2.1 marking definitions (OASIS, FIRST TLP 2.0). */
 const TLP_2_0_EXTENSION = 'extension-definition--60a3c5c5-0d10-413e-aab3-9e08dde9e88d';
@@ -17,7 +16,9 @@ const IDS: Record<Tlp, string> = {
 export const tlpMarkingId = (tlp: Tlp): string => IDS[tlp];
 
 /** The five marking definitions as the TLP 2.0 extension publishes them. */
-export const TLP_MARKINGS: StixObject[] = (Object.entries(IDS) as [Tlp, string][]).map(([tlp, id]) => ({
+export const TLP_MARKINGS: { type: string; id: string; [property: string]: unknown }[] = (
+  Object.entries(IDS) as [Tlp, string][]
+).map(([tlp, id]) => ({
   type: 'marking-definition',
   spec_version: '2.1',
   id,

@@ -118,7 +118,7 @@ export function credentialDescription(data: Record<string, unknown>, leak: strin
       ['Login', login],
       ['URL', str(data.url)],
       ['Leak', leak],
-      ['Password', hasPassword ? 'a password is in the leak (not exported)' : 'none'],
+      ['Password in the leak', hasPassword ? 'yes (not exported)' : 'no'],
       ['Password kind', str(data.password_type)],
       ['Hash type', str(data.hash_type)],
       ['Software', str(data.software)],
