@@ -1,7 +1,7 @@
-import { v5 as uuidv5 } from 'uuid';
+import { uuidV5Generator } from './uuid5.ts';
 
 /** STIX 2.1 section 2.9: the namespace of deterministic Cyber-observable ids. */
-const SCO_NAMESPACE = '00abedb4-aa42-466c-9c01-fed23315a9b7';
+const scoUuid = uuidV5Generator('00abedb4-aa42-466c-9c01-fed23315a9b7');
 
 /** STIX 2.1: each SCO type's ID Contributing Properties, in the specification's order. */
 const CONTRIBUTING: Record<string, string[]> = {
@@ -40,6 +40,9 @@ function oneHash(hashes: Record<string, unknown>): Record<string, unknown> | und
  * domain, URL or account alike. A type without them (none Dragnet makes) hashes all its properties.
  */
 export function scoId(type: string, properties: Record<string, unknown>): string {
+  // The common case (a domain, a URL, an address) without the generic walk.
+  if (typeof properties.value === 'string' && CONTRIBUTING[type]?.[0] === 'value')
+    return cachedId(type, `{"value":${JSON.stringify(properties.value)}}`);
   const names = CONTRIBUTING[type] ?? Object.keys(properties);
   const contributing: Record<string, unknown> = {};
   for (const name of names) {
@@ -50,5 +53,21 @@ export function scoId(type: string, properties: Record<string, unknown>): string
       if (hash) contributing.hashes = hash;
     } else contributing[name] = value;
   }
-  return `${type}--${uuidv5(canonical(contributing), SCO_NAMESPACE)}`;
+  return cachedId(type, canonical(contributing));
+}
+
+// Hits repeat observables (one domain in many leaked logins, one author of many posts): their
+// ids are kept, up to a bound, so a collection walk hashes each once.
+const MAX_CACHED = 50_000;
+const cache = new Map<string, string>();
+
+function cachedId(type: string, canonicalName: string): string {
+  const key = `${type}\u0000${canonicalName}`;
+  let id = cache.get(key);
+  if (id === undefined) {
+    if (cache.size >= MAX_CACHED) cache.clear();
+    id = `${type}--${scoUuid(canonicalName)}`;
+    cache.set(key, id);
+  }
+  return id;
 }

@@ -1,9 +1,9 @@
-import { v5 as uuidv5 } from 'uuid';
 import { findSource } from '../../sources/index.ts';
 import type { StixDescription, StixObservable } from '../../sources/kit/source.ts';
 import type { ExportedHit } from '../exported-hits.ts';
 import { TLP_MARKINGS, tlpMarkingId } from './tlp-markings.ts';
 import { scoId } from './sco-ids.ts';
+import { uuidV5Generator } from './uuid5.ts';
 
 /** A STIX 2.1 object as JSON: its type and id, and the properties its type defines. */
 export type StixObject = { type: string; id: string; [property: string]: unknown };
@@ -16,9 +16,9 @@ export interface StixBundle {
 
 // Dragnet's own namespace for the UUIDv5 ids of the objects it makes (docs/stix.md): the same
 // hit always gives the same ids, so a platform that imports an export twice keeps one copy.
-const DRAGNET_NAMESPACE = 'b7b5f5f0-6a4e-5c1e-9a8e-2f4c3c6d7e10';
+const dragnetUuid = uuidV5Generator('b7b5f5f0-6a4e-5c1e-9a8e-2f4c3c6d7e10');
 
-export const stixId = (type: string, name: string) => `${type}--${uuidv5(name, DRAGNET_NAMESPACE)}`;
+export const stixId = (type: string, name: string) => `${type}--${dragnetUuid(name)}`;
 
 const isoTime = (epochMs: number) => new Date(epochMs).toISOString();
 
@@ -79,7 +79,8 @@ export function createStixMapper(deps: { instanceName: string }) {
   const common = (type: string, name: string, marking: string, added: string) => ({
     type,
     spec_version: '2.1',
-    id: stixId(type, name),
+    // One name per hit and type: each object of a hit has a UUID of its own.
+    id: stixId(type, `${type}|${name}`),
     created_by_ref: identity.id,
     created: added,
     modified: added,
