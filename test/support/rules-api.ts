@@ -39,6 +39,7 @@ export interface RuleView {
   recipients: number[];
   webhook: number | null;
   frequency: string;
+  tlp: string;
   total_alerts_count: number;
   total_matches_count: number;
   created_at: string;

@@ -3,6 +3,7 @@ import type { Kysely } from 'kysely';
 import type { Database } from '../../db/schema.ts';
 import type { Clock } from '../../lib/clock.ts';
 import { createExportedHitReader } from './exported-hits.ts';
+import { incidentExportRoutes } from './incident-export.routes.ts';
 import { createStixMapper } from './stix/stix-mapper.ts';
 
 /**
@@ -15,6 +16,8 @@ export function createCtiModule(deps: { db: Kysely<Database>; clock: Clock; inst
   return {
     hits,
     stix,
-    routes: (async (_app) => {}) satisfies FastifyPluginAsyncTypebox,
+    routes: (async (app) => {
+      await app.register(incidentExportRoutes({ hits, stix }));
+    }) satisfies FastifyPluginAsyncTypebox,
   };
 }

@@ -1,6 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import { IdInteger, MAX_PAGE, Nullable } from '../../http/schemas.ts';
 import { frequencies } from '../../lib/frequency.ts';
+import { TLP_LEVELS } from '../cti/index.ts';
 
 export const RuleBody = Type.Object(
   {
@@ -12,6 +13,15 @@ export const RuleBody = Type.Object(
     recipients: Type.Optional(Type.Array(IdInteger(), { maxItems: 10 })),
     webhook: Type.Optional(Nullable(IdInteger())),
     frequency: Type.Optional(Type.Union(frequencies.map((f) => Type.Literal(f)))),
+    tlp: Type.Optional(
+      Type.Union(
+        TLP_LEVELS.map((level) => Type.Literal(level)),
+        {
+          description:
+            "TLP 2.0 marking of the rule's findings in STIX/MISP exports (default amber; kept when omitted on update)",
+        },
+      ),
+    ),
     follow_up_token: Type.Optional(
       Type.String({ maxLength: 8192, description: 'Start a messenger rule from a search' }),
     ),
@@ -29,6 +39,9 @@ export const Rule = Type.Object({
   recipients: Type.Array(Type.Integer()),
   webhook: Nullable(Type.Integer()),
   frequency: Type.String(),
+  tlp: Type.String({
+    description: 'TLP 2.0 marking of the findings in exports: clear, green, amber, amber+strict, red',
+  }),
   total_alerts_count: Type.Integer(),
   total_matches_count: Type.Integer(),
   created_at: Type.String({ format: 'date-time' }),

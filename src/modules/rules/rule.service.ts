@@ -15,6 +15,7 @@ import {
 import { frequencyHours, isFrequency, type Frequency } from '../../lib/frequency.ts';
 import type { RuleListFilters, RuleRepository, RuleRow } from './rule.repository.ts';
 import { isoDateOrNull as iso } from '../../lib/iso-date.ts';
+import { TLP_LEVELS } from '../cti/index.ts';
 
 export interface RuleInput {
   name: string;
@@ -25,6 +26,8 @@ export interface RuleInput {
   recipients?: number[];
   webhook?: number | null;
   frequency?: string;
+  /** TLP 2.0 level of the rule's findings in exports; amber when omitted on create. */
+  tlp?: string;
   follow_up_token?: string;
 }
 
@@ -55,6 +58,7 @@ const ruleView = (row: RuleRow, recipients: number[]) => ({
   recipients,
   webhook: row.webhook_id === null ? null : Number(row.webhook_id),
   frequency: row.frequency,
+  tlp: row.tlp,
   total_alerts_count: Number(row.total_alerts_count),
   total_matches_count: Number(row.total_matches_count),
   created_at: iso(row.created_at)!,
@@ -142,6 +146,10 @@ async function validateRule(deps: RuleServiceDeps, orgId: number, input: RuleInp
     });
   }
 
+  const tlp = input.tlp ?? 'amber';
+  if (!(TLP_LEVELS as readonly string[]).includes(tlp))
+    fields.push({ field: 'tlp', message: `must be one of ${TLP_LEVELS.join(', ')}` });
+
   const sender = input.sender ?? null;
   if (
     sender !== null &&
@@ -168,7 +176,7 @@ async function validateRule(deps: RuleServiceDeps, orgId: number, input: RuleInp
     fields.push({ field: 'name', message: 'is already used by another active rule' });
 
   if (fields.length) throw invalid(fields);
-  return { source, name, args, sender, template: input.email_template, recipients, webhook, frequency, org };
+  return { source, name, args, sender, template: input.email_template, recipients, webhook, frequency, tlp, org };
 }
 
 type ValidRule = Awaited<ReturnType<typeof validateRule>>;
@@ -182,6 +190,7 @@ const storedColumns = (valid: ValidRule) => ({
   email_template_id: valid.template,
   webhook_id: valid.webhook,
   frequency: valid.frequency,
+  tlp: valid.tlp,
 });
 
 const deletedConflict = () => new AppError('conflict', 'a deleted rule cannot be updated; restore it first');
@@ -226,6 +235,7 @@ const snapshotInput = (snapshot: RuleSnapshot): RuleInput => ({
   recipients: snapshot.recipients,
   webhook: snapshot.webhook,
   frequency: snapshot.frequency,
+  tlp: snapshot.tlp,
 });
 
 export function createRuleService(deps: RuleServiceDeps) {
@@ -266,8 +276,10 @@ export function createRuleService(deps: RuleServiceDeps) {
 
     /** PUT: full replacement with the same validation; the run history stays. */
     async update(context: RuleContext, id: number, input: RuleInput): Promise<RuleRow> {
-      if (Number((await load(context.orgId, id)).is_deleted) === 1) throw deletedConflict();
-      const valid = await validateRule(deps, context.orgId, input, id);
+      const current = await load(context.orgId, id);
+      if (Number(current.is_deleted) === 1) throw deletedConflict();
+      // A client that knows nothing of TLP (the spec's) keeps the rule's marking on a PUT.
+      const valid = await validateRule(deps, context.orgId, { ...input, tlp: input.tlp ?? current.tlp }, id);
       return changeRules(rules, async (tx) => {
         const locked = await rules.lock(context.orgId, id, tx);
         if (Number(locked.is_deleted) === 1) throw deletedConflict();

@@ -8,6 +8,7 @@ import { appStoreMigrations } from './app-store.ts';
 import { brandOf, wordsOf } from './brand-match.ts';
 import { loadDemoApps } from './demo-apps.ts';
 import { newestRecord } from '../kit/newest-record.ts';
+import { appStoreStix } from './app-store-stix.ts';
 
 // A shorter brand ("ab") is in too many app names and ids to mean anything.
 const MIN_BRAND = 3;
@@ -19,6 +20,7 @@ const MIN_BRAND = 3;
  * lists the hit fields.
  */
 export const appStoreSource = defineSource({
+  stix: appStoreStix,
   id: 13,
   name: 'app_store',
   alias: 'App stores',

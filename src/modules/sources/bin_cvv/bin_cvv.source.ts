@@ -8,6 +8,7 @@ import { loadDemoCards } from '../common/cards/demo-cards.ts';
 import { oneOf } from '../kit/arg-params.ts';
 import { defineSource, preparedOrErrors } from '../kit/source.ts';
 import { newestRecord } from '../kit/newest-record.ts';
+import { binCvvStix } from './bin-cvv-stix.ts';
 
 /**
  * BIN-CVV (id 7): cards of the watched BINs offered with their CVV, the ones a fraudster can
@@ -16,6 +17,7 @@ import { newestRecord } from '../kit/newest-record.ts';
  * the CVV itself.
  */
 export const binCvvSource = defineSource({
+  stix: binCvvStix,
   id: 7,
   name: 'bin_cvv',
   alias: 'BIN-CVV',

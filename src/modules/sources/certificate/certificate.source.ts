@@ -6,6 +6,7 @@ import { certificateMigrations } from './certificate-store.ts';
 import { ctLogsCollector } from './ct-logs.collector.ts';
 import { loadDemoCertificates } from './demo-certificates.ts';
 import { newestRecord } from '../kit/newest-record.ts';
+import { certificateStix } from './certificate-stix.ts';
 
 /**
  * Certificate (id 9): certificates logged in Certificate Transparency logs (certstream frames,
@@ -14,6 +15,7 @@ import { newestRecord } from '../kit/newest-record.ts';
  * many logs carry it; docs/sources.md lists the hit fields.
  */
 export const certificateSource = defineSource({
+  stix: certificateStix,
   id: 9,
   name: 'certificate',
   alias: 'Certificates (CT logs)',

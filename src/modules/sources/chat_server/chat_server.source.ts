@@ -6,6 +6,7 @@ import { stringOrNull } from '../common/documents/document-context.ts';
 import { defineSource } from '../kit/source.ts';
 import { DEMO_SERVERS, loadDemoChat } from './demo-chat.ts';
 import { discordFormat } from './discord-export.ts';
+import { chatServerStix } from './chat-server-stix.ts';
 
 const DEFAULT_CONTEXT_CHARS = 300;
 const MAX_CONTEXT_CHARS = 10_000;
@@ -73,6 +74,7 @@ function checkChatServerArgs(args: Static<typeof chatServerArgs>): ArgError[] {
  * the search query language. Snowflake ids exceed 2^53, so they are strings.
  */
 export const chatServerSource = defineSource({
+  stix: chatServerStix,
   id: 2,
   name: 'chat_server',
   alias: 'Chat servers (Discord)',

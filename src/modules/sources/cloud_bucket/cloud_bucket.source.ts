@@ -8,6 +8,7 @@ import { matchBucketObjects } from './bucket-match.ts';
 import { cloudBucketMigrations } from './bucket-store.ts';
 import { loadDemoBuckets } from './demo-buckets.ts';
 import { newestRecord } from '../kit/newest-record.ts';
+import { cloudBucketStix } from './cloud-bucket-stix.ts';
 
 // A shorter keyword ("ab") is in too many object keys to mean anything.
 const MIN_KEYWORD = 3;
@@ -22,6 +23,7 @@ const extensionOf = (value: string) => value.trim().replace(/^\./, '').toLowerCa
  * watched keyword, one hit per object; docs/sources.md lists the hit fields.
  */
 export const cloudBucketSource = defineSource({
+  stix: cloudBucketStix,
   id: 14,
   name: 'cloud_bucket',
   alias: 'Cloud storage buckets',

@@ -9,6 +9,7 @@ import { oneOf } from '../kit/arg-params.ts';
 import { defineSource, preparedOrErrors, type Prepared } from '../kit/source.ts';
 import type { CardFilter } from '../common/cards/card-match.ts';
 import { newestRecord } from '../kit/newest-record.ts';
+import { creditCardStix } from './credit-card-stix.ts';
 
 const creditCardArgs = Type.Object({
   bins: Type.Optional(binsArg(['414720', '510560'])),
@@ -51,6 +52,7 @@ function prepareCardFilter(args: Static<typeof creditCardArgs>): Prepared<CardFi
  * never the number or CVV; docs/sources.md lists the hit fields.
  */
 export const creditCardSource = defineSource({
+  stix: creditCardStix,
   id: 6,
   name: 'credit_card',
   alias: 'Credit cards',

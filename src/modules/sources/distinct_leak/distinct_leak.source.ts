@@ -13,6 +13,7 @@ import { oneOf } from '../kit/arg-params.ts';
 import { defineSource, type MatchResult, type MatchWindow, type SourceContext } from '../kit/source.ts';
 import { isoDate as iso } from '../../../lib/iso-date.ts';
 import { newestRecord } from '../kit/newest-record.ts';
+import { distinctLeakStix } from './distinct-leak-stix.ts';
 
 /**
  * Distinct leak (id 5): the deduplicated view of the credential store (leaks/distinct-view.ts),
@@ -74,6 +75,7 @@ async function match(
 }
 
 export const distinctLeakSource = defineSource({
+  stix: distinctLeakStix,
   id: 5,
   name: 'distinct_leak',
   alias: 'Distinct leak',

@@ -31,6 +31,7 @@ import {
 } from '../kit/source.ts';
 import { isoDateOrNull as iso } from '../../../lib/iso-date.ts';
 import { newestRecord } from '../kit/newest-record.ts';
+import { filteredLeakStix } from './filtered-leak-stix.ts';
 
 /**
  * Filtered credential leaks (id 3, spec 2.9 schema): credentials from stealer logs and
@@ -126,6 +127,7 @@ async function match(
 }
 
 export const filteredLeakSource = defineSource({
+  stix: filteredLeakStix,
   id: 3,
   name: 'filtered_leak',
   alias: 'Filtered credential leaks',

@@ -7,6 +7,7 @@ import { defineSource } from '../kit/source.ts';
 import { loadDemoForums } from './demo-forum.ts';
 import { CONTENT_TYPES, forumJsonLines } from './forum-record.ts';
 import { discourseTopics, forumThreads } from './forum-threads.ts';
+import { hackerForumStix } from './hacker-forum-stix.ts';
 
 // Forum posts are long: enough text around the match to judge it from the alert.
 const PREVIEW_CHARS = 400;
@@ -17,6 +18,7 @@ const PREVIEW_CHARS = 400;
  * query language.
  */
 export const hackerForumSource = defineSource({
+  stix: hackerForumStix,
   id: 11,
   name: 'hacker_forum',
   alias: 'Hacker forums',

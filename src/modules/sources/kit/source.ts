@@ -216,6 +216,32 @@ export function defineCollector<Schema extends TObject, Settings = Static<Schema
   };
 }
 
+/**
+ * One STIX 2.1 Cyber-observable object a hit names (docs/stix.md): its type and properties as
+ * the STIX specification defines them (id, spec_version and markings are the mapper's). `refs`
+ * names reference properties pointing at other observables of the same description, by index
+ * (`resolves_to_refs: [1]`, `belongs_to_ref: 0`).
+ */
+export interface StixObservable {
+  type: string;
+  properties: Record<string, unknown>;
+  refs?: Record<string, number | number[]>;
+}
+
+/** What a source knows about one of its hits in STIX terms; the STIX mapper builds the objects. */
+export interface StixDescription {
+  observables: StixObservable[];
+  /**
+   * Present when the hit is itself an indicator (a lookalike domain, a phishing URL): its STIX
+   * pattern, its indicator types (indicator-type-ov) and a name.
+   */
+  indicator?: { pattern: string; types: string[]; name: string };
+  /** A one-line summary (the note's abstract). */
+  summary: string;
+  /** The text a person reads: a message, a post, a paste, or the hit's facts as lines. */
+  text: string;
+}
+
 /** What prepare makes of a rule's args: the value the matcher takes, or why there is none. */
 export type Prepared<Value> = { value: Value } | { errors: ArgError[] };
 
@@ -242,6 +268,11 @@ interface SourceInfo {
    * for a reveal (a sealed password) left out. Default: as stored.
    */
   presentHit?(data: Record<string, unknown>): Record<string, unknown>;
+  /**
+   * The hit in STIX 2.1 terms (docs/stix.md), from its data as presentHit leaves it: never a
+   * password (only that one exists), never a full card number.
+   */
+  stix?(data: Record<string, unknown>): StixDescription;
   /**
    * The secret fields of a stored hit in clear (a leaked password), for the one user who asks
    * for them through the reveal endpoint, which records that in the audit log. A source without

@@ -34,6 +34,7 @@ import {
 import { messageContext } from './message-context.ts';
 import { createPercolator } from './percolator.ts';
 import { newestRecord } from '../kit/newest-record.ts';
+import { messengerStix } from './messenger-stix.ts';
 
 const DEFAULT_CONTEXT_CHARS = 500;
 
@@ -107,6 +108,7 @@ const writerOf = (context: SourceContext) =>
   createCorpusWriter({ db: context.db, engine: context.engine, clock: context.clock, log: context.log });
 
 export const messengerSource = defineSource({
+  stix: messengerStix,
   id: 1,
   name: 'messenger',
   alias: 'Messenger channels',

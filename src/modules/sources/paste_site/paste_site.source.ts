@@ -6,6 +6,7 @@ import { loadDemoPastes } from './demo-pastes.ts';
 import { pastebinList, pasteJsonLines } from './paste-formats.ts';
 import { rawPastes, savedPastes } from './saved-pastes.ts';
 import { pastebinCollector } from './pastebin-collector.ts';
+import { pasteSiteStix } from './paste-site-stix.ts';
 
 const SNIPPET_CHARS = 300;
 
@@ -15,6 +16,7 @@ const SNIPPET_CHARS = 300;
  * (../documents), matched on their title and content with the search query language.
  */
 export const pasteSiteSource = defineSource({
+  stix: pasteSiteStix,
   id: 12,
   name: 'paste_site',
   alias: 'Paste sites',

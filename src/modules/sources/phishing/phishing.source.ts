@@ -6,6 +6,7 @@ import { phishingMigrations } from '../common/domains/observed-domains.ts';
 import { phishingIngester } from './phishing-ingest.ts';
 import { matchPhishing, matchPhishingMany } from './phishing-match.ts';
 import { newestRecord } from '../kit/newest-record.ts';
+import { phishingStix } from './phishing-stix.ts';
 
 /**
  * Phishing (id 8, spec 2.9 schema: exactly `domain`): newly observed domains (NRD lists, dnstwist
@@ -14,6 +15,7 @@ import { newestRecord } from '../kit/newest-record.ts';
  * docs/sources.md lists the hit fields.
  */
 export const phishingSource = defineSource({
+  stix: phishingStix,
   id: 8,
   name: 'phishing',
   alias: 'Phishing domains',

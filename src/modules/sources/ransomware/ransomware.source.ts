@@ -7,6 +7,7 @@ import { matchPosts, postQueryOf } from './post-match.ts';
 import { ransomwareMigrations } from './post-store.ts';
 import { ransomwareLiveCollector } from './ransomware-live.collector.ts';
 import { newestRecord } from '../kit/newest-record.ts';
+import { ransomwareStix } from './ransomware-stix.ts';
 
 /**
  * Ransomware (id 10): victim posts on ransomware groups' leak sites (ransomware.live and
@@ -14,6 +15,7 @@ import { newestRecord } from '../kit/newest-record.ts';
  * website and description when the query is a domain; docs/sources.md lists the hit fields.
  */
 export const ransomwareSource = defineSource({
+  stix: ransomwareStix,
   id: 10,
   name: 'ransomware',
   alias: 'Ransomware leak sites',

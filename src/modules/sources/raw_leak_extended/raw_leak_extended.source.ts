@@ -26,6 +26,7 @@ import * as m0001 from './migrations/0001_raw_leak_files.ts';
 import { presentLine, scanStream, termPattern, type TermType } from './raw-leak-scan.ts';
 import { FILE_TYPES, openStored, rawLeakDb, storeRawFile } from './raw-leak-store.ts';
 import { newestRecord } from '../kit/newest-record.ts';
+import { rawLeakStix } from './raw-leak-stix.ts';
 
 /**
  * Raw leak extended search (id 4): a full scan of the raw files of every ingested leak (dumps,
@@ -139,6 +140,7 @@ const rawLeakIngester: Ingester = {
 };
 
 export const rawLeakExtendedSource = defineSource({
+  stix: rawLeakStix,
   id: 4,
   name: 'raw_leak_extended',
   alias: 'Raw leak extended search',

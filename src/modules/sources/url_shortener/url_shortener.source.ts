@@ -7,6 +7,7 @@ import { urlShortenerIngester } from './short-link-ingest.ts';
 import { matchShortLinks } from './short-link-match.ts';
 import { shortLinkMigrations } from './short-link-store.ts';
 import { lastStoredRecord } from '../kit/newest-record.ts';
+import { urlShortenerStix } from './url-shortener-stix.ts';
 
 const hostOf = (name: DomainName) => name.domain.replace(/^www\./, '');
 
@@ -16,6 +17,7 @@ const hostOf = (name: DomainName) => name.domain.replace(/^www\./, '');
  * batches, so the floor is weekly; docs/sources.md lists the hit fields.
  */
 export const urlShortenerSource = defineSource({
+  stix: urlShortenerStix,
   id: 15,
   name: 'url_shortener',
   alias: 'URL shorteners',

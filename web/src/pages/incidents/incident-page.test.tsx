@@ -12,6 +12,7 @@ import {
 } from '../../../../test/support/rules-api.ts';
 import type { TestApp } from '../../../../test/support/test-app.ts';
 import { NO_RATE_LIMITS } from '../../../../test/support/delivery-api.ts';
+import { downloadedBy } from '../../test/downloads.ts';
 import { renderDashboard, startTestServer } from '../../test/test-server.tsx';
 
 const EMAIL = 'ana@acme.test';
@@ -75,6 +76,23 @@ describe('the incident page (where a notification links)', () => {
     await user.click(within(screen.getAllByRole('article')[0]!).getByRole('button', { name: /^Count again/ }));
     await waitFor(() => expect(count('New hits')).toBe('5'));
     expect(await ana.exclusions(rule.id)).toEqual([]);
+  });
+
+  it('downloads the hits as CSV, JSON and a STIX 2.1 bundle under the names the server gives', async () => {
+    await renderDashboard(t, `/incidents/${match.id}`, { email: EMAIL });
+    const group = await screen.findByRole('group', { name: 'Export hits' });
+    const download = (format: 'CSV' | 'JSON' | 'STIX') => downloadedBy(format, within(group));
+    const stix = await download('STIX');
+    expect(stix.name).toBe(`dragnet-incident-${match.id}.stix.json`);
+    const bundle = JSON.parse(stix.text) as { type: string; objects: { type: string }[] };
+    expect(bundle.type).toBe('bundle');
+    expect(bundle.objects.filter((object) => object.type === 'note')).toHaveLength(5);
+    const json = await download('JSON');
+    expect(json.name).toBe(`dragnet-incident-${match.id}.json`);
+    expect((JSON.parse(json.text) as { hits: unknown[] }).hits).toHaveLength(5);
+    const csv = await download('CSV');
+    expect(csv.name).toBe(`dragnet-incident-${match.id}.csv`);
+    expect(csv.text.trim().split('\n')).toHaveLength(6);
   });
 
   it('excludes every hit with a value, hides excluded hits, filters and sorts by the service fields, all kept in the address', async () => {

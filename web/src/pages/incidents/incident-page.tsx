@@ -6,7 +6,8 @@ import { useCatalog } from '../rules/catalog.ts';
 import { useRule, type Match } from '../rules/rule-queries.ts';
 import { ExclusionList } from './exclusion-list.tsx';
 import { HitList } from './hit-list.tsx';
-import { useMatch } from './incident-queries.ts';
+import { ExportFormatButtons } from '../search/export-buttons.tsx';
+import { INCIDENT_EXPORT_FORMATS, useIncidentExport, useMatch } from './incident-queries.ts';
 import { IncidentWork } from './incident-work.tsx';
 import { MatchesOverTime } from './matches-over-time.tsx';
 import { ruleTerms } from './presenters/presenters.tsx';
@@ -40,6 +41,7 @@ export function IncidentPage() {
             {rule.data.is_deleted && <span className="badge">rule deleted</span>}
           </p>
           <Counts match={match.data} />
+          <IncidentExport matchId={match.data.id} />
           <IncidentWork matchId={match.data.id} ruleDeleted={rule.data.is_deleted} />
           {service && (
             <HitList
@@ -61,6 +63,18 @@ export function IncidentPage() {
         </>
       )}
     </Page>
+  );
+}
+
+/** The incident's hits as CSV, JSON or a STIX 2.1 bundle (docs/stix.md), marked with the rule's TLP. */
+function IncidentExport({ matchId }: { matchId: number }) {
+  return (
+    <ExportFormatButtons
+      label="Export hits"
+      note="Export hits"
+      formats={INCIDENT_EXPORT_FORMATS}
+      download={useIncidentExport(matchId)}
+    />
   );
 }
 

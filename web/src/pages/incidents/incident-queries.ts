@@ -1,6 +1,8 @@
 import { keepPreviousData, useMutation, useQuery } from '@tanstack/react-query';
 import { useApi, useScopedKey } from '../../api/api-context.tsx';
 import { unwrap } from '../../api/client.ts';
+import { filenameFrom, saveFile } from '../../api/download.ts';
+import { ApiError } from '../../api/errors.ts';
 import type { Match } from '../rules/rule-queries.ts';
 import type { IncidentSearch } from './incident-search.ts';
 
@@ -67,5 +69,23 @@ export function useRevealHit(hitId: number) {
   return useMutation({
     mutationFn: () =>
       unwrap(client.POST('/service/alert_system_match_hit_reveal/{id}/', { params: { path: { id: hitId } } })),
+  });
+}
+
+/** The incident export formats (docs/api.md "Incident exports"): STIX is a STIX 2.1 bundle. */
+export const INCIDENT_EXPORT_FORMATS = ['csv', 'json', 'stix'] as const;
+type IncidentExportFormat = (typeof INCIDENT_EXPORT_FORMATS)[number];
+
+/** Downloads an incident's hits in one of the export formats, under the server's file name. */
+export function useIncidentExport(matchId: number) {
+  const { client } = useApi();
+  return useMutation({
+    mutationFn: async (format: IncidentExportFormat) => {
+      const path = '/service/alert_system_incident_export/{id}/';
+      const result = await client.GET(path, { params: { path: { id: matchId }, query: { format } }, parseAs: 'blob' });
+      if (!result.response.ok || !result.data) throw ApiError.from(result.response, result.error);
+      const fallback = `dragnet-incident-${matchId}.${format === 'stix' ? 'stix.json' : format}`;
+      saveFile(result.data, filenameFrom(result.response.headers.get('content-disposition')) ?? fallback);
+    },
   });
 }

@@ -19,7 +19,7 @@ import { argFieldNames, argsFromValues, serverArgErrors, valuesFromArgs, type Ar
 import { ArgsFields } from './args-fields.tsx';
 import { useCatalog, type CatalogService } from './catalog.ts';
 import { allowedFrequency, FREQUENCIES, frequencyLabel, type Frequency } from './frequency.ts';
-import { useSaveRule, type Rule } from './rule-queries.ts';
+import { TLP_LEVELS, useSaveRule, type Rule, type Tlp } from './rule-queries.ts';
 
 /** What the form starts from: a rule being edited, or a new rule's address (new-rule-search.ts). */
 export interface RuleDraft {
@@ -30,7 +30,16 @@ export interface RuleDraft {
   followUpToken?: string;
 }
 
-const SHOWN_BESIDE_INPUTS = ['name', 'service', 'frequency', 'recipients', 'sender', 'email_template', 'webhook'];
+const SHOWN_BESIDE_INPUTS = [
+  'name',
+  'service',
+  'frequency',
+  'tlp',
+  'recipients',
+  'sender',
+  'email_template',
+  'webhook',
+];
 
 /**
  * Creates or edits a monitoring rule: the service and its args (a form generated from the
@@ -89,6 +98,7 @@ function RuleFormFields({ rule, draft, options }: { rule?: Rule; draft: RuleDraf
   // A search's token stands for its args until the user changes one of them.
   const [followUpToken, setFollowUpToken] = useState(rule ? undefined : draft.followUpToken);
   const [frequency, setFrequency] = useState<string>(rule?.frequency ?? '');
+  const [tlp, setTlp] = useState<Tlp>((rule?.tlp as Tlp | undefined) ?? 'amber');
   const [recipientIds, setRecipientIds] = useState<number[]>(
     () => rule?.recipients ?? [defaultOf(options.recipients)].filter((id) => id !== null),
   );
@@ -128,6 +138,7 @@ function RuleFormFields({ rule, draft, options }: { rule?: Rule; draft: RuleDraf
       sender: senderId,
       webhook: webhookId,
       ...(frequency ? { frequency: frequency as Frequency } : {}),
+      tlp,
     };
     save.mutate(
       followUpToken ? { ...common, follow_up_token: followUpToken } : { ...common, service: service.id, args },
@@ -222,6 +233,21 @@ function RuleFormFields({ rule, draft, options }: { rule?: Rule; draft: RuleDraf
               <option key={entry.value} value={entry.value} disabled={!allowedFrequency(entry.value, floor)}>
                 {entry.label}
                 {allowedFrequency(entry.value, floor) ? '' : ' (faster than this source)'}
+              </option>
+            ))}
+          </select>
+        )}
+      </Field>
+      <Field
+        label="TLP"
+        hint="The Traffic Light Protocol 2.0 marking of this rule's findings in STIX and MISP exports."
+        error={fieldError('tlp')}
+      >
+        {(props) => (
+          <select {...props} value={tlp} onChange={(event) => setTlp(event.target.value as Tlp)}>
+            {TLP_LEVELS.map((level) => (
+              <option key={level} value={level}>
+                TLP:{level.toUpperCase()}
               </option>
             ))}
           </select>

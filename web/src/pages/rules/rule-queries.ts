@@ -105,6 +105,10 @@ export function useActiveRuleCount() {
   });
 }
 
+/** TLP 2.0 levels a rule marks its findings with in STIX and MISP exports (docs/stix.md). */
+export const TLP_LEVELS = ['clear', 'green', 'amber', 'amber+strict', 'red'] as const;
+export type Tlp = (typeof TLP_LEVELS)[number];
+
 type RuleBody = {
   name: string;
   email_template: number;
@@ -112,6 +116,7 @@ type RuleBody = {
   sender: number | null;
   webhook: number | null;
   frequency?: Frequency;
+  tlp?: Tlp;
 } & ({ service: number; args: Record<string, unknown> } | { follow_up_token: string });
 
 /** Creates a rule, or replaces `rule` when given; `onSaved` runs once the cached rules are read again. */

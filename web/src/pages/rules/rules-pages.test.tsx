@@ -151,11 +151,13 @@ describe('the rules pages', () => {
   });
 
   it('edits a rule: the form starts from it and saving replaces it', async () => {
-    const rule = await ana.created(messengerRule(kit, 'To edit', 'combo', { frequency: 'weekly' }));
+    const rule = await ana.created(messengerRule(kit, 'To edit', 'combo', { frequency: 'weekly', tlp: 'green' }));
     const { history } = await renderDashboard(t, `/rules/${rule.id}/edit`, { email: EMAIL });
     const user = userEvent.setup();
     const context = await screen.findByLabelText(/^Context chars/);
     expect((screen.getByLabelText('Frequency') as HTMLSelectElement).value).toBe('weekly');
+    expect((screen.getByLabelText('TLP') as HTMLSelectElement).value).toBe('green');
+    await user.selectOptions(screen.getByLabelText('TLP'), 'amber+strict');
     expect((screen.getByLabelText('Service') as HTMLSelectElement).disabled).toBe(true);
     await user.type(context, '120');
     await user.click(screen.getByRole('button', { name: 'Save the rule' }));
@@ -163,6 +165,7 @@ describe('the rules pages', () => {
     expect(await ana.find(rule.id)).toMatchObject({
       args: { query: 'combo', context_chars: 120 },
       frequency: 'weekly',
+      tlp: 'amber+strict',
     });
   });
 

@@ -1,12 +1,13 @@
 import { screen, waitFor, within } from '@testing-library/react';
 import { userEvent } from '@testing-library/user-event';
 import { parse } from 'csv-parse/sync';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sourceCatalog } from '../../../../src/modules/sources/index.ts';
 import { channel, loadCorpus, message } from '../../../../test/support/corpus.ts';
 import { NO_RATE_LIMITS } from '../../../../test/support/delivery-api.ts';
 import { rulePaths, rulesUser, type RulesApi } from '../../../../test/support/rules-api.ts';
 import type { TestApp } from '../../../../test/support/test-app.ts';
+import { downloadedBy } from '../../test/downloads.ts';
 import { renderDashboard, startTestServer } from '../../test/test-server.tsx';
 
 const EMAIL = 'uma@adhoc.test';
@@ -68,23 +69,8 @@ describe('the source search page: any source searched by its args over a window'
     }
   }
 
-  /** The Blob the page hands to saveFile when an export button is clicked. */
-  async function exported(format: 'CSV' | 'JSON'): Promise<{ name: string; text: string }> {
-    const saved = vi.spyOn(URL, 'createObjectURL');
-    const clicked = new Promise<HTMLAnchorElement>((resolve) => {
-      const onClick = (event: Event) => {
-        if (!(event.target instanceof HTMLAnchorElement) || !event.target.download) return;
-        document.removeEventListener('click', onClick, true);
-        resolve(event.target);
-      };
-      document.addEventListener('click', onClick, true);
-    });
-    await userEvent.setup().click(screen.getByRole('button', { name: format }));
-    const anchor = await clicked;
-    const text = await (saved.mock.calls[0]![0] as Blob).text();
-    saved.mockRestore();
-    return { name: anchor.download, text };
-  }
+  /** The file the page hands to saveFile when an export button is clicked. */
+  const exported = (format: 'CSV' | 'JSON') => downloadedBy(format);
 
   it('searches the messenger from the form: the presenter marks the terms, the address holds the search, pages turn', async () => {
     const { history } = await renderDashboard(t, '/search/sources', { email: EMAIL });

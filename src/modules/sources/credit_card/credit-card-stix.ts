@@ -1,0 +1,5 @@
+import type { StixDescription } from '../kit/source.ts';
+import { cardDescription } from '../common/stix/stix-kit.ts';
+
+/** A card of a dump: BIN and masked PAN in the note only (no STIX observable fits a card). */
+export const creditCardStix = (data: Record<string, unknown>): StixDescription => cardDescription(data);
