@@ -26,6 +26,9 @@ export interface HitPosition {
 const collectionId = (orgId: number, ruleId: number | null) =>
   stixId('x-dragnet-collection', `taxii:${orgId}:${ruleId ?? 'all'}`).split('--')[1]!;
 
+/** Incidents read per query while a page of hits fills. */
+const INCIDENT_BATCH = 100;
+
 /**
  * The collections and the hits in them. Every read is scoped to the organization, and walks its
  * incidents in keyset order on the indexes of migration 0020_taxii_indexes (no OFFSET).
@@ -64,6 +67,30 @@ export function createTaxiiCollections(db: Kysely<Database>) {
     return query;
   }
 
+  /** The next incidents of the collection after `after`, in its order, with their stored hit counts. */
+  async function nextIncidents(input: {
+    orgId: number;
+    collection: TaxiiCollection;
+    after: { addedAt: number; matchId: number } | null;
+    addedAfter: number | null;
+  }) {
+    let query = db.selectFrom('matches').select(['id', 'created_at', 'stored_hits']).where('org_id', '=', input.orgId);
+    if (input.collection.ruleId !== null) query = query.where('rule_id', '=', input.collection.ruleId);
+    if (input.addedAfter !== null) query = query.where('created_at', '>', input.addedAfter);
+    const { after } = input;
+    if (after) {
+      query = query.where(
+        sql<boolean>`(${sql.ref('created_at')}, ${sql.ref('id')}) > (${after.addedAt}, ${after.matchId})`,
+      );
+    }
+    const rows = await query.orderBy('created_at').orderBy('id').limit(INCIDENT_BATCH).execute();
+    return rows.map((row) => ({
+      id: Number(row.id),
+      addedAt: Number(row.created_at),
+      stored: Number(row.stored_hits),
+    }));
+  }
+
   return {
     list,
 
@@ -76,8 +103,7 @@ export function createTaxiiCollections(db: Kysely<Database>) {
 
     /**
      * Up to `limit` hits of the collection in its order, from `from` on (that hit included when
-     * `inclusive`), only those added after `addedAfter`. Two keyset queries: the rest of the
-     * incident `from` is in, then the incidents after it.
+     * `inclusive`), only those added after `addedAfter`. Fewer only at the collection's end.
      */
     async hitsFrom(input: {
       orgId: number;
@@ -88,10 +114,11 @@ export function createTaxiiCollections(db: Kysely<Database>) {
       limit: number;
     }): Promise<ExportedHit[]> {
       const { orgId, collection, from, addedAfter, limit } = input;
-      const rows = [];
+      const hitsOf = () => scoped(orgId, collection, addedAfter);
+      const rows: Parameters<typeof exportedHit>[0][] = [];
       if (from) {
         rows.push(
-          ...(await scoped(orgId, collection, addedAfter)
+          ...(await hitsOf()
             .where('match_hits.match_id', '=', from.matchId)
             .where('match_hits.id', input.inclusive ? '>=' : '>', from.hitId)
             .orderBy('match_hits.id')
@@ -99,23 +126,46 @@ export function createTaxiiCollections(db: Kysely<Database>) {
             .execute()),
         );
       }
-      if (rows.length < limit) {
-        let later = scoped(orgId, collection, addedAfter);
-        if (from) {
-          later = later.where(
-            sql<boolean>`(${sql.ref('matches.created_at')}, ${sql.ref('matches.id')}) > (${from.addedAt}, ${from.matchId})`,
+      // The incidents after `from`, a few at a time, then their hits by index ranges: no query
+      // sorts more than one page's worth of hits (a join ordered across incidents made
+      // PostgreSQL sort every later hit of the collection for each page).
+      let after = from && { addedAt: from.addedAt, matchId: from.matchId };
+      while (rows.length < limit) {
+        const incidents = await nextIncidents({ orgId, collection, after, addedAfter });
+        if (incidents.length === 0) break;
+        const remaining = limit - rows.length;
+        // Whole incidents while their stored hits fit in one query; else the next one alone, cut.
+        const whole = [];
+        let budget = remaining;
+        for (const incident of incidents) {
+          if (incident.stored > budget) break;
+          whole.push(incident);
+          budget -= incident.stored;
+        }
+        if (whole.length > 0) {
+          const fetched = await hitsOf()
+            .where(
+              'match_hits.match_id',
+              'in',
+              whole.map((incident) => incident.id),
+            )
+            .orderBy('match_hits.match_id')
+            .orderBy('match_hits.id')
+            .execute();
+          for (const incident of whole) rows.push(...fetched.filter((row) => Number(row.match_id) === incident.id));
+        } else {
+          rows.push(
+            ...(await hitsOf()
+              .where('match_hits.match_id', '=', incidents[0]!.id)
+              .orderBy('match_hits.id')
+              .limit(remaining)
+              .execute()),
           );
         }
-        rows.push(
-          ...(await later
-            .orderBy('matches.created_at')
-            .orderBy('matches.id')
-            .orderBy('match_hits.id')
-            .limit(limit - rows.length)
-            .execute()),
-        );
+        const last = whole.length > 0 ? whole[whole.length - 1]! : incidents[0]!;
+        after = { addedAt: last.addedAt, matchId: last.id };
       }
-      return rows.map(exportedHit);
+      return rows.slice(0, limit).map(exportedHit);
     },
   };
 }

@@ -62,7 +62,10 @@ export function decodeNext(token: string): ObjectPosition {
   return { addedAt, matchId, hitId, index };
 }
 
-/** Hits fetched per query while a page fills: enough for a page of one-object hits. */
+/**
+ * Hits fetched per query while a page fills: the first query enough for a page of one-object
+ * hits and the peek at the next page's first object; then batches of this many.
+ */
 const HIT_BATCH = 1000;
 
 /**
@@ -100,6 +103,7 @@ export function createObjectPager(deps: {
     const seen = new Set<string>();
     let from: HitPosition | null = input.after;
     let inclusive = true;
+    let batch = limit + 1;
     for (;;) {
       const hits = await deps.collections.hitsFrom({
         orgId,
@@ -107,7 +111,7 @@ export function createObjectPager(deps: {
         from,
         inclusive,
         addedAfter: input.addedAfter,
-        limit: HIT_BATCH,
+        limit: batch,
       });
       for (const hit of hits) {
         const objects = objectsOf(hit);
@@ -125,10 +129,11 @@ export function createObjectPager(deps: {
           items.push({ object, dateAdded: hit.addedAt, version });
         }
       }
-      if (hits.length < HIT_BATCH) return { items, next: null };
+      if (hits.length < batch) return { items, next: null };
       const last = hits[hits.length - 1]!;
       from = { addedAt: last.addedAt, matchId: last.incidentId, hitId: last.id };
       inclusive = false;
+      batch = HIT_BATCH;
     }
   };
 }
