@@ -245,6 +245,42 @@ describe(`the TAXII 2.1 server (${testEngine})`, () => {
     expectTaxiiError(await client.raw(`${root}status/1234/`), 404);
   });
 
+  it('paused rules keep their collection, a deleted rule loses it (404); excluded hits are in no collection', async () => {
+    const certificates = rules.get('certificate')!;
+    const certificateCollection = await collectionOf('certificate');
+    const pause = await t.request({
+      method: 'POST',
+      url: `/service/alert_system_rule_pause/${certificates}/`,
+      token: alice.token,
+    });
+    expect(pause.statusCode, pause.body).toBe(200);
+    expect(await collectionOf('certificate')).toBe(certificateCollection);
+
+    const phishing = await collectionOf('phishing');
+    const before = await client.objects(root, phishing);
+    const [match] = (await alice.matches(rules.get('phishing')!)).results;
+    const excluded = await t.request({
+      method: 'POST',
+      url: `/service/alert_system_incident_update/${match!.id}/`,
+      token: alice.token,
+      body: { status: 'false_positive', exclude_hits: true },
+    });
+    expect(excluded.statusCode, excluded.body).toBe(200);
+    const after = await client.objects(root, phishing);
+    expect(after.objects).toEqual([]);
+    expect(before.objects.length).toBeGreaterThan(0);
+    const all = await client.objects(root, await collectionOf(null));
+    const allIds = new Set(ids(all.objects));
+    const hitObjects = before.objects.filter((o) => !stix.sharedObjects().some((shared) => shared.id === o.id));
+    for (const object of hitObjects) expect(allIds.has(object.id)).toBe(false);
+
+    const pasteCollection = await collectionOf('paste_site');
+    expect((await alice.remove(rules.get('paste_site')!)).statusCode).toBeLessThan(300);
+    expectTaxiiError(await client.raw(`${root}collections/${pasteCollection}/objects/`), 404);
+    const titles = (await client.collections(root)).map((collection) => collection.title);
+    expect(titles).not.toContain('Rule: example paste_site');
+  });
+
   it('a bad next or limit is a 400 naming it', async () => {
     const all = await collectionOf(null);
     expect(expectTaxiiError(await client.raw(`${root}collections/${all}/objects/?next=zzz`), 400).description).toMatch(
