@@ -123,7 +123,8 @@ export function createObjectPager(deps: {
           const position = { addedAt: hit.addedAt, matchId: hit.incidentId, hitId: hit.id, index };
           // The page is full: this object is where the next one starts.
           if (items.length === limit) return { items, next: position };
-          const key = `${object.id}|${version}`;
+          // An SCO (no modified, no created) is one object whichever incident added it.
+          const key = `${object.id}|${String(object.modified ?? object.created ?? '')}`;
           if (seen.has(key)) continue;
           seen.add(key);
           items.push({ object, dateAdded: hit.addedAt, version });
