@@ -34,7 +34,7 @@ function storeBusy(error: FastifyError): AppError | null {
   return null;
 }
 
-function toAppError(error: FastifyError): AppError {
+export function toAppError(error: FastifyError): AppError {
   if (error instanceof AppError) return error;
   const busy = storeBusy(error);
   if (busy) return busy;

@@ -16,6 +16,8 @@ export const statusByCode = {
   session_required: 403,
   not_found: 404,
   method_not_allowed: 405,
+  /** An Accept header the endpoint cannot answer (the TAXII server's media types). */
+  not_acceptable: 406,
   request_timeout: 408,
   conflict: 409,
   payload_too_large: 413,

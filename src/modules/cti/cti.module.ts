@@ -5,6 +5,9 @@ import type { Clock } from '../../lib/clock.ts';
 import { createExportedHitReader } from './exported-hits.ts';
 import { incidentExportRoutes } from './incident-export.routes.ts';
 import { createStixMapper } from './stix/stix-mapper.ts';
+import { createTaxiiCollections } from './taxii/taxii-collections.ts';
+import { createObjectPager } from './taxii/taxii-objects.ts';
+import { TAXII_PREFIX, taxiiRoutes } from './taxii/taxii.routes.ts';
 
 /**
  * Dragnet in the security team's toolchain (docs/stix.md): hits as STIX 2.1, served over TAXII
@@ -13,11 +16,18 @@ import { createStixMapper } from './stix/stix-mapper.ts';
 export function createCtiModule(deps: { db: Kysely<Database>; clock: Clock; instanceName: string }) {
   const hits = createExportedHitReader(deps.db);
   const stix = createStixMapper({ instanceName: deps.instanceName });
+  const taxiiCollections = createTaxiiCollections(deps.db);
+  const taxiiPager = createObjectPager({
+    collections: taxiiCollections,
+    objectsOfHit: (hit) => stix.objectsOfHit(hit),
+    sharedObjects: () => stix.sharedObjects(),
+  });
   return {
     hits,
     stix,
     routes: (async (app) => {
       await app.register(incidentExportRoutes({ hits, stix }));
+      await app.register(taxiiRoutes({ collections: taxiiCollections, pager: taxiiPager }), { prefix: TAXII_PREFIX });
     }) satisfies FastifyPluginAsyncTypebox,
   };
 }
