@@ -3,6 +3,8 @@ import type { Kysely } from 'kysely';
 import type { Database } from '../../db/schema.ts';
 import type { Clock } from '../../lib/clock.ts';
 import { createExportedHitReader } from './exported-hits.ts';
+import { createMispFeed } from './misp/misp-feed.ts';
+import { mispRoutes } from './misp/misp.routes.ts';
 import { createStixMapper } from './stix/stix-mapper.ts';
 
 /**
@@ -12,9 +14,12 @@ import { createStixMapper } from './stix/stix-mapper.ts';
 export function createCtiModule(deps: { db: Kysely<Database>; clock: Clock; instanceName: string }) {
   const hits = createExportedHitReader(deps.db);
   const stix = createStixMapper({ instanceName: deps.instanceName });
+  const misp = createMispFeed({ db: deps.db, objectsOfHit: (hit) => stix.objectsOfHit(hit) });
   return {
     hits,
     stix,
-    routes: (async (_app) => {}) satisfies FastifyPluginAsyncTypebox,
+    routes: (async (app) => {
+      await app.register(mispRoutes(misp));
+    }) satisfies FastifyPluginAsyncTypebox,
   };
 }
