@@ -278,4 +278,83 @@ describe(`MISP event export and feed (${testEngine})`, () => {
         .execute();
     }
   });
+  it("a big organization's feed is read a page at a time: every incident and every hit, across page boundaries", async () => {
+    const big = await rulesUser(t, 'Big', 'bob@big.test');
+    const kit = await createDeliveryKit(big, { tag: 'big' });
+    const phishing = incidents.find((i) => i.source.name === 'phishing')!;
+    const args = Object.fromEntries(
+      phishing.source.args_schema.params.filter((p) => p.example !== undefined).map((p) => [p.name, p.example]),
+    );
+    const rule = await big.created(sourceRule(kit, 'big phishing', 8, args));
+    const [match] = (await big.matches(rule.id)).results;
+    const db = t.container.store.db;
+    const template = await db.selectFrom('matches').selectAll().where('id', '=', match!.id).executeTakeFirstOrThrow();
+    const hitTemplate = await db
+      .selectFrom('match_hits')
+      .selectAll()
+      .where('match_id', '=', match!.id)
+      .orderBy('id')
+      .executeTakeFirstOrThrow();
+    const data = JSON.parse(hitTemplate.data) as Record<string, unknown>;
+    // More incidents than a page of incidents (500), and one incident with more hits than a page of hits (2000).
+    const { id: _id, ...matchValues } = template;
+    const ids: number[] = [];
+    const { id: _runId, ...runValues } = await db
+      .selectFrom('rule_runs')
+      .selectAll()
+      .where('id', '=', template.run_id)
+      .executeTakeFirstOrThrow();
+    for (let i = 0; i < 1_100; i++) {
+      const run = await db
+        .insertInto('rule_runs')
+        .values({ ...runValues, run_key: `${runValues.run_key}:misp-${i}` })
+        .returning('id')
+        .executeTakeFirstOrThrow();
+      const row = await db
+        .insertInto('matches')
+        .values({ ...matchValues, run_id: Number(run.id) })
+        .returning('id')
+        .executeTakeFirstOrThrow();
+      ids.push(Number(row.id));
+    }
+    const hitRows = (matchId: number, n: number, tag: string) =>
+      Array.from({ length: n }, (_, i) => ({
+        match_id: matchId,
+        rule_id: rule.id,
+        hit_key: `${tag}-${i}`,
+        hit_date: hitTemplate.hit_date,
+        data: JSON.stringify({ ...data, domain: `${tag}-${i}.big.test` }),
+        is_excluded: 0,
+      }));
+    for (let i = 0; i < ids.length; i += 100)
+      await db
+        .insertInto('match_hits')
+        .values(ids.slice(i, i + 100).flatMap((id) => hitRows(id, 2, `i${id}`)))
+        .execute();
+    const crowded = ids[ids.length - 1]!;
+    for (let i = 0; i < 4_500; i += 500)
+      await db
+        .insertInto('match_hits')
+        .values(hitRows(crowded, 4_500, 'crowd').slice(i, i + 500))
+        .execute();
+
+    const manifest = (await feedGet('/manifest.json', big.token)).json<Manifest>();
+    expect(Object.keys(manifest)).toHaveLength(ids.length + 1);
+    const lines = (await feedGet('/hashes.csv', big.token)).body.trimEnd().split('\n');
+    const perEvent = new Map<string, number>();
+    for (const line of lines) {
+      const [hash, uuid] = line.split(',');
+      expect(hash).toMatch(/^[0-9a-f]{32}$/);
+      perEvent.set(uuid!, (perEvent.get(uuid!) ?? 0) + 1);
+    }
+    expect(new Set(perEvent.keys())).toEqual(new Set(Object.keys(manifest)));
+    const crowdedEvent = await big.getJson<MispEvent>(eventPath(crowded));
+    const crowdedLines = crowdedEvent.Event.Attribute.flatMap((a) =>
+      a.type.includes('|') ? a.value.split('|') : [a.value],
+    );
+    expect(crowdedLines.length).toBeGreaterThan(2_000);
+    expect(perEvent.get(crowdedEvent.Event.uuid)).toBe(crowdedLines.length);
+    const file = await feedGet(`/${crowdedEvent.Event.uuid}.json`, big.token);
+    expect(file.json<MispEvent>().Event).toEqual(crowdedEvent.Event);
+  }, 120_000);
 });

@@ -2,7 +2,8 @@ import { existsSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import type { StixObject } from '../stix/stix-mapper.ts';
 import { attributesOfObjects, indicatedValues } from './misp-attributes.ts';
-import { createAttributeCollector, hashedValues } from './misp-event.ts';
+import { v5 } from 'uuid';
+import { createAttributeCollector, eventUuid, hashedValues, orgUuid } from './misp-event.ts';
 import type { ExportedHit } from '../exported-hits.ts';
 
 const SHARED_TYPES = '/work/shared/misp/category-types.json';
@@ -133,5 +134,11 @@ describe('STIX objects → MISP attributes', () => {
   it('hashes a composite value part by part, as MISP feeds do', () => {
     expect(hashedValues({ type: 'filename|sha256', value: 'a.csv|ff' })).toEqual(['a.csv', 'ff']);
     expect(hashedValues({ type: 'url', value: 'https://x.test/a|b' })).toEqual(['https://x.test/a|b']);
+  });
+
+  it('event and organization uuids are the UUIDv5 of docs/misp.md (namespace 5f0c6f0e-…), never changing', () => {
+    const namespace = '5f0c6f0e-2d3b-5a8e-9c41-7d2e8b1a6c39';
+    expect(eventUuid(7, 1234)).toBe(v5('event:org:7:incident:1234', namespace));
+    expect(orgUuid(7)).toBe(v5('org:7', namespace));
   });
 });

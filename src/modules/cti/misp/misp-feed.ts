@@ -18,6 +18,8 @@ import {
 const INCIDENT_PAGE = 500;
 /** Hits read per query when hashes.csv walks a page of incidents. */
 const HIT_PAGE = 2000;
+/** Event uuids remembered for the feed's <uuid>.json (about 100 bytes each). */
+const KNOWN_EVENTS_MAX = 200_000;
 
 const md5Hex = (value: string) => createHash('md5').update(value, 'utf8').digest('hex');
 
@@ -62,29 +64,46 @@ const incidentRow = (row: IncidentQueryRow): IncidentRow => ({
  */
 export function createMispFeed(deps: { db: Kysely<Database>; objectsOfHit: (hit: ExportedHit) => StixObject[] }) {
   const { db } = deps;
+  // Event uuid → incident id, as the feed's walks met them: MISP reads manifest.json, then the
+  // events it lists, and a uuid cannot be turned back into its incident (a UUIDv5 is a hash).
+  // Only a shortcut: the incident is read again scoped to the organization; unknown uuids are looked
+  // for by a walk of the organization's incidents.
+  const knownEvents = new Map<string, number>();
 
-  /** The organization's incidents with a hit not excluded, in id order, a page at a time. */
+  /**
+   * The organization's incidents with a hit not excluded, in id order, a page at a time. Their ids
+   * are read first (a few bytes an incident, from the index on org_id): paging by `id > last` would
+   * sort all the organization's incidents again for every page.
+   */
   async function* incidentPages(orgId: number): AsyncGenerator<IncidentRow[]> {
-    let after = 0;
-    for (;;) {
-      const rows = await selectIncidents(db)
-        .where('matches.org_id', '=', orgId)
-        .where('matches.id', '>', after)
-        .where(({ exists, selectFrom }) =>
-          exists(
-            selectFrom('match_hits')
-              .select('match_hits.id')
-              .whereRef('match_hits.match_id', '=', 'matches.id')
-              .where('match_hits.is_excluded', '=', 0),
-          ),
-        )
-        .orderBy('matches.id')
-        .limit(INCIDENT_PAGE)
-        .execute();
-      if (rows.length > 0) yield rows.map(incidentRow);
-      if (rows.length < INCIDENT_PAGE) return;
-      after = Number(rows.at(-1)!.id);
+    const ids = (await db.selectFrom('matches').select('id').where('org_id', '=', orgId).execute())
+      .map((row) => Number(row.id))
+      .sort((a, b) => a - b);
+    for (let i = 0; i < ids.length; i += INCIDENT_PAGE) {
+      const page = await incidentsWithHits(orgId, ids.slice(i, i + INCIDENT_PAGE));
+      if (page.length > 0) yield page;
     }
+  }
+
+  /** Those of these incidents of the organization that have a hit not excluded, in id order. */
+  async function incidentsWithHits(orgId: number, ids: number[]): Promise<IncidentRow[]> {
+    const rows = await selectIncidents(db)
+      .where('matches.org_id', '=', orgId)
+      .where('matches.id', 'in', ids)
+      .where(({ exists, selectFrom }) =>
+        exists(
+          selectFrom('match_hits')
+            .select('match_hits.id')
+            .whereRef('match_hits.match_id', '=', 'matches.id')
+            .where('match_hits.is_excluded', '=', 0),
+        ),
+      )
+      .orderBy('matches.id')
+      .execute();
+    const page = rows.map(incidentRow);
+    if (knownEvents.size + page.length > KNOWN_EVENTS_MAX) knownEvents.clear();
+    for (const incident of page) knownEvents.set(eventUuid(orgId, incident.incidentId), incident.incidentId);
+    return page;
   }
 
   /** The hits (not excluded) of some incidents, by incident then storage order, a page per query. */
@@ -133,6 +152,11 @@ export function createMispFeed(deps: { db: Kysely<Database>; objectsOfHit: (hit:
 
     /** The feed's <uuid>.json: the event of the organization's incident with that uuid; 404 when there is none. */
     async eventByUuid(orgId: number, uuid: string) {
+      const known = knownEvents.get(uuid);
+      if (known !== undefined) {
+        const [incident] = await incidentsWithHits(orgId, [known]);
+        if (incident) return eventOf(incident);
+      }
       for await (const page of incidentPages(orgId)) {
         const incident = page.find((row) => eventUuid(orgId, row.incidentId) === uuid);
         if (incident) return eventOf(incident);
@@ -142,14 +166,16 @@ export function createMispFeed(deps: { db: Kysely<Database>; objectsOfHit: (hit:
 
     /** manifest.json, in pieces: event uuid → the event's head. */
     async *manifest(orgId: number): AsyncGenerator<string> {
-      let first = true;
+      let separator = '';
       yield '{';
       for await (const page of incidentPages(orgId)) {
-        for (const incident of page) {
+        // One chunk a page: a chunk an event costs the stream more than writing the JSON.
+        const entries = page.map((incident) => {
           const { uuid, ...head } = eventHead(incident);
-          yield `${first ? '' : ','}\n${JSON.stringify(uuid)}:${JSON.stringify(head)}`;
-          first = false;
-        }
+          return `\n${JSON.stringify(uuid)}:${JSON.stringify(head)}`;
+        });
+        yield separator + entries.join(',');
+        separator = ',';
       }
       yield '\n}\n';
     },
