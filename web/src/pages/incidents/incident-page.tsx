@@ -9,6 +9,7 @@ import { HitList } from './hit-list.tsx';
 import { useMatch } from './incident-queries.ts';
 import { IncidentWork } from './incident-work.tsx';
 import { MatchesOverTime } from './matches-over-time.tsx';
+import { MispEventButton } from './misp-event-button.tsx';
 import { ruleTerms } from './presenters/presenters.tsx';
 
 const route = getRouteApi('/app/incidents/$matchId');
@@ -40,6 +41,7 @@ export function IncidentPage() {
             {rule.data.is_deleted && <span className="badge">rule deleted</span>}
           </p>
           <Counts match={match.data} />
+          <MispEventButton matchId={match.data.id} />
           <IncidentWork matchId={match.data.id} ruleDeleted={rule.data.is_deleted} />
           {service && (
             <HitList
