@@ -4,6 +4,8 @@ import type { Database } from '../../db/schema.ts';
 import type { Clock } from '../../lib/clock.ts';
 import { createExportedHitReader } from './exported-hits.ts';
 import { incidentExportRoutes } from './incident-export.routes.ts';
+import { createMispFeed } from './misp/misp-feed.ts';
+import { mispRoutes } from './misp/misp.routes.ts';
 import { createStixMapper } from './stix/stix-mapper.ts';
 import { createTaxiiCollections } from './taxii/taxii-collections.ts';
 import { createObjectPager } from './taxii/taxii-objects.ts';
@@ -22,12 +24,14 @@ export function createCtiModule(deps: { db: Kysely<Database>; clock: Clock; inst
     objectsOfHit: (hit) => stix.objectsOfHit(hit),
     sharedObjects: () => stix.sharedObjects(),
   });
+  const misp = createMispFeed({ db: deps.db, objectsOfHit: (hit) => stix.objectsOfHit(hit) });
   return {
     hits,
     stix,
     routes: (async (app) => {
       await app.register(incidentExportRoutes({ hits, stix }));
       await app.register(taxiiRoutes({ collections: taxiiCollections, pager: taxiiPager }), { prefix: TAXII_PREFIX });
+      await app.register(mispRoutes(misp));
     }) satisfies FastifyPluginAsyncTypebox,
   };
 }

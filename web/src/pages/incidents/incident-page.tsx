@@ -10,6 +10,7 @@ import { ExportFormatButtons } from '../search/export-buttons.tsx';
 import { INCIDENT_EXPORT_FORMATS, useIncidentExport, useMatch } from './incident-queries.ts';
 import { IncidentWork } from './incident-work.tsx';
 import { MatchesOverTime } from './matches-over-time.tsx';
+import { MispEventButton } from './misp-event-button.tsx';
 import { ruleTerms } from './presenters/presenters.tsx';
 
 const route = getRouteApi('/app/incidents/$matchId');
@@ -42,6 +43,7 @@ export function IncidentPage() {
           </p>
           <Counts match={match.data} />
           <IncidentExport matchId={match.data.id} />
+          <MispEventButton matchId={match.data.id} />
           <IncidentWork matchId={match.data.id} ruleDeleted={rule.data.is_deleted} />
           {service && (
             <HitList
