@@ -20,6 +20,7 @@ import * as m0019 from './migrations/0019_incidents.ts';
 import * as m0019b from './migrations/0019_rule_pause.ts';
 import * as m0019c from './migrations/0019_server_settings.ts';
 import * as m0020a from './migrations/0020_rule_tlp.ts';
+import * as m0020siem from './migrations/0020_siem_targets.ts';
 
 // Listed explicitly (not read from disk) so the set is the same under tsx, a bundle or tests.
 // Each source brings the migrations of its own tables (src/modules/sources/<name>/migrations),
@@ -41,6 +42,7 @@ const coreMigrations: Record<string, MigrationModule> = {
   '0019_rule_pause': m0019b,
   '0019_server_settings': m0019c,
   '0020_rule_tlp': m0020a,
+  '0020_siem_targets': m0020siem,
 };
 
 /** How often a process waiting for another's migrations on SQLite tries the lock again. */

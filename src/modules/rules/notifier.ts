@@ -62,6 +62,14 @@ async function send(
   const excluded = Number(match.excluded_hits);
   const link = matchLink(org.dashboard_url, { id: Number(match.id), orgId: org.id });
   const context = { ruleId: Number(rule.id), matchId: Number(match.id) };
+  if (notification.channel === 'siem') {
+    return delivery.deliverSiem({
+      org: { id: org.id, name: org.name },
+      ...context,
+      link,
+      sourceAlias: source?.alias ?? String(rule.service_id),
+    });
+  }
   if (notification.channel === 'webhook') {
     if (rule.webhook_id === null) return false;
     const webhook = await delivery.webhookRow(Number(rule.org_id), Number(rule.webhook_id));

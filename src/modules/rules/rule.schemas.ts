@@ -11,6 +11,12 @@ export const RuleBody = Type.Object(
     email_template: IdInteger(),
     recipients: Type.Optional(Type.Array(IdInteger(), { maxItems: 10 })),
     webhook: Type.Optional(Nullable(IdInteger())),
+    siem_targets: Type.Optional(
+      Type.Array(IdInteger(), {
+        maxItems: 10,
+        description: 'Splunk HEC and syslog targets the hits also go to (docs/siem.md); in addition to rule 5',
+      }),
+    ),
     frequency: Type.Optional(Type.Union(frequencies.map((f) => Type.Literal(f)))),
     follow_up_token: Type.Optional(
       Type.String({ maxLength: 8192, description: 'Start a messenger rule from a search' }),
@@ -28,6 +34,7 @@ export const Rule = Type.Object({
   email_template: Nullable(Type.Integer()),
   recipients: Type.Array(Type.Integer()),
   webhook: Nullable(Type.Integer()),
+  siem_targets: Type.Array(Type.Integer()),
   frequency: Type.String(),
   total_alerts_count: Type.Integer(),
   total_matches_count: Type.Integer(),
