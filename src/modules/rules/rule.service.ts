@@ -264,6 +264,13 @@ const snapshotInput = (snapshot: RuleSnapshot): RuleInput => ({
   frequency: snapshot.frequency,
 });
 
+/** The snapshot's body, without the SIEM targets deleted since (a target is no rule 5 requirement). */
+async function restorableInput(rules: RuleRepository, orgId: number, snapshot: RuleSnapshot): Promise<RuleInput> {
+  const input = snapshotInput(snapshot);
+  const live = await rules.ownedIds({ table: 'siem_targets', orgId, ids: input.siem_targets ?? [] });
+  return { ...input, siem_targets: input.siem_targets?.filter((id) => live.has(id)) };
+}
+
 export function createRuleService(deps: RuleServiceDeps) {
   const { rules, clock } = deps;
   const load = (orgId: number, id: number) => loadRule(rules, orgId, id);
@@ -343,7 +350,7 @@ export function createRuleService(deps: RuleServiceDeps) {
       if (Number(existing.is_deleted) !== 1 || !existing.deletion_snapshot)
         throw new AppError('conflict', 'the rule is not deleted');
       const snapshot = JSON.parse(existing.deletion_snapshot) as RuleSnapshot;
-      const valid = await validateRule(deps, context.orgId, snapshotInput(snapshot));
+      const valid = await validateRule(deps, context.orgId, await restorableInput(rules, context.orgId, snapshot));
       return changeRules(rules, async (tx) => {
         await rules.lockOrganization(context.orgId, tx);
         // The snapshot read above must still be the rule's: a restore (or a restore and a new
