@@ -1,15 +1,19 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { findSource } from '../../src/modules/sources/index.ts';
 import { channel, message } from '../support/corpus.ts';
 import { settingPath, type DeliveryAttemptView } from '../support/delivery-api.ts';
 import { expectError, fieldsOf } from '../support/http.ts';
 import {
   createDeliveryKit,
   createRulesApp,
+  deliverPending,
   HOUR,
   messengerRule,
   payloadOf,
   requestsTo,
+  rulePaths,
   rulesUser,
+  sourceRule,
   tickAndDeliver,
   writeCorpus,
   type RulesApi,
@@ -344,7 +348,43 @@ describe(`SIEM forwarding: Splunk HEC and syslog over TLS (${testEngine})`, () =
     expectError(await siem.remove(hecTarget.id), 409);
     expect((await alice.remove(rule.id)).statusCode).toBe(200);
     expect((await siem.remove(hecTarget.id)).statusCode).toBe(204);
+    // Restored, the rule gets back the targets that still exist.
+    const restored = await alice.restore(rule.id);
+    expect(restored.statusCode, restored.body).toBe(200);
+    expect(restored.json()).toMatchObject({ siem_targets: [cefTarget.id] });
+    expectError(await siem.remove(cefTarget.id), 409);
+    expect((await alice.remove(rule.id)).statusCode).toBe(200);
     expect((await siem.remove(cefTarget.id)).statusCode).toBe(204);
+  });
+
+  it('sends a leaked credential as the hits endpoint shows it: the password masked, never in clear', async () => {
+    const catalog = await alice.getJson<
+      { id: number; name: string; args_schema: { params: { name: string; required: boolean; example?: unknown }[] } }[]
+    >(rulePaths.catalog);
+    const row = catalog.find((entry) => entry.name === 'filtered_leak')!;
+    await findSource(row.id)!.demo!(t.container.sourceContext, t.clock.now().getTime());
+    const args = Object.fromEntries(row.args_schema.params.filter((p) => p.required).map((p) => [p.name, p.example]));
+    const kit = await createDeliveryKit(alice, { tag: 'leaks', receiver });
+    const target = await siem.created(hecBody({ name: 'leak hec' }));
+    const before = hec.events().length;
+    const rule = await alice.created({
+      ...sourceRule(kit, 'Acme credentials', row.id, args),
+      recipients: [],
+      siem_targets: [target.id],
+    });
+    await deliverPending(t);
+    const events = hec.events().slice(before);
+    expect(events.length).toBeGreaterThan(0);
+    const [hit] = (await alice.hits((await alice.matches(rule.id)).results[0]!.id)).results;
+    const sent = events.map((e) => e.event as { fields: Record<string, unknown>; hit_key: string });
+    const text = JSON.stringify(sent);
+    for (const clear of ['Autumn2026!', 'Acme#Admin77']) expect(text).not.toContain(clear);
+    expect(text).not.toContain('password_sealed');
+    const { id: _id, is_excluded: _excluded, ...shown } = hit!;
+    expect(shown.password).toEqual(expect.any(String));
+    expect(sent.map((e) => e.fields)).toContainEqual(expect.objectContaining({ password: shown.password }));
+    expect((await alice.remove(rule.id)).statusCode).toBe(200);
+    expect((await siem.remove(target.id)).statusCode).toBe(204);
   });
 });
 
