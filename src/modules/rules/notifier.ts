@@ -40,7 +40,7 @@ interface NotifierDeps {
   log: Log;
 }
 
-/** Sends one notification through its rule's webhook or email settings; true when it arrived. */
+/** Sends one notification through its rule's webhook, email or SIEM targets; true when it arrived. */
 async function send(
   deps: NotifierDeps,
   notification: { id: number; org_id: number; rule_id: number; match_id: number; channel: string },
@@ -114,7 +114,7 @@ async function send(
 /**
  * Delivers the notification outbox. A dispatcher claims one notification at a time (FOR UPDATE
  * SKIP LOCKED on PostgreSQL: dispatchers at once take different ones), sends it once through
- * the delivery transports (spec 6.2: no retry; every attempt is recorded there) and marks it
+ * the delivery transports (spec 6.2: no retry, SIEM targets neither; every attempt is recorded there) and marks it
  * sent or failed. Pending notifications survive a crash and are sent after a restart; one whose
  * send was in flight when its worker died may have arrived, so once that worker is taken for
  * dead (src/jobs/worker-presence.ts) it is marked failed, never sent twice.
