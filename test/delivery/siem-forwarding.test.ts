@@ -1,3 +1,4 @@
+import { createServer as createNetServer, type AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { findSource } from '../../src/modules/sources/index.ts';
 import { channel, message } from '../support/corpus.ts';
@@ -255,6 +256,21 @@ describe(`SIEM forwarding: Splunk HEC and syslog over TLS (${testEngine})`, () =
     expect(unverified.json()).toMatchObject({ verify_tls: false });
     expect((await siem.tested(untrusted.id)).status).toBe('success');
     expect((await siem.remove(untrusted.id)).statusCode).toBe(204);
+  });
+
+  it('gives up on a syslog receiver that never completes the TLS handshake, within the delivery timeout', async () => {
+    const silent = createNetServer((socket) => socket.on('error', () => undefined));
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    try {
+      const port = (silent.address() as AddressInfo).port;
+      const target = await siem.created(syslogBody({ name: 'silent', port }));
+      const attempt = await siem.tested(target.id);
+      expect(attempt).toMatchObject({ status: 'failed', error: 'timed out after 5000 ms' });
+      expect(attempt.duration_ms).toBeGreaterThanOrEqual(4900);
+      expect((await siem.remove(target.id)).statusCode).toBe(204);
+    } finally {
+      silent.close();
+    }
   });
 
   it('sends a test event over syslog TLS as an octet-counted RFC 5424 message with a JSON body', async () => {
