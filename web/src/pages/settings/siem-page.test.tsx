@@ -1,4 +1,5 @@
 import { screen, waitFor, within } from '@testing-library/react';
+import axe from 'axe-core';
 import { userEvent } from '@testing-library/user-event';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { NO_RATE_LIMITS } from '../../../../test/support/delivery-api.ts';
@@ -12,6 +13,22 @@ const EMAIL = 'ana@acme.test';
 const TOKEN = '0c9a7d55-41b2-4f0e-8a3c-6e2d1b9f7a10';
 
 type Target = { id: number; name: string; kind: string; has_token: boolean };
+
+/**
+ * axe-core's serious and critical findings on the page as drawn in jsdom (colour contrast needs a
+ * browser's layout: web/e2e/accessibility.e2e.test.ts checks it in Chromium).
+ */
+async function axeFindings() {
+  const { violations, passes } = await axe.run(document.body, {
+    resultTypes: ['violations'],
+    rules: { 'color-contrast': { enabled: false } },
+  });
+  // The checks ran on the page (names, roles, attributes), not on an empty document.
+  expect(passes.length).toBeGreaterThan(10);
+  return violations
+    .filter((v) => v.impact === 'serious' || v.impact === 'critical')
+    .map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
+}
 
 describe('Settings → SIEM forwarding and the rule form’s SIEM targets', () => {
   let t: TestApp;
@@ -40,6 +57,7 @@ describe('Settings → SIEM forwarding and the rule form’s SIEM targets', () =
     const token = screen.getByLabelText('HEC token') as HTMLInputElement;
     expect(token.type).toBe('password');
     await user.type(token, TOKEN);
+    expect(await axeFindings()).toEqual([]);
     await user.click(screen.getByLabelText('CA certificate (PEM)'));
     await user.paste(cert.cert);
     await user.click(screen.getByRole('button', { name: 'Create the target' }));
@@ -52,6 +70,7 @@ describe('Settings → SIEM forwarding and the rule form’s SIEM targets', () =
     await user.click(within(row).getByRole('button', { name: 'Test Splunk' }));
     expect((await within(row).findByRole('status')).textContent).toBe('Delivered');
     expect(hec.requests.at(-1)!.authorization).toBe(`Splunk ${TOKEN}`);
+    expect(await axeFindings()).toEqual([]);
 
     await user.click(within(row).getByRole('button', { name: 'Edit Splunk' }));
     expect((screen.getByLabelText('HEC token') as HTMLInputElement).value).toBe('');
@@ -75,6 +94,7 @@ describe('Settings → SIEM forwarding and the rule form’s SIEM targets', () =
     await user.click(await screen.findByRole('button', { name: 'New SIEM target' }));
     await user.selectOptions(screen.getByLabelText('Kind'), 'syslog');
     expect(screen.queryByLabelText('Collector URL')).toBeNull();
+    expect(await axeFindings()).toEqual([]);
     await user.type(screen.getByLabelText('Name'), 'rsyslog');
     await user.type(screen.getByLabelText('Host'), 'bad host');
     await user.selectOptions(screen.getByLabelText('Message format'), 'cef');
@@ -98,6 +118,7 @@ describe('Settings → SIEM forwarding and the rule form’s SIEM targets', () =
     const user = userEvent.setup();
     const box = (await screen.findByRole('checkbox', { name: target!.name })) as HTMLInputElement;
     expect(box.checked).toBe(false);
+    expect(await axeFindings()).toEqual([]);
     await user.click(box);
     await user.click(screen.getByRole('button', { name: 'Save the rule' }));
     await waitFor(() => expect(history.location.pathname).toBe(`/rules/${rule.id}`));
