@@ -139,6 +139,21 @@ describe(`SIEM forwarding: Splunk HEC and syslog over TLS (${testEngine})`, () =
     expect(renamed.json()).toMatchObject({ name: 'Splunk prod', has_token: true });
     expect((await siem.tested(created.id)).status).toBe('success');
     expect((await siem.remove(created.id)).statusCode).toBe(204);
+
+    // The audit log has the changes, with the kind and host but never the token.
+    const audit = await alice.get('/service/audit_log/');
+    expect(audit.statusCode, audit.body).toBe(200);
+    expect(audit.body).not.toContain(TOKEN);
+    const events = (audit.json() as { results: { event: string; target_id: number; details: unknown }[] }).results
+      .filter((entry) => entry.target_id === created.id)
+      .map((entry) => [entry.event, entry.details]);
+    expect(events).toEqual(
+      expect.arrayContaining([
+        ['siem_target.created', { kind: 'splunk_hec', host: new URL(hec.url).host }],
+        ['siem_target.updated', { kind: 'splunk_hec', host: new URL(hec.url).host }],
+        ['siem_target.deleted', {}],
+      ]),
+    );
   });
 
   it('gives a syslog target its defaults: port 6514, JSON, facility 13, APP-NAME dragnet, TLS verified', async () => {
