@@ -40,3 +40,15 @@ export function SiemTargetsField(props: { value: number[]; onChange: (ids: numbe
     </fieldset>
   );
 }
+
+/** The rule page's line for its SIEM targets, by name (inside the summary's `<dl>`). */
+export function SiemTargetsSummary({ ids }: { ids: number[] }) {
+  const targets = useSiemTargets();
+  const names = ids.map((id) => targets.data?.find((target) => target.id === id)?.name ?? `#${id}`);
+  return (
+    <>
+      <dt>SIEM targets</dt>
+      <dd>{names.length ? names.join(', ') : 'none'}</dd>
+    </>
+  );
+}

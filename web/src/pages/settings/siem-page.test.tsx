@@ -123,5 +123,8 @@ describe('Settings → SIEM forwarding and the rule form’s SIEM targets', () =
     await user.click(screen.getByRole('button', { name: 'Save the rule' }));
     await waitFor(() => expect(history.location.pathname).toBe(`/rules/${rule.id}`));
     expect(await ana.find(rule.id)).toMatchObject({ siem_targets: [target!.id] });
+    // The rule page names it.
+    const term = await screen.findByText('SIEM targets', { selector: 'dt' });
+    await waitFor(() => expect(term.nextElementSibling!.textContent).toBe(target!.name));
   });
 });
