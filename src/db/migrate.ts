@@ -22,6 +22,7 @@ import * as m0019c from './migrations/0019_server_settings.ts';
 import * as m0020a from './migrations/0020_rule_tlp.ts';
 import * as m0020b from './migrations/0020_api_keys.ts';
 import * as m0020t from './migrations/0020_taxii_indexes.ts';
+import * as m0020siem from './migrations/0020_siem_targets.ts';
 
 // Listed explicitly (not read from disk) so the set is the same under tsx, a bundle or tests.
 // Each source brings the migrations of its own tables (src/modules/sources/<name>/migrations),
@@ -45,6 +46,7 @@ const coreMigrations: Record<string, MigrationModule> = {
   '0020_rule_tlp': m0020a,
   '0020_api_keys': m0020b,
   '0020_taxii_indexes': m0020t,
+  '0020_siem_targets': m0020siem,
 };
 
 /** How often a process waiting for another's migrations on SQLite tries the lock again. */

@@ -158,6 +158,34 @@ export interface AlertRuleRecipientTable {
   recipient_id: number;
 }
 
+/** A Splunk HEC or syslog target of an organization's rules (migration 0020_siem_targets). */
+export interface SiemTargetTable {
+  id: Generated<number>;
+  org_id: number;
+  name: string;
+  kind: string;
+  url: string | null;
+  /** The HEC token, sealed (KeyRing.encryptSecret); write-only. */
+  token_sealed: string | null;
+  hec_index: string | null;
+  sourcetype: string | null;
+  source: string | null;
+  host: string | null;
+  port: number | null;
+  format: string | null;
+  app_name: string | null;
+  facility: number | null;
+  verify_tls: number;
+  ca_pem: string | null;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface AlertRuleSiemTargetTable {
+  rule_id: number;
+  target_id: number;
+}
+
 export interface RuleRunTable {
   id: Generated<number>;
   org_id: number;
@@ -294,6 +322,8 @@ export interface Database extends MessengerTables {
   collector_state: CollectorStateTable;
   alert_rules: AlertRuleTable;
   alert_rule_recipients: AlertRuleRecipientTable;
+  siem_targets: SiemTargetTable;
+  alert_rule_siem_targets: AlertRuleSiemTargetTable;
   rule_runs: RuleRunTable;
   matches: MatchTable;
   match_hits: MatchHitTable;

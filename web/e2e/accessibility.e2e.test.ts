@@ -80,7 +80,7 @@ describe('the dashboard in a browser: accessibility of every main page', () => {
       () => `/incidents/${ids.match}`,
       async (p) => Promise.all([p.getByRole('article').first().waitFor(), chartDrawn(p)]),
     ],
-    ...['security', 'recipients', 'senders', 'templates', 'webhooks', 'defaults', 'usage', 'api-keys'].map(
+    ...['security', 'recipients', 'senders', 'templates', 'webhooks', 'siem', 'defaults', 'usage', 'api-keys'].map(
       (section): [string, () => string, (page: Page) => Promise<unknown>] => [
         `settings: ${section}`,
         () => `/settings/${section}`,

@@ -205,6 +205,7 @@ const settingsPages = [
   settingsPage('/senders', () => import('./pages/settings/senders-page.tsx'), 'SendersPage'),
   settingsPage('/templates', () => import('./pages/settings/templates-page.tsx'), 'TemplatesPage'),
   settingsPage('/webhooks', () => import('./pages/settings/webhooks-page.tsx'), 'WebhooksPage'),
+  settingsPage('/siem', () => import('./pages/settings/siem-page.tsx'), 'SiemPage'),
   settingsPage('/defaults', () => import('./pages/settings/defaults-page.tsx'), 'DefaultsPage'),
   settingsPage('/usage', () => import('./pages/settings/usage-page.tsx'), 'UsagePage'),
   settingsPage('/api-keys', () => import('./pages/settings/api-keys-page.tsx'), 'ApiKeysPage'),

@@ -31,11 +31,17 @@ const sameOriginOnly = (headers: Record<string, string>) =>
  * new location going through the same connector. undici is loaded with the first request: most
  * processes (every `dragnet` command) send none.
  */
-export function createOutboundHttp(guard: OutboundGuard, options: { timeoutMs?: number } = {}) {
+export function createOutboundHttp(
+  guard: OutboundGuard,
+  options: { timeoutMs?: number; tls?: { ca?: string; rejectUnauthorized?: boolean } } = {},
+) {
   let loaded: Promise<{ agent: Agent; undici: { fetch: typeof fetch; request: typeof request } }> | undefined;
   const load = () =>
     (loaded ??= import('undici').then((undici) => {
-      const direct = undici.buildConnector(options.timeoutMs === undefined ? {} : { timeout: options.timeoutMs });
+      const direct = undici.buildConnector({
+        ...(options.timeoutMs === undefined ? {} : { timeout: options.timeoutMs }),
+        ...options.tls,
+      });
       const connect: buildConnector.connector = (target, callback) => {
         const host = normalHost(target.hostname);
         const port = Number(target.port) || (target.protocol === 'https:' ? 443 : 80);

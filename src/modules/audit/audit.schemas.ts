@@ -21,6 +21,9 @@ export const auditEvents = [
   'webhook.created',
   'webhook.updated',
   'webhook.deleted',
+  'siem_target.created',
+  'siem_target.updated',
+  'siem_target.deleted',
   'rule.deleted',
   'rule.restored',
   'incident.status_changed',
@@ -44,7 +47,7 @@ export const AuditEntry = Type.Object({
     description: 'The user who did it; null for an operator command or a failed login',
   }),
   actor_email: Nullable(Type.String()),
-  target_type: Type.String({ description: 'user, sender, webhook, rule, incident or api_key' }),
+  target_type: Type.String({ description: 'user, sender, webhook, siem_target, rule, incident or api_key' }),
   target_id: Type.Integer(),
   target_name: Nullable(
     Type.String({

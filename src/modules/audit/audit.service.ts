@@ -36,7 +36,11 @@ export interface AuditOrigin {
 
 export interface AuditRecord extends AuditOrigin {
   event: AuditEventName;
-  target: { type: 'user' | 'sender' | 'webhook' | 'rule' | 'incident' | 'api_key'; id: number; name: string | null };
+  target: {
+    type: 'user' | 'sender' | 'webhook' | 'siem_target' | 'rule' | 'incident' | 'api_key';
+    id: number;
+    name: string | null;
+  };
   details?: AuditDetails;
 }
 

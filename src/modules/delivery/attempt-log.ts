@@ -6,7 +6,7 @@ import { storableText } from '../../lib/storable-text.ts';
 
 export interface AttemptRecord {
   orgId: number;
-  channel: 'email' | 'webhook';
+  channel: 'email' | 'webhook' | 'splunk_hec' | 'syslog';
   target: string;
   purpose: string;
   ok: boolean;

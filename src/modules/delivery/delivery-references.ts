@@ -2,7 +2,7 @@ import type { Transaction } from 'kysely';
 import type { Database } from '../../db/schema.ts';
 import { AppError } from '../../lib/errors.ts';
 
-export type DeliveryKind = 'recipient' | 'sender' | 'template' | 'webhook';
+export type DeliveryKind = 'recipient' | 'sender' | 'template' | 'webhook' | 'siem_target';
 
 /** Active rules that reference a delivery resource (supplied by the rules module). */
 export type ReferenceCheck = (

@@ -10,6 +10,8 @@ import { createDeliveryService } from './delivery.service.ts';
 import { createEmailTransport } from './email/email-transport.ts';
 import { createOutboundHttp, type OutboundGuard } from '../../lib/outbound/index.ts';
 import { createWebhookTransport } from './webhook/webhook-transport.ts';
+import { createHecTransport } from './siem/hec-transport.ts';
+import { createSyslogTransport } from './siem/syslog-transport.ts';
 
 export async function createDeliveryModule(deps: {
   store: Store;
@@ -35,6 +37,11 @@ export async function createDeliveryModule(deps: {
     keys: deps.keys,
     email: createEmailTransport({ ...deps.config.smtp, guard: deps.guard }),
     webhook,
+    // SIEM targets: the webhooks' guard and timeout (docs/siem.md).
+    siem: {
+      hec: createHecTransport({ guard: deps.guard, timeoutMs: deps.config.webhookTimeoutMs }),
+      syslog: createSyslogTransport({ guard: deps.guard, timeoutMs: deps.config.webhookTimeoutMs }),
+    },
     metrics: deps.metrics,
     background: deps.background,
   });

@@ -91,11 +91,65 @@ export const WebhookBody = Type.Object(
   { additionalProperties: false },
 );
 
+const SiemKind = Type.Union([Type.Literal('splunk_hec'), Type.Literal('syslog')]);
+const SyslogFormat = Type.Union([Type.Literal('json'), Type.Literal('cef')]);
+
+/** A Splunk HEC or syslog target (docs/siem.md): the HEC token is never returned. */
+export const SiemTarget = Type.Object({
+  id: Id,
+  name: Type.String(),
+  kind: SiemKind,
+  url: Nullable(Type.String({ description: 'splunk_hec: the collector endpoint' })),
+  has_token: Type.Boolean({ description: 'splunk_hec: whether a token is stored (it is write-only)' }),
+  index: Nullable(Type.String()),
+  sourcetype: Nullable(Type.String()),
+  source: Nullable(Type.String()),
+  host: Nullable(Type.String({ description: 'syslog: the receiver' })),
+  port: Nullable(Type.Integer()),
+  format: Nullable(SyslogFormat),
+  app_name: Nullable(Type.String()),
+  facility: Nullable(Type.Integer()),
+  verify_tls: Type.Boolean(),
+  ca_pem: Nullable(Type.String({ description: 'A CA certificate (PEM) trusted for this target' })),
+  created_at: Timestamp,
+  updated_at: Timestamp,
+});
+export const SiemTargetBody = Type.Object(
+  {
+    name: Type.String({ minLength: 1, maxLength: 200 }),
+    kind: SiemKind,
+    url: Type.Optional(Nullable(Type.String({ maxLength: 2048, description: 'splunk_hec: required' }))),
+    token: Type.Optional(
+      Nullable(
+        Type.String({
+          maxLength: 512,
+          description: 'splunk_hec: write-only, encrypted at rest; required on create, omitted on update keeps it',
+        }),
+      ),
+    ),
+    index: Type.Optional(Nullable(Type.String({ maxLength: 255 }))),
+    sourcetype: Type.Optional(Nullable(Type.String({ maxLength: 255, description: 'Default _json' }))),
+    source: Type.Optional(Nullable(Type.String({ maxLength: 255, description: 'Default dragnet' }))),
+    host: Type.Optional(Nullable(Type.String({ maxLength: 255, description: 'syslog: required' }))),
+    port: Type.Optional(Nullable(Type.Integer({ minimum: 1, maximum: 65535, description: 'syslog: default 6514' }))),
+    format: Type.Optional(Nullable(SyslogFormat)),
+    app_name: Type.Optional(Nullable(Type.String({ maxLength: 48, description: 'syslog APP-NAME, default dragnet' }))),
+    facility: Type.Optional(
+      Nullable(Type.Integer({ minimum: 0, maximum: 23, description: 'syslog facility, default 13 (log audit)' })),
+    ),
+    verify_tls: Type.Optional(Type.Boolean({ default: true })),
+    ca_pem: Type.Optional(Nullable(Type.String({ maxLength: 65536 }))),
+    // Read-only fields a client may echo back are accepted and ignored.
+    has_token: Type.Optional(Type.Boolean()),
+  },
+  { additionalProperties: false },
+);
+
 export const DeliveryAttempt = Type.Object({
   id: Id,
-  channel: Type.String({ description: 'email or webhook' }),
-  target: Type.String({ description: 'Recipient addresses or webhook URL' }),
-  purpose: Type.String({ description: 'notification, test_email or test_webhook' }),
+  channel: Type.String({ description: 'email, webhook, splunk_hec or syslog' }),
+  target: Type.String({ description: 'Recipient addresses, webhook or HEC URL, or syslog-tls://host:port' }),
+  purpose: Type.String({ description: 'notification, test_email, test_webhook or test_siem_target' }),
   status: Type.String({ description: 'success or failed' }),
   status_code: Nullable(Type.Integer()),
   error: Nullable(Type.String()),

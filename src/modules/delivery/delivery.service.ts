@@ -14,6 +14,10 @@ import { createRecipientService, type RecipientRow } from './recipient.service.t
 import { createSenderService, type SenderRow } from './sender.service.ts';
 import { createTemplateService, type TemplateRow } from './template.service.ts';
 import type { WebhookTransport } from './webhook/webhook-transport.ts';
+import type { HecTransport } from './siem/hec-transport.ts';
+import { createSiemDispatch } from './siem/siem-dispatch.ts';
+import { createSiemTargetService } from './siem/siem-target.service.ts';
+import type { SyslogTransport } from './siem/syslog-transport.ts';
 import { createWebhookService, type WebhookRow } from './webhook.service.ts';
 
 /** spec 8.2 */
@@ -26,6 +30,7 @@ export function createDeliveryService(deps: {
   keys: KeyRing;
   email: EmailTransport;
   webhook: WebhookTransport;
+  siem: { hec: HecTransport; syslog: SyslogTransport };
   metrics: Metrics;
   background: BackgroundTasks;
 }) {
@@ -59,6 +64,7 @@ export function createDeliveryService(deps: {
   const attempts = createAttemptLog({ db, clock, metrics: deps.metrics });
   const senders = createSenderService({ db, clock, keys, store: stores.senders, refuseIfReferenced });
   const templates = createTemplateService({ clock, store: stores.templates, refuseIfReferenced });
+  const siemTargets = createSiemTargetService({ db, engine: deps.engine, clock, keys, refuseIfReferenced });
 
   return {
     setReferenceCheck: references.setReferenceCheck,
@@ -66,7 +72,9 @@ export function createDeliveryService(deps: {
     senders,
     templates,
     webhooks: createWebhookService({ clock, keys, store: stores.webhooks, refuseIfReferenced }),
+    siemTargets,
     attempts,
+    ...createSiemDispatch({ db, clock, keys, attempts, ...deps.siem, targets: siemTargets }),
     ...createMessageDispatch({
       clock,
       keys,

@@ -40,7 +40,7 @@ interface NotifierDeps {
   log: Log;
 }
 
-/** Sends one notification through its rule's webhook or email settings; true when it arrived. */
+/** Sends one notification through its rule's webhook, email or SIEM targets; true when it arrived. */
 async function send(
   deps: NotifierDeps,
   notification: { id: number; org_id: number; rule_id: number; match_id: number; channel: string },
@@ -62,6 +62,14 @@ async function send(
   const excluded = Number(match.excluded_hits);
   const link = matchLink(org.dashboard_url, { id: Number(match.id), orgId: org.id });
   const context = { ruleId: Number(rule.id), matchId: Number(match.id) };
+  if (notification.channel === 'siem') {
+    return delivery.deliverSiem({
+      org: { id: org.id, name: org.name },
+      ...context,
+      link,
+      sourceAlias: source?.alias ?? String(rule.service_id),
+    });
+  }
   if (notification.channel === 'webhook') {
     if (rule.webhook_id === null) return false;
     const webhook = await delivery.webhookRow(Number(rule.org_id), Number(rule.webhook_id));
@@ -106,7 +114,7 @@ async function send(
 /**
  * Delivers the notification outbox. A dispatcher claims one notification at a time (FOR UPDATE
  * SKIP LOCKED on PostgreSQL: dispatchers at once take different ones), sends it once through
- * the delivery transports (spec 6.2: no retry; every attempt is recorded there) and marks it
+ * the delivery transports (spec 6.2: no retry, SIEM targets neither; every attempt is recorded there) and marks it
  * sent or failed. Pending notifications survive a crash and are sent after a restart; one whose
  * send was in flight when its worker died may have arrived, so once that worker is taken for
  * dead (src/jobs/worker-presence.ts) it is marked failed, never sent twice.

@@ -99,10 +99,12 @@ async function channelsOf(
   rules: RuleRepository,
   rule: RuleRow,
   tx: Transaction<Database>,
-): Promise<('email' | 'webhook')[]> {
-  const channels: ('email' | 'webhook')[] = [];
+): Promise<('email' | 'webhook' | 'siem')[]> {
+  const channels: ('email' | 'webhook' | 'siem')[] = [];
   if ((await rules.hasRecipient(Number(rule.id), tx)) && rule.email_template_id !== null) channels.push('email');
   if (rule.webhook_id !== null) channels.push('webhook');
+  // One outbox row for all the rule's SIEM targets (docs/siem.md).
+  if (await rules.hasSiemTarget(Number(rule.id), tx)) channels.push('siem');
   return channels;
 }
 

@@ -10,7 +10,7 @@ export type RuleRow = Selectable<AlertRuleTable>;
 type Executor = Kysely<Database> | Transaction<Database>;
 
 /** The delivery resources a rule refers to. */
-type DeliveryTable = 'senders' | 'email_templates' | 'webhooks' | 'recipients';
+type DeliveryTable = 'senders' | 'email_templates' | 'webhooks' | 'recipients' | 'siem_targets';
 
 export interface RuleListFilters {
   include_deleted: boolean;
@@ -25,6 +25,10 @@ interface RepositoryDeps {
   engine: Engine;
   presence: WorkerPresence;
 }
+
+/** Ids of the rules that send to the SIEM target. */
+const usesSiemTarget = (db: Kysely<Database>, targetId: number) =>
+  db.selectFrom('alert_rule_siem_targets').select('rule_id').where('target_id', '=', targetId);
 
 /** Ids of the rules that have the recipient. */
 const usesRecipient = (db: Kysely<Database>, recipientId: number) =>
@@ -115,6 +119,7 @@ function organizationRuleQueries({ db, engine }: RepositoryDeps) {
         .returningAll()
         .executeTakeFirstOrThrow();
       await tx.deleteFrom('alert_rule_recipients').where('rule_id', '=', id).execute();
+      await tx.deleteFrom('alert_rule_siem_targets').where('rule_id', '=', id).execute();
       await tx.deleteFrom('exclusions').where('rule_id', '=', id).execute();
       return row;
     },
@@ -179,6 +184,7 @@ function ruleDeliveryQueries({ db }: RepositoryDeps) {
       if (kind === 'template') query = query.where('email_template_id', '=', id);
       if (kind === 'webhook') query = query.where('webhook_id', '=', id);
       if (kind === 'recipient') query = query.where('id', 'in', usesRecipient(db, id));
+      if (kind === 'siem_target') query = query.where('id', 'in', usesSiemTarget(db, id));
       return (await query.orderBy('id').execute()).map((r) => ({ id: Number(r.id), name: r.name }));
     },
 
@@ -194,6 +200,36 @@ function ruleDeliveryQueries({ db }: RepositoryDeps) {
       for (const row of rows)
         byRule.set(Number(row.rule_id), [...(byRule.get(Number(row.rule_id)) ?? []), Number(row.recipient_id)]);
       return byRule;
+    },
+
+    async siemTargetIds(ruleIds: number[], tx: Executor = db): Promise<Map<number, number[]>> {
+      const byRule = new Map<number, number[]>();
+      if (ruleIds.length === 0) return byRule;
+      const rows = await tx
+        .selectFrom('alert_rule_siem_targets')
+        .selectAll()
+        .where('rule_id', 'in', ruleIds)
+        .orderBy('target_id')
+        .execute();
+      for (const row of rows)
+        byRule.set(Number(row.rule_id), [...(byRule.get(Number(row.rule_id)) ?? []), Number(row.target_id)]);
+      return byRule;
+    },
+
+    hasSiemTarget: async (ruleId: number, tx: Transaction<Database>) =>
+      (await tx
+        .selectFrom('alert_rule_siem_targets')
+        .select('target_id')
+        .where('rule_id', '=', ruleId)
+        .executeTakeFirst()) !== undefined,
+
+    async setSiemTargets(ruleId: number, targets: number[], tx: Transaction<Database>) {
+      await tx.deleteFrom('alert_rule_siem_targets').where('rule_id', '=', ruleId).execute();
+      if (targets.length)
+        await tx
+          .insertInto('alert_rule_siem_targets')
+          .values(targets.map((target_id) => ({ rule_id: ruleId, target_id })))
+          .execute();
     },
 
     hasRecipient: async (ruleId: number, tx: Transaction<Database>) =>

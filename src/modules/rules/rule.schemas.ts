@@ -12,6 +12,12 @@ export const RuleBody = Type.Object(
     email_template: IdInteger(),
     recipients: Type.Optional(Type.Array(IdInteger(), { maxItems: 10 })),
     webhook: Type.Optional(Nullable(IdInteger())),
+    siem_targets: Type.Optional(
+      Type.Array(IdInteger(), {
+        maxItems: 10,
+        description: 'Splunk HEC and syslog targets the hits also go to (docs/siem.md); in addition to rule 5',
+      }),
+    ),
     frequency: Type.Optional(Type.Union(frequencies.map((f) => Type.Literal(f)))),
     tlp: Type.Optional(
       Type.Union(
@@ -38,6 +44,7 @@ export const Rule = Type.Object({
   email_template: Nullable(Type.Integer()),
   recipients: Type.Array(Type.Integer()),
   webhook: Nullable(Type.Integer()),
+  siem_targets: Type.Array(Type.Integer()),
   frequency: Type.String(),
   tlp: Type.String({
     description: 'TLP 2.0 marking of the findings in exports: clear, green, amber, amber+strict, red',

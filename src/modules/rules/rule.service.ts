@@ -25,6 +25,7 @@ export interface RuleInput {
   email_template: number;
   recipients?: number[];
   webhook?: number | null;
+  siem_targets?: number[];
   frequency?: string;
   /** TLP 2.0 level of the rule's findings in exports; amber when omitted on create. */
   tlp?: string;
@@ -48,7 +49,7 @@ function invalid(fields: FieldError[]): AppError {
 }
 
 /** The rule as the API shows it. */
-const ruleView = (row: RuleRow, recipients: number[]) => ({
+const ruleView = (row: RuleRow, recipients: number[], siemTargets: number[]) => ({
   id: Number(row.id),
   name: row.name,
   service: Number(row.service_id),
@@ -57,6 +58,7 @@ const ruleView = (row: RuleRow, recipients: number[]) => ({
   email_template: row.email_template_id === null ? null : Number(row.email_template_id),
   recipients,
   webhook: row.webhook_id === null ? null : Number(row.webhook_id),
+  siem_targets: siemTargets,
   frequency: row.frequency,
   tlp: row.tlp,
   total_alerts_count: Number(row.total_alerts_count),
@@ -69,6 +71,13 @@ const ruleView = (row: RuleRow, recipients: number[]) => ({
   deleted_by: row.deleted_by === null ? null : Number(row.deleted_by),
   deletion_snapshot: row.deletion_snapshot ? (JSON.parse(row.deletion_snapshot) as Record<string, unknown>) : null,
 });
+
+/** The view of each of these rules, with their recipients and SIEM targets read once. */
+async function viewsOf(rules: RuleRepository, ruleIds: number[], tx?: Transaction<Database>) {
+  const recipients = await rules.recipientIds(ruleIds, tx);
+  const siemTargets = await rules.siemTargetIds(ruleIds, tx);
+  return (row: RuleRow) => ruleView(row, recipients.get(Number(row.id)) ?? [], siemTargets.get(Number(row.id)) ?? []);
+}
 
 type RuleSnapshot = ReturnType<typeof ruleView> & { exclusions: { field: string; value: string }[] };
 
@@ -169,6 +178,15 @@ async function validateRule(deps: RuleServiceDeps, orgId: number, input: RuleInp
   const unknown = recipients.filter((id) => !known.has(id));
   if (unknown.length)
     fields.push({ field: 'recipients', message: `no such recipients in this organization: ${unknown.join(', ')}` });
+  // SIEM targets come on top of rule 5's recipients or webhook, never instead (docs/siem.md).
+  const siemTargets = [...new Set(input.siem_targets ?? [])];
+  const knownTargets = await rules.ownedIds({ table: 'siem_targets', orgId, ids: siemTargets });
+  const unknownTargets = siemTargets.filter((id) => !knownTargets.has(id));
+  if (unknownTargets.length)
+    fields.push({
+      field: 'siem_targets',
+      message: `no such SIEM targets in this organization: ${unknownTargets.join(', ')}`,
+    });
 
   const name = input.name.trim();
   if (!name) fields.push({ field: 'name', message: 'must not be empty' });
@@ -176,10 +194,28 @@ async function validateRule(deps: RuleServiceDeps, orgId: number, input: RuleInp
     fields.push({ field: 'name', message: 'is already used by another active rule' });
 
   if (fields.length) throw invalid(fields);
-  return { source, name, args, sender, template: input.email_template, recipients, webhook, frequency, tlp, org };
+  return {
+    source,
+    name,
+    args,
+    sender,
+    template: input.email_template,
+    recipients,
+    webhook,
+    siemTargets,
+    frequency,
+    tlp,
+    org,
+  };
 }
 
 type ValidRule = Awaited<ReturnType<typeof validateRule>>;
+
+/** Sets the rule's recipients and SIEM targets to the validated body's. */
+async function attach(rules: RuleRepository, ruleId: number, valid: ValidRule, tx: Transaction<Database>) {
+  await rules.setRecipients(ruleId, valid.recipients, tx);
+  await rules.setSiemTargets(ruleId, valid.siemTargets, tx);
+}
 
 /** The editable columns of a validated rule body (create and update store the same). */
 const storedColumns = (valid: ValidRule) => ({
@@ -234,15 +270,22 @@ const snapshotInput = (snapshot: RuleSnapshot): RuleInput => ({
   email_template: snapshot.email_template ?? 0,
   recipients: snapshot.recipients,
   webhook: snapshot.webhook,
+  siem_targets: snapshot.siem_targets ?? [],
   frequency: snapshot.frequency,
   tlp: snapshot.tlp,
 });
 
+/** The snapshot's body, without the SIEM targets deleted since (a target is no rule 5 requirement). */
+async function restorableInput(rules: RuleRepository, orgId: number, snapshot: RuleSnapshot): Promise<RuleInput> {
+  const input = snapshotInput(snapshot);
+  const live = await rules.ownedIds({ table: 'siem_targets', orgId, ids: input.siem_targets ?? [] });
+  return { ...input, siem_targets: input.siem_targets?.filter((id) => live.has(id)) };
+}
+
 export function createRuleService(deps: RuleServiceDeps) {
   const { rules, clock } = deps;
   const load = (orgId: number, id: number) => loadRule(rules, orgId, id);
-  const viewOf = async (row: RuleRow) =>
-    ruleView(row, (await rules.recipientIds([Number(row.id)])).get(Number(row.id)) ?? []);
+  const viewOf = async (row: RuleRow) => (await viewsOf(rules, [Number(row.id)]))(row);
 
   return {
     viewOf,
@@ -269,7 +312,7 @@ export function createRuleService(deps: RuleServiceDeps) {
           },
           tx,
         );
-        await rules.setRecipients(Number(row.id), valid.recipients, tx);
+        await attach(rules, Number(row.id), valid, tx);
         return row;
       });
     },
@@ -291,7 +334,7 @@ export function createRuleService(deps: RuleServiceDeps) {
           { ...storedColumns(valid), due_at: dueAt, updated_at: clock.now().getTime() },
           tx,
         );
-        await rules.setRecipients(id, valid.recipients, tx);
+        await attach(rules, id, valid, tx);
         return row;
       });
     },
@@ -302,10 +345,9 @@ export function createRuleService(deps: RuleServiceDeps) {
       return changeRules(rules, async (tx) => {
         const locked = await rules.lock(context.orgId, id, tx);
         if (Number(locked.is_deleted) === 1) throw notFound('monitoring rule');
-        const recipients = (await rules.recipientIds([id], tx)).get(id) ?? [];
         const exclusions = await rules.exclusions(id, tx);
         const snapshot: RuleSnapshot = {
-          ...ruleView(locked, recipients),
+          ...(await viewsOf(rules, [id], tx))(locked),
           exclusions: exclusions.map((e) => ({ field: e.field, value: e.value })),
         };
         return rules.softDelete({ id, deletedBy: context.userId, snapshot, now: clock.now().getTime() }, tx);
@@ -321,7 +363,7 @@ export function createRuleService(deps: RuleServiceDeps) {
       if (Number(existing.is_deleted) !== 1 || !existing.deletion_snapshot)
         throw new AppError('conflict', 'the rule is not deleted');
       const snapshot = JSON.parse(existing.deletion_snapshot) as RuleSnapshot;
-      const valid = await validateRule(deps, context.orgId, snapshotInput(snapshot));
+      const valid = await validateRule(deps, context.orgId, await restorableInput(rules, context.orgId, snapshot));
       return changeRules(rules, async (tx) => {
         await rules.lockOrganization(context.orgId, tx);
         // The snapshot read above must still be the rule's: a restore (or a restore and a new
@@ -343,7 +385,7 @@ export function createRuleService(deps: RuleServiceDeps) {
           { ...restored, sender_id: valid.sender, email_template_id: valid.template, webhook_id: valid.webhook },
           tx,
         );
-        await rules.setRecipients(id, valid.recipients, tx);
+        await attach(rules, id, valid, tx);
         await rules.restoreExclusions({ orgId: context.orgId, ruleId: id, now }, snapshot.exclusions ?? [], tx);
         return row;
       });
@@ -379,8 +421,12 @@ export function createRuleService(deps: RuleServiceDeps) {
 
     async list(orgId: number, query: RuleListFilters & { page: number; page_size: number }) {
       const { total, rows } = await rules.listPage(orgId, query, pageWindow(query));
-      const recipients = await rules.recipientIds(rows.map((r) => Number(r.id)));
-      const results = rows.map((row) => ruleView(row, recipients.get(Number(row.id)) ?? []));
+      const results = rows.map(
+        await viewsOf(
+          rules,
+          rows.map((r) => Number(r.id)),
+        ),
+      );
       const { page: _page, page_size: _size, ...filters } = query;
       return linkedPage('/service/alert_system_alert_get_alert_rule_list/', query, total, results, filters);
     },

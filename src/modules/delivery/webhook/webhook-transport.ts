@@ -63,7 +63,8 @@ export function createWebhookTransport(deps: { http: OutboundHttp; timeoutMs: nu
   };
 }
 
-function describe(error: unknown, timeoutMs: number): string {
+/** A failed send's error as the delivery log shows it: a refusal, a timeout or the error's own message. */
+export function describe(error: unknown, timeoutMs: number): string {
   const e = error as { name?: string; code?: string; message?: string; cause?: unknown };
   if (error instanceof BlockedAddressError) return `refused: ${error.message}`;
   if (

@@ -20,6 +20,7 @@ import { ArgsFields } from './args-fields.tsx';
 import { useCatalog, type CatalogService } from './catalog.ts';
 import { allowedFrequency, FREQUENCIES, frequencyLabel, type Frequency } from './frequency.ts';
 import { TLP_LEVELS, useSaveRule, type Rule, type Tlp } from './rule-queries.ts';
+import { SiemTargetsField } from './siem-targets-field.tsx';
 
 /** What the form starts from: a rule being edited, or a new rule's address (new-rule-search.ts). */
 export interface RuleDraft {
@@ -107,6 +108,7 @@ function RuleFormFields({ rule, draft, options }: { rule?: Rule; draft: RuleDraf
     rule ? rule.email_template : defaultOf(options.templates),
   );
   const [webhookId, setWebhookId] = useState<number | null>(rule ? rule.webhook : defaultOf(options.webhooks));
+  const [siemTargetIds, setSiemTargetIds] = useState<number[]>(rule?.siem_targets ?? []);
   const [localErrors, setLocalErrors] = useState<Record<string, string>>({});
 
   const save = useSaveRule(rule, (saved) => void navigate({ to: '/rules/$ruleId', params: { ruleId: saved.id } }));
@@ -137,6 +139,7 @@ function RuleFormFields({ rule, draft, options }: { rule?: Rule; draft: RuleDraf
       recipients: recipientIds,
       sender: senderId,
       webhook: webhookId,
+      siem_targets: siemTargetIds,
       ...(frequency ? { frequency: frequency as Frequency } : {}),
       tlp,
     };
@@ -159,7 +162,7 @@ function RuleFormFields({ rule, draft, options }: { rule?: Rule; draft: RuleDraf
       <ErrorNotice
         error={save.error}
         title="The rule was not saved"
-        fieldsShown={[...SHOWN_BESIDE_INPUTS, ...argFieldNames(apiError, params)]}
+        fieldsShown={[...SHOWN_BESIDE_INPUTS, 'siem_targets', ...argFieldNames(apiError, params)]}
       />
       <Field
         label="Name"
@@ -265,6 +268,7 @@ function RuleFormFields({ rule, draft, options }: { rule?: Rule; draft: RuleDraf
         onWebhook={setWebhookId}
         error={fieldError}
       />
+      <SiemTargetsField value={siemTargetIds} onChange={setSiemTargetIds} error={fieldError('siem_targets')} />
       <div className="actions">
         <button type="submit" className="primary" disabled={save.isPending}>
           {save.isPending ? 'Saving…' : editing ? 'Save the rule' : 'Create the rule'}

@@ -8,6 +8,7 @@ import { Table } from '../../ui/table.tsx';
 import { ExclusionList } from '../incidents/exclusion-list.tsx';
 import { MatchesOverTime } from '../incidents/matches-over-time.tsx';
 import { useRecipients, useSenders, useTemplates, useWebhooks } from '../settings/delivery-queries.ts';
+import { SiemTargetsSummary } from './siem-targets-field.tsx';
 import { humanize } from './args-fields.tsx';
 import { useCatalog } from './catalog.ts';
 import { frequencyLabel } from './frequency.ts';
@@ -141,6 +142,7 @@ function RuleSummary({ rule }: { rule: Rule }) {
         <dd>{nameOf(templates.data, rule.email_template, (t) => t.name)}</dd>
         <dt>Webhook</dt>
         <dd>{nameOf(webhooks.data, rule.webhook, (w) => w.name)}</dd>
+        <SiemTargetsSummary ids={rule.siem_targets} />
       </dl>
     </div>
   );

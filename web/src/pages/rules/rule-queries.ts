@@ -115,6 +115,7 @@ type RuleBody = {
   recipients: number[];
   sender: number | null;
   webhook: number | null;
+  siem_targets?: number[];
   frequency?: Frequency;
   tlp?: Tlp;
 } & ({ service: number; args: Record<string, unknown> } | { follow_up_token: string });

@@ -16,7 +16,7 @@ export type Organization = Ok<'/service/organization/', 'get'>;
 
 const ALL = { page: 1, page_size: 100 };
 
-export type DeliveryList = 'recipients' | 'senders' | 'templates' | 'webhooks';
+export type DeliveryList = 'recipients' | 'senders' | 'templates' | 'webhooks' | 'siem_targets';
 
 function useDeliveryList<Item>(name: DeliveryList, read: (client: ApiClient) => Promise<{ results: Item[] }>) {
   const { client } = useApi();
@@ -186,6 +186,56 @@ export function useTestWebhook(webhook: Webhook) {
     mutationFn: () =>
       unwrap(client.POST('/service/alert_system_setting_test_webhook/{id}/', { params: { path: { id: webhook.id } } })),
     onSuccess: () => refresh('webhooks'),
+  });
+}
+
+export type SiemTarget = Ok<'/service/alert_system_setting_get_siem_target_list/', 'get'>['results'][number];
+export type SiemTargetInput = {
+  name: string;
+  kind: 'splunk_hec' | 'syslog';
+  url?: string | null;
+  token?: string | null;
+  index?: string | null;
+  sourcetype?: string | null;
+  source?: string | null;
+  host?: string | null;
+  port?: number | null;
+  format?: 'json' | 'cef' | null;
+  app_name?: string | null;
+  facility?: number | null;
+  verify_tls?: boolean;
+  ca_pem?: string | null;
+};
+
+/** The organization's Splunk HEC and syslog targets (docs/siem.md). */
+export const useSiemTargets = () =>
+  useDeliveryList('siem_targets', (client) =>
+    unwrap(client.GET('/service/alert_system_setting_get_siem_target_list/', { params: { query: ALL } })),
+  );
+/** Creates a SIEM target, or replaces `target` when given (a token left empty keeps the stored one). */
+export const useSaveSiemTarget = (target?: SiemTarget) =>
+  useDeliveryChange('siem_targets', (client, body: SiemTargetInput) =>
+    target
+      ? unwrap(
+          client.PUT('/service/alert_system_setting_update_siem_target/{id}/', {
+            params: { path: { id: target.id } },
+            body,
+          }),
+        )
+      : unwrap(client.POST('/service/alert_system_setting_create_siem_target/', { body })),
+  );
+export const useDeleteSiemTarget = () =>
+  useDeliveryChange('siem_targets', (client, id: number) =>
+    unwrap(client.DELETE('/service/alert_system_setting_delete_siem_target/{id}/', { params: { path: { id } } })),
+  );
+/** Sends one sample event to a target now; the answer is the recorded attempt. */
+export function useTestSiemTarget(target: SiemTarget) {
+  const { client } = useApi();
+  return useMutation({
+    mutationFn: () =>
+      unwrap(
+        client.POST('/service/alert_system_setting_test_siem_target/{id}/', { params: { path: { id: target.id } } }),
+      ),
   });
 }
 

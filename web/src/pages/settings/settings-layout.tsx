@@ -7,6 +7,7 @@ const sections = [
   { to: '/settings/senders', label: 'Senders' },
   { to: '/settings/templates', label: 'Email templates' },
   { to: '/settings/webhooks', label: 'Webhooks' },
+  { to: '/settings/siem', label: 'SIEM forwarding' },
   { to: '/settings/defaults', label: 'Defaults' },
   { to: '/settings/usage', label: 'Usage' },
   { to: '/settings/api-keys', label: 'API keys' },
