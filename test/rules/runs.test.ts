@@ -110,6 +110,7 @@ describe(`rules: runs, schedule and notifications end to end (${testEngine})`, (
       recipients: [kit.recipient.id],
       webhook: kit.webhook!.id,
       frequency: 'daily',
+      tlp: 'amber',
       total_alerts_count: 1,
       total_matches_count: 3,
       created_at: iso(at),

@@ -118,6 +118,8 @@ function RuleSummary({ rule }: { rule: Rule }) {
         ))}
         <dt>Frequency</dt>
         <dd>{frequencyLabel(rule.frequency)}</dd>
+        <dt>TLP (exports)</dt>
+        <dd>TLP:{rule.tlp.toUpperCase()}</dd>
       </dl>
       <dl>
         <dt>Last run</dt>

@@ -162,6 +162,7 @@ describe('the rules pages', () => {
     await user.type(context, '120');
     await user.click(screen.getByRole('button', { name: 'Save the rule' }));
     await waitFor(() => expect(history.location.pathname).toBe(`/rules/${rule.id}`));
+    expect(await screen.findByText('TLP:AMBER+STRICT')).toBeTruthy();
     expect(await ana.find(rule.id)).toMatchObject({
       args: { query: 'combo', context_chars: 120 },
       frequency: 'weekly',
