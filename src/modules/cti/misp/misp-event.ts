@@ -1,26 +1,13 @@
-import { createHash } from 'node:crypto';
 import { findSource } from '../../sources/index.ts';
 import type { ExportedHit, Tlp } from '../exported-hits.ts';
 import type { StixObject } from '../stix/stix-mapper.ts';
+import { uuidV5Generator } from '../stix/uuid5.ts';
 import { attributesOfObjects } from './misp-attributes.ts';
 
 // The namespace of the UUIDv5 of Dragnet's MISP events, attributes and organizations (docs/misp.md):
 // the same incident always gives the same event uuid, so MISP updates the event it already has.
 const MISP_NAMESPACE = '5f0c6f0e-2d3b-5a8e-9c41-7d2e8b1a6c39';
-const NAMESPACE_BYTES = Buffer.from(MISP_NAMESPACE.replaceAll('-', ''), 'hex');
-
-/**
- * RFC 9562 UUIDv5 (SHA-1 of the namespace and the name), as the uuid package makes it, written
- * here because the feed makes one per attribute of every event: the package parses the namespace
- * again on every call, which made the uuids most of the time a 10,000-event feed took.
- */
-function uuidv5(name: string): string {
-  const hash = createHash('sha1').update(NAMESPACE_BYTES).update(name, 'utf8').digest();
-  hash[6] = (hash[6]! & 0x0f) | 0x50;
-  hash[8] = (hash[8]! & 0x3f) | 0x80;
-  const hex = hash.toString('hex', 0, 16);
-  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20, 32)}`;
-}
+const uuidv5 = uuidV5Generator(MISP_NAMESPACE);
 
 export interface MispTag {
   name: string;
