@@ -129,6 +129,30 @@ describe('API keys', () => {
     expect(listed.json().results.map((r: { email: string }) => r.email)).toContain('ops@acme.test');
   });
 
+  it('names the key in the audit entries of what it does', async () => {
+    const { id, key } = await createKey(t, owner, { name: 'provisioner', scope: 'read_write' });
+    const made = await t.request({
+      method: 'POST',
+      url: '/service/alert_system_setting_create_webhook/',
+      token: key,
+      body: { name: 'SOAR', url: 'https://hooks.example.com/soar', headers: {} },
+    });
+    expect(made.statusCode, made.body).toBe(201);
+    const [entry] = await auditEvents('webhook.created');
+    expect(entry).toMatchObject({
+      actor_email: 'owner@acme.test',
+      details: { host: 'hooks.example.com', api_key_id: id, api_key: 'provisioner' },
+    });
+    // With a person's token the entry names no key.
+    await t.request({
+      method: 'POST',
+      url: '/service/alert_system_setting_create_webhook/',
+      token: owner,
+      body: { name: 'SOAR 2', url: 'https://hooks.example.com/soar2', headers: {} },
+    });
+    expect((await auditEvents('webhook.created'))[0]!.details).toEqual({ host: 'hooks.example.com' });
+  });
+
   it('a key cannot manage keys nor the account credentials: 403 session_required', async () => {
     const { id, key } = await createKey(t, owner, { name: 'powerful', scope: 'read_write' });
     expectError(

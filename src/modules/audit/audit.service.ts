@@ -32,6 +32,8 @@ export interface AuditOrigin {
   actor: { id: number; email: string } | null;
   via: 'api' | 'cli';
   ip: string | null;
+  /** The API key the request came with, if any: named in the entry's details. */
+  apiKey?: { id: number; name: string };
 }
 
 export interface AuditRecord extends AuditOrigin {
@@ -46,8 +48,9 @@ export interface AuditRecord extends AuditOrigin {
 
 /** The origin of an event an authenticated request caused, logged in the organization it acts for. */
 export function requestOrigin(request: { auth: AuthContext | null; ip: string }): AuditOrigin {
-  const { user, orgId } = requireAuth(request);
-  return { orgId, actor: { id: user.id, email: user.email }, via: 'api', ip: request.ip };
+  const { user, orgId, apiKey } = requireAuth(request);
+  const origin: AuditOrigin = { orgId, actor: { id: user.id, email: user.email }, via: 'api', ip: request.ip };
+  return apiKey ? { ...origin, apiKey: { id: apiKey.id, name: apiKey.name } } : origin;
 }
 
 /** A user as the target of an event (named by email as it was then). */
@@ -83,7 +86,11 @@ export function createAuditLog(deps: { db: Kysely<Database>; clock: Clock }) {
           target_name: entry.target.name,
           via: entry.via,
           ip_address: entry.ip,
-          details: JSON.stringify(entry.details ?? {}),
+          details: JSON.stringify(
+            entry.apiKey
+              ? { ...entry.details, api_key_id: entry.apiKey.id, api_key: entry.apiKey.name }
+              : (entry.details ?? {}),
+          ),
           created_at: clock.now().getTime(),
         })
         .execute();
