@@ -109,6 +109,7 @@ describe(`rules: runs, schedule and notifications end to end (${testEngine})`, (
       email_template: kit.template.id,
       recipients: [kit.recipient.id],
       webhook: kit.webhook!.id,
+      siem_targets: [],
       frequency: 'daily',
       tlp: 'amber',
       total_alerts_count: 1,
