@@ -1,10 +1,11 @@
-import Fastify, { type FastifyInstance } from 'fastify';
+import Fastify, { type FastifyInstance, type LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { registerAuthentication, requireAuth } from '../../src/http/auth.plugin.ts';
 import { registerErrorHandling } from '../../src/http/error-handler.ts';
 import { NO_RATE_LIMITS } from '../support/delivery-api.ts';
 import { DEFAULT_PASSWORD, createTestApp, type TestApp } from '../support/test-app.ts';
 import { expectError } from '../support/http.ts';
+import { expectTaxiiError, type TaxiiResponse } from '../support/taxii-client.ts';
 import { createKey, revokePath } from './support.ts';
 
 /**
@@ -40,6 +41,13 @@ function authenticatedOperations(t: TestApp): Operation[] {
 }
 
 const concrete = (path: string) => path.replace(/\{[^}]+\}/g, '1');
+
+/** An injected answer as the TAXII client's checks take it. */
+const taxiiResponse = (response: LightMyRequestResponse): TaxiiResponse => ({
+  status: response.statusCode,
+  headers: response.headers as Record<string, string>,
+  body: response.body,
+});
 
 describe('API key scopes over every route', () => {
   let t: TestApp;
@@ -82,7 +90,10 @@ describe('API key scopes over every route', () => {
       const name = `${operation.method} ${operation.path}`;
       const response = await send(operation, readKey);
       if (SESSION_ONLY.includes(name)) expectError(response, 403, 'session_required');
-      else if (changing.includes(operation)) {
+      else if (changing.includes(operation) && operation.path.startsWith('/taxii2/')) {
+        // TAXII answers every error in its own envelope (docs/taxii.md).
+        expect(expectTaxiiError(taxiiResponse(response), 403).error_code, name).toBe('insufficient_scope');
+      } else if (changing.includes(operation)) {
         const error = expectError(response, 403, 'insufficient_scope');
         expect(error.required_scope, name).toBe('read_write');
       } else expect([401, 403], `${name}: ${response.body}`).not.toContain(response.statusCode);

@@ -536,10 +536,14 @@ export function findingOf(fuzzCase: FuzzCase, outcome: FuzzOutcome): string | nu
     } catch {
       body = undefined;
     }
+    // TAXII answers its errors in the TAXII 2.1 error envelope (docs/taxii.md), title required.
+    const required = new URL(fuzzCase.url, 'http://fuzz.invalid').pathname.startsWith('/taxii2/')
+      ? ['title', 'http_status']
+      : ['code', 'message', 'request_id'];
     const shaped =
       body &&
       typeof body === 'object' &&
-      ['code', 'message', 'request_id'].every((key) => typeof (body as Record<string, unknown>)[key] === 'string');
+      required.every((key) => typeof (body as Record<string, unknown>)[key] === 'string');
     if (!shaped) return `${status} without the error body: ${outcome.body?.slice(0, 300)}`;
   }
   return null;

@@ -27,6 +27,8 @@ export type {
   MatchWindow,
   SourceContext,
   SourceDefinition,
+  StixDescription,
+  StixObservable,
 } from './kit/source.ts';
 export { createLeakQueries, type LeakQueries } from './common/leaks/leak-queries.ts';
 // The text query language: the messenger search module evaluates it too.

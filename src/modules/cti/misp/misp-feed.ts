@@ -183,7 +183,13 @@ export function createMispFeed(deps: { db: Kysely<Database>; objectsOfHit: (hit:
     /** hashes.csv, in pieces: `<md5 of an attribute value>,<event uuid>` per line, as MISP's feed generator writes it. */
     async *hashes(orgId: number): AsyncGenerator<string> {
       for await (const page of incidentPages(orgId)) {
-        type Current = { incidentId: number; uuid: string; collector: ReturnType<typeof createAttributeCollector> };
+        type Current = {
+          incidentId: number;
+          uuid: string;
+          collector: ReturnType<typeof createAttributeCollector>;
+          /** Values of two attributes of one event (a domain and a text naming it) hash once. */
+          hashed: Set<string>;
+        };
         let current = null as Current | null;
         let lines: string[] = [];
         for await (const hit of hitsOf(page.map((incident) => incident.incidentId))) {
@@ -193,10 +199,15 @@ export function createMispFeed(deps: { db: Kysely<Database>; objectsOfHit: (hit:
               incidentId: hit.incidentId,
               uuid,
               collector: createAttributeCollector(uuid, deps.objectsOfHit),
+              hashed: new Set(),
             };
           }
           for (const attribute of current.collector.add(hit))
-            for (const value of hashedValues(attribute)) lines.push(`${md5Hex(value)},${current.uuid}\n`);
+            for (const value of hashedValues(attribute)) {
+              if (current.hashed.has(value)) continue;
+              current.hashed.add(value);
+              lines.push(`${md5Hex(value)},${current.uuid}\n`);
+            }
           if (lines.length >= 1000) {
             yield lines.join('');
             lines = [];

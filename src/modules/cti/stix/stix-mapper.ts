@@ -1,5 +1,4 @@
-import { findSource } from '../../sources/index.ts';
-import type { StixDescription, StixObservable } from '../../sources/kit/source.ts';
+import { findSource, type StixDescription, type StixObservable } from '../../sources/index.ts';
 import type { ExportedHit } from '../exported-hits.ts';
 import { TLP_MARKINGS, tlpMarkingId } from './tlp-markings.ts';
 import { scoId } from './sco-ids.ts';
