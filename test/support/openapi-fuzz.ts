@@ -264,7 +264,9 @@ function stringFor(schema: Schema): fc.Arbitrary<string> {
   const wellFormed = schema.format ? WELL_FORMED_STRINGS[schema.format] : undefined;
   if (wellFormed) return wellFormed;
   if (schema.pattern) {
-    const max = Math.min(schema.maxLength ?? 40, 40);
+    // A pattern sets its own length (a 41-character `<uuid>.json`): a cap below it would make
+    // the filter refuse every string, and fast-check draw forever.
+    const max = schema.maxLength ?? Number.MAX_SAFE_INTEGER;
     return fc
       .stringMatching(new RegExp(schema.pattern))
       .filter((s) => s.length >= (schema.minLength ?? 0) && s.length <= max);
@@ -525,6 +527,8 @@ export async function sendCase(
 }
 
 /** What is wrong with an outcome, or null: a 5xx, no response, or an error without the error body. */
+const ERROR_BODY = ['code', 'message', 'request_id'];
+
 export function findingOf(fuzzCase: FuzzCase, outcome: FuzzOutcome): string | null {
   if (outcome.error !== undefined) return `no response: ${outcome.error}`;
   const status = outcome.status!;
@@ -536,14 +540,15 @@ export function findingOf(fuzzCase: FuzzCase, outcome: FuzzOutcome): string | nu
     } catch {
       body = undefined;
     }
-    // TAXII answers its errors in the TAXII 2.1 error envelope (docs/taxii.md), title required.
-    const required = new URL(fuzzCase.url, 'http://fuzz.invalid').pathname.startsWith('/taxii2/')
-      ? ['title', 'http_status']
-      : ['code', 'message', 'request_id'];
+    // TAXII answers its errors in the TAXII 2.1 error envelope (docs/taxii.md), title required;
+    // a request refused before routing (a path segment too long) gets the server's error body.
+    const shapes = new URL(fuzzCase.url, 'http://fuzz.invalid').pathname.startsWith('/taxii2/')
+      ? [ERROR_BODY, ['title', 'http_status']]
+      : [ERROR_BODY];
     const shaped =
       body &&
       typeof body === 'object' &&
-      required.every((key) => typeof (body as Record<string, unknown>)[key] === 'string');
+      shapes.some((keys) => keys.every((key) => typeof (body as Record<string, unknown>)[key] === 'string'));
     if (!shaped) return `${status} without the error body: ${outcome.body?.slice(0, 300)}`;
   }
   return null;
