@@ -56,6 +56,14 @@ const incidentRow = (row: IncidentQueryRow): IncidentRow => ({
   changedAt: Math.max(Number(row.completed_at ?? 0), Number(row.status_changed_at ?? 0)),
 });
 
+/** The event hashes.csv is writing: values of two of its attributes (a domain, a text naming it) hash once. */
+interface HashedEvent {
+  incidentId: number;
+  uuid: string;
+  collector: ReturnType<typeof createAttributeCollector>;
+  hashed: Set<string>;
+}
+
 /**
  * MISP events of an organization's incidents (docs/misp.md): one incident as an event, and the
  * MISP feed (manifest.json, hashes.csv, <event uuid>.json) of every incident that has at least
@@ -183,14 +191,7 @@ export function createMispFeed(deps: { db: Kysely<Database>; objectsOfHit: (hit:
     /** hashes.csv, in pieces: `<md5 of an attribute value>,<event uuid>` per line, as MISP's feed generator writes it. */
     async *hashes(orgId: number): AsyncGenerator<string> {
       for await (const page of incidentPages(orgId)) {
-        type Current = {
-          incidentId: number;
-          uuid: string;
-          collector: ReturnType<typeof createAttributeCollector>;
-          /** Values of two attributes of one event (a domain and a text naming it) hash once. */
-          hashed: Set<string>;
-        };
-        let current = null as Current | null;
+        let current = null as HashedEvent | null;
         let lines: string[] = [];
         for await (const hit of hitsOf(page.map((incident) => incident.incidentId))) {
           if (current?.incidentId !== hit.incidentId) {
