@@ -60,10 +60,7 @@ declare module 'fastify' {
   interface FastifyContextConfig {
     /** A route outside /service/ that still needs a bearer token. */
     requiresAuth?: boolean;
-    /**
-     * Also takes an API key as the password of HTTP Basic (TAXII and MISP feed clients that
-     * speak only Basic): the API keys work of issue 26 reads it.
-     */
+    /** Also takes an API key as the password of HTTP Basic (TAXII and MISP feed clients that speak only Basic). */
     basicAuth?: boolean;
     /**
      * A POST (or other non-GET) route that changes nothing (a search, a preview): an API key

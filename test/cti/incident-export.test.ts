@@ -13,6 +13,8 @@ import {
   type DeliveryKit,
   type HitView,
   type RulesApi,
+  exampleArgs,
+  loadEveryDemo,
 } from '../support/rules-api.ts';
 import { stixBundleProblems, stixSchemasPresent } from '../support/stix-schemas.ts';
 import type { TestApp } from '../support/test-app.ts';
@@ -68,14 +70,10 @@ describe(`cti: incident exports as CSV, JSON and STIX 2.1 (${testEngine}; OASIS 
     bob = await rulesUser(t, 'Other', 'bob@other.test');
     await t.container.organizations.update('Acme', { alertRuleLimit: 100 });
     kit = await createDeliveryKit(alice, { tag: 'stix' });
-    const now = t.clock.now().getTime();
-    for (let id = 1; id <= 15; id++) await findSource(id)!.demo?.(t.container.sourceContext, now);
+    await loadEveryDemo(t);
     for (let id = 1; id <= 15; id++) {
       const source = findSource(id)!;
-      const args = Object.fromEntries(
-        source.params.filter((p) => p.example !== undefined).map((p) => [p.name, p.example]),
-      );
-      const rule = await alice.created(ruleBody(id, args, `stix ${source.name}`));
+      const rule = await alice.created(ruleBody(id, exampleArgs(source.params), `stix ${source.name}`));
       expect(rule.tlp).toBe('amber');
       incidents.set(id, { ruleId: rule.id, matchId: await firstMatch(rule.id) });
     }

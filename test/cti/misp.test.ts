@@ -1,7 +1,6 @@
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { findSource } from '../../src/modules/sources/index.ts';
 import { expectError } from '../support/http.ts';
 import {
   createDeliveryKit,
@@ -11,6 +10,8 @@ import {
   sourceRule,
   tickAndDeliver,
   type RulesApi,
+  exampleArgs,
+  loadEveryDemo,
 } from '../support/rules-api.ts';
 import type { TestApp } from '../support/test-app.ts';
 import { testEngine } from '../support/test-store.ts';
@@ -106,27 +107,18 @@ describe(`MISP event export and feed (${testEngine})`, () => {
     alice = await rulesUser(t, 'Acme', 'alice@acme.test');
     mallory = await rulesUser(t, 'Other', 'mallory@other.test');
     const kit = await createDeliveryKit(alice, { tag: 'misp' });
-    const now = t.clock.now().getTime();
     const catalog = await alice.getJson<CatalogRow[]>(rulePaths.catalog);
-    for (const row of catalog) await findSource(row.id)!.demo?.(t.container.sourceContext, now);
+    await loadEveryDemo(t);
     for (const row of catalog) {
-      const args = Object.fromEntries(
-        row.args_schema.params.filter((p) => p.example !== undefined).map((p) => [p.name, p.example]),
-      );
       const ruleName = `misp ${row.name}`;
-      const rule = await alice.created(sourceRule(kit, ruleName, row.id, args));
+      // One rule marked red, to see the marking's tag; the others keep the default (amber).
+      const marking = row.name === 'phishing' ? { tlp: 'red' } : {};
+      const rule = await alice.created(sourceRule(kit, ruleName, row.id, exampleArgs(row.args_schema.params), marking));
       await tickAndDeliver(t);
       const [match] = (await alice.matches(rule.id)).results;
       expect(match, row.name).toBeDefined();
       incidents.push({ source: row, ruleName, incidentId: match!.id });
     }
-    // The rule API does not take a marking on this branch yet (the STIX work adds it): one rule
-    // is marked red in the store, as that API will.
-    await t.container.store.db
-      .updateTable('alert_rules')
-      .set({ tlp: 'red' })
-      .where('name', '=', 'misp phishing')
-      .execute();
   }, 180_000);
   afterAll(async () => {
     await t?.close();
@@ -283,10 +275,7 @@ describe(`MISP event export and feed (${testEngine})`, () => {
     const big = await rulesUser(t, 'Big', 'bob@big.test');
     const kit = await createDeliveryKit(big, { tag: 'big' });
     const phishing = incidents.find((i) => i.source.name === 'phishing')!;
-    const args = Object.fromEntries(
-      phishing.source.args_schema.params.filter((p) => p.example !== undefined).map((p) => [p.name, p.example]),
-    );
-    const rule = await big.created(sourceRule(kit, 'big phishing', 8, args));
+    const rule = await big.created(sourceRule(kit, 'big phishing', 8, exampleArgs(phishing.source.args_schema.params)));
     const [match] = (await big.matches(rule.id)).results;
     const db = t.container.store.db;
     const template = await db.selectFrom('matches').selectAll().where('id', '=', match!.id).executeTakeFirstOrThrow();

@@ -3,7 +3,6 @@ import { createExportedHitReader, type ExportedHit } from '../../src/modules/cti
 import { createStixMapper, stixId, type StixObject } from '../../src/modules/cti/stix/stix-mapper.ts';
 import { createTaxiiCollections } from '../../src/modules/cti/taxii/taxii-collections.ts';
 import { createObjectPager, type ObjectPosition } from '../../src/modules/cti/taxii/taxii-objects.ts';
-import { findSource } from '../../src/modules/sources/index.ts';
 import {
   createDeliveryKit,
   createRulesApp,
@@ -12,6 +11,8 @@ import {
   sourceRule,
   tickAndDeliver,
   type RulesApi,
+  exampleArgs,
+  loadEveryDemo,
 } from '../support/rules-api.ts';
 import {
   expectTaxiiError,
@@ -65,13 +66,11 @@ describe(`the TAXII 2.1 server (${testEngine})`, () => {
     await t.container.organizations.update('Acme', { alertRuleLimit: 100 });
     const kit = await createDeliveryKit(alice, { tag: 'taxii' });
     const catalog = await alice.getJson<CatalogRow[]>(rulePaths.catalog);
-    const now = t.clock.now().getTime();
-    for (const row of catalog) await findSource(row.id)!.demo?.(t.container.sourceContext, now);
+    await loadEveryDemo(t);
     for (const row of catalog) {
-      const args = Object.fromEntries(
-        row.args_schema.params.filter((p) => p.example !== undefined).map((p) => [p.name, p.example]),
+      const rule = await alice.created(
+        sourceRule(kit, `example ${row.name}`, row.id, exampleArgs(row.args_schema.params)),
       );
-      const rule = await alice.created(sourceRule(kit, `example ${row.name}`, row.id, args));
       rules.set(row.name, rule.id);
     }
     await tickAndDeliver(t);

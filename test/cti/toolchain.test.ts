@@ -1,6 +1,5 @@
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { findSource } from '../../src/modules/sources/index.ts';
 import { createKey } from '../api-keys/support.ts';
 import {
   createDeliveryKit,
@@ -10,6 +9,8 @@ import {
   sourceRule,
   tickAndDeliver,
   type RulesApi,
+  exampleArgs,
+  loadEveryDemo,
 } from '../support/rules-api.ts';
 import { stixBundleProblems } from '../support/stix-schemas.ts';
 import { expectTaxiiError, taxiiClient, type StixJson, type TaxiiTransport } from '../support/taxii-client.ts';
@@ -51,13 +52,10 @@ describe(`the security team's toolchain with an API key (${testEngine})`, () => 
     await t.container.organizations.update('Acme', { alertRuleLimit: 100 });
     const kit = await createDeliveryKit(alice, { tag: 'toolchain' });
     const catalog = await alice.getJson<CatalogRow[]>(rulePaths.catalog);
-    const now = t.clock.now().getTime();
-    for (const row of catalog) await findSource(row.id)!.demo?.(t.container.sourceContext, now);
+    await loadEveryDemo(t);
     for (const row of catalog) {
-      const args = Object.fromEntries(
-        row.args_schema.params.filter((p) => p.example !== undefined).map((p) => [p.name, p.example]),
-      );
-      rules.set(row.name, (await alice.created(sourceRule(kit, `example ${row.name}`, row.id, args))).id);
+      const body = sourceRule(kit, `example ${row.name}`, row.id, exampleArgs(row.args_schema.params));
+      rules.set(row.name, (await alice.created(body)).id);
     }
     await tickAndDeliver(t);
     key = (await createKey(t, alice.token, { name: 'OpenCTI', scope: 'read' })).key;

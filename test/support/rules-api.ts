@@ -7,7 +7,7 @@ import { testCertificate } from './smtp-test-server.ts';
 import { createTestApp, type TestApp } from './test-app.ts';
 import type { TestStoreLocation } from './test-store.ts';
 import type { ManualClock } from '../../src/lib/clock.ts';
-import { findIngester } from '../../src/modules/sources/index.ts';
+import { findIngester, sourceCatalog } from '../../src/modules/sources/index.ts';
 import { startWebhookReceiver, type WebhookReceiver } from './webhook-receiver.ts';
 
 /** The monitoring-rule endpoints (spec 4.5 and docs/api.md "Matches and exclusions"). */
@@ -286,6 +286,16 @@ export function sourceRule(
     webhook: kit.webhook?.id ?? null,
     ...extra,
   };
+}
+
+/** A source's `example` args from its params (the catalog's args_schema): they find its demo data. */
+export const exampleArgs = (params: { name: string; example?: unknown }[]) =>
+  Object.fromEntries(params.filter((p) => p.example !== undefined).map((p) => [p.name, p.example]));
+
+/** Every source's demo data in the app's store, dated at the app's clock. */
+export async function loadEveryDemo(t: TestApp) {
+  const now = t.clock.now().getTime();
+  for (const source of sourceCatalog) await source.demo?.(t.container.sourceContext, now);
 }
 
 /** A messenger rule body attached to a kit (webhook and, unless `email: false`, email). */

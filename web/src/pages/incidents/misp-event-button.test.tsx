@@ -1,10 +1,10 @@
 import { screen } from '@testing-library/react';
-import { userEvent } from '@testing-library/user-event';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { channel, loadCorpus, message } from '../../../../test/support/corpus.ts';
 import { NO_RATE_LIMITS } from '../../../../test/support/delivery-api.ts';
 import { createDeliveryKit, messengerRule, rulesUser, type MatchView } from '../../../../test/support/rules-api.ts';
 import type { TestApp } from '../../../../test/support/test-app.ts';
+import { downloadedBy } from '../../test/downloads.ts';
 import { renderDashboard, startTestServer } from '../../test/test-server.tsx';
 
 const EMAIL = 'ana@acme.test';
@@ -24,23 +24,12 @@ describe('the MISP event button of the incident page', () => {
 
   it('downloads the incident as a MISP event file', async () => {
     await renderDashboard(t, `/incidents/${match.id}`, { email: EMAIL });
-    const button = await screen.findByRole('button', { name: 'MISP event' });
-    const saved = vi.spyOn(URL, 'createObjectURL');
-    const clicked = new Promise<HTMLAnchorElement>((resolve) => {
-      const onClick = (event: Event) => {
-        if (!(event.target instanceof HTMLAnchorElement) || !event.target.download) return;
-        document.removeEventListener('click', onClick, true);
-        resolve(event.target);
-      };
-      document.addEventListener('click', onClick, true);
-    });
-    await userEvent.setup().click(button);
-    const anchor = await clicked;
-    const event = JSON.parse(await (saved.mock.calls[0]![0] as Blob).text()) as {
+    await screen.findByRole('button', { name: 'MISP event' });
+    const file = await downloadedBy('MISP event');
+    const event = JSON.parse(file.text) as {
       Event: { uuid: string; info: string; Tag: { name: string }[]; Attribute: unknown[] };
     };
-    saved.mockRestore();
-    expect(anchor.download).toBe(`misp-event-${event.Event.uuid}.json`);
+    expect(file.name).toBe(`misp-event-${event.Event.uuid}.json`);
     expect(event.Event.info).toBe('Golf bank (Messenger channels)');
     expect(event.Event.Tag.map((tag) => tag.name)).toEqual(['tlp:amber', 'dragnet:source="messenger"']);
     expect(event.Event.Attribute.length).toBeGreaterThan(0);
