@@ -1,4 +1,14 @@
-import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  existsSync,
+  linkSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  statSync,
+  unlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { randomBytes, createHash } from 'node:crypto';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -137,11 +147,18 @@ function loadKey(env: Env, variable: string, keyFile: string): Buffer {
     return createHash('sha256').update(fromEnv).digest();
   }
   if (!existsSync(keyFile)) {
+    // Written whole beside it, then linked into place: a process starting at the same moment
+    // either finds no file or the whole key, never the empty file an exclusive create leaves
+    // before its write lands.
+    const draft = `${keyFile}.${process.pid}.${randomBytes(4).toString('hex')}`;
+    writeFileSync(draft, randomBytes(32).toString('base64') + '\n', { mode: 0o600, flag: 'wx' });
     try {
-      writeFileSync(keyFile, randomBytes(32).toString('base64') + '\n', { mode: 0o600, flag: 'wx' });
+      linkSync(draft, keyFile);
     } catch (error) {
       // Another process (the CLI beside a starting server) created it first: use theirs.
       if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+    } finally {
+      unlinkSync(draft);
     }
   }
   const key = Buffer.from(readFileSync(keyFile, 'utf8').trim(), 'base64');
