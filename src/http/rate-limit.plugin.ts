@@ -36,18 +36,31 @@ declare module 'fastify' {
     rateLimit: RateLimitAdmission | null;
   }
   interface FastifyContextConfig {
-    /** The usage service a route counts against (several routes may share one). */
+    /**
+     * The usage service a route counts against (several routes may share one): a /service/
+     * route's defaults to its first path segment; a route elsewhere is limited only with one.
+     */
     rateLimit?: { service: string; name?: string };
   }
 }
 
 const isSuccess = (status: number) => status >= 200 && status < 300;
 
+/** Every /service/ route counts against a usage service; a route elsewhere only if it names one. */
+function isLimited(route: RouteOptions): boolean {
+  if (route.url.startsWith(SERVICE_PREFIX)) return true;
+  if (!route.config?.rateLimit) return false;
+  // Counts are kept per organization: a route nobody authenticates on would never be counted.
+  if (!route.config.requiresAuth) throw new Error(`${route.url} declares config.rateLimit without requiresAuth`);
+  return true;
+}
+
 /**
- * Rate limiting of every /service/ route (spec 8.1, docs/api.md "Rate limits"). It runs in
- * onRequest right after authentication, so a refused request never reaches validation or its
- * handler; the reservation is given back when the response is not a 2xx, or when the client
- * leaves before it has the whole response.
+ * Rate limiting of every /service/ route, and of every other authenticated route that names its
+ * usage service in `config.rateLimit` (the TAXII server, the MISP feed): spec 8.1, docs/api.md
+ * "Rate limits". It runs in onRequest right after authentication, so a refused request never
+ * reaches validation or its handler; the reservation is given back when the response is not a
+ * 2xx, or when the client leaves before it has the whole response.
  */
 export function registerRateLimiting(
   app: FastifyInstance,
@@ -95,9 +108,9 @@ export function registerRateLimiting(
       );
     };
 
-  // Route hooks, on the /service/ routes only, after authentication's (registered before).
+  // Route hooks, after authentication's (registered before).
   app.addHook('onRoute', (route) => {
-    if (!route.url.startsWith(SERVICE_PREFIX)) return;
+    if (!isLimited(route)) return;
     catalog.register(route);
     if (!deps.enabled) return;
     addRouteHook(route, 'onRequest', admitTo(catalog.slugOf(route.url)));

@@ -11,7 +11,7 @@ const slugFromUrl = (url: string) => url.replace(/^\/service\//, '').split('/')[
 
 const titleCase = (text: string) => text.replace(/[-_]+/g, ' ').replace(/\b\w/g, (c) => c.toUpperCase());
 
-/** The usage services, learned from the registered /service/ routes and their config. */
+/** The usage services, learned from the rate-limited routes and their config (http/rate-limit.plugin.ts). */
 export function createUsageCatalog() {
   const services = new Map<string, UsageService>();
   const slugByUrl = new Map<string, string>();

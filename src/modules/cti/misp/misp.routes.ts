@@ -11,7 +11,12 @@ const TAG = 'misp';
 export const MISP_FEED_PREFIX = '/misp/feed';
 
 // The feed answers with an API key as Bearer (MISP's feed "headers" setting) or as Basic password.
-const feedConfig = { requiresAuth: true, basicAuth: true } as const;
+// Its three files count against one usage service: a fetch reads the manifest, then each event.
+const feedConfig = {
+  requiresAuth: true,
+  basicAuth: true,
+  rateLimit: { service: 'misp_feed', name: 'MISP feed' },
+} as const;
 // The feed is the organization's own data: never kept by a shared cache; MISP itself compares the
 // manifest's timestamps to fetch only the events that changed.
 const NO_SHARED_CACHE = 'private, no-cache';
@@ -44,7 +49,7 @@ export function mispRoutes(feed: MispFeed): FastifyPluginAsyncTypebox {
           operationId: 'mispFeedManifest',
           tags: [TAG],
           summary: "The MISP feed's manifest: event uuid → Orgc, Tag, info, date, analysis, threat_level_id, timestamp",
-          response: withErrors({ 200: Type.Unknown({ description: 'manifest.json' }) }, [400, 401, 404]),
+          response: withErrors({ 200: Type.Unknown({ description: 'manifest.json' }) }, [400, 401, 404, 429]),
         },
         config: feedConfig,
       },
@@ -62,7 +67,7 @@ export function mispRoutes(feed: MispFeed): FastifyPluginAsyncTypebox {
           operationId: 'mispFeedHashes',
           tags: [TAG],
           summary: "The MISP feed's hashes.csv: the md5 of each attribute value and its event uuid, a line each",
-          response: withErrors({ 200: Type.Unknown({ description: 'hashes.csv' }) }, [400, 401, 404]),
+          response: withErrors({ 200: Type.Unknown({ description: 'hashes.csv' }) }, [400, 401, 404, 429]),
         },
         config: feedConfig,
       },
@@ -81,7 +86,7 @@ export function mispRoutes(feed: MispFeed): FastifyPluginAsyncTypebox {
           tags: [TAG],
           summary: 'One event of the MISP feed, by the uuid manifest.json lists',
           params: FeedEventParams,
-          response: withErrors({ 200: MispEventBody }, [400, 401, 404]),
+          response: withErrors({ 200: MispEventBody }, [400, 401, 404, 429]),
         },
         config: feedConfig,
       },

@@ -64,7 +64,9 @@ export function sendTaxiiError(request: FastifyRequest, reply: FastifyReply, err
     error_code: error.code,
     http_status: String(status),
     external_details: 'docs/taxii.md of the Dragnet source tree',
-    details: { request_id: request.id, ...(error.fields ? { fields: error.fields } : {}) },
+    // What the service's JSON error body carries beside code and message (a 429's limit and
+    // retry_after_seconds, spec 7) belongs in the details a TAXII client reads.
+    details: { request_id: request.id, ...(error.fields ? { fields: error.fields } : {}), ...error.extra },
   };
   return sendJsonText(reply.code(status), JSON.stringify(body));
 }

@@ -25,8 +25,9 @@ export const TAXII_PREFIX = '/taxii2';
 export const API_ROOT = 'dragnet';
 
 const TAG = 'taxii';
-// Every TAXII endpoint needs a user's access token or an API key (Bearer, or Basic password).
-const config = { requiresAuth: true, basicAuth: true } as const;
+// Every TAXII endpoint needs a user's access token or an API key (Bearer, or Basic password),
+// and all of them count against one usage service: a client's poll walks several of them.
+const config = { requiresAuth: true, basicAuth: true, rateLimit: { service: 'taxii', name: 'TAXII 2.1' } } as const;
 const security = [{ bearerAuth: [] }];
 
 const CollectionParams = Type.Object({ collection: Type.String({ description: 'A collection id (UUID)' }) });
