@@ -17,6 +17,8 @@ import type { Kysely } from 'kysely';
 import { loadConfig } from '../src/config.ts';
 import { createContainer } from '../src/container.ts';
 import type { Database } from '../src/db/schema.ts';
+import { ACCOUNT_SCOPE, serviceScope } from '../src/modules/usage/index.ts';
+import { RAISED_LIMIT } from './support/bench-org.ts';
 import { startChildServer } from './support/child-server.ts';
 import { CleanupScope } from './support/cleanup.ts';
 import { cpuSecondsOf } from './support/process-cpu.ts';
@@ -232,6 +234,11 @@ export async function run(args: string[]): Promise<void> {
     const container = await createContainer(loadConfig({ ...store.env, DRAGNET_LOG_LEVEL: 'warn' }));
     try {
       const user = await container.users.create({ orgName: 'TAXII bench', email: EMAIL, password: PASSWORD });
+      // The rate limiter stays on (every TAXII request passes it) with the organization's limits
+      // raised, as `dragnet org set-limits` would: a walk of fast pages outruns 25 per second.
+      await container.limits.setOverride(user.org_id, ACCOUNT_SCOPE, 'second', RAISED_LIMIT);
+      await container.limits.setOverride(user.org_id, ACCOUNT_SCOPE, 'month', RAISED_LIMIT);
+      await container.limits.setOverride(user.org_id, serviceScope('taxii'), 'day', RAISED_LIMIT);
       const built = Date.now();
       await writeCollection(container.store.db, user.org_id, options.hits, Date.parse('2026-03-01T00:00:00Z'));
       process.stdout.write(`store: ${options.store}; ${options.hits} hits written in ${Date.now() - built} ms\n`);
