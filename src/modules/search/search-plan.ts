@@ -11,7 +11,7 @@ import {
   type QueryNode,
   type TrigramStats,
   type WordNarrowing,
-  wordsWorthReading,
+  countingWords,
 } from '../sources/index.ts';
 import { SEARCH_LIMITS } from './search-limits.ts';
 
@@ -120,8 +120,8 @@ export function createSearchPlanner(deps: {
         channelsFirst,
         maxMessageId: watermark,
         // A count reads the word index only where that beats checking the text (a broad term in
-        // many words is counted from the text, as `grep` would: docs/architecture.md "Search").
-        words: narrowing?.exact && wordsWorthReading(narrowing, match.share) ? narrowing.query : undefined,
+        // many words is counted in chunks, or from the text: docs/architecture.md "Search").
+        words: (narrowing && countingWords(narrowing, match.share, channelsFirst)) ?? undefined,
       };
       return { query, scope: channelFilter?.messages ?? watermark };
     },
