@@ -171,7 +171,7 @@ describe('search plans agree with each other and with matchesFolded', () => {
                   maxMessageId: watermark,
                   // The planner reads the chosen channels first when it leaves the index out.
                   ...(filter ? { channelIds: filter, channelsFirst: hints.withoutIndex === true } : {}),
-                  ...(words?.exact ? { words: words.query } : {}),
+                  ...(words?.exact ? { words: [words.query] } : {}),
                 };
                 const searches = createSearchRepository({
                   reader: store.reader,

@@ -12,8 +12,9 @@ import { testEngine } from '../support/test-store.ts';
  * PostgreSQL counts and narrows searches with its word index (migration messenger/0009; the
  * messages' trigram index is gone, 0010): a term inside a longer word, a word longer than the
  * lexicon keeps, letters with combining marks, terms with punctuation inside or made of it,
- * short terms, AND/OR/NOT, a channel filter, and messages written before the index existed (the
- * migration indexes them) must all count exactly what the text holds.
+ * short terms, terms in more words than a count reads through the index, AND/OR/NOT, a channel
+ * filter, and messages written before the index existed (the migration indexes them) must all
+ * count exactly what the text holds.
  */
 const texts = [
   'password reset for admin',
@@ -26,6 +27,8 @@ const texts = [
   'pass word split apart',
   'логи и пароли: password',
   'alert!!! 10.2.3.4 down, see crème-brûlée.example',
+  // More words holding `kq` than a count reads through the index: checked against the text.
+  Array.from({ length: 40 }, (_, i) => `kq${i}`).join(' '),
 ];
 
 const OTHER_CHANNEL = 'password in the other channel';
@@ -54,6 +57,10 @@ const queries: [string, number][] = [
   ['password -"e, p"', 5],
   ['ici', 1],
   ['pa', 7],
+  ['kq', 1],
+  ['kq3', 1],
+  ['kq OR логи', 2],
+  ['kq -kq39', 0],
 ];
 
 describe.skipIf(testEngine !== 'postgres')('the word index counts exactly (postgres)', () => {

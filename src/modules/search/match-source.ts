@@ -14,10 +14,11 @@ export interface MatchQuery {
   /** The highest message id at search time: re-reads and exports see exactly what the search saw. */
   maxMessageId: number;
   /**
-   * PostgreSQL: the query as an intarray `query_int` over `message_words.word_ids`, when it is
-   * exact for the messages without long words (word-index.ts): counts need no text then.
+   * PostgreSQL: the query as intarray `query_int`s over `message_words.word_ids` (a message
+   * matches one of them), when they are exact for the messages without long words
+   * (word-index.ts `countingWords`): counts need no text then.
    */
-  words?: string;
+  words?: string[];
 }
 
 /** A row's place in the newest-first order (date descending, then id descending). */

@@ -11,6 +11,7 @@ import {
   type QueryNode,
   type TrigramStats,
   type WordNarrowing,
+  countingWords,
 } from '../sources/index.ts';
 import { SEARCH_LIMITS } from './search-limits.ts';
 
@@ -118,7 +119,9 @@ export function createSearchPlanner(deps: {
         channelMessages: channelFilter?.messages,
         channelsFirst,
         maxMessageId: watermark,
-        words: narrowing?.exact ? narrowing.query : undefined,
+        // A count reads the word index only where that beats checking the text (a broad term in
+        // many words is counted in chunks, or from the text: docs/architecture.md "Search").
+        words: (narrowing && countingWords(narrowing, match.share, channelsFirst)) ?? undefined,
       };
       return { query, scope: channelFilter?.messages ?? watermark };
     },

@@ -104,6 +104,53 @@ async function lexiconIds(db: Kysely<Database>, lookups: PieceLookup[]): Promise
 export interface WordNarrowing {
   query: string;
   exact: boolean;
+  /** Lexicon ids in the query: what checking one row against it, or one posting of it, costs. */
+  ids: number;
+  /** The ids when the query is exactly "has one of these words" (terms of one word piece, ORed). */
+  anyOf: number[] | null;
+}
+
+/**
+ * Lexicon ids up to which a query over the word index is read row by row (a count, or a channel
+ * filter's rows) faster than the text is checked. intarray evaluates a `query_int` one id at a
+ * time, each a binary search in the row's ids; at 1M messages, load 10: 1 id 0.67 s, 16 ids
+ * 0.64 s, 64 ids 1.44 s, the 3,806 words holding `1` 40 s, against 1.77 s (0.85 s for `1`)
+ * for `strpos` over every text (docs/performance.md, "Broad terms in many words").
+ */
+const SCANNED_WORDS = 32;
+
+/**
+ * Whether reading a query's matches through the word index costs less than checking the text.
+ * A GIN bitmap scan looks at each of the query's ids for every posting it passes (the keys'
+ * streams are merged one posting at a time), about share × messages × ids steps: a rare term
+ * in many words stays cheap while that is below one step a message. A term in more words, or a
+ * broad one, is checked against the text as `grep` would.
+ */
+export const wordsWorthReading = (words: WordNarrowing, share: number) =>
+  words.ids <= SCANNED_WORDS || words.ids * share <= 1;
+
+/** Ids per GIN scan when a disjunction of many words is read in chunks. */
+const CHUNK_WORDS = 8;
+/** Ids up to which a disjunction is read in chunks; beyond, the text is checked (`1`: 3,806). */
+const CHUNKED_WORDS = 512;
+
+/**
+ * How a count reads an exact narrowing: `query_int`s whose disjunction is the query, each read
+ * through a GIN scan of its own (a BitmapOr), or null where checking the text costs less. A
+ * disjunction of many words (`12` in 324 of the benchmark's numbers) is split into chunks of
+ * CHUNK_WORDS ids, so each posting is compared with 8 ids rather than all of them: 0.5 s for
+ * its count at 1M messages against 1.9 s for the text and 8.6 s for one query_int
+ * (docs/performance.md, "Broad terms in many words"). `rowsFirst` (a channel filter whose rows
+ * are read and checked one by one) takes no chunks: each row would be checked against them all.
+ */
+export function countingWords(words: WordNarrowing, share: number, rowsFirst: boolean): string[] | null {
+  if (!words.exact) return null;
+  if (wordsWorthReading(words, share)) return [words.query];
+  const ids = words.anyOf;
+  if (rowsFirst || !ids || ids.length > CHUNKED_WORDS) return null;
+  return Array.from({ length: Math.ceil(ids.length / CHUNK_WORDS) }, (_, i) => {
+    return `(${ids.slice(i * CHUNK_WORDS, (i + 1) * CHUNK_WORDS).join('|')})`;
+  });
 }
 
 /** An intarray `query_int` that is never true: no lexicon id is negative. */
@@ -121,17 +168,27 @@ function narrowing(tree: QueryNode, ids: Map<string, number[] | null>): WordNarr
       const known = lookups.map((lookup) => ids.get(lookupKey(lookup)) ?? null).filter((found) => found !== null);
       if (known.length === 0) return null;
       const query = known.map((found) => (found.length ? `(${found.join('|')})` : NO_WORD)).join('&');
-      return { query: `(${query})`, exact: exact && known.length === lookups.length };
+      return {
+        query: `(${query})`,
+        exact: exact && known.length === lookups.length,
+        ids: known.reduce((sum, found) => sum + Math.max(1, found.length), 0),
+        anyOf: exact && known.length === 1 && known[0]!.length > 0 ? known[0]! : null,
+      };
     }
     case 'not': {
       const child = narrowing(tree.child, ids);
-      return child?.exact ? { query: `!${child.query}`, exact: true } : null;
+      return child?.exact ? { query: `!${child.query}`, exact: true, ids: child.ids, anyOf: null } : null;
     }
     case 'or': {
       const parts = tree.children.map((child) => narrowing(child, ids));
       if (parts.some((part) => part === null)) return null;
       const present = parts as WordNarrowing[];
-      return { query: `(${present.map((p) => p.query).join('|')})`, exact: present.every((p) => p.exact) };
+      return {
+        query: `(${present.map((p) => p.query).join('|')})`,
+        exact: present.every((p) => p.exact),
+        ids: present.reduce((sum, p) => sum + p.ids, 0),
+        anyOf: present.every((p) => p.anyOf) ? [...new Set(present.flatMap((p) => p.anyOf!))] : null,
+      };
     }
     case 'and': {
       const parts = tree.children.map((child) => narrowing(child, ids));
@@ -140,6 +197,8 @@ function narrowing(tree: QueryNode, ids: Map<string, number[] | null>): WordNarr
       return {
         query: `(${present.map((p) => p.query).join('&')})`,
         exact: present.length === parts.length && present.every((p) => p.exact),
+        ids: present.reduce((sum, p) => sum + p.ids, 0),
+        anyOf: null,
       };
     }
   }
