@@ -1,14 +1,16 @@
 /**
- * `npm run bench -- taxii [--hits n] [--limit n] [--store sqlite|postgres | --pg] [--admin-url url]`
+ * `npm run bench -- taxii [--hits n] [--limit n] [--accept-encoding value] [--store sqlite|postgres | --pg] [--admin-url url]`
  *
  * The TAXII 2.1 server's page walk (docs/taxii.md): a collection of 100,000 hits (by default)
  * of four sources (phishing, certificate, filtered leak, messenger), written straight into a
  * fresh store as rules, runs, incidents (matches) of 1,000 hits and their match_hits rows, then
  * walked through the "All incidents" collection over real HTTP (fetch, to the Dragnet API on
  * 127.0.0.1 in a child process, as `dragnet serve` builds it) with the default page size,
- * following `next` until `more` is false. Prints objects/s, pages, p50/p95 per page and the
- * server's CPU time; checks every object came once. Target: at least 20,000 objects/s on SQLite
- * (exit code 1 when missed).
+ * following `next` until `more` is false, asking for the encodings fetch asks for (gzip, deflate,
+ * as Python's requests under taxii2-client and OpenCTI's connector do) unless told otherwise.
+ * Prints objects/s, pages, p50/p95 per page, the server's and the client's CPU time and the load
+ * average; checks every object came once. Target: at least 20,000 objects/s on SQLite (exit code
+ * 1 when missed).
  */
 import { cpus, loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
@@ -32,9 +34,13 @@ const EMAIL = 'taxii-bench@bench.test';
 const PASSWORD = 'taxii bench password 9d1c';
 const TAXII_ACCEPT = 'application/taxii+json;version=2.1';
 
+/** What fetch (undici) sends over http:// when the request names no Accept-Encoding. */
+const FETCH_ACCEPT_ENCODING = 'gzip, deflate';
+
 interface Options {
   hits: number;
   limit: number | undefined;
+  acceptEncoding: string;
   store: StoreKind;
   adminUrl: string;
 }
@@ -44,6 +50,7 @@ function parseOptions(args: string[]): Options {
     .description('a TAXII 2.1 page walk of a 100k-hit collection over HTTP')
     .option('--hits <n>', 'hits in the collection', positive('--hits', true, 10_000_000), 100_000)
     .option('--limit <n>', 'objects per page (default: the server default)', positive('--limit', true, 10_000))
+    .option('--accept-encoding <value>', "the client's Accept-Encoding (identity: none)", FETCH_ACCEPT_ENCODING)
     .option('--store <kind>', 'sqlite or postgres', 'sqlite')
     .option('--pg', 'the same as --store postgres')
     .option(
@@ -53,10 +60,17 @@ function parseOptions(args: string[]): Options {
     )
     .exitOverride()
     .parse(args, { from: 'user' });
-  const raw = program.opts<{ hits: number; limit?: number; store: string; pg?: boolean; adminUrl: string }>();
+  const raw = program.opts<{
+    hits: number;
+    limit?: number;
+    acceptEncoding: string;
+    store: string;
+    pg?: boolean;
+    adminUrl: string;
+  }>();
   const store = raw.pg ? 'postgres' : raw.store;
   if (store !== 'sqlite' && store !== 'postgres') throw new Error(`--store: unknown store "${store}"`);
-  return { hits: raw.hits, limit: raw.limit, store, adminUrl: raw.adminUrl };
+  return { hits: raw.hits, limit: raw.limit, acceptEncoding: raw.acceptEncoding, store, adminUrl: raw.adminUrl };
 }
 
 /** Hit data shaped as each source's matcher stores it (the fields its STIX mapping reads). */
@@ -269,7 +283,7 @@ export async function run(args: string[]): Promise<void> {
     await walk({
       base,
       collection: all.id,
-      headers,
+      headers: { ...headers, 'accept-encoding': options.acceptEncoding },
       limit: options.limit,
       store: options.store,
       serverPid: server.pid,
@@ -292,7 +306,10 @@ async function walk(input: {
   const seen = new Set<string>();
   let objects = 0;
   let bytes = 0;
+  let wireBytes = 0;
+  const encodings = new Set<string>();
   let next: string | undefined;
+  const loadBefore = loadavg()[0]!;
   const started = performance.now();
   const cpuBefore = process.cpuUsage();
   const serverCpuBefore = cpuSecondsOf(input.serverPid);
@@ -307,7 +324,9 @@ async function walk(input: {
     if (response.status !== 200) throw new Error(`page ${times.length + 1}: ${response.status} ${text.slice(0, 300)}`);
     const page = JSON.parse(text) as { more: boolean; next?: string; objects: { id: string }[] };
     times.push(performance.now() - pageStarted);
-    bytes += text.length;
+    bytes += Buffer.byteLength(text);
+    wireBytes += Number(response.headers.get('content-length') ?? 0);
+    encodings.add(response.headers.get('content-encoding') ?? 'identity');
     objects += page.objects.length;
     for (const object of page.objects) seen.add(object.id);
     next = page.more ? page.next : undefined;
@@ -319,17 +338,22 @@ async function walk(input: {
   const serverCpu = cpuSecondsOf(input.serverPid) - serverCpuBefore;
   const sorted = [...times].sort((a, b) => a - b);
   const rate = objects / seconds;
+  // One request at a time: on a quiet machine the clock is about the two processes' CPU summed.
+  const quietRate = objects / (serverCpu + clientCpu);
+  const met = rate >= TARGET_OBJECTS_PER_SECOND;
+  const mb = (n: number) => (n / 1e6).toFixed(1);
   process.stdout.write(
     [
-      `walk: ${objects} objects (${seen.size} distinct ids) in ${times.length} pages, ${(bytes / 1e6).toFixed(1)} MB, ${seconds.toFixed(2)} s`,
-      `objects/s: ${Math.round(rate)} (target ≥ ${TARGET_OBJECTS_PER_SECOND} on SQLite)`,
-      `server CPU: ${serverCpu.toFixed(2)} s, ${Math.round(objects / serverCpu)} objects per CPU second (client: ${clientCpu.toFixed(2)} s); load average ${loadavg()[0]!.toFixed(1)} on ${cpus().length} cores`,
+      `walk: ${objects} objects (${seen.size} distinct ids) in ${times.length} pages, ${seconds.toFixed(2)} s`,
+      `bytes: ${mb(bytes)} MB of JSON, ${mb(wireBytes)} MB on the wire (Accept-Encoding: ${input.headers['accept-encoding']}; answered ${[...encodings].join(', ')})`,
+      `objects/s: ${Math.round(rate)} on the clock`,
+      `server CPU: ${serverCpu.toFixed(2)} s, ${Math.round(objects / serverCpu)} objects per CPU second`,
+      `client CPU: ${clientCpu.toFixed(2)} s; server and client together ${Math.round(quietRate)} objects per CPU second (the clock's rate on a quiet machine, one request at a time)`,
+      `load average: ${loadBefore.toFixed(2)} at the start, ${loadavg()[0]!.toFixed(2)} at the end, on ${cpus().length} cores`,
       `per page: p50 ${percentile(sorted, 0.5).toFixed(1)} ms, p95 ${percentile(sorted, 0.95).toFixed(1)} ms, max ${sorted[sorted.length - 1]!.toFixed(1)} ms`,
+      `target ≥ ${TARGET_OBJECTS_PER_SECOND} objects/s on SQLite: ${input.store === 'sqlite' ? (met ? 'met' : 'MISSED') : `not applicable (store ${input.store})`}`,
       '',
     ].join('\n'),
   );
-  if (input.store === 'sqlite' && rate < TARGET_OBJECTS_PER_SECOND) {
-    process.stdout.write('MISSED the target\n');
-    process.exitCode = 1;
-  }
+  if (input.store === 'sqlite' && !met) process.exitCode = 1;
 }

@@ -1,4 +1,6 @@
+import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { LARGE_ANSWER_BYTES } from '../../src/http/compression.ts';
 import { createExportedHitReader, type ExportedHit } from '../../src/modules/cti/exported-hits.ts';
 import { createStixMapper, stixId, type StixObject } from '../../src/modules/cti/stix/stix-mapper.ts';
 import { createTaxiiCollections } from '../../src/modules/cti/taxii/taxii-collections.ts';
@@ -175,6 +177,30 @@ describe(`the TAXII 2.1 server (${testEngine})`, () => {
 
     const missing = await client.raw(`${root}collections/${all}/objects/note--00000000-0000-5000-8000-000000000000/`);
     expectTaxiiError(missing, 404);
+  });
+
+  it('a page goes gzip or brotli to a client that takes it, still under the TAXII media type', async () => {
+    const url = `/taxii2/dragnet/collections/${await collectionOf(null)}/objects/?limit=10000`;
+    const get = (acceptEncoding: string) =>
+      t.app.inject({
+        url,
+        headers: { accept: TAXII_21, authorization: `Bearer ${alice.token}`, 'accept-encoding': acceptEncoding },
+      });
+    const plain = await get('identity');
+    expect(plain.headers['content-encoding']).toBeUndefined();
+    // Large enough for the fast level (src/http/compression.ts).
+    expect(plain.rawPayload.length).toBeGreaterThan(LARGE_ANSWER_BYTES);
+    for (const [accept, encoding, decode] of [
+      ['gzip, deflate', 'gzip', gunzipSync],
+      ['gzip, deflate, br', 'br', brotliDecompressSync],
+    ] as const) {
+      const compressed = await get(accept);
+      expect(compressed.headers['content-encoding']).toBe(encoding);
+      expect(compressed.headers['content-type']).toBe(TAXII_21);
+      expect(compressed.headers.vary).toBe('Accept-Encoding');
+      expect(compressed.rawPayload.length).toBeLessThan(plain.rawPayload.length / 4);
+      expect(decode(compressed.rawPayload).toString()).toBe(plain.body);
+    }
   });
 
   it('answers 406 to an Accept it cannot serve, and takes */* and application/taxii+json without a version', async () => {

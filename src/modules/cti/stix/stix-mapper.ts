@@ -74,8 +74,12 @@ export function createStixMapper(deps: { instanceName: string }) {
     return stix ? stix(hit.data) : fallbackDescription(hit);
   };
 
-  /** The SDO/SRO properties every object of a hit shares. */
-  const common = (type: string, name: string, marking: string, added: string) => ({
+  /**
+   * The SDO/SRO properties every object of a hit shares; each object's own are assigned onto
+   * them (Object.assign), not spread with them into a new literal: `{ ...common(), … }` made
+   * objects V8 builds and stringifies many times slower, most of a TAXII page's CPU.
+   */
+  const common = (type: string, name: string, marking: string, added: string): StixObject => ({
     type,
     spec_version: '2.1',
     // One name per hit and type: each object of a hit has a UUID of its own.
@@ -104,21 +108,19 @@ export function createStixMapper(deps: { instanceName: string }) {
       const refs: string[] = [];
       let observed: StixObject | undefined;
       if (scos.length) {
-        observed = {
-          ...common('observed-data', name, marking, added),
+        observed = Object.assign(common('observed-data', name, marking, added), {
           first_observed: seen,
           last_observed: seen,
           number_observed: 1,
           object_refs: scos.map((sco) => sco.id),
           x_dragnet_source: findSourceAlias(hit.sourceId),
           x_dragnet_incident: hit.incidentId,
-        };
+        });
         objects.push(observed);
         refs.push(observed.id);
       }
       if (description.indicator) {
-        const indicator: StixObject = {
-          ...common('indicator', name, marking, added),
+        const indicator: StixObject = Object.assign(common('indicator', name, marking, added), {
           name: description.indicator.name,
           indicator_types: description.indicator.types,
           pattern: description.indicator.pattern,
@@ -126,29 +128,29 @@ export function createStixMapper(deps: { instanceName: string }) {
           pattern_version: '2.1',
           valid_from: seen,
           labels: [findSourceAlias(hit.sourceId)],
-        };
-        const sighting: StixObject = {
-          ...common('sighting', name, marking, added),
+        });
+        const sighting: StixObject = Object.assign(common('sighting', name, marking, added), {
           first_seen: seen,
           last_seen: seen,
           count: 1,
           sighting_of_ref: indicator.id,
           where_sighted_refs: [identity.id],
-          ...(observed ? { observed_data_refs: [observed.id] } : {}),
-        };
+        });
+        if (observed) sighting.observed_data_refs = [observed.id];
         objects.push(indicator, sighting);
         refs.push(indicator.id, sighting.id);
       }
-      objects.push({
-        ...common('note', name, marking, added),
-        abstract: description.summary,
-        content: description.text,
-        authors: [deps.instanceName],
-        // A hit with no observable (a card) is a note about what the instance found.
-        object_refs: refs.length ? refs : [identity.id],
-        labels: [findSourceAlias(hit.sourceId), `rule:${hit.ruleName}`],
-        x_dragnet_incident: hit.incidentId,
-      });
+      objects.push(
+        Object.assign(common('note', name, marking, added), {
+          abstract: description.summary,
+          content: description.text,
+          authors: [deps.instanceName],
+          // A hit with no observable (a card) is a note about what the instance found.
+          object_refs: refs.length ? refs : [identity.id],
+          labels: [findSourceAlias(hit.sourceId), `rule:${hit.ruleName}`],
+          x_dragnet_incident: hit.incidentId,
+        }),
+      );
       return objects;
     },
 

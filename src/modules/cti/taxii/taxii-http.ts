@@ -151,39 +151,39 @@ function dateHeaders(reply: FastifyReply, items: PageItem[]) {
   reply.header('x-taxii-date-added-last', iso(items[items.length - 1]!.dateAdded));
 }
 
-const envelopeHead = (page: ObjectPage) =>
-  page.next ? `{"more":true,"next":${JSON.stringify(encodeNext(page.next))},` : '{"more":false,';
+/** A page's `more` and `next` (section 3.7), before what the page holds. */
+const paged = <T extends object>(page: ObjectPage, body: T) => ({
+  more: page.next !== null,
+  next: page.next ? encodeNext(page.next) : undefined,
+  ...body,
+});
 
 /**
- * An envelope (section 3.7) written as a string: a page of 10,000 objects would otherwise be
- * walked twice, by a schema serializer and by JSON.stringify. Each object is the mapper's
- * JSON as it is.
+ * An envelope (section 3.7): one JSON.stringify of the page, the mapper's objects as they are
+ * (no schema serializer walks 1,000–10,000 objects first; one call over the page costs about
+ * half of one per object and a join).
  */
 export function sendEnvelope(reply: FastifyReply, page: ObjectPage) {
   dateHeaders(reply, page.items);
-  const objects = page.items.map((item) => JSON.stringify(item.object)).join(',');
-  return sendJsonText(reply, `${envelopeHead(page)}"objects":[${objects}]}`);
+  return sendTaxii(reply, paged(page, { objects: page.items.map((item) => item.object) }));
 }
 
 /** A manifest (section 5.6): one record per object of the page. */
 export function sendManifest(reply: FastifyReply, page: ObjectPage) {
   dateHeaders(reply, page.items);
-  const records = page.items.map((item) =>
-    JSON.stringify({
-      id: item.object.id,
-      date_added: iso(item.dateAdded),
-      version: item.version,
-      media_type: STIX_MEDIA_TYPE,
-    }),
-  );
-  return sendJsonText(reply, `${envelopeHead(page)}"objects":[${records.join(',')}]}`);
+  const records = page.items.map((item) => ({
+    id: item.object.id,
+    date_added: iso(item.dateAdded),
+    version: item.version,
+    media_type: STIX_MEDIA_TYPE,
+  }));
+  return sendTaxii(reply, paged(page, { objects: records }));
 }
 
 /** The versions of one object (section 5.8). */
 export function sendVersions(reply: FastifyReply, page: ObjectPage) {
   dateHeaders(reply, page.items);
-  const versions = [...new Set(page.items.map((item) => item.version))];
-  return sendJsonText(reply, `${envelopeHead(page)}"versions":${JSON.stringify(versions)}}`);
+  return sendTaxii(reply, paged(page, { versions: [...new Set(page.items.map((item) => item.version))] }));
 }
 
 export const refuseWrite = (what: string) =>

@@ -62,11 +62,24 @@ export function decodeNext(token: string): ObjectPosition {
   return { addedAt, matchId, hitId, index };
 }
 
-/**
- * Hits fetched per query while a page fills: the first query enough for a page of one-object
- * hits and the peek at the next page's first object; then batches of this many.
- */
+/** Bounds of the hits fetched per query while a page fills (hitBatch). */
+const MIN_HIT_BATCH = 16;
 const HIT_BATCH = 1000;
+/** Objects per hit before the page has mapped any: the fewest a hit with an observable gives. */
+const FIRST_OBJECTS_PER_HIT = 3;
+
+/**
+ * Hits to read for `wanted` more objects (the page's rest and the peek at the next page's
+ * first): by the objects per hit the page has had so far, with a tenth to spare. Each hit read
+ * is a row and a JSON.parse; reading one per object wanted read four times the hits a page of
+ * the full mapping uses. Filters that pass few objects read up to the bound per query.
+ */
+function hitBatch({ wanted, objects, hits, limit }: { wanted: number; objects: number; hits: number; limit: number }) {
+  const perHit = hits > 0 ? objects / hits : FIRST_OBJECTS_PER_HIT;
+  const most = Math.max(HIT_BATCH, limit + 1);
+  const batch = perHit > 0 ? Math.ceil((wanted / perHit) * 1.1) + 1 : most;
+  return Math.max(MIN_HIT_BATCH, Math.min(batch, most));
+}
 
 /**
  * Pages of a collection's objects: each hit's objects as the STIX mapper makes them, in the
@@ -103,8 +116,9 @@ export function createObjectPager(deps: {
     const seen = new Set<string>();
     let from: HitPosition | null = input.after;
     let inclusive = true;
-    let batch = limit + 1;
+    let mapped = 0;
     for (;;) {
+      const batch = hitBatch({ wanted: limit + 1 - items.length, objects: items.length, hits: mapped, limit });
       const hits = await deps.collections.hitsFrom({
         orgId,
         collection,
@@ -115,6 +129,7 @@ export function createObjectPager(deps: {
       });
       for (const hit of hits) {
         const objects = objectsOf(hit);
+        mapped++;
         const start = input.after && hit.id === input.after.hitId ? input.after.index : 0;
         for (let index = start; index < objects.length; index++) {
           const object = objects[index]!;
@@ -134,7 +149,6 @@ export function createObjectPager(deps: {
       const last = hits[hits.length - 1]!;
       from = { addedAt: last.addedAt, matchId: last.incidentId, hitId: last.id };
       inclusive = false;
-      batch = HIT_BATCH;
     }
   };
 }
