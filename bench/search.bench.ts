@@ -724,10 +724,7 @@ async function measurePeers(input: {
   const tools: typeof PEER_TOOLS = [];
   for (const tool of PEER_TOOLS) {
     if (await toolAvailable(tool.program)) tools.push(tool);
-    else
-      say(
-        `  ${tool.program} not found: left out (ripgrep is Debian's package ripgrep: apt-get install ripgrep; or cargo install ripgrep)`,
-      );
+    else say(`  ${tool.program} not found: left out (bench/install-peers.sh installs Debian's package ripgrep)`);
   }
   // Only the dumps a measured query reads (the whole corpus's takes a while to write).
   const dumpOf = async (channels: boolean) => {
