@@ -2,6 +2,7 @@ import { sql, type Kysely } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { MigrationContext } from '../../src/db/migration-helpers.ts';
 import { up as buildWordIndex } from '../../src/modules/sources/messenger/migrations/0009_word_index.ts';
+import { up as indexChannelWords } from '../../src/modules/sources/messenger/migrations/0011_channel_word_index.ts';
 import { foldText, matchesFolded, parseQuery } from '../../src/modules/sources/common/query/query-language.ts';
 import { channel, loadCorpus, message } from '../support/corpus.ts';
 import { search } from '../support/messenger-search.ts';
@@ -106,6 +107,16 @@ describe.skipIf(testEngine !== 'postgres')('the word index counts exactly (postg
     await sql`drop table message_words`.execute(db);
     await sql`drop table message_lexicon`.execute(db);
     await buildWordIndex(db, { engine: 'postgres' } as MigrationContext);
+    for (const [query, inChannelA] of queries) expect(await total(query, [channelIds[0]!]), query).toBe(inChannelA);
+    // The upgrade after it: the channel joins the words' GIN index, built over the rows stored.
+    await indexChannelWords(db, { engine: 'postgres' } as MigrationContext);
+    const { rows: indexes } = await sql<{ indexname: string }>`
+      select indexname from pg_indexes where tablename = 'message_words' order by indexname`.execute(db);
+    expect(indexes.map((row) => row.indexname)).toEqual([
+      'message_words_channel_idx',
+      'message_words_channel_words_idx',
+      'message_words_pkey',
+    ]);
     for (const [query, inChannelA] of queries) expect(await total(query, [channelIds[0]!]), query).toBe(inChannelA);
     await loadCorpus(t, [channel('words_a', [message(100, 'a new password after the upgrade')])]);
     expect(await total('password', [channelIds[0]!])).toBe(7);

@@ -73,19 +73,19 @@ export function createRecordedSearchReader(deps: { searches: SearchRepository; p
     return planner.matchQuery(recorded.parse.tree, channelFilter, recorded.watermark);
   }
 
-  /** The keys of rows `from` (0-based) to `from + limit`, newest first, read on from `start` when given. */
-  async function pageKeys(
+  /** The rows `from` (0-based) to `from + limit`, newest first, read on from `start` when given. */
+  async function pageRows(
     recorded: CountedSearch,
     planned: PlannedQuery,
     from: number,
     limit: number,
     start: { position: number; key: OrderKey } | null,
-  ): Promise<OrderKey[]> {
+  ): Promise<MessageRow[]> {
     if (from >= recorded.total) return [];
     const { query, scope } = planned;
     const offset = from - (start?.position ?? 0);
     const plan = pagePlan({ total: recorded.total, scope, offset, limit, narrowed: query.match.narrowing !== null });
-    return searches.page(query, {
+    return searches.pageRows(query, {
       plan,
       uniqueOnly: recorded.options.unique_only,
       offset,
@@ -94,16 +94,17 @@ export function createRecordedSearchReader(deps: { searches: SearchRepository; p
     });
   }
 
-  function bookmark(historyId: number, from: number, keys: OrderKey[]) {
-    if (keys.length === 0) return;
+  function bookmark(historyId: number, from: number, rows: MessageRow[]) {
+    const last = rows.at(-1);
+    if (!last) return;
     bookmarks.delete(historyId);
-    bookmarks.set(historyId, { position: from + keys.length, key: keys[keys.length - 1]! });
+    bookmarks.set(historyId, { position: from + rows.length, key: { id: Number(last.id), date: Number(last.date) } });
     if (bookmarks.size > BOOKMARKS) bookmarks.delete(bookmarks.keys().next().value!);
   }
 
-  /** The results of these keys, without the full texts. */
-  async function pageItems(recorded: CountedSearch, keys: OrderKey[]) {
-    return (await items(await searches.messages(keys), recorded)).map(({ text: _text, ...item }) => item);
+  /** The results of these rows, without the full texts. */
+  async function pageItems(recorded: CountedSearch, rows: MessageRow[]) {
+    return (await items(rows, recorded)).map(({ text: _text, ...item }) => item);
   }
 
   return {
@@ -114,9 +115,9 @@ export function createRecordedSearchReader(deps: { searches: SearchRepository; p
     async page(recorded: RecordedSearch, from: number, limit: number) {
       const mark = bookmarks.get(recorded.historyId);
       const start = mark && mark.position <= from ? mark : null;
-      const keys = await pageKeys(recorded, await recordedQuery(recorded), from, limit, start);
-      bookmark(recorded.historyId, from, keys);
-      return pageItems(recorded, keys);
+      const rows = await pageRows(recorded, await recordedQuery(recorded), from, limit, start);
+      bookmark(recorded.historyId, from, rows);
+      return pageItems(recorded, rows);
     },
 
     /**
@@ -125,10 +126,10 @@ export function createRecordedSearchReader(deps: { searches: SearchRepository; p
      * entry's id.
      */
     async firstPage(recorded: CountedSearch, planned: PlannedQuery, from: number, limit: number) {
-      const keys = await pageKeys(recorded, planned, from, limit, null);
+      const rows = await pageRows(recorded, planned, from, limit, null);
       return {
-        results: await pageItems(recorded, keys),
-        remember: (historyId: number) => bookmark(historyId, from, keys),
+        results: await pageItems(recorded, rows),
+        remember: (historyId: number) => bookmark(historyId, from, rows),
       };
     },
 

@@ -1,4 +1,4 @@
-import { sql, type Kysely } from 'kysely';
+import { sql, type Kysely, type RawBuilder } from 'kysely';
 import type { Database } from '../../db/schema.ts';
 import type { Engine } from '../../db/store.ts';
 import { createMatchCounter, SEARCH_TUNING } from './match-count.ts';
@@ -44,6 +44,21 @@ function sqliteWalkIndex(query: MatchQuery): string {
     : 'messages_date_idx';
 }
 
+/** The columns of a result row, read from a message (`m`, or the walk's `s`) and its channel `c`. */
+const RESULT_COLUMNS = ['id', 'message_id', 'channel_id', 'user_id', 'text', 'text_hash', 'date', 'has_media']
+  .concat(['media_type', 'file_name', 'links', 'forwarded_from', 'forwarded_from_id', 'via_bot'])
+  .concat(['reply_to_message_id', 'edited_at']);
+const resultColumns = (message: 'm' | 's') =>
+  sql.raw([...RESULT_COLUMNS.map((column) => `${message}.${column}`), 'c.username', 'c.title'].join(', '));
+
+/** Whether a page is PostgreSQL's walk of the chosen channels, each on its (channel_id, date) index. */
+const walksChannels = (engine: Engine, query: MatchQuery, plan: PagePlan) =>
+  plan === 'walk' &&
+  engine === 'postgres' &&
+  query.channelsFirst === true &&
+  query.channelIds !== undefined &&
+  query.channelIds.length > 0;
+
 export function createSearchRepository(deps: {
   reader: Kysely<Database>;
   readerSlots: number;
@@ -53,6 +68,80 @@ export function createSearchRepository(deps: {
   const { reader, engine } = deps;
   const source = createMatchSource(engine);
   const { matchSource, keysetCondition } = source;
+
+  /**
+   * PostgreSQL: each chosen channel walked newest first on its (channel_id, date) index, the walks
+   * merged: no other channel's rows are read (the date index would pass them all). One walk, run
+   * for each channel (LATERAL), is planned once over the monthly partitions, where a walk per
+   * channel was planned as often: 13 ms of planning for 5 channels. `columns` of the walk `s`
+   * joined to its channel `c`: the page's keys, or its rows whole.
+   */
+  async function channelWalk<T>(
+    query: MatchQuery,
+    options: { offset: number; limit: number; after?: OrderKey },
+    columns: RawBuilder<unknown>,
+  ): Promise<T[]> {
+    const { where } = matchSource(query, { above: 0, upTo: query.maxMessageId }, false);
+    const wanted = options.offset + options.limit;
+    const { rows } = await sql<T>`
+      select ${columns} from unnest(${query.channelIds}::bigint[]) as w (channel_id) cross join lateral (
+        select m.* from messages m
+        where m.channel_id = w.channel_id and ${where} and ${keysetCondition(options.after)}
+        order by m.date desc, m.id desc limit ${wanted}) s
+      join channels c on c.id = s.channel_id
+      order by s.date desc, s.id desc limit ${options.limit} offset ${options.offset}`.execute(reader);
+    return rows;
+  }
+
+  /** The keys of one page of matches, newest first, optionally after a known row (keyset). */
+  async function page(
+    query: MatchQuery,
+    options: { plan: PagePlan; uniqueOnly: boolean; offset: number; limit: number; after?: OrderKey },
+  ): Promise<OrderKey[]> {
+    const range = { above: 0, upTo: query.maxMessageId };
+    if (options.uniqueOnly) {
+      // The newest message of each distinct text stands for it.
+      const { from, where } = matchSource(query, range);
+      const { rows } = await sql<OrderKey>`
+        select g.id, g.date from (
+          select m.id, m.date, row_number() over (partition by m.text_hash order by m.date desc, m.id desc) as n
+          from ${from} where ${where}) g
+        where g.n = 1 and ${options.after ? sql`(g.date, g.id) < (${options.after.date}, ${options.after.id})` : sql`1 = 1`}
+        order by g.date desc, g.id desc limit ${options.limit} offset ${options.offset}`.execute(reader);
+      return rows;
+    }
+    if (walksChannels(engine, query, options.plan)) return channelWalk(query, options, sql`s.id, s.date`);
+    if (options.plan === 'walk') {
+      const { from, where } = matchSource(query, range, false);
+      const indexed = engine === 'sqlite' ? sql`${from} indexed by ${sql.raw(sqliteWalkIndex(query))}` : from;
+      const { rows } = await sql<OrderKey>`
+        select m.id, m.date from ${indexed} where ${where} and ${keysetCondition(options.after)}
+        order by m.date desc, m.id desc limit ${options.limit} offset ${options.offset}`.execute(reader);
+      return rows;
+    }
+    const { from, where } = matchSource(query, range);
+    // PostgreSQL: the OFFSET 0 fence keeps the planner from walking the date index for a rare
+    // term. SQLite's CROSS JOIN already puts the trigram index first.
+    const fence = engine === 'postgres' ? sql`offset 0` : sql``;
+    const { rows } = await sql<OrderKey>`
+      select s.id, s.date from (select m.id, m.date from ${from} where ${where} and ${keysetCondition(options.after)} ${fence}) s
+      order by s.date desc, s.id desc limit ${options.limit} offset ${options.offset}`.execute(reader);
+    return rows;
+  }
+
+  /** The messages of these keys with their channels' names, in the order given. */
+  async function messages(keys: OrderKey[]): Promise<MessageRow[]> {
+    if (keys.length === 0) return [];
+    // Their dates let PostgreSQL plan only the months that hold them.
+    const { rows } = await sql<MessageRow>`
+      select ${resultColumns('m')}
+      from messages m join channels c on c.id = m.channel_id
+      where m.id in (${sql.join(keys.map((k) => k.id))}) and m.date in (${sql.join(keys.map((k) => k.date))})`.execute(
+      reader,
+    );
+    const byId = new Map(rows.map((row) => [Number(row.id), row]));
+    return keys.map((key) => byId.get(Number(key.id))!);
+  }
 
   return {
     /**
@@ -74,72 +163,22 @@ export function createSearchRepository(deps: {
       tuning: { ...SEARCH_TUNING, ...deps.tuning },
     }),
 
-    /** The keys of one page of matches, newest first, optionally after a known row (keyset). */
-    async page(
-      query: MatchQuery,
-      options: { plan: PagePlan; uniqueOnly: boolean; offset: number; limit: number; after?: OrderKey },
-    ): Promise<OrderKey[]> {
-      const range = { above: 0, upTo: query.maxMessageId };
-      if (options.uniqueOnly) {
-        // The newest message of each distinct text stands for it.
-        const { from, where } = matchSource(query, range);
-        const { rows } = await sql<OrderKey>`
-          select g.id, g.date from (
-            select m.id, m.date, row_number() over (partition by m.text_hash order by m.date desc, m.id desc) as n
-            from ${from} where ${where}) g
-          where g.n = 1 and ${options.after ? sql`(g.date, g.id) < (${options.after.date}, ${options.after.id})` : sql`1 = 1`}
-          order by g.date desc, g.id desc limit ${options.limit} offset ${options.offset}`.execute(reader);
-        return rows;
-      }
-      if (options.plan === 'walk' && engine === 'postgres' && query.channelsFirst && query.channelIds?.length) {
-        // Each chosen channel walked newest first on its (channel_id, date) index, the walks
-        // merged: PostgreSQL reads no other channel's rows (the date index would pass them all).
-        // One walk, run for each channel (LATERAL), is planned once over the monthly partitions,
-        // where a walk per channel was planned as often: 13 ms of planning for 5 channels.
-        const { where } = matchSource(query, range, false);
-        const wanted = options.offset + options.limit;
-        const { rows } = await sql<OrderKey>`
-          select s.id, s.date from unnest(${query.channelIds}::bigint[]) as c (id) cross join lateral (
-            select m.id, m.date from messages m
-            where m.channel_id = c.id and ${where} and ${keysetCondition(options.after)}
-            order by m.date desc, m.id desc limit ${wanted}) s
-          order by s.date desc, s.id desc limit ${options.limit} offset ${options.offset}`.execute(reader);
-        return rows;
-      }
-      if (options.plan === 'walk') {
-        const { from, where } = matchSource(query, range, false);
-        const indexed = engine === 'sqlite' ? sql`${from} indexed by ${sql.raw(sqliteWalkIndex(query))}` : from;
-        const { rows } = await sql<OrderKey>`
-          select m.id, m.date from ${indexed} where ${where} and ${keysetCondition(options.after)}
-          order by m.date desc, m.id desc limit ${options.limit} offset ${options.offset}`.execute(reader);
-        return rows;
-      }
-      const { from, where } = matchSource(query, range);
-      // PostgreSQL: the OFFSET 0 fence keeps the planner from walking the date index for a rare
-      // term. SQLite's CROSS JOIN already puts the trigram index first.
-      const fence = engine === 'postgres' ? sql`offset 0` : sql``;
-      const { rows } = await sql<OrderKey>`
-        select s.id, s.date from (select m.id, m.date from ${from} where ${where} and ${keysetCondition(options.after)} ${fence}) s
-        order by s.date desc, s.id desc limit ${options.limit} offset ${options.offset}`.execute(reader);
-      return rows;
-    },
+    page,
+
+    messages,
 
     /**
-     * The messages of these keys with their channels' names, in the order given. Their dates
-     * let PostgreSQL plan only the months that hold them.
+     * The rows of one page (as `page` finds them, then `messages`): a walk of the chosen channels
+     * on PostgreSQL reads them whole in one statement, the second's round trip and planning
+     * saved (docs/performance.md, "The channel filter on both stores").
      */
-    async messages(keys: OrderKey[]): Promise<MessageRow[]> {
-      if (keys.length === 0) return [];
-      const { rows } = await sql<MessageRow>`
-        select m.id, m.message_id, m.channel_id, m.user_id, m.text, m.text_hash, m.date, m.has_media,
-               m.media_type, m.file_name, m.links, m.forwarded_from, m.forwarded_from_id, m.via_bot, m.reply_to_message_id, m.edited_at,
-               c.username, c.title
-        from messages m join channels c on c.id = m.channel_id
-        where m.id in (${sql.join(keys.map((k) => k.id))}) and m.date in (${sql.join(keys.map((k) => k.date))})`.execute(
-        reader,
-      );
-      const byId = new Map(rows.map((row) => [Number(row.id), row]));
-      return keys.map((key) => byId.get(Number(key.id))!);
+    async pageRows(
+      query: MatchQuery,
+      options: { plan: PagePlan; uniqueOnly: boolean; offset: number; limit: number; after?: OrderKey },
+    ): Promise<MessageRow[]> {
+      if (!options.uniqueOnly && walksChannels(engine, query, options.plan))
+        return channelWalk<MessageRow>(query, options, resultColumns('s'));
+      return messages(await page(query, options));
     },
 
     /** The channels each of these texts appears in, as of the watermark. */

@@ -24,6 +24,7 @@ import * as messageOrigin from './migrations/0007_message_origin.ts';
 import * as searchReadPosition from './migrations/0008_search_read_position.ts';
 import * as wordIndex from './migrations/0009_word_index.ts';
 import * as dropTextTrigrams from './migrations/0010_drop_text_trigrams.ts';
+import * as channelWordIndex from './migrations/0011_channel_word_index.ts';
 import {
   collapseIdenticalTexts,
   MESSAGE_COLUMNS,
@@ -138,6 +139,7 @@ export const messengerSource = defineSource({
     'messenger/0008_search_read_position': searchReadPosition,
     'messenger/0009_word_index': wordIndex,
     'messenger/0010_drop_text_trigrams': dropTextTrigrams,
+    'messenger/0011_channel_word_index': channelWordIndex,
   },
   ingesters: [
     {
