@@ -53,7 +53,9 @@ function* textChunks(rows: Iterable<readonly CopyValue[]>): Generator<string> {
   let chunk = '';
   let count = 0;
   for (const row of rows) {
-    chunk += row.map(copyText).join('\t') + '\n';
+    // Appended value by value: a mapped and joined array a row was garbage for every row of an ingest.
+    for (let i = 0; i < row.length; i++) chunk += (i === 0 ? '' : '\t') + copyText(row[i] ?? null);
+    chunk += '\n';
     if (++count === ROWS_PER_CHUNK) {
       yield chunk;
       chunk = '';
