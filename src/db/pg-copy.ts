@@ -37,8 +37,11 @@ export function lendConnections(pool: pg.Pool): PoolLike {
 /** A value of a COPY row: text, a number, or null. */
 export type CopyValue = string | number | null;
 
-/** Streams `rows` into `table` (whose `columns` they list in order) on the transaction's connection. */
-export type CopyIn = (table: string, columns: readonly string[], rows: Iterable<readonly CopyValue[]>) => Promise<void>;
+/**
+ * Streams `rows` (each a `copyRow` of `columns`' values, in order) into `table` on the
+ * transaction's connection.
+ */
+export type CopyIn = (table: string, columns: readonly string[], rows: Iterable<string>) => Promise<void>;
 
 const ROWS_PER_CHUNK = 1000;
 
@@ -49,13 +52,22 @@ const ESCAPES: Record<string, string> = { '\\': '\\\\', '\t': '\\t', '\n': '\\n'
 const copyText = (value: CopyValue): string =>
   value === null ? '\\N' : typeof value === 'number' ? String(value) : value.replace(SPECIAL, (c) => ESCAPES[c]!);
 
-function* textChunks(rows: Iterable<readonly CopyValue[]>): Generator<string> {
+/**
+ * A row in COPY's text format, without its newline. A writer may encode its rows ahead, before
+ * its transaction starts (appended value by value: a mapped and joined array a row was garbage
+ * for every row of an ingest).
+ */
+export function copyRow(values: readonly CopyValue[]): string {
+  let row = '';
+  for (let i = 0; i < values.length; i++) row += (i === 0 ? '' : '\t') + copyText(values[i] ?? null);
+  return row;
+}
+
+function* textChunks(rows: Iterable<string>): Generator<string> {
   let chunk = '';
   let count = 0;
   for (const row of rows) {
-    // Appended value by value: a mapped and joined array a row was garbage for every row of an ingest.
-    for (let i = 0; i < row.length; i++) chunk += (i === 0 ? '' : '\t') + copyText(row[i] ?? null);
-    chunk += '\n';
+    chunk += row + '\n';
     if (++count === ROWS_PER_CHUNK) {
       yield chunk;
       chunk = '';

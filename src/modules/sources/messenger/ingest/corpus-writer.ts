@@ -7,7 +7,7 @@ import type { Log } from '../../../../lib/log.ts';
 import { foldText } from '../../common/query/query-language.ts';
 import { createWordIndexWriter, messageWords, type WordIndexWriter } from '../../common/query/word-index.ts';
 import { slices, writeRowsIn } from '../../../../db/bulk-insert.ts';
-import { createStagingTable, STAGING_ORDER, type CopyIn } from '../../../../db/pg-copy.ts';
+import { copyRow, createStagingTable, STAGING_ORDER, type CopyIn } from '../../../../db/pg-copy.ts';
 import { createPartitionKeeper, type PartitionKeeper } from './message-partitions.ts';
 import { inMessageTransaction, transactionGroups } from './message-transactions.ts';
 
@@ -85,14 +85,39 @@ const channelKey = (channel: ChannelInput): string =>
       : `title:${channel.title}`;
 
 /**
+ * A message's columns of `messages` but its channel's: the one list of the columns a writer
+ * sets, which both stores' paths (a multi-row INSERT, COPY into a staging table and its merge)
+ * take from here.
+ */
+const messageFields = (m: MessageInput) => ({
+  message_id: m.messageId,
+  user_id: m.userId,
+  text: m.text,
+  text_folded: foldedText(m),
+  text_hash: textHash(m.text),
+  date: m.date,
+  has_media: m.hasMedia ? 1 : 0,
+  media_type: m.mediaType,
+  file_name: m.fileName,
+  links: m.links?.length ? JSON.stringify(m.links) : null,
+  forwarded_from: m.forwardedFrom ?? null,
+  forwarded_from_id: m.forwardedFromId ?? null,
+  via_bot: m.viaBot ?? null,
+  reply_to_message_id: m.replyToMessageId ?? null,
+  edited_at: m.editedAt ?? null,
+});
+
+type MessageFields = ReturnType<typeof messageFields>;
+
+/**
  * A message made ready for its transaction before the transaction starts (while the one before
- * runs): folded, hashed, and placed by its batch, whose channel id the transaction gives.
+ * runs), placed by its batch, whose channel id the transaction gives; on PostgreSQL with its
+ * fields already in COPY's text format (in the order of their keys).
  */
 interface PreparedMessage {
   batch: number;
-  message: MessageInput;
-  folded: string;
-  hash: string;
+  fields: MessageFields;
+  copyFields: string | null;
 }
 
 /** A transaction's worth of batches, prepared: each (channel, message id) once, the first copy. */
@@ -106,31 +131,6 @@ interface PreparedGroup {
 }
 
 /**
- * A message as its row of `messages`: the one list of the columns a writer sets, which both
- * stores' paths (a multi-row INSERT, COPY into a staging table and its merge) take from here.
- */
-const messageRow = (channelId: number, { message: m, folded, hash }: PreparedMessage) => ({
-  channel_id: channelId,
-  message_id: m.messageId,
-  user_id: m.userId,
-  text: m.text,
-  text_folded: folded,
-  text_hash: hash,
-  date: m.date,
-  has_media: m.hasMedia ? 1 : 0,
-  media_type: m.mediaType,
-  file_name: m.fileName,
-  links: m.links?.length ? JSON.stringify(m.links) : null,
-  forwarded_from: m.forwardedFrom ?? null,
-  forwarded_from_id: m.forwardedFromId ?? null,
-  via_bot: m.viaBot ?? null,
-  reply_to_message_id: m.replyToMessageId ?? null,
-  edited_at: m.editedAt ?? null,
-});
-
-type MessageRow = ReturnType<typeof messageRow>;
-
-/**
  * PostgreSQL: the messages whose (channel, message id) is new, in one merge, and their word
  * index. A partitioned `messages` cannot hold a unique index without the month (migration
  * messenger/0005), so that key is kept once in message_keys, and a message is inserted when its
@@ -142,23 +142,24 @@ type MessageRow = ReturnType<typeof messageRow>;
 async function copyMessages(
   tx: Transaction<Database>,
   copy: CopyIn,
-  rows: MessageRow[],
-  wordIds: string[],
+  group: PreparedGroup,
+  channelIds: number[],
   partitions: PartitionKeeper,
 ): Promise<number> {
-  const names = Object.keys(rows[0]!) as Array<keyof MessageRow>;
+  const { messages, wordIds } = group;
+  const names = ['channel_id', ...Object.keys(messages[0]!.fields)] as Array<'channel_id' | keyof MessageFields>;
   // The merge sorts the batch (a few MB of text): at the default 4 MB work_mem it spilled to
   // temporary files.
   await sql`set local work_mem = '64MB'`.execute(tx);
   await partitions.ensure(
     tx,
-    rows.map((row) => row.date),
+    messages.map((message) => message.fields.date),
   );
   await createStagingTable(tx, { name: 'messages_staging', like: 'messages', columns: names });
   await copy(
     'messages_staging',
     [STAGING_ORDER, ...names],
-    rows.map((row, i) => [i, ...names.map((name) => row[name])]),
+    messages.map((message, i) => `${i}\t${channelIds[message.batch]}\t${message.copyFields}`),
   );
   const staged = sql.join(names.map((name) => sql.ref(`s.${name}`)));
   // Built as an INSERT query, not raw SQL: the write tally (db/maintenance.ts) counts its rows,
@@ -179,15 +180,13 @@ async function copyMessages(
     )
     .returning(['id', 'channel_id', 'message_id'])
     .execute();
-  const rowOf = new Map(rows.map((row, i) => [`${row.channel_id}:${row.message_id}`, i]));
+  const rowOf = new Map(messages.map((m, i) => [`${channelIds[m.batch]}:${m.fields.message_id}`, i]));
   await copy(
     'message_words',
     ['id', 'channel_id', 'word_ids'],
-    inserted.map((row) => [
-      Number(row.id),
-      Number(row.channel_id),
-      wordIds[rowOf.get(`${row.channel_id}:${row.message_id}`)!]!,
-    ]),
+    inserted.map((row) =>
+      copyRow([row.id, row.channel_id, wordIds![rowOf.get(`${row.channel_id}:${row.message_id}`)!]!]),
+    ),
   );
   return inserted.length;
 }
@@ -216,9 +215,9 @@ async function prepareGroup(
       const key = channelPrefix + message.messageId;
       if (seen.has(key)) continue;
       seen.add(key);
-      const folded = foldedText(message);
-      messages.push({ batch, message, folded, hash: textHash(message.text) });
-      if (words) perMessage.push(messageWords(folded));
+      const fields = messageFields(message);
+      messages.push({ batch, fields, copyFields: words ? copyRow(Object.values(fields)) : null });
+      if (words) perMessage.push(messageWords(fields.text_folded));
       if (messages.length % PREPARE_SLICE === 0) await breather();
     }
   }
@@ -284,13 +283,12 @@ export function createCorpusWriter(deps: { db: Kysely<Database>; engine: Engine;
         ids.push(channelId);
       }
       if (group.messages.length === 0) return 0;
-      const rows = group.messages.map((message) => messageRow(ids[message.batch]!, message));
       // One keeper per transaction: a month it created is gone again if the transaction rolls back.
       return copy
-        ? copyMessages(tx, copy, rows, group.wordIds!, createPartitionKeeper())
+        ? copyMessages(tx, copy, group, ids, createPartitionKeeper())
         : writeRowsIn(tx, null, {
             table: 'messages',
-            rows,
+            rows: group.messages.map(({ batch, fields }) => ({ channel_id: ids[batch]!, ...fields })),
             conflict: ['channel_id', 'message_id'],
             statements: slices(INSERT_ROWS_PER_STATEMENT),
           });
