@@ -34,15 +34,15 @@ const CACHED_WORDS = 500_000;
  */
 export const messageWords = (folded: string): readonly string[] => folded.match(WORD) ?? [];
 
-/** Sorted ids as an intarray literal, each once: `{3,17,42}`. */
-function intarrayLiteral(sorted: Int32Array): string {
-  let literal = '{';
-  for (let i = 0; i < sorted.length; i++) {
-    if (i > 0 && sorted[i] === sorted[i - 1]) continue;
-    if (i > 0) literal += ',';
-    literal += sorted[i];
-  }
-  return literal + '}';
+/**
+ * Ids as an intarray literal, each once: `{3,17,42}`. Sorted and made distinct in place, then
+ * joined (one flat string; appending left a rope of small strings a message).
+ */
+function intarrayLiteral(ids: Int32Array): string {
+  ids.sort();
+  let distinct = 0;
+  for (let i = 0; i < ids.length; i++) if (i === 0 || ids[i] !== ids[i - 1]) ids[distinct++] = ids[i]!;
+  return `{${ids.subarray(0, distinct).join(',')}}`;
 }
 
 /**
@@ -226,7 +226,7 @@ export function createWordIndexWriter() {
         else ids[count++] = known.get(word) ?? added.get(word)!;
       }
       if (long) ids[count++] = LONG_WORDS;
-      return intarrayLiteral(ids.subarray(0, count).sort());
+      return intarrayLiteral(ids.subarray(0, count));
     });
     return {
       lists,
