@@ -1,5 +1,12 @@
 import { sql, type InsertQueryBuilder, type InsertResult, type Kysely, type Transaction } from 'kysely';
-import { createStagingTable, STAGING_ORDER, transactionWithCopy, type CopyIn, type CopyValue } from './pg-copy.ts';
+import {
+  copyRow,
+  createStagingTable,
+  STAGING_ORDER,
+  transactionWithCopy,
+  type CopyIn,
+  type CopyValue,
+} from './pg-copy.ts';
 import type { Engine } from './store.ts';
 
 /**
@@ -63,7 +70,7 @@ async function copyStatement<Row extends Record<string, CopyValue>>(
   await copy(
     staging,
     [STAGING_ORDER, ...names],
-    spec.rows.map((row, i) => [i, ...names.map((name) => row[name] ?? null)]),
+    spec.rows.map((row, i) => copyRow([i, ...names.map((name) => row[name] ?? null)])),
   );
   const columns = sql.join(names.map((name) => sql.ref(name)));
   // Built as an INSERT query, not raw SQL: the write tally (db/maintenance.ts) counts its rows.

@@ -27,15 +27,22 @@ const MAX_WORDS_PER_TERM = 5000;
 /** Lexicon ids kept in memory by a writer; beyond, the cache starts again (ids never change). */
 const CACHED_WORDS = 500_000;
 
-/** The distinct words of a folded text, and whether one of them is too long for the lexicon. */
-export function messageWords(folded: string): { words: Set<string>; long: boolean } {
-  const words = new Set<string>();
-  let long = false;
-  for (const [word] of folded.matchAll(WORD)) {
-    if (word.length > MAX_WORD_LENGTH) long = true;
-    else words.add(word);
-  }
-  return { words, long };
+/**
+ * The words of a folded text as the writer takes them: repeated words, and words too long for
+ * the lexicon, still among them (one array a message: a Set of each message's words was a good
+ * part of an ingest's garbage).
+ */
+export const messageWords = (folded: string): readonly string[] => folded.match(WORD) ?? [];
+
+/**
+ * Ids as an intarray literal, each once: `{3,17,42}`. Sorted and made distinct in place, then
+ * joined (one flat string; appending left a rope of small strings a message).
+ */
+function intarrayLiteral(ids: Int32Array): string {
+  ids.sort();
+  let distinct = 0;
+  for (let i = 0; i < ids.length; i++) if (i === 0 || ids[i] !== ids[i - 1]) ids[distinct++] = ids[i]!;
+  return `{${ids.subarray(0, distinct).join(',')}}`;
 }
 
 /**
@@ -230,12 +237,14 @@ export interface WordIndexRow {
 export function createWordIndexWriter() {
   let known = new Map<string, number>();
 
+  // Two writers inserting the same new words wait on each other's uncommitted rows: in one order
+  // (sorted), the one that got a word first is never waiting for a word the other holds.
   async function lexiconOf(db: Kysely<Database>, words: Set<string>, added: Map<string, number>) {
-    const missing = [...words].filter((word) => !known.has(word));
-    if (missing.length === 0) return;
+    if (words.size === 0) return;
+    const missing = [...words];
     const { rows: created } = await sql<{ id: number; word: string }>`
-      insert into message_lexicon (word) select unnest(${missing}::text[]) on conflict (word) do nothing
-      returning id, word`.execute(db);
+      insert into message_lexicon (word) select word from unnest(${missing}::text[]) as word order by word
+      on conflict (word) do nothing returning id, word`.execute(db);
     for (const row of created) added.set(row.word, Number(row.id));
     const existing = missing.filter((word) => !added.has(word));
     if (existing.length === 0) return;
@@ -250,26 +259,36 @@ export function createWordIndexWriter() {
     for (const row of rows) added.set(row.word, Number(row.id));
   }
 
-  /** Indexes these messages; `commit` makes the new lexicon entries known once the transaction has committed. */
-  async function indexRows(db: Kysely<Database>, rows: WordIndexRow[]): Promise<{ commit: () => void }> {
+  /**
+   * Each message's word ids (its `messageWords`) as an intarray literal (`{3,17,42}`), LONG_WORDS
+   * among them for a word too long for the lexicon; `commit` makes the new lexicon entries known
+   * once `db`'s transaction has committed.
+   */
+  async function wordIdLists(
+    db: Kysely<Database>,
+    perMessage: ReadonlyArray<readonly string[]>,
+  ): Promise<{ lists: string[]; commit: () => void }> {
     const added = new Map<string, number>();
-    const perMessage = rows.map((row) => messageWords(row.text_folded));
-    const all = new Set<string>();
-    for (const { words } of perMessage) for (const word of words) all.add(word);
-    await lexiconOf(db, all, added);
-    const idOf = (word: string) => known.get(word) ?? added.get(word)!;
-    const wordIds = perMessage.map(({ words, long }) => {
-      const ids = [...words].map(idOf);
-      if (long) ids.push(LONG_WORDS);
-      return `{${ids.sort((a, b) => a - b).join(',')}}`;
-    });
-    if (rows.length > 0) {
-      await sql`insert into message_words (id, channel_id, word_ids)
-          select id, channel_id, word_ids::int[]
-          from unnest(${rows.map((row) => row.id)}::bigint[], ${rows.map((row) => row.channel_id)}::bigint[], ${wordIds}::text[])
-            as t (id, channel_id, word_ids)`.execute(db);
+    const missing = new Set<string>();
+    for (const words of perMessage) {
+      for (const word of words) if (word.length <= MAX_WORD_LENGTH && !known.has(word)) missing.add(word);
     }
+    await lexiconOf(db, missing, added);
+    // One buffer of ids for every message, sorted in place (numerically, as typed arrays sort).
+    let ids = new Int32Array(256);
+    const lists = perMessage.map((words) => {
+      if (ids.length <= words.length) ids = new Int32Array(2 * words.length + 1);
+      let count = 0;
+      let long = false;
+      for (const word of words) {
+        if (word.length > MAX_WORD_LENGTH) long = true;
+        else ids[count++] = known.get(word) ?? added.get(word)!;
+      }
+      if (long) ids[count++] = LONG_WORDS;
+      return intarrayLiteral(ids.subarray(0, count));
+    });
     return {
+      lists,
       commit: () => {
         if (known.size + added.size > CACHED_WORDS) known = new Map();
         for (const [word, id] of added) known.set(word, id);
@@ -277,8 +296,23 @@ export function createWordIndexWriter() {
     };
   }
 
+  /** Indexes these messages; `commit` makes the new lexicon entries known once the transaction has committed. */
+  async function indexRows(db: Kysely<Database>, rows: WordIndexRow[]): Promise<{ commit: () => void }> {
+    const { lists, commit } = await wordIdLists(
+      db,
+      rows.map((row) => messageWords(row.text_folded)),
+    );
+    if (rows.length > 0) {
+      await sql`insert into message_words (id, channel_id, word_ids)
+          select id, channel_id, word_ids::int[]
+          from unnest(${rows.map((row) => row.id)}::bigint[], ${rows.map((row) => row.channel_id)}::bigint[], ${lists}::text[])
+            as t (id, channel_id, word_ids)`.execute(db);
+    }
+    return { commit };
+  }
+
   return {
-    indexRows,
+    wordIdLists,
 
     /**
      * Indexes the messages with id in (aboveId, upToId], read back from the table (a writer's

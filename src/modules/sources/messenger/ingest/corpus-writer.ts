@@ -5,9 +5,9 @@ import type { Engine } from '../../../../db/store.ts';
 import type { Clock } from '../../../../lib/clock.ts';
 import type { Log } from '../../../../lib/log.ts';
 import { foldText } from '../../common/query/query-language.ts';
-import { createWordIndexWriter, type WordIndexRow } from '../../common/query/word-index.ts';
+import { createWordIndexWriter, messageWords, type WordIndexWriter } from '../../common/query/word-index.ts';
 import { slices, writeRowsIn } from '../../../../db/bulk-insert.ts';
-import { createStagingTable, STAGING_ORDER, type CopyIn } from '../../../../db/pg-copy.ts';
+import { copyRow, createStagingTable, STAGING_ORDER, type CopyIn } from '../../../../db/pg-copy.ts';
 import { createPartitionKeeper, type PartitionKeeper } from './message-partitions.ts';
 import { inMessageTransaction, transactionGroups } from './message-transactions.ts';
 
@@ -60,9 +60,15 @@ const INSERT_ROWS_PER_STATEMENT = 500;
  */
 const MESSAGES_PER_TRANSACTION: Record<Engine, number> = { sqlite: 1000, postgres: 10_000 };
 
+// White space other than a single space: what the hash's normalising changes (most texts have none).
+const UNUSUAL_SPACE = /[^\S ]|\s\s/;
+
 /** Identical texts (modulo surrounding and repeated white space) share a hash: unique_only. */
-export const textHash = (text: string): string =>
-  createHash('sha1').update(text.trim().replace(/\s+/g, ' ')).digest('base64url').slice(0, 22);
+export const textHash = (text: string): string => {
+  const trimmed = text.trim();
+  const normal = UNUSUAL_SPACE.test(trimmed) ? trimmed.replace(/\s+/g, ' ') : trimmed;
+  return createHash('sha1').update(normal).digest('base64url').slice(0, 22);
+};
 
 /**
  * What search looks in: the text, and a forward's origin after it, so that searching for a
@@ -79,11 +85,11 @@ const channelKey = (channel: ChannelInput): string =>
       : `title:${channel.title}`;
 
 /**
- * A message as its row of `messages`: the one list of the columns a writer sets, which both
- * stores' paths (a multi-row INSERT, COPY into a staging table and its merge) take from here.
+ * A message's columns of `messages` but its channel's: the one list of the columns a writer
+ * sets, which both stores' paths (a multi-row INSERT, COPY into a staging table and its merge)
+ * take from here.
  */
-const messageRow = (channelId: number, m: MessageInput) => ({
-  channel_id: channelId,
+const messageFields = (m: MessageInput) => ({
   message_id: m.messageId,
   user_id: m.userId,
   text: m.text,
@@ -101,36 +107,59 @@ const messageRow = (channelId: number, m: MessageInput) => ({
   edited_at: m.editedAt ?? null,
 });
 
-type MessageRow = ReturnType<typeof messageRow>;
+type MessageFields = ReturnType<typeof messageFields>;
 
 /**
- * PostgreSQL: the messages whose (channel, message id) is new, in one merge. A partitioned
- * `messages` cannot hold a unique index without the month (migration messenger/0005), so that
- * key is kept once in message_keys, and a message is inserted when its key was. The rows are
- * COPYed into a staging table and merged by one statement: new keys first, then their messages
- * in the order they came (ids ascending). `rows` hold each key once (the caller keeps the
- * first of two copies, as a unique index would).
+ * A message made ready for its transaction before the transaction starts (while the one before
+ * runs), placed by its batch, whose channel id the transaction gives; on PostgreSQL with its
+ * fields already in COPY's text format (in the order of their keys).
+ */
+interface PreparedMessage {
+  batch: number;
+  fields: MessageFields;
+  copyFields: string | null;
+}
+
+/** A transaction's worth of batches, prepared: each (channel, message id) once, the first copy. */
+interface PreparedGroup {
+  batches: ChannelBatch[];
+  messages: PreparedMessage[];
+  /** How many messages the batches held, duplicates included. */
+  count: number;
+  /** PostgreSQL: each message's word ids as an intarray literal, in the order of `messages`. */
+  wordIds: string[] | null;
+}
+
+/**
+ * PostgreSQL: the messages whose (channel, message id) is new, in one merge, and their word
+ * index. A partitioned `messages` cannot hold a unique index without the month (migration
+ * messenger/0005), so that key is kept once in message_keys, and a message is inserted when its
+ * key was. The rows are COPYed into a staging table and merged by one statement: new keys first,
+ * then their messages in the order they came (ids ascending). `rows` hold each key once (the
+ * caller keeps the first of two copies, as a unique index would). The added messages' word ids
+ * (`wordIds`, in the order of `rows`) are COPYed into message_words with the ids they got.
  */
 async function copyMessages(
   tx: Transaction<Database>,
   copy: CopyIn,
-  rows: MessageRow[],
+  group: PreparedGroup,
+  channelIds: number[],
   partitions: PartitionKeeper,
-): Promise<WordIndexRow[]> {
-  const names = Object.keys(rows[0]!) as Array<keyof MessageRow>;
-  // The merge sorts the batch (a few MB of text) twice, and the trigram indexes' pending lists
-  // are merged into their trees in work_mem-sized rounds: at the default 4 MB the sorts spilled
-  // to temporary files and the rounds were many and small.
+): Promise<number> {
+  const { messages, wordIds } = group;
+  const names = ['channel_id', ...Object.keys(messages[0]!.fields)] as Array<'channel_id' | keyof MessageFields>;
+  // The merge sorts the batch (a few MB of text): at the default 4 MB work_mem it spilled to
+  // temporary files.
   await sql`set local work_mem = '64MB'`.execute(tx);
   await partitions.ensure(
     tx,
-    rows.map((row) => row.date),
+    messages.map((message) => message.fields.date),
   );
   await createStagingTable(tx, { name: 'messages_staging', like: 'messages', columns: names });
   await copy(
     'messages_staging',
     [STAGING_ORDER, ...names],
-    rows.map((row, i) => [i, ...names.map((name) => row[name])]),
+    messages.map((message, i) => `${i}\t${channelIds[message.batch]}\t${message.copyFields}`),
   );
   const staged = sql.join(names.map((name) => sql.ref(`s.${name}`)));
   // Built as an INSERT query, not raw SQL: the write tally (db/maintenance.ts) counts its rows,
@@ -151,28 +180,54 @@ async function copyMessages(
     )
     .returning(['id', 'channel_id', 'message_id'])
     .execute();
-  // The rows added, with the ids they got, for the word index: their texts are the ones sent.
-  const textOf = new Map(rows.map((row) => [`${row.channel_id}:${row.message_id}`, row.text_folded]));
-  return inserted.map((row) => ({
-    id: Number(row.id),
-    channel_id: Number(row.channel_id),
-    text_folded: textOf.get(`${row.channel_id}:${row.message_id}`)!,
-  }));
+  const rowOf = new Map(messages.map((m, i) => [`${channelIds[m.batch]}:${m.fields.message_id}`, i]));
+  await copy(
+    'message_words',
+    ['id', 'channel_id', 'word_ids'],
+    inserted.map((row) =>
+      copyRow([row.id, row.channel_id, wordIds![rowOf.get(`${row.channel_id}:${row.message_id}`)!]!]),
+    ),
+  );
+  return inserted.length;
 }
 
-/** The rows of a transaction's batches, each (channel, message id) once: the first copy stands. */
-function firstCopies(batches: Array<{ channelId: number; messages: MessageInput[] }>): MessageRow[] {
+/** Messages prepared between two yields to the event loop, so that a transaction in flight goes on. */
+const PREPARE_SLICE = 1000;
+const breather = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+/**
+ * Folds, hashes and (with `words`, PostgreSQL) maps to word ids the messages of a group, each
+ * (channel, message id) once: the first copy stands, as a unique index would have it. The
+ * lexicon's new words are committed here, in a short transaction of their own (an id that no
+ * message uses is harmless to a search), so the message transaction only streams rows in.
+ */
+async function prepareGroup(
+  group: { batches: ChannelBatch[]; messages: number },
+  words?: { writer: WordIndexWriter; db: Kysely<Database> },
+): Promise<PreparedGroup> {
   const seen = new Set<string>();
-  const rows: MessageRow[] = [];
-  for (const { channelId, messages } of batches) {
-    for (const message of messages) {
-      const key = `${channelId}:${message.messageId}`;
+  const messages: PreparedMessage[] = [];
+  const perMessage: Array<readonly string[]> = [];
+  for (const [batch, { channel, messages: inBatch }] of group.batches.entries()) {
+    // Platform and channel key are the channels' unique key: one key, one channel id.
+    const channelPrefix = `${channel.platform}\n${channelKey(channel)}\n`;
+    for (const message of inBatch) {
+      const key = channelPrefix + message.messageId;
       if (seen.has(key)) continue;
       seen.add(key);
-      rows.push(messageRow(channelId, message));
+      const fields = messageFields(message);
+      messages.push({ batch, fields, copyFields: words ? copyRow(Object.values(fields)) : null });
+      if (words) perMessage.push(messageWords(fields.text_folded));
+      if (messages.length % PREPARE_SLICE === 0) await breather();
     }
   }
-  return rows;
+  let wordIds: string[] | null = null;
+  if (words && messages.length > 0) {
+    const { lists, commit } = await words.db.transaction().execute((tx) => words.writer.wordIdLists(tx, perMessage));
+    commit();
+    wordIds = lists;
+  }
+  return { batches: group.batches, messages, count: group.messages, wordIds };
 }
 
 /**
@@ -181,7 +236,7 @@ function firstCopies(batches: Array<{ channelId: number; messages: MessageInput[
  */
 export function createCorpusWriter(deps: { db: Kysely<Database>; engine: Engine; clock: Clock; log: Log }) {
   const { db, engine, clock } = deps;
-  const words = engine === 'postgres' ? createWordIndexWriter() : undefined;
+  const words = engine === 'postgres' ? { writer: createWordIndexWriter(), db } : undefined;
 
   /** The category's id, created when missing (unique name: of two writers at once, one inserts). */
   async function categoryId(tx: Transaction<Database>, name: string): Promise<number> {
@@ -218,23 +273,22 @@ export function createCorpusWriter(deps: { db: Kysely<Database>; engine: Engine;
     return Number(row.id);
   }
 
-  /** One transaction's worth of messages: its channels, their messages and their FTS rows. */
-  function writeTransaction(batches: ChannelBatch[], channelIds: Set<number>): Promise<number> {
-    return inMessageTransaction({ db, engine, words }, async (tx, copy) => {
-      const channels: Array<{ channelId: number; messages: MessageInput[] }> = [];
-      for (const batch of batches) {
+  /** One transaction's worth of messages: its channels, their messages and their index rows. */
+  function writeTransaction(group: PreparedGroup, channelIds: Set<number>): Promise<number> {
+    return inMessageTransaction({ db, engine }, async (tx, copy) => {
+      const ids: number[] = [];
+      for (const batch of group.batches) {
         const channelId = await upsertChannel(tx, batch.channel);
         channelIds.add(channelId);
-        channels.push({ channelId, messages: batch.messages });
+        ids.push(channelId);
       }
-      const rows = firstCopies(channels);
-      if (rows.length === 0) return 0;
+      if (group.messages.length === 0) return 0;
       // One keeper per transaction: a month it created is gone again if the transaction rolls back.
       return copy
-        ? copyMessages(tx, copy, rows, createPartitionKeeper())
+        ? copyMessages(tx, copy, group, ids, createPartitionKeeper())
         : writeRowsIn(tx, null, {
             table: 'messages',
-            rows,
+            rows: group.messages.map(({ batch, fields }) => ({ channel_id: ids[batch]!, ...fields })),
             conflict: ['channel_id', 'message_id'],
             statements: slices(INSERT_ROWS_PER_STATEMENT),
           });
@@ -271,15 +325,29 @@ export function createCorpusWriter(deps: { db: Kysely<Database>; engine: Engine;
       totals: WriteTotals = { channels: 0, added: 0, duplicates: 0 },
     ): Promise<WriteTotals> {
       const channelIds = new Set<number>();
+      const commit = async (group: PreparedGroup) => {
+        const added = await writeTransaction(group, channelIds);
+        totals.channels = channelIds.size;
+        totals.added += added;
+        totals.duplicates += group.count - added;
+        onBatch?.(group.count);
+      };
+      // Node prepares the next group (folding, hashing, word ids) while the server merges the
+      // one before: on a machine of two cores the two sides no longer take turns.
+      let inFlight: Promise<void> | undefined;
       try {
         for await (const group of transactionGroups(batches, MESSAGES_PER_TRANSACTION[engine])) {
-          const added = await writeTransaction(group.batches, channelIds);
-          totals.channels = channelIds.size;
-          totals.added += added;
-          totals.duplicates += group.messages - added;
-          onBatch?.(group.messages);
+          const prepared = await prepareGroup(group, words);
+          await inFlight;
+          inFlight = commit(prepared);
+          // Awaited before the next one starts or below; until then a failure waits there.
+          inFlight.catch(() => undefined);
         }
+        await inFlight;
       } finally {
+        // A transaction still running (the next group's preparation failed) ends before the
+        // counts are taken and the caller hears of the failure.
+        await inFlight?.catch(() => undefined);
         // The counts are a convenience of the channel list: a failure to refresh them (the write
         // lock busy past its wait) is logged, and neither hides the write's own error nor fails
         // a write that succeeded; the next write to the channel counts again.

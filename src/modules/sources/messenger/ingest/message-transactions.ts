@@ -3,7 +3,6 @@ import type { Database } from '../../../../db/schema.ts';
 import { bulkTransaction } from '../../../../db/bulk-insert.ts';
 import type { CopyIn } from '../../../../db/pg-copy.ts';
 import type { Engine } from '../../../../db/store.ts';
-import type { WordIndexRow, WordIndexWriter } from '../../common/query/word-index.ts';
 
 /** PostgreSQL advisory lock key of message writers (any constant no other lock uses). */
 const MESSAGE_WRITER_LOCK = 0x6d657373;
@@ -37,45 +36,32 @@ export async function* transactionGroups<Message, Batch extends { messages: Mess
 }
 
 /**
- * What a write added: how many messages, and the messages themselves when the writer has them
- * with their ids (the word index then needs not read them back).
- */
-export type Written = number | WordIndexRow[];
-
-/**
  * Runs `write` in a transaction that keeps what searches rely on: message ids commit in order,
- * and the new rows are in the trigram index (SQLite) or the word index (PostgreSQL, `words`).
- * On PostgreSQL `write` gets `copy`, to stream rows in (src/db/pg-copy.ts). Returns how many
- * messages were added.
+ * and the new rows are in the trigram index (SQLite, here) or the word index (PostgreSQL,
+ * written by `write` with the messages). On PostgreSQL `write` gets `copy`, to stream rows in
+ * (src/db/pg-copy.ts). Returns how many messages were added.
  */
-export async function inMessageTransaction(
-  deps: { db: Kysely<Database>; engine: Engine; words?: WordIndexWriter },
-  write: (tx: Transaction<Database>, copy: CopyIn | null) => Promise<Written>,
+export function inMessageTransaction(
+  deps: { db: Kysely<Database>; engine: Engine },
+  write: (tx: Transaction<Database>, copy: CopyIn | null) => Promise<number>,
 ): Promise<number> {
-  const { engine, words } = deps;
-  const { added, indexed } = await bulkTransaction(deps.db, engine, async (tx, copy) => {
+  const { engine } = deps;
+  return bulkTransaction(deps.db, engine, async (tx, copy) => {
     // PostgreSQL hands out ids when rows are inserted, not when they commit: two writers at
     // once could commit id 101 before id 100, and a search that saw 101 would miss 100
     // below its watermark, which a later re-read would then find. Writers take turns, so a
     // committed id is never below one still to commit. (SQLite has one writer at a time.)
     if (engine === 'postgres') await sql`select pg_advisory_xact_lock(${MESSAGE_WRITER_LOCK})`.execute(tx);
-    const lastIdBefore = engine === 'sqlite' || words ? await lastMessageId(tx) : 0;
-    const written = await write(tx, copy);
-    const added = typeof written === 'number' ? written : written.length;
-    const indexed =
-      words && added > 0
-        ? await (typeof written === 'number' ? words.index(tx, lastIdBefore) : words.indexRows(tx, written))
-        : null;
+    const lastIdBefore = engine === 'sqlite' ? await lastMessageId(tx) : 0;
+    const added = await write(tx, copy);
     // SQLite: the trigram index of the new rows in one statement (migration 0006).
     if (engine === 'sqlite' && added > 0) {
       await sql`insert into messages_fts (rowid, text_folded) select id, text_folded from messages where id > ${lastIdBefore}`.execute(
         tx,
       );
     }
-    return { added, indexed };
+    return added;
   });
-  indexed?.commit();
-  return added;
 }
 
 async function lastMessageId(tx: Transaction<Database>): Promise<number> {
