@@ -63,19 +63,23 @@ const COMPRESSED_TYPES = ['application/json', 'application/taxii+json'];
  * (exports, the dashboard's precompressed assets) and streams go as they are.
  */
 export function registerJsonCompression(app: FastifyInstance): void {
-  app.addHook('onSend', async (request, reply, payload) => {
+  // A callback hook, not an async one: nearly every answer goes as it is, and an async hook
+  // would cost each of them a promise and a turn of the microtask queue.
+  app.addHook('onSend', (request, reply, payload, done) => {
     const type = reply.getHeader('content-type');
-    if (typeof type !== 'string' || !COMPRESSED_TYPES.some((json) => type.startsWith(json))) return payload;
-    if (typeof payload !== 'string' && !Buffer.isBuffer(payload)) return payload;
-    if (reply.hasHeader('content-encoding')) return payload;
-    const data = Buffer.isBuffer(payload) ? payload : Buffer.from(payload);
-    if (data.length < COMPRESSION_THRESHOLD_BYTES) return payload;
+    if (typeof type !== 'string' || !COMPRESSED_TYPES.some((json) => type.startsWith(json))) return done(null, payload);
+    if (typeof payload !== 'string' && !Buffer.isBuffer(payload)) return done(null, payload);
+    if (reply.hasHeader('content-encoding')) return done(null, payload);
+    // Measured before any copy: most answers are small strings that go as they are.
+    const size = typeof payload === 'string' ? Buffer.byteLength(payload) : payload.length;
+    if (size < COMPRESSION_THRESHOLD_BYTES) return done(null, payload);
     // This answer goes compressed to some clients and not to others: a cache must not mix them.
     reply.header('vary', varyOnAcceptEncoding(reply.getHeader('vary')));
     const encoding = chooseEncoding(request.headers['accept-encoding']);
-    if (!encoding) return payload;
+    if (!encoding) return done(null, payload);
     reply.header('content-encoding', encoding);
     reply.removeHeader('content-length');
-    return ENCODERS[encoding](data);
+    const data = typeof payload === 'string' ? Buffer.from(payload) : payload;
+    ENCODERS[encoding](data).then((compressed) => done(null, compressed), done);
   });
 }
