@@ -177,7 +177,7 @@ export function openStore(options: StoreOptions): Store {
     // its count and every rate-limited request before it runs: a crash of the server may lose
     // the last moments' entries and counts, never more, as the embedded store's history
     // (synchronous NORMAL) may lose them on a power cut (docs/architecture.md, "Search").
-    const history = new Kysely<Database>({
+    const unflushed = new Kysely<Database>({
       dialect: new PostgresDialect({
         pool: openPool('dragnet-async-commit', readerSize, undefined, databaseUrl, ' -c synchronous_commit=off'),
       }),
@@ -191,8 +191,8 @@ export function openStore(options: StoreOptions): Store {
       ruleRuns,
       // PostgreSQL splits a long read over its own parallel workers.
       readerSlots: 1,
-      searchHistory: history,
-      rateCounters: history,
+      searchHistory: unflushed,
+      rateCounters: unflushed,
       location: `postgres://${url.host}${url.pathname}`,
       changeStamp: (table) => changes.stamp(table),
       ping: async () => {
@@ -201,7 +201,7 @@ export function openStore(options: StoreOptions): Store {
       close: async () => {
         await changes.close();
         await replicas.router.close();
-        await Promise.all([reader.destroy(), ruleRuns.destroy(), history.destroy()]);
+        await Promise.all([reader.destroy(), ruleRuns.destroy(), unflushed.destroy()]);
         await db.destroy();
       },
     };

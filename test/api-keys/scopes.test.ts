@@ -1,12 +1,12 @@
-import Fastify, { type FastifyInstance, type LightMyRequestResponse } from 'fastify';
+import Fastify, { type FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { registerAuthentication, requireAuth } from '../../src/http/auth.plugin.ts';
 import { registerErrorHandling } from '../../src/http/error-handler.ts';
 import { NO_RATE_LIMITS } from '../support/delivery-api.ts';
 import { DEFAULT_PASSWORD, createTestApp, type TestApp } from '../support/test-app.ts';
 import { expectError } from '../support/http.ts';
-import { expectTaxiiError, type TaxiiResponse } from '../support/taxii-client.ts';
-import { createKey, revokePath } from './support.ts';
+import { expectTaxiiError, injectedAnswer } from '../support/taxii-client.ts';
+import { basicAuthorization, createKey, revokePath } from './support.ts';
 
 /**
  * docs/api.md "API keys": the only routes other than GET and HEAD that a key of scope read
@@ -41,13 +41,6 @@ function authenticatedOperations(t: TestApp): Operation[] {
 }
 
 const concrete = (path: string) => path.replace(/\{[^}]+\}/g, '1');
-
-/** An injected answer as the TAXII client's checks take it. */
-const taxiiResponse = (response: LightMyRequestResponse): TaxiiResponse => ({
-  status: response.statusCode,
-  headers: response.headers as Record<string, string>,
-  body: response.body,
-});
 
 describe('API key scopes over every route', () => {
   let t: TestApp;
@@ -92,7 +85,7 @@ describe('API key scopes over every route', () => {
       if (SESSION_ONLY.includes(name)) expectError(response, 403, 'session_required');
       else if (changing.includes(operation) && operation.path.startsWith('/taxii2/')) {
         // TAXII answers every error in its own envelope (docs/taxii.md).
-        expect(expectTaxiiError(taxiiResponse(response), 403).error_code, name).toBe('insufficient_scope');
+        expect(expectTaxiiError(injectedAnswer(response), 403).error_code, name).toBe('insufficient_scope');
       } else if (changing.includes(operation)) {
         const error = expectError(response, 403, 'insufficient_scope');
         expect(error.required_scope, name).toBe('read_write');
@@ -142,15 +135,13 @@ describe('API keys as the password of HTTP Basic', () => {
     await t.close();
   });
 
-  const basic = (user: string, password: string) =>
-    `Basic ${Buffer.from(`${user}:${password}`, 'utf8').toString('base64')}`;
   const fetchFeed = (authorization?: string) =>
     feed.inject({ method: 'GET', url: '/feed/', headers: authorization ? { authorization } : {} });
 
   it('takes an API key as the Basic password, whatever the user part', async () => {
     const { id, key } = await createKey(t, token, { name: 'taxii client' });
     for (const user of ['', 'anything', 'owner@acme.test']) {
-      const response = await fetchFeed(basic(user, key));
+      const response = await fetchFeed(basicAuthorization(user, key));
       expect(response.statusCode, response.body).toBe(200);
       expect(response.json()).toEqual({ email: 'owner@acme.test', org_id: expect.any(Number), key: 'taxii client' });
     }
@@ -159,14 +150,14 @@ describe('API keys as the password of HTTP Basic', () => {
     expect((await fetchFeed(`Bearer ${token}`)).json()).toMatchObject({ key: null });
 
     await t.request({ method: 'POST', url: revokePath(id), token });
-    const revoked = expectError(await fetchFeed(basic('x', key)), 401, 'unauthorized');
+    const revoked = expectError(await fetchFeed(basicAuthorization('x', key)), 401, 'unauthorized');
     expect(revoked.message).toMatch(/revoked/);
   });
 
   it("never takes a person's password, and challenges with Basic", async () => {
     for (const authorization of [
-      basic('owner@acme.test', DEFAULT_PASSWORD),
-      basic('owner@acme.test', token),
+      basicAuthorization('owner@acme.test', DEFAULT_PASSWORD),
+      basicAuthorization('owner@acme.test', token),
       undefined,
     ]) {
       const response = await fetchFeed(authorization);
@@ -180,7 +171,7 @@ describe('API keys as the password of HTTP Basic', () => {
     const response = await t.request({
       method: 'GET',
       url: '/service/account/',
-      headers: { authorization: basic('owner@acme.test', key) },
+      headers: { authorization: basicAuthorization('owner@acme.test', key) },
     });
     expectError(response, 401, 'unauthorized');
     expect(response.headers['www-authenticate']).toBe('Bearer realm="dragnet"');

@@ -23,6 +23,10 @@ export interface CreatedKey extends ApiKeyBody {
   key: string;
 }
 
+/** HTTP Basic credentials: how a client that speaks only Basic (TAXII, MISP) sends an API key. */
+export const basicAuthorization = (user: string, password: string) =>
+  `Basic ${Buffer.from(`${user}:${password}`, 'utf8').toString('base64')}`;
+
 /** Creates a key over HTTP with a person's token; must be 201. */
 export async function createKey(
   t: TestApp,

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ACCOUNT_SCOPE, serviceScope } from '../../src/modules/usage/limits.ts';
-import { createKey } from '../api-keys/support.ts';
+import { basicAuthorization, createKey } from '../api-keys/support.ts';
 import {
   ACCOUNT_PATH,
   blockOf,
@@ -14,7 +14,7 @@ import {
   totalOf,
   usage,
 } from '../support/rate-limits.ts';
-import { expectTaxiiError, TAXII_21 } from '../support/taxii-client.ts';
+import { expectTaxiiError, injectedAnswer, TAXII_21 } from '../support/taxii-client.ts';
 import { createTestApp, type TestApp } from '../support/test-app.ts';
 import { testEngine } from '../support/test-store.ts';
 
@@ -29,7 +29,7 @@ const NOW = '2026-03-10T09:00:00.000Z';
 const MIDNIGHT = '2026-03-11T00:00:00.000Z';
 const ROOT = '/taxii2/dragnet/';
 
-const basic = (key: string) => `Basic ${Buffer.from(`taxii-client:${key}`, 'utf8').toString('base64')}`;
+const basic = (key: string) => basicAuthorization('taxii-client', key);
 
 describe(`rate limits of the TAXII server and the MISP feed (${testEngine})`, () => {
   let t: TestApp;
@@ -62,10 +62,7 @@ describe(`rate limits of the TAXII server and the MISP feed (${testEngine})`, ()
   const remaining = (response: LightMyRequestResponse) => rateHeaders(response).remaining;
   /** The TAXII error message of an injected response (checked as a TAXII client would). */
   const taxiiError = (response: LightMyRequestResponse, status: number) =>
-    expectTaxiiError(
-      { status: response.statusCode, headers: response.headers as Record<string, string>, body: response.body },
-      status,
-    );
+    expectTaxiiError(injectedAnswer(response), status);
   const untilMidnight = () => secondsBetween(t.clock.now().toISOString(), MIDNIGHT);
 
   it('lists TAXII 2.1 and the MISP feed in the usage report, 10,000 per day each by default', async () => {

@@ -1,6 +1,6 @@
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createKey } from '../api-keys/support.ts';
+import { basicAuthorization, createKey } from '../api-keys/support.ts';
 import {
   createDeliveryKit,
   createRulesApp,
@@ -29,7 +29,7 @@ const fetchTransport: TaxiiTransport = async (url, init) => {
   return { status: response.status, headers: Object.fromEntries(response.headers), body: await response.text() };
 };
 
-const basic = (key: string) => `Basic ${Buffer.from(`opencti:${key}`).toString('base64')}`;
+const basic = (key: string) => basicAuthorization('opencti', key);
 
 /**
  * Issue 26's "done when", from outside: a machine client holding only a read-scoped API key walks

@@ -15,6 +15,17 @@ export interface TaxiiResponse {
   body: string;
 }
 
+/** An answer of `app.inject` as the checks here take it. */
+export const injectedAnswer = (response: {
+  statusCode: number;
+  headers: Record<string, unknown>;
+  body: string;
+}): TaxiiResponse => ({
+  status: response.statusCode,
+  headers: response.headers as TaxiiResponse['headers'],
+  body: response.body,
+});
+
 /** Sends one request (absolute URL or path) and returns what came back. */
 export type TaxiiTransport = (
   url: string,

@@ -148,7 +148,8 @@ const CHUNKED_WORDS = 512;
  * CHUNK_WORDS ids, so each posting is compared with 8 ids rather than all of them: 0.5 s for
  * its count at 1M messages against 1.9 s for the text and 8.6 s for one query_int
  * (docs/performance.md, "Broad terms in many words"). `rowsFirst` (a channel filter whose rows
- * are read and checked one by one) takes no chunks: each row would be checked against them all.
+ * are read, a filter small against the query's share) takes no chunks: they were measured
+ * without a channel filter only, and the text of a few channels is checked cheaply.
  */
 export function countingWords(words: WordNarrowing, share: number, rowsFirst: boolean): string[] | null {
   if (!words.exact) return null;
@@ -223,7 +224,7 @@ export async function narrowByWords(db: Kysely<Database>, tree: QueryNode): Prom
 export const wordCandidates = (words: WordNarrowing) => `(${words.query})|${LONG_WORDS}`;
 
 /** A message as the word index needs it. */
-export interface WordIndexRow {
+interface WordIndexRow {
   id: number;
   channel_id: number;
   text_folded: string;
@@ -296,33 +297,29 @@ export function createWordIndexWriter() {
     };
   }
 
-  /** Indexes these messages; `commit` makes the new lexicon entries known once the transaction has committed. */
-  async function indexRows(db: Kysely<Database>, rows: WordIndexRow[]): Promise<{ commit: () => void }> {
-    const { lists, commit } = await wordIdLists(
-      db,
-      rows.map((row) => messageWords(row.text_folded)),
-    );
-    if (rows.length > 0) {
-      await sql`insert into message_words (id, channel_id, word_ids)
-          select id, channel_id, word_ids::int[]
-          from unnest(${rows.map((row) => row.id)}::bigint[], ${rows.map((row) => row.channel_id)}::bigint[], ${lists}::text[])
-            as t (id, channel_id, word_ids)`.execute(db);
-    }
-    return { commit };
-  }
-
   return {
     wordIdLists,
 
     /**
-     * Indexes the messages with id in (aboveId, upToId], read back from the table (a writer's
-     * own, under the writers' lock, or the migration's backfill).
+     * Indexes the messages with id in (aboveId, upToId], read back from the table: the backfill
+     * of migration messenger/0009 (writers index what they add from their own copy, through
+     * `wordIdLists`). `commit` makes the new lexicon entries known once `db`'s transaction has
+     * committed.
      */
-    async index(db: Kysely<Database>, aboveId: number, upToId?: number): Promise<{ commit: () => void }> {
+    async index(db: Kysely<Database>, aboveId: number, upToId: number): Promise<{ commit: () => void }> {
       const { rows } = await sql<WordIndexRow>`
-        select id, channel_id, text_folded from messages
-        where id > ${aboveId} ${upToId === undefined ? sql`` : sql`and id <= ${upToId}`}`.execute(db);
-      return indexRows(db, rows);
+        select id, channel_id, text_folded from messages where id > ${aboveId} and id <= ${upToId}`.execute(db);
+      const { lists, commit } = await wordIdLists(
+        db,
+        rows.map((row) => messageWords(row.text_folded)),
+      );
+      if (rows.length > 0) {
+        await sql`insert into message_words (id, channel_id, word_ids)
+            select id, channel_id, word_ids::int[]
+            from unnest(${rows.map((row) => row.id)}::bigint[], ${rows.map((row) => row.channel_id)}::bigint[], ${lists}::text[])
+              as t (id, channel_id, word_ids)`.execute(db);
+      }
+      return { commit };
     },
   };
 }

@@ -135,9 +135,10 @@ interface PreparedGroup {
  * index. A partitioned `messages` cannot hold a unique index without the month (migration
  * messenger/0005), so that key is kept once in message_keys, and a message is inserted when its
  * key was. The rows are COPYed into a staging table and merged by one statement: new keys first,
- * then their messages in the order they came (ids ascending). `rows` hold each key once (the
- * caller keeps the first of two copies, as a unique index would). The added messages' word ids
- * (`wordIds`, in the order of `rows`) are COPYed into message_words with the ids they got.
+ * then their messages in the order they came (ids ascending). The group holds each key once
+ * (prepareGroup keeps the first of two copies, as a unique index would). The added messages'
+ * word ids (`wordIds`, in the order of `messages`) are COPYed into message_words with the ids
+ * they got. `streaming` is called when the rows start to go to the server.
  */
 async function copyMessages(
   tx: Transaction<Database>,
