@@ -47,13 +47,6 @@ export interface Store {
    * through a pool of its own whose commits do not wait for their WAL flush.
    */
   searchHistory: Kysely<Database>;
-  /**
-   * Where the rate-limit counters are kept without Redis: `db` on SQLite; on PostgreSQL the
-   * search history's pool, whose commits do not wait for their WAL flush. A counter that a
-   * crash of the server takes back costs a request allowed early, where every rate-limited
-   * request waited for a flush (1–10 ms by the machine's load).
-   */
-  rateCounters: Kysely<Database>;
   /** Human-readable location for start-up messages (never includes credentials). */
   location: string;
   ping(): Promise<void>;
@@ -72,10 +65,10 @@ export interface StoreOptions {
   dataDir: string;
   databaseUrl?: string;
   /**
-   * Upper bound of pooled PostgreSQL connections per process for `db`; `reader` and
-   * `searchHistory` with `rateCounters` get 40% of it each, `ruleRuns` 20% (4, 4 and 2 of the
-   * default 10), so that a process holds about 21 connections with the change feed's, and serve,
-   * worker and a CLI ingest stay far below max_connections.
+   * Upper bound of pooled PostgreSQL connections per process for `db`; `reader` gets 40% of it,
+   * `ruleRuns` and `searchHistory` 20% each (4, 2 and 2 of the default 10), so that a process
+   * holds about 19 connections with the change feed's, and serve, worker and a CLI ingest stay
+   * far below max_connections.
    */
   poolSize?: number;
   /** SQLite: how long a write waits for another process's write lock before it fails. */
@@ -172,14 +165,19 @@ export function openStore(options: StoreOptions): Store {
         pool: openPool('dragnet-rule-runs', Math.max(1, Math.round(poolSize * 0.2)), options.ruleRunTimeoutMs),
       }),
     });
-    // The search history and the rate-limit counters commit without waiting for their WAL flush
-    // (1 ms on a quiet disk, 10 ms beside an ingest), which a search otherwise waits for after
-    // its count and every rate-limited request before it runs: a crash of the server may lose
-    // the last moments' entries and counts, never more, as the embedded store's history
+    // The search history commits without waiting for its WAL flush (1 ms on a quiet disk, 10 ms
+    // beside an ingest), which a search otherwise waits for after its count: a crash of the
+    // server may lose the last moments' entries, never more, as the embedded store's history
     // (synchronous NORMAL) may lose them on a power cut (docs/architecture.md, "Search").
-    const unflushed = new Kysely<Database>({
+    const history = new Kysely<Database>({
       dialect: new PostgresDialect({
-        pool: openPool('dragnet-async-commit', readerSize, undefined, databaseUrl, ' -c synchronous_commit=off'),
+        pool: openPool(
+          'dragnet-history',
+          Math.max(1, Math.round(poolSize * 0.2)),
+          undefined,
+          databaseUrl,
+          ' -c synchronous_commit=off',
+        ),
       }),
     });
     const url = new URL(databaseUrl);
@@ -191,8 +189,7 @@ export function openStore(options: StoreOptions): Store {
       ruleRuns,
       // PostgreSQL splits a long read over its own parallel workers.
       readerSlots: 1,
-      searchHistory: unflushed,
-      rateCounters: unflushed,
+      searchHistory: history,
       location: `postgres://${url.host}${url.pathname}`,
       changeStamp: (table) => changes.stamp(table),
       ping: async () => {
@@ -201,7 +198,7 @@ export function openStore(options: StoreOptions): Store {
       close: async () => {
         await changes.close();
         await replicas.router.close();
-        await Promise.all([reader.destroy(), ruleRuns.destroy(), unflushed.destroy()]);
+        await Promise.all([reader.destroy(), ruleRuns.destroy(), history.destroy()]);
         await db.destroy();
       },
     };
@@ -231,7 +228,6 @@ export function openStore(options: StoreOptions): Store {
     ruleRuns: db,
     readerSlots: readers.size,
     searchHistory: history,
-    rateCounters: db,
     location: file,
     changeStamp: () => cached.changeStamp(),
     ping: async () => {

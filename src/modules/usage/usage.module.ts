@@ -25,8 +25,7 @@ async function createCounters(deps: {
     const { createRedisCounters } = await import('./counters/redis-counters.ts');
     return createRedisCounters({ url: deps.redisUrl, clock: deps.clock, log: deps.log });
   }
-  if (deps.store.engine === 'postgres')
-    return createPostgresCounters({ db: deps.store.rateCounters, clock: deps.clock });
+  if (deps.store.engine === 'postgres') return createPostgresCounters({ db: deps.store.db, clock: deps.clock });
   return createEmbeddedCounters({ db: deps.store.db, clock: deps.clock, log: deps.log });
 }
 
