@@ -1,6 +1,7 @@
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { COMPRESSION_THRESHOLD_BYTES, chooseEncoding } from '../src/http/compression.ts';
+import { deliveryApi, settingPath, templateBody, VALID_TEMPLATE_BODY } from './support/delivery-api.ts';
 import { createTestApp, type TestApp } from './support/test-app.ts';
 
 const CATALOG = '/service/alert_system_service_get_service_list/';
@@ -8,10 +9,11 @@ const CATALOG = '/service/alert_system_service_get_service_list/';
 describe('JSON answers compressed for clients that take it', () => {
   let t: TestApp;
   let token: string;
+  let orgId: number;
 
   beforeAll(async () => {
     t = await createTestApp();
-    await t.createUser({ org: 'acme', email: 'ana@acme.test' });
+    orgId = (await t.createUser({ org: 'acme', email: 'ana@acme.test' })).org_id;
     token = (await t.login('ana@acme.test')).access;
   });
   afterAll(() => t.close());
@@ -57,6 +59,17 @@ describe('JSON answers compressed for clients that take it', () => {
     const missing = await get('/service/nope/', 'br, gzip');
     expect(missing.statusCode).toBe(404);
     expect(missing.headers['content-encoding']).toBeUndefined();
+  });
+
+  it('measures the threshold in bytes: an answer of fewer characters but more bytes is compressed', async () => {
+    // Cyrillic letters are two bytes each in UTF-8.
+    const template = templateBody('кириллица', { body: `${VALID_TEMPLATE_BODY}${'ж'.repeat(400)}` });
+    await deliveryApi(t, token, orgId).created('template', template);
+    const list = await get(settingPath('get_template_list'), 'br');
+    expect(list.headers['content-encoding']).toBe('br');
+    const text = brotliDecompressSync(list.rawPayload).toString();
+    expect(text.length).toBeLessThan(COMPRESSION_THRESHOLD_BYTES);
+    expect(Buffer.byteLength(text)).toBeGreaterThanOrEqual(COMPRESSION_THRESHOLD_BYTES);
   });
 
   it('picks the encoding from the header', () => {

@@ -66,13 +66,19 @@ export function registerJsonCompression(app: FastifyInstance): void {
   // A callback hook, not an async one: nearly every answer goes as it is, and an async hook
   // would cost each of them a promise and a turn of the microtask queue.
   app.addHook('onSend', (request, reply, payload, done) => {
+    if (typeof payload !== 'string' && !Buffer.isBuffer(payload)) return done(null, payload);
+    // Measured first, without a copy: most answers are small strings that go as they are, and a
+    // string's length alone settles most of them (a UTF-16 unit is at most 3 bytes of UTF-8).
+    const size =
+      typeof payload !== 'string'
+        ? payload.length
+        : payload.length * 3 < COMPRESSION_THRESHOLD_BYTES
+          ? payload.length
+          : Buffer.byteLength(payload);
+    if (size < COMPRESSION_THRESHOLD_BYTES) return done(null, payload);
     const type = reply.getHeader('content-type');
     if (typeof type !== 'string' || !COMPRESSED_TYPES.some((json) => type.startsWith(json))) return done(null, payload);
-    if (typeof payload !== 'string' && !Buffer.isBuffer(payload)) return done(null, payload);
     if (reply.hasHeader('content-encoding')) return done(null, payload);
-    // Measured before any copy: most answers are small strings that go as they are.
-    const size = typeof payload === 'string' ? Buffer.byteLength(payload) : payload.length;
-    if (size < COMPRESSION_THRESHOLD_BYTES) return done(null, payload);
     // This answer goes compressed to some clients and not to others: a cache must not mix them.
     reply.header('vary', varyOnAcceptEncoding(reply.getHeader('vary')));
     const encoding = chooseEncoding(request.headers['accept-encoding']);
