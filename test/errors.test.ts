@@ -137,6 +137,18 @@ describe('error responses', () => {
     expectError(await send({ method: 'POST', url: '/token/refresh', payload: { refresh: 'x' } }), 404, 'not_found');
   });
 
+  it('a NUL character in a body or a query is 400 naming where it is, on any path', async () => {
+    const nul = (response: LightMyRequestResponse) => fieldsOf(expectError(response, 400, 'validation_failed'));
+    expect(nul(await postJson('/token/', JSON.stringify({ email: 'alice\u0000@acme.test', password: 'x' })))).toEqual([
+      'email',
+    ]);
+    // A path no route serves: checked before its 404.
+    expect(nul(await postJson('/no-such-path/', JSON.stringify({ a: [{ b: 'ok' }, { b: 'x\u0000' }] })))).toEqual([
+      'a[1].b',
+    ]);
+    expect(nul(await send({ method: 'GET', url: '/healthz?probe=a%00b' }))).toEqual(['probe']);
+  });
+
   it('the request id differs per request and is echoed in x-request-id on success too', async () => {
     const a = expectError(await send({ method: 'GET', url: '/no/such/thing/' }), 404);
     const b = expectError(await send({ method: 'GET', url: '/no/such/thing/' }), 404);

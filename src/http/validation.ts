@@ -137,8 +137,11 @@ export function findNulCharacter(value: unknown, path = ''): string | null {
       if (found) return found;
     }
   } else if (value && typeof value === 'object') {
-    for (const [key, child] of Object.entries(value)) {
-      const found = findNulCharacter(child, path ? `${path}.${key}` : key);
+    // for…in rather than Object.entries: every request passes here, most with an empty query
+    // and no params, and entries() would allocate arrays for them.
+    for (const key in value) {
+      if (!Object.hasOwn(value, key)) continue;
+      const found = findNulCharacter((value as Record<string, unknown>)[key], path ? `${path}.${key}` : key);
       if (found) return found;
     }
   }
