@@ -45,17 +45,6 @@ export function createChannelRepository(db: Kysely<Database>) {
       return { items, total: Number(total) };
     },
 
-    /** How many messages each of these channels holds; unknown ids are absent. */
-    async messageCounts(ids: number[]): Promise<Map<number, number>> {
-      if (ids.length === 0) return new Map();
-      const rows = await db
-        .selectFrom('channels')
-        .select(['id', 'total_messages_scraped'])
-        .where('id', 'in', ids)
-        .execute();
-      return new Map(rows.map((r) => [Number(r.id), Number(r.total_messages_scraped)]));
-    },
-
     async listCategories(offset: number, limit: number) {
       const items = await db
         .selectFrom('categories as k')

@@ -66,12 +66,11 @@ export function createRecordedSearchReader(deps: { searches: SearchRepository; p
   }
 
   /** The query run again below the watermark. */
-  async function recordedQuery(recorded: CountedSearch): Promise<PlannedQuery> {
-    const channelFilter = recorded.options.channel_ids
-      ? await planner.channelScope(recorded.options.channel_ids)
-      : null;
-    return planner.matchQuery(recorded.parse.tree, channelFilter, recorded.watermark);
-  }
+  const recordedQuery = (recorded: CountedSearch): Promise<PlannedQuery> =>
+    planner.matchQuery(recorded.parse.tree, recorded.options.channel_ids, {
+      watermark: recorded.watermark,
+      checked: false,
+    });
 
   /** The rows `from` (0-based) to `from + limit`, newest first, read on from `start` when given. */
   async function pageRows(

@@ -1,6 +1,5 @@
 import type { Engine } from '../../db/store.ts';
 import { AppError, validationError } from '../../lib/errors.ts';
-import type { ChannelRepository } from './channel.repository.ts';
 import type { MatchQuery } from './match-source.ts';
 import {
   matchCompilers,
@@ -10,16 +9,11 @@ import {
   QuerySyntaxError,
   type QueryNode,
   type TrigramStats,
-  type WordNarrowing,
   countingWords,
+  lexiconRead,
 } from '../sources/index.ts';
+import type { SearchRepository } from './search.repository.ts';
 import { SEARCH_LIMITS } from './search-limits.ts';
-
-interface ChannelFilter {
-  ids: number[];
-  /** Messages in those channels (all of them, not only up to a watermark: a cost estimate). */
-  messages: number;
-}
 
 /** The query parsed, its syntax errors answered 400 naming the field and where. */
 export function parseSearchQuery(query: string) {
@@ -56,74 +50,58 @@ export function searchWarning(tree: QueryNode, truncated: boolean, total: number
   return notes.length ? notes.join('; ') : null;
 }
 
-/** PostgreSQL's word index narrowing a query (word-index.ts), or null when it cannot. */
-export type WordLookup = (tree: QueryNode) => Promise<WordNarrowing | null>;
-
 /** Turns a parsed query and its channels into the query the store runs. */
-export function createSearchPlanner(deps: {
-  engine: Engine;
-  channels: ChannelRepository;
-  trigrams: TrigramStats;
-  words?: WordLookup;
-}) {
-  const { channels, trigrams } = deps;
-  const compile = matchCompilers[deps.engine];
-
-  /** PostgreSQL's word-index narrowing of a query, looked up beside a search's other reads. */
-  const overWords = (tree: QueryNode): Promise<WordNarrowing | null> =>
-    deps.words ? deps.words(tree) : Promise.resolve(null);
-
-  /** Channels to search in and how many messages they hold together. */
-  async function channelScope(ids: number[]) {
-    const known = await channels.messageCounts(ids);
-    return { ids, known, messages: [...known.values()].reduce((sum, n) => sum + n, 0) };
-  }
+export function createSearchPlanner(deps: { engine: Engine; searches: SearchRepository; trigrams: TrigramStats }) {
+  const { engine, searches, trigrams } = deps;
+  const compile = matchCompilers[engine];
 
   return {
-    channelScope,
-    overWords,
-
-    /** The requested channels, deduplicated and checked. */
-    async checkedChannels(ids: number[] | null | undefined): Promise<ChannelFilter | null> {
+    /** The requested channels, deduplicated; null for none. */
+    requestedChannels(ids: number[] | null | undefined): number[] | null {
       if (!ids || ids.length === 0) return null;
       const unique = [...new Set(ids)];
       if (unique.length > SEARCH_LIMITS.maxChannelIds) {
         throw validationError('channel_ids', `at most ${SEARCH_LIMITS.maxChannelIds} channels`);
       }
-      const scope = await channelScope(unique);
-      const unknown = unique.filter((id) => !scope.known.has(id));
-      if (unknown.length) throw validationError('channel_ids', `unknown channel ids: ${unknown.join(', ')}`);
-      return scope;
+      return unique;
     },
 
     /**
-     * The search as the store runs it, and how many messages it covers. When the chosen channels
-     * hold fewer messages than the index would return, reading those channels' messages directly
-     * (through the channel index) is the cheaper plan. `words`, the query over the word index,
-     * may be looked up beforehand (`overWords`), beside the other reads of a search.
+     * The search as the store runs it, how many messages it covers, and its watermark (read
+     * unless given: a recorded search's). What planning it needs is read in one statement
+     * (SearchRepository.opening): the watermark, the channels' sizes and, on PostgreSQL, the
+     * word index's narrowing of the query. When the chosen channels hold fewer messages than the
+     * index would return, reading those channels' messages directly (through the channel index)
+     * is the cheaper plan. `checked`: unknown channel ids are answered 400.
      */
-    async matchQuery(
-      tree: QueryNode,
-      channelFilter: ChannelFilter | null,
-      watermark: number,
-      words: Promise<WordNarrowing | null> = overWords(tree),
-    ) {
+    async matchQuery(tree: QueryNode, channelIds: number[] | null, options: { watermark?: number; checked: boolean }) {
+      const lexicon = engine === 'postgres' ? lexiconRead(tree) : null;
+      const opened = await searches.opening({
+        watermark: options.watermark === undefined,
+        channelIds,
+        columns: lexicon?.columns ?? [],
+      });
+      const watermark = options.watermark ?? opened.watermark;
+      const unknown = channelIds?.filter((id) => !opened.channelSizes.has(id)) ?? [];
+      if (options.checked && unknown.length)
+        throw validationError('channel_ids', `unknown channel ids: ${unknown.join(', ')}`);
+      const channelMessages = channelIds ? [...opened.channelSizes.values()].reduce((sum, n) => sum + n, 0) : undefined;
+      const narrowing = lexicon?.narrowing(opened.row) ?? null;
       const { rarity, messages } = await trigrams.estimate(watermark);
-      const narrowing = await words;
       let match = compile(tree, { rarity, words: narrowing });
-      const channelsFirst = channelFilter !== null && channelFilter.messages <= match.share * messages;
+      const channelsFirst = channelMessages !== undefined && channelMessages <= match.share * messages;
       if (channelsFirst) match = compile(tree, { rarity, withoutIndex: true });
       const query: MatchQuery = {
         match,
-        channelIds: channelFilter?.ids,
-        channelMessages: channelFilter?.messages,
+        channelIds: channelIds ?? undefined,
+        channelMessages,
         channelsFirst,
         maxMessageId: watermark,
         // A count reads the word index only where that beats checking the text (a broad term in
         // many words is counted in chunks, or from the text: docs/architecture.md "Search").
         words: (narrowing && countingWords(narrowing, match.share, channelsFirst)) ?? undefined,
       };
-      return { query, scope: channelFilter?.messages ?? watermark };
+      return { query, scope: channelMessages ?? watermark, watermark };
     },
   };
 }

@@ -7,7 +7,7 @@ import { createCorpusWriter } from '../sources/messenger/index.ts';
 import { searchRoutes } from './search.routes.ts';
 import { createSearchRepository } from './search.repository.ts';
 import { createSearchService } from './search.service.ts';
-import { createTrigramStats, narrowByWords } from '../sources/index.ts';
+import { createTrigramStats } from '../sources/index.ts';
 
 export function createSearchModule(deps: { store: Store; clock: Clock; jwtKey: Uint8Array; log: Log }) {
   // Channel lists and filters are reads: on the readers, never behind a writer.
@@ -22,10 +22,8 @@ export function createSearchModule(deps: { store: Store; clock: Clock; jwtKey: U
       readerSlots: deps.store.readerSlots,
       engine: deps.store.engine,
     }),
-    channels,
     followUps,
     trigrams: createTrigramStats(deps.store.reader),
-    words: deps.store.engine === 'postgres' ? (tree) => narrowByWords(deps.store.reader, tree) : undefined,
     clock: deps.clock,
   });
   const writer = createCorpusWriter({ db: deps.store.db, engine: deps.store.engine, clock: deps.clock, log: deps.log });

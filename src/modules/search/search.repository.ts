@@ -59,6 +59,46 @@ const walksChannels = (engine: Engine, query: MatchQuery, plan: PagePlan) =>
   query.channelIds !== undefined &&
   query.channelIds.length > 0;
 
+/** What a search reads before it is planned (SearchRepository.opening). */
+interface OpeningInput {
+  watermark: boolean;
+  channelIds: number[] | null;
+  /** Further columns to select (the lexicon reads of PostgreSQL's word index). */
+  columns: RawBuilder<unknown>[];
+}
+
+/**
+ * What a search reads before it is planned, in one statement: the watermark (when asked),
+ * the message counts of the chosen channels (unknown ids are absent) and `columns` (the
+ * lexicon reads of PostgreSQL's word index), where three statements side by side each
+ * waited for a backend or a reader thread of their own. PostgreSQL reads the watermark from
+ * the word index, written in the messages' own transaction: one index lookup instead of one
+ * per monthly partition.
+ */
+async function openingReads(reader: Kysely<Database>, engine: Engine, input: OpeningInput) {
+  const { channelIds } = input;
+  const table = sql.raw(engine === 'postgres' ? 'message_words' : 'messages');
+  const sizes =
+    engine === 'postgres'
+      ? sql`json_agg(json_build_array(id, total_messages_scraped))`
+      : sql`json_group_array(json_array(id, total_messages_scraped))`;
+  const columns = [
+    sql`${input.watermark ? sql`(select max(id) from ${table})` : sql`null`} as watermark`,
+    sql`${channelIds?.length ? sql`(select ${sizes} from channels where id in (${sql.join(channelIds)}))` : sql`null`} as channels`,
+    ...input.columns,
+  ];
+  const { rows } = await sql<Record<string, unknown> & { watermark: number | null; channels: unknown }>`
+    select ${sql.join(columns)}`.execute(reader);
+  const row = rows[0]!;
+  const pairs = (typeof row.channels === 'string' ? JSON.parse(row.channels) : row.channels) as
+    [number, number][] | null;
+  return {
+    watermark: Number(row.watermark ?? 0),
+    channelSizes: new Map((pairs ?? []).map(([id, size]) => [Number(id), Number(size)])),
+    row,
+  };
+}
+
 export function createSearchRepository(deps: {
   reader: Kysely<Database>;
   readerSlots: number;
@@ -144,17 +184,7 @@ export function createSearchRepository(deps: {
   }
 
   return {
-    /**
-     * The watermark. PostgreSQL reads it from the word index, written in the messages' own
-     * transaction: one index lookup instead of one per monthly partition.
-     */
-    async maxMessageId(): Promise<number> {
-      const row = await reader
-        .selectFrom(engine === 'postgres' ? 'message_words' : 'messages')
-        .select((eb) => eb.fn.max('id').as('max'))
-        .executeTakeFirst();
-      return Number(row?.max ?? 0);
-    },
+    opening: (input: OpeningInput) => openingReads(reader, engine, input),
 
     count: createMatchCounter({
       reader,

@@ -5,13 +5,12 @@ import type { ReadRouter } from '../../db/read-replicas.ts';
 import type { Engine } from '../../db/store.ts';
 import { DAY_MS, type Clock } from '../../lib/clock.ts';
 import { notFound } from '../../lib/errors.ts';
-import type { ChannelRepository } from './channel.repository.ts';
 import type { FollowUpTokens } from './follow-up-token.ts';
 import { formatQuery, type TrigramStats } from '../sources/index.ts';
 import { createRecordedSearchReader, pageBesideCount } from './recorded-search.ts';
 import { createSearchHistoryRepository } from './search-history.repository.ts';
 import { SEARCH_LIMITS } from './search-limits.ts';
-import { createSearchPlanner, parseSearchQuery, searchWarning, type WordLookup } from './search-plan.ts';
+import { createSearchPlanner, parseSearchQuery, searchWarning } from './search-plan.ts';
 import type { SearchRepository } from './search.repository.ts';
 import type { MessageItem, RecordedSearch, SearchOptions, SearchRequest, StoredParse } from './search.types.ts';
 
@@ -219,20 +218,13 @@ export function createSearchService(deps: {
    */
   reads: ReadRouter;
   searches: SearchRepository;
-  channels: ChannelRepository;
   followUps: FollowUpTokens;
   trigrams: TrigramStats;
-  words?: WordLookup;
   clock: Clock;
 }) {
   const { searches, followUps, clock, reads } = deps;
   const history = createSearchHistoryRepository(deps.history);
-  const planner = createSearchPlanner({
-    engine: deps.engine,
-    channels: deps.channels,
-    trigrams: deps.trigrams,
-    words: deps.words,
-  });
+  const planner = createSearchPlanner({ engine: deps.engine, searches, trigrams: deps.trigrams });
   const reader = createRecordedSearchReader({ searches, planner });
 
   /**
@@ -291,18 +283,14 @@ export function createSearchService(deps: {
     signal: AbortSignal | undefined,
   ) {
     const parsed = parseSearchQuery(request.query);
-    // Independent reads, side by side: the channels, the watermark, the terms' lexicon ids.
-    const [channelFilter, watermark, words] = await Promise.all([
-      planner.checkedChannels(request.channel_ids),
-      searches.maxMessageId(),
-      planner.overWords(parsed.tree),
-    ]);
-    const options = searchOptions(request, channelFilter?.ids ?? null);
+    const planned = await planner.matchQuery(parsed.tree, planner.requestedChannels(request.channel_ids), {
+      checked: true,
+    });
+    const { watermark } = planned;
+    const options = searchOptions(request, planned.query.channelIds ?? null);
     const parse = storedParse(parsed);
-
     // Read after the watermark: every row it saw is replayed wherever the search is read again.
     const readLsn = await reads.position();
-    const planned = await planner.matchQuery(parsed.tree, channelFilter, watermark, Promise.resolve(words));
     const page = request.page ?? 1;
     const pageSize = request.page_size ?? 10;
     const readPage = (total: number) =>

@@ -44,4 +44,10 @@ export {
 } from './common/query/query-language.ts';
 export { textPreview } from './common/query/text-preview.ts';
 export { createTrigramStats, type TrigramStats } from './common/query/trigram-stats.ts';
-export { countingWords, LONG_WORDS, narrowByWords, type WordNarrowing } from './common/query/word-index.ts';
+export {
+  countingWords,
+  lexiconRead,
+  LONG_WORDS,
+  type LexiconRead,
+  type WordNarrowing,
+} from './common/query/word-index.ts';

@@ -1,4 +1,4 @@
-import { sql, type Kysely } from 'kysely';
+import { sql, type Kysely, type RawBuilder } from 'kysely';
 import type { Database } from '../../../../db/schema.ts';
 import { foldText, type QueryNode } from './query-language.ts';
 
@@ -80,27 +80,14 @@ function lookupsOf(tree: QueryNode): PieceLookup[] {
   return tree.children.flatMap(lookupsOf);
 }
 
-/**
- * The lexicon ids of each lookup's words, or null for a lookup with more than MAX_WORDS_PER_TERM
- * words (a short, common fragment: reading rows is the cheaper way). Pieces hold only word
- * characters, so none is a LIKE wildcard or escape. A piece shorter than a trigram is looked up
- * by scanning the lexicon, which is small beside the messages.
- */
-async function lexiconIds(db: Kysely<Database>, lookups: PieceLookup[]): Promise<Map<string, number[] | null>> {
-  const found = new Map<string, number[] | null>();
-  for (const lookup of lookups) {
-    const key = lookupKey(lookup);
-    if (found.has(key)) continue;
-    const { piece, at } = lookup;
-    const condition =
-      at === 'whole'
-        ? sql`word = ${piece}`
-        : sql`word like ${at === 'inside' ? `%${piece}%` : at === 'end' ? `%${piece}` : `${piece}%`}`;
-    const { rows } = await sql<{ id: number }>`
-      select id from message_lexicon where ${condition} limit ${MAX_WORDS_PER_TERM + 1}`.execute(db);
-    found.set(key, rows.length > MAX_WORDS_PER_TERM ? null : rows.map((row) => Number(row.id)));
-  }
-  return found;
+/** A lookup's lexicon read: its words' ids, MAX_WORDS_PER_TERM + 1 at most. */
+function lexiconIds(lookup: PieceLookup): RawBuilder<number[]> {
+  const { piece, at } = lookup;
+  const condition =
+    at === 'whole'
+      ? sql`word = ${piece}`
+      : sql`word like ${at === 'inside' ? `%${piece}%` : at === 'end' ? `%${piece}` : `${piece}%`}`;
+  return sql<number[]>`array(select id from message_lexicon where ${condition} limit ${MAX_WORDS_PER_TERM + 1})`;
 }
 
 /**
@@ -212,9 +199,39 @@ function narrowing(tree: QueryNode, ids: Map<string, number[] | null>): WordNarr
   }
 }
 
-/** The word index's narrowing of a query (null: the index cannot narrow it, rows are read). */
+/**
+ * A query's lexicon reads as columns `l0`, `l1`, … (one per distinct lookup) that a search
+ * selects beside its other opening reads, in one statement (search.repository.ts `opening`),
+ * and the word index's narrowing from the row that holds them (null: the index cannot narrow
+ * the query, rows are read). A lookup with more than MAX_WORDS_PER_TERM words (a short, common
+ * fragment) narrows nothing: reading rows is the cheaper way. Pieces hold only word characters,
+ * so none is a LIKE wildcard or escape; a piece shorter than a trigram is looked up by scanning
+ * the lexicon, which is small beside the messages.
+ */
+export function lexiconRead(tree: QueryNode) {
+  const lookups = [...new Map(lookupsOf(tree).map((lookup) => [lookupKey(lookup), lookup])).values()];
+  return {
+    columns: lookups.map((lookup, i) => sql`${lexiconIds(lookup)} as ${sql.ref(`l${i}`)}`),
+    narrowing(row: Readonly<Record<string, unknown>>): WordNarrowing | null {
+      const found = new Map(
+        lookups.map((lookup, i) => {
+          const ids = row[`l${i}`] as number[];
+          return [lookupKey(lookup), ids.length > MAX_WORDS_PER_TERM ? null : ids.map(Number)] as const;
+        }),
+      );
+      return narrowing(tree, found);
+    },
+  };
+}
+
+export type LexiconRead = ReturnType<typeof lexiconRead>;
+
+/** The word index's narrowing of a query, its lexicon read alone. */
 export async function narrowByWords(db: Kysely<Database>, tree: QueryNode): Promise<WordNarrowing | null> {
-  return narrowing(tree, await lexiconIds(db, lookupsOf(tree)));
+  const read = lexiconRead(tree);
+  if (read.columns.length === 0) return read.narrowing({});
+  const { rows } = await sql<Record<string, unknown>>`select ${sql.join(read.columns)}`.execute(db);
+  return read.narrowing(rows[0]!);
 }
 
 /**
