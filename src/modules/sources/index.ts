@@ -44,4 +44,11 @@ export {
 } from './common/query/query-language.ts';
 export { textPreview } from './common/query/text-preview.ts';
 export { createTrigramStats, type TrigramStats } from './common/query/trigram-stats.ts';
-export { countingWords, LONG_WORDS, narrowByWords, type WordNarrowing } from './common/query/word-index.ts';
+export {
+  CHUNK_WORDS,
+  countingWords,
+  LONG_WORDS,
+  narrowByWords,
+  type WordNarrowing,
+} from './common/query/word-index.ts';
+export { bitmapCount, wordsWithBitmaps } from './common/query/word-bitmaps.ts';
