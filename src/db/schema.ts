@@ -433,7 +433,7 @@ export interface MessageFrequentWordsTable {
   word_id: number;
 }
 
-/** PostgreSQL only: a frequent word's messages among 32,768 ids, one bit each (migration messenger/0012). */
+/** PostgreSQL only: a frequent word's messages among 8,192 ids, one bit each (migration messenger/0012). */
 export interface MessageWordBitsTable {
   word_id: number;
   block: number;

@@ -7,8 +7,8 @@ import { frequentWords } from '../../common/query/word-bitmaps.ts';
 //
 // PostgreSQL: bitmaps of the messages holding each frequent word (common/query/word-bitmaps.ts,
 // docs/architecture.md "Search", issue 24), so that a word in a large share of the messages is
-// counted from them instead of from one word-index row per match. A bitmap row covers 32,768
-// message ids in 4 KB, kept inline and uncompressed (storage plain): no TOAST read when it is
+// counted from them instead of from one word-index row per match. A bitmap row covers 8,192
+// message ids in 1 KB, kept inline and uncompressed (storage plain): no TOAST read when it is
 // counted, none written when a writer ORs its bits in. On a store with messages, the statistics
 // of the word index name the frequent words, and their bitmaps are built from it here.
 export async function up(db: Kysely<unknown>, { engine }: MigrationContext): Promise<void> {
