@@ -428,6 +428,18 @@ export interface MessageWordsTable {
   word_ids: number[];
 }
 
+/** PostgreSQL only: the words with a bitmap of their messages (migration messenger/0012). */
+export interface MessageFrequentWordsTable {
+  word_id: number;
+}
+
+/** PostgreSQL only: a frequent word's messages among 8,192 ids, one bit each (migration messenger/0012). */
+export interface MessageWordBitsTable {
+  word_id: number;
+  block: number;
+  bits: string;
+}
+
 export interface MessengerTables {
   categories: CategoryTable;
   channels: ChannelTable;
@@ -435,5 +447,7 @@ export interface MessengerTables {
   message_keys: MessageKeyTable;
   message_lexicon: MessageLexiconTable;
   message_words: MessageWordsTable;
+  message_frequent_words: MessageFrequentWordsTable;
+  message_word_bits: MessageWordBitsTable;
   search_history: SearchHistoryTable;
 }

@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateCorpus } from '../../src/modules/sources/messenger/index.ts';
 import { matchCompilers, type SearchHints } from '../../src/modules/sources/common/query/message-search.sql.ts';
@@ -87,6 +88,18 @@ describe('search plans agree with each other and with matchesFolded', () => {
         ),
       ]),
     ]);
+    if (t.container.store.engine === 'postgres') {
+      // The word index's statistics name the frequent words; the next write gives them bitmaps
+      // (word-bitmaps.ts), built from the rows above, and sets its own messages' bits.
+      await sql`analyze message_words`.execute(t.container.store.db);
+      await loadCorpus(t, [
+        channel('after_stats', [message(1, 'password with fresh logs, written after the statistics')]),
+      ]);
+      // Written once the words have bitmaps: the writer sets these messages' bits.
+      await loadCorpus(t, [
+        channel('after_bitmaps', [message(1, 'with logs only'), message(2, `${'q'.repeat(70)} password with`)]),
+      ]);
+    }
     rows = (
       await t.container.store.db
         .selectFrom('messages')
@@ -164,14 +177,16 @@ describe('search plans agree with each other and with matchesFolded', () => {
               if (match.complete) seen.complete++;
               else seen.checked++;
               if (match.narrowing?.engine === 'postgres') seen.narrowed++;
-              // An exact count from the word index takes no tuning: once is enough for it.
-              for (const tuning of words?.exact ? tunings.slice(0, 1) : tunings) {
+              // An exact count from the word index takes no tuning but the one counting a broad
+              // query of frequent words from their bitmaps (channelsFromMatches 0).
+              for (const tuning of words?.exact ? tunings.slice(0, 2) : tunings) {
                 const query: MatchQuery = {
                   match,
                   maxMessageId: watermark,
                   // The planner reads the chosen channels first when it leaves the index out.
                   ...(filter ? { channelIds: filter, channelsFirst: hints.withoutIndex === true } : {}),
                   ...(words?.exact ? { words: [words.query] } : {}),
+                  ...(words?.anyOf && !filter ? { anyWords: words.anyOf } : {}),
                 };
                 const searches = createSearchRepository({
                   reader: store.reader,
@@ -227,5 +242,14 @@ describe('search plans agree with each other and with matchesFolded', () => {
       expect(seen.words).toBeGreaterThan(0);
       expect(seen.narrowed).toBeGreaterThan(0);
     }
+  });
+
+  it('gives the frequent words bitmaps (PostgreSQL), which the broad counts above were taken from', async () => {
+    if (t.container.store.engine !== 'postgres') return;
+    const { rows } = await sql<{ word: string }>`
+      select l.word from message_frequent_words f join message_lexicon l on l.id = f.word_id`.execute(
+      t.container.store.db,
+    );
+    expect(rows.map((row) => row.word)).toEqual(expect.arrayContaining(['password', 'with', 'fresh', 'logs']));
   });
 });

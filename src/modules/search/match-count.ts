@@ -1,6 +1,6 @@
 import { sql, type Kysely } from 'kysely';
 import type { Database } from '../../db/schema.ts';
-import { LONG_WORDS } from '../sources/index.ts';
+import { bitmapCount, CHUNK_WORDS, LONG_WORDS, wordsWithBitmaps } from '../sources/index.ts';
 import { integer, type IdRange, type MatchQuery, type MatchSource } from './match-source.ts';
 
 export interface MatchCounts {
@@ -35,6 +35,56 @@ function idRanges(query: MatchQuery, tuning: typeof SEARCH_TUNING, readerSlots: 
     above: i * step,
     upTo: Math.min(query.maxMessageId, (i + 1) * step),
   }));
+}
+
+/**
+ * PostgreSQL, a broad query of words, most of them frequent: the messages with a frequent one
+ * counted from their bitmaps (word-bitmaps.ts), those with only a rare one read from the word
+ * index, and those with a word too long for the lexicon checked against their text instead;
+ * the channels probed, each by its newest rows of the word index, and those without a match
+ * there counted from the index. Ids up to the watermark commit in order (writers take turns,
+ * message-transactions.ts), so the statements need no common snapshot. Null when no word, or
+ * more than a GIN scan takes at once (CHUNK_WORDS), has no bitmap.
+ */
+async function countFromBitmaps(
+  deps: {
+    reader: Kysely<Database>;
+    tuning: typeof SEARCH_TUNING;
+    /** The matches of each channel with one, counted from the word index. */
+    channelCountsFromWords: (query: MatchQuery, words: string[]) => Promise<unknown[]>;
+  },
+  query: MatchQuery,
+  wordIds: number[],
+): Promise<MatchCounts | null> {
+  const { reader } = deps;
+  const frequent = await wordsWithBitmaps(reader, wordIds);
+  const rare = wordIds.filter((id) => !frequent.includes(id));
+  if (frequent.length === 0 || rare.length > CHUNK_WORDS) return null;
+  const anyOf = (ids: number[]) => `(${ids.join('|')})`;
+  const upTo = query.maxMessageId;
+  const onlyRare = rare.length
+    ? sql`(select count(*) from message_words w
+           where w.word_ids @@ ${`${anyOf(rare)}&!${anyOf(frequent)}&!${LONG_WORDS}`}::query_int and w.id <= ${upTo})`
+    : sql`0`;
+  const { rows } = await sql<{ bits: string; rare: string; long_with_bits: string; long_matching: string }>`
+    select ${bitmapCount(frequent, upTo)} as bits, ${onlyRare} as rare,
+      count(*) filter (where w.word_ids @@ ${anyOf(frequent)}::query_int) as long_with_bits,
+      count(*) filter (where ${query.match.exact}) as long_matching
+    from message_words w join messages m on m.id = w.id
+    where w.word_ids @@ ${String(LONG_WORDS)}::query_int and w.id <= ${upTo}`.execute(reader);
+  const row = rows[0]!;
+  const total = Number(row.bits) + Number(row.rare) - Number(row.long_with_bits) + Number(row.long_matching);
+  const { rows: probed } = await sql<{ id: number; found: boolean }>`
+    select c.id, exists (
+      select 1 from (select w.word_ids from message_words w where w.channel_id = c.id and w.id <= ${upTo}
+                     order by w.id desc limit ${deps.tuning.probeRows}) w
+      where w.word_ids @@ ${`${anyOf(wordIds)}&!${LONG_WORDS}`}::query_int) as found
+    from channels c`.execute(reader);
+  const unsettled = probed.filter((channel) => !channel.found).map((channel) => Number(channel.id));
+  const settled = unsettled.length
+    ? (await deps.channelCountsFromWords({ ...query, channelIds: unsettled }, [anyOf(wordIds)])).length
+    : 0;
+  return { total, channels: probed.length - unsettled.length + settled, groups: total };
 }
 
 /**
@@ -157,14 +207,14 @@ export function createMatchCounter(deps: {
       const row = rows[0]!;
       return { total: Number(row.total), channels: Number(row.channels), groups: Number(row.groups) };
     }
+    // Many matches expected, no channel filter: counted from bitmaps or the index, then the channels probed.
+    const broad = !query.channelIds?.length && query.match.share * query.maxMessageId > tuning.channelsFromMatches;
+    const bitmaps = { reader, tuning, channelCountsFromWords };
+    const counted = query.anyWords && broad && (await countFromBitmaps(bitmaps, query, query.anyWords));
+    if (counted) return counted;
     const indexMatch = query.match.complete ? source.sqliteIndexMatch(query) : null;
-    // Many matches expected: counted from the index alone, then the channels probed. Few:
-    // counted with their channels in one pass.
-    if (
-      indexMatch &&
-      !query.channelIds?.length &&
-      query.match.share * query.maxMessageId > tuning.channelsFromMatches
-    ) {
+    // (Few matches, or none of those paths: counted with their channels in one pass, below.)
+    if (indexMatch && broad) {
       const totals = await overRanges(query, async (range) => {
         const { rows } = await sql<{ n: number }>`
           select count(*) as n from messages_fts

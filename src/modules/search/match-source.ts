@@ -19,6 +19,11 @@ export interface MatchQuery {
    * (word-index.ts `countingWords`): counts need no text then.
    */
   words?: string[];
+  /**
+   * PostgreSQL: the lexicon ids of a query that is exactly "has one of these words" (a term, or
+   * terms ORed), which a count may take from the words' bitmaps (word-bitmaps.ts).
+   */
+  anyWords?: number[];
 }
 
 /** A row's place in the newest-first order (date descending, then id descending). */

@@ -100,6 +100,7 @@ export function createSearchPlanner(deps: { engine: Engine; searches: SearchRepo
         // A count reads the word index only where that beats checking the text (a broad term in
         // many words is counted in chunks, or from the text: docs/architecture.md "Search").
         words: (narrowing && countingWords(narrowing, match.share, channelsFirst)) ?? undefined,
+        anyWords: (!channelsFirst && narrowing?.anyOf) || undefined,
       };
       return { query, scope: channelMessages ?? watermark, watermark };
     },

@@ -45,9 +45,11 @@ export {
 export { textPreview } from './common/query/text-preview.ts';
 export { createTrigramStats, type TrigramStats } from './common/query/trigram-stats.ts';
 export {
+  CHUNK_WORDS,
   countingWords,
   lexiconRead,
   LONG_WORDS,
   type LexiconRead,
   type WordNarrowing,
 } from './common/query/word-index.ts';
+export { bitmapCount, wordsWithBitmaps } from './common/query/word-bitmaps.ts';

@@ -25,6 +25,7 @@ import * as searchReadPosition from './migrations/0008_search_read_position.ts';
 import * as wordIndex from './migrations/0009_word_index.ts';
 import * as dropTextTrigrams from './migrations/0010_drop_text_trigrams.ts';
 import * as channelWordIndex from './migrations/0011_channel_word_index.ts';
+import * as wordBitmaps from './migrations/0012_word_bitmaps.ts';
 import {
   collapseIdenticalTexts,
   MESSAGE_COLUMNS,
@@ -140,6 +141,7 @@ export const messengerSource = defineSource({
     'messenger/0009_word_index': wordIndex,
     'messenger/0010_drop_text_trigrams': dropTextTrigrams,
     'messenger/0011_channel_word_index': channelWordIndex,
+    'messenger/0012_word_bitmaps': wordBitmaps,
   },
   ingesters: [
     {

@@ -34,15 +34,12 @@ const CACHED_WORDS = 500_000;
  */
 export const messageWords = (folded: string): readonly string[] => folded.match(WORD) ?? [];
 
-/**
- * Ids as an intarray literal, each once: `{3,17,42}`. Sorted and made distinct in place, then
- * joined (one flat string; appending left a rope of small strings a message).
- */
-function intarrayLiteral(ids: Int32Array): string {
+/** Ids each once, sorted and made distinct in place: the start of `ids`. */
+function distinctIds(ids: Int32Array): Int32Array {
   ids.sort();
   let distinct = 0;
   for (let i = 0; i < ids.length; i++) if (i === 0 || ids[i] !== ids[i - 1]) ids[distinct++] = ids[i]!;
-  return `{${ids.subarray(0, distinct).join(',')}}`;
+  return ids.subarray(0, distinct);
 }
 
 /**
@@ -124,7 +121,7 @@ export const wordsWorthReading = (words: WordNarrowing, share: number) =>
   words.ids <= SCANNED_WORDS || words.ids * share <= 1;
 
 /** Ids per GIN scan when a disjunction of many words is read in chunks. */
-const CHUNK_WORDS = 8;
+export const CHUNK_WORDS = 8;
 /** Ids up to which a disjunction is read in chunks; beyond, the text is checked (`1`: 3,806). */
 const CHUNKED_WORDS = 512;
 
@@ -278,14 +275,15 @@ export function createWordIndexWriter() {
   }
 
   /**
-   * Each message's word ids (its `messageWords`) as an intarray literal (`{3,17,42}`), LONG_WORDS
-   * among them for a word too long for the lexicon; `commit` makes the new lexicon entries known
-   * once `db`'s transaction has committed.
+   * Each message's word ids (its `messageWords`), each once, as an intarray literal
+   * (`{3,17,42}`, one flat string: appending left a rope of small strings a message) and as
+   * numbers, LONG_WORDS among them for a word too long for the lexicon; `commit` makes the new
+   * lexicon entries known once `db`'s transaction has committed.
    */
   async function wordIdLists(
     db: Kysely<Database>,
     perMessage: ReadonlyArray<readonly string[]>,
-  ): Promise<{ lists: string[]; commit: () => void }> {
+  ): Promise<{ lists: string[]; ids: Int32Array[]; commit: () => void }> {
     const added = new Map<string, number>();
     const missing = new Set<string>();
     for (const words of perMessage) {
@@ -294,6 +292,7 @@ export function createWordIndexWriter() {
     await lexiconOf(db, missing, added);
     // One buffer of ids for every message, sorted in place (numerically, as typed arrays sort).
     let ids = new Int32Array(256);
+    const numbers: Int32Array[] = [];
     const lists = perMessage.map((words) => {
       if (ids.length <= words.length) ids = new Int32Array(2 * words.length + 1);
       let count = 0;
@@ -303,10 +302,13 @@ export function createWordIndexWriter() {
         else ids[count++] = known.get(word) ?? added.get(word)!;
       }
       if (long) ids[count++] = LONG_WORDS;
-      return intarrayLiteral(ids.subarray(0, count));
+      const distinct = distinctIds(ids.subarray(0, count));
+      numbers.push(distinct.slice());
+      return `{${distinct.join(',')}}`;
     });
     return {
       lists,
+      ids: numbers,
       commit: () => {
         if (known.size + added.size > CACHED_WORDS) known = new Map();
         for (const [word, id] of added) known.set(word, id);

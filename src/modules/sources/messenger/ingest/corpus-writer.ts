@@ -6,6 +6,7 @@ import type { Clock } from '../../../../lib/clock.ts';
 import type { Log } from '../../../../lib/log.ts';
 import { foldText } from '../../common/query/query-language.ts';
 import { createWordIndexWriter, messageWords, type WordIndexWriter } from '../../common/query/word-index.ts';
+import { addWordBits } from '../../common/query/word-bitmaps.ts';
 import { slices, writeRowsIn } from '../../../../db/bulk-insert.ts';
 import { copyRow, createStagingTable, STAGING_ORDER, type CopyIn } from '../../../../db/pg-copy.ts';
 import { createPartitionKeeper, type PartitionKeeper } from './message-partitions.ts';
@@ -126,8 +127,8 @@ interface PreparedGroup {
   messages: PreparedMessage[];
   /** How many messages the batches held, duplicates included. */
   count: number;
-  /** PostgreSQL: each message's word ids as an intarray literal, in the order of `messages`. */
-  wordIds: string[] | null;
+  /** PostgreSQL: each message's word ids as an intarray literal and as numbers, in the order of `messages`. */
+  wordIds: { lists: string[]; ids: Int32Array[] } | null;
 }
 
 /**
@@ -138,7 +139,8 @@ interface PreparedGroup {
  * then their messages in the order they came (ids ascending). The group holds each key once
  * (prepareGroup keeps the first of two copies, as a unique index would). The added messages'
  * word ids (`wordIds`, in the order of `messages`) are COPYed into message_words with the ids
- * they got. `streaming` is called when the rows start to go to the server.
+ * they got, and their frequent words' bits (word-bitmaps.ts) in the same transaction. `streaming`
+ * is called when the rows start to go to the server.
  */
 async function copyMessages(
   tx: Transaction<Database>,
@@ -184,12 +186,16 @@ async function copyMessages(
     .returning(['id', 'channel_id', 'message_id'])
     .execute();
   const rowOf = new Map(messages.map((m, i) => [`${channelIds[m.batch]}:${m.fields.message_id}`, i]));
+  const positions = inserted.map((row) => rowOf.get(`${row.channel_id}:${row.message_id}`)!);
   await copy(
     'message_words',
     ['id', 'channel_id', 'word_ids'],
-    inserted.map((row) =>
-      copyRow([row.id, row.channel_id, wordIds![rowOf.get(`${row.channel_id}:${row.message_id}`)!]!]),
-    ),
+    inserted.map((row, i) => copyRow([row.id, row.channel_id, wordIds!.lists[positions[i]!]!])),
+  );
+  await addWordBits(
+    tx,
+    inserted.map((row) => Number(row.id)),
+    (i) => wordIds!.ids[positions[i]!]!,
   );
   return inserted.length;
 }
@@ -224,11 +230,13 @@ async function prepareGroup(
       if (messages.length % PREPARE_SLICE === 0) await breather();
     }
   }
-  let wordIds: string[] | null = null;
+  let wordIds: PreparedGroup['wordIds'] = null;
   if (words && messages.length > 0) {
-    const { lists, commit } = await words.db.transaction().execute((tx) => words.writer.wordIdLists(tx, perMessage));
+    const { lists, ids, commit } = await words.db
+      .transaction()
+      .execute((tx) => words.writer.wordIdLists(tx, perMessage));
     commit();
-    wordIds = lists;
+    wordIds = { lists, ids };
   }
   return { batches: group.batches, messages, count: group.messages, wordIds };
 }
