@@ -148,6 +148,7 @@ export function openStore(options: StoreOptions): Store {
     // Connections are opened on first use: a command that never searches opens none of these.
     // Searches and rule runs beyond their pool's size wait for a connection rather than open more.
     const readerSize = Math.max(1, Math.round(poolSize * 0.4));
+    const sidePoolSize = Math.max(1, Math.round(poolSize * 0.2));
     const searchPool = openPool('dragnet-search', readerSize, options.searchTimeoutMs);
     const replicas = options.readUrls?.length
       ? createReadReplicas({
@@ -162,7 +163,7 @@ export function openStore(options: StoreOptions): Store {
     const reader = new Kysely<Database>({ dialect: new PostgresDialect({ pool: replicas.pool }) });
     const ruleRuns = new Kysely<Database>({
       dialect: new PostgresDialect({
-        pool: openPool('dragnet-rule-runs', Math.max(1, Math.round(poolSize * 0.2)), options.ruleRunTimeoutMs),
+        pool: openPool('dragnet-rule-runs', sidePoolSize, options.ruleRunTimeoutMs),
       }),
     });
     // The search history commits without waiting for its WAL flush (1 ms on a quiet disk, 10 ms
@@ -171,13 +172,7 @@ export function openStore(options: StoreOptions): Store {
     // (synchronous NORMAL) may lose them on a power cut (docs/architecture.md, "Search").
     const history = new Kysely<Database>({
       dialect: new PostgresDialect({
-        pool: openPool(
-          'dragnet-history',
-          Math.max(1, Math.round(poolSize * 0.2)),
-          undefined,
-          databaseUrl,
-          ' -c synchronous_commit=off',
-        ),
+        pool: openPool('dragnet-history', sidePoolSize, undefined, databaseUrl, ' -c synchronous_commit=off'),
       }),
     });
     const url = new URL(databaseUrl);

@@ -5,11 +5,11 @@ import { SEARCH_TUNING } from '../../src/modules/search/match-count.ts';
 import { createSearchRepository } from '../../src/modules/search/search.repository.ts';
 import { matchCompilers } from '../../src/modules/sources/common/query/message-search.sql.ts';
 import { matchesFolded, parseQuery } from '../../src/modules/sources/common/query/query-language.ts';
-import { narrowByWords } from '../../src/modules/sources/common/query/word-index.ts';
 import { up as buildWordBitmaps } from '../../src/modules/sources/messenger/migrations/0012_word_bitmaps.ts';
 import { channel, loadCorpus, message } from '../support/corpus.ts';
 import { createTestApp, type TestApp } from '../support/test-app.ts';
 import { testEngine } from '../support/test-store.ts';
+import { narrowByWords, bitmapWordNames } from '../support/word-index.ts';
 
 /**
  * PostgreSQL counts a broad query of frequent words from their bitmaps (migration
@@ -97,13 +97,7 @@ describe.skipIf(testEngine !== 'postgres')('frequent words counted from their bi
     }
   }
 
-  const frequentWords = async () =>
-    (
-      await sql<{ word: string }>`
-        select l.word from message_frequent_words f join message_lexicon l on l.id = f.word_id order by l.word`.execute(
-        t.container.store.db,
-      )
-    ).rows.map((row) => row.word);
+  const frequentWords = () => bitmapWordNames(t.container.store.db);
 
   it('counts exactly from bitmaps built when the words became frequent and bits set by later writes', async () => {
     expect(await frequentWords()).toEqual(expect.arrayContaining(['alpha', 'betaword', 'delta', 'gamma']));

@@ -223,14 +223,6 @@ export function lexiconRead(tree: QueryNode) {
 
 export type LexiconRead = ReturnType<typeof lexiconRead>;
 
-/** The word index's narrowing of a query, its lexicon read alone. */
-export async function narrowByWords(db: Kysely<Database>, tree: QueryNode): Promise<WordNarrowing | null> {
-  const read = lexiconRead(tree);
-  if (read.columns.length === 0) return read.narrowing({});
-  const { rows } = await sql<Record<string, unknown>>`select ${sql.join(read.columns)}`.execute(db);
-  return read.narrowing(rows[0]!);
-}
-
 /**
  * The messages a narrowing leaves as candidates for the exact check: those it finds, and those
  * with a word too long for the lexicon, which the index cannot vouch for.
