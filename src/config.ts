@@ -28,6 +28,8 @@ export interface Config {
   /** PostgreSQL statement timeouts of a search and of one rule run's queries. */
   searchTimeoutMs: number;
   ruleRunTimeoutMs: number;
+  /** DRAGNET_PG_PREPARED=off: no named prepared statements (a pooler in transaction mode that drops them). */
+  pgPreparedStatements: boolean;
   /** redis://… : rate-limit counts shared by several API processes. */
   redisUrl?: string;
   /** Off only for measuring the limiter's own cost (bench). */
@@ -329,6 +331,7 @@ export function loadConfig(env: Env = process.env): Config {
     sqliteBusyTimeoutMs: integer(env, 'DRAGNET_SQLITE_BUSY_TIMEOUT_MS', 10_000, 1),
     searchTimeoutMs: integer(env, 'DRAGNET_SEARCH_TIMEOUT_MS', 30_000, 1),
     ruleRunTimeoutMs: integer(env, 'DRAGNET_RULE_RUN_TIMEOUT_MS', 120_000, 1),
+    pgPreparedStatements: env.DRAGNET_PG_PREPARED !== 'off',
     redisUrl: env.DRAGNET_REDIS_URL || undefined,
     rateLimitsEnabled: env.DRAGNET_RATE_LIMITS !== 'off',
     masterKey: loadKey(env, 'DRAGNET_SECRET_KEY', path.join(dataDir, 'secret.key')),

@@ -31,6 +31,7 @@ const storeOptions = (config: Config) => ({
   busyTimeoutMs: config.sqliteBusyTimeoutMs,
   searchTimeoutMs: config.searchTimeoutMs,
   ruleRunTimeoutMs: config.ruleRunTimeoutMs,
+  preparedStatements: config.pgPreparedStatements,
 });
 
 /** The composition root: opens the store and calls each module's factory, nothing else. */

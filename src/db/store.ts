@@ -8,6 +8,7 @@ import { cancelStatementsOnAbort } from './cancellation.ts';
 import { createChangeFeed, type WatchedTable } from './change-feed.ts';
 import { lendConnections } from './pg-copy.ts';
 import { loadPg } from './pg.ts';
+import { prepareMarkedStatements } from './prepared-statements.ts';
 import { createReadReplicas, noReplicas, type ReadRouter, type ReplicaOptions } from './read-replicas.ts';
 import type { Database } from './schema.ts';
 import { BetterSqliteDialect, CachedStatementConnection } from './sqlite-driver.ts';
@@ -79,6 +80,12 @@ export interface StoreOptions {
   /** PostgreSQL: streaming standbys of `databaseUrl` where searches may read (DRAGNET_DATABASE_READ_URLS). */
   readUrls?: string[];
   replicas?: ReplicaOptions;
+  /**
+   * PostgreSQL: run the statements marked `prepared` as named prepared statements (true by
+   * default); off behind a pooler in transaction mode that does not keep them
+   * (DRAGNET_PG_PREPARED=off, src/db/prepared-statements.ts).
+   */
+  preparedStatements?: boolean;
 }
 
 // PostgreSQL returns BIGINT (int8) and NUMERIC as strings; our ids, counts and epoch-ms
@@ -137,6 +144,8 @@ export function openStore(options: StoreOptions): Store {
       // pool has lent out, which pg reports as an 'error' event on that client besides the
       // statement's failure (which read-replicas.ts retries on the primary): not a crash.
       if (url !== databaseUrl) pool.on('connect', (client) => client.on('error', () => undefined));
+      // Before the cancellation hook, which then wraps the named form too.
+      prepareMarkedStatements(pool, options.preparedStatements ?? true);
       cancelStatementsOnAbort(pool);
       return pool;
     };

@@ -251,4 +251,37 @@ describe('search plans agree with each other and with matchesFolded', () => {
       expect.arrayContaining(['password', 'with', 'fresh', 'logs']),
     );
   });
+
+  it('walks the chosen channels as a prepared statement (PostgreSQL), past its five custom plans, with the same answer each time', async () => {
+    const { store } = t.container;
+    if (store.engine !== 'postgres') return;
+    const tree = parseQuery('password').tree;
+    const filter = channelIds.filter((_, i) => i % 3 === 0);
+    const maxMessageId = Math.max(...rows.map((r) => r.id));
+    const want = expected(tree, maxMessageId, new Set(filter)).order.slice(0, 10);
+    expect(want).toHaveLength(10);
+    const query: MatchQuery = {
+      match: matchCompilers.postgres(tree, {}),
+      maxMessageId,
+      channelIds: filter,
+      channelsFirst: true,
+    };
+    await store.reader.connection().execute(async (db) => {
+      // The walks above may have run on this connection: its statements' runs, before and after.
+      const walks = async () => {
+        const { rows: statements } = await sql<{ name: string; runs: number }>`
+          select name, (generic_plans + custom_plans)::int as runs from pg_prepared_statements
+          where statement like '%cross join lateral%'`.execute(db);
+        return new Map(statements.map((s) => [s.name, s.runs]));
+      };
+      const before = await walks();
+      const searches = createSearchRepository({ reader: db, readerSlots: 1, engine: store.engine });
+      for (let run = 0; run < 7; run++) {
+        const page = await searches.pageRows(query, { plan: 'walk', uniqueOnly: false, offset: 0, limit: 10 });
+        expect(page.map((row) => Number(row.id))).toEqual(want);
+      }
+      const ran = [...(await walks())].map(([name, runs]) => runs - (before.get(name) ?? 0)).filter((n) => n > 0);
+      expect(ran).toEqual([7]);
+    });
+  });
 });

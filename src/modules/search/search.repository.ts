@@ -1,4 +1,5 @@
 import { sql, type Kysely, type RawBuilder } from 'kysely';
+import { prepared } from '../../db/prepared-statements.ts';
 import type { Database } from '../../db/schema.ts';
 import type { Engine } from '../../db/store.ts';
 import { createMatchCounter, SEARCH_TUNING } from './match-count.ts';
@@ -87,8 +88,8 @@ async function openingReads(reader: Kysely<Database>, engine: Engine, input: Ope
     sql`${channelIds?.length ? sql`(select ${sizes} from channels where id in (${sql.join(channelIds)}))` : sql`null`} as channels`,
     ...input.columns,
   ];
-  const { rows } = await sql<Record<string, unknown> & { watermark: number | null; channels: unknown }>`
-    select ${sql.join(columns)}`.execute(reader);
+  const { rows } = await prepared(sql<Record<string, unknown> & { watermark: number | null; channels: unknown }>`
+    select ${sql.join(columns)}`).execute(reader);
   const row = rows[0]!;
   const pairs = (typeof row.channels === 'string' ? JSON.parse(row.channels) : row.channels) as
     [number, number][] | null;
@@ -114,7 +115,10 @@ export function createSearchRepository(deps: {
    * merged: no other channel's rows are read (the date index would pass them all). One walk, run
    * for each channel (LATERAL), is planned once over the monthly partitions, where a walk per
    * channel was planned as often: 13 ms of planning for 5 channels. `columns` of the walk `s`
-   * joined to its channel `c`: the page's keys, or its rows whole.
+   * joined to its channel `c`: the page's keys, or its rows whole. A prepared statement: its
+   * generic plan is the same walk, so after five executions a connection skips its planning; the
+   * channels as an array of their own parameters tell the planner how many walks run, where an
+   * array parameter's 10 rows (a guess) made the generic plan dearer than the custom ones.
    */
   async function channelWalk<T>(
     query: MatchQuery,
@@ -123,13 +127,13 @@ export function createSearchRepository(deps: {
   ): Promise<T[]> {
     const { where } = matchSource(query, { above: 0, upTo: query.maxMessageId }, false);
     const wanted = options.offset + options.limit;
-    const { rows } = await sql<T>`
-      select ${columns} from unnest(${query.channelIds}::bigint[]) as w (channel_id) cross join lateral (
+    const { rows } = await prepared(sql<T>`
+      select ${columns} from unnest(array[${sql.join(query.channelIds!)}]::bigint[]) as w (channel_id) cross join lateral (
         select m.* from messages m
         where m.channel_id = w.channel_id and ${where} and ${keysetCondition(options.after)}
         order by m.date desc, m.id desc limit ${wanted}) s
       join channels c on c.id = s.channel_id
-      order by s.date desc, s.id desc limit ${options.limit} offset ${options.offset}`.execute(reader);
+      order by s.date desc, s.id desc limit ${options.limit} offset ${options.offset}`).execute(reader);
     return rows;
   }
 
