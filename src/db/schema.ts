@@ -440,6 +440,20 @@ export interface MessageWordBitsTable {
   bits: string;
 }
 
+/** PostgreSQL only: each channel's number of messages, moved by the writers' transactions (migration messenger/0013). */
+export interface MessageChannelSizesTable {
+  channel_id: number;
+  messages: number;
+}
+
+/** PostgreSQL only: a frequent word's messages among 1,024 positions of a channel, one bit each (migration messenger/0013). */
+export interface MessageChannelWordBitsTable {
+  channel_id: number;
+  word_id: number;
+  block: number;
+  bits: string;
+}
+
 export interface MessengerTables {
   categories: CategoryTable;
   channels: ChannelTable;
@@ -449,5 +463,7 @@ export interface MessengerTables {
   message_words: MessageWordsTable;
   message_frequent_words: MessageFrequentWordsTable;
   message_word_bits: MessageWordBitsTable;
+  message_channel_sizes: MessageChannelSizesTable;
+  message_channel_word_bits: MessageChannelWordBitsTable;
   search_history: SearchHistoryTable;
 }

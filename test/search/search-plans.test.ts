@@ -141,6 +141,9 @@ describe('search plans agree with each other and with matchesFolded', () => {
     };
   }
 
+  const channelSizes = (watermark: number, filter: number[]) =>
+    new Map(filter.map((id) => [id, rows.filter((r) => r.channel_id === id && r.id <= watermark).length]));
+
   const tunings = [
     SEARCH_TUNING,
     { splitFromRows: 1, channelsFromMatches: 0, probeRows: 2, rowCostInIndexEntries: 0 },
@@ -187,7 +190,9 @@ describe('search plans agree with each other and with matchesFolded', () => {
                   // The planner reads the chosen channels first when it leaves the index out.
                   ...(filter ? { channelIds: filter, channelsFirst: hints.withoutIndex === true } : {}),
                   ...(words?.exact ? { words: [words.query] } : {}),
-                  ...(words?.anyOf && !filter ? { anyWords: words.anyOf } : {}),
+                  ...(words?.anyOf ? { anyWords: words.anyOf } : {}),
+                  // What a search reads with its watermark: each chosen channel's messages up to it.
+                  ...(words?.anyOf && filter ? { channelPositions: channelSizes(watermark, filter) } : {}),
                 };
                 const searches = createSearchRepository({
                   reader: store.reader,

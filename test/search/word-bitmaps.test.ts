@@ -6,17 +6,19 @@ import { createSearchRepository } from '../../src/modules/search/search.reposito
 import { matchCompilers } from '../../src/modules/sources/common/query/message-search.sql.ts';
 import { matchesFolded, parseQuery } from '../../src/modules/sources/common/query/query-language.ts';
 import { up as buildWordBitmaps } from '../../src/modules/sources/messenger/migrations/0012_word_bitmaps.ts';
+import { up as buildChannelWordBitmaps } from '../../src/modules/sources/messenger/migrations/0013_channel_word_bitmaps.ts';
 import { channel, loadCorpus, message } from '../support/corpus.ts';
 import { createTestApp, type TestApp } from '../support/test-app.ts';
 import { testEngine } from '../support/test-store.ts';
 import { narrowByWords, bitmapWordNames } from '../support/word-index.ts';
 
 /**
- * PostgreSQL counts a broad query of frequent words from their bitmaps (migration
- * messenger/0012, word-index.ts's neighbour word-bitmaps.ts): the count must equal what the
- * texts hold up to the search's watermark, for bitmaps built when a word became frequent, bits
- * set by later writes, messages with a word too long for the lexicon, rare words beside
- * frequent ones, and bitmaps built by the migration over a store that had none.
+ * PostgreSQL counts a broad query of frequent words from their bitmaps (migrations
+ * messenger/0012 and 0013, word-index.ts's neighbour word-bitmaps.ts): the count must equal what
+ * the texts hold up to the search's watermark, for bitmaps built when a word became frequent,
+ * bits set by later writes, messages with a word too long for the lexicon, rare words beside
+ * frequent ones, and bitmaps built by the migrations over a store that had none. A channel
+ * filter counts each channel's own bitmaps, over positions its messages took in several writes.
  */
 const texts = (n: number, from: number) =>
   Array.from({ length: n }, (_, i) => {
@@ -56,15 +58,49 @@ describe.skipIf(testEngine !== 'postgres')('frequent words counted from their bi
         texts(60, 120).map((text, i) => message(i + 1, text)),
       ),
     ]);
+    // Two channels written side by side, one of them again: its positions go on where they were.
     await loadCorpus(t, [
       channel(
         'third',
         texts(60, 180).map((text, i) => message(i + 1, text)),
       ),
+      channel(
+        'first',
+        texts(30, 300).map((text, i) => message(1000 + i, text)),
+      ),
     ]);
     await readRows();
+    await t.createUser({ org: 'Bitmaps', email: 'bitmaps@example.test' });
+    token = (await t.login('bitmaps@example.test')).access;
   });
   afterAll(() => t?.close());
+
+  let token: string;
+
+  /** Every query over each channel and over pairs of them, through the API, against the texts. */
+  async function expectExactChannelCounts() {
+    const channelIds = [...new Set(rows.map((r) => r.channel_id))].sort((a, b) => a - b);
+    const filters = [...channelIds.map((id) => [id]), channelIds.slice(0, 2), channelIds.slice(1)];
+    for (const text of QUERIES) {
+      const tree = parseQuery(text).tree;
+      for (const filter of filters) {
+        const matches = rows.filter((r) => filter.includes(r.channel_id) && matchesFolded(tree, r.text_folded));
+        t.clock.advance(1000); // under the account's requests a second
+        const response = await t.request({
+          method: 'POST',
+          url: '/service/messenger-search-create/',
+          token,
+          body: { query: text, channel_ids: filter },
+        });
+        expect(response.statusCode, response.body).toBe(200);
+        const { total, channels_matched } = response.json<{ total: number; channels_matched: number }>();
+        expect({ total, channels_matched }, `${text} in ${filter.join(',')}`).toEqual({
+          total: matches.length,
+          channels_matched: new Set(matches.map((r) => r.channel_id)).size,
+        });
+      }
+    }
+  }
 
   /** Every query's count at watermarks below and at the newest message, against the texts. */
   async function expectExactCounts() {
@@ -93,6 +129,16 @@ describe.skipIf(testEngine !== 'postgres')('frequent words counted from their bi
           channels: new Set(matches.map((r) => r.channel_id)).size,
           groups: matches.length,
         });
+        // A channel filter whose channels grew after the watermark: counted up to their sizes then.
+        const filter = [...new Set(rows.map((r) => r.channel_id))].slice(0, 2);
+        const inFilter = matches.filter((r) => filter.includes(r.channel_id));
+        const sizes = filter.map((id) => [id, rows.filter((r) => r.channel_id === id && r.id <= watermark).length]);
+        const filtered = { ...query, channelIds: filter, channelPositions: new Map(sizes as [number, number][]) };
+        expect(await searches.count(filtered, false), `${text} at ${watermark} in ${filter.join(',')}`).toEqual({
+          total: inFilter.length,
+          channels: new Set(inFilter.map((r) => r.channel_id)).size,
+          groups: inFilter.length,
+        });
       }
     }
   }
@@ -104,11 +150,20 @@ describe.skipIf(testEngine !== 'postgres')('frequent words counted from their bi
     await expectExactCounts();
   });
 
+  it("counts a channel filter exactly from its channels' bitmaps", async () => {
+    const { rows: bitmapRows } = await sql<{ n: string }>`
+      select count(*) as n from message_channel_word_bits`.execute(t.container.store.db);
+    expect(Number(bitmapRows[0]!.n)).toBeGreaterThan(0);
+    await expectExactChannelCounts();
+  });
+
   it('builds the bitmaps of a store that had none (the migration)', async () => {
     const db = t.container.store.db as unknown as Kysely<unknown>;
-    await sql`drop table message_word_bits`.execute(db);
-    await sql`drop table message_frequent_words`.execute(db);
+    await sql`drop table message_channel_word_bits, message_channel_sizes, message_word_bits, message_frequent_words`.execute(
+      db,
+    );
     await buildWordBitmaps(db, { engine: 'postgres' } as MigrationContext);
+    await buildChannelWordBitmaps(db, { engine: 'postgres' } as MigrationContext);
     expect(await frequentWords()).toEqual(expect.arrayContaining(['alpha', 'betaword', 'delta', 'gamma']));
     await loadCorpus(t, [
       channel(
@@ -118,5 +173,6 @@ describe.skipIf(testEngine !== 'postgres')('frequent words counted from their bi
     ]);
     await readRows();
     await expectExactCounts();
+    await expectExactChannelCounts();
   });
 });

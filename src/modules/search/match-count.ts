@@ -1,6 +1,6 @@
 import { sql, type Kysely } from 'kysely';
 import type { Database } from '../../db/schema.ts';
-import { bitmapCount, CHUNK_WORDS, LONG_WORDS, wordsWithBitmaps } from '../sources/index.ts';
+import { bitmapCount, channelBitmapCount, CHUNK_WORDS, LONG_WORDS, wordsWithBitmaps } from '../sources/index.ts';
 import { integer, type IdRange, type MatchQuery, type MatchSource } from './match-source.ts';
 
 export interface MatchCounts {
@@ -85,6 +85,46 @@ async function countFromBitmaps(
     ? (await deps.channelCountsFromWords({ ...query, channelIds: unsettled }, [anyOf(wordIds)])).length
     : 0;
   return { total, channels: probed.length - unsettled.length + settled, groups: total };
+}
+
+/**
+ * PostgreSQL, a channel filter of words: each channel's messages with a frequent word counted
+ * from its bitmaps up to its size at the watermark (`channelPositions`), those with only rare
+ * words read from the word index (one GIN scan of the channel's key and the rare words' keys),
+ * and those with a word too long for the lexicon checked against their text instead, in one
+ * statement. Without a frequent word among them, the rare words' scan counts everything, as
+ * the word index's own count would.
+ */
+async function channelCountsFromBitmaps(
+  reader: Kysely<Database>,
+  query: MatchQuery,
+  wordIds: number[],
+  positions: ReadonlyMap<number, number>,
+): Promise<MatchCounts> {
+  const upTo = query.maxMessageId;
+  const { rows } = await sql<{ bits: string; rare: string; long_with_bits: string; long_matching: string }>`
+    with words as (
+      select coalesce(array_agg(id) filter (where f.word_id is not null), '{}') as frequent,
+             coalesce(array_agg(id) filter (where f.word_id is null), '{}') as rare
+      from unnest(${wordIds}::int[]) as id left join message_frequent_words f on f.word_id = id)
+    select ${channelBitmapCount(wordIds, sql`c.id`, sql`c.size`)} as bits,
+      (select count(*) from message_words w
+       where w.channel_id = c.id and w.id <= ${upTo} and w.word_ids && words.rare
+         and not w.word_ids && words.frequent and not w.word_ids @@ ${String(LONG_WORDS)}::query_int) as rare,
+      l.long_with_bits, l.long_matching
+    from words, unnest(${[...positions.keys()]}::bigint[], ${[...positions.values()]}::int[]) as c (id, size)
+    cross join lateral (
+      select count(*) filter (where w.word_ids && words.frequent) as long_with_bits,
+             count(*) filter (where ${query.match.exact}) as long_matching
+      from message_words w join messages m on m.id = w.id
+      where w.channel_id = c.id and w.word_ids @@ ${String(LONG_WORDS)}::query_int and w.id <= ${upTo}) l`.execute(
+    reader,
+  );
+  const totals = rows.map(
+    (row) => Number(row.bits) + Number(row.rare) - Number(row.long_with_bits) + Number(row.long_matching),
+  );
+  const total = totals.reduce((sum, n) => sum + n, 0);
+  return { total, channels: totals.filter((n) => n > 0).length, groups: total };
 }
 
 /**
@@ -207,6 +247,8 @@ export function createMatchCounter(deps: {
       const row = rows[0]!;
       return { total: Number(row.total), channels: Number(row.channels), groups: Number(row.groups) };
     }
+    if (query.anyWords && query.channelIds?.length && query.channelPositions)
+      return channelCountsFromBitmaps(reader, query, query.anyWords, query.channelPositions);
     // Many matches expected, no channel filter: counted from bitmaps or the index, then the channels probed.
     const broad = !query.channelIds?.length && query.match.share * query.maxMessageId > tuning.channelsFromMatches;
     const bitmaps = { reader, tuning, channelCountsFromWords };

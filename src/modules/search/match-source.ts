@@ -24,6 +24,11 @@ export interface MatchQuery {
    * terms ORed), which a count may take from the words' bitmaps (word-bitmaps.ts).
    */
   anyWords?: number[];
+  /**
+   * PostgreSQL: the number of messages of each chosen channel up to the watermark, read with it,
+   * up to which a channel's bitmaps are counted (word-bitmaps.ts).
+   */
+  channelPositions?: ReadonlyMap<number, number>;
 }
 
 /** A row's place in the newest-first order (date descending, then id descending). */

@@ -100,7 +100,8 @@ export function createSearchPlanner(deps: { engine: Engine; searches: SearchRepo
         // A count reads the word index only where that beats checking the text (a broad term in
         // many words is counted in chunks, or from the text: docs/architecture.md "Search").
         words: (narrowing && countingWords(narrowing, match.share, channelsFirst)) ?? undefined,
-        anyWords: (!channelsFirst && narrowing?.anyOf) || undefined,
+        anyWords: narrowing?.anyOf ?? undefined,
+        channelPositions: channelIds ? opened.channelPositions : undefined,
       };
       return { query, scope: channelMessages ?? watermark, watermark };
     },

@@ -79,23 +79,35 @@ interface OpeningInput {
 async function openingReads(reader: Kysely<Database>, engine: Engine, input: OpeningInput) {
   const { channelIds } = input;
   const table = sql.raw(engine === 'postgres' ? 'message_words' : 'messages');
+  // PostgreSQL also reads each channel's messages as its bitmaps count them (word-bitmaps.ts).
   const sizes =
     engine === 'postgres'
-      ? sql`json_agg(json_build_array(id, total_messages_scraped))`
-      : sql`json_group_array(json_array(id, total_messages_scraped))`;
+      ? sql`(select json_agg(json_build_array(c.id, c.total_messages_scraped, coalesce(s.messages, 0)))
+             from channels c left join message_channel_sizes s on s.channel_id = c.id
+             where c.id in (${sql.join(channelIds ?? [])}))`
+      : sql`(select json_group_array(json_array(id, total_messages_scraped)) from channels
+             where id in (${sql.join(channelIds ?? [])}))`;
   const columns = [
     sql`${input.watermark ? sql`(select max(id) from ${table})` : sql`null`} as watermark`,
-    sql`${channelIds?.length ? sql`(select ${sizes} from channels where id in (${sql.join(channelIds)}))` : sql`null`} as channels`,
+    sql`${channelIds?.length ? sizes : sql`null`} as channels`,
     ...input.columns,
   ];
   const { rows } = await prepared(sql<Record<string, unknown> & { watermark: number | null; channels: unknown }>`
     select ${sql.join(columns)}`).execute(reader);
   const row = rows[0]!;
-  const pairs = (typeof row.channels === 'string' ? JSON.parse(row.channels) : row.channels) as
-    [number, number][] | null;
+  const channels = (typeof row.channels === 'string' ? JSON.parse(row.channels) : row.channels) as
+    [number, number, number?][] | null;
   return {
     watermark: Number(row.watermark ?? 0),
-    channelSizes: new Map((pairs ?? []).map(([id, size]) => [Number(id), Number(size)])),
+    channelSizes: new Map((channels ?? []).map(([id, size]) => [Number(id), Number(size)])),
+    /**
+     * PostgreSQL: the chosen channels' messages up to the watermark, when it was read here (the
+     * same snapshot): the positions up to which their bitmaps count.
+     */
+    channelPositions:
+      engine === 'postgres' && input.watermark
+        ? new Map((channels ?? []).map(([id, , indexed]) => [Number(id), Number(indexed)]))
+        : undefined,
     row,
   };
 }

@@ -52,4 +52,4 @@ export {
   type LexiconRead,
   type WordNarrowing,
 } from './common/query/word-index.ts';
-export { bitmapCount, wordsWithBitmaps } from './common/query/word-bitmaps.ts';
+export { bitmapCount, channelBitmapCount, wordsWithBitmaps } from './common/query/word-bitmaps.ts';

@@ -26,6 +26,7 @@ import * as wordIndex from './migrations/0009_word_index.ts';
 import * as dropTextTrigrams from './migrations/0010_drop_text_trigrams.ts';
 import * as channelWordIndex from './migrations/0011_channel_word_index.ts';
 import * as wordBitmaps from './migrations/0012_word_bitmaps.ts';
+import * as channelWordBitmaps from './migrations/0013_channel_word_bitmaps.ts';
 import {
   collapseIdenticalTexts,
   MESSAGE_COLUMNS,
@@ -142,6 +143,7 @@ export const messengerSource = defineSource({
     'messenger/0010_drop_text_trigrams': dropTextTrigrams,
     'messenger/0011_channel_word_index': channelWordIndex,
     'messenger/0012_word_bitmaps': wordBitmaps,
+    'messenger/0013_channel_word_bitmaps': channelWordBitmaps,
   },
   ingesters: [
     {

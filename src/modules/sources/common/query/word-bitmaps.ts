@@ -2,16 +2,23 @@ import { sql, type Kysely, type RawBuilder } from 'kysely';
 import type { Database } from '../../../../db/schema.ts';
 
 /**
- * PostgreSQL: bitmaps of the messages holding each frequent word (migration messenger/0012,
- * docs/architecture.md "Search"). A word in a large share of the messages (`with`, in 39% of
- * them) is counted through the word index by reading one narrow row per match: 390k rows, a
+ * PostgreSQL: bitmaps of the messages holding each frequent word (migrations messenger/0012 and
+ * 0013, docs/architecture.md "Search"). A word in a large share of the messages (`with`, in 39%
+ * of them) is counted through the word index by reading one narrow row per match: 390k rows, a
  * parallel scan of all of message_words, as long as `grep -i` over every text. Its bitmap, one
  * bit a message id in blocks of BLOCK_BITS ids, is counted with `bit_count` in under a
  * millisecond. Words become frequent by PostgreSQL's own statistics of `message_words.word_ids`
  * (ANALYZE's most common elements, refreshed by autovacuum), so no count is kept per word; a
- * word's bitmap is built from the word index when it becomes frequent, and the message writer
+ * word's bitmaps are built from the word index when it becomes frequent, and the message writer
  * sets the bits of every message it adds in the same transaction, so that a snapshot sees the
  * bitmaps and the messages alike. Messages are never deleted, so bits are never cleared.
+ *
+ * Each frequent word also has a bitmap per channel, one bit per position of a message in its
+ * channel (its rank by id, from 0), so that a channel filter counts its channels' bits and no
+ * other: a channel's messages are spread over the whole id range when channels are written
+ * side by side. message_channel_sizes holds each channel's number of messages, moved in the
+ * writer's transaction: read in the same statement as a search's watermark, it is the position
+ * up to which that search counts.
  */
 
 /**
@@ -21,71 +28,189 @@ import type { Database } from '../../../../db/schema.ts';
  * is kept small; counting `with` at 1M messages ORs 123 of them.
  */
 const BLOCK_BITS = 1 << 13;
+/**
+ * Channel positions a per-channel bitmap row covers: 128 bytes, as most channels hold a few
+ * thousand messages (a 2,000-message channel has two rows a word).
+ */
+const CHANNEL_BLOCK_BITS = 1 << 10;
 /** Words in at least this share of the messages (by the statistics' estimate) get a bitmap. */
 const FREQUENT_SHARE = 0.01;
+/** Word-index rows read at a time when the bitmaps of newly frequent words are built. */
+const BUILD_ROWS = 100_000;
+/** Bitmap rows written by one statement. */
+const ROWS_PER_STATEMENT = 10_000;
 
 const BLOCK_BYTES = BLOCK_BITS / 8;
+const CHANNEL_BLOCK_BYTES = CHANNEL_BLOCK_BITS / 8;
+
+/** `slotOf[id]`: the index of lexicon id `id` in `words`, or -1. */
+function wordSlots(words: readonly number[]): Int32Array {
+  const slotOf = new Int32Array(Math.max(...words) + 1).fill(-1);
+  words.forEach((word, slot) => (slotOf[word] = slot));
+  return slotOf;
+}
+
+const hexOf = (bits: Uint8Array) => Buffer.from(bits.buffer, bits.byteOffset, bits.byteLength).toString('hex');
+
+/** Upserts bitmap rows into `table`, ORing them into the rows already there. */
+async function upsertBits(
+  db: Kysely<Database>,
+  table: 'message_word_bits' | 'message_channel_word_bits',
+  rows: { channels?: number[]; words: number[]; blocks: number[]; hex: string[] },
+) {
+  for (let from = 0; from < rows.words.length; from += ROWS_PER_STATEMENT) {
+    const slice = <T>(values: T[]) => values.slice(from, from + ROWS_PER_STATEMENT);
+    const words = sql`${slice(rows.words)}::int[], ${slice(rows.blocks)}::int[], ${slice(rows.hex)}::text[]`;
+    if (table === 'message_word_bits') {
+      await sql`insert into message_word_bits (word_id, block, bits)
+          select word_id, block, ('x' || hex)::bit varying from unnest(${words}) as t (word_id, block, hex)
+          on conflict (word_id, block) do update set bits = message_word_bits.bits | excluded.bits`.execute(db);
+    } else {
+      await sql`insert into message_channel_word_bits (channel_id, word_id, block, bits)
+          select channel_id, word_id, block, ('x' || hex)::bit varying
+          from unnest(${slice(rows.channels!)}::bigint[], ${words}) as t (channel_id, word_id, block, hex)
+          on conflict (channel_id, word_id, block) do update set bits = message_channel_word_bits.bits | excluded.bits`.execute(
+        db,
+      );
+    }
+  }
+}
+
+/** Messages a writer adds or a build reads: ids ascending, each with its channel and its position there. */
+interface MessageBatch {
+  ids: ArrayLike<number>;
+  channels: ArrayLike<number>;
+  positions: ArrayLike<number>;
+  /** The lexicon ids of message `i`. */
+  wordIds: (i: number) => ArrayLike<number>;
+}
 
 /**
- * ORs the bits of messages into the stored bitmaps of `words`, each (word, block) row created
- * when missing: `wordIds(i)` are the lexicon ids of the message `messageIds[i]`. The bits are
- * set in one array a word over the blocks the messages span (a writer's messages have
- * consecutive ids), the words found through an array indexed by lexicon id: a Map of bitmaps
- * per word and block cost an ingest of 50,000 messages a second of CPU.
+ * ORs the bits of `batch` into the stored bitmaps of `words`, each row created when missing.
+ * The message-id bits are set in one array a word over the blocks the messages span (a writer's
+ * messages have consecutive ids), the words found through an array indexed by lexicon id: a Map
+ * of bitmaps per word and block cost an ingest of 50,000 messages a second of CPU. A channel's
+ * positions are consecutive too, so its bits are set in one array a word over its blocks.
  */
 async function storeBits(
   db: Kysely<Database>,
   words: readonly number[],
-  messageIds: readonly number[],
-  wordIds: (i: number) => ArrayLike<number>,
+  batch: MessageBatch,
+  perChannel: { channels: boolean } = { channels: true },
 ) {
-  if (words.length === 0 || messageIds.length === 0) return;
-  let low = messageIds[0]!;
-  let high = low;
-  for (const id of messageIds) {
-    low = Math.min(low, id);
-    high = Math.max(high, id);
-  }
-  const firstBlock = Math.floor(low / BLOCK_BITS);
-  const blockCount = Math.floor(high / BLOCK_BITS) - firstBlock + 1;
-  const base = firstBlock * BLOCK_BITS;
-  const slotOf = new Int32Array(Math.max(...words) + 1).fill(-1);
-  words.forEach((word, slot) => (slotOf[word] = slot));
-  const maps = words.map(() => new Uint8Array(blockCount * BLOCK_BYTES));
-  messageIds.forEach((id, i) => {
-    const at = id - base;
-    const byte = at >> 3;
-    const bit = 0x80 >> (at & 7);
-    const ids = wordIds(i);
+  const count = batch.ids.length;
+  if (words.length === 0 || count === 0) return;
+  const slotOf = wordSlots(words);
+  const slotsOf = (i: number, each: (slot: number) => void) => {
+    const ids = batch.wordIds(i);
     for (let w = 0; w < ids.length; w++) {
       const slot = ids[w]! < slotOf.length ? slotOf[ids[w]!]! : -1;
-      if (slot >= 0) maps[slot]![byte]! |= bit;
+      if (slot >= 0) each(slot);
     }
-  });
-  const rowWords: number[] = [];
-  const rowBlocks: number[] = [];
-  const hex: string[] = [];
+  };
+
+  const firstBlock = Math.floor(batch.ids[0]! / BLOCK_BITS);
+  const blockCount = Math.floor(batch.ids[count - 1]! / BLOCK_BITS) - firstBlock + 1;
+  const base = firstBlock * BLOCK_BITS;
+  const maps = words.map(() => new Uint8Array(blockCount * BLOCK_BYTES));
+  for (let i = 0; i < count; i++) {
+    const at = batch.ids[i]! - base;
+    slotsOf(i, (slot) => (maps[slot]![at >> 3]! |= 0x80 >> (at & 7)));
+  }
+  const global = { words: [] as number[], blocks: [] as number[], hex: [] as string[] };
   words.forEach((word, slot) => {
     for (let block = 0; block < blockCount; block++) {
       const bits = maps[slot]!.subarray(block * BLOCK_BYTES, (block + 1) * BLOCK_BYTES);
       if (!bits.some((byte) => byte !== 0)) continue;
-      rowWords.push(word);
-      rowBlocks.push(firstBlock + block);
-      hex.push(Buffer.from(bits.buffer, bits.byteOffset, bits.byteLength).toString('hex'));
+      global.words.push(word);
+      global.blocks.push(firstBlock + block);
+      global.hex.push(hexOf(bits));
     }
   });
-  if (rowWords.length === 0) return;
-  await sql`insert into message_word_bits (word_id, block, bits)
-      select word_id, block, ('x' || hex)::bit varying
-      from unnest(${rowWords}::int[], ${rowBlocks}::int[], ${hex}::text[]) as t (word_id, block, hex)
-      on conflict (word_id, block) do update set bits = message_word_bits.bits | excluded.bits`.execute(db);
+  await upsertBits(db, 'message_word_bits', global);
+  if (!perChannel.channels) return;
+
+  // Per channel: the positions of its messages in this batch, from the lowest to the highest.
+  const spans = new Map<number, { low: number; high: number }>();
+  for (let i = 0; i < count; i++) {
+    const span = spans.get(batch.channels[i]!);
+    const position = batch.positions[i]!;
+    if (!span) spans.set(batch.channels[i]!, { low: position, high: position });
+    else span.high = Math.max(span.high, position);
+  }
+  const channelMaps = new Map<number, { first: number; blocks: number; maps: (Uint8Array | undefined)[] }>();
+  for (const [channel, { low, high }] of spans) {
+    const first = Math.floor(low / CHANNEL_BLOCK_BITS);
+    channelMaps.set(channel, { first, blocks: Math.floor(high / CHANNEL_BLOCK_BITS) - first + 1, maps: [] });
+  }
+  for (let i = 0; i < count; i++) {
+    const channel = channelMaps.get(batch.channels[i]!)!;
+    const at = batch.positions[i]! - channel.first * CHANNEL_BLOCK_BITS;
+    slotsOf(i, (slot) => {
+      const map = (channel.maps[slot] ??= new Uint8Array(channel.blocks * CHANNEL_BLOCK_BYTES));
+      map[at >> 3]! |= 0x80 >> (at & 7);
+    });
+  }
+  const channelRows = { channels: [] as number[], words: [] as number[], blocks: [] as number[], hex: [] as string[] };
+  for (const [channel, { first, blocks, maps: channelWordMaps }] of channelMaps) {
+    channelWordMaps.forEach((map, slot) => {
+      for (let block = 0; block < blocks; block++) {
+        const bits = map!.subarray(block * CHANNEL_BLOCK_BYTES, (block + 1) * CHANNEL_BLOCK_BYTES);
+        if (!bits.some((byte) => byte !== 0)) continue;
+        channelRows.channels.push(channel);
+        channelRows.words.push(words[slot]!);
+        channelRows.blocks.push(first + block);
+        channelRows.hex.push(hexOf(bits));
+      }
+    });
+  }
+  await upsertBits(db, 'message_channel_word_bits', channelRows);
 }
 
 /**
- * The words with a bitmap, after giving one to each word the statistics now find frequent: its
- * messages so far are read from the word index (those `db`'s transaction added among them).
- * Run by message writers, which take turns (message-transactions.ts): no message is added
- * between a word's reading and the next writer's bits.
+ * Gives bitmaps to `fresh` words: every word-index row is read in id order (a message's
+ * position in its channel counts the channel's rows before it), and the bits of those holding
+ * one of the words are stored. Run inside a writer's turn, so no message is added meanwhile;
+ * about 2 s at 1M messages.
+ */
+async function buildBitmaps(db: Kysely<Database>, fresh: readonly number[]) {
+  // Migration messenger/0012 builds the message-id bitmaps before 0013 adds the per-channel ones
+  // (and builds them all again).
+  const { rows: tables } = await sql<{ present: boolean }>`
+    select to_regclass('message_channel_word_bits') is not null as present`.execute(db);
+  const perChannel = { channels: tables[0]!.present };
+  const nextPosition = new Map<number, number>();
+  for (let above = 0; ;) {
+    const { rows } = await sql<{ id: string; channel_id: string; words: number[] }>`
+      select id, channel_id, word_ids & ${fresh}::int[] as words from message_words
+      where id > ${above} order by id limit ${BUILD_ROWS}`.execute(db);
+    if (rows.length === 0) return;
+    const holding = {
+      ids: [] as number[],
+      channels: [] as number[],
+      positions: [] as number[],
+      words: [] as number[][],
+    };
+    for (const row of rows) {
+      const channel = Number(row.channel_id);
+      const position = nextPosition.get(channel) ?? 0;
+      nextPosition.set(channel, position + 1);
+      if (row.words.length === 0) continue;
+      holding.ids.push(Number(row.id));
+      holding.channels.push(channel);
+      holding.positions.push(position);
+      holding.words.push(row.words);
+    }
+    await storeBits(db, fresh, { ...holding, wordIds: (i) => holding.words[i]! }, perChannel);
+    above = Number(rows.at(-1)!.id);
+  }
+}
+
+/**
+ * The words with a bitmap, after giving bitmaps to each word the statistics now find frequent
+ * (its messages so far, those `db`'s transaction added among them). Run by message writers,
+ * which take turns (message-transactions.ts): no message is added between a word's reading and
+ * the next writer's bits.
  */
 export async function frequentWords(db: Kysely<Database>): Promise<number[]> {
   const { rows: fresh } = await sql<{ word_id: number }>`
@@ -94,32 +219,48 @@ export async function frequentWords(db: Kysely<Database>): Promise<number[]> {
     where s.schemaname = current_schema() and s.tablename = 'message_words' and s.attname = 'word_ids'
       and e > 0 and share >= ${FREQUENT_SHARE}
     on conflict (word_id) do nothing returning word_id`.execute(db);
-  for (const { word_id } of fresh) {
-    const { rows } = await sql<{ id: string }>`
-      select id from message_words where word_ids @@ ${String(word_id)}::query_int`.execute(db);
-    const word = [word_id];
-    await storeBits(
+  if (fresh.length)
+    await buildBitmaps(
       db,
-      word,
-      rows.map((row) => Number(row.id)),
-      () => word,
+      fresh.map((row) => row.word_id),
     );
-  }
   const { rows } = await sql<{ word_id: number }>`select word_id from message_frequent_words`.execute(db);
   return rows.map((row) => row.word_id);
 }
 
 /**
- * Sets the bits of messages a writer's transaction added: `wordIds(i)` are the lexicon ids of
- * the message `messageIds[i]`.
+ * The positions in their channels of messages a writer adds (ids ascending, `channels[i]` the
+ * channel of the i-th), the channels' sizes moved past them in the writer's transaction.
+ */
+async function channelPositions(db: Kysely<Database>, channels: readonly number[]): Promise<Int32Array> {
+  const added = new Map<number, number>();
+  for (const channel of channels) added.set(channel, (added.get(channel) ?? 0) + 1);
+  const { rows } = await sql<{ channel_id: string; messages: number }>`
+    insert into message_channel_sizes (channel_id, messages)
+    select * from unnest(${[...added.keys()]}::bigint[], ${[...added.values()]}::int[])
+    on conflict (channel_id) do update set messages = message_channel_sizes.messages + excluded.messages
+    returning channel_id, messages`.execute(db);
+  const next = new Map(rows.map((row) => [Number(row.channel_id), row.messages - added.get(Number(row.channel_id))!]));
+  return Int32Array.from(channels, (channel) => {
+    const position = next.get(channel)!;
+    next.set(channel, position + 1);
+    return position;
+  });
+}
+
+/**
+ * Sets the bits of messages a writer's transaction added (ids ascending): `channels[i]` and
+ * `wordIds(i)` are the channel and the lexicon ids of the message `messageIds[i]`.
  */
 export async function addWordBits(
   db: Kysely<Database>,
   messageIds: readonly number[],
+  channels: readonly number[],
   wordIds: (i: number) => ArrayLike<number>,
 ): Promise<void> {
   if (messageIds.length === 0) return;
-  await storeBits(db, await frequentWords(db), messageIds, wordIds);
+  const positions = await channelPositions(db, channels);
+  await storeBits(db, await frequentWords(db), { ids: messageIds, channels, positions, wordIds });
 }
 
 /** Those of the words that have a bitmap. */
@@ -128,6 +269,10 @@ export async function wordsWithBitmaps(db: Kysely<Database>, wordIds: readonly n
     select word_id from message_frequent_words where word_id = any(${wordIds}::int[])`.execute(db);
   return rows.map((row) => row.word_id);
 }
+
+/** `bits` with only its first `kept` bits left on (a block of `size` bits). */
+const firstBits = (bits: RawBuilder<unknown>, size: number, kept: RawBuilder<unknown> | number) =>
+  sql`${bits} & ~((~ B'0'::bit(${sql.lit(size)})) >> ${kept})::bit varying`;
 
 /**
  * The number of messages with id up to `upTo` holding any of the words (each with a bitmap), as
@@ -140,7 +285,27 @@ export function bitmapCount(wordIds: readonly number[], upTo: number): RawBuilde
   const kept = (upTo % BLOCK_BITS) + 1;
   return sql<string>`(
     select coalesce(sum(bit_count(case when block = ${last}
-             then bits & ~((~ B'0'::bit(${sql.lit(BLOCK_BITS)})) >> ${kept})::bit varying else bits end)), 0)
+             then ${firstBits(sql`bits`, BLOCK_BITS, kept)} else bits end)), 0)
     from (select block, bit_or(bits) as bits from message_word_bits
           where word_id = any(${wordIds}::int[]) and block <= ${last} group by block) b)`;
+}
+
+/**
+ * The number of messages of the channel `channel` (a column) among its first `size` (a column)
+ * holding any of the words (those without a bitmap add nothing), as a subquery: a search's
+ * channel sizes are read with its watermark, so the messages added since are left out.
+ */
+export function channelBitmapCount(
+  wordIds: readonly number[],
+  channel: RawBuilder<unknown>,
+  size: RawBuilder<unknown>,
+): RawBuilder<string> {
+  const last = sql`(${size} - 1) / ${sql.lit(CHANNEL_BLOCK_BITS)}`;
+  const kept = sql`((${size} - 1) % ${sql.lit(CHANNEL_BLOCK_BITS)} + 1)`;
+  return sql<string>`(
+    select coalesce(sum(bit_count(case when block = ${last}
+             then ${firstBits(sql`bits`, CHANNEL_BLOCK_BITS, kept)} else bits end)), 0)
+    from (select block, bit_or(bits) as bits from message_channel_word_bits
+          where channel_id = ${channel} and word_id = any(${wordIds}::int[]) and block <= ${last} and ${size} > 0
+          group by block) b)`;
 }

@@ -185,6 +185,8 @@ async function copyMessages(
     )
     .returning(['id', 'channel_id', 'message_id'])
     .execute();
+  // Ids ascending: a message's position in its channel follows its id (word-bitmaps.ts).
+  inserted.sort((a, b) => Number(a.id) - Number(b.id));
   const rowOf = new Map(messages.map((m, i) => [`${channelIds[m.batch]}:${m.fields.message_id}`, i]));
   const positions = inserted.map((row) => rowOf.get(`${row.channel_id}:${row.message_id}`)!);
   await copy(
@@ -195,6 +197,7 @@ async function copyMessages(
   await addWordBits(
     tx,
     inserted.map((row) => Number(row.id)),
+    inserted.map((row) => Number(row.channel_id)),
     (i) => wordIds!.ids[positions[i]!]!,
   );
   return inserted.length;
