@@ -292,11 +292,11 @@ export function bitmapCount(wordIds: readonly number[], upTo: number): RawBuilde
 
 /**
  * The number of messages of the channel `channel` (a column) among its first `size` (a column)
- * holding any of the words (those without a bitmap add nothing), as a subquery: a search's
+ * holding any of the words (an int[]; those without a bitmap add nothing), as a subquery: a search's
  * channel sizes are read with its watermark, so the messages added since are left out.
  */
 export function channelBitmapCount(
-  wordIds: readonly number[],
+  wordIds: RawBuilder<number[]>,
   channel: RawBuilder<unknown>,
   size: RawBuilder<unknown>,
 ): RawBuilder<string> {
@@ -306,6 +306,6 @@ export function channelBitmapCount(
     select coalesce(sum(bit_count(case when block = ${last}
              then ${firstBits(sql`bits`, CHANNEL_BLOCK_BITS, kept)} else bits end)), 0)
     from (select block, bit_or(bits) as bits from message_channel_word_bits
-          where channel_id = ${channel} and word_id = any(${wordIds}::int[]) and block <= ${last} and ${size} > 0
+          where channel_id = ${channel} and word_id = any(${wordIds}) and block <= ${last} and ${size} > 0
           group by block) b)`;
 }
