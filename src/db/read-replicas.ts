@@ -28,7 +28,7 @@ export interface ReplicaStatus {
   replica: string;
   /** up: reads may go there; lagging: it did not replay what a read needed in time (skipped until it has); down: it did not answer. */
   state: 'up' | 'lagging' | 'down';
-  /** WAL bytes the primary has written that the replica has not replayed; null until measured. */
+  /** WAL bytes the primary has flushed that the replica has not replayed; null until measured. */
   lagBytes: number | null;
   /** Seconds since the replica last replayed a transaction while it is behind; 0 when caught up. */
   lagSeconds: number | null;
@@ -175,8 +175,16 @@ function createReplicaSet(deps: ReplicaSetDeps) {
   };
   const usable = (replica: Replica) => replica.up && replica.behind === null;
 
+  /**
+   * The primary's flushed WAL position, not its insert position: a standby receives only
+   * flushed WAL, and a commit with synchronous_commit on is flushed before its rows are
+   * visible. Above it wait only commits that did not wait for their flush:
+   * the rate counters' (unlogged, never replicated) and the search history's (read on the
+   * primary). A read that waited for them would wait for the WAL writer's next round (200 ms),
+   * and give the replica up as behind.
+   */
   async function primaryPosition(): Promise<bigint> {
-    const rows = await queryOn<{ lsn: string }>(deps.lsnPool, 'select pg_current_wal_insert_lsn()::text as lsn');
+    const rows = await queryOn<{ lsn: string }>(deps.lsnPool, 'select pg_current_wal_flush_lsn()::text as lsn');
     return parseLsn(rows[0]!.lsn);
   }
 

@@ -190,7 +190,7 @@ export async function startReplicatedServer(): Promise<ReplicatedServer | { unav
       await caughtUp();
     };
     const caughtUp = async () => {
-      const target = (await queryOn<{ lsn: string }>(primaryUrl, 'select pg_current_wal_insert_lsn()::text as lsn'))[0]!
+      const target = (await queryOn<{ lsn: string }>(primaryUrl, 'select pg_current_wal_flush_lsn()::text as lsn'))[0]!
         .lsn;
       const deadline = Date.now() + 120_000;
       for (;;) {
