@@ -85,22 +85,27 @@ interface MessageBatch {
   wordIds: (i: number) => ArrayLike<number>;
 }
 
+/** The blocks of `map` (of `blockBytes` each, the first numbered `first`) with a bit set, as [block, hex]. */
+function* filledBlocks(map: Uint8Array, blockBytes: number, first: number) {
+  for (let block = 0; block * blockBytes < map.length; block++) {
+    const bits = map.subarray(block * blockBytes, (block + 1) * blockBytes);
+    if (bits.some((byte) => byte !== 0)) yield [first + block, hexOf(bits)] as const;
+  }
+}
+
 /**
- * ORs the bits of `batch` into the stored bitmaps of `words`, each row created when missing.
- * The message-id bits are set in one array a word over the blocks the messages span (a writer's
- * messages have consecutive ids), the words found through an array indexed by lexicon id: a Map
- * of bitmaps per word and block cost an ingest of 50,000 messages a second of CPU. A channel's
- * positions are consecutive too, so its bits are set in one array a word over its blocks.
+ * ORs the bits of `batch` into the stored bitmaps of `words` (and, with `perChannel`, into
+ * their channels' bitmaps), each row created when missing. The message-id bits are set in one
+ * array a word over the blocks the messages span (a writer's messages have consecutive ids), a
+ * channel's in one array a word over the blocks its positions span (consecutive too); the words
+ * are found through an array indexed by lexicon id: a Map of bitmaps per word and block cost an
+ * ingest of 50,000 messages a second of CPU.
  */
-async function storeBits(
-  db: Kysely<Database>,
-  words: readonly number[],
-  batch: MessageBatch,
-  perChannel: { channels: boolean } = { channels: true },
-) {
+async function storeBits(db: Kysely<Database>, words: readonly number[], batch: MessageBatch, perChannel: boolean) {
   const count = batch.ids.length;
   if (words.length === 0 || count === 0) return;
   const slotOf = wordSlots(words);
+  /** Calls `each` with the slot of every word of `words` that message `i` holds. */
   const slotsOf = (i: number, each: (slot: number) => void) => {
     const ids = batch.wordIds(i);
     for (let w = 0; w < ids.length; w++) {
@@ -108,63 +113,51 @@ async function storeBits(
       if (slot >= 0) each(slot);
     }
   };
+  const setBit = (map: Uint8Array, at: number) => (map[at >> 3]! |= 0x80 >> (at & 7));
 
   const firstBlock = Math.floor(batch.ids[0]! / BLOCK_BITS);
   const blockCount = Math.floor(batch.ids[count - 1]! / BLOCK_BITS) - firstBlock + 1;
-  const base = firstBlock * BLOCK_BITS;
   const maps = words.map(() => new Uint8Array(blockCount * BLOCK_BYTES));
   for (let i = 0; i < count; i++) {
-    const at = batch.ids[i]! - base;
-    slotsOf(i, (slot) => (maps[slot]![at >> 3]! |= 0x80 >> (at & 7)));
+    const at = batch.ids[i]! - firstBlock * BLOCK_BITS;
+    slotsOf(i, (slot) => setBit(maps[slot]!, at));
   }
-  const global = { words: [] as number[], blocks: [] as number[], hex: [] as string[] };
+  const byId = { words: [] as number[], blocks: [] as number[], hex: [] as string[] };
   words.forEach((word, slot) => {
-    for (let block = 0; block < blockCount; block++) {
-      const bits = maps[slot]!.subarray(block * BLOCK_BYTES, (block + 1) * BLOCK_BYTES);
-      if (!bits.some((byte) => byte !== 0)) continue;
-      global.words.push(word);
-      global.blocks.push(firstBlock + block);
-      global.hex.push(hexOf(bits));
+    for (const [block, hex] of filledBlocks(maps[slot]!, BLOCK_BYTES, firstBlock)) {
+      byId.words.push(word);
+      byId.blocks.push(block);
+      byId.hex.push(hex);
     }
   });
-  await upsertBits(db, 'message_word_bits', global);
-  if (!perChannel.channels) return;
+  await upsertBits(db, 'message_word_bits', byId);
+  if (!perChannel) return;
 
-  // Per channel: the positions of its messages in this batch, from the lowest to the highest.
-  const spans = new Map<number, { low: number; high: number }>();
+  // Each channel's blocks, from those of its lowest position in the batch to its highest.
+  const channels = new Map<number, { first: number; blocks: number; maps: (Uint8Array | undefined)[] }>();
   for (let i = 0; i < count; i++) {
-    const span = spans.get(batch.channels[i]!);
-    const position = batch.positions[i]!;
-    if (!span) spans.set(batch.channels[i]!, { low: position, high: position });
-    else span.high = Math.max(span.high, position);
-  }
-  const channelMaps = new Map<number, { first: number; blocks: number; maps: (Uint8Array | undefined)[] }>();
-  for (const [channel, { low, high }] of spans) {
-    const first = Math.floor(low / CHANNEL_BLOCK_BITS);
-    channelMaps.set(channel, { first, blocks: Math.floor(high / CHANNEL_BLOCK_BITS) - first + 1, maps: [] });
+    const block = Math.floor(batch.positions[i]! / CHANNEL_BLOCK_BITS);
+    const channel = channels.get(batch.channels[i]!);
+    if (!channel) channels.set(batch.channels[i]!, { first: block, blocks: 1, maps: [] });
+    else channel.blocks = Math.max(channel.blocks, block - channel.first + 1);
   }
   for (let i = 0; i < count; i++) {
-    const channel = channelMaps.get(batch.channels[i]!)!;
+    const channel = channels.get(batch.channels[i]!)!;
     const at = batch.positions[i]! - channel.first * CHANNEL_BLOCK_BITS;
-    slotsOf(i, (slot) => {
-      const map = (channel.maps[slot] ??= new Uint8Array(channel.blocks * CHANNEL_BLOCK_BYTES));
-      map[at >> 3]! |= 0x80 >> (at & 7);
-    });
+    slotsOf(i, (slot) => setBit((channel.maps[slot] ??= new Uint8Array(channel.blocks * CHANNEL_BLOCK_BYTES)), at));
   }
-  const channelRows = { channels: [] as number[], words: [] as number[], blocks: [] as number[], hex: [] as string[] };
-  for (const [channel, { first, blocks, maps: channelWordMaps }] of channelMaps) {
-    channelWordMaps.forEach((map, slot) => {
-      for (let block = 0; block < blocks; block++) {
-        const bits = map!.subarray(block * CHANNEL_BLOCK_BYTES, (block + 1) * CHANNEL_BLOCK_BYTES);
-        if (!bits.some((byte) => byte !== 0)) continue;
-        channelRows.channels.push(channel);
-        channelRows.words.push(words[slot]!);
-        channelRows.blocks.push(first + block);
-        channelRows.hex.push(hexOf(bits));
+  const byChannel = { channels: [] as number[], words: [] as number[], blocks: [] as number[], hex: [] as string[] };
+  for (const [channel, { first, maps: channelMaps }] of channels) {
+    channelMaps.forEach((map, slot) => {
+      for (const [block, hex] of filledBlocks(map!, CHANNEL_BLOCK_BYTES, first)) {
+        byChannel.channels.push(channel);
+        byChannel.words.push(words[slot]!);
+        byChannel.blocks.push(block);
+        byChannel.hex.push(hex);
       }
     });
   }
-  await upsertBits(db, 'message_channel_word_bits', channelRows);
+  await upsertBits(db, 'message_channel_word_bits', byChannel);
 }
 
 /**
@@ -178,7 +171,7 @@ async function buildBitmaps(db: Kysely<Database>, fresh: readonly number[]) {
   // (and builds them all again).
   const { rows: tables } = await sql<{ present: boolean }>`
     select to_regclass('message_channel_word_bits') is not null as present`.execute(db);
-  const perChannel = { channels: tables[0]!.present };
+  const perChannel = tables[0]!.present;
   const nextPosition = new Map<number, number>();
   for (let above = 0; ;) {
     const { rows } = await sql<{ id: string; channel_id: string; words: number[] }>`
@@ -260,7 +253,7 @@ export async function addWordBits(
 ): Promise<void> {
   if (messageIds.length === 0) return;
   const positions = await channelPositions(db, channels);
-  await storeBits(db, await frequentWords(db), { ids: messageIds, channels, positions, wordIds });
+  await storeBits(db, await frequentWords(db), { ids: messageIds, channels, positions, wordIds }, true);
 }
 
 /** Those of the words that have a bitmap. */
