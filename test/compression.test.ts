@@ -1,6 +1,11 @@
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { COMPRESSION_THRESHOLD_BYTES, chooseEncoding } from '../src/http/compression.ts';
+import {
+  COMPRESSION_THRESHOLD_BYTES,
+  chooseEncoding,
+  LARGE_ANSWER_BYTES,
+  POOLED_COMPRESSION_BYTES,
+} from '../src/http/compression.ts';
 import { deliveryApi, settingPath, templateBody, VALID_TEMPLATE_BODY } from './support/delivery-api.ts';
 import { createTestApp, type TestApp } from './support/test-app.ts';
 
@@ -70,6 +75,27 @@ describe('JSON answers compressed for clients that take it', () => {
     const text = brotliDecompressSync(list.rawPayload).toString();
     expect(text.length).toBeLessThan(COMPRESSION_THRESHOLD_BYTES);
     expect(Buffer.byteLength(text)).toBeGreaterThanOrEqual(COMPRESSION_THRESHOLD_BYTES);
+  });
+
+  it('compresses answers on either side of the thread-pool size alike', async () => {
+    const catalog = await get(CATALOG);
+    expect(catalog.rawPayload.length).toBeLessThan(POOLED_COMPRESSION_BYTES);
+    const template = templateBody('large', { body: `${VALID_TEMPLATE_BODY}${'x'.repeat(POOLED_COMPRESSION_BYTES)}` });
+    await deliveryApi(t, token, orgId).created('template', template);
+    const templates = await get(settingPath('get_template_list'));
+    expect(templates.rawPayload.length).toBeGreaterThan(POOLED_COMPRESSION_BYTES);
+    expect(templates.rawPayload.length).toBeLessThan(LARGE_ANSWER_BYTES);
+    for (const [url, plain] of [
+      [CATALOG, catalog],
+      [settingPath('get_template_list'), templates],
+    ] as const) {
+      const brotli = await get(url, 'br');
+      expect(brotli.headers['content-encoding']).toBe('br');
+      expect(brotliDecompressSync(brotli.rawPayload).toString()).toBe(plain.body);
+      const gzipped = await get(url, 'gzip');
+      expect(gzipped.headers['content-encoding']).toBe('gzip');
+      expect(gunzipSync(gzipped.rawPayload).toString()).toBe(plain.body);
+    }
   });
 
   it('picks the encoding from the header', () => {

@@ -90,9 +90,10 @@ export interface StoreOptions {
 
 // PostgreSQL returns BIGINT (int8) and NUMERIC as strings; our ids, counts and epoch-ms
 // timestamps all fit in a double, so parse them where the pool is made, not globally.
+const toNumber = (value: string) => Number(value);
 const pgTypes = {
   getTypeParser(oid: number, format?: 'text' | 'binary') {
-    if (oid === 20 || oid === 1700) return (value: string) => Number(value);
+    if (oid === 20 || oid === 1700) return toNumber;
     return loadPg().types.getTypeParser(oid, format);
   },
 };

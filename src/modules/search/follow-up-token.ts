@@ -1,6 +1,6 @@
-import { SignJWT, jwtVerify } from 'jose';
+import { jwtVerify } from 'jose';
 import type { Clock } from '../../lib/clock.ts';
-import { importHmacKey } from '../../lib/crypto.ts';
+import { importHmacKey, signHs256 } from '../../lib/crypto.ts';
 import { validationError } from '../../lib/errors.ts';
 
 /** What a messenger monitoring rule needs to start from a search (its args). */
@@ -21,13 +21,10 @@ const TOKEN_TYPE = 'messenger_follow_up';
 export function createFollowUpTokens(deps: { jwtKey: Uint8Array; clock: Clock }) {
   const key = importHmacKey(deps.jwtKey);
   return {
-    async issue(orgId: number, historyId: number, args: FollowUpArgs): Promise<string> {
+    issue(orgId: number, historyId: number, args: FollowUpArgs): string {
       const now = Math.floor(deps.clock.now().getTime() / 1000);
-      return new SignJWT({ token_type: TOKEN_TYPE, org: orgId, history_id: historyId, args })
-        .setProtectedHeader({ alg: 'HS256' })
-        .setIssuedAt(now)
-        .setExpirationTime(now + VALIDITY_SECONDS)
-        .sign(await key);
+      const claims = { token_type: TOKEN_TYPE, org: orgId, history_id: historyId, args };
+      return signHs256(deps.jwtKey, { ...claims, iat: now, exp: now + VALIDITY_SECONDS });
     },
 
     async verify(

@@ -61,7 +61,7 @@ function historyEntry(row: HistoryRow, userId: number) {
 }
 
 /** A page of a search as the spec answers it (4.2), with the follow-up token of its history entry. */
-async function pageAnswer(
+function pageAnswer(
   followUps: FollowUpTokens,
   answer: {
     orgId: number;
@@ -87,7 +87,7 @@ async function pageAnswer(
     query_info: queryInfo(query, parse),
     search_history_id: answer.historyId,
     warning: searchWarning(parse.tree, parse.truncated, total),
-    follow_up_token: await followUps.issue(answer.orgId, answer.historyId, {
+    follow_up_token: followUps.issue(answer.orgId, answer.historyId, {
       query,
       ...(options.channel_ids ? { channel_ids: options.channel_ids } : {}),
       unique_only: options.unique_only,
@@ -262,7 +262,7 @@ export function createSearchService(deps: {
     // right after an ingest sees it), the page at the position recorded, as a re-read would.
     const searched = await reads.fresh(() => countAndRead(context, request, signal));
     try {
-      const answer = await pageAnswer(followUps, { orgId: context.orgId, ...searched });
+      const answer = pageAnswer(followUps, { orgId: context.orgId, ...searched });
       signal?.throwIfAborted();
       return answer;
     } catch (error) {
