@@ -1,4 +1,4 @@
-import { sql, type Kysely } from 'kysely';
+import { sql, type Kysely, type RawBuilder } from 'kysely';
 import { prepared } from '../../db/prepared-statements.ts';
 import type { Database } from '../../db/schema.ts';
 import { bitmapCount, channelBitmapCount, CHUNK_WORDS, LONG_WORDS, wordsWithBitmaps } from '../sources/index.ts';
@@ -146,6 +146,18 @@ async function channelCountsFromBitmaps(
   return { total, channels: [...totals.values()].filter((n) => n > 0).length, groups: total };
 }
 
+/** The matches, their channels and their distinct texts (unique_only), in one pass over `source`. */
+async function countWithTexts(
+  reader: Kysely<Database>,
+  source: { from: RawBuilder<unknown>; where: RawBuilder<boolean> },
+) {
+  const { rows } = await sql<MatchCounts>`
+    select count(*) as total, count(distinct m.channel_id) as channels, count(distinct m.text_hash) as groups
+    from ${source.from} where ${source.where}`.execute(reader);
+  const row = rows[0]!;
+  return { total: Number(row.total), channels: Number(row.channels), groups: Number(row.groups) };
+}
+
 /**
  * Counts a search's matches and the channels they are in, without keeping the matches anywhere,
  * choosing how by how many matches the index expects.
@@ -258,14 +270,7 @@ export function createMatchCounter(deps: {
    * same pass; id ranges are counted side by side.
    */
   return async function count(query: MatchQuery, uniqueOnly: boolean): Promise<MatchCounts> {
-    if (uniqueOnly) {
-      const { from, where } = matchSource(query, { above: 0, upTo: query.maxMessageId });
-      const { rows } = await sql<MatchCounts>`
-        select count(*) as total, count(distinct m.channel_id) as channels, count(distinct m.text_hash) as groups
-        from ${from} where ${where}`.execute(reader);
-      const row = rows[0]!;
-      return { total: Number(row.total), channels: Number(row.channels), groups: Number(row.groups) };
-    }
+    if (uniqueOnly) return countWithTexts(reader, matchSource(query, { above: 0, upTo: query.maxMessageId }));
     if (query.anyWords && query.channelIds?.length && query.channelPositions)
       return channelCountsFromBitmaps(reader, query, query.anyWords, query.channelPositions);
     // Many matches expected, no channel filter: counted from bitmaps or the index, then the channels probed.
