@@ -1,4 +1,5 @@
 import { sql, type Kysely } from 'kysely';
+import { prepared } from '../../../db/prepared-statements.ts';
 import type { Database } from '../../../db/schema.ts';
 import type { Clock } from '../../../lib/clock.ts';
 import type { CounterSlot, CounterStore, ReserveOutcome } from './counter-store.ts';
@@ -19,9 +20,10 @@ export function createPostgresCounters(deps: { db: Kysely<Database>; clock: Cloc
 
   return {
     async reserve(slots: CounterSlot[]): Promise<ReserveOutcome> {
-      const { rows } = await sql<{ result: number[] }>`select dragnet_rate_reserve(
+      // Prepared: every authenticated request sends it, and it is parsed and planned once a connection.
+      const { rows } = await prepared(sql<{ result: number[] }>`select dragnet_rate_reserve(
           ${slots.map((s) => s.key)}::text[], ${slots.map((s) => s.limit)}::integer[], ${slots.map((s) => s.expiresAt)}::bigint[]
-        ) as result`.execute(db);
+        ) as result`).execute(db);
       const result = rows[0]!.result.map(Number);
       if (result[0] !== undefined && result[0] < 0) return { ok: false, index: -result[0] - 1, count: result[1] ?? 0 };
       return { ok: true, counts: result };
