@@ -35,8 +35,10 @@ import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
+import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { Command, InvalidArgumentError } from 'commander';
 import { sql } from 'kysely';
+import { request } from 'undici';
 import { loadConfig } from '../src/config.ts';
 import { createContainer, type Container } from '../src/container.ts';
 import { corpusChannels, generateCorpus } from '../src/modules/sources/messenger/index.ts';
@@ -355,24 +357,39 @@ async function startServer(env: NodeJS.ProcessEnv, scope: CleanupScope): Promise
 
 /** A keep-alive connection the server closed while idle fails the request sent on it, before the server saw it. */
 const closedConnection = (error: unknown) =>
-  error instanceof TypeError &&
-  ['UND_ERR_SOCKET', 'ECONNRESET'].includes((error.cause as { code?: string } | undefined)?.code ?? '');
+  ['UND_ERR_SOCKET', 'ECONNRESET'].includes((error as { code?: string } | undefined)?.code ?? '');
 
+const DECODERS: Record<string, (data: Buffer) => Buffer> = { br: brotliDecompressSync, gzip: gunzipSync };
+
+/**
+ * POSTs JSON as a browser would (taking brotli or gzip), through undici's `request` on a
+ * keep-alive connection. `fetch` (the same library under the WHATWG streams and Response) cost
+ * this process 2.6 ms of CPU a search answer against 1.0 ms, on the two cores the server and
+ * PostgreSQL share: the client's own cost is not the service's (docs/performance.md).
+ */
 async function postJson(url: string, body: unknown, token?: string): Promise<unknown> {
   const send = () =>
-    fetch(url, {
+    request(url, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) },
+      headers: {
+        'content-type': 'application/json',
+        'accept-encoding': 'br, gzip',
+        ...(token ? { authorization: `Bearer ${token}` } : {}),
+      },
       body: JSON.stringify(body),
-      signal: AbortSignal.timeout(300_000),
+      headersTimeout: 300_000,
+      bodyTimeout: 300_000,
     });
   const response = await send().catch((error: unknown) => {
     if (closedConnection(error)) return send();
     throw error;
   });
-  const text = await response.text();
-  if (response.status !== 200)
-    throw new Error(`POST ${new URL(url).pathname} answered ${response.status}: ${text.slice(0, 500)}`);
+  const raw = Buffer.from(await response.body.arrayBuffer());
+  const encoding = response.headers['content-encoding'];
+  const decode = typeof encoding === 'string' ? DECODERS[encoding] : undefined;
+  const text = (decode ? decode(raw) : raw).toString();
+  if (response.statusCode !== 200)
+    throw new Error(`POST ${new URL(url).pathname} answered ${response.statusCode}: ${text.slice(0, 500)}`);
   return JSON.parse(text) as unknown;
 }
 
