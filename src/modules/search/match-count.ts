@@ -1,7 +1,7 @@
 import { sql, type Kysely, type RawBuilder } from 'kysely';
 import { prepared } from '../../db/prepared-statements.ts';
 import type { Database } from '../../db/schema.ts';
-import { bitmapCount, channelBitmapCount, CHUNK_WORDS, LONG_WORDS, wordsWithBitmaps } from '../sources/index.ts';
+import { bitmapCount, channelBitmapCounts, CHUNK_WORDS, LONG_WORDS, wordsWithBitmaps } from '../sources/index.ts';
 import { integer, type IdRange, type MatchQuery, type MatchSource } from './match-source.ts';
 
 export interface MatchCounts {
@@ -89,15 +89,14 @@ async function countFromBitmaps(
 }
 
 /**
- * PostgreSQL, a channel filter of words: each channel's messages with a frequent word counted
- * from its bitmaps up to its size at the watermark (`channelPositions`), those with only rare
- * words read from the word index (one GIN scan of the channel's key and the rare words' keys),
- * in one prepared statement; the messages with a word too long for the lexicon, found there,
- * are checked against their text by a second statement, only when there are some. Without a
- * frequent word among them, the rare words' scan counts everything, as the word index would.
- * The channels, the words and the sizes go as one parameter each (`array[$1, $2, …]`), and
- * LONG_WORDS as a literal: the generic plan then knows how many rows each holds and how rare
- * long words are, and PostgreSQL runs it after five executions, skipping 1 ms of planning.
+ * PostgreSQL, a channel filter of words, counted per channel from the channels' bitmaps
+ * (word-bitmaps.ts `channelBitmapCounts`) up to their sizes at the watermark
+ * (`channelPositions`): by the search's opening statement already (`channelCounts`), or by a
+ * prepared statement of its own. The channels, the words and the sizes go as one parameter
+ * each (`array[$1, $2, …]`), so that the generic plan knows how many rows each holds and
+ * PostgreSQL runs it after five executions, skipping 1 ms of planning. The messages with a word
+ * too long for the lexicon are checked against their text by a second statement, only when the
+ * channels hold some.
  */
 async function channelCountsFromBitmaps(
   reader: Kysely<Database>,
@@ -107,29 +106,10 @@ async function channelCountsFromBitmaps(
 ): Promise<MatchCounts> {
   const upTo = query.maxMessageId;
   const array = (values: number[], type: string) => sql<number[]>`array[${sql.join(values)}]::${sql.raw(type)}`;
-  const longWords = sql`${sql.lit(String(LONG_WORDS))}::query_int`;
-  const { rows } = await prepared(sql<{
-    channel_id: string;
-    bits: string;
-    rare: string;
-    long_with_bits: string;
-    long_words: string;
-  }>`
-    with words as (
-      select coalesce(array_agg(id) filter (where f.word_id is not null), '{}') as frequent,
-             coalesce(array_agg(id) filter (where f.word_id is null), '{}') as rare
-      from unnest(${array(wordIds, 'int[]')}) as id left join message_frequent_words f on f.word_id = id)
-    select c.id as channel_id, ${channelBitmapCount(array(wordIds, 'int[]'), sql`c.id`, sql`c.size`)} as bits,
-      (select count(*) from message_words w
-       where w.channel_id = c.id and w.id <= ${upTo} and w.word_ids && words.rare
-         and not w.word_ids && words.frequent and not w.word_ids @@ ${longWords}) as rare,
-      l.long_with_bits, l.long_words
-    from words, unnest(${array([...positions.keys()], 'bigint[]')}, ${array([...positions.values()], 'int[]')}) as c (id, size)
-    cross join lateral (
-      select count(*) filter (where w.word_ids && words.frequent) as long_with_bits, count(*) as long_words
-      from message_words w where w.channel_id = c.id and w.word_ids @@ ${longWords} and w.id <= ${upTo}) l`).execute(
-    reader,
-  );
+  const channels = sql`unnest(${array([...positions.keys()], 'bigint[]')}, ${array([...positions.values()], 'int[]')})`;
+  const rows =
+    query.channelCounts ??
+    (await prepared(channelBitmapCounts(array(wordIds, 'int[]'), channels, upTo)).execute(reader)).rows;
   const totals = new Map(
     rows.map((row) => [Number(row.channel_id), Number(row.bits) + Number(row.rare) - Number(row.long_with_bits)]),
   );
@@ -137,8 +117,8 @@ async function channelCountsFromBitmaps(
   if (withLongWords.length) {
     const { rows: long } = await sql<{ channel_id: string; n: string }>`
       select w.channel_id, count(*) as n from message_words w join messages m on m.id = w.id
-      where w.channel_id in (${sql.join(withLongWords)}) and w.word_ids @@ ${longWords} and w.id <= ${upTo}
-        and ${query.match.exact}
+      where w.channel_id in (${sql.join(withLongWords)}) and w.word_ids @@ ${String(LONG_WORDS)}::query_int
+        and w.id <= ${upTo} and ${query.match.exact}
       group by w.channel_id`.execute(reader);
     for (const row of long) totals.set(Number(row.channel_id), totals.get(Number(row.channel_id))! + Number(row.n));
   }

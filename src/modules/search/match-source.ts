@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import { livenessCheck } from '../../db/sqlite-readers.ts';
 import type { Engine } from '../../db/store.ts';
-import type { CompiledMatch } from '../sources/index.ts';
+import type { ChannelBitmapCount, CompiledMatch } from '../sources/index.ts';
 
 /** One search as the store evaluates it: the compiled query over the messages that existed when it first ran. */
 export interface MatchQuery {
@@ -29,6 +29,8 @@ export interface MatchQuery {
    * up to which a channel's bitmaps are counted (word-bitmaps.ts).
    */
   channelPositions?: ReadonlyMap<number, number>;
+  /** PostgreSQL: the channels' bitmap counts of `anyWords`, read by the opening statement. */
+  channelCounts?: ChannelBitmapCount[];
 }
 
 /** A row's place in the newest-first order (date descending, then id descending). */

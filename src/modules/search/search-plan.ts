@@ -80,6 +80,8 @@ export function createSearchPlanner(deps: { engine: Engine; searches: SearchRepo
         watermark: options.watermark === undefined,
         channelIds,
         columns: lexicon?.columns ?? [],
+        // A channel filter of words is counted in the same statement (match-count.ts).
+        countedWords: channelIds?.length ? lexicon?.anyOfColumns('o') : null,
       });
       const watermark = options.watermark ?? opened.watermark;
       const unknown = channelIds?.filter((id) => !opened.channelSizes.has(id)) ?? [];
@@ -102,6 +104,7 @@ export function createSearchPlanner(deps: { engine: Engine; searches: SearchRepo
         words: (narrowing && countingWords(narrowing, match.share, channelsFirst)) ?? undefined,
         anyWords: narrowing?.anyOf ?? undefined,
         channelPositions: channelIds ? opened.channelPositions : undefined,
+        channelCounts: narrowing?.anyOf ? opened.channelCounts : undefined,
       };
       return { query, scope: channelMessages ?? watermark, watermark };
     },

@@ -4,6 +4,7 @@ import type { Database } from '../../db/schema.ts';
 import type { Engine } from '../../db/store.ts';
 import { createMatchCounter, SEARCH_TUNING } from './match-count.ts';
 import type { MessageRow } from '../sources/messenger/index.ts';
+import { channelBitmapCounts, type ChannelBitmapCount } from '../sources/index.ts';
 import { createMatchSource, type MatchQuery, type OrderKey } from './match-source.ts';
 
 /**
@@ -66,6 +67,12 @@ interface OpeningInput {
   channelIds: number[] | null;
   /** Further columns to select (the lexicon reads of PostgreSQL's word index). */
   columns: RawBuilder<unknown>[];
+  /**
+   * PostgreSQL, with the watermark and a channel filter: words (an expression over the row `o`
+   * of the other columns) whose matches in the chosen channels are counted from their bitmaps
+   * in the same statement (word-bitmaps.ts `channelBitmapCounts`), a round trip less.
+   */
+  countedWords?: RawBuilder<number[]> | null;
 }
 
 /**
@@ -92,8 +99,19 @@ async function openingReads(reader: Kysely<Database>, engine: Engine, input: Ope
     sql`${channelIds?.length ? sizes : sql`null`} as channels`,
     ...input.columns,
   ];
-  const { rows } = await prepared(sql<Record<string, unknown> & { watermark: number | null; channels: unknown }>`
-    select ${sql.join(columns)}`).execute(reader);
+  const counted =
+    engine === 'postgres' && input.watermark && channelIds?.length && input.countedWords
+      ? sql`, (select json_agg(x) from (${channelBitmapCounts(
+          input.countedWords,
+          sql`(select c.id, coalesce(s.messages, 0) from unnest(array[${sql.join(channelIds)}]::bigint[]) as c (id)
+               left join message_channel_sizes s on s.channel_id = c.id)`,
+          sql`o.watermark`,
+        )}) x) as channel_counts`
+      : sql``;
+  const { rows } = await prepared(sql<
+    Record<string, unknown> & { watermark: number | null; channels: unknown; channel_counts?: unknown }
+  >`
+    select o.*${counted} from (select ${sql.join(columns)}) o`).execute(reader);
   const row = rows[0]!;
   const channels = (typeof row.channels === 'string' ? JSON.parse(row.channels) : row.channels) as
     [number, number, number?][] | null;
@@ -108,6 +126,8 @@ async function openingReads(reader: Kysely<Database>, engine: Engine, input: Ope
       engine === 'postgres' && input.watermark
         ? new Map((channels ?? []).map(([id, , indexed]) => [Number(id), Number(indexed)]))
         : undefined,
+    /** The chosen channels' bitmap counts of `countedWords`, when asked. */
+    channelCounts: (row.channel_counts ?? undefined) as ChannelBitmapCount[] | undefined,
     row,
   };
 }

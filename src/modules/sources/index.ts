@@ -52,4 +52,5 @@ export {
   type LexiconRead,
   type WordNarrowing,
 } from './common/query/word-index.ts';
-export { bitmapCount, channelBitmapCount, wordsWithBitmaps } from './common/query/word-bitmaps.ts';
+export { bitmapCount, channelBitmapCounts, wordsWithBitmaps } from './common/query/word-bitmaps.ts';
+export type { ChannelBitmapCount } from './common/query/word-bitmaps.ts';

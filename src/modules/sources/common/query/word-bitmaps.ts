@@ -1,5 +1,6 @@
 import { sql, type Kysely, type RawBuilder } from 'kysely';
 import type { Database } from '../../../../db/schema.ts';
+import { LONG_WORDS } from './word-index.ts';
 
 /**
  * PostgreSQL: bitmaps of the messages holding each frequent word (migrations messenger/0012 and
@@ -288,7 +289,7 @@ export function bitmapCount(wordIds: readonly number[], upTo: number): RawBuilde
  * holding any of the words (an int[]; those without a bitmap add nothing), as a subquery: a search's
  * channel sizes are read with its watermark, so the messages added since are left out.
  */
-export function channelBitmapCount(
+function channelBitmapCount(
   wordIds: RawBuilder<number[]>,
   channel: RawBuilder<unknown>,
   size: RawBuilder<unknown>,
@@ -301,4 +302,44 @@ export function channelBitmapCount(
     from (select block, bit_or(bits) as bits from message_channel_word_bits
           where channel_id = ${channel} and word_id = any(${wordIds}) and block <= ${last} and ${size} > 0
           group by block) b)`;
+}
+
+/** One channel's row of `channelBitmapCounts` (bigint counts arrive as strings). */
+export interface ChannelBitmapCount {
+  channel_id: string | number;
+  bits: string | number;
+  rare: string | number;
+  long_with_bits: string | number;
+  long_words: string | number;
+}
+
+/**
+ * For each chosen channel (`channels`: a FROM item of rows (id, size), its size at the
+ * watermark), a statement's rows: its messages with a frequent one of `words` among its first
+ * `size` (`bits`), those holding only rare ones, read from the word index (one GIN scan of the
+ * channel's key and the rare words' keys), and of the messages with a word too long for the
+ * lexicon those holding a frequent word (counted in `bits`) and all of them, whose text
+ * decides. Without a frequent word among `words`, the rare words' scan counts every match.
+ * LONG_WORDS is a literal, so a generic plan knows how rare long words are.
+ */
+export function channelBitmapCounts(
+  words: RawBuilder<number[]>,
+  channels: RawBuilder<unknown>,
+  upTo: RawBuilder<unknown> | number,
+): RawBuilder<ChannelBitmapCount> {
+  const longWords = sql`${sql.lit(String(LONG_WORDS))}::query_int`;
+  return sql<ChannelBitmapCount>`
+    with words as (
+      select coalesce(array_agg(id) filter (where f.word_id is not null), '{}') as frequent,
+             coalesce(array_agg(id) filter (where f.word_id is null), '{}') as rare
+      from unnest(${words}) as id left join message_frequent_words f on f.word_id = id)
+    select c.id as channel_id, ${channelBitmapCount(sql`words.frequent`, sql`c.id`, sql`c.size`)} as bits,
+      (select count(*) from message_words w
+       where w.channel_id = c.id and w.id <= ${upTo} and w.word_ids && words.rare
+         and not w.word_ids && words.frequent and not w.word_ids @@ ${longWords}) as rare,
+      l.long_with_bits, l.long_words
+    from words, ${channels} as c (id, size)
+    cross join lateral (
+      select count(*) filter (where w.word_ids && words.frequent) as long_with_bits, count(*) as long_words
+      from message_words w where w.channel_id = c.id and w.word_ids @@ ${longWords} and w.id <= ${upTo}) l`;
 }

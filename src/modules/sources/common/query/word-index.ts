@@ -204,6 +204,10 @@ function narrowing(tree: QueryNode, ids: Map<string, number[] | null>): WordNarr
   }
 }
 
+/** Whether a query is terms of one word piece each, ORed: exactly "has one of these words" once looked up. */
+const onlyWords = (tree: QueryNode): boolean =>
+  tree.type === 'term' ? termLookups(foldText(tree.value)).exact : tree.type === 'or' && tree.children.every(onlyWords);
+
 /**
  * A query's lexicon reads as columns `l0`, `l1`, … (one per distinct lookup) that a search
  * selects beside its other opening reads, in one statement (search.repository.ts `opening`),
@@ -217,6 +221,18 @@ export function lexiconRead(tree: QueryNode) {
   const lookups = [...new Map(lookupsOf(tree).map((lookup) => [lookupKey(lookup), lookup])).values()];
   return {
     columns: lookups.map((lookup, i) => sql`${lexiconIds(lookup)} as ${sql.ref(`l${i}`)}`),
+    /**
+     * When the query can only be "has one of these words" (terms of one word piece, ORed): its
+     * words, from the columns of the row `alias` (they are its narrowing's `anyOf` whenever that
+     * is not null).
+     */
+    anyOfColumns: (alias: string): RawBuilder<number[]> | null =>
+      onlyWords(tree)
+        ? sql<number[]>`(${sql.join(
+            lookups.map((_, i) => sql.ref(`${alias}.l${i}`)),
+            sql` || `,
+          )})::int[]`
+        : null,
     narrowing(row: Readonly<Record<string, unknown>>): WordNarrowing | null {
       const found = new Map(
         lookups.map((lookup, i) => {
