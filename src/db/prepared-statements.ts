@@ -32,14 +32,16 @@ export function prepareMarkedStatements(pool: pg.Pool, enabled: boolean): void {
   if (!enabled) return;
   pool.on('connect', (client) => {
     const send = client.query.bind(client) as (...args: unknown[]) => unknown;
-    const names = new Set<string>();
+    // By text: a statement met again is sent by its name without hashing its text again.
+    const names = new Map<string, string>();
     client.query = ((...args: unknown[]) => {
       const [text, values] = args;
       if (typeof text !== 'string' || !text.startsWith(MARK) || args.length !== 2) return send(...args);
-      const name = `dragnet_${createHash('sha1').update(text).digest('hex')}`;
-      if (!names.has(name)) {
+      let name = names.get(text);
+      if (name === undefined) {
         if (names.size >= PREPARED_PER_CONNECTION) return send(...args);
-        names.add(name);
+        name = `dragnet_${createHash('sha1').update(text).digest('hex')}`;
+        names.set(text, name);
       }
       return send({ name, text, values });
     }) as typeof client.query;

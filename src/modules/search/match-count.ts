@@ -91,8 +91,9 @@ async function countFromBitmaps(
 /**
  * PostgreSQL, a channel filter of words, counted per channel from the channels' bitmaps
  * (word-bitmaps.ts `channelBitmapCounts`) up to their sizes at the watermark
- * (`channelPositions`): by the search's opening statement already (`channelCounts`), or by a
- * prepared statement of its own. The channels, the words and the sizes go as one parameter
+ * (`channelPositions`): by the search's opening statement already (`channelCounts`), or, for a
+ * query planned without those (at a given watermark), by a prepared statement of its own. The
+ * channels, the words and the sizes go as one parameter
  * each (`array[$1, $2, …]`), so that the generic plan knows how many rows each holds and
  * PostgreSQL runs it after five executions, skipping 1 ms of planning. The messages with a word
  * too long for the lexicon are checked against their text by a second statement, only when the
