@@ -1049,7 +1049,12 @@ async function runOnStore(kind: StoreKind, options: SearchBenchOptions, deadline
         (figures.complete ? '' : ` -- STOPPED EARLY at the ingest budget, ${int(figures.planned)} planned`),
     );
     if (kind === 'postgres' && !kept) {
-      // What autovacuum would do soon after a bulk load: planner statistics, GIN pending list merged.
+      // The last write's refresh of the word statistics and bitmaps (corpus-writer.ts), which an
+      // ingest's caller does not wait for; then what autovacuum would do soon after a bulk load:
+      // planner statistics, GIN pending list merged.
+      const settling = performance.now();
+      await container.sourceContext.background.settle();
+      say(`the last write's word statistics and bitmaps: ${seconds(performance.now() - settling)} after the writes`);
       const t = performance.now();
       await sql`vacuum analyze messages, message_words, message_lexicon`.execute(container.store.db);
       say(

@@ -61,7 +61,7 @@ export async function createContainer(config: Config, options: { clock?: Clock; 
     audit: audit.log,
   });
 
-  const search = createSearchModule({ store, clock, jwtKey: keys.jwtKey, log });
+  const search = createSearchModule({ store, clock, jwtKey: keys.jwtKey, log, background });
   const usage = await createUsageModule({ store, clock, redisUrl: config.redisUrl, log });
   const delivery = await createDeliveryModule({
     store,

@@ -4,7 +4,7 @@ import type { MigrationContext } from '../../src/db/migration-helpers.ts';
 import { SEARCH_TUNING } from '../../src/modules/search/match-count.ts';
 import { createSearchRepository } from '../../src/modules/search/search.repository.ts';
 import { matchCompilers } from '../../src/modules/sources/common/query/message-search.sql.ts';
-import { matchesFolded, parseQuery } from '../../src/modules/sources/common/query/query-language.ts';
+import { foldText, matchesFolded, parseQuery } from '../../src/modules/sources/common/query/query-language.ts';
 import { up as buildWordBitmaps } from '../../src/modules/sources/messenger/migrations/0012_word_bitmaps.ts';
 import { up as buildChannelWordBitmaps } from '../../src/modules/sources/messenger/migrations/0013_channel_word_bitmaps.ts';
 import { channel, loadCorpus, message } from '../support/corpus.ts';
@@ -174,5 +174,53 @@ describe.skipIf(testEngine !== 'postgres')('frequent words counted from their bi
     await readRows();
     await expectExactCounts();
     await expectExactChannelCounts();
+  });
+});
+
+describe.skipIf(testEngine !== 'postgres')('a store loaded in one go gets its bitmaps (postgres)', () => {
+  let t: TestApp;
+  afterAll(() => t?.close());
+
+  it('analyzes the word index after a large write and builds the bitmaps of its frequent words, without autovacuum', async () => {
+    t = await createTestApp();
+    const written = texts(1500, 0);
+    await loadCorpus(t, [
+      channel(
+        'bulk',
+        written.map((text, i) => message(i + 1, text)),
+      ),
+    ]);
+    // The write's caller does not wait for the statistics; the background work ends here.
+    await t.container.sourceContext.background.settle();
+    expect(await bitmapWordNames(t.container.store.db)).toEqual(
+      expect.arrayContaining(['alpha', 'betaword', 'delta', 'gamma']),
+    );
+    await t.createUser({ org: 'Bulk', email: 'bulk@example.test' });
+    const token = (await t.login('bulk@example.test')).access;
+    for (const query of QUERIES) {
+      const tree = parseQuery(query).tree;
+      t.clock.advance(1000);
+      const response = await t.request({
+        method: 'POST',
+        url: '/service/messenger-search-create/',
+        token,
+        body: { query },
+      });
+      expect(response.json<{ total: number }>().total, query).toBe(
+        written.filter((text) => matchesFolded(tree, foldText(text))).length,
+      );
+    }
+  });
+
+  it('leaves a small write to the statistics it has', async () => {
+    const before = await bitmapWordNames(t.container.store.db);
+    await loadCorpus(t, [
+      channel(
+        'small',
+        Array.from({ length: 50 }, (_, i) => message(i + 1, `omega n${i}`)),
+      ),
+    ]);
+    await t.container.sourceContext.background.settle();
+    expect(await bitmapWordNames(t.container.store.db)).toEqual(before);
   });
 });

@@ -1,6 +1,6 @@
 import type { Store } from '../../db/store.ts';
 import type { Clock } from '../../lib/clock.ts';
-import type { Log } from '../../lib/log.ts';
+import type { BackgroundTasks, Log } from '../../lib/log.ts';
 import { createChannelRepository } from './channel.repository.ts';
 import { createFollowUpTokens } from './follow-up-token.ts';
 import { createCorpusWriter } from '../sources/messenger/index.ts';
@@ -9,7 +9,13 @@ import { createSearchRepository } from './search.repository.ts';
 import { createSearchService } from './search.service.ts';
 import { createTrigramStats } from '../sources/index.ts';
 
-export function createSearchModule(deps: { store: Store; clock: Clock; jwtKey: Uint8Array; log: Log }) {
+export function createSearchModule(deps: {
+  store: Store;
+  clock: Clock;
+  jwtKey: Uint8Array;
+  log: Log;
+  background: BackgroundTasks;
+}) {
   // Channel lists and filters are reads: on the readers, never behind a writer.
   const channels = createChannelRepository(deps.store.reader);
   const followUps = createFollowUpTokens({ jwtKey: deps.jwtKey, clock: deps.clock });
@@ -26,7 +32,13 @@ export function createSearchModule(deps: { store: Store; clock: Clock; jwtKey: U
     trigrams: createTrigramStats(deps.store.reader),
     clock: deps.clock,
   });
-  const writer = createCorpusWriter({ db: deps.store.db, engine: deps.store.engine, clock: deps.clock, log: deps.log });
+  const writer = createCorpusWriter({
+    db: deps.store.db,
+    engine: deps.store.engine,
+    clock: deps.clock,
+    log: deps.log,
+    background: deps.background,
+  });
   return {
     service,
     channels,

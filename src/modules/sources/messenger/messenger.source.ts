@@ -108,7 +108,13 @@ async function checkChannels(context: SourceContext, args: MessengerArgs): Promi
 }
 
 const writerOf = (context: SourceContext) =>
-  createCorpusWriter({ db: context.db, engine: context.engine, clock: context.clock, log: context.log });
+  createCorpusWriter({
+    db: context.db,
+    engine: context.engine,
+    clock: context.clock,
+    log: context.log,
+    background: context.background,
+  });
 
 export const messengerSource = defineSource({
   stix: messengerStix,

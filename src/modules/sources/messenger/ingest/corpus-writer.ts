@@ -3,14 +3,14 @@ import { sql, type Kysely, type Transaction } from 'kysely';
 import type { Database } from '../../../../db/schema.ts';
 import type { Engine } from '../../../../db/store.ts';
 import type { Clock } from '../../../../lib/clock.ts';
-import type { Log } from '../../../../lib/log.ts';
+import type { BackgroundTasks, Log } from '../../../../lib/log.ts';
 import { foldText } from '../../common/query/query-language.ts';
 import { createWordIndexWriter, messageWords, type WordIndexWriter } from '../../common/query/word-index.ts';
 import { addWordBits } from '../../common/query/word-bitmaps.ts';
 import { slices, writeRowsIn } from '../../../../db/bulk-insert.ts';
 import { copyRow, createStagingTable, STAGING_ORDER, type CopyIn } from '../../../../db/pg-copy.ts';
 import { createPartitionKeeper, type PartitionKeeper } from './message-partitions.ts';
-import { inMessageTransaction, transactionGroups } from './message-transactions.ts';
+import { inMessageTransaction, transactionGroups, wordStatisticsRefresh } from './message-transactions.ts';
 
 export interface ChannelInput {
   platform: string;
@@ -248,9 +248,16 @@ async function prepareGroup(
  * Writes channels and messages, in bounded transactions. Re-writing the same messages adds
  * nothing (unique on channel + message id).
  */
-export function createCorpusWriter(deps: { db: Kysely<Database>; engine: Engine; clock: Clock; log: Log }) {
+export function createCorpusWriter(deps: {
+  db: Kysely<Database>;
+  engine: Engine;
+  clock: Clock;
+  log: Log;
+  background: BackgroundTasks;
+}) {
   const { db, engine, clock } = deps;
   const words = engine === 'postgres' ? { writer: createWordIndexWriter(), db } : undefined;
+  const refreshAfter = wordStatisticsRefresh(deps);
 
   /** The category's id, created when missing (unique name: of two writers at once, one inserts). */
   async function categoryId(tx: Transaction<Database>, name: string): Promise<number> {
@@ -343,6 +350,7 @@ export function createCorpusWriter(deps: { db: Kysely<Database>; engine: Engine;
       totals: WriteTotals = { channels: 0, added: 0, duplicates: 0 },
     ): Promise<WriteTotals> {
       const channelIds = new Set<number>();
+      const addedBefore = totals.added;
       const commit = async (group: PreparedGroup, streaming: () => void) => {
         const added = await writeTransaction(group, channelIds, streaming);
         totals.channels = channelIds.size;
@@ -380,6 +388,7 @@ export function createCorpusWriter(deps: { db: Kysely<Database>; engine: Engine;
         await countChannels(channelIds).catch((error: unknown) =>
           deps.log("messenger: the channels' message counts were not refreshed", error),
         );
+        refreshAfter(totals.added - addedBefore);
       }
       return totals;
     },
