@@ -36,7 +36,7 @@ const BLOCK_BITS = 1 << 13;
 const CHANNEL_BLOCK_BITS = 1 << 10;
 /** Words in at least this share of the messages (by the statistics' estimate) get a bitmap. */
 const FREQUENT_SHARE = 0.01;
-/** Word-index rows read at a time when the bitmaps of newly frequent words are built. */
+/** Ids of the word index read at a time when the bitmaps of newly frequent words are built. */
 const BUILD_ROWS = 100_000;
 /** Bitmap rows written by one statement. */
 const ROWS_PER_STATEMENT = 10_000;
@@ -162,41 +162,45 @@ async function storeBits(db: Kysely<Database>, words: readonly number[], batch: 
 }
 
 /**
- * Gives bitmaps to `fresh` words: every word-index row is read in id order (a message's
- * position in its channel counts the channel's rows before it), and the bits of those holding
- * one of the words are stored. Run inside a writer's turn, so no message is added meanwhile;
- * about 2 s at 1M messages.
+ * Gives bitmaps to `fresh` words: the word index is read in id ranges, and of each only the rows
+ * holding one of the words come back, with their positions in their channels (the channel's
+ * rows before the range, carried from range to range, and its rows before them in the range).
+ * Run inside a writer's turn, so no message is added meanwhile. Sending every row to be placed
+ * here cost an ingest's refresh (word-statistics, message-transactions.ts) seconds of this
+ * process's CPU per word that became frequent at 1M messages, where a word in 1% of them has
+ * 10,000 rows.
  */
 async function buildBitmaps(db: Kysely<Database>, fresh: readonly number[]) {
   // Migration messenger/0012 builds the message-id bitmaps before 0013 adds the per-channel ones
   // (and builds them all again).
-  const { rows: tables } = await sql<{ present: boolean }>`
-    select to_regclass('message_channel_word_bits') is not null as present`.execute(db);
+  const { rows: tables } = await sql<{ present: boolean; last: string | null }>`
+    select to_regclass('message_channel_word_bits') is not null as present,
+      (select max(id) from message_words) as last`.execute(db);
   const perChannel = tables[0]!.present;
-  const nextPosition = new Map<number, number>();
-  for (let above = 0; ;) {
-    const { rows } = await sql<{ id: string; channel_id: string; words: number[] }>`
-      select id, channel_id, word_ids & ${fresh}::int[] as words from message_words
-      where id > ${above} order by id limit ${BUILD_ROWS}`.execute(db);
-    if (rows.length === 0) return;
-    const holding = {
-      ids: [] as number[],
-      channels: [] as number[],
-      positions: [] as number[],
-      words: [] as number[][],
-    };
-    for (const row of rows) {
-      const channel = Number(row.channel_id);
-      const position = nextPosition.get(channel) ?? 0;
-      nextPosition.set(channel, position + 1);
-      if (row.words.length === 0) continue;
-      holding.ids.push(Number(row.id));
-      holding.channels.push(channel);
-      holding.positions.push(position);
-      holding.words.push(row.words);
-    }
-    await storeBits(db, fresh, { ...holding, wordIds: (i) => holding.words[i]! }, perChannel);
-    above = Number(rows.at(-1)!.id);
+  const last = Number(tables[0]!.last ?? 0);
+  const before = new Map<number, number>();
+  for (let above = 0; above < last; above += BUILD_ROWS) {
+    const range = sql`id > ${above} and id <= ${above + BUILD_ROWS}`;
+    const { rows } = await sql<{ id: string; channel_id: string; rank: number; words: number[] }>`
+      select id, channel_id, rank, words from (
+        select id, channel_id, (row_number() over (partition by channel_id order by id) - 1)::int as rank,
+          word_ids & ${fresh}::int[] as words
+        from message_words where ${range}) r
+      where cardinality(words) > 0 order by id`.execute(db);
+    await storeBits(
+      db,
+      fresh,
+      {
+        ids: rows.map((row) => Number(row.id)),
+        channels: rows.map((row) => Number(row.channel_id)),
+        positions: rows.map((row) => (before.get(Number(row.channel_id)) ?? 0) + row.rank),
+        wordIds: (i) => rows[i]!.words,
+      },
+      perChannel,
+    );
+    const { rows: sizes } = await sql<{ channel_id: string; n: number }>`
+      select channel_id, count(*)::int as n from message_words where ${range} group by channel_id`.execute(db);
+    for (const { channel_id, n } of sizes) before.set(Number(channel_id), (before.get(Number(channel_id)) ?? 0) + n);
   }
 }
 
