@@ -39,6 +39,19 @@ function idRanges(query: MatchQuery, tuning: typeof SEARCH_TUNING, readerSlots: 
 }
 
 /**
+ * PostgreSQL: the messages with a word too long for the lexicon (ids up to `upTo`, in the
+ * channels `inChannels` restricts to), whose text decides, as `w` joined to their rows `m`.
+ * They are few, found through their own partial index (migration messenger/0015); the fence
+ * keeps them planned on their own: joined in one plan, PostgreSQL's guess of a few hundred rows
+ * made a scan of the whole word index the cheaper way (65 ms a broad search at 200,000
+ * messages, for no row).
+ */
+const longWordMessages = (upTo: number, inChannels: RawBuilder<unknown> = sql``) =>
+  sql`(select w.id, w.channel_id, w.word_ids from message_words w
+       where w.word_ids @@ ${sql.lit(String(LONG_WORDS))}::query_int and w.id <= ${upTo} ${inChannels} offset 0) w
+      join messages m on m.id = w.id`;
+
+/**
  * PostgreSQL, a broad query of words, most of them frequent: the messages with a frequent one
  * counted from their bitmaps (word-bitmaps.ts), those with only a rare one read from the word
  * index, and those with a word too long for the lexicon checked against their text instead;
@@ -71,8 +84,7 @@ async function countFromBitmaps(
     select ${bitmapCount(frequent, upTo)} as bits, ${onlyRare} as rare,
       count(*) filter (where w.word_ids @@ ${anyOf(frequent)}::query_int) as long_with_bits,
       count(*) filter (where ${query.match.exact}) as long_matching
-    from message_words w join messages m on m.id = w.id
-    where w.word_ids @@ ${String(LONG_WORDS)}::query_int and w.id <= ${upTo}`.execute(reader);
+    from ${longWordMessages(upTo)}`.execute(reader);
   const row = rows[0]!;
   const total = Number(row.bits) + Number(row.rare) - Number(row.long_with_bits) + Number(row.long_matching);
   const { rows: probed } = await sql<{ id: number; found: boolean }>`
@@ -117,9 +129,8 @@ async function channelCountsFromBitmaps(
   const withLongWords = rows.filter((row) => Number(row.long_words) > 0).map((row) => Number(row.channel_id));
   if (withLongWords.length) {
     const { rows: long } = await sql<{ channel_id: string; n: string }>`
-      select w.channel_id, count(*) as n from message_words w join messages m on m.id = w.id
-      where w.channel_id in (${sql.join(withLongWords)}) and w.word_ids @@ ${String(LONG_WORDS)}::query_int
-        and w.id <= ${upTo} and ${query.match.exact}
+      select w.channel_id, count(*) as n from ${longWordMessages(upTo, sql`and w.channel_id in (${sql.join(withLongWords)})`)}
+      where ${query.match.exact}
       group by w.channel_id`.execute(reader);
     for (const row of long) totals.set(Number(row.channel_id), totals.get(Number(row.channel_id))! + Number(row.n));
   }
@@ -235,8 +246,7 @@ export function createMatchCounter(deps: {
         select w.channel_id from message_words w
         where ${matching} and w.id <= ${query.maxMessageId} ${inChannels}
         union all
-        select w.channel_id from message_words w join messages m on m.id = w.id
-        where w.word_ids @@ ${String(LONG_WORDS)}::query_int and w.id <= ${query.maxMessageId} ${inChannels} and ${query.match.exact}
+        select w.channel_id from ${longWordMessages(query.maxMessageId, inChannels)} where ${query.match.exact}
       ) s group by channel_id`.execute(db);
     if (words.length === 1) return (await counts(reader)).rows;
     return reader.transaction().execute(async (tx) => {
