@@ -44,6 +44,7 @@ import { createContainer, type Container } from '../src/container.ts';
 import { corpusChannels, generateCorpus } from '../src/modules/sources/messenger/index.ts';
 import type { ChannelBatch } from '../src/modules/sources/messenger/index.ts';
 import { matchesFolded, parseQuery, type QueryNode } from '../src/modules/sources/common/query/query-language.ts';
+import { DEFAULT_REDIS_URL, deleteRedisCounters } from './support/bench-org.ts';
 import { stopperOf } from './support/child-server.ts';
 import { CleanupScope } from './support/cleanup.ts';
 import { ingestInChild, searchLoad, type IngestRun, type LoadSample } from './support/search-load.ts';
@@ -146,6 +147,8 @@ interface SearchBenchOptions {
   /** The stores measured one after the other in this run. */
   store: StoreKind[];
   adminUrl: string;
+  /** Redis of the PostgreSQL server's rate-limit counts ('none': in PostgreSQL rows). */
+  redisUrl: string;
   messages: number;
   runs: number;
   scanRuns: number;
@@ -246,6 +249,11 @@ function parseOptions(args: string[]): SearchBenchOptions {
       'the whole run gives up (and cleans up) after this many minutes',
       count('--timeout', 1, 24 * 60),
       45,
+    )
+    .option(
+      '--redis-url <url>',
+      "Redis of the PostgreSQL server's rate-limit counts, as the scale-out deployment runs it (docs/operations.md); none: in PostgreSQL rows",
+      process.env.DRAGNET_BENCH_REDIS_URL || DEFAULT_REDIS_URL,
     )
     .option('--log-level <level>', 'DRAGNET_LOG_LEVEL of the server child', 'warn')
     .option(
@@ -1025,7 +1033,11 @@ async function runOnStore(kind: StoreKind, options: SearchBenchOptions, deadline
       ...store.env,
     };
     if (kind === 'sqlite') delete env.DRAGNET_DATABASE_URL;
-    say(`store: ${store.location}`);
+    // The scale-out deployment counts rate limits in Redis, whose leases spare a steady client
+    // a round trip a request; PostgreSQL's rows cost one (docs/api.md "Rate limits").
+    if (kind === 'postgres' && options.redisUrl !== 'none') env.DRAGNET_REDIS_URL = options.redisUrl;
+    else delete env.DRAGNET_REDIS_URL;
+    say(`store: ${store.location}${env.DRAGNET_REDIS_URL ? `, rate limits in Redis (${env.DRAGNET_REDIS_URL})` : ''}`);
 
     const container = await createContainer(loadConfig(env));
     scope.defer('close the bench process container', () => container.close());
@@ -1070,6 +1082,11 @@ async function runOnStore(kind: StoreKind, options: SearchBenchOptions, deadline
     const email = `search-bench-${Date.now()}@bench.dragnet.test`;
     const password = `Bench-${Math.random().toString(36).slice(2)}-${Date.now()}`;
     const user = await container.users.create({ orgName: 'Search bench', email, password });
+    const redisUrl = env.DRAGNET_REDIS_URL;
+    if (redisUrl)
+      scope.defer("remove the bench organization's rate-limit counts from Redis", () =>
+        deleteRedisCounters(redisUrl, user.org_id),
+      );
     // Once rate limiting is in place, its defaults (100 searches a day, 25 requests a second)
     // would stop the benchmark: raise them far above what it sends, keeping the limiter at work.
     const limits = (
