@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { sql, type Kysely, type Transaction } from 'kysely';
 import type { Database } from '../../../../db/schema.ts';
 import type { Engine } from '../../../../db/store.ts';
@@ -68,7 +68,8 @@ const UNUSUAL_SPACE = /[^\S ]|\s\s/;
 export const textHash = (text: string): string => {
   const trimmed = text.trim();
   const normal = UNUSUAL_SPACE.test(trimmed) ? trimmed.replace(/\s+/g, ' ') : trimmed;
-  return createHash('sha1').update(normal).digest('base64url').slice(0, 22);
+  // The one-shot hash: a Hash object a message cost the writer ~7 µs of its ~45 (at 1M messages).
+  return hash('sha1', normal, 'base64url').slice(0, 22);
 };
 
 /**
@@ -128,7 +129,7 @@ interface PreparedGroup {
   /** How many messages the batches held, duplicates included. */
   count: number;
   /** PostgreSQL: each message's word ids as an intarray literal and as numbers, in the order of `messages`. */
-  wordIds: { lists: string[]; ids: Int32Array[] } | null;
+  wordIds: { lists: string[]; ids: (message: number) => Int32Array } | null;
 }
 
 /**
@@ -192,13 +193,14 @@ async function copyMessages(
   await copy(
     'message_words',
     ['id', 'channel_id', 'word_ids'],
-    inserted.map((row, i) => copyRow([row.id, row.channel_id, wordIds!.lists[positions[i]!]!])),
+    // Digits, commas and braces: nothing COPY's text format escapes.
+    inserted.map((row, i) => `${row.id}\t${row.channel_id}\t${wordIds!.lists[positions[i]!]!}`),
   );
   await addWordBits(
     tx,
     inserted.map((row) => Number(row.id)),
     inserted.map((row) => Number(row.channel_id)),
-    (i) => wordIds!.ids[positions[i]!]!,
+    (i) => wordIds!.ids(positions[i]!),
   );
   return inserted.length;
 }
