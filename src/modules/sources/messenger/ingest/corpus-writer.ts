@@ -154,8 +154,8 @@ async function copyMessages(
   const { messages, wordIds } = group;
   const names = ['channel_id', ...Object.keys(messages[0]!.fields)] as Array<'channel_id' | keyof MessageFields>;
   // The merge sorts the batch (a few MB of text): at the default 4 MB work_mem it spilled to
-  // temporary files.
-  await sql`set local work_mem = '64MB'`.execute(tx);
+  // temporary files. The word index's pending list is merged under maintenance_work_mem.
+  await sql`select set_config('work_mem', '64MB', true), set_config('maintenance_work_mem', '64MB', true)`.execute(tx);
   await partitions.ensure(
     tx,
     messages.map((message) => message.fields.date),
@@ -196,6 +196,10 @@ async function copyMessages(
     // Digits, commas and braces: nothing COPY's text format escapes.
     inserted.map((row, i) => `${row.id}\t${row.channel_id}\t${wordIds!.lists[positions[i]!]!}`),
   );
+  // The transaction's word-index entries went to the GIN index's pending list, whose limit is
+  // above a transaction's (migration messenger/0014): moved into the index here, in one pass,
+  // each word's posting list rewritten once, and searches find the list empty again.
+  if (inserted.length > 0) await sql`select gin_clean_pending_list('message_words_channel_words_idx')`.execute(tx);
   await addWordBits(
     tx,
     inserted.map((row) => Number(row.id)),
