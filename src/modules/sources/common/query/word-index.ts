@@ -296,11 +296,13 @@ export function createWordIndexWriter() {
    * numbers (`ids(i)`, message i's, views of one buffer for the whole group: a typed array a
    * message was a million small allocations a million messages), LONG_WORDS among them for a
    * word too long for the lexicon; `commit` makes the new
-   * lexicon entries known once `db`'s transaction has committed.
+   * lexicon entries known once `db`'s transaction has committed. With `pause`, the event loop
+   * gets a turn every `every` messages (a writer's transaction in flight goes on meanwhile).
    */
   async function wordIdLists(
     db: Kysely<Database>,
     perMessage: ReadonlyArray<readonly string[]>,
+    pause?: { every: number; breathe: () => Promise<void> },
   ): Promise<{ lists: string[]; ids: (message: number) => Int32Array; commit: () => void }> {
     const added = new Map<string, number>();
     const missing = new Set<string>();
@@ -314,6 +316,7 @@ export function createWordIndexWriter() {
     const offsets = new Int32Array(perMessage.length + 1);
     const lists: string[] = [];
     for (const words of perMessage) {
+      if (pause && lists.length > 0 && lists.length % pause.every === 0) await pause.breathe();
       if (ids.length <= words.length) ids = new Int32Array(2 * words.length + 1);
       let count = 0;
       let long = false;
