@@ -27,6 +27,7 @@ import * as dropTextTrigrams from './migrations/0010_drop_text_trigrams.ts';
 import * as channelWordIndex from './migrations/0011_channel_word_index.ts';
 import * as wordBitmaps from './migrations/0012_word_bitmaps.ts';
 import * as channelWordBitmaps from './migrations/0013_channel_word_bitmaps.ts';
+import * as wordIndexPendingList from './migrations/0014_word_index_pending_list.ts';
 import * as longWordsIndex from './migrations/0015_long_words_index.ts';
 import {
   collapseIdenticalTexts,
@@ -151,6 +152,7 @@ export const messengerSource = defineSource({
     'messenger/0011_channel_word_index': channelWordIndex,
     'messenger/0012_word_bitmaps': wordBitmaps,
     'messenger/0013_channel_word_bitmaps': channelWordBitmaps,
+    'messenger/0014_word_index_pending_list': wordIndexPendingList,
     'messenger/0015_long_words_index': longWordsIndex,
   },
   ingesters: [

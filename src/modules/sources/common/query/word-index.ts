@@ -293,13 +293,17 @@ export function createWordIndexWriter() {
   /**
    * Each message's word ids (its `messageWords`), each once, as an intarray literal
    * (`{3,17,42}`, one flat string: appending left a rope of small strings a message) and as
-   * numbers, LONG_WORDS among them for a word too long for the lexicon; `commit` makes the new
-   * lexicon entries known once `db`'s transaction has committed.
+   * numbers (`ids(i)`, message i's, views of one buffer for the whole group: a typed array a
+   * message was a million small allocations a million messages), LONG_WORDS among them for a
+   * word too long for the lexicon; `commit` makes the new
+   * lexicon entries known once `db`'s transaction has committed. With `pause`, the event loop
+   * gets a turn every `every` messages (a writer's transaction in flight goes on meanwhile).
    */
   async function wordIdLists(
     db: Kysely<Database>,
     perMessage: ReadonlyArray<readonly string[]>,
-  ): Promise<{ lists: string[]; ids: Int32Array[]; commit: () => void }> {
+    pause?: { every: number; breathe: () => Promise<void> },
+  ): Promise<{ lists: string[]; ids: (message: number) => Int32Array; commit: () => void }> {
     const added = new Map<string, number>();
     const missing = new Set<string>();
     for (const words of perMessage) {
@@ -308,8 +312,11 @@ export function createWordIndexWriter() {
     await lexiconOf(db, missing, added);
     // One buffer of ids for every message, sorted in place (numerically, as typed arrays sort).
     let ids = new Int32Array(256);
-    const numbers: Int32Array[] = [];
-    const lists = perMessage.map((words) => {
+    let flat = new Int32Array(1 << 16);
+    const offsets = new Int32Array(perMessage.length + 1);
+    const lists: string[] = [];
+    for (const words of perMessage) {
+      if (pause && lists.length > 0 && lists.length % pause.every === 0) await pause.breathe();
       if (ids.length <= words.length) ids = new Int32Array(2 * words.length + 1);
       let count = 0;
       let long = false;
@@ -319,12 +326,19 @@ export function createWordIndexWriter() {
       }
       if (long) ids[count++] = LONG_WORDS;
       const distinct = distinctIds(ids.subarray(0, count));
-      numbers.push(distinct.slice());
-      return `{${distinct.join(',')}}`;
-    });
+      const at = offsets[lists.length]!;
+      if (at + distinct.length > flat.length) {
+        const grown = new Int32Array(2 * (at + distinct.length));
+        grown.set(flat.subarray(0, at));
+        flat = grown;
+      }
+      flat.set(distinct, at);
+      offsets[lists.length + 1] = at + distinct.length;
+      lists.push(`{${distinct.join(',')}}`);
+    }
     return {
       lists,
-      ids: numbers,
+      ids: (message) => flat.subarray(offsets[message], offsets[message + 1]),
       commit: () => {
         if (known.size + added.size > CACHED_WORDS) known = new Map();
         for (const [word, id] of added) known.set(word, id);
