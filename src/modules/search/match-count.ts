@@ -1,7 +1,14 @@
 import { sql, type Kysely, type RawBuilder } from 'kysely';
 import { prepared } from '../../db/prepared-statements.ts';
 import type { Database } from '../../db/schema.ts';
-import { bitmapCount, channelBitmapCounts, CHUNK_WORDS, LONG_WORDS, wordsWithBitmaps } from '../sources/index.ts';
+import {
+  bitmapCount,
+  channelBitmapCounts,
+  CHUNK_WORDS,
+  HAS_LONG_WORDS,
+  LONG_WORDS,
+  wordsWithBitmaps,
+} from '../sources/index.ts';
 import { integer, type IdRange, type MatchQuery, type MatchSource } from './match-source.ts';
 
 export interface MatchCounts {
@@ -48,7 +55,7 @@ function idRanges(query: MatchQuery, tuning: typeof SEARCH_TUNING, readerSlots: 
  */
 const longWordMessages = (upTo: number, inChannels: RawBuilder<unknown> = sql``) =>
   sql`(select w.id, w.channel_id, w.word_ids from message_words w
-       where w.word_ids @@ ${sql.lit(String(LONG_WORDS))}::query_int and w.id <= ${upTo} ${inChannels} offset 0) w
+       where w.word_ids @@ ${HAS_LONG_WORDS} and w.id <= ${upTo} ${inChannels} offset 0) w
       join messages m on m.id = w.id`;
 
 /**

@@ -47,6 +47,7 @@ export { createTrigramStats, type TrigramStats } from './common/query/trigram-st
 export {
   CHUNK_WORDS,
   countingWords,
+  HAS_LONG_WORDS,
   lexiconRead,
   LONG_WORDS,
   type LexiconRead,

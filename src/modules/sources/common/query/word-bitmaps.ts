@@ -1,6 +1,6 @@
 import { sql, type Kysely, type RawBuilder } from 'kysely';
 import type { Database } from '../../../../db/schema.ts';
-import { LONG_WORDS } from './word-index.ts';
+import { HAS_LONG_WORDS } from './word-index.ts';
 
 /**
  * PostgreSQL: bitmaps of the messages holding each frequent word (migrations messenger/0012 and
@@ -324,14 +324,12 @@ export interface ChannelBitmapCount {
  * channel's key and the rare words' keys), and of the messages with a word too long for the
  * lexicon those holding a frequent word (counted in `bits`) and all of them, whose text
  * decides. Without a frequent word among `words`, the rare words' scan counts every match.
- * LONG_WORDS is a literal, so a generic plan knows how rare long words are.
  */
 export function channelBitmapCounts(
   words: RawBuilder<number[]>,
   channels: RawBuilder<unknown>,
   upTo: RawBuilder<unknown> | number,
 ): RawBuilder<ChannelBitmapCount> {
-  const longWords = sql`${sql.lit(String(LONG_WORDS))}::query_int`;
   return sql<ChannelBitmapCount>`
     with words as (
       select coalesce(array_agg(id) filter (where f.word_id is not null), '{}') as frequent,
@@ -340,10 +338,10 @@ export function channelBitmapCounts(
     select c.id as channel_id, ${channelBitmapCount(sql`words.frequent`, sql`c.id`, sql`c.size`)} as bits,
       (select count(*) from message_words w
        where w.channel_id = c.id and w.id <= ${upTo} and w.word_ids && words.rare
-         and not w.word_ids && words.frequent and not w.word_ids @@ ${longWords}) as rare,
+         and not w.word_ids && words.frequent and not w.word_ids @@ ${HAS_LONG_WORDS}) as rare,
       l.long_with_bits, l.long_words
     from words, ${channels} as c (id, size)
     cross join lateral (
       select count(*) filter (where w.word_ids && words.frequent) as long_with_bits, count(*) as long_words
-      from message_words w where w.channel_id = c.id and w.word_ids @@ ${longWords} and w.id <= ${upTo}) l`;
+      from message_words w where w.channel_id = c.id and w.word_ids @@ ${HAS_LONG_WORDS} and w.id <= ${upTo}) l`;
 }

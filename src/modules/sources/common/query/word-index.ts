@@ -22,6 +22,12 @@ const WORD = /[\p{L}\p{N}\p{M}]+/gu;
 export const MAX_WORD_LENGTH = 64;
 /** The lexicon id of "this message has a word longer than MAX_WORD_LENGTH" (real ids start at 1). */
 export const LONG_WORDS = 0;
+/**
+ * "Has a word too long for the lexicon" as a `query_int` literal, not a parameter: a generic
+ * plan then knows how rare such messages are, and the partial index of migration
+ * messenger/0015 (`where word_ids @@ '0'::query_int`) serves any plan.
+ */
+export const HAS_LONG_WORDS = sql`${sql.lit(String(LONG_WORDS))}::query_int`;
 /** A term found inside more lexicon words than this is answered by reading rows instead. */
 const MAX_WORDS_PER_TERM = 5000;
 /** Lexicon ids kept in memory by a writer; beyond, the cache starts again (ids never change). */
