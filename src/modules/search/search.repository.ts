@@ -33,16 +33,17 @@ export function pagePlan(input: {
 
 /**
  * The index a SQLite walk reads. The date index visits about (offset + limit) × watermark / total
- * rows, each looked up in the table for its channel; the (channel_id, date) index, with the
- * channels of a filter as an IN list, walks each channel newest first and leaves it once the
- * page can no longer change (SQLite's IN early-out), about channels × (offset + limit) × scope /
- * total rows. The channel index wins when channels × scope < watermark: at 1M messages, 5
- * channels of 2,000 messages read 0.05 ms against the date index's 5 ms.
+ * rows, each looked up in the table for its channel; the (channel_id, date, id, text_folded)
+ * index, with the channels of a filter as an IN list, walks each channel newest first, checks
+ * each row's text in the index itself and leaves the channel once the page can no longer change
+ * (SQLite's IN early-out), about channels × (offset + limit) × scope / total entries. The channel
+ * index wins when channels × scope < watermark: at 1M messages, 5 channels of 2,000 messages
+ * read 0.05 ms against the date index's 5 ms.
  */
 function sqliteWalkIndex(query: MatchQuery): string {
   const { channelIds, channelMessages } = query;
   return channelIds?.length && channelMessages !== undefined && channelIds.length * channelMessages < query.maxMessageId
-    ? 'messages_channel_date_idx'
+    ? 'messages_channel_text_idx'
     : 'messages_date_idx';
 }
 

@@ -29,6 +29,7 @@ import * as wordBitmaps from './migrations/0012_word_bitmaps.ts';
 import * as channelWordBitmaps from './migrations/0013_channel_word_bitmaps.ts';
 import * as wordIndexPendingList from './migrations/0014_word_index_pending_list.ts';
 import * as longWordsIndex from './migrations/0015_long_words_index.ts';
+import * as channelTextIndex from './migrations/0016_channel_text_index.ts';
 import {
   collapseIdenticalTexts,
   MESSAGE_COLUMNS,
@@ -154,6 +155,7 @@ export const messengerSource = defineSource({
     'messenger/0013_channel_word_bitmaps': channelWordBitmaps,
     'messenger/0014_word_index_pending_list': wordIndexPendingList,
     'messenger/0015_long_words_index': longWordsIndex,
+    'messenger/0016_channel_text_index': channelTextIndex,
   },
   ingesters: [
     {
