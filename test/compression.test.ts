@@ -1,10 +1,6 @@
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  COMPRESSION_THRESHOLD_BYTES,
-  chooseEncoding,
-  POOLED_COMPRESSION_BYTES,
-} from '../src/http/compression.ts';
+import { COMPRESSION_THRESHOLD_BYTES, chooseEncoding, POOLED_COMPRESSION_BYTES } from '../src/http/compression.ts';
 import { deliveryApi, settingPath, templateBody, VALID_TEMPLATE_BODY } from './support/delivery-api.ts';
 import { createTestApp, type TestApp } from './support/test-app.ts';
 

@@ -151,7 +151,10 @@ export function createSearchRepository(deps: {
    * joined to its channel `c`: the page's keys, or its rows whole. A prepared statement: its
    * generic plan is the same walk, so after five executions a connection skips its planning; the
    * channels as an array of their own parameters tell the planner how many walks run, where an
-   * array parameter's 10 rows (a guess) made the generic plan dearer than the custom ones.
+   * array parameter's 10 rows (a guess) made the generic plan dearer than the custom ones. Each
+   * channel's name is looked up by its key before its walk: joined to the walks' rows, the
+   * planner hashed them against a scan of every channel, once per channel (0.61 against 0.37 ms
+   * a statement at 1M messages, 500 channels).
    */
   async function channelWalk<T>(
     query: MatchQuery,
@@ -161,11 +164,11 @@ export function createSearchRepository(deps: {
     const { where } = matchSource(query, { above: 0, upTo: query.maxMessageId }, false);
     const wanted = options.offset + options.limit;
     const { rows } = await prepared(sql<T>`
-      select ${columns} from unnest(array[${sql.join(query.channelIds!)}]::bigint[]) as w (channel_id) cross join lateral (
+      select ${columns} from unnest(array[${sql.join(query.channelIds!)}]::bigint[]) as w (channel_id)
+      join channels c on c.id = w.channel_id cross join lateral (
         select m.* from messages m
         where m.channel_id = w.channel_id and ${where} and ${keysetCondition(options.after)}
         order by m.date desc, m.id desc limit ${wanted}) s
-      join channels c on c.id = s.channel_id
       order by s.date desc, s.id desc limit ${options.limit} offset ${options.offset}`).execute(reader);
     return rows;
   }
