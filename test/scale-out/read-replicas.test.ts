@@ -138,12 +138,16 @@ describe.skipIf(!testDatabaseAdminUrl)('read replicas (PostgreSQL, a real stream
     if (unavailable) return context.skip();
     // Each search reserves its rate-limit windows (unlogged rate_counters) and records its
     // history (synchronous_commit off) without a flush: a replica cannot have that WAL yet, and
-    // a read does not need it.
-    for (let round = 0; round < 3; round++) {
+    // a read does not need it. A read that waited for it would wait for the WAL writer's next
+    // round (up to 200 ms, the read's whole wait) and mostly go to the primary; a replica on a
+    // loaded machine may now and then take longer than the wait to replay what was flushed.
+    let onReplica = 0;
+    for (let round = 0; round < 5; round++) {
       const before = await readsOn(label);
       expect((await search(t, token, { query: 'alpha', page_size: 10 })).total).toBe(3000);
-      expect(await readsOn(label)).toBeGreaterThan(before);
+      if ((await readsOn(label)) > before) onReplica++;
     }
+    expect(onReplica).toBeGreaterThanOrEqual(4);
     expect((await ready()).replicas![0]!.state).toBe('up');
   });
 
