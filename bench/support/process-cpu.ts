@@ -56,18 +56,23 @@ export function sampleBackendCpu(database: string, everyMs = 100) {
     }
     ownCpu += ownCpuSeconds() - started;
   };
+  const used = () => {
+    let total = 0;
+    for (const [pid, seconds] of latest) total += seconds - baseline.get(pid)!;
+    return total;
+  };
   sample(true);
   const timer = setInterval(() => sample(false), everyMs);
   return {
     /** CPU seconds this process spent sampling so far. */
     ownCpu: () => ownCpu,
+    /** The CPU seconds the database's backends used since the start, as of the last sample. */
+    used,
     /** Stops sampling; the CPU seconds the database's backends used since the start. */
     stop(): number {
       clearInterval(timer);
       sample(false);
-      let total = 0;
-      for (const [pid, seconds] of latest) total += seconds - baseline.get(pid)!;
-      return total;
+      return used();
     },
   };
 }
