@@ -181,6 +181,9 @@ export function createNotifier(deps: NotifierDeps) {
         const saturated = [...perOrganization].filter(([, n]) => n >= PER_ORGANIZATION).map(([org]) => org);
         const notification = running.size < MAX_IN_FLIGHT ? await claimNext(saturated) : undefined;
         if (!notification) {
+          // An organization left out of the claim may have finished its deliveries meanwhile:
+          // its pending notifications are claimable now, and the dispatch must not end before them.
+          if (saturated.some((org) => perOrganization.get(org)! < PER_ORGANIZATION)) continue;
           if (running.size === 0) break;
           // Wait for a free slot, or look again shortly for another organization's new work.
           const pause = new AbortController();
