@@ -17,9 +17,10 @@
  * (sampled from /proc: bench/support/process-cpu.ts). A write's follow-up in the background
  * (PostgreSQL: the word statistics and the bitmaps of newly frequent words) is counted in every
  * path, as the CLI's exit waits for it: in-process until the container is closed, the server and
- * the worker until they are idle again (their wall time stops at the answer or the report). msg per CPU-second is compared with the
- * in-process path's on the same store. Goal (issue #24): every path >= 80% of in-process per
- * Dragnet CPU-second; exit code 1 when missed.
+ * the worker until they and the backends are idle again (their wall time stops at the answer or
+ * the report). msg per CPU-second is compared with the in-process path's on the same store.
+ * Goal (issue #24): every path >= 80% of in-process per Dragnet CPU-second; exit code 1 when
+ * missed.
  * --prof <dir> runs the children with node --cpu-prof, writing their profiles there.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
@@ -306,11 +307,11 @@ const http: PathRun = async (store, file, context) => {
       signal: AbortSignal.timeout(3_600_000),
     } as RequestInit);
     const answer = (await response.json()) as { accepted?: number };
+    if (response.status !== 200)
+      throw new Error(`POST /ingest/messenger/ answered ${response.status}: ${JSON.stringify(answer)}`);
     meter.answered();
     await settled(server.pid, 'the ingest', meter.backendCpu);
     const cpu = cpuSecondsOf(server.pid) - before;
-    if (response.status !== 200)
-      throw new Error(`POST /ingest/messenger/ answered ${response.status}: ${JSON.stringify(answer)}`);
     return { added: answer.accepted ?? 0, cpu };
   });
 };
