@@ -183,8 +183,29 @@ function createReplicaSet(deps: ReplicaSetDeps) {
    * primary). A read that waited for them would wait for the WAL writer's next round (200 ms),
    * and give the replica up as behind.
    */
+  async function flushedPosition(): Promise<{ position: bigint; pageBytes: bigint }> {
+    const rows = await queryOn<{ lsn: string; page: number }>(
+      deps.lsnPool,
+      `select pg_current_wal_flush_lsn()::text as lsn, current_setting('wal_block_size')::int as page`,
+    );
+    return { position: parseLsn(rows[0]!.lsn), pageBytes: BigInt(rows[0]!.page) };
+  }
+
+  /**
+   * What a read needs a replica to have replayed: the flushed position, unless it lies on a WAL
+   * page boundary. The WAL writer flushes whole pages, so a flush can stop inside a record that
+   * goes on into the next page (an asynchronous commit's), and a standby replays nothing of that
+   * record until the rest is flushed: up to the WAL writer's next round, longer than a read
+   * waits (docs/performance.md, "Read replicas"). There, a record of our own, committed
+   * synchronously, ends past every commit so far and is flushed with its commit.
+   */
   async function primaryPosition(): Promise<bigint> {
-    const rows = await queryOn<{ lsn: string }>(deps.lsnPool, 'select pg_current_wal_flush_lsn()::text as lsn');
+    const flushed = await flushedPosition();
+    if (flushed.position % flushed.pageBytes !== 0n) return flushed.position;
+    const rows = await queryOn<{ lsn: string }>(
+      deps.lsnPool,
+      `select pg_logical_emit_message(true, 'dragnet', 'read position')::text as lsn`,
+    );
     return parseLsn(rows[0]!.lsn);
   }
 
@@ -208,7 +229,11 @@ function createReplicaSet(deps: ReplicaSetDeps) {
   }
 
   async function checkNow(): Promise<void> {
-    const primary = await primaryPosition().catch(() => null); // The primary's own health is /readyz's store check.
+    // The primary's own health is /readyz's store check.
+    const primary = await flushedPosition().then(
+      (flushed) => flushed.position,
+      () => null,
+    );
     await Promise.all(
       replicas.map(async (replica) => {
         const at = await replayed(replica);
