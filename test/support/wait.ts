@@ -23,11 +23,6 @@ export interface WaitOptions {
   /** Already scaled, as every duration a test passes (`scaled(120_000)`). */
   timeoutMs?: number;
   everyMs?: number;
-  /**
-   * The state the timeout's error shows (as JSON): for a wait that fails only now and then,
-   * what was there instead of the condition.
-   */
-  state?: () => unknown;
 }
 
 type Truthy<T> = Exclude<T, false | 0 | '' | null | undefined>;
@@ -39,16 +34,13 @@ type Truthy<T> = Exclude<T, false | 0 | '' | null | undefined>;
 export async function waitFor<T>(
   what: string,
   probe: () => T | Promise<T>,
-  { timeoutMs = scaled(20_000), everyMs = 20, state }: WaitOptions = {},
+  { timeoutMs = scaled(20_000), everyMs = 20 }: WaitOptions = {},
 ): Promise<Truthy<T>> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await probe();
     if (value) return value as Truthy<T>;
-    if (Date.now() > deadline) {
-      const shown = state ? `; the state then: ${JSON.stringify(await state())}` : '';
-      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${shown}`);
-    }
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
     await new Promise((resolve) => setTimeout(resolve, everyMs));
   }
 }
