@@ -146,8 +146,8 @@ describe('search plans agree with each other and with matchesFolded', () => {
 
   const tunings = [
     SEARCH_TUNING,
-    { splitFromRows: 1, channelsFromMatches: 0, probeRows: 2, rowCostInIndexEntries: 0 },
-    { splitFromRows: 1, channelsFromMatches: 0, probeRows: 1, rowCostInIndexEntries: 1e9 },
+    { splitFromRows: 1, splitChannelsFromRows: 1, channelsFromMatches: 0, probeRows: 2, rowCostInIndexEntries: 0 },
+    { splitFromRows: 1, splitChannelsFromRows: 1, channelsFromMatches: 0, probeRows: 1, rowCostInIndexEntries: 1e9 },
   ];
 
   /** Each query without, and on PostgreSQL where it can, with the word index's narrowing. */

@@ -22,6 +22,11 @@ export interface MatchCounts {
 export const SEARCH_TUNING = {
   /** Expected candidate rows from which a count is split over the readers. */
   splitFromRows: 20_000,
+  /**
+   * Rows of a channel filter read first from which its channels are split over the readers:
+   * each row's text is checked, about 0.3 µs a row, where a part costs a reader's hop (0.1 ms).
+   */
+  splitChannelsFromRows: 4_000,
   /** Up to this many matches, their channels are looked up one by one; beyond, each channel is probed. */
   channelsFromMatches: 50_000,
   /** Newest messages of a channel checked by a probe before the channel is settled the slow way. */
@@ -30,18 +35,47 @@ export const SEARCH_TUNING = {
   rowCostInIndexEntries: 5,
 };
 
-/** Contiguous id ranges covering (0, maxMessageId], one per reader when the work is worth splitting. */
-function idRanges(query: MatchQuery, tuning: typeof SEARCH_TUNING, readerSlots: number): IdRange[] {
-  // A channel filter read first reads its channels' rows, not the index's candidates: 5
-  // channels' 10,000 rows stay on one reader, and the other reads the page beside the count
-  // (docs/performance.md, "The channel filter on both stores").
-  const candidates = query.match.share * query.maxMessageId;
-  const expectedRows = query.channelsFirst ? Math.min(candidates, query.channelMessages ?? candidates) : candidates;
-  const parts = expectedRows < tuning.splitFromRows ? 1 : readerSlots;
+/** A share of a count's work: the query's rows in `range`, of `query`'s channels. */
+interface CountPart {
+  query: MatchQuery;
+  range: IdRange;
+}
+
+/**
+ * A channel filter read first, its channels dealt to `parts` groups of about equal size, the
+ * largest first: each group's rows are read through the channel index, which an id range would
+ * not narrow (every range would check all of their texts).
+ */
+function channelGroups(query: MatchQuery, parts: number): number[][] {
+  const sizes = query.channelSizes;
+  const channels = [...query.channelIds!].sort((a, b) => (sizes?.get(b) ?? 0) - (sizes?.get(a) ?? 0));
+  const groups = Array.from({ length: Math.min(parts, channels.length) }, () => ({ ids: [] as number[], rows: 0 }));
+  for (const id of channels) {
+    const smallest = groups.reduce((min, group) => (group.rows < min.rows ? group : min));
+    smallest.ids.push(id);
+    smallest.rows += sizes?.get(id) ?? 1;
+  }
+  return groups.map((group) => group.ids);
+}
+
+/**
+ * The parts of a count that the readers compute side by side, one per reader when the work is
+ * worth splitting: contiguous id ranges covering (0, maxMessageId], or, for a channel filter
+ * read first, groups of its channels (docs/performance.md, "The SQLite channel filter on two
+ * readers").
+ */
+function countParts(query: MatchQuery, tuning: typeof SEARCH_TUNING, readerSlots: number): CountPart[] {
+  const whole = { above: 0, upTo: query.maxMessageId };
+  if (query.channelsFirst && query.channelIds?.length) {
+    const rows = query.channelMessages ?? query.match.share * query.maxMessageId;
+    const parts = rows < tuning.splitChannelsFromRows ? 1 : readerSlots;
+    return channelGroups(query, parts).map((channelIds) => ({ query: { ...query, channelIds }, range: whole }));
+  }
+  const parts = query.match.share * query.maxMessageId < tuning.splitFromRows ? 1 : readerSlots;
   const step = Math.ceil(query.maxMessageId / parts);
   return Array.from({ length: parts }, (_, i) => ({
-    above: i * step,
-    upTo: Math.min(query.maxMessageId, (i + 1) * step),
+    query,
+    range: { above: i * step, upTo: Math.min(query.maxMessageId, (i + 1) * step) },
   }));
 }
 
@@ -170,9 +204,9 @@ export function createMatchCounter(deps: {
   const { reader, source, tuning } = deps;
   const { channelCondition, alive, matchSource } = source;
 
-  /** Sums per-range results that the readers compute side by side. */
-  async function overRanges<T>(query: MatchQuery, part: (range: IdRange) => Promise<T[]>): Promise<T[]> {
-    return (await Promise.all(idRanges(query, tuning, deps.readerSlots).map(part))).flat();
+  /** Gathers per-part results that the readers compute side by side. */
+  async function overParts<T>(query: MatchQuery, count: (part: CountPart) => Promise<T[]>): Promise<T[]> {
+    return (await Promise.all(countParts(query, tuning, deps.readerSlots).map(count))).flat();
   }
 
   /**
@@ -180,7 +214,7 @@ export function createMatchCounter(deps: {
    * narrow (id, channel_id) index, without reading a message.
    */
   function channelCountsFromIndex(query: MatchQuery, match: string) {
-    return overRanges(query, async (range) => {
+    return overParts(query, async ({ query, range }) => {
       const { rows } = await sql<{ channel_id: number; n: number }>`
         select m.channel_id, count(*) as n
         from messages_fts f cross join messages m indexed by messages_id_channel_idx on m.id = f.rowid
@@ -279,7 +313,7 @@ export function createMatchCounter(deps: {
     const indexMatch = query.match.complete ? source.sqliteIndexMatch(query) : null;
     // (Few matches, or none of those paths: counted with their channels in one pass, below.)
     if (indexMatch && broad) {
-      const totals = await overRanges(query, async (range) => {
+      const totals = await overParts(query, async ({ range }) => {
         const { rows } = await sql<{ n: number }>`
           select count(*) as n from messages_fts
           where messages_fts match ${indexMatch} and rowid > ${integer(range.above)} and rowid <= ${integer(range.upTo)} and ${alive('rowid')}`.execute(
@@ -295,7 +329,7 @@ export function createMatchCounter(deps: {
       ? await channelCountsFromWords(query, query.words)
       : indexMatch
         ? await channelCountsFromIndex(query, indexMatch)
-        : await overRanges(query, async (range) => {
+        : await overParts(query, async ({ query, range }) => {
             const { from, where } = matchSource(query, range);
             const { rows } = await sql<{ channel_id: number; n: number }>`
             select m.channel_id, count(*) as n from ${from} where ${where} group by m.channel_id`.execute(reader);

@@ -9,6 +9,8 @@ export interface MatchQuery {
   channelIds?: number[];
   /** Messages in those channels (all of them, a cost estimate). */
   channelMessages?: number;
+  /** The same, channel by channel. */
+  channelSizes?: ReadonlyMap<number, number>;
   /** The chosen channels hold fewer messages than the index would return: their rows are read first. */
   channelsFirst?: boolean;
   /** The highest message id at search time: re-reads and exports see exactly what the search saw. */

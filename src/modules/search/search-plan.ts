@@ -97,6 +97,7 @@ export function createSearchPlanner(deps: { engine: Engine; searches: SearchRepo
         match,
         channelIds: channelIds ?? undefined,
         channelMessages,
+        channelSizes: channelIds ? opened.channelSizes : undefined,
         channelsFirst,
         maxMessageId: watermark,
         // A count reads the word index only where that beats checking the text (a broad term in

@@ -62,6 +62,15 @@ const walksChannels = (engine: Engine, query: MatchQuery, plan: PagePlan) =>
   query.channelIds !== undefined &&
   query.channelIds.length > 0;
 
+/** Which page of a query's matches to read, and how (`pagePlan`). */
+interface PageOptions {
+  plan: PagePlan;
+  uniqueOnly: boolean;
+  offset: number;
+  limit: number;
+  after?: OrderKey;
+}
+
 /** What a search reads before it is planned (SearchRepository.opening). */
 interface OpeningInput {
   watermark: boolean;
@@ -173,40 +182,39 @@ export function createSearchRepository(deps: {
     return rows;
   }
 
-  /** The keys of one page of matches, newest first, optionally after a known row (keyset). */
-  async function page(
-    query: MatchQuery,
-    options: { plan: PagePlan; uniqueOnly: boolean; offset: number; limit: number; after?: OrderKey },
-  ): Promise<OrderKey[]> {
+  /** The statement of one page's keys, newest first, optionally after a known row (keyset). */
+  function pageKeys(query: MatchQuery, options: PageOptions): RawBuilder<OrderKey> {
     const range = { above: 0, upTo: query.maxMessageId };
     if (options.uniqueOnly) {
       // The newest message of each distinct text stands for it.
       const { from, where } = matchSource(query, range);
-      const { rows } = await sql<OrderKey>`
+      return sql<OrderKey>`
         select g.id, g.date from (
           select m.id, m.date, row_number() over (partition by m.text_hash order by m.date desc, m.id desc) as n
           from ${from} where ${where}) g
         where g.n = 1 and ${options.after ? sql`(g.date, g.id) < (${options.after.date}, ${options.after.id})` : sql`1 = 1`}
-        order by g.date desc, g.id desc limit ${options.limit} offset ${options.offset}`.execute(reader);
-      return rows;
+        order by g.date desc, g.id desc limit ${options.limit} offset ${options.offset}`;
     }
-    if (walksChannels(engine, query, options.plan)) return channelWalk(query, options, sql`s.id, s.date`);
     if (options.plan === 'walk') {
       const { from, where } = matchSource(query, range, false);
       const indexed = engine === 'sqlite' ? sql`${from} indexed by ${sql.raw(sqliteWalkIndex(query))}` : from;
-      const { rows } = await sql<OrderKey>`
+      return sql<OrderKey>`
         select m.id, m.date from ${indexed} where ${where} and ${keysetCondition(options.after)}
-        order by m.date desc, m.id desc limit ${options.limit} offset ${options.offset}`.execute(reader);
-      return rows;
+        order by m.date desc, m.id desc limit ${options.limit} offset ${options.offset}`;
     }
     const { from, where } = matchSource(query, range);
     // PostgreSQL: the OFFSET 0 fence keeps the planner from walking the date index for a rare
     // term. SQLite's CROSS JOIN already puts the trigram index first.
     const fence = engine === 'postgres' ? sql`offset 0` : sql``;
-    const { rows } = await sql<OrderKey>`
+    return sql<OrderKey>`
       select s.id, s.date from (select m.id, m.date from ${from} where ${where} and ${keysetCondition(options.after)} ${fence}) s
-      order by s.date desc, s.id desc limit ${options.limit} offset ${options.offset}`.execute(reader);
-    return rows;
+      order by s.date desc, s.id desc limit ${options.limit} offset ${options.offset}`;
+  }
+
+  /** The keys of one page of matches, newest first, optionally after a known row (keyset). */
+  async function page(query: MatchQuery, options: PageOptions): Promise<OrderKey[]> {
+    if (walksChannels(engine, query, options.plan)) return channelWalk(query, options, sql`s.id, s.date`);
+    return (await pageKeys(query, options).execute(reader)).rows;
   }
 
   /** The messages of these keys with their channels' names, in the order given. */
@@ -238,17 +246,23 @@ export function createSearchRepository(deps: {
     messages,
 
     /**
-     * The rows of one page (as `page` finds them, then `messages`): a walk of the chosen channels
-     * on PostgreSQL reads them whole in one statement, the second's round trip and planning
-     * saved (docs/performance.md, "The channel filter on both stores").
+     * The rows of one page (as `page` finds them, then `messages`), in one statement where it can
+     * be: a walk of the chosen channels on PostgreSQL, and every page on SQLite (the keys joined
+     * to their rows), the second's round trip and planning saved (docs/performance.md, "The
+     * channel filter on both stores"). PostgreSQL's other pages read their rows by key and date,
+     * so that only the months holding them are planned.
      */
-    async pageRows(
-      query: MatchQuery,
-      options: { plan: PagePlan; uniqueOnly: boolean; offset: number; limit: number; after?: OrderKey },
-    ): Promise<MessageRow[]> {
+    async pageRows(query: MatchQuery, options: PageOptions): Promise<MessageRow[]> {
       if (!options.uniqueOnly && walksChannels(engine, query, options.plan))
         return channelWalk<MessageRow>(query, options, resultColumns('s'));
-      return messages(await page(query, options));
+      if (engine === 'postgres') return messages(await page(query, options));
+      // Between two statements, a count's part running beside (a channel filter read first)
+      // took the reader and the page waited for it.
+      const { rows } = await sql<MessageRow>`
+        select ${resultColumns('m')} from (${pageKeys(query, options)}) k
+        join messages m on m.id = k.id join channels c on c.id = m.channel_id
+        order by k.date desc, k.id desc`.execute(reader);
+      return rows;
     },
 
     /** The channels each of these texts appears in, as of the watermark. */
