@@ -9,7 +9,11 @@ import {
   LONG_WORDS,
   wordsWithBitmaps,
 } from '../sources/index.ts';
+import type { Engine } from '../../db/store.ts';
 import { integer, type IdRange, type MatchQuery, type MatchSource } from './match-source.ts';
+
+/** SQLite's channel index, (channel_id, date, id, text_folded): a filter's rows with their texts (migration messenger/0016). */
+const CHANNEL_TEXTS = sql.raw('messages_channel_text_idx');
 
 export interface MatchCounts {
   total: number;
@@ -197,12 +201,35 @@ async function countWithTexts(
  */
 export function createMatchCounter(deps: {
   reader: Kysely<Database>;
+  engine: Engine;
   readerSlots: number;
   source: MatchSource;
   tuning: typeof SEARCH_TUNING;
 }) {
   const { reader, source, tuning } = deps;
   const { channelCondition, alive, matchSource } = source;
+
+  /**
+   * SQLite, a query that no index narrows and no channel filter limits (a term shorter than a
+   * trigram), whose every text up to the watermark is checked: as a filter of every channel, so
+   * that the texts are read from the channel index, which holds the folded text and little else
+   * (a table row holds both texts and every column: 1.75 times the bytes a message), and the
+   * channels are dealt to the readers (docs/performance.md, "The SQLite channel filter on two
+   * readers").
+   */
+  async function checkingEveryChannel(query: MatchQuery): Promise<MatchQuery> {
+    const everyText = query.match.narrowing === null && !query.channelIds?.length;
+    if (deps.engine !== 'sqlite' || !everyText) return query;
+    const { rows } = await sql<{ id: number; size: number }>`
+      select id, total_messages_scraped as size from channels`.execute(reader);
+    return {
+      ...query,
+      channelIds: rows.map((row) => Number(row.id)),
+      channelSizes: new Map(rows.map((row) => [Number(row.id), Number(row.size)])),
+      channelMessages: query.maxMessageId,
+      channelsFirst: true,
+    };
+  }
 
   /** Gathers per-part results that the readers compute side by side. */
   async function overParts<T>(query: MatchQuery, count: (part: CountPart) => Promise<T[]>): Promise<T[]> {
@@ -329,10 +356,12 @@ export function createMatchCounter(deps: {
       ? await channelCountsFromWords(query, query.words)
       : indexMatch
         ? await channelCountsFromIndex(query, indexMatch)
-        : await overParts(query, async ({ query, range }) => {
+        : await overParts(await checkingEveryChannel(query), async ({ query, range }) => {
             const { from, where } = matchSource(query, range);
+            const read =
+              deps.engine === 'sqlite' && query.channelsFirst ? sql`${from} indexed by ${CHANNEL_TEXTS}` : from;
             const { rows } = await sql<{ channel_id: number; n: number }>`
-            select m.channel_id, count(*) as n from ${from} where ${where} group by m.channel_id`.execute(reader);
+            select m.channel_id, count(*) as n from ${read} where ${where} group by m.channel_id`.execute(reader);
             return rows;
           });
     const total = perChannel.reduce((sum, row) => sum + Number(row.n), 0);

@@ -236,6 +236,7 @@ export function createSearchRepository(deps: {
 
     count: createMatchCounter({
       reader,
+      engine,
       readerSlots: deps.readerSlots,
       source,
       tuning: { ...SEARCH_TUNING, ...deps.tuning },
