@@ -196,6 +196,28 @@ async function countWithTexts(
 }
 
 /**
+ * SQLite, a query that no index narrows and no channel filter limits (a term shorter than a
+ * trigram), whose every text up to the watermark is checked: as a filter of every channel, so
+ * that the texts are read from the channel index, which holds the folded text and little else
+ * (a table row holds both texts and every column: 1.75 times the bytes a message), and the
+ * channels are dealt to the readers (docs/performance.md, "The SQLite channel filter on two
+ * readers").
+ */
+async function checkingEveryChannel(reader: Kysely<Database>, engine: Engine, query: MatchQuery): Promise<MatchQuery> {
+  const everyText = query.match.narrowing === null && !query.channelIds?.length;
+  if (engine !== 'sqlite' || !everyText) return query;
+  const { rows } = await sql<{ id: number; size: number }>`
+    select id, total_messages_scraped as size from channels`.execute(reader);
+  return {
+    ...query,
+    channelIds: rows.map((row) => Number(row.id)),
+    channelSizes: new Map(rows.map((row) => [Number(row.id), Number(row.size)])),
+    channelMessages: query.maxMessageId,
+    channelsFirst: true,
+  };
+}
+
+/**
  * Counts a search's matches and the channels they are in, without keeping the matches anywhere,
  * choosing how by how many matches the index expects.
  */
@@ -208,28 +230,6 @@ export function createMatchCounter(deps: {
 }) {
   const { reader, source, tuning } = deps;
   const { channelCondition, alive, matchSource } = source;
-
-  /**
-   * SQLite, a query that no index narrows and no channel filter limits (a term shorter than a
-   * trigram), whose every text up to the watermark is checked: as a filter of every channel, so
-   * that the texts are read from the channel index, which holds the folded text and little else
-   * (a table row holds both texts and every column: 1.75 times the bytes a message), and the
-   * channels are dealt to the readers (docs/performance.md, "The SQLite channel filter on two
-   * readers").
-   */
-  async function checkingEveryChannel(query: MatchQuery): Promise<MatchQuery> {
-    const everyText = query.match.narrowing === null && !query.channelIds?.length;
-    if (deps.engine !== 'sqlite' || !everyText) return query;
-    const { rows } = await sql<{ id: number; size: number }>`
-      select id, total_messages_scraped as size from channels`.execute(reader);
-    return {
-      ...query,
-      channelIds: rows.map((row) => Number(row.id)),
-      channelSizes: new Map(rows.map((row) => [Number(row.id), Number(row.size)])),
-      channelMessages: query.maxMessageId,
-      channelsFirst: true,
-    };
-  }
 
   /** Gathers per-part results that the readers compute side by side. */
   async function overParts<T>(query: MatchQuery, count: (part: CountPart) => Promise<T[]>): Promise<T[]> {
@@ -356,7 +356,7 @@ export function createMatchCounter(deps: {
       ? await channelCountsFromWords(query, query.words)
       : indexMatch
         ? await channelCountsFromIndex(query, indexMatch)
-        : await overParts(await checkingEveryChannel(query), async ({ query, range }) => {
+        : await overParts(await checkingEveryChannel(reader, deps.engine, query), async ({ query, range }) => {
             const { from, where } = matchSource(query, range);
             const read =
               deps.engine === 'sqlite' && query.channelsFirst ? sql`${from} indexed by ${CHANNEL_TEXTS}` : from;
