@@ -119,13 +119,15 @@ export function createRecordedSearchReader(deps: { searches: SearchRepository; p
       return pageItems(recorded, rows);
     },
 
-    /**
-     * One page of a search just counted, with the query it was counted with (planned once),
-     * while its history entry is still being written; `remember` bookmarks the page under the
-     * entry's id.
-     */
-    async firstPage(recorded: CountedSearch, planned: PlannedQuery, from: number, limit: number) {
-      const rows = await pageRows(recorded, planned, from, limit, null);
+    /** A new search's page (its rows, when `walked` already); `remember` bookmarks it under its entry's id. */
+    async firstPage(
+      recorded: CountedSearch,
+      planned: PlannedQuery,
+      from: number,
+      limit: number,
+      walked?: MessageRow[],
+    ) {
+      const rows = walked ?? (await pageRows(recorded, planned, from, limit, null));
       return {
         results: await pageItems(recorded, rows),
         remember: (historyId: number) => bookmark(historyId, from, rows),

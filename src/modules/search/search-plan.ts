@@ -12,7 +12,7 @@ import {
   countingWords,
   lexiconRead,
 } from '../sources/index.ts';
-import type { SearchRepository } from './search.repository.ts';
+import type { FirstPageInput, SearchRepository } from './search.repository.ts';
 import { SEARCH_LIMITS } from './search-limits.ts';
 
 /** The query parsed, its syntax errors answered 400 naming the field and where. */
@@ -74,7 +74,11 @@ export function createSearchPlanner(deps: { engine: Engine; searches: SearchRepo
      * index would return, reading those channels' messages directly (through the channel index)
      * is the cheaper plan. `checked`: unknown channel ids are answered 400.
      */
-    async matchQuery(tree: QueryNode, channelIds: number[] | null, options: { watermark?: number; checked: boolean }) {
+    async matchQuery(
+      tree: QueryNode,
+      channelIds: number[] | null,
+      options: { watermark?: number; checked: boolean; firstPage?: Omit<FirstPageInput, 'match'> },
+    ) {
       const lexicon = engine === 'postgres' ? lexiconRead(tree) : null;
       const opened = await searches.opening({
         watermark: options.watermark === undefined,
@@ -82,6 +86,8 @@ export function createSearchPlanner(deps: { engine: Engine; searches: SearchRepo
         columns: lexicon?.columns ?? [],
         // A channel filter of words is counted in the same statement (match-count.ts).
         countedWords: channelIds?.length ? lexicon?.anyOfColumns('o') : null,
+        // Its page is walked as a filter read first is (below), without an index.
+        firstPage: options.firstPage && { ...options.firstPage, match: compile(tree, { withoutIndex: true }) },
       });
       const watermark = options.watermark ?? opened.watermark;
       const unknown = channelIds?.filter((id) => !opened.channelSizes.has(id)) ?? [];
@@ -107,7 +113,7 @@ export function createSearchPlanner(deps: { engine: Engine; searches: SearchRepo
         channelPositions: channelIds ? opened.channelPositions : undefined,
         channelCounts: narrowing?.anyOf ? opened.channelCounts : undefined,
       };
-      return { query, scope: channelMessages ?? watermark, watermark };
+      return { query, scope: channelMessages ?? watermark, watermark, firstPage: opened.firstPage };
     },
   };
 }

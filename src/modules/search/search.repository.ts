@@ -1,11 +1,11 @@
-import { sql, type Kysely, type RawBuilder } from 'kysely';
+import { sql, type Insertable, type Kysely, type RawBuilder } from 'kysely';
 import { prepared } from '../../db/prepared-statements.ts';
-import type { Database } from '../../db/schema.ts';
+import type { Database, SearchHistoryTable } from '../../db/schema.ts';
 import type { Engine } from '../../db/store.ts';
 import { createMatchCounter, SEARCH_TUNING } from './match-count.ts';
 import type { MessageRow } from '../sources/messenger/index.ts';
 import { channelBitmapCounts, type ChannelBitmapCount } from '../sources/index.ts';
-import { createMatchSource, type MatchQuery, type OrderKey } from './match-source.ts';
+import { createMatchSource, type MatchQuery, type MatchSource, type OrderKey } from './match-source.ts';
 
 /**
  * How a page is found. `walk`: the date index newest first, each row checked exactly, until the
@@ -83,6 +83,106 @@ interface OpeningInput {
    * in the same statement (word-bitmaps.ts `channelBitmapCounts`), a round trip less.
    */
   countedWords?: RawBuilder<number[]> | null;
+  /**
+   * PostgreSQL on the primary, with the channel filter counted here: the first page walked and
+   * the search recorded in the same statement (`oneTripSearch`).
+   */
+  firstPage?: FirstPageInput | null;
+}
+
+/** What a new search's one statement walks and records (SearchRepository.opening). */
+export interface FirstPageInput {
+  /** The query checked against each row of the chosen channels (compiled without an index). */
+  match: MatchQuery['match'];
+  offset: number;
+  limit: number;
+  /** The history entry to write, but for what the statement counts. */
+  record: Omit<Insertable<SearchHistoryTable>, 'total_matches' | 'channels_matched' | 'watermark_message_id'>;
+}
+
+/**
+ * PostgreSQL: each chosen channel walked newest first on its (channel_id, date) index, the walks
+ * merged: no other channel's rows are read (the date index would pass them all). One walk, run
+ * for each channel (LATERAL), is planned once over the monthly partitions, where a walk per
+ * channel was planned as often: 13 ms of planning for 5 channels. `columns` of the walk `s`
+ * joined to its channel `c`: the page's keys, or its rows whole. A prepared statement: its
+ * generic plan is the same walk, so after five executions a connection skips its planning; the
+ * channels as an array of their own parameters tell the planner how many walks run, where an
+ * array parameter's 10 rows (a guess) made the generic plan dearer than the custom ones. Each
+ * channel's name is looked up by its key before its walk: joined to the walks' rows, the
+ * planner hashed them against a scan of every channel, once per channel (0.61 against 0.37 ms
+ * a statement at 1M messages, 500 channels).
+ */
+function channelWalkStatement<T>(
+  source: MatchSource,
+  query: MatchQuery,
+  options: { offset: number; limit: number; after?: OrderKey },
+  columns: RawBuilder<unknown>,
+  upTo?: RawBuilder<unknown>,
+): RawBuilder<T> {
+  const { where } = source.matchSource(query, { above: 0, upTo: query.maxMessageId }, false);
+  // A watermark of the statement itself is checked on each row, not offered to the planner as a
+  // bound: as a bound it read every month's id range into a bitmap (190 ms against 2.6 ms).
+  const below = upTo ? sql`and m.id + 0 <= ${upTo}` : sql``;
+  const wanted = options.offset + options.limit;
+  return sql<T>`
+    select ${columns} from unnest(array[${sql.join(query.channelIds!)}]::bigint[]) as w (channel_id)
+    join channels c on c.id = w.channel_id cross join lateral (
+      select m.* from messages m
+      where m.channel_id = w.channel_id and ${where} ${below} and ${source.keysetCondition(options.after)}
+      order by m.date desc, m.id desc limit ${wanted}) s
+    order by s.date desc, s.id desc limit ${options.limit} offset ${options.offset}`;
+}
+
+/** Rows of the chosen channels a one-trip search's walk may read for its page: beyond, it reads the page on its own. */
+const ONE_TRIP_WALK_ROWS = 2_000;
+
+/**
+ * PostgreSQL, a new search of words in chosen channels, reading on the primary: the opening
+ * statement (the row `o`, the channels counted from their bitmaps) as the first part of one
+ * that also walks the first page (`channelWalkStatement` below `o.watermark`) and records the
+ * search, where three statements took two round trips (the opening, then the walk beside the
+ * history insert): 0.8–1.0 ms against 1.6–2.0 ms, and 1.6–1.8 ms against 3.4 ms when the
+ * backend had to be woken (docs/performance.md, "One round trip for a channel filter on
+ * PostgreSQL"). The history row is written with the total and the channels counted here, only
+ * when every chosen channel is known (else the search answers 400) and none holds a message with
+ * a word too long for the lexicon (whose text the count checks in a statement of its own); the
+ * search then records itself as before. Its commit does not wait for the WAL flush, as the
+ * history's own pool commits (src/db/store.ts). The page is walked only when the matches are
+ * common enough for the walk to stop early (ONE_TRIP_WALK_ROWS); the planner still decides
+ * whether this page is the one to answer with (`channelsFirst`).
+ */
+function oneTripSearch(source: MatchSource, opening: RawBuilder<unknown>, channelIds: number[], input: FirstPageInput) {
+  const { record } = input;
+  const walk = channelWalkStatement(
+    source,
+    { match: input.match, channelIds, maxMessageId: Number.MAX_SAFE_INTEGER },
+    input,
+    resultColumns('s'),
+    sql`o.watermark`,
+  );
+  return sql`
+    with o as materialized (${opening}),
+    t as (
+      select coalesce(sum(c.n), 0) as total, count(*) filter (where c.n > 0) as channels,
+        coalesce(bool_or(c.long), false) as long,
+        (select coalesce(sum((e ->> 2)::bigint), 0) from o, json_array_elements(o.channels) e) as messages
+      from (select (x ->> 'bits')::bigint + (x ->> 'rare')::bigint - (x ->> 'long_with_bits')::bigint as n,
+                   (x ->> 'long_words')::bigint > 0 as long
+            from o, json_array_elements(o.channel_counts) x) c),
+    h as (
+      insert into search_history (org_id, user_id, query, parsed_query, options, searched_at, total_matches,
+        channels_matched, watermark_message_id)
+      select ${record.org_id}::bigint, ${record.user_id ?? null}::bigint, ${record.query}::text,
+        ${record.parsed_query}::text, ${record.options}::text, ${record.searched_at}::bigint, t.total, t.channels,
+        o.watermark
+      from o, t where not t.long and json_array_length(o.channels) = ${channelIds.length}
+      returning id)
+    select o.*, (select id from h) as history_id,
+      case when ${input.offset + input.limit} * t.messages <= ${ONE_TRIP_WALK_ROWS} * t.total
+        then (select coalesce(json_agg(r), '[]') from (${walk}) r) end as first_page,
+      set_config('synchronous_commit', 'off', true) as commit_without_flush
+    from o, t`;
 }
 
 /**
@@ -93,7 +193,7 @@ interface OpeningInput {
  * the word index, written in the messages' own transaction: one index lookup instead of one
  * per monthly partition.
  */
-async function openingReads(reader: Kysely<Database>, engine: Engine, input: OpeningInput) {
+async function openingReads(reader: Kysely<Database>, engine: Engine, source: MatchSource, input: OpeningInput) {
   const { channelIds } = input;
   const table = sql.raw(engine === 'postgres' ? 'message_words' : 'messages');
   // PostgreSQL also reads each channel's messages as its bitmaps count them (word-bitmaps.ts).
@@ -109,19 +209,28 @@ async function openingReads(reader: Kysely<Database>, engine: Engine, input: Ope
     sql`${channelIds?.length ? sizes : sql`null`} as channels`,
     ...input.columns,
   ];
-  const counted =
-    engine === 'postgres' && input.watermark && channelIds?.length && input.countedWords
-      ? sql`, (select json_agg(x) from (${channelBitmapCounts(
-          input.countedWords,
-          sql`(select c.id, coalesce(s.messages, 0) from unnest(array[${sql.join(channelIds)}]::bigint[]) as c (id)
+  const countedWords = engine === 'postgres' && input.watermark && channelIds?.length ? input.countedWords : null;
+  const counted = countedWords
+    ? sql`, (select json_agg(x) from (${channelBitmapCounts(
+        countedWords,
+        sql`(select c.id, coalesce(s.messages, 0) from unnest(array[${sql.join(channelIds!)}]::bigint[]) as c (id)
                left join message_channel_sizes s on s.channel_id = c.id)`,
-          sql`o.watermark`,
-        )}) x) as channel_counts`
-      : sql``;
-  const { rows } = await prepared(sql<
-    Record<string, unknown> & { watermark: number | null; channels: unknown; channel_counts?: unknown }
-  >`
-    select o.*${counted} from (select ${sql.join(columns)}) o`).execute(reader);
+        sql`o.watermark`,
+      )}) x) as channel_counts`
+    : sql``;
+  const opening = sql`select o.*${counted} from (select ${sql.join(columns)}) o`;
+  const firstPage = countedWords && input.firstPage ? input.firstPage : null;
+  const { rows } = await prepared(
+    sql<
+      Record<string, unknown> & {
+        watermark: number | null;
+        channels: unknown;
+        channel_counts?: unknown;
+        first_page?: MessageRow[] | null;
+        history_id?: string | null;
+      }
+    >`${firstPage ? oneTripSearch(source, opening, channelIds!, firstPage) : opening}`,
+  ).execute(reader);
   const row = rows[0]!;
   const channels = (typeof row.channels === 'string' ? JSON.parse(row.channels) : row.channels) as
     [number, number, number?][] | null;
@@ -138,6 +247,10 @@ async function openingReads(reader: Kysely<Database>, engine: Engine, input: Ope
         : undefined,
     /** The chosen channels' bitmap counts of `countedWords`, when asked. */
     channelCounts: (row.channel_counts ?? undefined) as ChannelBitmapCount[] | undefined,
+    /** With `firstPage`: the page's rows when it was walked, and the history entry when it was written. */
+    firstPage: firstPage
+      ? { rows: row.first_page ?? null, historyId: row.history_id ? Number(row.history_id) : null }
+      : null,
     row,
   };
 }
@@ -152,34 +265,12 @@ export function createSearchRepository(deps: {
   const source = createMatchSource(engine);
   const { matchSource, keysetCondition } = source;
 
-  /**
-   * PostgreSQL: each chosen channel walked newest first on its (channel_id, date) index, the walks
-   * merged: no other channel's rows are read (the date index would pass them all). One walk, run
-   * for each channel (LATERAL), is planned once over the monthly partitions, where a walk per
-   * channel was planned as often: 13 ms of planning for 5 channels. `columns` of the walk `s`
-   * joined to its channel `c`: the page's keys, or its rows whole. A prepared statement: its
-   * generic plan is the same walk, so after five executions a connection skips its planning; the
-   * channels as an array of their own parameters tell the planner how many walks run, where an
-   * array parameter's 10 rows (a guess) made the generic plan dearer than the custom ones. Each
-   * channel's name is looked up by its key before its walk: joined to the walks' rows, the
-   * planner hashed them against a scan of every channel, once per channel (0.61 against 0.37 ms
-   * a statement at 1M messages, 500 channels).
-   */
   async function channelWalk<T>(
     query: MatchQuery,
     options: { offset: number; limit: number; after?: OrderKey },
     columns: RawBuilder<unknown>,
   ): Promise<T[]> {
-    const { where } = matchSource(query, { above: 0, upTo: query.maxMessageId }, false);
-    const wanted = options.offset + options.limit;
-    const { rows } = await prepared(sql<T>`
-      select ${columns} from unnest(array[${sql.join(query.channelIds!)}]::bigint[]) as w (channel_id)
-      join channels c on c.id = w.channel_id cross join lateral (
-        select m.* from messages m
-        where m.channel_id = w.channel_id and ${where} and ${keysetCondition(options.after)}
-        order by m.date desc, m.id desc limit ${wanted}) s
-      order by s.date desc, s.id desc limit ${options.limit} offset ${options.offset}`).execute(reader);
-    return rows;
+    return (await prepared(channelWalkStatement<T>(source, query, options, columns)).execute(reader)).rows;
   }
 
   /** The statement of one page's keys, newest first, optionally after a known row (keyset). */
@@ -232,7 +323,7 @@ export function createSearchRepository(deps: {
   }
 
   return {
-    opening: (input: OpeningInput) => openingReads(reader, engine, input),
+    opening: (input: OpeningInput) => openingReads(reader, engine, source, input),
 
     count: createMatchCounter({
       reader,

@@ -13,6 +13,7 @@ import { SEARCH_LIMITS } from './search-limits.ts';
 import { createSearchPlanner, parseSearchQuery, searchWarning } from './search-plan.ts';
 import type { SearchRepository } from './search.repository.ts';
 import type { MessageItem, RecordedSearch, SearchOptions, SearchRequest, StoredParse } from './search.types.ts';
+import type { MessageRow } from '../sources/messenger/index.ts';
 
 type HistoryRow = Selectable<SearchHistoryTable>;
 type StoredParseWithText = StoredParse & { normalized: string };
@@ -108,6 +109,22 @@ const storedParse = (parsed: ReturnType<typeof parseSearchQuery>): StoredParseWi
   terms: parsed.terms,
   truncated: parsed.truncated,
   normalized: formatQuery(parsed.tree),
+});
+
+/** A new search's history entry, but for its counts and watermark. */
+const newEntry = (
+  context: { orgId: number; userId: number },
+  query: string,
+  parse: StoredParseWithText,
+  options: SearchOptions,
+  now: Date,
+) => ({
+  org_id: context.orgId,
+  user_id: context.userId,
+  query,
+  parsed_query: JSON.stringify(parse),
+  options: JSON.stringify(options),
+  searched_at: now.getTime(),
 });
 
 type SearchHistory = ReturnType<typeof createSearchHistoryRepository>;
@@ -283,39 +300,50 @@ export function createSearchService(deps: {
     signal: AbortSignal | undefined,
   ) {
     const parsed = parseSearchQuery(request.query);
-    const planned = await planner.matchQuery(parsed.tree, planner.requestedChannels(request.channel_ids), {
-      checked: true,
-    });
-    const { watermark } = planned;
-    const options = searchOptions(request, planned.query.channelIds ?? null);
+    const channelIds = planner.requestedChannels(request.channel_ids);
+    const options = searchOptions(request, channelIds);
     const parse = storedParse(parsed);
-    // Read after the watermark: every row it saw is replayed wherever the search is read again.
-    const readLsn = await reads.position();
     const page = request.page ?? 1;
     const pageSize = request.page_size ?? 10;
-    const readPage = (total: number) =>
-      reader.firstPage({ parse, options, watermark, total, readLsn }, planned, (page - 1) * pageSize, pageSize);
-    // A channel filter's walk reads the same page whatever the total: beside the count, on another reader.
-    const early = pageBesideCount(planned) ? readPage(Number.POSITIVE_INFINITY) : null;
+    const entry = newEntry(context, parsed.query, parse, options, clock.now());
+    // On the primary, a channel filter's page and history entry may come with its opening
+    // statement (search.repository.ts `oneTripSearch`); a replica cannot write the entry.
+    const oneTrip = deps.engine === 'postgres' && !reads.enabled && channelIds !== null && !options.unique_only;
+    const planned = await planner.matchQuery(parsed.tree, channelIds, {
+      checked: true,
+      ...(oneTrip ? { firstPage: { offset: (page - 1) * pageSize, limit: pageSize, record: entry } } : {}),
+    });
+    const { watermark } = planned;
+    // Read after the watermark: every row it saw is replayed wherever the search is read again.
+    const readLsn = await reads.position();
+    const readPage = (total: number, walked?: MessageRow[]) =>
+      reader.firstPage({ parse, options, watermark, total, readLsn }, planned, (page - 1) * pageSize, pageSize, walked);
+    // A channel filter's walk reads the same page whatever the total: beside the count, on
+    // another reader, unless the opening statement walked it already.
+    const beside = pageBesideCount(planned);
+    const walked = beside ? planned.firstPage?.rows : null;
+    const early = walked
+      ? readPage(Number.POSITIVE_INFINITY, walked)
+      : beside
+        ? readPage(Number.POSITIVE_INFINITY)
+        : null;
     // Awaited below; a count that fails first must not leave it unhandled.
     early?.catch(() => {});
     const counts = await searches.count(planned.query, options.unique_only);
     const total = options.unique_only ? counts.groups : counts.total;
     signal?.throwIfAborted();
+    const recorded = planned.firstPage?.historyId;
     const [historyId, read] = await besideHistory(
       history,
-      history.insert({
-        org_id: context.orgId,
-        user_id: context.userId,
-        query: parsed.query,
-        parsed_query: JSON.stringify(parse),
-        options: JSON.stringify(options),
-        total_matches: total,
-        channels_matched: counts.channels,
-        watermark_message_id: watermark,
-        searched_at: clock.now().getTime(),
-        ...(readLsn ? { read_lsn: readLsn } : {}),
-      }),
+      recorded
+        ? Promise.resolve(recorded)
+        : history.insert({
+            ...entry,
+            total_matches: total,
+            channels_matched: counts.channels,
+            watermark_message_id: watermark,
+            ...(readLsn ? { read_lsn: readLsn } : {}),
+          }),
       early ?? readPage(total),
       signal,
     );
