@@ -10,10 +10,7 @@ import {
   wordsWithBitmaps,
 } from '../sources/index.ts';
 import type { Engine } from '../../db/store.ts';
-import { integer, type IdRange, type MatchQuery, type MatchSource } from './match-source.ts';
-
-/** SQLite's channel index, (channel_id, date, id, text_folded): a filter's rows with their texts (migration messenger/0016). */
-const CHANNEL_TEXTS = sql.raw('messages_channel_text_idx');
+import { integer, SQLITE_CHANNEL_TEXT_INDEX, type IdRange, type MatchQuery, type MatchSource } from './match-source.ts';
 
 export interface MatchCounts {
   total: number;
@@ -359,7 +356,9 @@ export function createMatchCounter(deps: {
         : await overParts(await checkingEveryChannel(reader, deps.engine, query), async ({ query, range }) => {
             const { from, where } = matchSource(query, range);
             const read =
-              deps.engine === 'sqlite' && query.channelsFirst ? sql`${from} indexed by ${CHANNEL_TEXTS}` : from;
+              deps.engine === 'sqlite' && query.channelsFirst
+                ? sql`${from} indexed by ${sql.raw(SQLITE_CHANNEL_TEXT_INDEX)}`
+                : from;
             const { rows } = await sql<{ channel_id: number; n: number }>`
             select m.channel_id, count(*) as n from ${read} where ${where} group by m.channel_id`.execute(reader);
             return rows;

@@ -3,6 +3,12 @@ import { livenessCheck } from '../../db/sqlite-readers.ts';
 import type { Engine } from '../../db/store.ts';
 import type { ChannelBitmapCount, CompiledMatch } from '../sources/index.ts';
 
+/**
+ * SQLite's channel index, (channel_id, date, id, text_folded) (migration messenger/0016): a
+ * channel filter's rows with their folded texts, read without the table.
+ */
+export const SQLITE_CHANNEL_TEXT_INDEX = 'messages_channel_text_idx';
+
 /** One search as the store evaluates it: the compiled query over the messages that existed when it first ran. */
 export interface MatchQuery {
   match: CompiledMatch;

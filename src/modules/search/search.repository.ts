@@ -5,7 +5,13 @@ import type { Engine } from '../../db/store.ts';
 import { createMatchCounter, SEARCH_TUNING } from './match-count.ts';
 import type { MessageRow } from '../sources/messenger/index.ts';
 import { channelBitmapCounts, type ChannelBitmapCount } from '../sources/index.ts';
-import { createMatchSource, type MatchQuery, type MatchSource, type OrderKey } from './match-source.ts';
+import {
+  createMatchSource,
+  SQLITE_CHANNEL_TEXT_INDEX,
+  type MatchQuery,
+  type MatchSource,
+  type OrderKey,
+} from './match-source.ts';
 
 /**
  * How a page is found. `walk`: the date index newest first, each row checked exactly, until the
@@ -43,7 +49,7 @@ export function pagePlan(input: {
 function sqliteWalkIndex(query: MatchQuery): string {
   const { channelIds, channelMessages } = query;
   return channelIds?.length && channelMessages !== undefined && channelIds.length * channelMessages < query.maxMessageId
-    ? 'messages_channel_text_idx'
+    ? SQLITE_CHANNEL_TEXT_INDEX
     : 'messages_date_idx';
 }
 

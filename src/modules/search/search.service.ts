@@ -320,13 +320,9 @@ export function createSearchService(deps: {
       reader.firstPage({ parse, options, watermark, total, readLsn }, planned, (page - 1) * pageSize, pageSize, walked);
     // A channel filter's walk reads the same page whatever the total: beside the count, on
     // another reader, unless the opening statement walked it already.
-    const beside = pageBesideCount(planned);
-    const walked = beside ? planned.firstPage?.rows : null;
-    const early = walked
-      ? readPage(Number.POSITIVE_INFINITY, walked)
-      : beside
-        ? readPage(Number.POSITIVE_INFINITY)
-        : null;
+    const early = pageBesideCount(planned)
+      ? readPage(Number.POSITIVE_INFINITY, planned.firstPage?.rows ?? undefined)
+      : null;
     // Awaited below; a count that fails first must not leave it unhandled.
     early?.catch(() => {});
     const counts = await searches.count(planned.query, options.unique_only);
