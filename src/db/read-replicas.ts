@@ -1,6 +1,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type pg from 'pg';
+import { isConnectionFailure } from './pg.ts';
 
 /**
  * PostgreSQL read replicas (DRAGNET_DATABASE_READ_URLS, docs/architecture.md "When one
@@ -108,24 +109,12 @@ export function replicaLabel(url: string): string {
 }
 
 /**
- * An error of the replica rather than of the statement: the connection failed or was closed
- * (class 08, admin or crash shutdown 57P01–57P03, a socket error), or replay cancelled the
- * statement (40001 on a standby: "conflict with recovery"). The same statement can run on the
- * primary. A statement_timeout (57014) or a cancellation by the client is not retried.
+ * An error of the replica rather than of the statement: its connection failed (isConnectionFailure)
+ * or replay cancelled the statement (40001 on a standby: "conflict with recovery"). The same
+ * statement can run on the primary. A statement_timeout or a cancellation by the client is not retried.
  */
-export function isReplicaFailure(error: unknown): boolean {
-  const code = (error as { code?: unknown } | null)?.code;
-  if (typeof code === 'string') {
-    if (code.startsWith('08') || ['57P01', '57P02', '57P03', '40001', '53300'].includes(code)) return true;
-    if (/^E[A-Z]+$/.test(code))
-      return ['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENOTFOUND'].includes(code);
-    return false;
-  }
-  const message = (error as { message?: unknown } | null)?.message;
-  return (
-    typeof message === 'string' && /connection terminated|not queryable|timeout expired|connection error/i.test(message)
-  );
-}
+export const isReplicaFailure = (error: unknown): boolean =>
+  isConnectionFailure(error) || (error as { code?: unknown } | null)?.code === '40001';
 
 const errorText = (error: unknown) => String((error as { message?: unknown } | null)?.message ?? error).slice(0, 200);
 

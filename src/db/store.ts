@@ -141,10 +141,12 @@ export function openStore(options: StoreOptions): Store {
       // 'error' on the pool; unhandled, that would crash the process. The pool drops the
       // connection and the next query opens a new one or fails visibly (readyz turns 503).
       pool.on('error', () => undefined);
-      // A replica that goes away in the middle of a statement ends the socket of a client the
-      // pool has lent out, which pg reports as an 'error' event on that client besides the
-      // statement's failure (which read-replicas.ts retries on the primary): not a crash.
-      if (url !== databaseUrl) pool.on('connect', (client) => client.on('error', () => undefined));
+      // A server that goes away while the pool has lent a client out (in the middle of a
+      // statement, or between a transaction's statements) ends that client's socket, which pg
+      // reports as an 'error' event on the client besides the statement's failure: not a crash.
+      // The client's next statement fails ("not queryable", a 503), read-replicas.ts retries a
+      // replica's on the primary, and the pool drops the client when it is released.
+      pool.on('connect', (client) => client.on('error', () => undefined));
       // Before the cancellation hook, which then wraps the named form too.
       prepareMarkedStatements(pool, options.preparedStatements ?? true);
       cancelStatementsOnAbort(pool);

@@ -1,5 +1,5 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { isStatementTimeout } from '../db/pg.ts';
+import { isConnectionFailure, isStatementTimeout } from '../db/pg.ts';
 import { AppError, type ErrorCode, statusByCode } from '../lib/errors.ts';
 import { fieldErrorsFrom } from './validation.ts';
 
@@ -14,8 +14,9 @@ const frameworkCodes: Record<string, ErrorCode> = {
 
 /**
  * A store too busy to answer in time is no fault of the request: SQLite's write lock held by
- * another process (an ingest) past DRAGNET_SQLITE_BUSY_TIMEOUT_MS, or a PostgreSQL statement
- * cancelled by its statement timeout (SQLSTATE 57014). The client may try again.
+ * another process (an ingest) past DRAGNET_SQLITE_BUSY_TIMEOUT_MS, a PostgreSQL statement
+ * cancelled by its statement timeout (SQLSTATE 57014), or PostgreSQL out of reach or of
+ * connections. The client may try again.
  */
 function storeBusy(error: FastifyError): AppError | null {
   const code = (error as { code?: unknown }).code;
@@ -31,6 +32,15 @@ function storeBusy(error: FastifyError): AppError | null {
       { retryAfterSeconds: 30, cause: error },
     );
   }
+  if (isConnectionFailure(error))
+    return new AppError(
+      'service_unavailable',
+      'the database is unreachable or has no free connection; try again shortly',
+      {
+        retryAfterSeconds: 5,
+        cause: error,
+      },
+    );
   return null;
 }
 

@@ -1,0 +1,129 @@
+import { createConnection, createServer, type Server, type Socket } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { expectError } from '../support/http.ts';
+import { killServer, startServer, type ServerProcess } from '../support/server-process.ts';
+import { createTestApp, DEFAULT_PASSWORD, type TestApp } from '../support/test-app.ts';
+import { testEngine } from '../support/test-store.ts';
+import { waitFor } from '../support/wait.ts';
+
+/**
+ * The app's way to PostgreSQL through a loopback TCP relay that the test can cut and restore:
+ * the database going away as a restart, a failover or a network break makes it go away.
+ */
+async function startRelay(target: URL) {
+  const sockets = new Set<Socket>();
+  let server: Server | undefined;
+  let port = 0;
+  const listen = () =>
+    new Promise<void>((resolve) => {
+      server = createServer((client) => {
+        const upstream = createConnection({ host: target.hostname, port: Number(target.port || 5432) });
+        for (const socket of [client, upstream]) {
+          sockets.add(socket);
+          socket.on('close', () => sockets.delete(socket));
+          socket.on('error', () => undefined);
+        }
+        client.pipe(upstream).pipe(client);
+      });
+      server.listen(port, '127.0.0.1', () => {
+        port = (server!.address() as { port: number }).port;
+        resolve();
+      });
+    });
+  await listen();
+  return {
+    url: () => {
+      const url = new URL(target);
+      url.host = `127.0.0.1:${port}`;
+      return url.toString();
+    },
+    async cut() {
+      for (const socket of sockets) socket.destroy();
+      await new Promise((resolve) => server!.close(resolve));
+    },
+    restore: listen,
+    close: async () => {
+      for (const socket of sockets) socket.destroy();
+      if (server?.listening) await new Promise((resolve) => server!.close(resolve));
+    },
+  };
+}
+
+describe.skipIf(testEngine !== 'postgres')('PostgreSQL out of reach', () => {
+  let store: TestApp;
+  let t: TestApp;
+  let relay: Awaited<ReturnType<typeof startRelay>>;
+  let token: string;
+  let server: ServerProcess | undefined;
+
+  beforeAll(async () => {
+    // A migrated store first, then the app under test on the same database through the relay.
+    store = await createTestApp();
+    relay = await startRelay(new URL(store.location.databaseUrl!));
+    t = await createTestApp({ location: store.location, env: { DRAGNET_DATABASE_URL: relay.url() } });
+    await t.createUser({ org: 'Acme', email: 'alice@acme.test' });
+    token = (await t.login('alice@acme.test')).access;
+  });
+  afterAll(async () => {
+    await killServer(server);
+    await t?.close();
+    await relay?.close();
+    await store?.close();
+  });
+
+  it('while the database cannot be reached, requests answer 503 service_unavailable with Retry-After, never a 500; once it is back they succeed', async () => {
+    const account = () => t.request({ method: 'GET', url: '/service/account/', token });
+    expect((await account()).statusCode).toBe(200);
+
+    await relay.cut();
+    for (const response of [
+      await account(),
+      await account(),
+      await t.request({ method: 'POST', url: '/token/', body: { email: 'alice@acme.test', password: 'x' } }),
+    ]) {
+      const body = expectError(response, 503, 'service_unavailable');
+      expect(body.message).toMatch(/database is unreachable/);
+      expect(response.headers['retry-after']).toMatch(/^\d+$/);
+    }
+
+    await relay.restore();
+    expect((await account()).statusCode).toBe(200);
+  });
+
+  it('`npm start` (API, scheduler, workers) outlives seconds without its database: 503s meanwhile, then it serves again', async () => {
+    server = await startServer({
+      ...store.location.env,
+      DRAGNET_DATABASE_URL: relay.url(),
+      HOST: '127.0.0.1',
+      PORT: '0',
+      DRAGNET_SCHEDULER_POLL_MS: '100',
+      DRAGNET_WORKER_HEARTBEAT_MS: '200',
+    });
+    // The server's clock is the real one: a token of its own.
+    const login = await fetch(`${server.baseUrl}/token/`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ email: 'alice@acme.test', password: DEFAULT_PASSWORD }),
+    });
+    const { access } = (await login.json()) as { access: string };
+    const account = () =>
+      fetch(`${server!.baseUrl}/service/account/`, { headers: { authorization: `Bearer ${access}` } });
+    expect((await account()).status).toBe(200);
+
+    await relay.cut();
+    const started = Date.now();
+    while (Date.now() - started < 3_000) {
+      const response = await account();
+      expect(response.status).toBe(503);
+      expect(((await response.json()) as { code: string }).code).toBe('service_unavailable');
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+    // Health says so too, for the load balancer.
+    expect((await fetch(`${server.baseUrl}/readyz`)).status).toBe(503);
+
+    await relay.restore();
+    await waitFor('the server to serve again', async () => (await account()).status === 200);
+    expect(server.child.exitCode).toBeNull();
+    expect(server.output().stderr).not.toMatch(/Uncaught|unhandled/i);
+  });
+});
