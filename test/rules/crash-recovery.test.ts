@@ -142,6 +142,46 @@ describe(`rules: restart after a crash loses nothing and sends nothing twice (${
     expect((await runsOf(t, rule.id)).map((run) => run.status)).toEqual(['empty', 'completed', 'empty']);
   });
 
+  it('a window whose worker died is covered by the next window when no worker reached it before the hour turned; its run is closed, not left running', async () => {
+    const kit = await createDeliveryKit(alice, { tag: 'turned', receiver });
+    const rule = await alice.created(messengerRule(kit, 'Romeo', 'romeo-bank.com', { recipients: [] }));
+    const lastRun = Date.parse((await alice.find(rule.id))!.last_run!);
+    await writeCorpus(t, [
+      channel('romeo_leaks', [message(1, 'romeo-bank.com combo', { date: lastRun + HOUR + 60_000 })]),
+    ]);
+    // The first window the rule (daily) is due for, and its worker's: the next one is an hour on.
+    const until = lastRun - (lastRun % HOUR) + DAY + HOUR;
+    const worker = await aWorker('romeo-runner');
+    await t.container.store.db
+      .insertInto('rule_runs')
+      .values({
+        org_id: alice.orgId,
+        rule_id: rule.id,
+        run_key: `${rule.id}:${until}`,
+        window_start: lastRun,
+        window_end: until,
+        status: 'running',
+        claimed_by: worker.id,
+        created_at: until,
+      })
+      .execute();
+    await worker.dies();
+
+    await t.container.runner.tick(new Date(until + HOUR));
+    await deliverPending(t);
+    expect((await alice.matches(rule.id)).results).toEqual([
+      expect.objectContaining({ total_hits: 1, window_start: iso(lastRun), window_end: iso(until + HOUR) }),
+    ]);
+    expect(requestsTo(receiver, kit)).toHaveLength(1);
+    const runs = await runsOf(t, rule.id);
+    expect(runs.map((run) => [run.window_end === null ? null : Number(run.window_end), run.status])).toEqual([
+      [lastRun, 'empty'],
+      [until, 'failed'],
+      [until + HOUR, 'completed'],
+    ]);
+    expect(runs[1]!.error).toMatch(/worker died/);
+  });
+
   it('a notification claimed by a dispatcher that died mid-send is marked failed once the dispatcher is taken for dead, never sent twice', async () => {
     const kit = await createDeliveryKit(alice, { tag: 'claim', receiver });
     const rule = await alice.created(messengerRule(kit, 'Quebec', 'quebec-bank.com', { recipients: [] }));

@@ -36,6 +36,19 @@ const WEBHOOK_DELAY_MS = 50;
 const domainOf = (rule: number) => `zeta${rule}-corp.com`;
 
 /**
+ * The workers run on the real clock, so the window the test expects is the current hour's. Set
+ * up this close to the next hour, a worker started after it turns evaluates the next window;
+ * the test waits for that hour instead.
+ */
+const HOUR_ROOM_MS = scaled(90_000);
+
+async function untilTheHourHasRoom(): Promise<number> {
+  const left = HOUR - (Date.now() % HOUR);
+  if (left < HOUR_ROOM_MS) await new Promise((resolve) => setTimeout(resolve, left + 1_000));
+  return Date.now();
+}
+
+/**
  * Dragnet deployed as several processes on one store, each kind SIGKILLed in the middle of its
  * work and started again: an API process during a large ingest, a worker during the rule tick,
  * a worker during notification dispatch. Real SMTP and webhook receivers count deliveries.
@@ -60,8 +73,9 @@ describe(`faults: ${TOPOLOGY.api} API and ${TOPOLOGY.workers} worker processes k
   const api: ServerProcess[] = [];
   const workers: WorkerProcess[] = [];
   const redisOrgs: number[] = [];
-  const now = Date.now();
-  const windowEnd = now - (now % HOUR);
+  /** Set in beforeAll, once the hour has room for the whole test (HOUR_ROOM_MS). */
+  let now: number;
+  let windowEnd: number;
 
   const children = () => [...api, ...workers];
   const kill = async (process: ServerProcess | WorkerProcess) => {
@@ -99,6 +113,8 @@ describe(`faults: ${TOPOLOGY.api} API and ${TOPOLOGY.workers} worker processes k
   }
 
   beforeAll(async () => {
+    now = await untilTheHourHasRoom();
+    windowEnd = now - (now % HOUR);
     [smtp, receiver] = await Promise.all([startSmtpTestServer({ auth: SMTP_AUTH }), startWebhookReceiver()]);
     receiver.respond({ status: 204, delayMs: WEBHOOK_DELAY_MS });
     location = await createTestStoreLocation();
@@ -119,7 +135,7 @@ describe(`faults: ${TOPOLOGY.api} API and ${TOPOLOGY.workers} worker processes k
     await t.createUser({ org: 'Feeds', email: 'feeder@feeds.test', role: 'system' });
     kit = await createDeliveryKit(alice, { tag: 'fault', smtp, receiver });
     for (let i = 0; i < TOPOLOGY.api; i++) api.push(await startServer(env, scaled(120_000), ['--no-worker']));
-  }, SLOW_MS);
+  }, SLOW_MS + HOUR_ROOM_MS);
 
   afterAll(async () => {
     for (const child of children()) {
@@ -243,23 +259,24 @@ describe(`faults: ${TOPOLOGY.api} API and ${TOPOLOGY.workers} worker processes k
       await kill(tickWorker);
       workers[workers.indexOf(tickWorker)] = await startWorker(env, scaled(120_000));
 
-      // (c) Then whichever worker is sending a notification once a few have arrived.
+      // (c) Then whichever worker is sending a notification once a few have arrived. The worker
+      // killed mid-tick may have left one 'sending' until it is taken for dead: not that one.
       await waitFor('a few webhook deliveries', async () => receiver.requests.length >= 3, closely);
-      const sending = await waitFor(
-        'a webhook being sent',
-        async () =>
-          (
-            await db
-              .selectFrom('notifications')
-              .selectAll()
-              .where('rule_id', 'in', ruleIds)
-              .where('channel', '=', 'webhook')
-              .where('status', '=', 'sending')
-              .execute()
-          )[0],
+      const dispatcher = await waitFor(
+        'a webhook being sent by a running worker',
+        async () => {
+          const senders = await db
+            .selectFrom('notifications')
+            .innerJoin('workers', 'workers.id', 'notifications.claimed_by')
+            .select('workers.pid')
+            .where('notifications.rule_id', 'in', ruleIds)
+            .where('notifications.channel', '=', 'webhook')
+            .where('notifications.status', '=', 'sending')
+            .execute();
+          return workers.find((worker) => senders.some((sender) => Number(sender.pid) === worker.child.pid));
+        },
         closely,
       );
-      const dispatcher = workerWithPid(await claimantPid(sending.claimed_by));
       await kill(dispatcher);
       workers[workers.indexOf(dispatcher)] = await startWorker(env, scaled(120_000));
 

@@ -187,14 +187,16 @@ function createRunSteps(deps: RunStepDeps) {
   async function claimRun(rule: RuleRow, until: number): Promise<number | null> {
     await presence.ensure();
     const runKey = `${rule.id}:${until}`;
+    const now = clock.now().getTime();
     const started = await runs.start({
       orgId: rule.org_id,
       ruleId: rule.id,
       runKey,
       windowStart: rule.last_run,
       windowEnd: until,
-      now: clock.now().getTime(),
+      now,
     });
+    if (started !== null) await runs.closeSuperseded({ ruleId: rule.id, windowEnd: until, now });
     // Nothing was recorded for a window whose worker died running it: run it here.
     const runId = started ?? (await runs.takeOverAbandoned(runKey, rule.last_run));
     if (runId === null) await rules.passTickClaimToRunner(rule.id, until, runKey);

@@ -275,11 +275,20 @@ const snapshotInput = (snapshot: RuleSnapshot): RuleInput => ({
   tlp: snapshot.tlp,
 });
 
-/** The snapshot's body, without the SIEM targets deleted since (a target is no rule 5 requirement). */
-async function restorableInput(rules: RuleRepository, orgId: number, snapshot: RuleSnapshot): Promise<RuleInput> {
+/**
+ * The snapshot's body validated as a create's, without the SIEM targets deleted since (a target
+ * is no rule 5 requirement). The rule does not hold its own name against itself: a concurrent
+ * restore that came first is restore's 409.
+ */
+async function validateRestore(deps: RuleServiceDeps, orgId: number, ruleId: number, snapshot: RuleSnapshot) {
   const input = snapshotInput(snapshot);
-  const live = await rules.ownedIds({ table: 'siem_targets', orgId, ids: input.siem_targets ?? [] });
-  return { ...input, siem_targets: input.siem_targets?.filter((id) => live.has(id)) };
+  const live = await deps.rules.ownedIds({ table: 'siem_targets', orgId, ids: input.siem_targets ?? [] });
+  return validateRule(
+    deps,
+    orgId,
+    { ...input, siem_targets: input.siem_targets?.filter((id) => live.has(id)) },
+    ruleId,
+  );
 }
 
 export function createRuleService(deps: RuleServiceDeps) {
@@ -363,7 +372,7 @@ export function createRuleService(deps: RuleServiceDeps) {
       if (Number(existing.is_deleted) !== 1 || !existing.deletion_snapshot)
         throw new AppError('conflict', 'the rule is not deleted');
       const snapshot = JSON.parse(existing.deletion_snapshot) as RuleSnapshot;
-      const valid = await validateRule(deps, context.orgId, await restorableInput(rules, context.orgId, snapshot));
+      const valid = await validateRestore(deps, context.orgId, id, snapshot);
       return changeRules(rules, async (tx) => {
         await rules.lockOrganization(context.orgId, tx);
         // The snapshot read above must still be the rule's: a restore (or a restore and a new

@@ -68,6 +68,25 @@ function runQueries({ db, presence }: RepositoryDeps) {
     },
 
     /**
+     * Closes the rule's runs of earlier windows left 'running' by a worker that died: the rule's
+     * last run never moved past them, so the run just started for a later window covers theirs.
+     */
+    async closeSuperseded(run: { ruleId: number; windowEnd: number; now: number }) {
+      await db
+        .updateTable('rule_runs')
+        .set({
+          status: 'failed',
+          error: `its worker died before recording it; the run of the window ending ${new Date(run.windowEnd).toISOString()} covers it`,
+          completed_at: run.now,
+        })
+        .where('rule_id', '=', run.ruleId)
+        .where('status', '=', 'running')
+        .where('window_end', '<', run.windowEnd)
+        .where(presence.abandoned('rule_runs.claimed_by'))
+        .execute();
+    },
+
+    /**
      * Whether the run is still this worker's; on PostgreSQL the row stays locked until the
      * transaction commits, so no takeover lands between this and the run's writes.
      */
