@@ -24,6 +24,7 @@ import * as m0020b from './migrations/0020_api_keys.ts';
 import * as m0020t from './migrations/0020_taxii_indexes.ts';
 import * as m0020siem from './migrations/0020_siem_targets.ts';
 import * as m0021 from './migrations/0021_unlogged_rate_counters.ts';
+import * as m0022 from './migrations/0022_running_rule_runs.ts';
 
 // Listed explicitly (not read from disk) so the set is the same under tsx, a bundle or tests.
 // Each source brings the migrations of its own tables (src/modules/sources/<name>/migrations),
@@ -49,6 +50,7 @@ const coreMigrations: Record<string, MigrationModule> = {
   '0020_taxii_indexes': m0020t,
   '0020_siem_targets': m0020siem,
   '0021_unlogged_rate_counters': m0021,
+  '0022_running_rule_runs': m0022,
 };
 
 /** How often a process waiting for another's migrations on SQLite tries the lock again. */
