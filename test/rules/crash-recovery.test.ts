@@ -66,6 +66,23 @@ describe(`rules: restart after a crash loses nothing and sends nothing twice (${
     };
   }
 
+  /** What a worker killed between claiming a rule's run and committing its result leaves behind. */
+  async function runLeftRunning(ruleId: number, window: { start: number; end: number }, workerId: string) {
+    await t.container.store.db
+      .insertInto('rule_runs')
+      .values({
+        org_id: alice.orgId,
+        rule_id: ruleId,
+        run_key: `${ruleId}:${window.end}`,
+        window_start: window.start,
+        window_end: window.end,
+        status: 'running',
+        claimed_by: workerId,
+        created_at: window.end,
+      })
+      .execute();
+  }
+
   /** Closes the current container and opens a new one on the same store (same clock time). */
   async function restart(): Promise<void> {
     const clock = createManualClock(t.clock.now());
@@ -100,22 +117,9 @@ describe(`rules: restart after a crash loses nothing and sends nothing twice (${
     const kit = await createDeliveryKit(alice, { tag: 'claimed', receiver });
     const rule = await alice.created(messengerRule(kit, 'Papa', 'papa-bank.com', { recipients: [] }));
     await writeCorpus(t, [channel('papa_leaks', [message(1, 'papa-bank.com combo', { date: T0 + 2 * DAY + HOUR })])]);
-    // What a worker killed between claiming the run and committing its result leaves behind.
     const until = T0 + 3 * DAY;
     const worker = await aWorker('papa-worker');
-    await t.container.store.db
-      .insertInto('rule_runs')
-      .values({
-        org_id: alice.orgId,
-        rule_id: rule.id,
-        run_key: `${rule.id}:${until}`,
-        window_start: T0,
-        window_end: until,
-        status: 'running',
-        claimed_by: worker.id,
-        created_at: until,
-      })
-      .execute();
+    await runLeftRunning(rule.id, { start: T0, end: until }, worker.id);
     await restart();
 
     // While that worker is still seen, its run is left to it: nothing is recorded twice.
@@ -152,19 +156,7 @@ describe(`rules: restart after a crash loses nothing and sends nothing twice (${
     // The first window the rule (daily) is due for, and its worker's: the next one is an hour on.
     const until = lastRun - (lastRun % HOUR) + DAY + HOUR;
     const worker = await aWorker('romeo-runner');
-    await t.container.store.db
-      .insertInto('rule_runs')
-      .values({
-        org_id: alice.orgId,
-        rule_id: rule.id,
-        run_key: `${rule.id}:${until}`,
-        window_start: lastRun,
-        window_end: until,
-        status: 'running',
-        claimed_by: worker.id,
-        created_at: until,
-      })
-      .execute();
+    await runLeftRunning(rule.id, { start: lastRun, end: until }, worker.id);
     await worker.dies();
 
     await t.container.runner.tick(new Date(until + HOUR));
