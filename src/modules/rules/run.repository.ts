@@ -70,8 +70,18 @@ function runQueries({ db, presence }: RepositoryDeps) {
     /**
      * Closes the rule's runs of earlier windows left 'running' by a worker that died: the rule's
      * last run never moved past them, so the run just started for a later window covers theirs.
+     * Looked for first, so that the usual case (none) takes no write lock on SQLite.
      */
     async closeSuperseded(run: { ruleId: number; windowEnd: number; now: number }) {
+      const left = await db
+        .selectFrom('rule_runs')
+        .select('id')
+        .where('rule_id', '=', run.ruleId)
+        .where('status', '=', 'running')
+        .where('window_end', '<', run.windowEnd)
+        .where(presence.abandoned('rule_runs.claimed_by'))
+        .execute();
+      if (left.length === 0) return;
       await db
         .updateTable('rule_runs')
         .set({
@@ -79,9 +89,13 @@ function runQueries({ db, presence }: RepositoryDeps) {
           error: `its worker died before recording it; the run of the window ending ${new Date(run.windowEnd).toISOString()} covers it`,
           completed_at: run.now,
         })
-        .where('rule_id', '=', run.ruleId)
+        .where(
+          'id',
+          'in',
+          left.map((row) => row.id),
+        )
         .where('status', '=', 'running')
-        .where('window_end', '<', run.windowEnd)
+        // Still abandoned: not taken over by a live worker since it was looked for.
         .where(presence.abandoned('rule_runs.claimed_by'))
         .execute();
     },
