@@ -1,58 +1,15 @@
-import { createConnection, createServer, type Server, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expectError } from '../support/http.ts';
 import { killServer, startServer, type ServerProcess } from '../support/server-process.ts';
+import { startRelay, type TcpRelay } from '../support/tcp-relay.ts';
 import { createTestApp, DEFAULT_PASSWORD, type TestApp } from '../support/test-app.ts';
 import { testEngine } from '../support/test-store.ts';
 import { waitFor } from '../support/wait.ts';
 
-/**
- * The app's way to PostgreSQL through a loopback TCP relay that the test can cut and restore:
- * the database going away as a restart, a failover or a network break makes it go away.
- */
-async function startRelay(target: URL) {
-  const sockets = new Set<Socket>();
-  let server: Server | undefined;
-  let port = 0;
-  const listen = () =>
-    new Promise<void>((resolve) => {
-      server = createServer((client) => {
-        const upstream = createConnection({ host: target.hostname, port: Number(target.port || 5432) });
-        for (const socket of [client, upstream]) {
-          sockets.add(socket);
-          socket.on('close', () => sockets.delete(socket));
-          socket.on('error', () => undefined);
-        }
-        client.pipe(upstream).pipe(client);
-      });
-      server.listen(port, '127.0.0.1', () => {
-        port = (server!.address() as { port: number }).port;
-        resolve();
-      });
-    });
-  await listen();
-  return {
-    url: () => {
-      const url = new URL(target);
-      url.host = `127.0.0.1:${port}`;
-      return url.toString();
-    },
-    async cut() {
-      for (const socket of sockets) socket.destroy();
-      await new Promise((resolve) => server!.close(resolve));
-    },
-    restore: listen,
-    close: async () => {
-      for (const socket of sockets) socket.destroy();
-      if (server?.listening) await new Promise((resolve) => server!.close(resolve));
-    },
-  };
-}
-
 describe.skipIf(testEngine !== 'postgres')('PostgreSQL out of reach', () => {
   let store: TestApp;
   let t: TestApp;
-  let relay: Awaited<ReturnType<typeof startRelay>>;
+  let relay: TcpRelay;
   let token: string;
   let server: ServerProcess | undefined;
 
