@@ -2,22 +2,22 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expectError } from '../support/http.ts';
 import { killServer, startServer, type ServerProcess } from '../support/server-process.ts';
 import { startRelay, type TcpRelay } from '../support/tcp-relay.ts';
-import { createTestApp, DEFAULT_PASSWORD, type TestApp } from '../support/test-app.ts';
-import { testEngine } from '../support/test-store.ts';
+import { createTestApp, DEFAULT_PASSWORD, migratedStoreTemplate, type TestApp } from '../support/test-app.ts';
+import { createTestStoreLocation, testEngine, type TestStoreLocation } from '../support/test-store.ts';
 import { waitFor } from '../support/wait.ts';
 
 describe.skipIf(testEngine !== 'postgres')('PostgreSQL out of reach', () => {
-  let store: TestApp;
+  let location: TestStoreLocation;
   let t: TestApp;
   let relay: TcpRelay;
   let token: string;
   let server: ServerProcess | undefined;
 
   beforeAll(async () => {
-    // A migrated store first, then the app under test on the same database through the relay.
-    store = await createTestApp();
-    relay = await startRelay(new URL(store.location.databaseUrl!));
-    t = await createTestApp({ location: store.location, env: { DRAGNET_DATABASE_URL: relay.url() } });
+    // A migrated store, and the app under test on it through the relay.
+    location = await createTestStoreLocation({ template: await migratedStoreTemplate() });
+    relay = await startRelay(new URL(location.databaseUrl!));
+    t = await createTestApp({ location, env: { DRAGNET_DATABASE_URL: relay.url() } });
     await t.createUser({ org: 'Acme', email: 'alice@acme.test' });
     token = (await t.login('alice@acme.test')).access;
   });
@@ -25,7 +25,7 @@ describe.skipIf(testEngine !== 'postgres')('PostgreSQL out of reach', () => {
     await killServer(server);
     await t?.close();
     await relay?.close();
-    await store?.close();
+    await location?.drop();
   });
 
   it('while the database cannot be reached, requests answer 503 service_unavailable with Retry-After, never a 500; once it is back they succeed', async () => {
@@ -49,7 +49,7 @@ describe.skipIf(testEngine !== 'postgres')('PostgreSQL out of reach', () => {
 
   it('`npm start` (API, scheduler, workers) outlives seconds without its database: 503s meanwhile, then it serves again', async () => {
     server = await startServer({
-      ...store.location.env,
+      ...location.env,
       DRAGNET_DATABASE_URL: relay.url(),
       HOST: '127.0.0.1',
       PORT: '0',

@@ -10,7 +10,7 @@ export async function startRelay(target: URL) {
   let server: Server | undefined;
   let port = 0;
   const listen = () =>
-    new Promise<void>((resolve) => {
+    new Promise<void>((resolve, reject) => {
       server = createServer((client) => {
         const upstream = createConnection({
           host: target.hostname,
@@ -23,6 +23,8 @@ export async function startRelay(target: URL) {
         }
         client.pipe(upstream).pipe(client);
       });
+      // Restored on the port it had: a port taken meanwhile fails the test, not the process.
+      server.once('error', reject);
       server.listen(port, '127.0.0.1', () => {
         port = (server!.address() as { port: number }).port;
         resolve();

@@ -38,7 +38,7 @@ export interface TestApp {
 // made once per test process, in a template store that each fresh store is copied from.
 let migratedTemplate: Promise<TestStoreLocation> | undefined;
 
-function migratedStoreTemplate(): Promise<TestStoreLocation> {
+export function migratedStoreTemplate(): Promise<TestStoreLocation> {
   migratedTemplate ??= (async () => {
     const template = await createTestStoreLocation({ isTemplate: true });
     const container = await createContainer(loadConfig(template.env));

@@ -1,3 +1,4 @@
+import { once } from 'node:events';
 import { Redis } from 'ioredis';
 import type { Clock } from '../../../lib/clock.ts';
 import { AppError } from '../../../lib/errors.ts';
@@ -121,25 +122,14 @@ const CONNECT_WAIT_MS = 500;
 const RECONNECT_MAX_MS = 1000;
 
 /**
- * Resolves once the connection is ready, or fails after CONNECT_WAIT_MS. With no offline queue
- * a call while Redis is away fails at once instead of waiting through reconnections (a request
- * took 10 s to be refused after a few of them), and is never sent late: a reservation its
- * request gave up on must not be counted when Redis comes back.
+ * Resolves once the connection is ready; fails after CONNECT_WAIT_MS or on the connection's next
+ * error. With no offline queue a call while Redis is away fails at once instead of waiting
+ * through reconnections (a request took 10 s to be refused after a few of them), and is never
+ * sent late: a reservation its request gave up on must not be counted when Redis comes back.
  */
-function whenReady(redis: Redis): Promise<void> {
-  if (redis.status === 'ready') return Promise.resolve();
-  return new Promise((resolve, reject) => {
-    const onReady = () => {
-      clearTimeout(timer);
-      resolve();
-    };
-    const timer = setTimeout(() => {
-      redis.off('ready', onReady);
-      reject(new Error(`Redis is not connected (${redis.status})`));
-    }, CONNECT_WAIT_MS);
-    redis.once('ready', onReady);
-  });
-}
+const whenReady = async (redis: Redis): Promise<void> => {
+  if (redis.status !== 'ready') await once(redis, 'ready', { signal: AbortSignal.timeout(CONNECT_WAIT_MS) });
+};
 
 /** The connection with the scripts defined, and a reporter that logs each outage once. */
 function connect(deps: { url: string; log: Log }) {
