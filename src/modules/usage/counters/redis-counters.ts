@@ -1,4 +1,3 @@
-import { once } from 'node:events';
 import { Redis } from 'ioredis';
 import type { Clock } from '../../../lib/clock.ts';
 import { AppError } from '../../../lib/errors.ts';
@@ -114,31 +113,9 @@ const admitted = (lease: Lease): ReserveOutcome => ({
   counts: lease.counts.map((count) => count - lease.units),
 });
 
-/**
- * How long a call waits for a connection that is not up (at start-up, or reconnecting after an
- * outage) before it fails, and the longest pause between reconnection attempts.
- */
-const CONNECT_WAIT_MS = 500;
-const RECONNECT_MAX_MS = 1000;
-
-/**
- * Resolves once the connection is ready; fails after CONNECT_WAIT_MS or on the connection's next
- * error. With no offline queue a call while Redis is away fails at once instead of waiting
- * through reconnections (a request took 10 s to be refused after a few of them), and is never
- * sent late: a reservation its request gave up on must not be counted when Redis comes back.
- */
-const whenReady = async (redis: Redis): Promise<void> => {
-  if (redis.status !== 'ready') await once(redis, 'ready', { signal: AbortSignal.timeout(CONNECT_WAIT_MS) });
-};
-
 /** The connection with the scripts defined, and a reporter that logs each outage once. */
 function connect(deps: { url: string; log: Log }) {
-  const redis = new Redis(deps.url, {
-    maxRetriesPerRequest: 2,
-    enableOfflineQueue: false,
-    // Back within a second of Redis (ioredis waits up to 2 s between attempts by default).
-    retryStrategy: (attempt) => Math.min(attempt * 100, RECONNECT_MAX_MS),
-  });
+  const redis = new Redis(deps.url, { maxRetriesPerRequest: 2 });
   // Without a listener ioredis prints every failed reconnection as an unhandled error event;
   // one line per outage is enough (/readyz reports Redis down while it lasts).
   let outageReported = false;
@@ -188,10 +165,8 @@ export function createRedisCounters(deps: { url: string; clock: Clock; log: Log 
 
   const giveBack = (units: Map<string, number>) => {
     if (units.size === 0) return Promise.resolve();
-    return whenReady(redis)
-      .then(() =>
-        scripts.dragnetGiveBack(units.size, ...[...units.keys()].map((key) => PREFIX + key), ...units.values()),
-      )
+    return scripts
+      .dragnetGiveBack(units.size, ...[...units.keys()].map((key) => PREFIX + key), ...units.values())
       .then(() => undefined);
   };
 
@@ -227,25 +202,19 @@ export function createRedisCounters(deps: { url: string; clock: Clock; log: Log 
       }
       for (const slot of slots) args.push(Math.max(1, slot.expiresAt - now) + 60_000);
     }
-    whenReady(redis)
-      .then(() => scripts.dragnetReserveMany(keys.length, ...keys, ...args))
-      .then(
-        (results) => batch.forEach((pending, i) => pending.resolve(settleReservation(pending, results[i]!))),
-        (error: unknown) => {
-          for (const pending of batch) pending.lease.inFlight--;
-          // Without its counts no request can be admitted: the client may retry, the outage is
-          // logged once (reportError) and /readyz reports it.
-          const unavailable = new AppError(
-            'service_unavailable',
-            'rate-limit counters are unavailable; retry shortly',
-            {
-              retryAfterSeconds: 1,
-              cause: error,
-            },
-          );
-          batch.forEach((pending) => pending.reject(unavailable));
-        },
-      );
+    scripts.dragnetReserveMany(keys.length, ...keys, ...args).then(
+      (results) => batch.forEach((pending, i) => pending.resolve(settleReservation(pending, results[i]!))),
+      (error: unknown) => {
+        for (const pending of batch) pending.lease.inFlight--;
+        // Without its counts no request can be admitted: the client may retry, the outage is
+        // logged once (reportError) and /readyz reports it.
+        const unavailable = new AppError('service_unavailable', 'rate-limit counters are unavailable; retry shortly', {
+          retryAfterSeconds: 1,
+          cause: error,
+        });
+        batch.forEach((pending) => pending.reject(unavailable));
+      },
+    );
   };
 
   const settleReservation = ({ lease }: Pending, result: number[]): ReserveOutcome => {
@@ -296,7 +265,6 @@ export function createRedisCounters(deps: { url: string; clock: Clock; log: Log 
 
     async read(keys: string[]): Promise<number[]> {
       if (keys.length === 0) return [];
-      await whenReady(redis);
       const values = await redis.mget(...keys.map((key) => PREFIX + key));
       // This process's leased units are not used yet.
       const held = new Map<string, number>();
@@ -310,9 +278,7 @@ export function createRedisCounters(deps: { url: string; clock: Clock; log: Log 
       for (const lease of leases.values()) collect(unused, lease);
       leases.clear();
       await giveBack(unused).catch(reportError);
-      // QUIT is a command like any other: with Redis away (no offline queue) it cannot be sent.
-      if (redis.status === 'ready') await redis.quit().catch(() => redis.disconnect());
-      else redis.disconnect();
+      await redis.quit();
     },
   };
 }
